@@ -1,0 +1,42 @@
+package canon
+
+import "strings"
+
+// DType is a tensor element type as the reference reader spells it (case-sensitive).
+type DType string
+
+// dtypeBits maps every dtype the reference reader accepts to its size in bits.
+var dtypeBits = map[DType]uint64{
+	"BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8,
+	"F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8,
+	"I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+	"I32": 32, "U32": 32, "F32": 32,
+	"C64": 64, "F64": 64, "I64": 64, "U64": 64,
+}
+
+// Bits returns the size of one element in bits, and false for a dtype the reference does not know.
+func (d DType) Bits() (uint64, bool) {
+	b, ok := dtypeBits[d]
+	return b, ok
+}
+
+// Known reports whether the reference reader accepts d.
+func (d DType) Known() bool {
+	_, ok := dtypeBits[d]
+	return ok
+}
+
+// suggestDType returns the known dtype that d most likely meant (case or common aliases), or "".
+func suggestDType(d string) DType {
+	u := strings.ToUpper(d)
+	if _, ok := dtypeBits[DType(u)]; ok {
+		return DType(u)
+	}
+	aliases := map[string]DType{
+		"FLOAT32": "F32", "FLOAT16": "F16", "FP16": "F16", "FP32": "F32", "HALF": "F16",
+		"BFLOAT16": "BF16", "FLOAT64": "F64", "DOUBLE": "F64", "FLOAT": "F32",
+		"INT8": "I8", "UINT8": "U8", "INT16": "I16", "INT32": "I32", "INT64": "I64",
+		"E8M0": "F8_E8M0", "FP4": "F4", "BOOLEAN": "BOOL",
+	}
+	return aliases[u]
+}

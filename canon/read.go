@@ -1,0 +1,475 @@
+package canon
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Read reads a model's header from src: the 8-byte length and the N header bytes, nothing else.
+//
+// It returns an error only when src cannot be read (the error wraps ErrUnreadable). A file that was
+// read but is not valid safetensors yields a Model whose RefErr is the reference reader's verdict and
+// whose Findings name every defect found; everything that could still be read is in the Model.
+// Read allocates the header only after checking N against the limit and the file size.
+func Read(src Source) (*Model, error) {
+	m := &Model{Name: src.Name(), FileSize: src.Size()}
+	size := m.FileSize
+	if size < 8 {
+		head := make([]byte, size)
+		if _, err := src.ReadAt(head, 0); err != nil && size > 0 {
+			return nil, err
+		}
+		m.RefErr = &RefError{Kind: HeaderTooSmall, Message: "header too small", Offset: 0}
+		if size == 0 {
+			m.add(Finding{Code: CodeEmptyFile, Severity: SevError, Offset: 0, RefKind: HeaderTooSmall,
+				Message: "the file is empty", Hint: "the download or copy did not finish; fetch the file again"})
+		} else {
+			m.add(Finding{Code: CodeFileTooSmall, Severity: SevError, Offset: 0, RefKind: HeaderTooSmall,
+				Message: fmt.Sprintf("the file has %d bytes, fewer than the 8-byte header length", size)})
+		}
+		return m, nil
+	}
+	var lenBuf [8]byte
+	if _, err := src.ReadAt(lenBuf[:], 0); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	m.HeaderLen = n
+	if n > MaxHeaderLen {
+		m.RefErr = &RefError{Kind: HeaderTooLarge, Message: "header too large", Offset: 0}
+		sniff := make([]byte, min(size, 1024))
+		if _, err := src.ReadAt(sniff, 0); err != nil {
+			return nil, err
+		}
+		m.add(diagnoseNotSafetensors(sniff, n, size))
+		return m, nil
+	}
+	if 8+int64(n) > size {
+		m.RefErr = &RefError{Kind: InvalidHeaderLength, Message: "invalid header length", Offset: 0}
+		m.add(Finding{Code: CodeHeaderBeyondFile, Severity: SevError, Offset: 0, RefKind: InvalidHeaderLength,
+			Message: fmt.Sprintf("the header length says %d bytes but only %d follow the 8-byte length", n, size-8),
+			Hint:    "the file is truncated (an interrupted download?) or not a safetensors file; fetch it again"})
+		return m, nil
+	}
+	hb := make([]byte, n)
+	if _, err := src.ReadAt(hb, 8); err != nil {
+		return nil, err
+	}
+	m.readHeader(hb)
+	return m, nil
+}
+
+// ReadBytes reads a whole file held in memory; see Read.
+func ReadBytes(name string, b []byte) *Model {
+	m, err := Read(&BytesSource{B: b, SrcName: name})
+	if err != nil { // cannot happen: a BytesSource never fails within its size
+		panic(err)
+	}
+	return m
+}
+
+func (m *Model) add(f Finding) { m.Findings = append(m.Findings, f) }
+
+// setRef records the reference's verdict unless an earlier check already failed.
+func (m *Model) setRef(kind RefKind, msg string, off int64) {
+	if m.RefErr == nil {
+		m.RefErr = &RefError{Kind: kind, Message: msg, Offset: off}
+	}
+}
+
+// readHeader parses and validates the N header bytes hb.
+func (m *Model) readHeader(hb []byte) {
+	const base = 8 // file offset of hb[0]
+	if !utf8.Valid(hb) {
+		bad := firstInvalidUTF8(hb)
+		msg := fmt.Sprintf("invalid utf-8 sequence of 1 bytes from index %d", bad)
+		m.setRef(InvalidHeader, msg, base+int64(bad))
+		m.add(Finding{Code: CodeInvalidUTF8, Severity: SevError, Offset: base + int64(bad), RefKind: InvalidHeader,
+			Message: fmt.Sprintf("the header is not valid UTF-8 (byte 0x%02x at header index %d)", hb[bad], bad)})
+	}
+	h := parseHeader(hb)
+	if e := h.strictError(); e != nil {
+		line, col := lineCol(hb, e.pos)
+		pos := e.pos
+		if e == h.entryErr {
+			// serde reports tensor entry errors at the end of the object; the finding below points at the entry.
+			line, col = lineCol(hb, h.closedPos-1)
+		}
+		m.setRef(InvalidHeaderDeserialization, fmt.Sprintf("%s at line %d column %d", e.msg, line, col), base+int64(pos))
+	}
+
+	// A byte order mark: strict readers stop at once; read on past it.
+	if h.end < 0 && bytes.HasPrefix(hb[h.start:], []byte("\xEF\xBB\xBF")) {
+		m.add(Finding{Code: CodeBOM, Severity: SevError, Offset: base + int64(h.start), RefKind: InvalidHeaderDeserialization,
+			Message: "the header starts with a UTF-8 byte order mark (an editor or Windows tool saved it)",
+			Hint:    "re-save the file with a safetensors writer"})
+		patched := bytes.Clone(hb)
+		copy(patched[h.start:], "   ")
+		h = parseHeader(patched)
+	}
+	if h.end < 0 {
+		if h.syntax != nil && !m.hasCode(CodeBOM) {
+			code, msg := CodeInvalidJSON, "the header is not valid JSON: "+h.syntax.msg
+			if h.tensors == nil && h.meta == nil && h.start < len(hb) && hb[h.start] != '{' {
+				code, msg = CodeNotObject, "the header is not a JSON object: "+h.syntax.msg
+			}
+			m.add(Finding{Code: code, Severity: SevError, Offset: base + int64(h.syntax.pos), RefKind: InvalidHeaderDeserialization, Message: msg})
+		}
+		m.collect(h, hb)
+		return
+	}
+	m.HeaderParsed = true
+	if h.start > 0 {
+		m.add(Finding{Code: CodeLeadingSpace, Severity: SevInfo, Offset: base,
+			Message: fmt.Sprintf("the header starts with %d whitespace bytes before the JSON object (accepted)", h.start)})
+	}
+	if h.trailing != nil {
+		m.trailingFindings(h, hb)
+	}
+	m.collect(h, hb)
+	m.checkLayout()
+}
+
+func (m *Model) hasCode(code string) bool {
+	for _, f := range m.Findings {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// trailingFindings explains what follows the JSON object inside the header.
+func (m *Model) trailingFindings(h *rawHeader, hb []byte) {
+	const base = 8
+	rest := hb[h.end:]
+	off := base + int64(h.trailing.pos)
+	onlyPad, nuls := true, 0
+	for _, c := range rest {
+		if c == 0 {
+			nuls++
+		} else if !isWS(c) {
+			onlyPad = false
+			break
+		}
+	}
+	switch {
+	case onlyPad && nuls > 0:
+		m.add(Finding{Code: CodeNulPadding, Severity: SevError, Offset: off, RefKind: InvalidHeaderDeserialization, Fixable: true,
+			Message: fmt.Sprintf("the header is padded with %d NUL bytes instead of spaces (a writer that zero-fills its buffer)", nuls),
+			Hint:    "run `stdiff check --fix` to turn the padding into spaces; no tensor byte changes"})
+	case metadataAfterObject(rest):
+		m.add(Finding{Code: CodeMetadataOutside, Severity: SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
+			Message: "`__metadata__` follows the closed JSON object (`{},\"__metadata__\":…`: the safetensors 0.4.2 metadata-only bug)",
+			Hint:    "re-save the file with a current safetensors writer"})
+		// Read the stray metadata as if it were inside the object.
+		comma := bytes.IndexByte(rest, ',')
+		stray := parseHeader(append([]byte("{"), rest[comma+1:]...))
+		if stray.end >= 0 && h.meta == nil {
+			for _, e := range stray.meta {
+				e.pos += h.end + comma
+				h.meta = append(h.meta, e)
+			}
+			h.metaSeen, h.metaNull = stray.metaSeen, stray.metaNull
+		}
+	default:
+		m.add(Finding{Code: CodeTrailingChars, Severity: SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
+			Message: fmt.Sprintf("%d bytes after the JSON object inside the header are not whitespace (first: %s)", len(rest), quoteByte(hb[h.trailing.pos]))})
+	}
+}
+
+func metadataAfterObject(rest []byte) bool {
+	t := bytes.TrimLeft(rest, " \t\r\n")
+	if len(t) == 0 || t[0] != ',' {
+		return false
+	}
+	t = bytes.TrimLeft(t[1:], " \t\r\n")
+	return bytes.HasPrefix(t, []byte(`"__metadata__"`))
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf("0x%02x", c)
+}
+
+// collect turns the parsed entries into the Model's tensors and metadata, with findings for bad entries.
+func (m *Model) collect(h *rawHeader, hb []byte) {
+	const base = 8
+	for _, pos := range h.metaDup {
+		m.add(Finding{Code: CodeDuplicateMetadata, Severity: SevError, Offset: base + int64(pos), RefKind: InvalidHeaderDeserialization,
+			Message: "`__metadata__` appears more than once"})
+	}
+	if h.metaBad != nil {
+		m.add(Finding{Code: CodeMetadataNotObject, Severity: SevError, Offset: base + int64(h.metaBad.pos), RefKind: InvalidHeaderDeserialization,
+			Message: "`__metadata__` must be an object of strings or null: " + h.metaBad.msg})
+	}
+	// Metadata: last value wins, kept at the position of its last occurrence.
+	last := make(map[string]int, len(h.meta))
+	for i, e := range h.meta {
+		if j, dup := last[e.key]; dup {
+			m.add(Finding{Code: CodeDuplicateMetaKey, Severity: SevWarning, Offset: base + int64(e.pos),
+				Message: fmt.Sprintf("metadata key %s appears more than once (first at offset %d); readers keep the last value", strconv.Quote(e.key), base+h.meta[j].pos)})
+		}
+		last[e.key] = i
+	}
+	m.HasMetadata = h.metaSeen && !h.metaNull
+	for i, e := range h.meta {
+		if last[e.key] != i {
+			continue
+		}
+		if e.raw {
+			m.add(Finding{Code: CodeMetadataNotString, Severity: SevError, Offset: base + int64(e.pos), RefKind: InvalidHeaderDeserialization,
+				Message: fmt.Sprintf("metadata value of %s is not a string (strict readers reject the file)", strconv.Quote(e.key)),
+				Hint:    "metadata values must be strings; a writer should JSON-encode nested values into a string"})
+		}
+		m.Metadata = append(m.Metadata, MetaEntry{Key: e.key, Value: e.value, Offset: base + int64(e.pos), NotString: e.raw})
+	}
+
+	// Tensors: the reference keeps the last entry of a name, and every entry must be valid.
+	lastT := make(map[string]int, len(h.tensors))
+	for i, t := range h.tensors {
+		if j, dup := lastT[t.name]; dup {
+			m.add(Finding{Code: CodeDuplicateTensor, Severity: SevWarning, Offset: base + int64(t.pos),
+				Message: fmt.Sprintf("tensor %s is defined twice (first at offset %d); the reference keeps the last, other readers may keep the first", strconv.Quote(t.name), base+h.tensors[j].pos),
+				Hint:    "two readers can load different weights from this file; re-save it"})
+		}
+		lastT[t.name] = i
+	}
+	var odd, extra []string
+	for i, t := range h.tensors {
+		if t.err != nil {
+			f := Finding{Code: CodeInvalidTensorEntry, Severity: SevError, Offset: base + int64(t.pos), RefKind: InvalidHeaderDeserialization,
+				Message: fmt.Sprintf("tensor %s: %s", strconv.Quote(t.name), t.err.msg)}
+			if t.dtype != "" && !DType(t.dtype).Known() {
+				f.Code = CodeUnknownDType
+				f.Message = fmt.Sprintf("tensor %s has dtype %s, which the reference does not know", strconv.Quote(t.name), strconv.Quote(t.dtype))
+				if s := suggestDType(t.dtype); s != "" {
+					f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
+				}
+			}
+			m.add(f)
+		}
+		if t.form != "" {
+			odd = append(odd, t.name)
+		}
+		if len(t.extras) > 0 {
+			extra = append(extra, t.name+"."+t.extras[0])
+		}
+		if lastT[t.name] != i || (t.err != nil && !usable(&t)) {
+			continue
+		}
+		m.Tensors = append(m.Tensors, Tensor{Name: t.name, DType: DType(t.dtype), Shape: t.shape,
+			Begin: t.begin, End: t.end, HeaderOffset: base + int64(t.pos)})
+	}
+	if len(odd) > 0 {
+		m.add(Finding{Code: CodeOddTensorForm, Severity: SevWarning, Offset: -1,
+			Message: fmt.Sprintf("%d tensor entries use a form only serde-based readers accept (array or {\"DTYPE\":null}), e.g. %s", len(odd), strconv.Quote(odd[0])),
+			Hint:    "JavaScript and Python header readers expect {\"dtype\":…,\"shape\":…,\"data_offsets\":…}"})
+	}
+	if len(extra) > 0 {
+		m.add(Finding{Code: CodeUnknownField, Severity: SevInfo, Offset: -1,
+			Message: fmt.Sprintf("%d tensor entries carry fields readers ignore, e.g. %s", len(extra), strconv.Quote(extra[0]))})
+	}
+}
+
+// usable reports whether a rejected entry still says enough (dtype name, shape, offsets) to list it.
+func usable(t *rawTensor) bool {
+	return t.dtype != "" && strings.HasPrefix(t.err.msg, "unknown variant")
+}
+
+// checkLayout runs the reference's offset walk (strict verdict) and then lenient checks of every tensor.
+func (m *Model) checkLayout() {
+	if m.RefErr == nil {
+		m.referenceWalk()
+	}
+	m.lenientLayout()
+	if len(m.Tensors) == 0 && m.HeaderParsed {
+		m.add(Finding{Code: CodeNoTensors, Severity: SevInfo, Offset: -1, Message: "the file holds no tensors"})
+	}
+}
+
+// sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order.
+func (m *Model) sortedByOffsets() []int {
+	idx := make([]int, len(m.Tensors))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ta, tb := &m.Tensors[idx[a]], &m.Tensors[idx[b]]
+		if ta.Begin != tb.Begin {
+			return ta.Begin < tb.Begin
+		}
+		return ta.End < tb.End
+	})
+	return idx
+}
+
+// referenceWalk is the reference's validate(): the first failing check in offset order wins.
+func (m *Model) referenceWalk() {
+	var start uint64
+	for _, i := range m.sortedByOffsets() {
+		t := &m.Tensors[i]
+		if t.Begin != start || t.End < t.Begin {
+			m.setRef(InvalidOffset, "invalid offset for tensor "+strconv.Quote(t.Name), t.HeaderOffset)
+			return
+		}
+		start = t.End
+		e, ok := t.Elements()
+		b, _ := t.DType.Bits()
+		hi, lo := bits64Mul(e, b)
+		if !ok || hi != 0 {
+			m.setRef(ValidationOverflow, "overflow computing the size of tensor "+strconv.Quote(t.Name), t.HeaderOffset)
+			return
+		}
+		if lo%8 != 0 {
+			m.setRef(MisalignedSlice, "tensor "+strconv.Quote(t.Name)+" does not end on a byte boundary", t.HeaderOffset)
+			return
+		}
+		if t.End-t.Begin != lo/8 {
+			m.setRef(TensorInvalidInfo, "tensor "+strconv.Quote(t.Name)+": data_offsets do not match dtype and shape", t.HeaderOffset)
+			return
+		}
+	}
+	if dataLen := uint64(m.DataLen()); start != dataLen {
+		m.setRef(MetadataIncompleteBuffer, "metadata incomplete buffer: data does not cover the file exactly", m.DataOffset()+int64(min(start, dataLen)))
+	}
+}
+
+// lenientLayout checks every tensor and the whole data section, reporting each problem once.
+func (m *Model) lenientLayout() {
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		q := strconv.Quote(t.Name)
+		if !t.DType.Known() {
+			continue // already reported as unknown-dtype
+		}
+		if t.End < t.Begin {
+			m.add(Finding{Code: CodeOffsetReversed, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+				Message: fmt.Sprintf("tensor %s ends (%d) before it begins (%d)", q, t.End, t.Begin)})
+			continue
+		}
+		e, ok := t.Elements()
+		b, _ := t.DType.Bits()
+		hi, lo := bits64Mul(e, b)
+		switch {
+		case !ok || hi != 0:
+			m.add(Finding{Code: CodeShapeOverflow, Severity: SevError, Offset: t.HeaderOffset, RefKind: ValidationOverflow,
+				Message: fmt.Sprintf("tensor %s: shape %v overflows a 64-bit size", q, t.Shape)})
+		case lo%8 != 0:
+			m.add(Finding{Code: CodeMisalignedSlice, Severity: SevError, Offset: t.HeaderOffset, RefKind: MisalignedSlice,
+				Message: fmt.Sprintf("tensor %s: %d elements of %s are %d bits, not a whole number of bytes", q, e, t.DType, lo)})
+		case t.End-t.Begin != lo/8:
+			m.add(Finding{Code: CodeSizeMismatch, Severity: SevError, Offset: t.HeaderOffset, RefKind: TensorInvalidInfo,
+				Message: fmt.Sprintf("tensor %s: %s %v needs %d bytes but data_offsets [%d, %d] span %d", q, t.DType, t.Shape, lo/8, t.Begin, t.End, t.End-t.Begin)})
+		}
+	}
+	var end uint64
+	for k, i := range m.sortedByOffsets() {
+		t := &m.Tensors[i]
+		if t.End < t.Begin {
+			continue
+		}
+		q := strconv.Quote(t.Name)
+		switch {
+		case k == 0 && t.Begin != 0:
+			m.add(Finding{Code: CodeOffsetNotZero, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+				Message: fmt.Sprintf("the first tensor (%s) starts at data offset %d, not 0", q, t.Begin)})
+		case t.Begin > end:
+			m.add(Finding{Code: CodeOffsetGap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+				Message: fmt.Sprintf("%d unused bytes before tensor %s (data offsets %d to %d)", t.Begin-end, q, end, t.Begin)})
+		case t.Begin < end:
+			m.add(Finding{Code: CodeOffsetOverlap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+				Message: fmt.Sprintf("tensor %s (data offsets %d to %d) overlaps the tensor before it, which ends at %d", q, t.Begin, t.End, end)})
+		}
+		end = max(end, t.End)
+	}
+	dataLen := uint64(m.DataLen())
+	switch {
+	case end < dataLen:
+		m.add(Finding{Code: CodeTrailingBytes, Severity: SevError, Offset: m.DataOffset() + int64(end), RefKind: MetadataIncompleteBuffer,
+			Message: fmt.Sprintf("%d bytes follow the last tensor's data; strict readers reject files not covered exactly", dataLen-end),
+			Hint:    "something appended to the file; if the tensors are right, re-save it"})
+	case end > dataLen:
+		m.add(Finding{Code: CodeTruncatedData, Severity: SevError, Offset: m.FileSize, RefKind: MetadataIncompleteBuffer,
+			Message: fmt.Sprintf("the tensors need %d data bytes but the file has %d: %d bytes are missing", end, dataLen, end-dataLen),
+			Hint:    "the file is truncated (an interrupted download?); fetch it again"})
+	}
+}
+
+func bits64Mul(a, b uint64) (hi, lo uint64) {
+	if a == 0 || b == 0 {
+		return 0, 0
+	}
+	lo = a * b
+	if lo/b != a {
+		return 1, lo
+	}
+	return 0, lo
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+// diagnoseNotSafetensors says what a file whose header length is absurd most likely is.
+func diagnoseNotSafetensors(head []byte, n uint64, size int64) Finding {
+	f := Finding{Code: CodeHeaderTooLarge, Severity: SevError, Offset: 0, RefKind: HeaderTooLarge,
+		Message: fmt.Sprintf("the header length is %d, over the %d-byte limit: this is not a safetensors file", n, MaxHeaderLen)}
+	text := string(head)
+	lower := strings.ToLower(strings.TrimSpace(text))
+	switch {
+	case strings.HasPrefix(text, "version https://git-lfs.github.com/spec/"):
+		f.Code = CodeLFSPointer
+		f.Message = "this is a Git LFS pointer file, not the model: the weights were never downloaded"
+		if sz := lfsField(text, "size "); sz != "" {
+			f.Message += fmt.Sprintf(" (the real file has %s bytes)", sz)
+		}
+		f.Hint = "run `git lfs pull` in the repository (or `git lfs install` and clone again)"
+	case strings.HasPrefix(lower, "<!doctype html") || strings.HasPrefix(lower, "<html") || strings.HasPrefix(lower, "<?xml"):
+		f.Code = CodeHTMLPage
+		f.Message = "this is an HTML/XML page, not a model (a login, error or redirect page saved under the model's name)"
+		f.Hint = "download the file again with a direct link (and a token if the model is gated)"
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		f.Code = CodeNotSafetensors
+		f.Message = "this is a ZIP archive (a PyTorch .bin/.pt checkpoint?), not a safetensors file"
+	case len(head) > 0 && head[0] == 0x80 && len(head) > 1 && head[1] <= 5:
+		f.Code = CodeNotSafetensors
+		f.Message = "this is a Python pickle (a PyTorch checkpoint?), not a safetensors file"
+	case bytes.HasPrefix(head, []byte("GGUF")):
+		f.Code = CodeNotSafetensors
+		f.Message = "this is a GGUF file, not a safetensors file"
+	case len(head) > 0 && (head[0] == '{' || head[0] == '['):
+		f.Code = CodeNotSafetensors
+		f.Message = "this is a JSON text file, not a safetensors file (a config or index file under the wrong name?)"
+	default:
+		if be := binary.BigEndian.Uint64(head[:8]); be > 0 && be <= MaxHeaderLen && int64(be)+8 <= size {
+			f.Code = CodeBigEndianLength
+			f.Message = fmt.Sprintf("the header length is stored big-endian (%d read as little-endian, %d as big-endian)", n, be)
+			f.Hint = "the writer is broken: safetensors stores the length little-endian"
+		}
+	}
+	return f
+}
+
+func lfsField(text, prefix string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(strings.TrimPrefix(line, prefix))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,3 @@
+module github.com/stdiff/stdiff
+
+go 1.26.8
