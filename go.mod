@@ -1,3 +1,13 @@
 module github.com/stdiff/stdiff
 
 go 1.26.8
+
+require (
+	github.com/alecthomas/kong v1.17.0
+	github.com/rogpeppe/go-internal v1.16.0
+)
+
+require (
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)

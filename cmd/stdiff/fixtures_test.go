@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+var update = flag.Bool("update", false, "regenerate golden files and the fixtures in ../../testdata")
+
+// baseModel is a small model in the shape of a real one: numbered layers, kohya-style metadata.
+func baseModel() stfile.File {
+	f := stfile.File{Seed: 1, Metadata: []stfile.KV{
+		{Key: "ss_output_name", Value: "mychar"},
+		{Key: "ss_base_model_version", Value: "sdxl_base_v1-0"},
+		{Key: "ss_network_module", Value: "networks.lora"},
+		{Key: "ss_network_dim", Value: "8"},
+		{Key: "ss_network_alpha", Value: "4"},
+		{Key: "ss_session_id", Value: "1234567890"},
+		{Key: "ss_training_started_at", Value: "1700000000.5"},
+		{Key: "ss_tag_frequency", Value: `{"10_mychar woman": {"mychar": 20, "woman": 18, "smile": 7}}`},
+		{Key: "ss_training_comment", Value: "trained on 20 images\nbatch size 2\nlearning rate 1e-4\nnotes: first run"},
+		{Key: "modelspec.title", Value: "My Character"},
+	}}
+	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "embed.weight", DType: "F32", Shape: []uint64{32, 8}})
+	for l := 0; l < 4; l++ {
+		p := fmt.Sprintf("layers.%d.", l)
+		f.Tensors = append(f.Tensors,
+			stfile.Tensor{Name: p + "self_attn.q_proj.weight", DType: "F32", Shape: []uint64{8, 8}},
+			stfile.Tensor{Name: p + "self_attn.k_proj.weight", DType: "F32", Shape: []uint64{8, 8}},
+			stfile.Tensor{Name: p + "mlp.up.weight", DType: "F32", Shape: []uint64{16, 8}},
+		)
+	}
+	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "norm.weight", DType: "F32", Shape: []uint64{8}})
+	return f
+}
+
+// changedModel is baseModel after a typical revision: a dtype conversion of every q_proj, a reshaped
+// MLP, a removed and an added tensor, a rename, retrained bytes in one tensor, and metadata edits.
+func changedModel() stfile.File {
+	f := baseModel()
+	base := f.Tensors
+	f.Tensors = nil
+	for _, t := range base {
+		switch {
+		case t.Name == "embed.weight":
+			t.Name = "embed_tokens.weight" // renamed, same bytes
+			t.Data = stfile.Fill(1, "embed.weight", stfile.ByteLen(t.DType, t.Shape))
+		case t.Name == "norm.weight":
+			continue // removed
+		case filepath.Ext(t.Name) == ".weight" && bytes.Contains([]byte(t.Name), []byte("q_proj")):
+			t.DType = "F16"
+		case t.Name == "layers.2.mlp.up.weight":
+			t.Shape = []uint64{24, 8}
+		case t.Name == "layers.1.self_attn.k_proj.weight":
+			t.Data = stfile.Fill(99, t.Name, stfile.ByteLen(t.DType, t.Shape)) // retrained
+		}
+		if t.Data == nil {
+			t.Data = stfile.Fill(1, t.Name, stfile.ByteLen(t.DType, t.Shape))
+		}
+		f.Tensors = append(f.Tensors, t)
+	}
+	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "lm_head.weight", DType: "F32", Shape: []uint64{32, 8}})
+	meta := []stfile.KV{}
+	for _, kv := range f.Metadata {
+		switch kv.Key {
+		case "modelspec.title":
+			continue
+		case "ss_session_id":
+			kv.Value = "987654321"
+		case "ss_training_started_at":
+			kv.Value = "1700086400.25"
+		case "ss_tag_frequency":
+			kv.Value = `{"10_mychar woman": {"mychar": 20, "woman": 18, "smile": 9, "hat": 2}}`
+		case "ss_training_comment":
+			kv.Value = "trained on 20 images\nbatch size 4\nlearning rate 1e-4\nnotes: second run"
+		}
+		meta = append(meta, kv)
+	}
+	f.Metadata = append(meta, stfile.KV{Key: "ss_epoch", Value: "10"})
+	return f
+}
+
+// reorderedModel is baseModel re-serialised: metadata keys in another order, tensors in another header
+// order and data laid out backwards. Structure and content IDs must not change.
+func reorderedModel() stfile.File {
+	f := baseModel()
+	sort.Slice(f.Metadata, func(i, j int) bool { return f.Metadata[i].Key > f.Metadata[j].Key })
+	ts := append([]stfile.Tensor(nil), f.Tensors...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+	f.Tensors = ts
+	f.DataOrder = make([]int, len(ts))
+	for i := range ts {
+		f.DataOrder[i] = len(ts) - 1 - i
+	}
+	f.NoPad = true
+	return f
+}
+
+// fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
+func fixtures() map[string][]byte {
+	base := baseModel().Build()
+	return map[string][]byte{
+		"base.safetensors":       base,
+		"changed.safetensors":    changedModel().Build(),
+		"reordered.safetensors":  reorderedModel().Build(),
+		"nul-padded.safetensors": baseModel().NulPadded(),
+		"truncated.safetensors":  base[:len(base)-100],
+		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +
+			"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"),
+	}
+}
+
+// TestFixtures keeps ../../testdata in step with the generators above (-update rewrites them).
+func TestFixtures(t *testing.T) {
+	for name, want := range fixtures() {
+		path := filepath.Join("..", "..", "testdata", name)
+		if *update {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./cmd/stdiff -run TestFixtures -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("testdata/%s differs from its generator (run with -update and review the diff)", name)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+// Command stdiff reads safetensors model files and answers, from their headers and (when asked) their
+// bytes: what is this model, what changed between these two, is this file really loadable, and which of
+// these files are the same model.
+//
+// Exit status: 0 identical / valid / nothing found, 1 differences / defects / duplicates found,
+// 2 trouble (usage error, unreadable input, I/O error).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit statuses, the contract with scripts.
+const (
+	exitOK      = 0
+	exitFound   = 1
+	exitTrouble = 2
+)
+
+type globals struct {
+	Format  string           `help:"Output format: text, json or markdown." enum:"text,json,markdown" default:"text" placeholder:"FORMAT"`
+	JSON    bool             `help:"Short for --format=json." name:"json"`
+	Color   string           `help:"Colour: auto (only on a terminal, never with NO_COLOR), always or never." enum:"auto,always,never" default:"auto"`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+}
+
+type cli struct {
+	globals
+	Inspect inspectCmd `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
+	Check   checkCmd   `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
+}
+
+// exitPanic carries kong's exit request (after --help or --version) out of the parser.
+type exitPanic int
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the whole program; it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("stdiff"),
+		kong.Description("Diff, hash, inspect and check safetensors models."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": version},
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "stdiff: %v\n", err)
+		return exitTrouble
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(exitPanic); ok {
+				code = int(e)
+				if code != 0 {
+					code = exitTrouble
+				}
+				return
+			}
+			panic(r)
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "stdiff: %s\n", usageMessage(err))
+		var pe *kong.ParseError
+		if errors.As(err, &pe) && pe.Context != nil {
+			parser.Stdout = stderr // usage after an error belongs with the error
+			_ = pe.Context.PrintUsage(true)
+		}
+		return exitTrouble
+	}
+	o := &out{w: stdout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
+	if c.JSON {
+		o.format = "json"
+	}
+	if o.format != "text" {
+		o.color = false
+	}
+	cmd, ok := kctx.Selected().Target.Addr().Interface().(command)
+	if !ok {
+		fmt.Fprintf(stderr, "stdiff: no command given\n")
+		parser.Stdout = stderr
+		_ = kctx.PrintUsage(true)
+		return exitTrouble
+	}
+	return cmd.run(o)
+}
+
+// command is implemented by every subcommand.
+type command interface {
+	run(o *out) int
+}
+
+// usageMessage turns kong's error into stdiff's voice (lower case, no trailing period).
+func usageMessage(err error) string {
+	msg := err.Error()
+	msg = strings.TrimSuffix(msg, ".")
+	return msg
+}

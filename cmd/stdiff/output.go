@@ -1,0 +1,213 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// out carries what every command needs to print: the two streams, the format, and colour.
+type out struct {
+	w, errw io.Writer
+	format  string // text, json or markdown
+	color   bool
+}
+
+// ANSI colours used in text output, only when colour is on.
+const (
+	red    = "\x1b[31m"
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	cyan   = "\x1b[36m"
+	bold   = "\x1b[1m"
+	dim    = "\x1b[2m"
+	reset  = "\x1b[0m"
+)
+
+func (o *out) paint(code, s string) string {
+	if !o.color || s == "" {
+		return s
+	}
+	return code + s + reset
+}
+
+func (o *out) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args...) }
+
+// errorf prints one error line in stdiff's voice: "stdiff: …", then "hint: …" when there is one.
+func (o *out) errorf(hint string, format string, args ...any) {
+	fmt.Fprintf(o.errw, "stdiff: "+format+"\n", args...)
+	if hint != "" {
+		fmt.Fprintf(o.errw, "hint: %s\n", hint)
+	}
+}
+
+// readFailed reports an error from opening or reading a source.
+func (o *out) readFailed(err error) {
+	var re *canon.ReadError
+	if errors.As(err, &re) {
+		o.errorf(re.Hint, "%s: %v", esc(re.Name), re.Err)
+		return
+	}
+	o.errorf("", "%s", esc(err.Error()))
+}
+
+// writeJSON prints v as indented JSON.
+func (o *out) writeJSON(v any) {
+	enc := json.NewEncoder(o.w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		o.errorf("", "writing JSON: %v", err)
+	}
+}
+
+// isTerminal reports whether f is a character device (a terminal), without extra dependencies.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// colorWanted decides colour: never with NO_COLOR or a dumb terminal, always with --color=always,
+// otherwise only when stdout is a terminal.
+func colorWanted(mode string) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return isTerminal(os.Stdout)
+}
+
+// esc makes a string from a file safe to print: control characters, bidirectional overrides and invalid
+// UTF-8 are shown as escapes, so a hostile name cannot move the cursor or fake output.
+func esc(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || isBidi(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || isBidi(r) || r == utf8.RuneError:
+			q := strconv.QuoteRune(r)
+			if r == utf8.RuneError || !strings.HasPrefix(q, `'\`) {
+				q = fmt.Sprintf(`'\u%04x'`, r)
+			}
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func isBidi(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
+}
+
+// shorten returns s escaped and cut to about max characters, on one line, saying how much was cut.
+func shorten(s string, max int) string {
+	one := strings.Join(strings.Fields(s), " ")
+	r := []rune(one)
+	if len(r) <= max {
+		return esc(one)
+	}
+	return esc(string(r[:max])) + fmt.Sprintf("… (%s)", humanBytes(uint64(len(s))))
+}
+
+// humanBytes formats a byte count with binary units.
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// thousands formats n with thin separators: 1,234,567.
+func thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// findingJSON is a finding as scripts see it.
+type findingJSON struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Offset   *int64 `json:"offset"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+	RefKind  string `json:"reference_kind,omitempty"`
+	Fixable  bool   `json:"fixable,omitempty"`
+}
+
+func findingsJSON(fs []canon.Finding) []findingJSON {
+	out := make([]findingJSON, 0, len(fs))
+	for _, f := range fs {
+		j := findingJSON{Code: f.Code, Severity: string(f.Severity), Message: f.Message, Hint: f.Hint,
+			RefKind: string(f.RefKind), Fixable: f.Fixable}
+		if f.Offset >= 0 {
+			off := f.Offset
+			j.Offset = &off
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// printFindings prints findings as indented lines: severity, code, offset, message, hint.
+func (o *out) printFindings(fs []canon.Finding, indent string) {
+	for _, f := range fs {
+		sev := string(f.Severity)
+		switch f.Severity {
+		case canon.SevError:
+			sev = o.paint(red, sev)
+		case canon.SevWarning:
+			sev = o.paint(yellow, sev)
+		default:
+			sev = o.paint(cyan, sev)
+		}
+		where := ""
+		if f.Offset >= 0 {
+			where = fmt.Sprintf(" at byte %d", f.Offset)
+		}
+		o.printf("%s%s %s%s: %s\n", indent, sev, f.Code, where, esc(f.Message))
+		if f.Hint != "" {
+			o.printf("%s  hint: %s\n", indent, esc(f.Hint))
+		}
+	}
+}
