@@ -16,13 +16,19 @@ var dtypeBits = map[DType]uint64{
 
 // Bits returns the size of one element in bits, and false for a dtype the reference does not know.
 func (d DType) Bits() (uint64, bool) {
+	switch d { // the common ones first, without a map look-up
+	case "F32", "I32", "U32":
+		return 32, true
+	case "F16", "BF16", "I16", "U16":
+		return 16, true
+	}
 	b, ok := dtypeBits[d]
 	return b, ok
 }
 
 // Known reports whether the reference reader accepts d.
 func (d DType) Known() bool {
-	_, ok := dtypeBits[d]
+	_, ok := d.Bits()
 	return ok
 }
 

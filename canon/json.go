@@ -1,9 +1,11 @@
 package canon
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file is a JSON parser specialised for safetensors headers. It accepts exactly what the reference
@@ -26,17 +28,40 @@ type jsonError struct {
 	pos int // index into the header of the byte the error is about
 }
 
-// rawTensor is one top-level tensor entry as written, before duplicates are resolved.
+// rawTensor is a handle on one top-level tensor entry while it is parsed. The entry itself lives in
+// rawHeader.tensors (its HeaderOffset holds the index of the key's opening quote in the header), and what
+// is unusual about it, rarely anything, in rawHeader.issues.
 type rawTensor struct {
-	name   string
-	pos    int // index of the key's opening quote
-	dtype  string
-	shape  []uint64
-	begin  uint64
-	end    uint64
+	*Tensor
+	idx int
+	h   *rawHeader
+}
+
+// entryIssue is what is unusual about an entry; rare, so kept out of line.
+type entryIssue struct {
 	err    *jsonError // why the entry is not a valid TensorInfo, nil when it is
 	form   string     // "" for the usual object; "array" or "dtype-object" for the odd forms
 	extras []string   // unknown fields, ignored by the reference
+}
+
+func (t *rawTensor) issues() *entryIssue {
+	is := t.h.issues[t.idx]
+	if is == nil {
+		if t.h.issues == nil {
+			t.h.issues = map[int]*entryIssue{}
+		}
+		is = &entryIssue{}
+		t.h.issues[t.idx] = is
+	}
+	return is
+}
+
+// err is why the entry is invalid, or nil.
+func (t *rawTensor) err() *jsonError {
+	if is := t.h.issues[t.idx]; is != nil {
+		return is.err
+	}
+	return nil
 }
 
 // rawMeta is one `__metadata__` entry as written.
@@ -49,7 +74,8 @@ type rawMeta struct {
 
 // rawHeader is everything parsed from a header.
 type rawHeader struct {
-	tensors   []rawTensor
+	tensors   []Tensor
+	issues    map[int]*entryIssue // by index into tensors
 	meta      []rawMeta
 	metaSeen  bool
 	metaNull  bool
@@ -78,11 +104,14 @@ func (h *rawHeader) strictError() *jsonError {
 
 type parser struct {
 	b     []byte
+	s     string // the same bytes as b: strings without escapes are substrings of it, not copies
 	i     int
 	depth int
 	h     *rawHeader
 	// fatal is set on a syntax error: nothing after it can be parsed.
 	fatal bool
+	// shapes is an arena for shape and offset arrays, so each does not need an allocation of its own.
+	shapes []uint64
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
@@ -105,10 +134,14 @@ func (p *parser) fail(pos int, format string, args ...any) {
 	p.fatal = true
 }
 
-// parseHeader parses a header. It never panics and never allocates more than a small multiple of len(b).
+// parseHeader parses a header. It takes b over: names and values may share its memory, so the caller
+// must not change b afterwards. It never panics and never allocates more than a small multiple of len(b).
 func parseHeader(b []byte) *rawHeader {
 	h := &rawHeader{end: -1}
-	p := &parser{b: b, h: h}
+	// Preallocate for the likely number of tensors (real entries take 80 to 200 bytes).
+	h.tensors = make([]Tensor, 0, len(b)/96+1)
+	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h}
+	p.shapes = make([]uint64, 0, 3*cap(h.tensors))
 	p.ws()
 	h.start = p.i
 	if p.i >= len(b) {
@@ -168,67 +201,120 @@ func (p *parser) leave() { p.depth-- }
 
 // parseTop parses the top-level object at p.i.
 func (p *parser) parseTop() {
-	if !p.enter() {
-		return
-	}
-	defer p.leave()
-	p.i++ // '{'
-	first := true
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing an object")
-			return
-		}
-		c := p.b[p.i]
-		if c == '}' {
-			p.i++
-			return
-		}
-		if !first {
-			if c != ',' {
-				p.fail(p.i, "expected `,` or `}`")
-				return
-			}
-			p.i++
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing an object")
-				return
-			}
-			if p.b[p.i] == '}' {
-				p.fail(p.i, "trailing comma")
-				return
-			}
-		}
-		first = false
-		if p.b[p.i] != '"' {
-			p.fail(p.i, "key must be a string")
-			return
-		}
-		keyPos := p.i
-		key, ok := p.parseString()
-		if !ok {
-			return
-		}
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing an object")
-			return
-		}
-		if p.b[p.i] != ':' {
-			p.fail(p.i, "expected `:`")
-			return
-		}
-		p.i++
-		p.ws()
+	p.members(func(key string, keyPos int) {
 		if key == "__metadata__" {
 			p.parseMetadata(keyPos)
 		} else {
 			p.parseTensor(key, keyPos)
 		}
+	})
+}
+
+// members parses the object at p.i ('{'). For each member it calls value with p.i at the value, which
+// value must consume. It reports false after a syntax error.
+func (p *parser) members(value func(key string, keyPos int)) bool {
+	if !p.enter() {
+		return false
+	}
+	defer p.leave()
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return true
+	}
+	for {
+		switch {
+		case p.i >= len(p.b):
+			p.fail(p.i, "EOF while parsing an object")
+			return false
+		case p.b[p.i] == '}':
+			p.fail(p.i, "trailing comma")
+			return false
+		case p.b[p.i] != '"':
+			p.fail(p.i, "key must be a string")
+			return false
+		}
+		keyPos := p.i
+		key, ok := p.parseString()
+		if !ok {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			p.fail(p.i, "EOF while parsing an object")
+			return false
+		}
+		if p.b[p.i] != ':' {
+			p.fail(p.i, "expected `:`")
+			return false
+		}
+		p.i++
+		p.ws()
+		value(key, keyPos)
 		if p.fatal {
-			return
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			p.fail(p.i, "EOF while parsing an object")
+			return false
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+			p.ws()
+		case '}':
+			p.i++
+			return true
+		default:
+			p.fail(p.i, "expected `,` or `}`")
+			return false
+		}
+	}
+}
+
+// elements parses the array at p.i ('['), calling value for the n-th element with p.i at it. It
+// reports false after a syntax error.
+func (p *parser) elements(value func(n int)) bool {
+	if !p.enter() {
+		return false
+	}
+	defer p.leave()
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return true
+	}
+	for n := 0; ; n++ {
+		if p.i >= len(p.b) {
+			p.fail(p.i, "EOF while parsing a list")
+			return false
+		}
+		if p.b[p.i] == ']' {
+			p.fail(p.i, "trailing comma")
+			return false
+		}
+		value(n)
+		if p.fatal {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			p.fail(p.i, "EOF while parsing a list")
+			return false
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+			p.ws()
+		case ']':
+			p.i++
+			return true
+		default:
+			p.fail(p.i, "expected `,` or `]`")
+			return false
 		}
 	}
 }
@@ -272,169 +358,147 @@ func (p *parser) parseMetadata(keyPos int) {
 		return
 	}
 	h.metaNull = false
-	if !p.enter() {
-		return
-	}
-	defer p.leave()
-	p.i++
-	first := true
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing an object")
-			return
-		}
-		if p.b[p.i] == '}' {
-			p.i++
-			return
-		}
-		if !first {
-			if p.b[p.i] != ',' {
-				p.fail(p.i, "expected `,` or `}`")
-				return
-			}
-			p.i++
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing an object")
-				return
-			}
-			if p.b[p.i] == '}' {
-				p.fail(p.i, "trailing comma")
-				return
-			}
-		}
-		first = false
-		if p.b[p.i] != '"' {
-			p.fail(p.i, "key must be a string")
-			return
-		}
-		kpos := p.i
-		key, ok := p.parseString()
-		if !ok {
-			return
-		}
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing an object")
-			return
-		}
-		if p.b[p.i] != ':' {
-			p.fail(p.i, "expected `:`")
-			return
-		}
-		p.i++
-		p.ws()
+	p.members(func(key string, kpos int) {
 		if p.i < len(p.b) && p.b[p.i] == '"' {
-			v, ok := p.parseString()
-			if !ok {
-				return
+			if v, ok := p.parseString(); ok {
+				h.meta = append(h.meta, rawMeta{key: key, value: v, pos: kpos})
 			}
-			h.meta = append(h.meta, rawMeta{key: key, value: v, pos: kpos})
-			continue
+			return
 		}
 		vpos := p.i
-		desc := p.describeValue()
 		if p.i < len(p.b) {
-			p.semantic(vpos, "invalid type: %s, expected a string", desc)
+			p.semantic(vpos, "invalid type: %s, expected a string", p.describeValue())
 		}
-		if !p.skipValue() {
-			return
+		if p.skipValue() {
+			h.meta = append(h.meta, rawMeta{key: key, value: string(p.b[vpos:p.i]), pos: kpos, raw: true})
 		}
-		h.meta = append(h.meta, rawMeta{key: key, value: string(p.b[vpos:p.i]), pos: kpos, raw: true})
-	}
+	})
 }
 
 // entryError records why a tensor entry is invalid (the first reason only, as serde stops there).
 func (t *rawTensor) fail(pos int, format string, args ...any) {
-	if t.err == nil {
-		t.err = &jsonError{msg: fmt.Sprintf(format, args...), pos: pos}
+	if t.err() == nil {
+		t.issues().err = &jsonError{msg: fmt.Sprintf(format, args...), pos: pos}
 	}
 }
 
 // parseTensor parses one top-level tensor entry. Entry errors are kept on the entry; syntax errors stop all.
 func (p *parser) parseTensor(name string, keyPos int) {
-	t := rawTensor{name: name, pos: keyPos}
-	defer func() {
-		if p.fatal {
-			return
-		}
-		if t.err != nil && p.h.entryErr == nil {
-			p.h.entryErr = &jsonError{msg: t.err.msg, pos: t.err.pos}
-		}
-		p.h.tensors = append(p.h.tensors, t)
-	}()
 	if p.i >= len(p.b) {
 		p.fail(p.i, "EOF while parsing a value")
 		return
 	}
+	p.h.tensors = append(p.h.tensors, Tensor{Name: name, HeaderOffset: int64(keyPos)})
+	n := len(p.h.tensors) - 1
+	t := &rawTensor{Tensor: &p.h.tensors[n], idx: n, h: p.h}
 	switch p.b[p.i] {
 	case '{':
-		p.parseTensorObject(&t)
+		if !p.compactTensor(t) {
+			p.parseTensorObject(t)
+		}
 	case '[':
-		p.parseTensorArray(&t)
+		p.parseTensorArray(t)
 	default:
 		t.fail(p.i, "invalid type: %s, expected struct TensorInfo", p.describeValue())
 		p.skipValue()
 	}
+	if p.fatal {
+		p.h.tensors = p.h.tensors[:n]
+		delete(p.h.issues, n)
+		return
+	}
+	if e := t.err(); e != nil && p.h.entryErr == nil {
+		p.h.entryErr = &jsonError{msg: e.msg, pos: e.pos}
+	}
+}
+
+// compactTensor reads an entry written exactly as the reference writer writes it,
+// {"dtype":"F16","shape":[2,3],"data_offsets":[0,12]}, much faster than the general path. On anything
+// else it reports false with nothing consumed, and the general path reads the entry.
+func (p *parser) compactTensor(t *rawTensor) bool {
+	b, i := p.b, p.i
+	const open, shape, offsets = `{"dtype":"`, `","shape":[`, `,"data_offsets":[`
+	if !hasAt(b, i, open) {
+		return false
+	}
+	i += len(open)
+	ds := i
+	for i < len(b) && b[i] != '"' {
+		if b[i] < 0x20 || b[i] == '\\' {
+			return false
+		}
+		i++
+	}
+	dt := DType(p.s[ds:min(i, len(b))])
+	if !hasAt(b, i, shape) || !dt.Known() {
+		return false
+	}
+	i += len(shape)
+	first := len(p.shapes)
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			v, next, ok := compactUint(b, i)
+			if !ok || next >= len(b) {
+				p.shapes = p.shapes[:first]
+				return false
+			}
+			p.shapes = append(p.shapes, v)
+			i = next + 1
+			if b[next] == ']' {
+				break
+			}
+			if b[next] != ',' {
+				p.shapes = p.shapes[:first]
+				return false
+			}
+		}
+	}
+	begin, next, ok := uint64(0), 0, hasAt(b, i, offsets)
+	if ok {
+		begin, next, ok = compactUint(b, i+len(offsets))
+	}
+	var end uint64
+	if ok && next < len(b) && b[next] == ',' {
+		end, next, ok = compactUint(b, next+1)
+	} else {
+		ok = false
+	}
+	if !ok || !hasAt(b, next, "]}") {
+		p.shapes = p.shapes[:first]
+		return false
+	}
+	t.DType, t.Begin, t.End = dt, begin, end
+	t.Shape = p.shapes[first:len(p.shapes):len(p.shapes)]
+	p.i = next + 2
+	return true
+}
+
+func hasAt(b []byte, i int, s string) bool { return i+len(s) <= len(b) && string(b[i:i+len(s)]) == s }
+
+// compactUint reads a plain JSON integer that fits 64 bits at b[i:]. It reports the index after it, and
+// false for anything else (sign, fraction, exponent, leading zero, overflow).
+func compactUint(b []byte, i int) (v uint64, next int, ok bool) {
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		d := uint64(b[i] - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, i, false
+		}
+		v = v*10 + d
+		i++
+	}
+	if i == start || (b[start] == '0' && i-start > 1) || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+		return 0, i, false
+	}
+	return v, i, true
 }
 
 func (p *parser) parseTensorObject(t *rawTensor) {
-	if !p.enter() {
-		return
-	}
-	defer p.leave()
 	start := p.i
-	p.i++
 	var haveDType, haveShape, haveOffsets bool
-	first := true
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing an object")
-			return
-		}
-		if p.b[p.i] == '}' {
-			p.i++
-			break
-		}
-		if !first {
-			if p.b[p.i] != ',' {
-				p.fail(p.i, "expected `,` or `}`")
-				return
-			}
-			p.i++
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing an object")
-				return
-			}
-			if p.b[p.i] == '}' {
-				p.fail(p.i, "trailing comma")
-				return
-			}
-		}
-		first = false
-		if p.b[p.i] != '"' {
-			p.fail(p.i, "key must be a string")
-			return
-		}
-		kpos := p.i
-		key, ok := p.parseString()
-		if !ok {
-			return
-		}
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing an object")
-			return
-		}
-		if p.b[p.i] != ':' {
-			p.fail(p.i, "expected `:`")
-			return
-		}
-		p.i++
-		p.ws()
+	ok := p.members(func(key string, kpos int) {
 		switch key {
 		case "dtype":
 			if haveDType {
@@ -447,23 +511,20 @@ func (p *parser) parseTensorObject(t *rawTensor) {
 				t.fail(kpos, "duplicate field `shape`")
 			}
 			haveShape = true
-			t.shape = p.parseUintArray(t, -1)
+			t.Shape = p.parseUintArray(t, -1)
 		case "data_offsets":
 			if haveOffsets {
 				t.fail(kpos, "duplicate field `data_offsets`")
 			}
 			haveOffsets = true
-			offs := p.parseUintArray(t, 2)
-			if len(offs) == 2 {
-				t.begin, t.end = offs[0], offs[1]
-			}
+			t.setOffsets(p.parseUintArray(t, 2))
 		default:
-			t.extras = append(t.extras, key)
+			t.issues().extras = append(t.issues().extras, key)
 			p.skipValue()
 		}
-		if p.fatal {
-			return
-		}
+	})
+	if !ok {
+		return
 	}
 	switch {
 	case !haveDType:
@@ -475,59 +536,32 @@ func (p *parser) parseTensorObject(t *rawTensor) {
 	}
 }
 
+func (t *rawTensor) setOffsets(offs []uint64) {
+	if len(offs) == 2 {
+		t.Begin, t.End = offs[0], offs[1]
+	}
+}
+
 // parseTensorArray parses the sequence form of a TensorInfo: [dtype, shape, data_offsets].
 func (p *parser) parseTensorArray(t *rawTensor) {
-	if !p.enter() {
-		return
-	}
-	defer p.leave()
-	t.form = "array"
+	t.issues().form = "array"
 	start := p.i
-	p.i++
 	n := 0
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing a list")
-			return
-		}
-		if p.b[p.i] == ']' {
-			p.i++
-			break
-		}
-		if n > 0 {
-			if p.b[p.i] != ',' {
-				p.fail(p.i, "expected `,` or `]`")
-				return
-			}
-			p.i++
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing a list")
-				return
-			}
-			if p.b[p.i] == ']' {
-				p.fail(p.i, "trailing comma")
-				return
-			}
-		}
-		switch n {
+	ok := p.elements(func(k int) {
+		n = k + 1
+		switch k {
 		case 0:
 			p.parseDType(t)
 		case 1:
-			t.shape = p.parseUintArray(t, -1)
+			t.Shape = p.parseUintArray(t, -1)
 		case 2:
-			offs := p.parseUintArray(t, 2)
-			if len(offs) == 2 {
-				t.begin, t.end = offs[0], offs[1]
-			}
+			t.setOffsets(p.parseUintArray(t, 2))
 		default:
 			p.skipValue()
 		}
-		if p.fatal {
-			return
-		}
-		n++
+	})
+	if !ok {
+		return
 	}
 	if n < 3 {
 		t.fail(start, "invalid length %d, expected struct TensorInfo with 3 elements", n)
@@ -549,79 +583,29 @@ func (p *parser) parseDType(t *rawTensor) {
 		if !ok {
 			return
 		}
-		t.dtype = s
+		t.DType = DType(s)
 		if !DType(s).Known() {
 			t.fail(pos, "unknown variant `%s`", s)
 		}
 	case '{':
-		t.form = "dtype-object"
-		if !p.enter() {
-			return
-		}
-		defer p.leave()
-		p.i++
+		t.issues().form = "dtype-object"
 		n := 0
-		for {
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing an object")
-				return
-			}
-			if p.b[p.i] == '}' {
-				p.i++
-				break
-			}
-			if n > 0 {
-				if p.b[p.i] != ',' {
-					p.fail(p.i, "expected `,` or `}`")
-					return
-				}
-				p.i++
-				p.ws()
-				if p.i >= len(p.b) {
-					p.fail(p.i, "EOF while parsing an object")
-					return
-				}
-				if p.b[p.i] == '}' {
-					p.fail(p.i, "trailing comma")
-					return
-				}
-			}
-			if p.b[p.i] != '"' {
-				p.fail(p.i, "key must be a string")
-				return
-			}
-			key, ok := p.parseString()
-			if !ok {
-				return
-			}
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing an object")
-				return
-			}
-			if p.b[p.i] != ':' {
-				p.fail(p.i, "expected `:`")
-				return
-			}
-			p.i++
-			p.ws()
+		ok := p.members(func(key string, _ int) {
 			isNull := p.i+4 <= len(p.b) && string(p.b[p.i:p.i+4]) == "null"
 			vdesc := p.describeValue()
-			if !p.skipValue() {
+			if !p.skipValue() || n > 0 {
+				n++
 				return
 			}
-			if n == 0 {
-				t.dtype = key
-				if !DType(key).Known() {
-					t.fail(pos, "unknown variant `%s`", key)
-				} else if !isNull {
-					t.fail(pos, "invalid type: %s, expected unit", vdesc)
-				}
-			}
 			n++
-		}
-		if n != 1 {
+			t.DType = DType(key)
+			if !DType(key).Known() {
+				t.fail(pos, "unknown variant `%s`", key)
+			} else if !isNull {
+				t.fail(pos, "invalid type: %s, expected unit", vdesc)
+			}
+		})
+		if ok && n != 1 {
 			t.fail(pos, "invalid value: map, expected map with a single key")
 		}
 	default:
@@ -647,58 +631,25 @@ func (p *parser) parseUintArray(t *rawTensor, want int) []uint64 {
 		p.skipValue()
 		return nil
 	}
-	if !p.enter() {
-		return nil
-	}
-	defer p.leave()
-	p.i++
-	var out []uint64
+	first := len(p.shapes)
 	n := 0
-	for {
-		p.ws()
-		if p.i >= len(p.b) {
-			p.fail(p.i, "EOF while parsing a list")
-			return nil
-		}
-		if p.b[p.i] == ']' {
-			p.i++
-			break
-		}
-		if n > 0 {
-			if p.b[p.i] != ',' {
-				p.fail(p.i, "expected `,` or `]`")
-				return nil
-			}
-			p.i++
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing a list")
-				return nil
-			}
-			if p.b[p.i] == ']' {
-				p.fail(p.i, "trailing comma")
-				return nil
-			}
-		}
+	ok := p.elements(func(k int) {
+		n = k + 1
 		epos := p.i
-		c := p.b[p.i]
-		if c == '-' || (c >= '0' && c <= '9') {
+		if c := p.b[p.i]; c == '-' || (c >= '0' && c <= '9') {
 			v, isUint, ok := p.parseNumber()
-			if !ok {
-				return nil
-			}
-			if !isUint {
+			if ok && !isUint {
 				t.fail(epos, "invalid type: number `%s`, expected usize", p.b[epos:p.i])
 			}
-			out = append(out, v)
-		} else {
-			t.fail(epos, "invalid type: %s, expected usize", p.describeValue())
-			if !p.skipValue() {
-				return nil
-			}
-			out = append(out, 0)
+			p.shapes = append(p.shapes, v)
+			return
 		}
-		n++
+		t.fail(epos, "invalid type: %s, expected usize", p.describeValue())
+		p.skipValue()
+		p.shapes = append(p.shapes, 0)
+	})
+	if !ok {
+		return nil
 	}
 	if want == 2 && n != 2 {
 		if n < 2 {
@@ -706,6 +657,10 @@ func (p *parser) parseUintArray(t *rawTensor, want int) []uint64 {
 		} else {
 			t.fail(pos, "invalid length %d, expected fewer elements in array", n)
 		}
+	}
+	out := p.shapes[first:len(p.shapes):len(p.shapes)]
+	if want == 2 { // offsets are copied out at once: give their room back to the arena
+		p.shapes = p.shapes[:first]
 	}
 	return out
 }
@@ -721,69 +676,10 @@ func (p *parser) skipValue() bool {
 	case c == '"':
 		_, ok := p.parseString()
 		return ok
-	case c == '{' || c == '[':
-		closer := byte('}')
-		what := "an object"
-		if c == '[' {
-			closer, what = ']', "a list"
-		}
-		if !p.enter() {
-			return false
-		}
-		defer p.leave()
-		p.i++
-		n := 0
-		for {
-			p.ws()
-			if p.i >= len(p.b) {
-				p.fail(p.i, "EOF while parsing %s", what)
-				return false
-			}
-			if p.b[p.i] == closer {
-				p.i++
-				return true
-			}
-			if n > 0 {
-				if p.b[p.i] != ',' {
-					p.fail(p.i, "expected `,` or `%c`", closer)
-					return false
-				}
-				p.i++
-				p.ws()
-				if p.i >= len(p.b) {
-					p.fail(p.i, "EOF while parsing %s", what)
-					return false
-				}
-				if p.b[p.i] == closer {
-					p.fail(p.i, "trailing comma")
-					return false
-				}
-			}
-			n++
-			if c == '{' {
-				if p.b[p.i] != '"' {
-					p.fail(p.i, "key must be a string")
-					return false
-				}
-				if _, ok := p.parseString(); !ok {
-					return false
-				}
-				p.ws()
-				if p.i >= len(p.b) {
-					p.fail(p.i, "EOF while parsing an object")
-					return false
-				}
-				if p.b[p.i] != ':' {
-					p.fail(p.i, "expected `:`")
-					return false
-				}
-				p.i++
-				p.ws()
-			}
-			if !p.skipValue() {
-				return false
-			}
-		}
+	case c == '{':
+		return p.members(func(string, int) { p.skipValue() })
+	case c == '[':
+		return p.elements(func(int) { p.skipValue() })
 	case c == 't':
 		return p.parseLiteral("true")
 	case c == 'f':
@@ -905,11 +801,19 @@ func (p *parser) parseString() (string, bool) {
 	b := p.b
 	start := p.i + 1
 	i := start
+	// Eight bytes at a time: stop at the first word holding '"', '\\' or a control character.
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if hasByteLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\') != 0 {
+			break
+		}
+		i += 8
+	}
 	for i < len(b) {
 		c := b[i]
 		if c == '"' {
 			p.i = i + 1
-			return string(b[start:i]), true
+			return p.s[start:i], true
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -996,6 +900,17 @@ func (p *parser) parseString() (string, bool) {
 		}
 	}
 }
+
+const lsb, msb = 0x0101010101010101, 0x8080808080808080
+
+// hasByte is non-zero when a byte of w equals c.
+func hasByte(w uint64, c byte) uint64 {
+	x := w ^ (lsb * uint64(c))
+	return (x - lsb) &^ x & msb
+}
+
+// hasByteLess is non-zero when a byte of w is below n (n <= 128).
+func hasByteLess(w uint64, n byte) uint64 { return (w - lsb*uint64(n)) &^ w & msb }
 
 func (p *parser) hex4(i *int) (uint32, bool) {
 	if *i+4 > len(p.b) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strconv"
 	"strings"
@@ -233,41 +234,47 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 	}
 
 	// Tensors: the reference keeps the last entry of a name, and every entry must be valid.
-	lastT := make(map[string]int, len(h.tensors))
-	for i, t := range h.tensors {
-		if j, dup := lastT[t.name]; dup {
-			m.add(Finding{Code: CodeDuplicateTensor, Severity: SevWarning, Offset: base + int64(t.pos),
-				Message: fmt.Sprintf("tensor %s is defined twice (first at offset %d); the reference keeps the last, other readers may keep the first", strconv.Quote(t.name), base+h.tensors[j].pos),
+	// The kept entries are compacted in place: in the usual file that moves nothing.
+	lastT := lastOfEachName(h.tensors)
+	var odd, extra []string
+	kept := h.tensors[:0]
+	for i := range h.tensors {
+		t := &h.tensors[i]
+		if j := lastT[i]; j != i {
+			m.add(Finding{Code: CodeDuplicateTensor, Severity: SevWarning, Offset: base + t.HeaderOffset,
+				Message: fmt.Sprintf("tensor %q is defined again at offset %d; the reference keeps the last entry, other readers may keep this one", t.Name, base+h.tensors[j].HeaderOffset),
 				Hint:    "two readers can load different weights from this file; re-save it"})
 		}
-		lastT[t.name] = i
-	}
-	var odd, extra []string
-	for i, t := range h.tensors {
-		if t.err != nil {
-			f := Finding{Code: CodeInvalidTensorEntry, Severity: SevError, Offset: base + int64(t.pos), RefKind: InvalidHeaderDeserialization,
-				Message: fmt.Sprintf("tensor %s: %s", strconv.Quote(t.name), t.err.msg)}
-			if t.dtype != "" && !DType(t.dtype).Known() {
-				f.Code = CodeUnknownDType
-				f.Message = fmt.Sprintf("tensor %s has dtype %s, which the reference does not know", strconv.Quote(t.name), strconv.Quote(t.dtype))
-				if s := suggestDType(t.dtype); s != "" {
-					f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
+		is := h.issues[i]
+		if is != nil {
+			if is.err != nil {
+				f := Finding{Code: CodeInvalidTensorEntry, Severity: SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+					Message: fmt.Sprintf("tensor %q: %s", t.Name, is.err.msg)}
+				if t.DType != "" && !t.DType.Known() {
+					f.Code = CodeUnknownDType
+					f.Message = fmt.Sprintf("tensor %q has dtype %q, which the reference does not know", t.Name, t.DType)
+					if s := suggestDType(string(t.DType)); s != "" {
+						f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
+					}
 				}
+				m.add(f)
 			}
-			m.add(f)
+			if is.form != "" {
+				odd = append(odd, t.Name)
+			}
+			if len(is.extras) > 0 {
+				extra = append(extra, t.Name+"."+is.extras[0])
+			}
 		}
-		if t.form != "" {
-			odd = append(odd, t.name)
-		}
-		if len(t.extras) > 0 {
-			extra = append(extra, t.name+"."+t.extras[0])
-		}
-		if lastT[t.name] != i || (t.err != nil && !usable(&t)) {
+		// An entry the reference rejects is still listed when it says enough: a name, an unknown dtype,
+		// a shape and offsets.
+		if lastT[i] != i || (is != nil && is.err != nil && !(t.DType != "" && strings.HasPrefix(is.err.msg, "unknown variant"))) {
 			continue
 		}
-		m.Tensors = append(m.Tensors, Tensor{Name: t.name, DType: DType(t.dtype), Shape: t.shape,
-			Begin: t.begin, End: t.end, HeaderOffset: base + int64(t.pos)})
+		t.HeaderOffset += base
+		kept = append(kept, *t)
 	}
+	m.Tensors = kept
 	if len(odd) > 0 {
 		m.add(Finding{Code: CodeOddTensorForm, Severity: SevWarning, Offset: -1,
 			Message: fmt.Sprintf("%d tensor entries use a form only serde-based readers accept (array or {\"DTYPE\":null}), e.g. %s", len(odd), strconv.Quote(odd[0])),
@@ -279,17 +286,49 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 	}
 }
 
-// usable reports whether a rejected entry still says enough (dtype name, shape, offsets) to list it.
-func usable(t *rawTensor) bool {
-	return t.dtype != "" && strings.HasPrefix(t.err.msg, "unknown variant")
+// lastOfEachName maps each entry to the index of the last entry with the same name (itself when its name
+// is unique). The table holds hashes and indices only, so a 50,000-tensor header costs no map of strings.
+func lastOfEachName(ts []Tensor) []int {
+	size := 1
+	for size < 2*len(ts) {
+		size <<= 1
+	}
+	slots := make([]int32, size)   // newest entry index + 1 of each name; 0 is empty
+	prev := make([]int32, len(ts)) // previous entry of the same name + 1; 0 is none
+	seed := maphash.MakeSeed()
+	for i := range ts {
+		h := maphash.String(seed, ts[i].Name)
+		for k := h & uint64(size-1); ; k = (k + 1) & uint64(size-1) {
+			j := int(slots[k]) - 1
+			if j < 0 || ts[j].Name == ts[i].Name {
+				prev[i] = slots[k]
+				slots[k] = int32(i + 1)
+				break
+			}
+		}
+	}
+	last := make([]int, len(ts))
+	for i := range last {
+		last[i] = -1
+	}
+	for i := len(ts) - 1; i >= 0; i-- { // newest first: each entry hands its answer down its chain
+		if last[i] < 0 {
+			last[i] = i
+		}
+		if p := int(prev[i]) - 1; p >= 0 {
+			last[p] = last[i]
+		}
+	}
+	return last
 }
 
 // checkLayout runs the reference's offset walk (strict verdict) and then lenient checks of every tensor.
 func (m *Model) checkLayout() {
+	order := m.sortedByOffsets()
 	if m.RefErr == nil {
-		m.referenceWalk()
+		m.referenceWalk(order)
 	}
-	m.lenientLayout()
+	m.lenientLayout(order)
 	if len(m.Tensors) == 0 && m.HeaderParsed {
 		m.add(Finding{Code: CodeNoTensors, Severity: SevInfo, Offset: -1, Message: "the file holds no tensors"})
 	}
@@ -298,8 +337,16 @@ func (m *Model) checkLayout() {
 // sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order.
 func (m *Model) sortedByOffsets() []int {
 	idx := make([]int, len(m.Tensors))
+	sorted := true
 	for i := range idx {
 		idx[i] = i
+		if i > 0 {
+			a, b := &m.Tensors[i-1], &m.Tensors[i]
+			sorted = sorted && (a.Begin < b.Begin || (a.Begin == b.Begin && a.End <= b.End))
+		}
+	}
+	if sorted { // the usual case: header order is data order
+		return idx
 	}
 	sort.SliceStable(idx, func(a, b int) bool {
 		ta, tb := &m.Tensors[idx[a]], &m.Tensors[idx[b]]
@@ -312,9 +359,9 @@ func (m *Model) sortedByOffsets() []int {
 }
 
 // referenceWalk is the reference's validate(): the first failing check in offset order wins.
-func (m *Model) referenceWalk() {
+func (m *Model) referenceWalk(order []int) {
 	var start uint64
-	for _, i := range m.sortedByOffsets() {
+	for _, i := range order {
 		t := &m.Tensors[i]
 		if t.Begin != start || t.End < t.Begin {
 			m.setRef(InvalidOffset, "invalid offset for tensor "+strconv.Quote(t.Name), t.HeaderOffset)
@@ -343,16 +390,15 @@ func (m *Model) referenceWalk() {
 }
 
 // lenientLayout checks every tensor and the whole data section, reporting each problem once.
-func (m *Model) lenientLayout() {
+func (m *Model) lenientLayout(order []int) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		q := strconv.Quote(t.Name)
 		if !t.DType.Known() {
 			continue // already reported as unknown-dtype
 		}
 		if t.End < t.Begin {
 			m.add(Finding{Code: CodeOffsetReversed, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
-				Message: fmt.Sprintf("tensor %s ends (%d) before it begins (%d)", q, t.End, t.Begin)})
+				Message: fmt.Sprintf("tensor %s ends (%d) before it begins (%d)", strconv.Quote(t.Name), t.End, t.Begin)})
 			continue
 		}
 		e, ok := t.Elements()
@@ -361,32 +407,32 @@ func (m *Model) lenientLayout() {
 		switch {
 		case !ok || hi != 0:
 			m.add(Finding{Code: CodeShapeOverflow, Severity: SevError, Offset: t.HeaderOffset, RefKind: ValidationOverflow,
-				Message: fmt.Sprintf("tensor %s: shape %v overflows a 64-bit size", q, t.Shape)})
+				Message: fmt.Sprintf("tensor %q: shape %v overflows a 64-bit size", t.Name, t.Shape)})
 		case lo%8 != 0:
 			m.add(Finding{Code: CodeMisalignedSlice, Severity: SevError, Offset: t.HeaderOffset, RefKind: MisalignedSlice,
-				Message: fmt.Sprintf("tensor %s: %d elements of %s are %d bits, not a whole number of bytes", q, e, t.DType, lo)})
+				Message: fmt.Sprintf("tensor %q: %d elements of %s are %d bits, not a whole number of bytes", t.Name, e, t.DType, lo)})
 		case t.End-t.Begin != lo/8:
 			m.add(Finding{Code: CodeSizeMismatch, Severity: SevError, Offset: t.HeaderOffset, RefKind: TensorInvalidInfo,
-				Message: fmt.Sprintf("tensor %s: %s %v needs %d bytes but data_offsets [%d, %d] span %d", q, t.DType, t.Shape, lo/8, t.Begin, t.End, t.End-t.Begin)})
+				Message: fmt.Sprintf("tensor %q: %s %v needs %d bytes but data_offsets [%d, %d] span %d", t.Name, t.DType, t.Shape, lo/8, t.Begin, t.End, t.End-t.Begin)})
 		}
 	}
 	var end uint64
-	for k, i := range m.sortedByOffsets() {
+	for k, i := range order {
 		t := &m.Tensors[i]
 		if t.End < t.Begin {
 			continue
 		}
-		q := strconv.Quote(t.Name)
+		q := t.Name // quoted only when a finding is made
 		switch {
 		case k == 0 && t.Begin != 0:
 			m.add(Finding{Code: CodeOffsetNotZero, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
-				Message: fmt.Sprintf("the first tensor (%s) starts at data offset %d, not 0", q, t.Begin)})
+				Message: fmt.Sprintf("the first tensor (%q) starts at data offset %d, not 0", q, t.Begin)})
 		case t.Begin > end:
 			m.add(Finding{Code: CodeOffsetGap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
-				Message: fmt.Sprintf("%d unused bytes before tensor %s (data offsets %d to %d)", t.Begin-end, q, end, t.Begin)})
+				Message: fmt.Sprintf("%d unused bytes before tensor %q (data offsets %d to %d)", t.Begin-end, q, end, t.Begin)})
 		case t.Begin < end:
 			m.add(Finding{Code: CodeOffsetOverlap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
-				Message: fmt.Sprintf("tensor %s (data offsets %d to %d) overlaps the tensor before it, which ends at %d", q, t.Begin, t.End, end)})
+				Message: fmt.Sprintf("tensor %q (data offsets %d to %d) overlaps the tensor before it, which ends at %d", q, t.Begin, t.End, end)})
 		}
 		end = max(end, t.End)
 	}

@@ -169,3 +169,20 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// ManyTensors returns a file shaped like a large transformer checkpoint's header: n tensors with
+// realistic names (about 110 header bytes each) and tiny data, so the header dominates.
+func ManyTensors(n int) File {
+	f := File{Metadata: []KV{{Key: "format", Value: "pt"}}}
+	kinds := []string{"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+		"self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+		"input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.rotary_emb.inv_freq"}
+	for i := 0; i < n; i++ {
+		f.Tensors = append(f.Tensors, Tensor{
+			Name:  fmt.Sprintf("model.language_model.layers.%d.%s", i/len(kinds), kinds[i%len(kinds)]),
+			DType: "BF16", Shape: []uint64{1, uint64(1 + i%3)},
+			Data: make([]byte, 2*(1+i%3)),
+		})
+	}
+	return f
+}

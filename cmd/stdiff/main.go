@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -42,7 +43,13 @@ type cli struct {
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.
 type exitPanic int
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// stdiff is short-lived and its large allocations (headers) live to the end: collect rarely, with a
+	// soft limit that keeps long runs (dupes over big folders) bounded.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(1 << 30)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // run is the whole program; it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) (code int) {

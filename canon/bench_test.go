@@ -1,0 +1,21 @@
+package canon
+
+import (
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// BenchmarkRead50k reads a 50,000-tensor header (about 5.5 MB) from memory: parse, validate, findings.
+func BenchmarkRead50k(b *testing.B) {
+	data := stfile.ManyTensors(50000).Build()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := ReadBytes("bench", data)
+		if !m.Valid() || len(m.Tensors) != 50000 {
+			b.Fatalf("bad read: %v, %d tensors", m.RefErr, len(m.Tensors))
+		}
+	}
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+"""Times whole commands side by side, interleaved (A B C A B C …), and prints each median and the ratios
+against the first command. Usage: interleave.py RUNS 'label=command' 'label=command' …"""
+import shlex, statistics, subprocess, sys, time
+
+runs = int(sys.argv[1])
+cmds = [a.split("=", 1) for a in sys.argv[2:]]
+times = {label: [] for label, _ in cmds}
+for label, cmd in cmds:  # warm-up: page cache, first-run effects
+    subprocess.run(cmd, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for _ in range(runs):
+    for label, cmd in cmds:
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times[label].append(time.perf_counter() - t0)
+        if r.returncode not in (0, 1):
+            sys.exit(f"{label}: exit {r.returncode}: {cmd}")
+first = cmds[0][0]
+base = statistics.median(times[first])
+for label, _ in cmds:
+    med = statistics.median(times[label])
+    ratio = "" if label == first else f"  ({med / base:.2f}x {first}'s time)"
+    print(f"{label:>14}: median {med * 1000:8.1f} ms over {runs} runs{ratio}")
