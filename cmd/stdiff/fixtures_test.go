@@ -103,6 +103,20 @@ func reorderedModel() stfile.File {
 	return f
 }
 
+// retitledModel is baseModel with edited metadata only.
+func retitledModel() stfile.File {
+	f := baseModel()
+	f.Metadata[len(f.Metadata)-1].Value = "My Character (v1.1)"
+	return f
+}
+
+// retrainedModel is baseModel with new bytes in one tensor and nothing else changed.
+func retrainedModel() stfile.File {
+	f := baseModel()
+	f.Tensors[5].Data = stfile.Fill(42, f.Tensors[5].Name, stfile.ByteLen(f.Tensors[5].DType, f.Tensors[5].Shape))
+	return f
+}
+
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
 	base := baseModel().Build()
@@ -110,6 +124,8 @@ func fixtures() map[string][]byte {
 		"base.safetensors":       base,
 		"changed.safetensors":    changedModel().Build(),
 		"reordered.safetensors":  reorderedModel().Build(),
+		"retitled.safetensors":   retitledModel().Build(),
+		"retrained.safetensors":  retrainedModel().Build(),
 		"nul-padded.safetensors": baseModel().NulPadded(),
 		"truncated.safetensors":  base[:len(base)-100],
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +

@@ -8,6 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -209,5 +212,54 @@ func (o *out) printFindings(fs []canon.Finding, indent string) {
 		if f.Hint != "" {
 			o.printf("%s  hint: %s\n", indent, esc(f.Hint))
 		}
+	}
+}
+
+// progress shows how far byte work has come, on stderr, only when stderr is a terminal.
+type progress struct {
+	done  atomic.Int64
+	stopc chan struct{}
+	wg    sync.WaitGroup
+}
+
+// progress starts a progress line for work of total bytes; add reports bytes done, stop clears the line.
+func (o *out) progress(label string, total int64) *progress {
+	p := &progress{}
+	f, ok := o.errw.(*os.File)
+	if !ok || !isTerminal(f) || total < 64<<20 {
+		return p
+	}
+	p.stopc = make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		start := time.Now()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stopc:
+				fmt.Fprintf(f, "\r\x1b[K")
+				return
+			case <-tick.C:
+				d := p.done.Load()
+				eta := ""
+				if el := time.Since(start); d > 0 {
+					rest := time.Duration(float64(el) * float64(total-d) / float64(d))
+					eta = fmt.Sprintf(", %s left", rest.Round(time.Second))
+				}
+				fmt.Fprintf(f, "\r\x1b[K%s: %s of %s (%d%%%s)", esc(label), humanBytes(uint64(d)), humanBytes(uint64(total)), 100*d/max(total, 1), eta)
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) add(n int64) { p.done.Add(n) }
+
+func (p *progress) stop() {
+	if p.stopc != nil {
+		close(p.stopc)
+		p.wg.Wait()
 	}
 }

@@ -1,0 +1,116 @@
+package hash
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/zeebo/blake3"
+)
+
+// chunkSize is how much one worker reads at a time; memory use is workers × chunkSize.
+const chunkSize = 1 << 20
+
+// Options tunes byte work.
+type Options struct {
+	// Workers is the number of tensors hashed at once (default: GOMAXPROCS).
+	Workers int
+	// Progress, when set, is called from worker goroutines with the number of bytes just hashed.
+	Progress func(n int64)
+}
+
+// TensorDigests returns the BLAKE3-256 of every tensor's bytes, in m.Tensors order. Tensors are hashed
+// in parallel, largest first, with positioned reads of at most 1 MiB per worker, so memory stays bounded
+// whatever the file size. A tensor whose bytes lie outside the source is an error, as is a source that
+// shrinks while it is read.
+func TensorDigests(ctx context.Context, src canon.Source, m *canon.Model, opt Options) ([][32]byte, error) {
+	if err := checkRanges(src, m); err != nil {
+		return nil, err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	order := make([]int, len(m.Tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.Tensors[order[a]].Len() > m.Tensors[order[b]].Len() })
+
+	digests := make([][32]byte, len(m.Tensors))
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, max(len(order), 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, chunkSize)
+			h := blake3.New()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(order) || ctx.Err() != nil {
+					return
+				}
+				i := order[k]
+				t := &m.Tensors[i]
+				h.Reset()
+				if err := hashRange(ctx, src, h, buf, m.DataOffset()+int64(t.Begin), int64(t.Len()), opt.Progress); err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				h.Sum(digests[i][:0])
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return digests, nil
+}
+
+// hashRange writes n bytes of src from off into h, chunk by chunk.
+func hashRange(ctx context.Context, src canon.Source, h *blake3.Hasher, buf []byte, off, n int64, progress func(int64)) error {
+	for n > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c := buf[:min(int64(len(buf)), n)]
+		if _, err := src.ReadAt(c, off); err != nil {
+			return err
+		}
+		h.Write(c)
+		if progress != nil {
+			progress(int64(len(c)))
+		}
+		off += int64(len(c))
+		n -= int64(len(c))
+	}
+	return nil
+}
+
+// checkRanges refuses a model whose tensors claim bytes beyond the source (a truncated file, or a
+// lenient model of an invalid one).
+func checkRanges(src canon.Source, m *canon.Model) error {
+	data := src.Size() - m.DataOffset()
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		if t.End < t.Begin || data < 0 || t.End > uint64(data) {
+			return &canon.ReadError{Name: src.Name(),
+				Err:  fmt.Errorf("tensor %q claims data bytes %d to %d, beyond the file's %d data bytes", t.Name, t.Begin, t.End, max(data, 0)),
+				Hint: "the file is truncated or its header is wrong: `stdiff check` says more"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package hash
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/zeebo/blake3"
+)
+
+// Ecosystem holds the hashes the LoRA world looks files up by (see the README, "Ecosystem hashes").
+type Ecosystem struct {
+	// SHA256 of the whole file, 64 lower-case hex digits (CivitAI shows it upper case).
+	SHA256 string `json:"sha256"`
+	// AutoV1 is A1111's legacy model hash: SHA256 of file[0x100000:0x110000], first 8 hex digits.
+	AutoV1 string `json:"autov1"`
+	// AutoV2 is the first 10 hex digits of SHA256.
+	AutoV2 string `json:"autov2"`
+	// AutoV3 is the SHA256 of everything after the header (what kohya's sshs_model_hash and
+	// modelspec.hash_sha256 hold), 64 hex digits; A1111 and CivitAI match on the first 12.
+	AutoV3 string `json:"autov3"`
+	// BLAKE3 of the whole file, 64 hex digits.
+	BLAKE3 string `json:"blake3"`
+	// CRC32 (IEEE) of the whole file, its bytes in little-endian order as CivitAI prints it, upper case.
+	CRC32 string `json:"crc32"`
+}
+
+// AutoV3Short is AutoV3's first 12 hex digits, the form A1111 and CivitAI match on.
+func (e Ecosystem) AutoV3Short() string {
+	if len(e.AutoV3) < 12 {
+		return e.AutoV3
+	}
+	return e.AutoV3[:12]
+}
+
+const (
+	passChunk   = 4 << 20 // bytes read at a time in the single pass
+	passBuffers = 4       // chunks in flight: memory is passChunk × passBuffers
+	autoV1Start = 0x100000
+	autoV1End   = 0x110000
+)
+
+type chunk struct {
+	off  int64
+	b    []byte
+	refs sync.WaitGroup
+}
+
+// FileHashes reads src once, front to back, and computes every ecosystem hash from that one pass, with
+// each hash in its own goroutine. With digests true it also returns the per-tensor BLAKE3 digests (as
+// TensorDigests does) from the same pass.
+func FileHashes(ctx context.Context, src canon.Source, m *canon.Model, digests bool, opt Options) (Ecosystem, [][32]byte, error) {
+	if digests {
+		if err := checkRanges(src, m); err != nil {
+			return Ecosystem{}, nil, err
+		}
+	}
+	size, dataOff := src.Size(), m.DataOffset()
+	shaAll, shaData, b3, crc := sha256.New(), sha256.New(), blake3.New(), crc32.NewIEEE()
+	autoV1 := make([]byte, 0, autoV1End-autoV1Start)
+
+	consumers := []func(c *chunk){
+		func(c *chunk) { shaAll.Write(c.b) },
+		func(c *chunk) {
+			if end := c.off + int64(len(c.b)); end > dataOff {
+				shaData.Write(c.b[max(dataOff-c.off, 0):])
+			}
+		},
+		func(c *chunk) { b3.Write(c.b); crc.Write(c.b) },
+	}
+	var finish func() [][32]byte
+	if digests {
+		var feed func(c *chunk)
+		feed, finish = tensorFeeder(m)
+		consumers = append(consumers, feed)
+	}
+
+	chans := make([]chan *chunk, len(consumers))
+	var done sync.WaitGroup
+	for i, consume := range consumers {
+		chans[i] = make(chan *chunk, passBuffers)
+		done.Add(1)
+		go func(ch chan *chunk) {
+			defer done.Done()
+			for c := range ch {
+				consume(c)
+				c.refs.Done()
+			}
+		}(chans[i])
+	}
+	ring := make([]chunk, passBuffers)
+	var readErr error
+	for k, off := 0, int64(0); off < size; k++ {
+		if err := ctx.Err(); err != nil {
+			readErr = err
+			break
+		}
+		c := &ring[k%passBuffers]
+		c.refs.Wait() // every consumer is done with what the buffer held before
+		if c.b == nil {
+			c.b = make([]byte, passChunk)
+		}
+		n := min(int64(passChunk), size-off)
+		c.off, c.b = off, c.b[:cap(c.b)][:n]
+		if _, err := src.ReadAt(c.b, off); err != nil {
+			readErr = err
+			break
+		}
+		if lo, hi := max(off, autoV1Start), min(off+n, autoV1End); lo < hi {
+			autoV1 = append(autoV1, c.b[lo-off:hi-off]...)
+		}
+		c.refs.Add(len(chans))
+		for _, ch := range chans {
+			ch <- c
+		}
+		if opt.Progress != nil {
+			opt.Progress(n)
+		}
+		off += n
+	}
+	for _, ch := range chans {
+		close(ch)
+	}
+	done.Wait()
+	if readErr != nil {
+		return Ecosystem{}, nil, readErr
+	}
+	var tensorDigests [][32]byte
+	if finish != nil {
+		tensorDigests = finish()
+	}
+	var e Ecosystem
+	e.SHA256 = hex.EncodeToString(shaAll.Sum(nil))
+	e.AutoV2 = e.SHA256[:10]
+	e.AutoV3 = hex.EncodeToString(shaData.Sum(nil))
+	v1 := sha256.Sum256(autoV1)
+	e.AutoV1 = hex.EncodeToString(v1[:])[:8]
+	e.BLAKE3 = hex.EncodeToString(b3.Sum(nil))
+	var le [4]byte
+	binary.LittleEndian.PutUint32(le[:], crc.Sum32())
+	e.CRC32 = strings.ToUpper(hex.EncodeToString(le[:]))
+	return e, tensorDigests, nil
+}
+
+// tensorFeeder returns a consumer that feeds each chunk's bytes to the hashers of the tensors it
+// overlaps, and a function that writes the finished digests. Hashers exist only for tensors in progress.
+func tensorFeeder(m *canon.Model) (feed func(c *chunk), finish func() [][32]byte) {
+	dataOff := m.DataOffset()
+	order := make([]int, len(m.Tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.Tensors[order[a]].Begin < m.Tensors[order[b]].Begin })
+	active := map[int]hash.Hash{}
+	sums := make([][32]byte, len(m.Tensors))
+	next := 0
+	flush := func(i int, h hash.Hash) {
+		h.Sum(sums[i][:0])
+		delete(active, i)
+	}
+	feed = func(c *chunk) {
+		lo, hi := c.off-dataOff, c.off-dataOff+int64(len(c.b)) // the chunk in data coordinates
+		for next < len(order) && int64(m.Tensors[order[next]].Begin) < hi {
+			active[order[next]] = blake3.New()
+			next++
+		}
+		for i, h := range active {
+			t := &m.Tensors[i]
+			s, e := max(int64(t.Begin), lo), min(int64(t.End), hi)
+			if s < e {
+				h.Write(c.b[s-lo : e-lo])
+			}
+			if int64(t.End) <= hi {
+				flush(i, h)
+			}
+		}
+	}
+	finish = func() [][32]byte {
+		for next < len(order) { // zero-length tensors at the very end
+			active[order[next]] = blake3.New()
+			next++
+		}
+		for i, h := range active {
+			flush(i, h)
+		}
+		return sums
+	}
+	return feed, finish
+}
+
+// VerifyEmbedded compares the hashes a trainer embedded in the metadata (kohya's sshs_model_hash,
+// ModelSpec's modelspec.hash_sha256) with the real AutoV3, and returns a finding for each.
+func VerifyEmbedded(m *canon.Model, autoV3 string) []canon.Finding {
+	var out []canon.Finding
+	for _, key := range []string{"sshs_model_hash", "modelspec.hash_sha256"} {
+		v, ok := m.Meta(key)
+		if !ok || v == "" {
+			continue
+		}
+		var off int64 = -1
+		for _, e := range m.Metadata {
+			if e.Key == key {
+				off = e.Offset
+			}
+		}
+		got := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(v), "0x"))
+		if got == autoV3 {
+			out = append(out, canon.Finding{Code: canon.CodeHashMatch, Severity: canon.SevInfo, Offset: off,
+				Message: fmt.Sprintf("%s matches the file's AutoV3 (%s…)", key, autoV3[:12])})
+			continue
+		}
+		msg := fmt.Sprintf("%s is %s but the file's AutoV3 is %s", key, shortHex(got), autoV3[:12])
+		if got == emptySHA256 {
+			msg += " (the embedded value is the SHA256 of empty input: the trainer hashed nothing)"
+		}
+		out = append(out, canon.Finding{Code: canon.CodeHashMismatch, Severity: canon.SevWarning, Offset: off, Message: msg,
+			Hint: "the metadata's hash is stale or wrong; look the file up by its real AutoV3 or SHA256"})
+	}
+	return out
+}
+
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+func shortHex(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}

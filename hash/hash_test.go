@@ -1,0 +1,274 @@
+package hash
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+func model(t *testing.T, b []byte) (*canon.Model, canon.Source) {
+	t.Helper()
+	src := &canon.BytesSource{B: b, SrcName: "test"}
+	m, err := canon.Read(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Valid() {
+		t.Fatalf("test file invalid: %v", m.RefErr)
+	}
+	return m, src
+}
+
+func ids(t *testing.T, b []byte) (structure, content string) {
+	t.Helper()
+	m, src := model(t, b)
+	d, err := TensorDigests(context.Background(), src, m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return StructureID(m), ContentID(m, d)
+}
+
+func sample() stfile.File {
+	return stfile.File{Seed: 7, Metadata: []stfile.KV{{Key: "format", Value: "pt"}, {Key: "note", Value: "a"}},
+		Tensors: []stfile.Tensor{
+			{Name: "b.weight", DType: "F16", Shape: []uint64{4, 3}},
+			{Name: "a.bias", DType: "F32", Shape: []uint64{3}},
+			{Name: "c.scalar", DType: "BF16", Shape: []uint64{}},
+			{Name: "d.empty", DType: "U8", Shape: []uint64{0, 5}},
+		}}
+}
+
+// TestCanonicalForm pins the canonical form byte for byte: the README's specification.
+func TestCanonicalForm(t *testing.T) {
+	m, _ := model(t, sample().Build())
+	want := "stdiff-structure/1\n" +
+		"6:a.bias f32 [3] 12\n" +
+		"8:b.weight f16 [4,3] 24\n" +
+		"8:c.scalar bf16 [] 2\n" +
+		"7:d.empty u8 [0,5] 0\n"
+	if got := string(canon.Canonical(m)); got != want {
+		t.Fatalf("canonical form:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestIdentityProperties checks what must and must not change each ID.
+func TestIdentityProperties(t *testing.T) {
+	baseS, baseC := ids(t, sample().Build())
+	same := map[string]stfile.File{}
+	f := sample()
+	f.Metadata = []stfile.KV{{Key: "other", Value: "edited"}}
+	same["metadata edit"] = f
+	f = sample()
+	f.Metadata = nil
+	f.NullMetadata = true
+	same["metadata null"] = f
+	f = sample()
+	f.Tensors = []stfile.Tensor{f.Tensors[3], f.Tensors[1], f.Tensors[0], f.Tensors[2]}
+	same["header order"] = f
+	f = sample()
+	f.DataOrder = []int{2, 0, 3, 1}
+	same["data order"] = f
+	f = sample()
+	f.NoPad = true
+	same["no padding"] = f
+	f = sample()
+	f.Indent = true
+	same["pretty JSON"] = f
+	for name, f := range same {
+		s, c := ids(t, f.Build())
+		if s != baseS || c != baseC {
+			t.Errorf("%s changed an ID: %s %s", name, s, c)
+		}
+	}
+
+	differ := map[string]func(*stfile.File){
+		"rename": func(f *stfile.File) { f.Tensors[0].Name = "b.weights" },
+		"dtype":  func(f *stfile.File) { f.Tensors[0].DType = "BF16" },
+		"shape":  func(f *stfile.File) { f.Tensors[0].Shape = []uint64{3, 4} },
+		"added tensor": func(f *stfile.File) {
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: "e", DType: "U8", Shape: []uint64{1}})
+		},
+		"removed": func(f *stfile.File) { f.Tensors = f.Tensors[1:] },
+	}
+	for name, change := range differ {
+		f := sample()
+		change(&f)
+		s, _ := ids(t, f.Build())
+		if s == baseS {
+			t.Errorf("%s did not change the structure ID", name)
+		}
+	}
+
+	// One flipped data byte: same structure, different content.
+	b := sample().Build()
+	b[len(b)-20] ^= 1
+	s, c := ids(t, b)
+	if s != baseS || c == baseC {
+		t.Errorf("flipped byte: structure %v (want same), content %v (want different)", s == baseS, c == baseC)
+	}
+	// Swapping the bytes of two same-sized tensors changes content too.
+	f = sample()
+	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "x", DType: "U8", Shape: []uint64{2}, Data: []byte{1, 2}},
+		stfile.Tensor{Name: "y", DType: "U8", Shape: []uint64{2}, Data: []byte{3, 4}})
+	_, c1 := ids(t, f.Build())
+	f.Tensors[4].Data, f.Tensors[5].Data = f.Tensors[5].Data, f.Tensors[4].Data
+	_, c2 := ids(t, f.Build())
+	if c1 == c2 {
+		t.Error("swapping two tensors' bytes did not change the content ID")
+	}
+}
+
+// TestDigestsAgree: the parallel per-tensor digests and the single-pass ones are the same, and each is
+// the BLAKE3 of exactly that tensor's bytes.
+func TestDigestsAgree(t *testing.T) {
+	f := stfile.ManyTensors(300)
+	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "big", DType: "F32", Shape: []uint64{3 << 20}}) // spans chunks
+	f.DataOrder = nil
+	b := f.Build()
+	m, src := model(t, b)
+	par, err := TensorDigests(context.Background(), src, m, Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, one, err := FileHashes(context.Background(), src, m, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range par {
+		if par[i] != one[i] {
+			t.Fatalf("tensor %s: parallel and single-pass digests differ", m.Tensors[i].Name)
+		}
+	}
+	last := m.Tensors[len(m.Tensors)-1]
+	data := b[m.DataOffset()+int64(last.Begin) : m.DataOffset()+int64(last.End)]
+	if got := b3sumBytes(t, data); got != "" && got != hex.EncodeToString(par[len(par)-1][:]) {
+		t.Fatalf("digest of %s is not the BLAKE3 of its bytes (b3sum says %s)", last.Name, got)
+	}
+}
+
+// b3sumBytes asks the b3sum command for the BLAKE3 of b ("" when b3sum is not installed).
+func b3sumBytes(t *testing.T, b []byte) string {
+	t.Helper()
+	path, err := exec.LookPath("b3sum")
+	if err != nil {
+		return ""
+	}
+	cmd := exec.Command(path, "-")
+	cmd.Stdin = bytes.NewReader(b)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(out))[0]
+}
+
+// TestEcosystemKnownAnswers checks every ecosystem hash against an independent computation: coreutils
+// sha256sum and b3sum on the file, crypto/sha256 of the byte ranges, and CivitAI's own CRC32 example.
+func TestEcosystemKnownAnswers(t *testing.T) {
+	f := sample()
+	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "pad", DType: "U8", Shape: []uint64{0x120000}}) // past 0x110000
+	b := f.Build()
+	m, src := model(t, b)
+	e, _, err := FileHashes(context.Background(), src, m, false, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "f.safetensors")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("sha256sum", path).Output(); err == nil {
+		if want := strings.Fields(string(out))[0]; e.SHA256 != want {
+			t.Errorf("SHA256 %s, sha256sum says %s", e.SHA256, want)
+		}
+	} else {
+		t.Logf("sha256sum not available: %v", err)
+	}
+	if want := b3sumBytes(t, b); want != "" && e.BLAKE3 != want {
+		t.Errorf("BLAKE3 %s, b3sum says %s", e.BLAKE3, want)
+	}
+	whole := sha256.Sum256(b)
+	if e.SHA256 != hex.EncodeToString(whole[:]) || e.AutoV2 != hex.EncodeToString(whole[:])[:10] {
+		t.Errorf("SHA256/AutoV2 %s/%s", e.SHA256, e.AutoV2)
+	}
+	v3 := sha256.Sum256(b[m.DataOffset():])
+	if e.AutoV3 != hex.EncodeToString(v3[:]) || e.AutoV3Short() != hex.EncodeToString(v3[:])[:12] {
+		t.Errorf("AutoV3 %s, want sha256 of the bytes after the header", e.AutoV3)
+	}
+	v1 := sha256.Sum256(b[0x100000:0x110000])
+	if e.AutoV1 != hex.EncodeToString(v1[:])[:8] {
+		t.Errorf("AutoV1 %s", e.AutoV1)
+	}
+
+	hello := &canon.BytesSource{B: []byte("hello world"), SrcName: "hello"}
+	e, _, err = FileHashes(context.Background(), hello, &canon.Model{}, false, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.CRC32 != "85114A0D" {
+		t.Errorf("CRC32 of \"hello world\" is %s, CivitAI says 85114A0D", e.CRC32)
+	}
+}
+
+func TestVerifyEmbedded(t *testing.T) {
+	build := func(v3 string) (*canon.Model, Ecosystem) {
+		f := sample()
+		f.Metadata = append(f.Metadata, stfile.KV{Key: "sshs_model_hash", Value: v3}, stfile.KV{Key: "modelspec.hash_sha256", Value: "0x" + v3})
+		b := f.Build()
+		m, src := model(t, b)
+		e, _, err := FileHashes(context.Background(), src, m, false, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, e
+	}
+	// The data section does not depend on the metadata, so a first build tells the right value.
+	_, e := build(strings.Repeat("0", 64))
+	m, e2 := build(e.AutoV3)
+	fs := VerifyEmbedded(m, e2.AutoV3)
+	if len(fs) != 2 || fs[0].Code != canon.CodeHashMatch || fs[1].Code != canon.CodeHashMatch {
+		t.Fatalf("matching hashes: %+v", fs)
+	}
+	m, e2 = build(emptySHA256)
+	fs = VerifyEmbedded(m, e2.AutoV3)
+	if len(fs) != 2 || fs[0].Code != canon.CodeHashMismatch || !strings.Contains(fs[0].Message, "empty input") {
+		t.Fatalf("empty-input hash: %+v", fs)
+	}
+}
+
+// TestShrinkingFile: a source that loses bytes while it is hashed is an error, never an ID.
+func TestShrinkingFile(t *testing.T) {
+	b := sample().Build()
+	path := filepath.Join(t.TempDir(), "f.safetensors")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := canon.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	m, err := canon.Read(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, int64(len(b)-10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TensorDigests(context.Background(), src, m, Options{}); err == nil {
+		t.Fatal("digests of a file that shrank: no error")
+	}
+	if _, _, err := FileHashes(context.Background(), src, m, true, Options{}); err == nil {
+		t.Fatal("ecosystem hashes of a file that shrank: no error")
+	}
+}

@@ -1,0 +1,42 @@
+// Package hash computes identities of models: the structure ID (names, dtypes, shapes), the content ID
+// (also every tensor's bytes), and the hashes the LoRA ecosystem uses (SHA256, AutoV1/V2/V3, BLAKE3,
+// CRC32). Byte work is streamed with positioned reads, in parallel, in bounded memory.
+package hash
+
+import (
+	"encoding/hex"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/zeebo/blake3"
+)
+
+// ID prefixes name the kind and the version of the canonical form an ID hashes.
+const (
+	StructurePrefix = "st1:"
+	ContentPrefix   = "ct1:"
+)
+
+// StructureID is the BLAKE3-256 of the model's canonical structure form, as "st1:" and 64 hex digits.
+// It ignores metadata, tensor order, offsets, padding and JSON formatting, and changes with any name,
+// dtype, shape or tensor count.
+func StructureID(m *canon.Model) string {
+	sum := blake3.Sum256(canon.Canonical(m))
+	return StructurePrefix + hex.EncodeToString(sum[:])
+}
+
+// ContentID is the BLAKE3-256 of the canonical content form, as "ct1:" and 64 hex digits. digests[i] is
+// the BLAKE3-256 of m.Tensors[i]'s bytes (see TensorDigests). It survives metadata edits and re-ordering
+// but not a single changed tensor byte.
+func ContentID(m *canon.Model, digests [][32]byte) string {
+	sum := blake3.Sum256(canon.CanonicalContent(m, digests))
+	return ContentPrefix + hex.EncodeToString(sum[:])
+}
+
+// Short shortens an ID for display: its prefix and the first 16 hex digits.
+func Short(id string) string {
+	if i := strings.IndexByte(id, ':'); i >= 0 && len(id) > i+17 {
+		return id[:i+17]
+	}
+	return id
+}

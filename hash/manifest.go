@@ -1,0 +1,99 @@
+package hash
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// A manifest lists expected hashes, one per line, as `stdiff hash` prints them:
+//
+//	<kind>:<value>  <path>
+//
+// kind is st1 or ct1 (structure and content IDs) or an ecosystem hash name (sha256, autov1, autov2,
+// autov3, blake3, crc32). Blank lines and lines starting with '#' are ignored. As in coreutils, a path
+// holding a backslash or a newline is written with those escaped (\\, \n) and the line starts with '\'.
+
+// ManifestEntry is one line of a manifest.
+type ManifestEntry struct {
+	Kind  string // "st1", "ct1", "sha256", …
+	Value string // the hash, without the kind
+	Path  string
+	Line  int
+}
+
+// Kinds a manifest may hold, in the order stdiff prints them.
+var Kinds = []string{"st1", "ct1", "sha256", "autov1", "autov2", "autov3", "blake3", "crc32"}
+
+func knownKind(k string) bool {
+	for _, x := range Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// FormatLine formats one manifest line (with its newline).
+func FormatLine(kind, value, path string) string {
+	prefix := ""
+	if strings.ContainsAny(path, "\\\n") {
+		prefix = "\\"
+		path = strings.NewReplacer("\\", "\\\\", "\n", "\\n").Replace(path)
+	}
+	return fmt.Sprintf("%s%s:%s  %s\n", prefix, kind, value, path)
+}
+
+// ParseManifest reads a manifest. Errors name the line.
+func ParseManifest(r io.Reader) ([]ManifestEntry, error) {
+	var out []ManifestEntry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		escaped := strings.HasPrefix(line, "\\")
+		if escaped {
+			line = line[1:]
+		}
+		id, path, ok := strings.Cut(line, "  ")
+		kind, value, ok2 := strings.Cut(id, ":")
+		if !ok || !ok2 || path == "" || !knownKind(kind) || value == "" {
+			return nil, fmt.Errorf("line %d: expected `<kind>:<hash>  <path>` with kind one of %s", n, strings.Join(Kinds, ", "))
+		}
+		if escaped {
+			var err error
+			if path, err = unescapePath(path); err != nil {
+				return nil, fmt.Errorf("line %d: %v", n, err)
+			}
+		}
+		out = append(out, ManifestEntry{Kind: kind, Value: strings.ToLower(value), Path: path, Line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func unescapePath(p string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] != '\\' {
+			b.WriteByte(p[i])
+			continue
+		}
+		i++
+		switch {
+		case i < len(p) && p[i] == '\\':
+			b.WriteByte('\\')
+		case i < len(p) && p[i] == 'n':
+			b.WriteByte('\n')
+		default:
+			return "", fmt.Errorf("bad escape in path %q", p)
+		}
+	}
+	return b.String(), nil
+}
