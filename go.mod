@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+	github.com/sergi/go-diff v1.4.0 // indirect
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -289,23 +289,17 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 // lastOfEachName maps each entry to the index of the last entry with the same name (itself when its name
 // is unique). The table holds hashes and indices only, so a 50,000-tensor header costs no map of strings.
 func lastOfEachName(ts []Tensor) []int {
+	x := &NameIndex{ts: ts}
 	size := 1
 	for size < 2*len(ts) {
 		size <<= 1
 	}
-	slots := make([]int32, size)   // newest entry index + 1 of each name; 0 is empty
+	x.slots, x.seed = make([]uint64, size), maphash.MakeSeed()
 	prev := make([]int32, len(ts)) // previous entry of the same name + 1; 0 is none
-	seed := maphash.MakeSeed()
 	for i := range ts {
-		h := maphash.String(seed, ts[i].Name)
-		for k := h & uint64(size-1); ; k = (k + 1) & uint64(size-1) {
-			j := int(slots[k]) - 1
-			if j < 0 || ts[j].Name == ts[i].Name {
-				prev[i] = slots[k]
-				slots[k] = int32(i + 1)
-				break
-			}
-		}
+		k, tag := x.slot(ts[i].Name)
+		prev[i] = int32(uint32(x.slots[k]))
+		x.slots[k] = tag | uint64(i+1)
 	}
 	last := make([]int, len(ts))
 	for i := range last {

@@ -117,6 +117,13 @@ func retrainedModel() stfile.File {
 	return f
 }
 
+// hostileModel has names and values that would move the cursor or reorder text if printed raw.
+func hostileModel() stfile.File {
+	return stfile.File{Seed: 3,
+		Metadata: []stfile.KV{{Key: "title\u202e", Value: "line1\nline2\x1b[2J"}},
+		Tensors:  []stfile.Tensor{{Name: "evil\x1b[31mred\n.weight", DType: "F16", Shape: []uint64{2}}}}
+}
+
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
 	base := baseModel().Build()
@@ -126,6 +133,7 @@ func fixtures() map[string][]byte {
 		"reordered.safetensors":  reorderedModel().Build(),
 		"retitled.safetensors":   retitledModel().Build(),
 		"retrained.safetensors":  retrainedModel().Build(),
+		"hostile.safetensors":    hostileModel().Build(),
 		"nul-padded.safetensors": baseModel().NulPadded(),
 		"truncated.safetensors":  base[:len(base)-100],
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +

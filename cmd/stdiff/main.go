@@ -36,6 +36,7 @@ type globals struct {
 
 type cli struct {
 	globals
+	Diff    diffCmd    `cmd:"" default:"withargs" help:"Compare two models (the default command: stdiff A B)."`
 	Hash    hashCmd    `cmd:"" help:"Print structure IDs (and content IDs, ecosystem hashes); verify a manifest."`
 	Inspect inspectCmd `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
 	Check   checkCmd   `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
@@ -45,10 +46,10 @@ type cli struct {
 type exitPanic int
 
 func main() {
-	// stdiff is short-lived and its large allocations (headers) live to the end: collect rarely, with a
-	// soft limit that keeps long runs (dupes over big folders) bounded.
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(1 << 30)
+	// stdiff is short-lived and what it allocates (headers) lives to the end: it does not collect
+	// garbage until the heap nears a soft limit. Commands that read many files turn collection back on.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(512 << 20)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon"
 )
@@ -93,42 +91,8 @@ func colorWanted(mode string) bool {
 	return isTerminal(os.Stdout)
 }
 
-// esc makes a string from a file safe to print: control characters, bidirectional overrides and invalid
-// UTF-8 are shown as escapes, so a hostile name cannot move the cursor or fake output.
-func esc(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || isBidi(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsControl(r) || isBidi(r) || r == utf8.RuneError:
-			q := strconv.QuoteRune(r)
-			if r == utf8.RuneError || !strings.HasPrefix(q, `'\`) {
-				q = fmt.Sprintf(`'\u%04x'`, r)
-			}
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-func isBidi(r rune) bool {
-	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
-}
+// esc escapes a string from a file for printing (see canon.Escape).
+func esc(s string) string { return canon.Escape(s) }
 
 // shorten returns s escaped and cut to about max characters, on one line, saying how much was cut.
 func shorten(s string, max int) string {

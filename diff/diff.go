@@ -1,0 +1,467 @@
+// Package diff compares two models. Compare computes a Report once; renderers turn it into text, JSON
+// or Markdown. Nothing here reads files: the caller brings the models (and, to compare bytes, the
+// per-tensor digests from package hash).
+package diff
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// Options choose what Compare looks at.
+type Options struct {
+	// IgnoreMetadata leaves metadata out; MetadataOnly leaves tensors out.
+	IgnoreMetadata, MetadataOnly bool
+	// IgnoreKeys are glob patterns (path.Match) of metadata keys to leave out.
+	IgnoreKeys []string
+	// IgnoreVolatile leaves out VolatileKeys: keys that change on every training run.
+	IgnoreVolatile bool
+	// Tensors, when set, are glob patterns (path.Match) that limit the comparison to matching tensor names.
+	Tensors []string
+}
+
+// VolatileKeys are metadata keys that differ between two runs of the same training, or are derived from
+// the weights (so the tensor diff already says what they say): left out by --ignore-volatile.
+var VolatileKeys = []string{
+	"ss_session_id", "ss_training_started_at", "ss_training_finished_at", "ss_sd_scripts_commit_hash",
+	"sshs_model_hash", "sshs_legacy_hash", "ss_new_sd_model_hash", "ss_new_vae_hash",
+	"modelspec.date", "modelspec.hash_sha256", "__spacer",
+}
+
+// Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
+// Model.Tensors order; with digests on both sides, Compare also compares tensor bytes.
+type Side struct {
+	Model   *canon.Model
+	Digests [][32]byte
+}
+
+// Tensor describes a tensor in a report.
+type Tensor struct {
+	Name  string   `json:"name"`
+	DType string   `json:"dtype"`
+	Shape []uint64 `json:"shape"`
+	Bytes uint64   `json:"bytes"`
+	// Digest is the BLAKE3 of the tensor's bytes in hex, when content was compared.
+	Digest string `json:"blake3,omitempty"`
+}
+
+// Change is a tensor present on both sides that differs.
+type Change struct {
+	Name string `json:"name"`
+	// Fields that differ: dtype, shape, bytes (the byte size) and data (the bytes themselves).
+	Fields []string `json:"fields"`
+	Old    Tensor   `json:"old"`
+	New    Tensor   `json:"new"`
+}
+
+// Rename is a tensor removed under one name and added under another.
+type Rename struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Confirmed is true when the bytes are equal (content compared); otherwise the rename is only likely:
+	// same dtype, shape and size.
+	Confirmed bool   `json:"confirmed"`
+	Tensor    Tensor `json:"tensor"`
+}
+
+// MetaEntry is a metadata key and its value.
+type MetaEntry struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// MetaChange is a metadata key whose value differs.
+type MetaChange struct {
+	Key string `json:"key"`
+	Old string `json:"old"`
+	New string `json:"new"`
+	// Kind says how the values are shown: "value" (short, old → new), "text" (a line diff), "json" (a line
+	// diff of both values formatted with sorted keys) or "large" (summarised by size and hash).
+	Kind string `json:"kind"`
+	// Lines is the line diff for kinds text and json.
+	Lines []Line `json:"lines,omitempty"`
+}
+
+// Report is the whole comparison, computed once and rendered many ways.
+type Report struct {
+	Schema    string `json:"schema"`
+	A         string `json:"a"`
+	B         string `json:"b"`
+	Identical bool   `json:"identical"`
+	// TensorsCompared and MetadataCompared say what was in scope; ContentCompared is true when tensor
+	// bytes were compared.
+	TensorsCompared  bool           `json:"tensors_compared"`
+	MetadataCompared bool           `json:"metadata_compared"`
+	ContentCompared  bool           `json:"content_compared"`
+	Tensors          TensorReport   `json:"tensors"`
+	Metadata         MetadataReport `json:"metadata"`
+	// Notes are differences that do not count: layout, order, padding, and what was left out.
+	Notes []string `json:"notes"`
+}
+
+// TensorReport holds the tensor differences, each list sorted by name.
+type TensorReport struct {
+	Added     []Tensor `json:"added"`
+	Removed   []Tensor `json:"removed"`
+	Changed   []Change `json:"changed"`
+	Renamed   []Rename `json:"renamed"`
+	Unchanged int      `json:"unchanged"`
+	// Groups fold changes that happened the same way to many tensors, for display.
+	Groups []Group `json:"groups"`
+}
+
+// MetadataReport holds the metadata differences, in key order.
+type MetadataReport struct {
+	Added     []MetaEntry  `json:"added"`
+	Removed   []MetaEntry  `json:"removed"`
+	Changed   []MetaChange `json:"changed"`
+	Unchanged int          `json:"unchanged"`
+}
+
+// Compare compares a with b.
+func Compare(a, b Side, opt Options) *Report {
+	r := &Report{Schema: "stdiff.diff/v1", A: a.Model.Name, B: b.Model.Name,
+		ContentCompared: a.Digests != nil && b.Digests != nil && !opt.MetadataOnly,
+		TensorsCompared: !opt.MetadataOnly, MetadataCompared: !opt.IgnoreMetadata}
+	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}
+	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
+	r.Notes = []string{}
+	var matched [][2]int
+	if !opt.MetadataOnly {
+		matched = compareTensors(r, a, b, opt)
+	} else {
+		r.Notes = append(r.Notes, "tensors not compared (--metadata-only)")
+	}
+	if !opt.IgnoreMetadata {
+		compareMetadata(r, a.Model, b.Model, opt)
+	} else {
+		r.Notes = append(r.Notes, "metadata not compared (--ignore-metadata)")
+	}
+	t, m := &r.Tensors, &r.Metadata
+	r.Identical = len(t.Added)+len(t.Removed)+len(t.Changed)+len(t.Renamed)+len(m.Added)+len(m.Removed)+len(m.Changed) == 0
+	if r.Identical && !opt.MetadataOnly {
+		layoutNotes(r, a.Model, b.Model, matched)
+	}
+	if !r.ContentCompared && !opt.MetadataOnly {
+		r.Notes = append(r.Notes, "tensor bytes not compared (use --content)")
+	}
+	return r
+}
+
+func matchAny(patterns []string, s string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(s Side, i int) Tensor {
+	t := &s.Model.Tensors[i]
+	shape := t.Shape
+	if shape == nil {
+		shape = []uint64{}
+	}
+	d := Tensor{Name: t.Name, DType: string(t.DType), Shape: shape, Bytes: t.Len()}
+	if s.Digests != nil {
+		d.Digest = hex.EncodeToString(s.Digests[i][:])
+	}
+	return d
+}
+
+func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
+	keep := func(name string) bool { return len(opt.Tensors) == 0 || matchAny(opt.Tensors, name) }
+	bt := b.Model.Tensors
+	// Versions of a model usually list their tensors in the same order: look names up by position
+	// first, and build a map only when that fails.
+	var inB *canon.NameIndex
+	find := func(i int, name string) (int, bool) {
+		if i < len(bt) && bt[i].Name == name {
+			return i, true
+		}
+		if inB == nil {
+			inB = canon.NewNameIndex(bt)
+		}
+		return inB.Find(name)
+	}
+	content := r.ContentCompared
+	var removedIdx, addedIdx []int
+	matched = make([][2]int, 0, len(a.Model.Tensors))
+	matchedB := make([]bool, len(bt))
+	for i := range a.Model.Tensors {
+		ta := &a.Model.Tensors[i]
+		if !keep(ta.Name) {
+			continue
+		}
+		j, ok := find(i, ta.Name)
+		if !ok {
+			removedIdx = append(removedIdx, i)
+			continue
+		}
+		matchedB[j] = true
+		matched = append(matched, [2]int{i, j})
+		tb := &bt[j]
+		var fields []string
+		if ta.DType != tb.DType {
+			fields = append(fields, "dtype")
+		}
+		if !equalShape(ta.Shape, tb.Shape) {
+			fields = append(fields, "shape")
+		}
+		if ta.Len() != tb.Len() {
+			fields = append(fields, "bytes")
+		}
+		if content && len(fields) == 0 && a.Digests[i] != b.Digests[j] {
+			fields = append(fields, "data")
+		}
+		if len(fields) == 0 {
+			r.Tensors.Unchanged++
+			continue
+		}
+		r.Tensors.Changed = append(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j)})
+	}
+	for j := range bt {
+		if !matchedB[j] && keep(bt[j].Name) {
+			addedIdx = append(addedIdx, j)
+		}
+	}
+	removedIdx, addedIdx = findRenames(r, a, b, removedIdx, addedIdx)
+	for _, i := range removedIdx {
+		r.Tensors.Removed = append(r.Tensors.Removed, describe(a, i))
+	}
+	for _, j := range addedIdx {
+		r.Tensors.Added = append(r.Tensors.Added, describe(b, j))
+	}
+	byName := func(x, y Tensor) int { return strings.Compare(x.Name, y.Name) }
+	slices.SortFunc(r.Tensors.Added, byName)
+	slices.SortFunc(r.Tensors.Removed, byName)
+	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(r.Tensors.Renamed, func(x, y Rename) int { return strings.Compare(x.From, y.From) })
+	r.Tensors.Groups = groupChanges(&r.Tensors)
+	return matched
+}
+
+func equalShape(x, y []uint64) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// findRenames pairs removed and added tensors of equal dtype, shape and size. With content compared,
+// only equal bytes pair (confirmed renames); without, tensors pair by name similarity (likely renames).
+// Candidates are first paired among names with the same numbers (layers.3.k_proj → layers.3.key_proj),
+// then among the rest, so that thousands of alike tensors cost no more than a sort. It returns the
+// indices left unpaired.
+func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
+	if len(removed) == 0 || len(added) == 0 {
+		return removed, added
+	}
+	content := r.ContentCompared
+	var buf []byte
+	var nums []int
+	key := func(s Side, i int, withNumbers bool) string {
+		t := &s.Model.Tensors[i]
+		buf = append(buf[:0], t.DType...)
+		for _, d := range t.Shape {
+			buf = strconv.AppendUint(append(buf, ' '), d, 10)
+		}
+		buf = strconv.AppendUint(append(buf, '/'), t.Len(), 10)
+		if content {
+			buf = append(buf, s.Digests[i][:]...)
+		}
+		if withNumbers {
+			nums = numbers(nums[:0], t.Name)
+			for _, n := range nums {
+				buf = strconv.AppendInt(append(buf, '#'), int64(n), 10)
+			}
+		}
+		return string(buf)
+	}
+	usedA, usedB := make([]bool, len(a.Model.Tensors)), make([]bool, len(b.Model.Tensors))
+	for _, withNumbers := range []bool{true, false} {
+		bucketA, bucketB := make(map[string][]int, len(removed)), make(map[string][]int, len(added))
+		var keys []string
+		for _, i := range removed {
+			if !usedA[i] {
+				k := key(a, i, withNumbers)
+				bucketA[k] = append(bucketA[k], i)
+			}
+		}
+		for _, j := range added {
+			if !usedB[j] {
+				k := key(b, j, withNumbers)
+				if len(bucketA[k]) > 0 && len(bucketB[k]) == 0 {
+					keys = append(keys, k)
+				}
+				bucketB[k] = append(bucketB[k], j)
+			}
+		}
+		for _, k := range keys {
+			for _, p := range pairNames(a, b, bucketA[k], bucketB[k]) {
+				usedA[p[0]], usedB[p[1]] = true, true
+				r.Tensors.Renamed = append(r.Tensors.Renamed, Rename{From: a.Model.Tensors[p[0]].Name,
+					To: b.Model.Tensors[p[1]].Name, Confirmed: content, Tensor: describe(b, p[1])})
+			}
+		}
+	}
+	var leftRemoved, leftAdded []int
+	for _, i := range removed {
+		if !usedA[i] {
+			leftRemoved = append(leftRemoved, i)
+		}
+	}
+	for _, j := range added {
+		if !usedB[j] {
+			leftAdded = append(leftAdded, j)
+		}
+	}
+	return leftRemoved, leftAdded
+}
+
+// numbers appends the numbers template finds in a name.
+func numbers(dst []int, name string) []int {
+	var tmp [64]byte
+	_, dst = appendTemplate(tmp[:0], dst, name)
+	return dst
+}
+
+// pairNames pairs two lists of candidates, most similar names first. Past 4,096 possible pairs it pairs
+// them in name order instead, which keeps the work linear.
+func pairNames(a, b Side, xs, ys []int) [][2]int {
+	var out [][2]int
+	if len(xs)*len(ys) > 4096 {
+		xs, ys = append([]int(nil), xs...), append([]int(nil), ys...)
+		sort.Slice(xs, func(p, q int) bool { return a.Model.Tensors[xs[p]].Name < a.Model.Tensors[xs[q]].Name })
+		sort.Slice(ys, func(p, q int) bool { return b.Model.Tensors[ys[p]].Name < b.Model.Tensors[ys[q]].Name })
+		for k := 0; k < min(len(xs), len(ys)); k++ {
+			out = append(out, [2]int{xs[k], ys[k]})
+		}
+		return out
+	}
+	type pair struct{ i, j, score int }
+	var pairs []pair
+	for _, i := range xs {
+		for _, j := range ys {
+			pairs = append(pairs, pair{i, j, similarity(a.Model.Tensors[i].Name, b.Model.Tensors[j].Name)})
+		}
+	}
+	sort.SliceStable(pairs, func(p, q int) bool { return pairs[p].score > pairs[q].score })
+	usedX, usedY := map[int]bool{}, map[int]bool{}
+	for _, p := range pairs {
+		if !usedX[p.i] && !usedY[p.j] {
+			usedX[p.i], usedY[p.j] = true, true
+			out = append(out, [2]int{p.i, p.j})
+		}
+	}
+	return out
+}
+
+// similarity scores how alike two names are: the length of their common prefix and suffix.
+func similarity(x, y string) int {
+	p := 0
+	for p < len(x) && p < len(y) && x[p] == y[p] {
+		p++
+	}
+	s := 0
+	for s < len(x)-p && s < len(y)-p && x[len(x)-1-s] == y[len(y)-1-s] {
+		s++
+	}
+	return p + s
+}
+
+func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
+	skip := func(key string) bool {
+		return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(VolatileKeys, key))
+	}
+	inB := make(map[string]string, len(b.Metadata))
+	for _, e := range b.Metadata {
+		inB[e.Key] = e.Value
+	}
+	inA := make(map[string]bool, len(a.Metadata))
+	ignored, reformatted := 0, 0
+	for _, e := range a.Metadata {
+		inA[e.Key] = true
+		if skip(e.Key) {
+			ignored++
+			continue
+		}
+		nv, ok := inB[e.Key]
+		switch {
+		case !ok:
+			r.Metadata.Removed = append(r.Metadata.Removed, MetaEntry{e.Key, e.Value})
+		case nv != e.Value && sameJSON(e.Value, nv):
+			r.Metadata.Unchanged++
+			reformatted++
+		case nv != e.Value:
+			r.Metadata.Changed = append(r.Metadata.Changed, changeOf(e.Key, e.Value, nv))
+		default:
+			r.Metadata.Unchanged++
+		}
+	}
+	for _, e := range b.Metadata {
+		if skip(e.Key) {
+			if !inA[e.Key] {
+				ignored++
+			}
+			continue
+		}
+		if !inA[e.Key] {
+			r.Metadata.Added = append(r.Metadata.Added, MetaEntry{e.Key, e.Value})
+		}
+	}
+	sort.Slice(r.Metadata.Added, func(x, y int) bool { return r.Metadata.Added[x].Key < r.Metadata.Added[y].Key })
+	sort.Slice(r.Metadata.Removed, func(x, y int) bool { return r.Metadata.Removed[x].Key < r.Metadata.Removed[y].Key })
+	sort.Slice(r.Metadata.Changed, func(x, y int) bool { return r.Metadata.Changed[x].Key < r.Metadata.Changed[y].Key })
+	if reformatted > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d metadata values differ only in JSON formatting or key order", reformatted))
+	}
+	if ignored > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d metadata keys ignored (--ignore-key/--ignore-volatile)", ignored))
+	}
+}
+
+// layoutNotes says how two models with equal tensors and metadata still differ on disk. matched pairs
+// the tensors' indices on both sides.
+func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
+	if a.HeaderLen != b.HeaderLen {
+		r.Notes = append(r.Notes, fmt.Sprintf("header length differs (%d → %d bytes): formatting, padding or key order", a.HeaderLen, b.HeaderLen))
+	}
+	reordered, moved := false, false
+	for _, p := range matched {
+		reordered = reordered || p[0] != p[1]
+		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
+	}
+	if reordered {
+		r.Notes = append(r.Notes, "tensors are listed in a different order in the header")
+	}
+	if moved {
+		r.Notes = append(r.Notes, "tensor data is laid out differently (other offsets)")
+	}
+	if metaOrder(a) != metaOrder(b) {
+		r.Notes = append(r.Notes, "metadata keys are in a different order")
+	}
+}
+
+func metaOrder(m *canon.Model) string {
+	var b bytes.Buffer
+	for _, e := range m.Metadata {
+		b.WriteString(e.Key)
+		b.WriteByte(0)
+	}
+	return b.String()
+}

@@ -1,0 +1,360 @@
+package diff
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func side(t *testing.T, name string, b []byte, content bool) Side {
+	t.Helper()
+	src := &canon.BytesSource{B: b, SrcName: name}
+	m, err := canon.Read(src)
+	if err != nil || !m.Valid() {
+		t.Fatalf("%s: %v %v", name, err, m.RefErr)
+	}
+	s := Side{Model: m}
+	if content {
+		if s.Digests, err = hash.TensorDigests(context.Background(), src, m, hash.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func fixture(t *testing.T, name string, content bool) Side {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return side(t, name, b, content)
+}
+
+// TestGolden renders the fixtures' diff every way; the golden files are reviewed by eye.
+func TestGolden(t *testing.T) {
+	for _, content := range []bool{false, true} {
+		a, b := fixture(t, "base.safetensors", content), fixture(t, "changed.safetensors", content)
+		r := Compare(a, b, Options{})
+		suffix := ""
+		if content {
+			suffix = "-content"
+		}
+		var text, all, md, js bytes.Buffer
+		Text(&text, r, TextOptions{})
+		Text(&all, r, TextOptions{All: true})
+		Markdown(&md, r)
+		enc := json.NewEncoder(&js)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "base-changed"+suffix+".txt", text.Bytes())
+		golden(t, "base-changed"+suffix+"-all.txt", all.Bytes())
+		golden(t, "base-changed"+suffix+".md", md.Bytes())
+		golden(t, "base-changed"+suffix+".json", js.Bytes())
+	}
+	var text bytes.Buffer
+	Text(&text, Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{}), TextOptions{})
+	golden(t, "base-reordered-content.txt", text.Bytes())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./diff -update and review the files)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; got:\n%s", name, got)
+	}
+}
+
+func TestIdenticalAndMirror(t *testing.T) {
+	for _, content := range []bool{false, true} {
+		a, b := fixture(t, "base.safetensors", content), fixture(t, "changed.safetensors", content)
+		if r := Compare(a, a, Options{}); !r.Identical || r.Tensors.Unchanged != len(a.Model.Tensors) {
+			t.Errorf("diff(a, a) is not identical: %+v", r)
+		}
+		ab, ba := Compare(a, b, Options{}), Compare(b, a, Options{})
+		if ab.Identical || ba.Identical {
+			t.Fatal("different models reported identical")
+		}
+		names := func(ts []Tensor) []string {
+			var out []string
+			for _, x := range ts {
+				out = append(out, x.Name)
+			}
+			return out
+		}
+		if !reflect.DeepEqual(names(ab.Tensors.Added), names(ba.Tensors.Removed)) || !reflect.DeepEqual(names(ab.Tensors.Removed), names(ba.Tensors.Added)) {
+			t.Error("added and removed do not mirror")
+		}
+		if len(ab.Tensors.Changed) != len(ba.Tensors.Changed) {
+			t.Fatal("changed counts differ")
+		}
+		for i := range ab.Tensors.Changed {
+			x, y := ab.Tensors.Changed[i], ba.Tensors.Changed[i]
+			if x.Name != y.Name || !reflect.DeepEqual(x.Fields, y.Fields) || !reflect.DeepEqual(x.Old, y.New) || !reflect.DeepEqual(x.New, y.Old) {
+				t.Errorf("change of %s does not mirror: %+v vs %+v", x.Name, x, y)
+			}
+		}
+		for i := range ab.Tensors.Renamed {
+			if ab.Tensors.Renamed[i].From != ba.Tensors.Renamed[i].To || ab.Tensors.Renamed[i].To != ba.Tensors.Renamed[i].From {
+				t.Error("renames do not mirror")
+			}
+		}
+		mk := func(es []MetaEntry) []string {
+			var out []string
+			for _, e := range es {
+				out = append(out, e.Key)
+			}
+			return out
+		}
+		if !reflect.DeepEqual(mk(ab.Metadata.Added), mk(ba.Metadata.Removed)) || len(ab.Metadata.Changed) != len(ba.Metadata.Changed) {
+			t.Error("metadata does not mirror")
+		}
+		for i := range ab.Metadata.Changed {
+			if ab.Metadata.Changed[i].Old != ba.Metadata.Changed[i].New {
+				t.Error("metadata change does not mirror")
+			}
+		}
+	}
+}
+
+// TestMutations applies random known changes to generated models and checks that the report lists
+// exactly those changes and nothing else.
+func TestMutations(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	dtypes := []string{"F32", "F16", "BF16", "I8", "U8", "F64"}
+	for round := 0; round < 200; round++ {
+		var base stfile.File
+		base.Seed = int64(round)
+		n := 3 + rng.Intn(12)
+		for i := 0; i < n; i++ {
+			base.Tensors = append(base.Tensors, stfile.Tensor{Name: fmt.Sprintf("blk.%d.w%d", i, rng.Intn(1000)),
+				DType: dtypes[rng.Intn(len(dtypes))], Shape: []uint64{uint64(1 + rng.Intn(4)), uint64(1 + i)}})
+		}
+		for i := 0; i < 1+rng.Intn(4); i++ {
+			base.Metadata = append(base.Metadata, stfile.KV{Key: fmt.Sprintf("k%d", i), Value: fmt.Sprint(rng.Int())})
+		}
+		for i := range base.Tensors {
+			base.Tensors[i].Data = stfile.Fill(base.Seed, base.Tensors[i].Name, stfile.ByteLen(base.Tensors[i].DType, base.Tensors[i].Shape))
+		}
+		next := base
+		next.Tensors = append([]stfile.Tensor(nil), base.Tensors...)
+		next.Metadata = append([]stfile.KV(nil), base.Metadata...)
+		want := map[string][]string{}
+		touched := map[int]bool{}
+		pick := func() (int, bool) {
+			for tries := 0; tries < 10; tries++ {
+				if i := rng.Intn(len(next.Tensors)); !touched[i] {
+					touched[i] = true
+					return i, true
+				}
+			}
+			return 0, false
+		}
+		for k := 0; k < 1+rng.Intn(4); k++ {
+			i, ok := pick()
+			if !ok {
+				break
+			}
+			tn := &next.Tensors[i]
+			switch rng.Intn(5) {
+			case 0: // dtype
+				old := tn.DType
+				for tn.DType == old || stfile.ByteLen(tn.DType, tn.Shape) == stfile.ByteLen(old, tn.Shape) {
+					tn.DType = dtypes[rng.Intn(len(dtypes))]
+				}
+				tn.Data = nil
+				want["changed"] = append(want["changed"], tn.Name+":dtype,bytes")
+			case 1: // shape
+				tn.Shape = []uint64{tn.Shape[0] + 7, tn.Shape[1]}
+				tn.Data = nil
+				want["changed"] = append(want["changed"], tn.Name+":shape,bytes")
+			case 2: // flipped byte
+				if len(tn.Data) == 0 {
+					continue
+				}
+				tn.Data = append([]byte(nil), tn.Data...)
+				tn.Data[rng.Intn(len(tn.Data))] ^= 0x10
+				want["changed"] = append(want["changed"], tn.Name+":data")
+			case 3: // rename, same bytes
+				old := tn.Name
+				tn.Name = "renamed." + old
+				want["renamed"] = append(want["renamed"], old+">"+tn.Name)
+			case 4: // removed
+				want["removed"] = append(want["removed"], tn.Name)
+				tn.Name = "" // dropped below
+			}
+		}
+		if rng.Intn(2) == 0 {
+			extra := stfile.Tensor{Name: fmt.Sprintf("added.%d", round), DType: "F32", Shape: []uint64{99, 3}}
+			next.Tensors = append(next.Tensors, extra)
+			want["added"] = append(want["added"], extra.Name)
+		}
+		kept := next.Tensors[:0]
+		for _, tn := range next.Tensors {
+			if tn.Name != "" {
+				kept = append(kept, tn)
+			}
+		}
+		next.Tensors = kept
+		switch rng.Intn(4) {
+		case 0:
+			next.Metadata[0].Value += "!"
+			want["meta-changed"] = append(want["meta-changed"], next.Metadata[0].Key)
+		case 1:
+			next.Metadata = append(next.Metadata, stfile.KV{Key: "new", Value: "v"})
+			want["meta-added"] = append(want["meta-added"], "new")
+		case 2:
+			want["meta-removed"] = append(want["meta-removed"], next.Metadata[len(next.Metadata)-1].Key)
+			next.Metadata = next.Metadata[:len(next.Metadata)-1]
+		}
+		rng.Shuffle(len(next.Tensors), func(i, j int) { next.Tensors[i], next.Tensors[j] = next.Tensors[j], next.Tensors[i] })
+
+		r := Compare(side(t, "a", base.Build(), true), side(t, "b", next.Build(), true), Options{})
+		got := map[string][]string{}
+		for _, x := range r.Tensors.Added {
+			got["added"] = append(got["added"], x.Name)
+		}
+		for _, x := range r.Tensors.Removed {
+			got["removed"] = append(got["removed"], x.Name)
+		}
+		for _, c := range r.Tensors.Changed {
+			got["changed"] = append(got["changed"], c.Name+":"+strings.Join(c.Fields, ","))
+		}
+		for _, rn := range r.Tensors.Renamed {
+			got["renamed"] = append(got["renamed"], rn.From+">"+rn.To)
+			if !rn.Confirmed {
+				t.Errorf("round %d: rename with content compared is not confirmed", round)
+			}
+		}
+		for _, e := range r.Metadata.Added {
+			got["meta-added"] = append(got["meta-added"], e.Key)
+		}
+		for _, e := range r.Metadata.Removed {
+			got["meta-removed"] = append(got["meta-removed"], e.Key)
+		}
+		for _, c := range r.Metadata.Changed {
+			got["meta-changed"] = append(got["meta-changed"], c.Key)
+		}
+		for _, v := range want {
+			sort.Strings(v)
+		}
+		for _, v := range got {
+			sort.Strings(v)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d:\n got  %v\n want %v", round, got, want)
+		}
+		if r.Identical != (len(want) == 0) {
+			t.Fatalf("round %d: identical = %v with changes %v", round, r.Identical, want)
+		}
+	}
+}
+
+func TestFiltersAndVolatile(t *testing.T) {
+	a, b := fixture(t, "base.safetensors", false), fixture(t, "changed.safetensors", false)
+	r := Compare(a, b, Options{IgnoreVolatile: true})
+	for _, c := range r.Metadata.Changed {
+		if c.Key == "ss_session_id" || c.Key == "ss_training_started_at" {
+			t.Errorf("volatile key %s compared", c.Key)
+		}
+	}
+	r = Compare(a, b, Options{MetadataOnly: true, IgnoreKeys: []string{"ss_*"}})
+	if len(r.Tensors.Changed)+len(r.Tensors.Added) != 0 || len(r.Metadata.Changed) != 0 || len(r.Metadata.Removed) != 1 {
+		t.Errorf("metadata-only with ss_* ignored: %+v", r.Metadata)
+	}
+	r = Compare(a, b, Options{Tensors: []string{"layers.2.*"}, IgnoreMetadata: true})
+	if len(r.Tensors.Changed) != 2 || r.Tensors.Unchanged != 1 || len(r.Tensors.Added)+len(r.Tensors.Removed) != 0 {
+		t.Errorf("tensor filter layers.2.*: %+v", r.Tensors)
+	}
+	r = Compare(a, fixture(t, "retitled.safetensors", false), Options{IgnoreKeys: []string{"modelspec.title"}})
+	if !r.Identical {
+		t.Error("ignoring the only changed key still reports a difference")
+	}
+}
+
+func TestTemplateAndRanges(t *testing.T) {
+	for name, want := range map[string]string{
+		"layers.12.mlp.weight":                         "layers.{}.mlp.weight",
+		"lora_unet_down_blocks_0_attentions_1_proj_in": "lora_unet_down_blocks_{}_attentions_{}_proj_in",
+		"conv1d.weight":                                "conv1d.weight",
+		"7":                                            "{}",
+	} {
+		if got, _ := template(name); got != want {
+			t.Errorf("template(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := ranges([]int{0, 1, 2, 3, 5, 7, 8, 10, 11, 12}); got != "0..3,5,7,8,10..12" {
+		t.Errorf("ranges: %s", got)
+	}
+}
+
+func TestLineDiffFolds(t *testing.T) {
+	var a, b []string
+	for i := 0; i < 50; i++ {
+		a = append(a, fmt.Sprintf("line %d", i))
+	}
+	b = append([]string(nil), a...)
+	b[25] = "changed"
+	c := changeOf("k", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	if c.Kind != "text" {
+		t.Fatalf("kind %s", c.Kind)
+	}
+	f := Fold(c.Lines, 2)
+	var ops []string
+	for _, l := range f {
+		ops = append(ops, l.Op)
+	}
+	if got := strings.Join(ops, ""); got != "…  -+  …" {
+		t.Errorf("folded ops %q: %+v", got, f)
+	}
+	if f[0].Text != "23 unchanged lines" || f[len(f)-1].Text != "22 unchanged lines" {
+		t.Errorf("fold counts: %q %q", f[0].Text, f[len(f)-1].Text)
+	}
+	big := strings.Repeat("A", largeValue+1)
+	if c := changeOf("img", big, big+"B"); c.Kind != "large" || c.Lines != nil {
+		t.Errorf("large value not summarised: %s", c.Kind)
+	}
+	if c := changeOf("j", `{"b":1,"a":[2,3]}`, `{"a":[2,4],"b":1}`); c.Kind != "json" {
+		t.Errorf("json change: %+v", c)
+	} else {
+		var changed []string
+		for _, l := range c.Lines {
+			if l.Op != " " {
+				changed = append(changed, l.Op+strings.TrimSpace(l.Text))
+			}
+		}
+		if strings.Join(changed, " ") != "-3 +4" {
+			t.Errorf("json line diff: %+v", c.Lines)
+		}
+	}
+	if !sameJSON(`{"b":1,"a":2}`, `{ "a": 2, "b": 1 }`) || sameJSON(`{"a":1}`, `{"a":2}`) {
+		t.Error("sameJSON")
+	}
+}

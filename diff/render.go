@@ -1,0 +1,356 @@
+package diff
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// TextOptions tune the text rendering.
+type TextOptions struct {
+	// Color uses ANSI colours: red for old, green for new.
+	Color bool
+	// All lists every tensor instead of folding groups.
+	All bool
+	// Context is the number of unchanged lines kept around each change in a value diff (default 2).
+	Context int
+}
+
+const (
+	red    = "\x1b[31m"
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	cyan   = "\x1b[36m"
+	bold   = "\x1b[1m"
+	dim    = "\x1b[2m"
+	reset  = "\x1b[0m"
+)
+
+type textWriter struct {
+	w   io.Writer
+	opt TextOptions
+}
+
+func (t *textWriter) paint(code, s string) string {
+	if !t.opt.Color {
+		return s
+	}
+	return code + s + reset
+}
+
+func (t *textWriter) printf(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
+
+// Text renders a report for a terminal: each change with its path, a marker (- removed, + added,
+// ~ changed, → renamed) and old and new values, value diffs folded, a summary line last.
+func Text(w io.Writer, r *Report, opt TextOptions) {
+	if opt.Context <= 0 {
+		opt.Context = 2
+	}
+	t := &textWriter{w, opt}
+	t.printf("%s\n%s\n", t.paint(red, "--- "+canon.Escape(r.A)), t.paint(green, "+++ "+canon.Escape(r.B)))
+	tr := &r.Tensors
+	if len(tr.Groups) > 0 {
+		t.printf("\n%s\n", t.paint(bold, "tensors"))
+		rows := t.tensorRows(r)
+		width := 0
+		for _, row := range rows {
+			width = max(width, min(len(row[1]), 64))
+		}
+		for _, row := range rows {
+			t.printf("  %s %-*s  %s\n", row[0], width, row[1], row[2])
+		}
+	}
+	m := &r.Metadata
+	if len(m.Added)+len(m.Removed)+len(m.Changed) > 0 {
+		t.printf("\n%s\n", t.paint(bold, "metadata"))
+		width := 0
+		for _, k := range metaKeys(m) {
+			width = max(width, min(len(k), 40))
+		}
+		for _, e := range m.Removed {
+			t.printf("  %s %-*s  %s\n", t.paint(red, "-"), width, canon.Escape(e.Key), t.paint(red, shortValueText(e.Value)))
+		}
+		for _, e := range m.Added {
+			t.printf("  %s %-*s  %s\n", t.paint(green, "+"), width, canon.Escape(e.Key), t.paint(green, shortValueText(e.Value)))
+		}
+		for _, c := range m.Changed {
+			t.metaChange(c, width)
+		}
+	}
+	if len(r.Notes) > 0 {
+		t.printf("\n%s\n", t.paint(dim, "notes"))
+		for _, n := range r.Notes {
+			t.printf("  %s\n", t.paint(dim, n))
+		}
+	}
+	t.printf("\n%s\n", Summary(r))
+}
+
+// tensorRows renders the tensor changes as (marker, name, what) rows: groups, or every tensor with All.
+func (t *textWriter) tensorRows(r *Report) [][3]string {
+	var rows [][3]string
+	marker := map[string]string{"removed": t.paint(red, "-"), "added": t.paint(green, "+"), "changed": t.paint(yellow, "~"), "renamed": t.paint(cyan, "→")}
+	renames := map[string]string{}
+	if t.opt.All {
+		for _, rn := range r.Tensors.Renamed {
+			renames[rn.From] = rn.To
+		}
+	}
+	for _, g := range r.Tensors.Groups {
+		what := ""
+		switch g.Kind {
+		case "removed":
+			what = t.paint(red, g.Tensor)
+		case "added":
+			what = t.paint(green, g.Tensor)
+		case "renamed":
+			how := "likely: same dtype, shape and size (--content confirms)"
+			if g.Confirmed {
+				how = "same bytes"
+			}
+			what = g.Tensor + ", " + t.paint(dim, how)
+		default:
+			what = t.changeText(g.Changes)
+		}
+		if !t.opt.All {
+			name := canon.Escape(g.Pattern)
+			if g.Kind == "renamed" {
+				name += " → " + canon.Escape(g.To)
+			}
+			if g.Count > 1 {
+				what += t.paint(dim, fmt.Sprintf("  (%d tensors)", g.Count))
+			}
+			rows = append(rows, [3]string{marker[g.Kind], name, what})
+			continue
+		}
+		for _, name := range g.Names {
+			shown := canon.Escape(name)
+			if g.Kind == "renamed" {
+				shown += " → " + canon.Escape(renames[name])
+			}
+			rows = append(rows, [3]string{marker[g.Kind], shown, what})
+		}
+	}
+	return rows
+}
+
+func (t *textWriter) changeText(fcs []FieldChange) string {
+	parts := make([]string, 0, len(fcs))
+	for _, fc := range fcs {
+		switch {
+		case fc.Field == "data" && fc.Old == "":
+			parts = append(parts, "data: bytes differ")
+		case fc.Field == "data":
+			parts = append(parts, fmt.Sprintf("data: %s → %s", t.paint(red, "blake3 "+fc.Old[:12]+"…"), t.paint(green, fc.New[:12]+"…")))
+		case fc.Field == "bytes":
+			o, _ := strconv.ParseUint(fc.Old, 10, 64)
+			n, _ := strconv.ParseUint(fc.New, 10, 64)
+			parts = append(parts, fmt.Sprintf("size %s → %s", t.paint(red, sizeText(o)), t.paint(green, sizeText(n))))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.paint(red, fc.Old), t.paint(green, fc.New)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (t *textWriter) metaChange(c MetaChange, width int) {
+	key := canon.Escape(c.Key)
+	mark := t.paint(yellow, "~")
+	switch c.Kind {
+	case "value":
+		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.paint(red, shortValueText(c.Old)), t.paint(green, shortValueText(c.New)))
+	case "large":
+		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.paint(red, ValueSummary(c.Old)), t.paint(green, ValueSummary(c.New)))
+	default:
+		t.printf("  %s %-*s  %s\n", mark, width, key, t.paint(dim, c.Kind+" diff"))
+		for _, l := range Fold(c.Lines, t.opt.Context) {
+			text := canon.Escape(l.Text)
+			switch l.Op {
+			case "-":
+				t.printf("      %s\n", t.paint(red, "- "+text))
+			case "+":
+				t.printf("      %s\n", t.paint(green, "+ "+text))
+			case "…":
+				t.printf("      %s\n", t.paint(dim, "… "+text))
+			default:
+				t.printf("        %s\n", text)
+			}
+		}
+	}
+}
+
+func metaKeys(m *MetadataReport) []string {
+	var keys []string
+	for _, e := range m.Added {
+		keys = append(keys, e.Key)
+	}
+	for _, e := range m.Removed {
+		keys = append(keys, e.Key)
+	}
+	for _, c := range m.Changed {
+		keys = append(keys, c.Key)
+	}
+	return keys
+}
+
+// shortValueText shows a metadata value on one line: escaped, and cut when long.
+func shortValueText(v string) string {
+	if len(v) > largeValue {
+		return ValueSummary(v)
+	}
+	one := strings.Join(strings.Fields(v), " ")
+	r := []rune(one)
+	if len(r) > shortValue {
+		return canon.Escape(string(r[:shortValue])) + fmt.Sprintf("… (%d bytes)", len(v))
+	}
+	if one != v {
+		return canon.Escape(strconv.Quote(v))
+	}
+	return canon.Escape(v)
+}
+
+func sizeText(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Summary is the report's last line: counts per kind, or that the models are identical.
+func Summary(r *Report) string {
+	t, m := &r.Tensors, &r.Metadata
+	if r.Identical {
+		what := "identical"
+		if !r.ContentCompared {
+			what = "identical structure and metadata"
+		}
+		var scope []string
+		if r.TensorsCompared {
+			scope = append(scope, fmt.Sprintf("%d tensors", t.Unchanged))
+		}
+		if r.MetadataCompared {
+			scope = append(scope, fmt.Sprintf("%d metadata keys", m.Unchanged))
+		}
+		return fmt.Sprintf("%s (%s compared)", what, strings.Join(scope, ", "))
+	}
+	count := func(parts ...any) string {
+		var out []string
+		for i := 0; i < len(parts); i += 2 {
+			if n := parts[i].(int); n > 0 {
+				out = append(out, fmt.Sprintf("%d %s", n, parts[i+1]))
+			}
+		}
+		if len(out) == 0 {
+			return "no change"
+		}
+		return strings.Join(out, ", ")
+	}
+	var parts []string
+	if r.TensorsCompared {
+		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), "changed", len(t.Renamed), "renamed", t.Unchanged, "unchanged"))
+	}
+	if r.MetadataCompared {
+		parts = append(parts, "metadata: "+count(len(m.Removed), "removed", len(m.Added), "added", len(m.Changed), "changed", m.Unchanged, "unchanged"))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Markdown renders a report for a pull request comment.
+func Markdown(w io.Writer, r *Report) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("### stdiff: %s → %s\n\n", mdCode(r.A), mdCode(r.B))
+	p("**%s**\n", mdText(Summary(r)))
+	if len(r.Tensors.Groups) > 0 {
+		p("\n| | tensors | change |\n|---|---|---|\n")
+		for _, g := range r.Tensors.Groups {
+			what, name := g.Tensor, mdCode(g.Pattern)
+			switch g.Kind {
+			case "changed":
+				tw := &textWriter{opt: TextOptions{}}
+				what = tw.changeText(g.Changes)
+			case "renamed":
+				name += " → " + mdCode(g.To)
+				what = "likely rename (same dtype, shape, size)"
+				if g.Confirmed {
+					what = "renamed (same bytes)"
+				}
+			}
+			if g.Count > 1 {
+				what += fmt.Sprintf(" (%d tensors)", g.Count)
+			}
+			p("| %s | %s | %s |\n", map[string]string{"removed": "−", "added": "+", "changed": "~", "renamed": "→"}[g.Kind], name, mdText(what))
+		}
+	}
+	m := &r.Metadata
+	if len(m.Added)+len(m.Removed)+len(m.Changed) > 0 {
+		p("\n| | metadata | value |\n|---|---|---|\n")
+		for _, e := range m.Removed {
+			p("| − | %s | %s |\n", mdCode(e.Key), mdText(shortValueText(e.Value)))
+		}
+		for _, e := range m.Added {
+			p("| + | %s | %s |\n", mdCode(e.Key), mdText(shortValueText(e.Value)))
+		}
+		var long []MetaChange
+		for _, c := range m.Changed {
+			switch c.Kind {
+			case "value":
+				p("| ~ | %s | %s → %s |\n", mdCode(c.Key), mdText(shortValueText(c.Old)), mdText(shortValueText(c.New)))
+			case "large":
+				p("| ~ | %s | %s → %s |\n", mdCode(c.Key), mdText(ValueSummary(c.Old)), mdText(ValueSummary(c.New)))
+			default:
+				p("| ~ | %s | %s diff below |\n", mdCode(c.Key), c.Kind)
+				long = append(long, c)
+			}
+		}
+		for _, c := range long {
+			p("\n<details><summary><code>%s</code></summary>\n\n```diff\n", htmlEscape(canon.Escape(c.Key)))
+			for _, l := range Fold(c.Lines, 2) {
+				op := l.Op
+				if op == "…" {
+					op = "@@"
+				}
+				p("%s %s\n", op, strings.ReplaceAll(canon.Escape(l.Text), "```", "`\u200b``"))
+			}
+			p("```\n\n</details>\n")
+		}
+	}
+	if len(r.Notes) > 0 {
+		p("\n")
+		for _, n := range r.Notes {
+			p("- %s\n", mdText(n))
+		}
+	}
+}
+
+// mdCode puts a name from a file in a code span that no backtick inside can break.
+func mdCode(s string) string {
+	s = canon.Escape(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
+}
+
+// mdText escapes text for a Markdown table cell.
+func mdText(s string) string {
+	r := strings.NewReplacer("|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "<", "&lt;", ">", "&gt;", "[", "\\[", "]", "\\]")
+	return r.Replace(canon.Escape(s))
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}

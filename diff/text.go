@@ -1,0 +1,136 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/zeebo/blake3"
+)
+
+// Line is one line of a value diff: Op is ' ' (same), '-' (only in the old value) or '+' (only in the new).
+type Line struct {
+	Op   string `json:"op"`
+	Text string `json:"text"`
+}
+
+const (
+	// shortValue is the longest single-line value shown as old → new.
+	shortValue = 80
+	// largeValue is the size above which a value is summarised (base64 images, thumbnails), never printed.
+	largeValue = 16 << 10
+)
+
+// changeOf decides how a changed metadata value is shown and computes its line diff.
+func changeOf(key, old, new string) MetaChange {
+	c := MetaChange{Key: key, Old: old, New: new, Kind: "value"}
+	switch {
+	case len(old) > largeValue || len(new) > largeValue:
+		c.Kind = "large"
+	case isJSONContainer(old) && isJSONContainer(new):
+		c.Kind = "json"
+		c.Lines = lineDiff(canonicalJSON(old), canonicalJSON(new))
+	case len(old) > shortValue || len(new) > shortValue || strings.Contains(old, "\n") || strings.Contains(new, "\n"):
+		c.Kind = "text"
+		c.Lines = lineDiff(old, new)
+	}
+	return c
+}
+
+// ValueSummary describes a large value by its size and hash.
+func ValueSummary(v string) string {
+	sum := blake3.Sum256([]byte(v))
+	return fmt.Sprintf("%d bytes, blake3 %s…", len(v), hex.EncodeToString(sum[:6]))
+}
+
+// sameJSON reports whether two values are JSON objects or arrays that differ only in formatting.
+func sameJSON(a, b string) bool {
+	return isJSONContainer(a) && isJSONContainer(b) && canonicalJSON(a) == canonicalJSON(b)
+}
+
+func isJSONContainer(s string) bool {
+	t := strings.TrimSpace(s)
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return false
+	}
+	return json.Valid([]byte(t))
+}
+
+// canonicalJSON formats a JSON value with sorted keys and two-space indents, so that reordering is no
+// difference and each leaf is one line.
+func canonicalJSON(s string) string {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return s
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil { // maps are encoded with sorted keys
+		return s
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// lineDiff is a line-mode diff of two texts. It is deterministic: no time limit.
+func lineDiff(old, new string) []Line {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	ca, cb, lines := dmp.DiffLinesToChars(old+"\n", new+"\n")
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
+	var out []Line
+	for _, d := range diffs {
+		op := " "
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			op = "-"
+		case diffmatchpatch.DiffInsert:
+			op = "+"
+		}
+		for _, l := range strings.SplitAfter(d.Text, "\n") {
+			if l == "" {
+				continue
+			}
+			out = append(out, Line{Op: op, Text: strings.TrimSuffix(l, "\n")})
+		}
+	}
+	return out
+}
+
+// Fold keeps the changed lines of a diff with context lines around them; each run of more unchanged
+// lines becomes one Line with Op "…" whose Text says how many were left out.
+func Fold(lines []Line, context int) []Line {
+	keep := make([]bool, len(lines))
+	for i, l := range lines {
+		if l.Op != " " {
+			for k := max(0, i-context); k <= min(len(lines)-1, i+context); k++ {
+				keep[k] = true
+			}
+		}
+	}
+	var out []Line
+	for i := 0; i < len(lines); {
+		if keep[i] {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && !keep[j] {
+			j++
+		}
+		text := fmt.Sprintf("%d unchanged lines", j-i)
+		if j-i == 1 {
+			text = "1 unchanged line"
+		}
+		out = append(out, Line{Op: "…", Text: text})
+		i = j
+	}
+	return out
+}
