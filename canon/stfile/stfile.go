@@ -58,13 +58,33 @@ func ByteLen(dtype string, shape []uint64) uint64 {
 // Build returns the file's bytes.
 func (f File) Build() []byte {
 	data := make([][]byte, len(f.Tensors))
+	lens := make([]uint64, len(f.Tensors))
 	for i, t := range f.Tensors {
 		if t.Data != nil {
 			data[i] = t.Data
-			continue
+		} else {
+			data[i] = Fill(f.Seed, t.Name, ByteLen(t.DType, t.Shape))
 		}
-		data[i] = Fill(f.Seed, t.Name, ByteLen(t.DType, t.Shape))
+		lens[i] = uint64(len(data[i]))
 	}
+	out := f.header(lens)
+	for _, i := range f.order() {
+		out = append(out, data[i]...)
+	}
+	return append(out, f.Trailing...)
+}
+
+// HeaderBytes returns the 8-byte length and the header of the file whose tensors hold ByteLen bytes
+// each, for writers that stream the data themselves (in DataOrder, or header order).
+func (f File) HeaderBytes() []byte {
+	lens := make([]uint64, len(f.Tensors))
+	for i, t := range f.Tensors {
+		lens[i] = ByteLen(t.DType, t.Shape)
+	}
+	return f.header(lens)
+}
+
+func (f File) order() []int {
 	order := f.DataOrder
 	if order == nil {
 		order = make([]int, len(f.Tensors))
@@ -72,11 +92,16 @@ func (f File) Build() []byte {
 			order[i] = i
 		}
 	}
+	return order
+}
+
+// header builds the length and header for tensors of the given data lengths.
+func (f File) header(lens []uint64) []byte {
 	offs := make([][2]uint64, len(f.Tensors))
 	var pos uint64
-	for _, i := range order {
-		offs[i] = [2]uint64{pos, pos + uint64(len(data[i]))}
-		pos += uint64(len(data[i]))
+	for _, i := range f.order() {
+		offs[i] = [2]uint64{pos, pos + lens[i]}
+		pos += lens[i]
 	}
 	var h strings.Builder
 	nl, sp := "", ""
@@ -131,11 +156,7 @@ func (f File) Build() []byte {
 	}
 	out := make([]byte, 8, 8+len(header)+int(pos)+len(f.Trailing))
 	binary.LittleEndian.PutUint64(out, uint64(len(header)))
-	out = append(out, header...)
-	for _, i := range order {
-		out = append(out, data[i]...)
-	}
-	return append(out, f.Trailing...)
+	return append(out, header...)
 }
 
 // NulPadded returns the file's bytes with NUL padding instead of spaces (at least one NUL byte).
