@@ -66,4 +66,6 @@ const (
 	CodeNoTensors          = "no-tensors"
 	CodeHashMismatch       = "embedded-hash-mismatch"
 	CodeHashMatch          = "embedded-hash-verified"
+	CodeBadSidecar         = "bad-sidecar"
+	CodeRankMismatch       = "rank-mismatch"
 )

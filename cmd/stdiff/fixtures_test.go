@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -124,6 +125,29 @@ func hostileModel() stfile.File {
 		Tensors:  []stfile.Tensor{{Name: "evil\x1b[31mred\n.weight", DType: "F16", Shape: []uint64{2}}}}
 }
 
+// loraModel is a small kohya SD1 LoRA (rank 4) with the metadata a trainer writes, a wrong embedded
+// hash (the SHA256 of empty input, as one trainer wrote into every file) and a cover image.
+func loraModel() stfile.File {
+	f := stfile.File{Seed: 5, Metadata: []stfile.KV{
+		{Key: "ss_output_name", Value: "mychar_v1"},
+		{Key: "ss_network_module", Value: "networks.lora"},
+		{Key: "ss_network_dim", Value: "4"},
+		{Key: "ss_network_alpha", Value: "1"},
+		{Key: "ss_base_model_version", Value: "sd_v1"},
+		{Key: "ss_tag_frequency", Value: `{"10_mychar woman": {"mychar woman": 30, "smile": 12, "outdoors": 5}}`},
+		{Key: "sshs_model_hash", Value: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{Key: "ssmd_cover_images", Value: `["` + strings.Repeat("iVBORw0KGgo", 2000) + `"]`},
+	}}
+	for _, blk := range []string{"down_blocks_0_attentions_0", "up_blocks_1_attentions_2"} {
+		base := "lora_unet_" + blk + "_transformer_blocks_0_attn2_to_k"
+		f.Tensors = append(f.Tensors,
+			stfile.Tensor{Name: base + ".alpha", DType: "F16", Shape: []uint64{}},
+			stfile.Tensor{Name: base + ".lora_down.weight", DType: "F16", Shape: []uint64{4, 768}},
+			stfile.Tensor{Name: base + ".lora_up.weight", DType: "F16", Shape: []uint64{320, 4}})
+	}
+	return f
+}
+
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
 	base := baseModel().Build()
@@ -134,6 +158,7 @@ func fixtures() map[string][]byte {
 		"retitled.safetensors":   retitledModel().Build(),
 		"retrained.safetensors":  retrainedModel().Build(),
 		"hostile.safetensors":    hostileModel().Build(),
+		"lora.safetensors":       loraModel().Build(),
 		"nul-padded.safetensors": baseModel().NulPadded(),
 		"truncated.safetensors":  base[:len(base)-100],
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +

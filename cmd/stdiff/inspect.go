@@ -2,16 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/hash"
 )
 
 type inspectCmd struct {
 	Tensors bool     `help:"List every tensor (text output lists the first 10)."`
-	Files   []string `arg:"" name:"FILE" help:"Model files to inspect." type:"string"`
+	Short   bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors files."`
+	Verify  bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256)."`
+	Files   []string `arg:"" name:"PATH" help:"Model files (and with --short, folders)." type:"string"`
 }
 
 // metaJSON is metadata as a JSON object in file order.
@@ -70,40 +74,88 @@ type inspectJSON struct {
 	Params      paramsJSON    `json:"params"`
 	ParamsTotal uint64        `json:"params_total"`
 	Metadata    metaJSON      `json:"metadata"`
+	Info        canon.Info    `json:"info"`
 	Tensors     []tensorJSON  `json:"tensors"`
 	Findings    []findingJSON `json:"findings"`
 }
 
+// inspected is one file read for inspect: its model, what it is, and every finding.
+type inspected struct {
+	m        *canon.Model
+	info     canon.Info
+	findings []canon.Finding
+}
+
+// inspectFile reads a model's header and sidecars (and with verify, its data) and derives its Info.
+func inspectFile(path string, verify bool) (*inspected, error) {
+	src, err := canon.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	m, err := canon.Read(src)
+	if err != nil {
+		return nil, err
+	}
+	sidecars, sidecarFindings := canon.LoadSidecars(path)
+	in := &inspected{m: m, info: canon.DeriveInfo(m, sidecars, path)}
+	in.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), in.info.Findings...)
+	if verify && m.HeaderParsed && len(in.info.EmbeddedHashes) > 0 {
+		e, _, err := hash.FileHashes(context.Background(), src, m, false, hash.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if err := src.Unchanged(); err != nil {
+			return nil, err
+		}
+		in.findings = append(in.findings, hash.VerifyEmbedded(m, e.AutoV3)...)
+	}
+	return in, nil
+}
+
 func (c *inspectCmd) run(o *out) int {
+	if c.Short {
+		return c.runShort(o)
+	}
 	status := exitOK
 	for i, path := range c.Files {
-		m, err := readModel(path)
+		in, err := inspectFile(path, c.Verify)
 		if err != nil {
 			o.readFailed(err)
 			status = exitTrouble
 			continue
 		}
-		if m.HasErrors() && status == exitOK {
+		if hasError(in.findings) && status == exitOK {
 			status = exitFound
 		}
 		switch o.format {
 		case "json":
-			o.writeJSON(c.toJSON(m))
+			o.writeJSON(c.toJSON(in))
 		default:
 			if i > 0 {
 				o.printf("\n")
 			}
-			c.printText(o, m)
+			c.printText(o, in)
 		}
 	}
 	return status
 }
 
-func (c *inspectCmd) toJSON(m *canon.Model) inspectJSON {
+func hasError(fs []canon.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == canon.SevError {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *inspectCmd) toJSON(in *inspected) inspectJSON {
+	m := in.m
 	per, total := m.Params()
 	j := inspectJSON{Schema: "stdiff.inspect/v1", Path: m.Name, Valid: m.Valid(), FileSize: m.FileSize,
 		HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors), Params: per,
-		ParamsTotal: total.Elements, Metadata: m.Metadata, Findings: findingsJSON(m.Findings),
+		ParamsTotal: total.Elements, Metadata: m.Metadata, Info: in.info, Findings: findingsJSON(in.findings),
 		Tensors: make([]tensorJSON, 0, len(m.Tensors))}
 	if j.Params == nil {
 		j.Params = paramsJSON{}
@@ -120,10 +172,87 @@ func (c *inspectCmd) toJSON(m *canon.Model) inspectJSON {
 }
 
 // printText prints the card: what the file is, in a few aligned lines.
-func (c *inspectCmd) printText(o *out, m *canon.Model) {
+func (c *inspectCmd) printText(o *out, in *inspected) {
+	m, info := in.m, &in.info
 	o.printf("%s\n", o.paint(bold, esc(m.Name)))
 	row := func(label, format string, args ...any) {
 		o.printf("  %-11s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	from := func(field string) string {
+		if src := info.Sources[field]; src != "" {
+			return o.paint(dim, "  ("+esc(src)+")")
+		}
+		return ""
+	}
+	if m.HeaderParsed {
+		row("name", "%s%s", esc(info.Name), from("name"))
+		what := []string{info.Kind}
+		if info.Naming != "unknown" {
+			what = append(what, info.Naming)
+		}
+		if info.Family != "unknown" {
+			what = append(what, info.Family)
+		}
+		if info.Rank > 0 {
+			r := fmt.Sprintf("rank %d", info.Rank)
+			if len(info.Ranks) > 0 {
+				r = fmt.Sprintf("ranks %s", intsText(info.Ranks))
+			}
+			what = append(what, r)
+		}
+		row("is", "%s", strings.Join(what, " · "))
+		if info.BaseModel != "" {
+			row("base model", "%s%s", esc(info.BaseModel), from("base_model"))
+		}
+		if len(info.TriggerDetails) > 0 {
+			var curated, derived []string
+			for _, t := range info.TriggerDetails {
+				if t.Derived {
+					derived = append(derived, esc(t.Word))
+				} else {
+					curated = append(curated, esc(t.Word))
+				}
+			}
+			if len(curated) > 0 {
+				row("triggers", "%s%s", strings.Join(curated, ", "), o.paint(dim, "  ("+esc(info.TriggerDetails[0].Source)+")"))
+			}
+			if len(derived) > 0 {
+				row("guessed", "%s%s", strings.Join(derived, ", "), o.paint(dim, "  (derived from the training data, not declared)"))
+			}
+		}
+		if info.CivitAI.ModelID != 0 {
+			u := fmt.Sprintf("https://civitai.com/models/%d", info.CivitAI.ModelID)
+			if info.CivitAI.VersionID != 0 {
+				u += fmt.Sprintf("?modelVersionId=%d", info.CivitAI.VersionID)
+			}
+			row("civitai", "%s%s", u, from("civitai.model_id"))
+		}
+		if info.Author != "" {
+			row("author", "%s%s", esc(info.Author), from("author"))
+		}
+		if info.Description != "" {
+			row("about", "%s", shorten(info.Description, 100))
+		}
+		if info.NetworkModule != "" || info.DeclaredRank != "" {
+			row("network", "%s", strings.TrimLeft(strings.Join([]string{esc(info.NetworkModule),
+				labelled("dim", info.DeclaredRank), labelled("alpha", info.DeclaredAlpha)}, " "), " "))
+		}
+		if len(info.EmbeddedHashes) > 0 {
+			var hs []string
+			for _, k := range []string{"sshs_model_hash", "modelspec.hash_sha256", "sshs_legacy_hash"} {
+				if v, ok := info.EmbeddedHashes[k]; ok {
+					if len(v) > 14 {
+						v = v[:12] + "…"
+					}
+					hs = append(hs, fmt.Sprintf("%s %s", k, esc(v)))
+				}
+			}
+			note := ""
+			if !c.Verify {
+				note = o.paint(dim, "  (not verified: --verify)")
+			}
+			row("hashes", "%s%s", strings.Join(hs, ", "), note)
+		}
 	}
 	if m.Valid() {
 		row("verdict", "%s", o.paint(green, "valid"))
@@ -148,13 +277,13 @@ func (c *inspectCmd) printText(o *out, m *canon.Model) {
 			row("metadata", "none")
 		}
 	} else {
-		row("metadata", "%d keys", len(m.Metadata))
+		row("metadata", "%s", plural(len(m.Metadata), "key"))
 		width := 0
 		for _, e := range m.Metadata {
 			width = max(width, min(len(e.Key), 32))
 		}
 		for _, e := range m.Metadata {
-			o.printf("    %-*s  %s\n", width, esc(e.Key), shorten(e.Value, 100))
+			o.printf("    %-*s  %s\n", width, esc(e.Key), metaValueText(e.Value))
 		}
 	}
 	if len(m.Tensors) > 0 {
@@ -174,12 +303,46 @@ func (c *inspectCmd) printText(o *out, m *canon.Model) {
 			o.printf("    … %d more (--tensors lists all)\n", len(m.Tensors)-limit)
 		}
 	}
-	if len(m.Findings) == 0 {
+	if len(in.findings) == 0 {
 		row("findings", "none")
 	} else {
-		row("findings", "%d", len(m.Findings))
-		o.printFindings(m.Findings, "    ")
+		row("findings", "%d", len(in.findings))
+		o.printFindings(in.findings, "    ")
 	}
+}
+
+func labelled(label, v string) string {
+	if v == "" {
+		return ""
+	}
+	return label + " " + esc(v)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func intsText(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// metaValueText shows a metadata value on one line; images and other huge values are summarised.
+func metaValueText(v string) string {
+	if strings.HasPrefix(v, "data:") {
+		kind, _, _ := strings.Cut(strings.TrimPrefix(v, "data:"), ";")
+		return fmt.Sprintf("(%s data URL, %s, not shown)", esc(shorten(kind, 30)), humanBytes(uint64(len(v))))
+	}
+	if len(v) > 16<<10 {
+		return fmt.Sprintf("(%s, not shown)", humanBytes(uint64(len(v))))
+	}
+	return shorten(v, 100)
 }
 
 func shapeString(s []uint64) string {

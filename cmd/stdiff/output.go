@@ -227,3 +227,12 @@ func (p *progress) stop() {
 		p.wg.Wait()
 	}
 }
+
+// errorText is an error as one line, for tables and JSON.
+func errorText(err error) string {
+	var re *canon.ReadError
+	if errors.As(err, &re) {
+		return re.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,399 @@
+package canon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Info is what a model is, as the LoRA world describes it: from the metadata conventions of its writers
+// (kohya ss_*, AddNet ssmd_*, Stability modelspec.*), from sidecar files other tools leave next to it,
+// and from its tensors. Each value says where it came from (Sources), since users want to know whether a
+// trigger word was curated on CivitAI or guessed from a folder name.
+type Info struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Author      string `json:"author,omitempty"`
+	// Triggers are the trigger words, most reliable first; TriggerDetails says where each came from.
+	Triggers       []string  `json:"triggers"`
+	TriggerDetails []Trigger `json:"trigger_details"`
+	BaseModel      string    `json:"base_model,omitempty"`
+	CivitAI        CivitAI   `json:"civitai"`
+	NetworkModule  string    `json:"network_module,omitempty"`
+	// DeclaredRank and DeclaredAlpha are what the metadata says (ss_network_dim, ss_network_alpha).
+	DeclaredRank  string `json:"declared_rank,omitempty"`
+	DeclaredAlpha string `json:"declared_alpha,omitempty"`
+	// EmbeddedHashes are the hashes a trainer wrote into the metadata (verified by `hash --all` and
+	// `inspect --verify`).
+	EmbeddedHashes map[string]string `json:"embedded_hashes,omitempty"`
+
+	// What the tensors say, whatever the metadata claims.
+	Kind   string `json:"kind"`   // checkpoint, lora, locon, loha, lokr, peft-adapter, textual-inversion, unknown
+	Naming string `json:"naming"` // kohya, diffusers, peft, mlx, ldm, transformers, unknown
+	Family string `json:"family"` // sd1, sd2, sdxl, sd3, flux, llm, unknown
+	// Rank is the most common rank of the adapter's low-rank pairs (0 when not an adapter); Ranks lists
+	// every rank when they differ.
+	Rank  int   `json:"rank"`
+	Ranks []int `json:"ranks,omitempty"`
+
+	// Sources maps each field above that has a value to where it came from ("metadata ss_output_name",
+	// "sidecar x.civitai.info", "tensors", "file name").
+	Sources map[string]string `json:"sources"`
+	// Findings are problems found while deriving the info (bad sidecars, metadata that disagrees with the
+	// tensors).
+	Findings []Finding `json:"-"`
+}
+
+// Trigger is one trigger word and where it came from.
+type Trigger struct {
+	Word   string `json:"word"`
+	Source string `json:"source"`
+	// Derived is true for words guessed from the training data (folder names, frequent tags), not
+	// declared by a person or trainer.
+	Derived bool `json:"derived"`
+}
+
+// CivitAI holds the ids that locate a model on CivitAI (0 when unknown).
+type CivitAI struct {
+	ModelID   int64 `json:"model_id,omitempty"`
+	VersionID int64 `json:"version_id,omitempty"`
+}
+
+// Sidecar is a JSON file another tool wrote next to a model.
+type Sidecar struct {
+	// Kind is the file name's ending: ".civitai.info", ".json", ".metadata.json" or ".api_info.json".
+	Kind string
+	Path string
+	Data map[string]any
+}
+
+// sidecarKinds are the sidecar endings stdiff reads, in order of how much they are trusted.
+var sidecarKinds = []string{".civitai.info", ".metadata.json", ".api_info.json", ".json"}
+
+// maxSidecar is the largest sidecar read; larger ones are reported, not read.
+const maxSidecar = 16 << 20
+
+// LoadSidecars reads the sidecar files next to a model (<stem>.civitai.info, <stem>.json,
+// <stem>.metadata.json, <stem>.api_info.json). A sidecar that cannot be used (not JSON, not an object,
+// too large, unreadable) becomes a finding; it never stops the model from being inspected.
+func LoadSidecars(modelPath string) ([]Sidecar, []Finding) {
+	stem := strings.TrimSuffix(modelPath, filepath.Ext(modelPath))
+	var out []Sidecar
+	var fs []Finding
+	for _, kind := range sidecarKinds {
+		path := stem + kind
+		st, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		bad := func(msg string) {
+			fs = append(fs, Finding{Code: CodeBadSidecar, Severity: SevWarning, Offset: -1,
+				Message: fmt.Sprintf("sidecar %s %s; ignored", filepath.Base(path), msg)})
+		}
+		if !st.Mode().IsRegular() {
+			bad("is not a regular file")
+			continue
+		}
+		if st.Size() > maxSidecar {
+			bad(fmt.Sprintf("is %d bytes, more than the %d stdiff reads", st.Size(), maxSidecar))
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			bad("cannot be read: " + errors.Unwrap(err).Error())
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(f, maxSidecar+1))
+		f.Close()
+		if err != nil {
+			bad("cannot be read: " + err.Error())
+			continue
+		}
+		var data map[string]any
+		if err := json.Unmarshal(b, &data); err != nil {
+			var v any
+			if json.Unmarshal(b, &v) == nil {
+				bad("is JSON but not an object")
+			} else {
+				bad("is not valid JSON: " + err.Error())
+			}
+			continue
+		}
+		if len(data) == 0 {
+			continue // `{}`: Civitai Helper writes it when CivitAI had no match
+		}
+		out = append(out, Sidecar{Kind: kind, Path: path, Data: data})
+	}
+	return out, fs
+}
+
+// DeriveInfo works out a model's Info from its metadata, its sidecars and its tensors. fileName is the
+// model's file name, the name of last resort.
+func DeriveInfo(m *Model, sidecars []Sidecar, fileName string) Info {
+	in := Info{Triggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
+	meta := func(key string) string {
+		v, _ := m.Meta(key)
+		v = strings.TrimSpace(v)
+		if v == "None" || v == "null" {
+			return ""
+		}
+		return v
+	}
+	set := func(field *string, name, value, source string) bool {
+		if *field != "" || strings.TrimSpace(value) == "" {
+			return false
+		}
+		*field = strings.TrimSpace(value)
+		in.Sources[name] = source
+		return true
+	}
+	fromMeta := func(field *string, name string, keys ...string) {
+		for _, k := range keys {
+			if set(field, name, meta(k), "metadata "+k) {
+				return
+			}
+		}
+	}
+	sc := map[string]*Sidecar{}
+	for i := range sidecars {
+		sc[sidecars[i].Kind] = &sidecars[i]
+	}
+	fromSidecar := func(field *string, name, kind string, path ...string) {
+		if s := sc[kind]; s != nil {
+			v, present := lookup(s.Data, path...)
+			if str, ok := v.(string); ok {
+				set(field, name, str, "sidecar "+filepath.Base(s.Path))
+			} else if present && v != nil {
+				in.badSidecar(s, path, "a string")
+			}
+		}
+	}
+
+	// Name: what a person set, then CivitAI, then what the trainer wrote, then the file.
+	fromMeta(&in.Name, "name", "ssmd_display_name")
+	fromSidecar(&in.Name, "name", ".civitai.info", "model", "name")
+	fromSidecar(&in.Name, "name", ".metadata.json", "model_name")
+	fromSidecar(&in.Name, "name", ".api_info.json", "name")
+	fromMeta(&in.Name, "name", "modelspec.title", "ss_output_name")
+	set(&in.Name, "name", strings.TrimSuffix(filepath.Base(fileName), filepath.Ext(fileName)), "file name")
+
+	fromMeta(&in.Description, "description", "ssmd_description", "modelspec.description")
+	fromSidecar(&in.Description, "description", ".json", "description")
+	fromSidecar(&in.Description, "description", ".metadata.json", "modelDescription")
+	fromSidecar(&in.Description, "description", ".civitai.info", "description")
+	fromMeta(&in.Author, "author", "ssmd_author", "modelspec.author")
+	fromSidecar(&in.Author, "author", ".api_info.json", "creator", "username")
+	fromSidecar(&in.Author, "author", ".civitai.info", "creator", "username")
+
+	fromSidecar(&in.BaseModel, "base_model", ".civitai.info", "baseModel")
+	fromSidecar(&in.BaseModel, "base_model", ".metadata.json", "base_model")
+	fromSidecar(&in.BaseModel, "base_model", ".json", "sd version")
+	fromMeta(&in.BaseModel, "base_model", "ss_base_model_version", "modelspec.architecture", "ss_sd_model_name")
+
+	fromMeta(&in.NetworkModule, "network_module", "ss_network_module")
+	fromMeta(&in.DeclaredRank, "declared_rank", "ss_network_dim")
+	fromMeta(&in.DeclaredAlpha, "declared_alpha", "ss_network_alpha")
+	for _, k := range []string{"sshs_model_hash", "sshs_legacy_hash", "modelspec.hash_sha256"} {
+		if v := meta(k); v != "" {
+			if in.EmbeddedHashes == nil {
+				in.EmbeddedHashes = map[string]string{}
+			}
+			in.EmbeddedHashes[k] = v
+		}
+	}
+
+	in.civitaiIDs(m, sc)
+	in.triggers(meta, sc)
+	in.fromTensors(m)
+	if in.DeclaredRank != "" && in.Rank > 0 && len(in.Ranks) == 0 {
+		if d, err := strconv.Atoi(in.DeclaredRank); err == nil && d != in.Rank {
+			in.Findings = append(in.Findings, Finding{Code: CodeRankMismatch, Severity: SevWarning, Offset: metaOffset(m, "ss_network_dim"),
+				Message: fmt.Sprintf("ss_network_dim says rank %d but the tensors have rank %d", d, in.Rank)})
+		}
+	}
+	return in
+}
+
+// badSidecar records a sidecar field of the wrong type, once per sidecar and field.
+func (in *Info) badSidecar(s *Sidecar, path []string, want string) {
+	in.Findings = append(in.Findings, Finding{Code: CodeBadSidecar, Severity: SevWarning, Offset: -1,
+		Message: fmt.Sprintf("sidecar %s: %s is not %s; ignored", filepath.Base(s.Path), strings.Join(path, "."), want)})
+}
+
+func metaOffset(m *Model, key string) int64 {
+	for _, e := range m.Metadata {
+		if e.Key == key {
+			return e.Offset
+		}
+	}
+	return -1
+}
+
+var civitaiURL = regexp.MustCompile(`civitai\.com/models/(\d+)`)
+
+func (in *Info) civitaiIDs(m *Model, sc map[string]*Sidecar) {
+	setID := func(field *int64, name string, v any, source string) {
+		if *field != 0 {
+			return
+		}
+		var n int64
+		switch x := v.(type) {
+		case float64:
+			if x == float64(int64(x)) {
+				n = int64(x)
+			}
+		case string:
+			n, _ = strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		}
+		if n > 0 {
+			*field = n
+			in.Sources[name] = source
+		}
+	}
+	for _, kind := range []string{".civitai.info", ".metadata.json", ".api_info.json", ".json"} {
+		s := sc[kind]
+		if s == nil {
+			continue
+		}
+		src := "sidecar " + filepath.Base(s.Path)
+		switch kind {
+		case ".civitai.info":
+			v, _ := lookup(s.Data, "modelId")
+			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
+			v, _ = lookup(s.Data, "id")
+			setID(&in.CivitAI.VersionID, "civitai.version_id", v, src)
+		case ".metadata.json":
+			v, _ := lookup(s.Data, "civitai", "modelId")
+			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
+			v, _ = lookup(s.Data, "civitai", "id")
+			setID(&in.CivitAI.VersionID, "civitai.version_id", v, src)
+		case ".api_info.json":
+			v, _ := lookup(s.Data, "id")
+			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
+		case ".json":
+			v, _ := lookup(s.Data, "modelId")
+			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
+		}
+	}
+	if src, ok := m.Meta("ssmd_source"); ok {
+		if u, err := url.Parse(strings.TrimSpace(src)); err == nil {
+			if g := civitaiURL.FindStringSubmatch(u.Host + u.Path); g != nil {
+				setID(&in.CivitAI.ModelID, "civitai.model_id", g[1], "metadata ssmd_source")
+				setID(&in.CivitAI.VersionID, "civitai.version_id", u.Query().Get("modelVersionId"), "metadata ssmd_source")
+			}
+		}
+	}
+}
+
+var repeatsDir = regexp.MustCompile(`^\d+_(.+)$`)
+
+// triggers collects trigger words in the conventions' order of reliability: curated (CivitAI's trained
+// words, the A1111 card, AddNet keywords, ModelSpec), trainer-declared, then derived from the training
+// data (folder names, then the most frequent tags).
+func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
+	seen := map[string]bool{}
+	add := func(word, source string, derived bool) {
+		word = strings.TrimSpace(word)
+		k := strings.ToLower(word)
+		if word == "" || seen[k] {
+			return
+		}
+		seen[k] = true
+		in.Triggers = append(in.Triggers, word)
+		in.TriggerDetails = append(in.TriggerDetails, Trigger{Word: word, Source: source, Derived: derived})
+	}
+	if s := sc[".civitai.info"]; s != nil {
+		words, isList := s.Data["trainedWords"].([]any)
+		if v, present := s.Data["trainedWords"]; present && !isList && v != nil {
+			in.badSidecar(s, []string{"trainedWords"}, "a list")
+		}
+		for _, w := range words {
+			if str, ok := w.(string); ok {
+				for _, part := range strings.Split(str, ",") {
+					add(part, "sidecar "+filepath.Base(s.Path)+" trainedWords", false)
+				}
+			}
+		}
+	}
+	if s := sc[".json"]; s != nil {
+		v, present := s.Data["activation text"]
+		if str, ok := v.(string); ok {
+			for _, part := range strings.Split(str, ",") {
+				add(part, "sidecar "+filepath.Base(s.Path)+" activation text", false)
+			}
+		} else if present && v != nil {
+			in.badSidecar(s, []string{"activation text"}, "a string")
+		}
+	}
+	for _, k := range []string{"ssmd_keywords", "modelspec.trigger_phrase", "trained_words"} {
+		for _, part := range strings.Split(meta(k), ",") {
+			add(part, "metadata "+k, false)
+		}
+	}
+	// Derived: kohya dataset folders named <repeats>_<words>.
+	var dirs []string
+	for _, k := range []string{"ss_dataset_dirs", "ss_tag_frequency"} {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(meta(k)), &obj) == nil {
+			for d := range obj {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		if g := repeatsDir.FindStringSubmatch(filepath.Base(d)); g != nil {
+			add(g[1], "folder name "+d, true)
+		}
+	}
+	// Derived: the most frequent tags.
+	var freq map[string]map[string]float64
+	if json.Unmarshal([]byte(meta("ss_tag_frequency")), &freq) == nil {
+		counts := map[string]float64{}
+		for _, tags := range freq {
+			for tag, n := range tags {
+				counts[strings.TrimSpace(tag)] += n
+			}
+		}
+		tags := make([]string, 0, len(counts))
+		for t := range counts {
+			tags = append(tags, t)
+		}
+		sort.Slice(tags, func(i, j int) bool {
+			if counts[tags[i]] != counts[tags[j]] {
+				return counts[tags[i]] > counts[tags[j]]
+			}
+			return tags[i] < tags[j]
+		})
+		for _, t := range tags[:min(len(tags), 5)] {
+			add(t, "ss_tag_frequency (most frequent tags)", true)
+		}
+	}
+}
+
+// wrongType is what lookup returns when a step of the path is there but is not an object.
+type wrongType struct{}
+
+// lookup follows path into a JSON object. present is false when the path is absent; when a step is there
+// but not an object, the value is wrongType{}.
+func lookup(data map[string]any, path ...string) (v any, present bool) {
+	var cur any = data
+	for _, p := range path {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return wrongType{}, true
+		}
+		if cur, ok = obj[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

@@ -1,0 +1,267 @@
+package canon
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// realKohyaMetadata returns the real kohya-ss SDXL LoRA metadata from the shared corpus, each value
+// stringified as a real file stores it (nested values JSON-encoded, Python literals as Python prints them).
+func realKohyaMetadata(t *testing.T) []stfile.KV {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpus", "real", "civitai-kohya-sdxl-lora-metadata.json"))
+	if err != nil {
+		t.Skipf("real corpus not found (it lives beside the project in shared/): %v", err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var kvs []stfile.KV
+	for k, v := range raw {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			s = string(v)
+			switch s {
+			case "true":
+				s = "True"
+			case "false":
+				s = "False"
+			case "null":
+				s = "None"
+			}
+		}
+		kvs = append(kvs, stfile.KV{Key: k, Value: s})
+	}
+	return kvs
+}
+
+// kohyaSDXL builds a kohya SDXL LoRA of rank 32 with the given metadata.
+func kohyaSDXL(meta []stfile.KV) stfile.File {
+	f := stfile.File{Metadata: meta}
+	add := func(base string, in, out uint64) {
+		f.Tensors = append(f.Tensors,
+			stfile.Tensor{Name: base + ".alpha", DType: "F16", Shape: []uint64{}},
+			stfile.Tensor{Name: base + ".lora_down.weight", DType: "F16", Shape: []uint64{32, in}},
+			stfile.Tensor{Name: base + ".lora_up.weight", DType: "F16", Shape: []uint64{out, 32}})
+	}
+	add("lora_unet_input_blocks_4_1_transformer_blocks_0_attn2_to_k", 2048, 640)
+	add("lora_unet_input_blocks_4_1_transformer_blocks_0_attn1_to_q", 640, 640)
+	add("lora_te1_text_model_encoder_layers_0_self_attn_q_proj", 768, 768)
+	add("lora_te2_text_model_encoder_layers_0_self_attn_q_proj", 1280, 1280)
+	return f
+}
+
+// writeModel writes a model and its sidecars into a fresh folder and returns the model's path.
+func writeModel(t *testing.T, f stfile.File, sidecars map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pepper.safetensors")
+	if err := os.WriteFile(path, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for ext, body := range sidecars {
+		if err := os.WriteFile(filepath.Join(dir, "pepper"+ext), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func infoOf(t *testing.T, path string) (Info, []Finding) {
+	t.Helper()
+	src, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	m, err := Read(src)
+	if err != nil || !m.Valid() {
+		t.Fatalf("%v %v", err, m.RefErr)
+	}
+	sc, fs := LoadSidecars(path)
+	in := DeriveInfo(m, sc, path)
+	return in, append(fs, in.Findings...)
+}
+
+func TestInfoRealKohyaMetadata(t *testing.T) {
+	in, fs := infoOf(t, writeModel(t, kohyaSDXL(realKohyaMetadata(t)), nil))
+	if len(fs) != 0 {
+		t.Errorf("findings: %+v", fs)
+	}
+	want := map[string]any{
+		"name": in.Name == "Pepper__Carrot" && in.Sources["name"] == "metadata modelspec.title",
+		"kind": in.Kind == "lora", "naming": in.Naming == "kohya", "family": in.Family == "sdxl", "rank": in.Rank == 32,
+		"base":    in.BaseModel == "sdxl_base_v1-0" && in.Sources["base_model"] == "metadata ss_base_model_version",
+		"module":  in.NetworkModule == "networks.lora" && in.DeclaredRank == "32" && in.DeclaredAlpha == "32",
+		"hashes":  in.EmbeddedHashes["sshs_model_hash"] == "52e53d98fe907d8b11eba16ce27575bea66ea987e2a1c0a8e9c2240909f01ff3",
+		"civitai": in.CivitAI == CivitAI{},
+		// The folder is "img" (no <repeats>_ prefix), so only the most frequent tags are guessed; counts
+		// checked with Python: 1girl 96, brown hair 75, hat 63, solo 63, open mouth 46.
+		"triggers": reflect.DeepEqual(in.Triggers, []string{"1girl", "brown hair", "hat", "solo", "open mouth"}) && in.TriggerDetails[4].Derived,
+	}
+	for k, ok := range want {
+		if ok != true {
+			t.Errorf("%s wrong: %+v", k, in)
+		}
+	}
+}
+
+func TestInfoSidecars(t *testing.T) {
+	meta := []stfile.KV{{Key: "ss_output_name", Value: "pepper_v2"}, {Key: "ss_network_dim", Value: "32"},
+		{Key: "ss_tag_frequency", Value: `{"10_pepper witch": {"pepper witch": 50, "hat": 40}}`},
+		{Key: "ss_base_model_version", Value: "sdxl_base_v1-0"}}
+	cases := []struct {
+		name, ext, body string
+		check           func(in Info) bool
+	}{
+		{"none", "", "", func(in Info) bool {
+			return in.Name == "pepper_v2" && in.Triggers[0] == "pepper witch" && in.TriggerDetails[0].Derived &&
+				in.TriggerDetails[0].Source == "folder name 10_pepper witch"
+		}},
+		{"civitai-helper", ".civitai.info", `{"id": 123, "modelId": 456, "name": "v1", "trainedWords": ["pepper", "carrot girl, witch"],
+			"baseModel": "SDXL 1.0", "model": {"name": "Pepper & Carrot", "type": "LORA"}, "creator": {"username": "artist"}}`, func(in Info) bool {
+			return in.Name == "Pepper & Carrot" && reflect.DeepEqual(in.Triggers[:3], []string{"pepper", "carrot girl", "witch"}) &&
+				!in.TriggerDetails[0].Derived && in.BaseModel == "SDXL 1.0" && in.CivitAI == CivitAI{456, 123} &&
+				in.Author == "artist" && in.Sources["civitai.model_id"] == "sidecar pepper.civitai.info"
+		}},
+		{"a1111-card", ".json", `{"description": "a witch", "sd version": "SDXL", "activation text": "pepper, witch hat", "preferred weight": 0.8, "modelId": 99}`, func(in Info) bool {
+			return in.Description == "a witch" && in.Triggers[0] == "pepper" && in.Triggers[1] == "witch hat" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99
+		}},
+		{"lora-manager", ".metadata.json", `{"model_name": "Pepper LM", "base_model": "Illustrious", "sha256": "ab", "civitai": {"id": 11, "modelId": 22, "trainedWords": ["x"]}}`, func(in Info) bool {
+			return in.Name == "Pepper LM" && in.BaseModel == "Illustrious" && in.CivitAI == CivitAI{22, 11}
+		}},
+		{"api-info", ".api_info.json", `{"id": 77, "name": "Pepper API", "creator": {"username": "maker"}, "modelVersions": []}`, func(in Info) bool {
+			return in.Name == "Pepper API" && in.CivitAI.ModelID == 77 && in.Author == "maker"
+		}},
+		{"empty", ".civitai.info", `{}`, func(in Info) bool { return in.Name == "pepper_v2" }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := map[string]string{}
+			if c.ext != "" {
+				sc[c.ext] = c.body
+			}
+			in, fs := infoOf(t, writeModel(t, kohyaSDXL(meta), sc))
+			if len(fs) != 0 {
+				t.Errorf("findings: %+v", fs)
+			}
+			if !c.check(in) {
+				t.Errorf("info: %+v", in)
+			}
+		})
+	}
+}
+
+func TestInfoBadSidecars(t *testing.T) {
+	for name, sc := range map[string]map[string]string{
+		"not JSON":    {".civitai.info": `{"id": 1,`},
+		"array":       {".json": `[1, 2]`},
+		"wrong types": {".civitai.info": `{"trainedWords": 5, "model": "x", "modelId": "not a number"}`},
+		"wrong card":  {".json": `{"activation text": ["a"], "description": 3}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in, fs := infoOf(t, writeModel(t, kohyaSDXL(nil), sc))
+			if len(fs) == 0 || fs[0].Code != CodeBadSidecar {
+				t.Errorf("no bad-sidecar finding: %+v", fs)
+			}
+			if in.Name != "pepper" || in.Kind != "lora" {
+				t.Errorf("a bad sidecar broke the info: %+v", in)
+			}
+		})
+	}
+	// Huge: over the limit, reported, not read. The file is sparse.
+	path := writeModel(t, kohyaSDXL(nil), nil)
+	huge := strings.TrimSuffix(path, ".safetensors") + ".civitai.info"
+	if err := os.WriteFile(huge, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, maxSidecar+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, fs := infoOf(t, path); len(fs) != 1 || !strings.Contains(fs[0].Message, "more than") {
+		t.Errorf("huge sidecar: %+v", fs)
+	}
+}
+
+func TestInfoMetadataConventions(t *testing.T) {
+	f := kohyaSDXL([]stfile.KV{{Key: "ssmd_display_name", Value: "Pepper (display)"}, {Key: "ssmd_keywords", Value: "pepper, witch"},
+		{Key: "ssmd_source", Value: "https://civitai.com/models/1234/pepper?modelVersionId=5678"}, {Key: "ss_network_dim", Value: "16"},
+		{Key: "modelspec.trigger_phrase", Value: "carrot"}, {Key: "ssmd_author", Value: "me"}})
+	in, fs := infoOf(t, writeModel(t, f, nil))
+	if in.Name != "Pepper (display)" || !reflect.DeepEqual(in.Triggers, []string{"pepper", "witch", "carrot"}) ||
+		in.CivitAI != (CivitAI{1234, 5678}) || in.Author != "me" {
+		t.Errorf("info: %+v", in)
+	}
+	if len(fs) != 1 || fs[0].Code != CodeRankMismatch || !strings.Contains(fs[0].Message, "rank 16 but the tensors have rank 32") {
+		t.Errorf("rank mismatch not found: %+v", fs)
+	}
+}
+
+func TestInfoKinds(t *testing.T) {
+	ts := func(specs ...any) stfile.File {
+		var f stfile.File
+		for i := 0; i < len(specs); i += 2 {
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: specs[i].(string), DType: "F16", Shape: specs[i+1].([]uint64)})
+		}
+		return f
+	}
+	cases := []struct {
+		name                 string
+		f                    stfile.File
+		kind, naming, family string
+		rank                 int
+	}{
+		{"sd1 kohya", ts("lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight", []uint64{8, 768},
+			"lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_up.weight", []uint64{320, 8}), "lora", "kohya", "sd1", 8},
+		{"sd2 diffusers", ts("unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.to_k.lora.down.weight", []uint64{4, 1024}), "lora", "diffusers", "sd2", 4},
+		{"locon", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3}), "locon", "kohya", "unknown", 16},
+		{"loha", ts("lora_unet_x.hada_w1_a", []uint64{320, 4}, "lora_unet_x.hada_w1_b", []uint64{4, 320}), "loha", "kohya", "unknown", 4},
+		{"lokr", ts("lora_unet_x.lokr_w1", []uint64{4, 4}, "lora_unet_x.lokr_w2", []uint64{80, 80}), "lokr", "kohya", "unknown", 0},
+		{"flux", ts("lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", []uint64{16, 3072}), "lora", "kohya", "flux", 16},
+		{"peft llm", ts("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", []uint64{8, 4096},
+			"base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight", []uint64{4096, 8}), "lora", "peft", "llm", 8},
+		{"textual inversion sd1", ts("emb_params", []uint64{4, 768}), "textual-inversion", "unknown", "sd1", 0},
+		{"textual inversion sdxl", ts("clip_l", []uint64{4, 768}, "clip_g", []uint64{4, 1280}), "textual-inversion", "unknown", "sdxl", 0},
+		{"sd1 checkpoint", ts("model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight", []uint64{320, 768}), "checkpoint", "ldm", "sd1", 0},
+		{"llm checkpoint", ts("model.layers.0.self_attn.q_proj.weight", []uint64{64, 64}, "lm_head.weight", []uint64{100, 64}), "checkpoint", "transformers", "llm", 0},
+	}
+	for _, c := range cases {
+		m := ReadBytes(c.name, c.f.Build())
+		in := DeriveInfo(m, nil, c.name)
+		if in.Kind != c.kind || in.Naming != c.naming || in.Family != c.family || in.Rank != c.rank {
+			t.Errorf("%s: kind %s naming %s family %s rank %d; want %s %s %s %d", c.name, in.Kind, in.Naming, in.Family, in.Rank, c.kind, c.naming, c.family, c.rank)
+		}
+	}
+}
+
+// TestInfoRealAdapters: the real PEFT and MLX adapters in the shared corpus.
+func TestInfoRealAdapters(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "corpus", "real")
+	for file, want := range map[string][4]string{
+		"peft-results_glue-adapter_model.safetensors": {"peft-adapter", "peft", "unknown", "0"},
+		"mlx-examples-0000100_adapters.safetensors":   {"lora", "mlx", "llm", "8"},
+	} {
+		src, err := OpenFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Skipf("real corpus not found: %v", err)
+		}
+		m, err := Read(src)
+		src.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := DeriveInfo(m, nil, file)
+		got := [4]string{in.Kind, in.Naming, in.Family, strconv.Itoa(in.Rank)}
+		if got != want {
+			t.Errorf("%s: %v, want %v", file, got, want)
+		}
+	}
+}

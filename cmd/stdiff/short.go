@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// shortRow is one file in `inspect --short`.
+type shortRow struct {
+	Path      string   `json:"path"`
+	Name      string   `json:"name,omitempty"`
+	Kind      string   `json:"kind,omitempty"`
+	Family    string   `json:"family,omitempty"`
+	BaseModel string   `json:"base_model,omitempty"`
+	Rank      int      `json:"rank,omitempty"`
+	Size      int64    `json:"size"`
+	Triggers  []string `json:"triggers"`
+	Valid     bool     `json:"valid"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// runShort prints one row per file, reading headers and sidecars only, several files at a time.
+func (c *inspectCmd) runShort(o *out) int {
+	paths, status := collectModels(o, c.Files)
+	rows := make([]shortRow, len(paths))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < 2*runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rows[i] = shortOf(paths[i], c.Verify)
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, r := range rows {
+		switch {
+		case r.Error != "":
+			status = exitTrouble
+		case !r.Valid && status == exitOK:
+			status = exitFound
+		}
+	}
+	if o.format == "json" {
+		o.writeJSON(map[string]any{"schema": "stdiff.inspect-short/v1", "files": rows})
+		return status
+	}
+	if o.format == "markdown" {
+		o.printf("| name | kind | base | rank | size | triggers | file |\n|---|---|---|---|---|---|---|\n")
+	}
+	widths := []int{4, 4, 4, 4}
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		if r.Error != "" {
+			cells[i] = []string{"?", "unreadable", "", "", "", esc(r.Error), esc(r.Path)}
+			continue
+		}
+		rank := ""
+		if r.Rank > 0 {
+			rank = fmt.Sprint(r.Rank)
+		}
+		kind := r.Kind
+		if !r.Valid {
+			kind += " (invalid)"
+		}
+		base := r.Family
+		if base == "unknown" {
+			base = ""
+		}
+		trig := make([]string, len(r.Triggers))
+		for k, t := range r.Triggers {
+			trig[k] = esc(t)
+		}
+		cells[i] = []string{esc(r.Name), kind, base, rank, humanBytes(uint64(r.Size)), shorten(strings.Join(trig, ", "), 60), esc(r.Path)}
+		for k := range widths {
+			widths[k] = max(widths[k], min(len([]rune(cells[i][k])), 40))
+		}
+	}
+	if o.format == "text" {
+		o.printf("%-*s  %-*s  %-*s  %*s  %9s  %s\n", widths[0], "NAME", widths[1], "KIND", widths[2], "BASE", widths[3], "RANK", "SIZE", "TRIGGERS · FILE")
+	}
+	for _, c := range cells {
+		if o.format == "markdown" {
+			o.printf("| %s | %s | %s | %s | %s | %s | %s |\n", mdEsc(c[0]), c[1], c[2], c[3], c[4], mdEsc(c[5]), mdEsc(c[6]))
+			continue
+		}
+		trig := c[5]
+		if trig != "" {
+			trig += " · "
+		}
+		o.printf("%-*s  %-*s  %-*s  %*s  %9s  %s%s\n", widths[0], c[0], widths[1], c[1], widths[2], c[2], widths[3], c[3], c[4], trig, c[6])
+	}
+	return status
+}
+
+func shortOf(path string, verify bool) shortRow {
+	in, err := inspectFile(path, verify)
+	if err != nil {
+		return shortRow{Path: path, Error: errorText(err), Triggers: []string{}}
+	}
+	r := shortRow{Path: path, Size: in.m.FileSize, Valid: in.m.Valid(), Triggers: in.info.Triggers,
+		Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel, Rank: in.info.Rank}
+	if !in.m.HeaderParsed {
+		r.Kind, r.Family = "not a model", ""
+	}
+	return r
+}
+
+// collectModels expands folders into the .safetensors files under them (recursively, following no
+// links to folders, skipping what is not a regular file), in path order. Files named on the command line
+// are kept whatever their name.
+func collectModels(o *out, args []string) ([]string, int) {
+	status := exitOK
+	var paths []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			paths = append(paths, a)
+			continue
+		}
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				o.errorf("", "%s: %v", esc(p), err)
+				status = exitTrouble
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && strings.EqualFold(filepath.Ext(p), ".safetensors") {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+		if err != nil {
+			o.errorf("", "%s: %v", esc(a), err)
+			status = exitTrouble
+		}
+	}
+	sort.Strings(paths)
+	return paths, status
+}
