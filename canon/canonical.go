@@ -1,9 +1,8 @@
 package canon
 
 import (
-	"bytes"
 	"encoding/hex"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,7 +24,12 @@ const (
 )
 
 // CanonicalOrder returns the indices of m.Tensors sorted by name bytes: the order of the canonical form.
+// The result is computed once per model and shared: do not modify it. Like the rest of a Model, it is
+// not safe for concurrent first use.
 func CanonicalOrder(m *Model) []int {
+	if len(m.canonicalOrder) == len(m.Tensors) && m.canonicalOrder != nil {
+		return m.canonicalOrder
+	}
 	idx := make([]int, len(m.Tensors))
 	sorted := true
 	for i := range idx {
@@ -35,8 +39,9 @@ func CanonicalOrder(m *Model) []int {
 		}
 	}
 	if !sorted {
-		sort.Slice(idx, func(a, b int) bool { return m.Tensors[idx[a]].Name < m.Tensors[idx[b]].Name })
+		slices.SortFunc(idx, func(a, b int) int { return strings.Compare(m.Tensors[a].Name, m.Tensors[b].Name) })
 	}
+	m.canonicalOrder = idx
 	return idx
 }
 
@@ -51,36 +56,52 @@ func CanonicalContent(m *Model, digests [][32]byte) []byte {
 }
 
 func canonical(m *Model, version string, digests [][32]byte) []byte {
-	var b bytes.Buffer
-	b.Grow(len(version) + len(m.Tensors)*(80+65*boolInt(digests != nil)))
-	b.WriteString(version)
-	var num []byte
+	size := len(version)
+	for i := range m.Tensors {
+		size += len(m.Tensors[i].Name) + 40 + 8*len(m.Tensors[i].Shape) + 65*boolInt(digests != nil)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, version...)
 	for _, i := range CanonicalOrder(m) {
 		t := &m.Tensors[i]
-		num = strconv.AppendInt(num[:0], int64(len(t.Name)), 10)
-		b.Write(num)
-		b.WriteByte(':')
-		b.WriteString(t.Name)
-		b.WriteByte(' ')
-		b.WriteString(strings.ToLower(string(t.DType)))
-		b.WriteString(" [")
+		b = strconv.AppendInt(b, int64(len(t.Name)), 10)
+		b = append(b, ':')
+		b = append(b, t.Name...)
+		b = append(b, ' ')
+		b = append(b, lowerDType(t.DType)...)
+		b = append(b, " ["...)
 		for k, d := range t.Shape {
 			if k > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.Write(strconv.AppendUint(num[:0], d, 10))
+			b = strconv.AppendUint(b, d, 10)
 		}
-		b.WriteString("] ")
-		b.Write(strconv.AppendUint(num[:0], t.Len(), 10))
+		b = append(b, "] "...)
+		b = strconv.AppendUint(b, t.Len(), 10)
 		if digests != nil {
-			b.WriteByte(' ')
-			var h [64]byte
-			hex.Encode(h[:], digests[i][:])
-			b.Write(h[:])
+			b = append(b, ' ')
+			b = hex.AppendEncode(b, digests[i][:])
 		}
-		b.WriteByte('\n')
+		b = append(b, '\n')
 	}
-	return b.Bytes()
+	return b
+}
+
+// lowerDTypes holds the canonical (lower-case) spelling of every known dtype, so that writing the
+// canonical form allocates nothing per tensor.
+var lowerDTypes = func() map[DType]string {
+	m := make(map[DType]string, len(dtypeBits))
+	for d := range dtypeBits {
+		m[d] = strings.ToLower(string(d))
+	}
+	return m
+}()
+
+func lowerDType(d DType) string {
+	if l, ok := lowerDTypes[d]; ok {
+		return l
+	}
+	return strings.ToLower(string(d))
 }
 
 func boolInt(b bool) int {

@@ -86,6 +86,11 @@ type Model struct {
 	RefErr *RefError
 	// HeaderParsed is true when the header's JSON could be read (possibly with defects lenient mode names).
 	HeaderParsed bool
+	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
+	RawHeader []byte
+
+	// canonicalOrder memoizes CanonicalOrder (for the tensors as they were then).
+	canonicalOrder []int
 }
 
 // Valid reports whether the reference reader accepts the file.

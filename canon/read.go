@@ -61,6 +61,7 @@ func Read(src Source) (*Model, error) {
 	if _, err := src.ReadAt(hb, 8); err != nil {
 		return nil, err
 	}
+	m.RawHeader = hb
 	m.readHeader(hb)
 	return m, nil
 }

@@ -40,6 +40,7 @@ type cli struct {
 	Hash    hashCmd    `cmd:"" help:"Print structure IDs (and content IDs, ecosystem hashes); verify a manifest."`
 	Inspect inspectCmd `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
 	Check   checkCmd   `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
+	Dupes   dupesCmd   `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
 }
 
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.

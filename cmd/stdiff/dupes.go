@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/diff"
+	"github.com/stdiff/stdiff/hash"
+)
+
+type dupesCmd struct {
+	Level      string   `help:"content: identical files and same-tensor copies; structure: also files of the same architecture." enum:"content,structure" default:"content"`
+	NoCache    bool     `help:"Neither read nor write the cache of content IDs."`
+	ClearCache bool     `help:"Delete the cache of content IDs first."`
+	Paths      []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`
+}
+
+type dupesGroupJSON struct {
+	hash.DupeGroup
+	Differences map[string]string `json:"differences,omitempty"`
+}
+
+func (c *dupesCmd) run(o *out) int {
+	// Many files: collect garbage (the other commands read one or two headers and do not), rarely.
+	debug.SetGCPercent(400)
+	var cache *hash.Cache
+	if !c.NoCache || c.ClearCache {
+		path, err := hash.DefaultCachePath()
+		if err != nil {
+			o.errorf("", "%v", err)
+			return exitTrouble
+		}
+		if c.ClearCache {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				o.errorf("", "clearing the cache: %v", err)
+				return exitTrouble
+			}
+			if len(c.Paths) == 0 {
+				o.errorf("", "cache cleared (%s)", esc(path))
+				return exitOK
+			}
+		}
+		if !c.NoCache {
+			if cache, err = hash.OpenCache(path); err != nil {
+				o.errorf("", "%v", err)
+			}
+		}
+	}
+	if len(c.Paths) == 0 {
+		o.errorf("try `stdiff dupes ~/loras`", "dupes needs at least one PATH")
+		return exitTrouble
+	}
+	status := exitOK
+	for _, p := range c.Paths {
+		if _, err := os.Stat(p); err != nil {
+			o.readFailed(&canon.ReadError{Name: p, Err: errors.New("no such file or folder")})
+			status = exitTrouble
+		}
+	}
+	paths, walkStatus := collectModels(o, c.Paths)
+	status = max(status, walkStatus)
+	prog := o.stageProgress()
+	rep, err := hash.FindDuplicates(context.Background(), paths, hash.DupeOptions{Structure: c.Level == "structure", Cache: cache, Progress: prog.update})
+	prog.stop()
+	if err != nil {
+		o.errorf("", "%v", err)
+		return exitTrouble
+	}
+	if cache != nil {
+		if err := cache.Save(); err != nil {
+			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", esc(cache.Path()), err)
+		}
+	}
+	groups := make([]dupesGroupJSON, len(rep.Groups))
+	for i, g := range rep.Groups {
+		groups[i] = dupesGroupJSON{DupeGroup: g}
+		if g.Level == hash.LevelContent {
+			groups[i].Differences = differences(g)
+		}
+	}
+	if len(groups) > 0 && status == exitOK {
+		status = exitFound
+	}
+	if o.format == "json" {
+		o.writeJSON(map[string]any{"schema": "stdiff.dupes/v1", "groups": groups, "skipped": rep.Skipped,
+			"files": rep.Files, "tensor_bytes_read": rep.TensorBytesRead, "reclaimable": rep.Reclaimable})
+		return status
+	}
+	for _, g := range groups {
+		c.printGroup(o, g)
+	}
+	if len(rep.Skipped) > 0 {
+		o.printf("%s\n", o.paint(yellow, fmt.Sprintf("skipped %s:", plural(len(rep.Skipped), "file"))))
+		for _, s := range rep.Skipped {
+			o.printf("  %s: %s\n", esc(s.Path), esc(s.Reason))
+		}
+		o.printf("\n")
+	}
+	counts := map[string]int{}
+	for _, g := range groups {
+		counts[g.Level]++
+	}
+	var parts []string
+	for _, l := range []string{hash.LevelBytes, hash.LevelContent, hash.LevelStructure} {
+		if counts[l] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
+		}
+	}
+	found := "no duplicates"
+	if len(parts) > 0 {
+		found = plural(len(groups), "group") + " (" + strings.Join(parts, ", ") + ")"
+	}
+	o.printf("%s scanned: %s, %s reclaimable; %s of tensor data read\n", plural(rep.Files, "model"), found,
+		humanBytes(uint64(rep.Reclaimable)), humanBytes(uint64(rep.TensorBytesRead)))
+	return status
+}
+
+func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
+	size := humanBytes(uint64(g.Files[0].Size))
+	switch g.Level {
+	case hash.LevelBytes:
+		o.printf("%s  %d identical files, %s each, %s reclaimable\n", o.paint(bold, "bytes"), len(g.Files), size, humanBytes(uint64(g.Reclaimable)))
+	case hash.LevelContent:
+		o.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", o.paint(bold, "content"), len(g.Files), humanBytes(uint64(g.Reclaimable)))
+	default:
+		o.printf("%s  %d files of the same architecture, different weights\n", o.paint(bold, "structure"), len(g.Files))
+	}
+	width := 0
+	for _, f := range g.Files {
+		width = max(width, min(len(esc(f.Path)), 60))
+	}
+	for _, f := range g.Files {
+		if d := g.Differences[f.Path]; d != "" {
+			o.printf("  %-*s  %s\n", width, esc(f.Path), o.paint(dim, d))
+		} else {
+			o.printf("  %s\n", esc(f.Path))
+		}
+	}
+	o.printf("\n")
+}
+
+// differences says how each file of a content group differs from the group's first file.
+func differences(g hash.DupeGroup) map[string]string {
+	out := map[string]string{}
+	first, err := readModel(g.Files[0].Path)
+	if err != nil {
+		return out
+	}
+	for _, f := range g.Files[1:] {
+		if f.Header == g.Files[0].Header {
+			out[f.Path] = "identical to " + esc(g.Files[0].Path)
+			continue
+		}
+		m, err := readModel(f.Path)
+		if err != nil {
+			continue
+		}
+		r := diff.Compare(diff.Side{Model: first}, diff.Side{Model: m}, diff.Options{})
+		var keys []string
+		for _, e := range r.Metadata.Added {
+			keys = append(keys, "+"+e.Key)
+		}
+		for _, e := range r.Metadata.Removed {
+			keys = append(keys, "-"+e.Key)
+		}
+		for _, ch := range r.Metadata.Changed {
+			keys = append(keys, ch.Key)
+		}
+		var what []string
+		if len(keys) > 0 {
+			if len(keys) > 4 {
+				keys = append(keys[:4], fmt.Sprintf("… %d more", len(keys)-4))
+			}
+			what = append(what, "metadata: "+strings.Join(keys, ", "))
+		}
+		var layout []string
+		for _, n := range r.Notes {
+			for _, l := range [][2]string{{"listed in a different order", "tensor order"}, {"laid out", "offsets"},
+				{"metadata keys are in a different order", "key order"}, {"header length", "header size"}} {
+				if strings.Contains(n, l[0]) {
+					layout = append(layout, l[1])
+				}
+			}
+		}
+		if len(layout) > 0 {
+			what = append(what, "layout: "+strings.Join(layout, ", "))
+		}
+		if len(what) == 0 {
+			what = append(what, "same metadata; header bytes differ")
+		}
+		out[f.Path] = strings.Join(what, "; ")
+	}
+	return out
+}
+
+// stageProgress shows the stages of a scan on stderr when it is a terminal.
+type stageProgress struct {
+	mu    sync.Mutex
+	line  string
+	last  time.Time
+	f     *os.File
+	start time.Time
+}
+
+func (o *out) stageProgress() *stageProgress {
+	p := &stageProgress{start: time.Now()}
+	if f, ok := o.errw.(*os.File); ok && isTerminal(f) {
+		p.f = f
+	}
+	return p
+}
+
+func (p *stageProgress) update(stage string, n, total int, bytes int64) {
+	if p.f == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.last) < 100*time.Millisecond && n != total {
+		return
+	}
+	p.last = time.Now()
+	eta := ""
+	if el := time.Since(p.start); n > 0 && n < total {
+		eta = fmt.Sprintf(", about %s left in this stage", (time.Duration(float64(el) * float64(total-n) / float64(n))).Round(time.Second))
+	}
+	fmt.Fprintf(p.f, "\r\x1b[K%s: %d of %d files, %s of tensor data read%s", stage, n, total, humanBytes(uint64(bytes)), eta)
+}
+
+func (p *stageProgress) stop() {
+	if p.f != nil {
+		fmt.Fprintf(p.f, "\r\x1b[K")
+	}
+}

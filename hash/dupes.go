@@ -1,0 +1,607 @@
+package hash
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/zeebo/blake3"
+)
+
+// Duplicate levels, from the strictest.
+const (
+	// LevelBytes: identical files.
+	LevelBytes = "bytes"
+	// LevelContent: the same tensors (names, dtypes, shapes, bytes); metadata or layout differ.
+	LevelContent = "content"
+	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
+	LevelStructure = "structure"
+)
+
+// DupeOptions tune FindDuplicates.
+type DupeOptions struct {
+	// Structure also reports groups of files with the same structure but different weights.
+	Structure bool
+	// Cache, when set, remembers samples and content IDs of files that have not changed since.
+	Cache *Cache
+	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
+	Workers int
+	// Progress, when set, is called (from several goroutines) as files are read: stage is "headers",
+	// "samples" or "content"; n files of total done; bytes is tensor bytes read so far.
+	Progress func(stage string, n, total int, bytes int64)
+}
+
+// DupeFile is one file of a group.
+type DupeFile struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	DataLen int64  `json:"data_len"`
+	// Header is the BLAKE3 of the file's header bytes: within a content group, equal headers mean
+	// identical files.
+	Header string `json:"header_blake3,omitempty"`
+}
+
+// DupeGroup is a set of files that are the same at Level.
+type DupeGroup struct {
+	Level       string     `json:"level"`
+	Files       []DupeFile `json:"files"`
+	StructureID string     `json:"structure_id"`
+	ContentID   string     `json:"content_id,omitempty"`
+	// Reclaimable is what deleting all files but the first would free: for bytes and content groups.
+	Reclaimable int64 `json:"reclaimable"`
+}
+
+// Skipped is a file left out of the scan, and why.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// DupeReport is the outcome of a scan.
+type DupeReport struct {
+	Groups  []DupeGroup `json:"groups"`
+	Skipped []Skipped   `json:"skipped"`
+	// Files is the number of models scanned; TensorBytesRead how many tensor bytes were read (samples
+	// and content), which the cache brings to zero on an unchanged collection.
+	Files           int   `json:"files"`
+	TensorBytesRead int64 `json:"tensor_bytes_read"`
+	// Reclaimable is what keeping one file of each set of same-content files would free.
+	Reclaimable int64 `json:"reclaimable"`
+}
+
+// scanned is what the scan keeps of one file: small, so that a collection of any size fits.
+type scanned struct {
+	path       string
+	size       int64
+	mtime      int64
+	ino        uint64
+	dev        uint64
+	dataLen    int64
+	structure  string
+	headerHash [32]byte
+	// hasHeaderHash is set once headerHash is known (it is computed only where it decides something).
+	hasHeaderHash bool
+	sample        [32]byte
+	content       string
+	hasSample     bool
+	// samples are the file ranges of the sample, chosen when the header was read.
+	samples [][2]int64
+}
+
+// FindDuplicates groups models by what they share, staged so that most files need their header only:
+// files are grouped by structure ID and data size (a file alone there is nobody's duplicate); the
+// rest are split by a sample of tensor bytes (a few KiB of up to 16 tensors, chosen by name, so the
+// sample ignores layout); full content IDs are computed only for what is left. Identical headers
+// within a content group make a bytes group. Unreadable and invalid files are skipped with a reason.
+func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*DupeReport, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	rep := &DupeReport{Groups: []DupeGroup{}, Skipped: []Skipped{}}
+	var bytesRead atomic.Int64
+	progress := func(stage string, n, total int) {
+		if opt.Progress != nil {
+			opt.Progress(stage, n, total, bytesRead.Load())
+		}
+	}
+
+	// Stage 1: headers.
+	files := make([]*scanned, len(paths))
+	reasons := make([]string, len(paths))
+	var done atomic.Int64
+	parallel(ctx, workers, len(paths), func(i int) {
+		files[i], reasons[i] = scanHeader(paths[i], opt.Cache)
+		progress("headers", int(done.Add(1)), len(paths))
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	seen := map[[2]uint64]string{}
+	var live []*scanned
+	for i, f := range files {
+		switch {
+		case reasons[i] != "":
+			rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
+		case seen[[2]uint64{f.dev, f.ino}] != "":
+			rep.Skipped = append(rep.Skipped, Skipped{f.path, "same file as " + seen[[2]uint64{f.dev, f.ino}] + " (a link)"})
+		default:
+			seen[[2]uint64{f.dev, f.ino}] = f.path
+			live = append(live, f)
+		}
+	}
+	rep.Files = len(live)
+
+	// Stage 2: group by structure and data size; only groups of two or more go on.
+	byShape := groupBy(live, func(f *scanned) string { return fmt.Sprintf("%s/%d", f.structure, f.dataLen) })
+	var candidates []*scanned
+	for _, g := range byShape {
+		if len(g) > 1 {
+			candidates = append(candidates, g...)
+		}
+	}
+
+	// Stage 3: samples, then content IDs where samples agree.
+	done.Store(0)
+	parallel(ctx, workers, len(candidates), func(i int) {
+		f := candidates[i]
+		if !f.hasSample {
+			if err := f.takeSample(&bytesRead); err != nil {
+				f.content = "error: " + err.Error()
+			}
+		}
+		progress("samples", int(done.Add(1)), len(candidates))
+	})
+	var sampled []*scanned
+	for _, f := range candidates {
+		if f.hasSample {
+			sampled = append(sampled, f)
+		}
+	}
+	var sampleGroups [][]*scanned
+	for _, g := range groupBy(sampled, func(f *scanned) string {
+		return fmt.Sprintf("%s/%d/%x", f.structure, f.dataLen, f.sample)
+	}) {
+		if len(g) > 1 {
+			sampleGroups = append(sampleGroups, g)
+		}
+	}
+	done.Store(0)
+	parallel(ctx, workers, len(sampleGroups), func(i int) {
+		resolve(ctx, sampleGroups[i], &bytesRead)
+		progress("content", int(done.Add(1)), len(sampleGroups))
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep.TensorBytesRead = bytesRead.Load()
+
+	// Results: content groups, bytes groups within them, then structure groups.
+	var hashed []*scanned
+	for _, f := range candidates {
+		if reason, failed := strings.CutPrefix(f.content, "error: "); failed {
+			rep.Skipped = append(rep.Skipped, Skipped{f.path, reason})
+			f.content = ""
+			continue
+		}
+		hashed = append(hashed, f)
+	}
+	for _, g := range groupBy(hashed, func(f *scanned) string { return f.content }) {
+		if len(g) < 2 || g[0].content == "" {
+			continue
+		}
+		for _, f := range g[1:] {
+			rep.Reclaimable += f.size
+		}
+		for _, f := range g {
+			if err := f.hashHeader(); err != nil {
+				f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
+			}
+		}
+		byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
+		for _, same := range byHeader {
+			if len(same) > 1 {
+				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same))
+			}
+		}
+		if len(byHeader) > 1 {
+			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g))
+		}
+	}
+	if opt.Structure {
+		for _, g := range groupBy(live, func(f *scanned) string { return f.structure }) {
+			if len(g) > 1 && !sameContent(g) {
+				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g))
+			}
+		}
+	}
+	rank := map[string]int{LevelBytes: 0, LevelContent: 1, LevelStructure: 2}
+	sort.SliceStable(rep.Groups, func(i, j int) bool {
+		a, b := rep.Groups[i], rep.Groups[j]
+		if a.Level != b.Level {
+			return rank[a.Level] < rank[b.Level]
+		}
+		return a.Files[0].Path < b.Files[0].Path
+	})
+	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
+	if opt.Cache != nil {
+		for _, f := range live {
+			opt.Cache.put(f)
+		}
+	}
+	return rep, nil
+}
+
+func sameContent(g []*scanned) bool {
+	for _, f := range g {
+		if f.content == "" || f.content != g[0].content {
+			return false
+		}
+	}
+	return true
+}
+
+func makeGroup(level string, g []*scanned) DupeGroup {
+	files := make([]DupeFile, len(g))
+	for i, f := range g {
+		files[i] = DupeFile{Path: f.path, Size: f.size, DataLen: f.dataLen}
+		if f.hasHeaderHash {
+			files[i].Header = hex.EncodeToString(f.headerHash[:])
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	grp := DupeGroup{Level: level, Files: files, StructureID: g[0].structure}
+	if level != LevelStructure {
+		grp.ContentID = g[0].content
+		for _, f := range files[1:] {
+			grp.Reclaimable += f.Size
+		}
+	}
+	return grp
+}
+
+// groupBy groups files by a key, groups in order of their first file's path.
+func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
+	idx := map[string]int{}
+	var out [][]*scanned
+	sorted := append([]*scanned(nil), fs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].path < sorted[j].path })
+	for _, f := range sorted {
+		k := key(f)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], f)
+	}
+	return out
+}
+
+// parallel runs fn(0..n-1) on workers goroutines.
+func parallel(ctx context.Context, workers, n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// scanHeader reads a file's header and what the scan keeps of it. A file the reference rejects, or that
+// cannot be read, is skipped with the reason.
+func scanHeader(path string, cache *Cache) (*scanned, string) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
+	}
+	f := &scanned{path: path, size: st.Size(), mtime: st.ModTime().UnixNano()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		f.ino, f.dev = sys.Ino, uint64(sys.Dev)
+	}
+	// A file unchanged since the cache saw it needs no reading at all.
+	if cache != nil && cache.fill(f) {
+		return f, ""
+	}
+	src, err := canon.OpenFile(path)
+	if err != nil {
+		return nil, reasonOf(err)
+	}
+	defer src.Close()
+	m, err := canon.Read(src)
+	if err != nil {
+		return nil, reasonOf(err)
+	}
+	if !m.Valid() {
+		return nil, fmt.Sprintf("not valid safetensors (%s): stdiff check says more", m.RefErr.Kind)
+	}
+	if m.FileSize != f.size {
+		return nil, canon.ErrChanged.Error()
+	}
+	f.dataLen, f.structure, f.samples = m.DataLen(), StructureID(m), sampleRanges(m)
+	return f, ""
+}
+
+// hashHeader fills in the BLAKE3 of the file's header bytes (needed only within content groups).
+func (f *scanned) hashHeader() error {
+	if f.hasHeaderHash {
+		return nil
+	}
+	src, err := canon.OpenFile(f.path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var n [8]byte
+	if _, err := src.ReadAt(n[:], 0); err != nil {
+		return err
+	}
+	hb := make([]byte, f.size-f.dataLen-8)
+	if _, err := src.ReadAt(hb, 8); err != nil {
+		return err
+	}
+	if binary.LittleEndian.Uint64(n[:]) != uint64(len(hb)) {
+		return &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
+	}
+	f.headerHash, f.hasHeaderHash = blake3.Sum256(hb), true
+	return src.Unchanged()
+}
+
+func reasonOf(err error) string {
+	if re, ok := err.(*canon.ReadError); ok {
+		return re.Err.Error()
+	}
+	return err.Error()
+}
+
+// sampleTensors and sampleBytes bound the sample: a few KiB from each of up to 16 tensors.
+const (
+	sampleTensors = 16
+	sampleBytes   = 4 << 10
+)
+
+// sampleRanges chooses the sample: the start and the middle of up to 16 tensors, chosen evenly in name
+// order (small tensors whole), so two files with the same tensors have the same sample however the
+// tensors are laid out. The ranges are file offsets.
+func sampleRanges(m *canon.Model) [][2]int64 {
+	order := canon.CanonicalOrder(m)
+	var out [][2]int64
+	step := max(1, (len(order)+sampleTensors-1)/sampleTensors)
+	for k := 0; k < len(order); k += step {
+		t := &m.Tensors[order[k]]
+		start := m.DataOffset() + int64(t.Begin)
+		if n := int64(t.Len()); n <= 2*sampleBytes {
+			out = append(out, [2]int64{start, n})
+		} else {
+			out = append(out, [2]int64{start, sampleBytes}, [2]int64{start + n/2, sampleBytes})
+		}
+	}
+	return out
+}
+
+// takeSample hashes the sample ranges chosen when the header was read.
+func (f *scanned) takeSample(read *atomic.Int64) error {
+	src, err := canon.OpenFile(f.path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if src.Size() != f.size {
+		return &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
+	}
+	h := blake3.New()
+	buf := make([]byte, 2*sampleBytes)
+	for _, r := range f.samples {
+		if r[1] == 0 {
+			continue
+		}
+		if _, err := src.ReadAt(buf[:r[1]], r[0]); err != nil {
+			return err
+		}
+		h.Write(buf[:r[1]])
+		read.Add(r[1])
+	}
+	h.Sum(f.sample[:0])
+	f.hasSample = true
+	return src.Unchanged()
+}
+
+// resolve gives every file of a group whose samples agree its content ID. The first file is read once,
+// hashed, and compared byte for byte, tensor by tensor, with the others as it goes (a comparison costs
+// less than a hash, and every file is read once); those that differ are resolved among themselves.
+func resolve(ctx context.Context, g []*scanned, read *atomic.Int64) {
+	for len(g) > 0 && ctx.Err() == nil {
+		ref := g[0]
+		var unknown, rest []*scanned
+		for _, f := range g[1:] {
+			switch {
+			case f.content == "":
+				unknown = append(unknown, f)
+			case ref.content != "" && f.content != ref.content:
+				rest = append(rest, f)
+			}
+		}
+		if ref.content == "" || len(unknown) > 0 {
+			same, err := compareWith(ctx, ref, unknown, read)
+			if err != nil {
+				ref.content = "error: " + err.Error()
+			}
+			for i, f := range unknown {
+				if same[i] && err == nil {
+					f.content = ref.content
+				} else {
+					rest = append(rest, f)
+				}
+			}
+		}
+		for _, f := range g[1:] { // files whose content ID was known, now that ref's is
+			if f.content != "" && f.content != ref.content && !contains(rest, f) {
+				rest = append(rest, f)
+			}
+		}
+		g = rest
+	}
+}
+
+func contains(fs []*scanned, f *scanned) bool {
+	for _, x := range fs {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// compareWith reads ref once, computing its content ID if it is not known, and reports which of
+// others hold the same tensors (by name, byte for byte). Each file is read once, and a file stops being
+// read at its first difference.
+func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *atomic.Int64) ([]bool, error) {
+	same := make([]bool, len(others))
+	sr, mr, err := reopen(ref)
+	if err != nil {
+		return same, err
+	}
+	defer sr.Close()
+	type other struct {
+		src   *canon.FileSource
+		m     *canon.Model
+		order []int
+		buf   []byte
+	}
+	os := make([]*other, len(others))
+	for i, f := range others {
+		src, m, err := reopen(f)
+		if err != nil {
+			f.content = "error: " + err.Error()
+			continue
+		}
+		defer src.Close()
+		os[i] = &other{src, m, canon.CanonicalOrder(m), make([]byte, chunkSize)}
+		same[i] = true
+	}
+	hashRef := ref.content == ""
+	order := canon.CanonicalOrder(mr)
+	var digests [][32]byte
+	if hashRef {
+		digests = make([][32]byte, len(mr.Tensors))
+	}
+	buf := make([]byte, chunkSize)
+	h := blake3.New()
+	for k, i := range order {
+		t := &mr.Tensors[i]
+		for j, o := range os {
+			if same[j] && (o.m.Tensors[o.order[k]].Name != t.Name || o.m.Tensors[o.order[k]].Len() != t.Len()) {
+				same[j] = false
+			}
+		}
+		h.Reset()
+		for off := int64(0); off < int64(t.Len()); {
+			if err := ctx.Err(); err != nil {
+				return same, err
+			}
+			anySame := false
+			for j := range os {
+				anySame = anySame || same[j]
+			}
+			if !hashRef && !anySame {
+				return same, nil
+			}
+			n := min(int64(t.Len())-off, chunkSize)
+			if _, err := sr.ReadAt(buf[:n], mr.DataOffset()+int64(t.Begin)+off); err != nil {
+				return same, err
+			}
+			read.Add(n)
+			if hashRef {
+				h.Write(buf[:n])
+			}
+			for j, o := range os {
+				if !same[j] {
+					continue
+				}
+				ot := &o.m.Tensors[o.order[k]]
+				if _, err := o.src.ReadAt(o.buf[:n], o.m.DataOffset()+int64(ot.Begin)+off); err != nil {
+					others[j].content = "error: " + err.Error()
+					same[j] = false
+					continue
+				}
+				read.Add(n)
+				same[j] = bytes.Equal(buf[:n], o.buf[:n])
+			}
+			off += n
+		}
+		if hashRef {
+			h.Sum(digests[i][:0])
+		}
+	}
+	if err := sr.Unchanged(); err != nil {
+		return same, err
+	}
+	for j, o := range os {
+		if same[j] {
+			if err := o.src.Unchanged(); err != nil {
+				others[j].content = "error: " + err.Error()
+				same[j] = false
+			}
+		}
+	}
+	if hashRef {
+		ref.content = ContentID(mr, digests)
+	}
+	return same, nil
+}
+
+// hashContent computes the content ID, one tensor at a time (files are read in parallel instead).
+func (f *scanned) hashContent(ctx context.Context, read *atomic.Int64) error {
+	src, m, err := reopen(f)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	d, err := TensorDigests(ctx, src, m, Options{Workers: 1, Progress: func(n int64) { read.Add(n) }})
+	if err != nil {
+		return err
+	}
+	if err := src.Unchanged(); err != nil {
+		return err
+	}
+	f.content = ContentID(m, d)
+	return nil
+}
+
+// reopen opens a scanned file again and checks it is the file that was scanned.
+func reopen(f *scanned) (*canon.FileSource, *canon.Model, error) {
+	src, err := canon.OpenFile(f.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := canon.Read(src)
+	if err == nil && (m.FileSize != f.size || !m.Valid() || StructureID(m) != f.structure) {
+		err = &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
+	}
+	if err != nil {
+		src.Close()
+		return nil, nil, err
+	}
+	return src, m, nil
+}

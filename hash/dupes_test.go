@@ -1,0 +1,172 @@
+package hash
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// lora is a small LoRA-shaped file; seed varies its weights, tag its metadata.
+func lora(seed int64, tag string) stfile.File {
+	f := stfile.File{Seed: seed, Metadata: []stfile.KV{{Key: "ss_output_name", Value: tag}, {Key: "ss_session_id", Value: tag + "-session"}}}
+	for i := 0; i < 20; i++ {
+		f.Tensors = append(f.Tensors, stfile.Tensor{Name: fmt.Sprintf("lora_unet_block_%d.lora_down.weight", i), DType: "F16", Shape: []uint64{8, 64}})
+	}
+	return f
+}
+
+// plantedCollection writes a collection with one duplicate of every kind and returns its folder and
+// the expected groups (level → sorted base names).
+func plantedCollection(t *testing.T) (string, map[string][]string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, b []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig := lora(1, "orig").Build()
+	write("a/orig.safetensors", orig)
+	write("b/copy of orig.safetensors", orig) // byte copy
+	write("c/renamed-meta.safetensors", lora(1, "edited name").Build())
+	re := lora(1, "orig")
+	for i, j := 0, len(re.Tensors)-1; i < j; i, j = i+1, j-1 {
+		re.Tensors[i], re.Tensors[j] = re.Tensors[j], re.Tensors[i]
+	}
+	re.NoPad = true
+	write("d/resaved.safetensors", re.Build()) // re-serialised: other order, no padding
+	write("e/other-weights.safetensors", lora(2, "orig").Build())
+	flipped := append([]byte(nil), orig...)
+	flipped[len(flipped)-1000] ^= 1 // near miss: one flipped byte (not in a sampled range)
+	write("f/near-miss.safetensors", flipped)
+	for i := 0; i < 10; i++ { // unrelated files of other structures
+		f := lora(int64(100+i), "x")
+		f.Tensors = f.Tensors[:5+i]
+		write(fmt.Sprintf("g/unrelated-%d.safetensors", i), f.Build())
+	}
+	write("h/broken.safetensors", orig[:len(orig)-7])
+	want := map[string][]string{
+		LevelBytes:     {"copy of orig.safetensors", "orig.safetensors"},
+		LevelContent:   {"copy of orig.safetensors", "orig.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
+		LevelStructure: {"copy of orig.safetensors", "near-miss.safetensors", "orig.safetensors", "other-weights.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
+	}
+	return dir, want
+}
+
+func modelsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var paths []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".safetensors") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	return paths
+}
+
+func groupsOf(rep *DupeReport) map[string][]string {
+	got := map[string][]string{}
+	for _, g := range rep.Groups {
+		var names []string
+		for _, f := range g.Files {
+			names = append(names, filepath.Base(f.Path))
+		}
+		sort.Strings(names)
+		if _, dup := got[g.Level]; dup {
+			got[g.Level+" (2nd)"] = names
+			continue
+		}
+		got[g.Level] = names
+	}
+	return got
+}
+
+func TestFindDuplicatesPlanted(t *testing.T) {
+	dir, want := plantedCollection(t)
+	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{Structure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("groups:\n got  %v\n want %v", got, want)
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Path, "broken") {
+		t.Errorf("skipped: %+v", rep.Skipped)
+	}
+	if rep.Files != 16 {
+		t.Errorf("%d files scanned", rep.Files)
+	}
+	// Only the six candidates are read (six samples, one file hashed, four compared with it, the near
+	// miss hashed): the ten unrelated files cost their headers only.
+	data := int64(20 * 8 * 64 * 2)
+	if max := 6*data + data + 4*2*data + data; rep.TensorBytesRead > max {
+		t.Errorf("read %d tensor bytes, more than the candidates hold (%d)", rep.TensorBytesRead, max)
+	}
+}
+
+func TestDupesCache(t *testing.T) {
+	dir, want := plantedCollection(t)
+	delete(want, LevelStructure)
+	cache, err := OpenCache(filepath.Join(t.TempDir(), CacheFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := func() *DupeReport {
+		rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cache.Save(); err != nil {
+			t.Fatal(err)
+		}
+		if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("groups %v, want %v", got, want)
+		}
+		return rep
+	}
+	if first := scan(); first.TensorBytesRead == 0 {
+		t.Fatal("first scan read nothing")
+	}
+	// A fresh Cache from the saved file: the second run reads no tensor bytes.
+	cache, err = OpenCache(cache.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second := scan(); second.TensorBytesRead != 0 {
+		t.Errorf("second scan of an unchanged collection read %d tensor bytes", second.TensorBytesRead)
+	}
+	// A changed file is read again, and the change is seen.
+	p := filepath.Join(dir, "b", "copy of orig.safetensors")
+	b, _ := os.ReadFile(p)
+	b[len(b)-3] ^= 0xff
+	os.WriteFile(p, b, 0o644)
+	os.Chtimes(p, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{Cache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TensorBytesRead == 0 || len(groupsOf(rep)[LevelBytes]) != 0 {
+		t.Errorf("changed file not re-read or still a duplicate: %+v", groupsOf(rep))
+	}
+}
+
+func TestCorruptCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), CacheFile)
+	os.WriteFile(path, []byte("not json"), 0o644)
+	c, err := OpenCache(path)
+	if err == nil || c == nil || len(c.entries) != 0 {
+		t.Fatalf("corrupt cache: %v %v", c, err)
+	}
+}
