@@ -68,4 +68,10 @@ const (
 	CodeHashMatch          = "embedded-hash-verified"
 	CodeBadSidecar         = "bad-sidecar"
 	CodeRankMismatch       = "rank-mismatch"
+	CodeShardMetadata      = "shard-metadata-differs"
+	CodeTensorInTwoShards  = "tensor-in-two-shards"
+	CodeIndexTensorMissing = "index-tensor-missing"
+	CodeTensorNotInIndex   = "tensor-not-in-index"
+	CodeIndexTotalSize     = "index-total-size"
+	CodeIncompleteSet      = "incomplete-shard-set"
 )

@@ -86,6 +86,9 @@ type Model struct {
 	RefErr *RefError
 	// HeaderParsed is true when the header's JSON could be read (possibly with defects lenient mode names).
 	HeaderParsed bool
+	// Shards describe the files of a sharded model (nil for one file). Tensor offsets are then in the
+	// space of the set's SetSource, whose data starts at 0.
+	Shards []ShardInfo
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	RawHeader []byte
 
@@ -96,8 +99,13 @@ type Model struct {
 // Valid reports whether the reference reader accepts the file.
 func (m *Model) Valid() bool { return m.RefErr == nil }
 
-// DataOffset is the file offset of the first data byte (8+N).
-func (m *Model) DataOffset() int64 { return 8 + int64(m.HeaderLen) }
+// DataOffset is the file offset of the first data byte: 8+N, or 0 for a shard set.
+func (m *Model) DataOffset() int64 {
+	if m.Shards != nil {
+		return 0
+	}
+	return 8 + int64(m.HeaderLen)
+}
 
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).
 func (m *Model) DataLen() int64 { return m.FileSize - m.DataOffset() }

@@ -384,10 +384,30 @@ func similarity(x, y string) int {
 	return p + s
 }
 
+// BookkeepingKeys are metadata keys a writer adds about itself, not about the model: the Python
+// safetensors bindings write {"format": "pt"} (or np, tf, flax, mlx) into every file and every shard.
+// A difference there is a note, not a difference of the models.
+var BookkeepingKeys = []string{"format"}
+
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	skip := func(key string) bool {
 		return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(VolatileKeys, key))
 	}
+	for _, k := range BookkeepingKeys {
+		va, inA := a.Meta(k)
+		vb, inB := b.Meta(k)
+		if !skip(k) && (inA != inB || va != vb) {
+			show := func(v string, ok bool) string {
+				if !ok {
+					return "absent"
+				}
+				return strconv.Quote(v)
+			}
+			r.Notes = append(r.Notes, fmt.Sprintf("metadata %s is %s → %s (writer bookkeeping, not a difference)", k, show(va, inA), show(vb, inB)))
+		}
+	}
+	ignore := skip
+	skip = func(key string) bool { return ignore(key) || matchAny(BookkeepingKeys, key) }
 	inB := make(map[string]string, len(b.Metadata))
 	for _, e := range b.Metadata {
 		inB[e.Key] = e.Value
@@ -397,7 +417,9 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	for _, e := range a.Metadata {
 		inA[e.Key] = true
 		if skip(e.Key) {
-			ignored++
+			if ignore(e.Key) {
+				ignored++
+			}
 			continue
 		}
 		nv, ok := inB[e.Key]
@@ -415,7 +437,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	}
 	for _, e := range b.Metadata {
 		if skip(e.Key) {
-			if !inA[e.Key] {
+			if !inA[e.Key] && ignore(e.Key) {
 				ignored++
 			}
 			continue
@@ -438,6 +460,16 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 // layoutNotes says how two models with equal tensors and metadata still differ on disk. matched pairs
 // the tensors' indices on both sides.
 func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
+	if len(a.Shards) != len(b.Shards) {
+		files := func(m *canon.Model) string {
+			if m.Shards == nil {
+				return "1 file"
+			}
+			return fmt.Sprintf("%d shards", len(m.Shards))
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("stored as %s → %s", files(a), files(b)))
+		return // offsets and header sizes of a file and a set do not compare
+	}
 	if a.HeaderLen != b.HeaderLen {
 		r.Notes = append(r.Notes, fmt.Sprintf("header length differs (%d → %d bytes): formatting, padding or key order", a.HeaderLen, b.HeaderLen))
 	}
@@ -460,6 +492,9 @@ func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 func metaOrder(m *canon.Model) string {
 	var b bytes.Buffer
 	for _, e := range m.Metadata {
+		if matchAny(BookkeepingKeys, e.Key) {
+			continue
+		}
 		b.WriteString(e.Key)
 		b.WriteByte(0)
 	}

@@ -58,6 +58,17 @@ type chunk struct {
 // each hash in its own goroutine. With digests true it also returns the per-tensor BLAKE3 digests (as
 // TensorDigests does) from the same pass.
 func FileHashes(ctx context.Context, src canon.Source, m *canon.Model, digests bool, opt Options) (Ecosystem, [][32]byte, error) {
+	return onePass(ctx, src, m, true, digests, opt)
+}
+
+// StreamDigests computes the per-tensor digests (as TensorDigests does) in one front-to-back pass, for
+// sources where reading in order is cheaper than reading in parallel, such as HTTP.
+func StreamDigests(ctx context.Context, src canon.Source, m *canon.Model, opt Options) ([][32]byte, error) {
+	_, d, err := onePass(ctx, src, m, false, true, opt)
+	return d, err
+}
+
+func onePass(ctx context.Context, src canon.Source, m *canon.Model, ecosystem, digests bool, opt Options) (Ecosystem, [][32]byte, error) {
 	if digests {
 		if err := checkRanges(src, m); err != nil {
 			return Ecosystem{}, nil, err
@@ -67,14 +78,16 @@ func FileHashes(ctx context.Context, src canon.Source, m *canon.Model, digests b
 	shaAll, shaData, b3, crc := sha256.New(), sha256.New(), blake3.New(), crc32.NewIEEE()
 	autoV1 := make([]byte, 0, autoV1End-autoV1Start)
 
-	consumers := []func(c *chunk){
-		func(c *chunk) { shaAll.Write(c.b) },
-		func(c *chunk) {
-			if end := c.off + int64(len(c.b)); end > dataOff {
-				shaData.Write(c.b[max(dataOff-c.off, 0):])
-			}
-		},
-		func(c *chunk) { b3.Write(c.b); crc.Write(c.b) },
+	var consumers []func(c *chunk)
+	if ecosystem {
+		consumers = append(consumers,
+			func(c *chunk) { shaAll.Write(c.b) },
+			func(c *chunk) {
+				if end := c.off + int64(len(c.b)); end > dataOff {
+					shaData.Write(c.b[max(dataOff-c.off, 0):])
+				}
+			},
+			func(c *chunk) { b3.Write(c.b); crc.Write(c.b) })
 	}
 	var finish func() [][32]byte
 	if digests {
@@ -98,7 +111,11 @@ func FileHashes(ctx context.Context, src canon.Source, m *canon.Model, digests b
 	}
 	ring := make([]chunk, passBuffers)
 	var readErr error
-	for k, off := 0, int64(0); off < size; k++ {
+	start := int64(0)
+	if !ecosystem {
+		start = dataOff // the tensors need only the data section
+	}
+	for k, off := 0, start; off < size; k++ {
 		if err := ctx.Err(); err != nil {
 			readErr = err
 			break

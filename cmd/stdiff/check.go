@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 )
@@ -38,6 +42,13 @@ func (c *checkCmd) run(o *out) int {
 	var files []checkFileJSON
 	for _, path := range c.Files {
 		var fixed *canon.FixResult
+		if c.Fix && !isLocalFile(path) {
+			if !c.Quiet {
+				o.errorf("fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors", "%s: --fix repairs one local file, not a shard set or a URL", esc(path))
+			}
+			status = exitTrouble
+			continue
+		}
 		if c.Fix {
 			res, err := canon.FixNulPadding(path)
 			switch {
@@ -56,7 +67,12 @@ func (c *checkCmd) run(o *out) int {
 				fixed = &res
 			}
 		}
-		m, err := readModel(path)
+		opened, err := openModel(path)
+		var m *canon.Model
+		if err == nil {
+			m = opened.Model
+			opened.Close()
+		}
 		if err != nil {
 			if !c.Quiet {
 				o.readFailed(err)
@@ -65,7 +81,7 @@ func (c *checkCmd) run(o *out) int {
 			files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}})
 			continue
 		}
-		if !m.Valid() && status == exitOK {
+		if (!m.Valid() || m.HasErrors()) && status == exitOK {
 			status = exitFound
 		}
 		fj := checkFileJSON{Path: path, Valid: m.Valid(), Findings: findingsJSON(m.Findings)}
@@ -115,12 +131,35 @@ func (c *checkCmd) printText(o *out, m *canon.Model, fixed *canon.FixResult) {
 		o.printf("%s: fixed: %d NUL padding bytes (file bytes %d to %d) are now spaces; no tensor byte changed\n",
 			name, fixed.Changed, fixed.Start, fixed.End-1)
 	}
-	if m.Valid() {
-		o.printf("%s: %s (%d tensors, header %s bytes)\n", name, o.paint(green, "OK"), len(m.Tensors), thousands(m.HeaderLen))
-	} else {
+	switch {
+	case m.Valid() && m.Shards != nil && !m.HasErrors():
+		o.printf("%s: %s (%d tensors in %s)\n", name, o.paint(green, "OK"), len(m.Tensors), plural(len(m.Shards), "shard"))
+	case m.Valid() && m.Shards != nil:
+		o.printf("%s: %s: every shard is valid, but the set is not\n", name, o.paint(red, "INVALID"))
+	case m.Valid():
+		o.printf("%s: %s (%s, header %s bytes)\n", name, o.paint(green, "OK"), plural(len(m.Tensors), "tensor"), thousands(m.HeaderLen))
+	default:
 		o.printf("%s: %s: %s: %s\n", name, o.paint(red, "INVALID"), m.RefErr.Kind, esc(m.RefErr.Message))
 	}
 	o.printFindings(m.Findings, "  ")
+}
+
+// openModel opens a model named on the command line: a file, a shard set, a URL (headers only).
+func openModel(spec string) (*canon.Opened, error) {
+	return canon.OpenModel(context.Background(), spec)
+}
+
+// isLocalFile reports whether spec names one local file that is not part of a shard set.
+func isLocalFile(spec string) bool {
+	if canon.IsRemote(spec) {
+		return false
+	}
+	st, err := os.Stat(spec)
+	if err != nil || st.IsDir() || strings.HasSuffix(spec, ".index.json") {
+		return err != nil // a missing file is reported by what follows
+	}
+	_, _, n, ok := canon.ShardPattern(filepath.Base(spec))
+	return !ok || n == 1
 }
 
 // readModel opens a local file and reads its header.

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"sync"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/diff"
-	"github.com/stdiff/stdiff/hash"
 )
 
 type diffCmd struct {
@@ -67,15 +64,12 @@ func (c *diffCmd) run(o *out) int {
 
 // load reads one side: its header, and with --content its tensor digests.
 func (c *diffCmd) load(o *out, path string) (diff.Side, error) {
-	src, err := canon.OpenFile(path)
+	o2, err := openModel(path)
 	if err != nil {
 		return diff.Side{}, err
 	}
-	defer src.Close()
-	m, err := canon.Read(src)
-	if err != nil {
-		return diff.Side{}, err
-	}
+	defer o2.Close()
+	m := o2.Model
 	if !m.HeaderParsed {
 		return diff.Side{}, headerError(m)
 	}
@@ -84,13 +78,7 @@ func (c *diffCmd) load(o *out, path string) (diff.Side, error) {
 	}
 	side := diff.Side{Model: m}
 	if c.Content && !c.MetadataOnly {
-		prog := o.progress("reading "+path, m.DataLen())
-		side.Digests, err = hash.TensorDigests(context.Background(), src, m, hash.Options{Progress: prog.add})
-		prog.stop()
-		if err != nil {
-			return diff.Side{}, err
-		}
-		if err := src.Unchanged(); err != nil {
+		if side.Digests, err = contentDigests(o, o2, path); err != nil {
 			return diff.Side{}, err
 		}
 	}

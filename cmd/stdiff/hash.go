@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -110,52 +111,60 @@ func manifestLines(path string, ids *fileIDs) []string {
 // computeIDs reads a file's header and, as asked, its bytes: content digests in parallel, or everything
 // in one pass when ecosystem hashes are wanted too.
 func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
-	src, err := canon.OpenFile(path)
+	opened, err := openModel(path)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
-	m, err := canon.Read(src)
-	if err != nil {
-		return nil, err
-	}
+	defer opened.Close()
+	m := opened.Model
 	if !m.HeaderParsed {
 		return nil, headerError(m)
 	}
 	ids := &fileIDs{model: m, structure: hash.StructureID(m)}
-	if !content && !all {
-		return ids, nil
+	if all && m.Shards != nil {
+		return nil, &canon.ReadError{Name: path, Err: errors.New("ecosystem hashes (--all) are hashes of files, and this is a set of shards"),
+			Hint: "hash the shard files one by one, or drop --all"}
 	}
-	ctx := context.Background()
-	total := src.Size()
-	if !all {
-		total = m.DataLen()
-	}
-	prog := o.progress("hashing "+path, total)
-	defer prog.stop()
-	var digests [][32]byte
-	if all {
-		var e hash.Ecosystem
-		e, digests, err = hash.FileHashes(ctx, src, m, content, hash.Options{Progress: prog.add})
+	switch {
+	case all:
+		prog := o.progress("hashing "+path, opened.Source.Size())
+		e, digests, err := hash.FileHashes(context.Background(), opened.Source, m, content, hash.Options{Progress: prog.add})
+		prog.stop()
 		if err != nil {
 			return nil, err
 		}
 		ids.eco = &e
 		ids.findings = hash.VerifyEmbedded(m, e.AutoV3)
-	} else {
-		digests, err = hash.TensorDigests(ctx, src, m, hash.Options{Progress: prog.add})
-		if err != nil {
+		ids.digestList = digests
+	case content:
+		if ids.digestList, err = contentDigests(o, opened, path); err != nil {
 			return nil, err
 		}
 	}
-	if err := src.Unchanged(); err != nil {
+	if err := opened.Unchanged(); err != nil {
 		return nil, err
 	}
 	if content {
-		ids.content = hash.ContentID(m, digests)
-		ids.digestList = digests
+		ids.content = hash.ContentID(m, ids.digestList)
 	}
 	return ids, nil
+}
+
+// contentDigests reads a model's tensors: in parallel from local files, front to back from remote ones
+// (never stored), with progress on a terminal.
+func contentDigests(o *out, opened *canon.Opened, name string) ([][32]byte, error) {
+	m := opened.Model
+	prog := o.progress("reading "+name, m.DataLen())
+	defer prog.stop()
+	opt := hash.Options{Progress: prog.add}
+	if opened.Remote {
+		return hash.StreamDigests(context.Background(), opened.Source, m, opt)
+	}
+	d, err := hash.TensorDigests(context.Background(), opened.Source, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	return d, opened.Unchanged()
 }
 
 // headerError explains why a file's header could not be read at all, from its first error finding.

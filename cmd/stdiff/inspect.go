@@ -88,24 +88,25 @@ type inspected struct {
 
 // inspectFile reads a model's header and sidecars (and with verify, its data) and derives its Info.
 func inspectFile(path string, verify bool) (*inspected, error) {
-	src, err := canon.OpenFile(path)
+	opened, err := openModel(path)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
-	m, err := canon.Read(src)
-	if err != nil {
-		return nil, err
+	defer opened.Close()
+	m := opened.Model
+	var sidecars []canon.Sidecar
+	var sidecarFindings []canon.Finding
+	if !opened.Remote && m.Shards == nil {
+		sidecars, sidecarFindings = canon.LoadSidecars(path)
 	}
-	sidecars, sidecarFindings := canon.LoadSidecars(path)
 	in := &inspected{m: m, info: canon.DeriveInfo(m, sidecars, path)}
 	in.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), in.info.Findings...)
-	if verify && m.HeaderParsed && len(in.info.EmbeddedHashes) > 0 {
-		e, _, err := hash.FileHashes(context.Background(), src, m, false, hash.Options{})
+	if verify && m.HeaderParsed && m.Shards == nil && len(in.info.EmbeddedHashes) > 0 {
+		e, _, err := hash.FileHashes(context.Background(), opened.Source, m, false, hash.Options{})
 		if err != nil {
 			return nil, err
 		}
-		if err := src.Unchanged(); err != nil {
+		if err := opened.Unchanged(); err != nil {
 			return nil, err
 		}
 		in.findings = append(in.findings, hash.VerifyEmbedded(m, e.AutoV3)...)

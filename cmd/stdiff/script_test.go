@@ -3,14 +3,20 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
+
+// corpusDir holds real files written by other projects (beside the project, never copied into it).
+var corpusDir, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "real"))
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
@@ -27,6 +33,10 @@ func TestScripts(t *testing.T) {
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" { // permissions do not stop root
 				return os.Geteuid() == 0, nil
+			}
+			if cond == "corpus" { // the real files beside the project, in shared/
+				_, err := os.Stat(corpusDir)
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -61,6 +71,32 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(f.Truncate(size))
 				ts.Check(f.Close())
+			},
+			// corpus NAME AS: copy a real file from the shared corpus into the work folder
+			"corpus": func(ts *testscript.TestScript, neg bool, args []string) {
+				b, err := os.ReadFile(filepath.Join(corpusDir, args[0]))
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+			},
+			// serve [noranges]: serve the work folder over HTTP on loopback; $URL is its address
+			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
+				h := http.FileServer(http.Dir(ts.Getenv("WORK")))
+				if len(args) > 0 && args[0] == "noranges" {
+					files := h
+					h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						r.Header.Del("Range")
+						files.ServeHTTP(w, r)
+					})
+				}
+				srv := httptest.NewServer(h)
+				ts.Defer(srv.Close)
+				ts.Setenv("URL", srv.URL)
+			},
+			// sub FILE OLD NEW: replace every OLD in FILE with NEW
+			"sub": func(ts *testscript.TestScript, neg bool, args []string) {
+				b, err := os.ReadFile(ts.MkAbs(args[0]))
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
 			},
 			// chmod0 NAME: make a file unreadable
 			"chmod0": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -1,0 +1,282 @@
+package canon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Opened is a model ready to use: its header view and the Source of its bytes.
+type Opened struct {
+	Model  *Model
+	Source Source
+	// Remote is true for http(s) and hf:// sources.
+	Remote  bool
+	closers []io.Closer
+}
+
+// Close closes every file and response the model holds.
+func (o *Opened) Close() error {
+	var first error
+	for _, c := range o.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Unchanged reports an error when a local file of the model changed since it was opened; remote
+// sources check this on every response instead.
+func (o *Opened) Unchanged() error {
+	for _, c := range o.closers {
+		if f, ok := c.(*FileSource); ok {
+			if err := f.Unchanged(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// IsRemote reports whether spec names a remote model (http, https or hf://).
+func IsRemote(spec string) bool {
+	return strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") || strings.HasPrefix(spec, "hf://")
+}
+
+// OpenModel opens whatever names a model: a .safetensors file; a *.safetensors.index.json, a folder
+// holding one, or any shard named …-0000K-of-0000N.safetensors (the whole set, as one model); an http(s)
+// URL; or hf://ORG/REPO[@REVISION][/PATH] (HF_ENDPOINT, HF_TOKEN). Only headers are read.
+func OpenModel(ctx context.Context, spec string) (*Opened, error) {
+	if IsRemote(spec) {
+		return openRemote(ctx, spec)
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		return nil, fileError(spec, err)
+	}
+	if st.IsDir() {
+		idx, err := findIndex(spec)
+		if err != nil {
+			return nil, err
+		}
+		return openLocalSet(spec, idx, nil)
+	}
+	base := filepath.Base(spec)
+	if strings.HasSuffix(base, ".index.json") {
+		return openLocalSet(spec, spec, nil)
+	}
+	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
+		dir := filepath.Dir(spec)
+		idx := filepath.Join(dir, prefix+".safetensors.index.json")
+		if _, err := os.Stat(idx); err != nil {
+			idx = ""
+		}
+		o, err := openLocalSet(spec, idx, shardNames(prefix, n))
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return o, err
+		}
+		// Not all of the set is here: read the one file, and say so.
+		o, err2 := openLocalFile(spec)
+		if err2 != nil {
+			return nil, err2
+		}
+		o.Model.add(Finding{Code: CodeIncompleteSet, Severity: SevInfo, Offset: -1,
+			Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%v); read as one file", errors.Unwrap(err))})
+		return o, nil
+	}
+	return openLocalFile(spec)
+}
+
+func openLocalFile(path string) (*Opened, error) {
+	src, err := OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Read(src)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return &Opened{Model: m, Source: src, closers: []io.Closer{src}}, nil
+}
+
+// findIndex finds the index in a folder: model.safetensors.index.json, else the only *.index.json.
+func findIndex(dir string) (string, error) {
+	if p := filepath.Join(dir, "model.safetensors.index.json"); fileExists(p) {
+		return p, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.safetensors.index.json"))
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", &ReadError{Name: dir, Err: errors.New("is a folder without a *.safetensors.index.json"),
+			Hint: "name the .safetensors file, or use `stdiff dupes` for folders"}
+	default:
+		return "", &ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes", len(matches)), Hint: "name the index to use"}
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names.
+func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
+	dir := filepath.Dir(name)
+	var idx *Index
+	if idxPath != "" {
+		src, err := OpenFile(idxPath)
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, min(src.Size(), MaxIndexSize+1))
+		_, err = src.ReadAt(b, 0)
+		src.Close()
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if idx, err = ParseIndex(idxPath, b); err != nil {
+			return nil, err
+		}
+		names, dir = idx.Shards, filepath.Dir(idxPath)
+	}
+	setName := filepath.Base(idxPath)
+	if setName == "." {
+		setName = "the set"
+	}
+	o := &Opened{}
+	m, set, err := ReadSet(name, idx, names, func(shard string) (Source, error) {
+		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
+		if err != nil {
+			var re *ReadError
+			if errors.As(err, &re) && re.Err.Error() == "no such file" {
+				return nil, &ReadError{Name: filepath.Join(dir, shard), Err: fmt.Errorf("missing shard of %s: %w", setName, fs.ErrNotExist)}
+			}
+			return nil, err
+		}
+		o.closers = append(o.closers, src)
+		return src, nil
+	})
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	o.Model, o.Source = m, set
+	return o, nil
+}
+
+// openRemote opens an http(s) URL or an hf:// address.
+func openRemote(ctx context.Context, spec string) (*Opened, error) {
+	opt := HTTPOptions{}
+	target := spec
+	if strings.HasPrefix(spec, "hf://") {
+		fileURL, base, err := ResolveHF(spec)
+		if err != nil {
+			return nil, &ReadError{Name: spec, Err: err}
+		}
+		opt = HubOptions()
+		if fileURL == "" {
+			// A repository: model.safetensors, else its index, as the Hub's clients look.
+			o, err := openRemoteURL(ctx, base+"/model.safetensors", opt)
+			var he *HTTPError
+			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
+				o, err = openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
+			}
+			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
+				return nil, &ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json"),
+					Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors"}
+			}
+			return o, err
+		}
+		target = fileURL
+	}
+	return openRemoteURL(ctx, target, opt)
+}
+
+func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, &ReadError{Name: rawURL, Err: err}
+	}
+	base := path.Base(u.Path)
+	dirURL := func() *url.URL { d := *u; d.Path = path.Dir(u.Path); d.RawPath = ""; return &d }
+	shardURL := func(shard string) string { return dirURL().JoinPath(shard).String() }
+	o := &Opened{Remote: true}
+	openShard := func(shard string) (Source, error) {
+		src, err := OpenHTTP(ctx, shardURL(shard), opt)
+		if err != nil {
+			return nil, err
+		}
+		o.closers = append(o.closers, src)
+		return src, nil
+	}
+	if strings.HasSuffix(base, ".index.json") {
+		idx, err := fetchIndex(ctx, rawURL, opt)
+		if err != nil {
+			return nil, err
+		}
+		m, set, err := ReadSet(rawURL, idx, idx.Shards, openShard)
+		if err != nil {
+			o.Close()
+			return nil, err
+		}
+		o.Model, o.Source = m, set
+		return o, nil
+	}
+	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
+		idx, err := fetchIndex(ctx, shardURL(prefix+".safetensors.index.json"), opt)
+		var he *HTTPError
+		names := shardNames(prefix, n)
+		if err == nil {
+			names = idx.Shards
+		} else if !errors.As(err, &he) || he.Status != http.StatusNotFound {
+			return nil, err
+		}
+		m, set, err := ReadSet(rawURL, idx, names, openShard)
+		if err != nil {
+			o.Close()
+			return nil, err
+		}
+		o.Model, o.Source = m, set
+		return o, nil
+	}
+	src, err := OpenHTTP(ctx, rawURL, opt)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Read(src)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	o.Model, o.Source, o.closers = m, src, []io.Closer{src}
+	return o, nil
+}
+
+// fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).
+func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*Index, error) {
+	src, err := OpenHTTP(ctx, rawURL, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	if src.Size() > MaxIndexSize {
+		return nil, &ReadError{Name: rawURL, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", src.Size(), MaxIndexSize)}
+	}
+	b := make([]byte, src.Size())
+	if _, err := src.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	return ParseIndex(rawURL, b)
+}

@@ -1,0 +1,159 @@
+package canon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// fluxSet lays out the real FluxML shard set from the shared corpus in a temp folder under the names
+// its index uses (the corpus renames them), and returns the folder.
+func fluxSet(t *testing.T) string {
+	t.Helper()
+	real := filepath.Join("..", "..", "shared", "corpus", "real")
+	if _, err := os.Stat(real); err != nil {
+		t.Skipf("real corpus not found: %v", err)
+	}
+	dir := t.TempDir()
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join(real, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile("fluxml-sharded-model.safetensors.index.json", "model.safetensors.index.json")
+	for k := 1; k <= 6; k++ {
+		name := shardNames("model", 6)[k-1]
+		copyFile("fluxml-sharded-"+name, name)
+	}
+	return dir
+}
+
+func TestShardSetReal(t *testing.T) {
+	dir := fluxSet(t)
+	for _, spec := range []string{dir, filepath.Join(dir, "model.safetensors.index.json"), filepath.Join(dir, "model-00003-of-00006.safetensors")} {
+		o, err := OpenModel(context.Background(), spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		m := o.Model
+		if len(m.Tensors) != 36 || !m.Valid() || m.HasErrors() || len(m.Shards) != 6 || m.DataLen() != 4305 {
+			t.Errorf("%s: %d tensors, valid %v, findings %+v, %d shards, %d data bytes", spec, len(m.Tensors), m.Valid(), m.Findings, len(m.Shards), m.DataLen())
+		}
+		// Every tensor's bytes come from the right shard: compare with the shard's file.
+		var got []byte
+		for _, tn := range m.Tensors {
+			if tn.Name == "float32_357" { // the only tensor of shard 2, says the index
+				got = make([]byte, tn.Len())
+				if _, err := o.Source.ReadAt(got, m.DataOffset()+int64(tn.Begin)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "model-00002-of-00006.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(b[0]) | int(b[1])<<8
+		if want := b[8+n:]; len(got) == 0 || string(got) != string(want) {
+			t.Errorf("%s: shard 2's tensor read wrongly", spec)
+		}
+		o.Close()
+	}
+}
+
+func TestShardSetDefects(t *testing.T) {
+	write := func(dir, name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shard := func(names ...string) []byte {
+		var f stfile.File
+		for _, n := range names {
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{2}})
+		}
+		return f.Build()
+	}
+	dir := t.TempDir()
+	write(dir, "m-00001-of-00002.safetensors", shard("a", "b", "dup"))
+	write(dir, "m-00002-of-00002.safetensors", shard("c", "dup", "extra"))
+	write(dir, "m.safetensors.index.json", []byte(`{"metadata": {"total_size": 999}, "weight_map": {
+		"a": "m-00001-of-00002.safetensors", "b": "m-00002-of-00002.safetensors", "c": "m-00002-of-00002.safetensors",
+		"dup": "m-00001-of-00002.safetensors", "ghost": "m-00001-of-00002.safetensors"}}`))
+	o, err := OpenModel(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int{}
+	for _, f := range o.Model.Findings {
+		codes[f.Code]++
+	}
+	want := map[string]int{CodeTensorInTwoShards: 1, CodeIndexTensorMissing: 2, CodeTensorNotInIndex: 1, CodeIndexTotalSize: 1}
+	for code, n := range want {
+		if codes[code] != n {
+			t.Errorf("%s: %d findings, want %d (all: %+v)", code, codes[code], n, o.Model.Findings)
+		}
+	}
+	if !o.Model.Valid() || !o.Model.HasErrors() {
+		t.Error("each shard is valid for the reference, but the set has errors")
+	}
+
+	// A missing shard, named.
+	os.Remove(filepath.Join(dir, "m-00002-of-00002.safetensors"))
+	_, err = OpenModel(context.Background(), dir)
+	if err == nil || !strings.Contains(err.Error(), "missing shard") || !errors.Is(err, ErrUnreadable) {
+		t.Errorf("missing shard: %v", err)
+	}
+	// A shard named alone, the rest missing: read as one file, with a note.
+	o, err = OpenModel(context.Background(), filepath.Join(dir, "m-00001-of-00002.safetensors"))
+	if err != nil || len(o.Model.Tensors) != 3 || o.Model.Findings[len(o.Model.Findings)-1].Code != CodeIncompleteSet {
+		t.Errorf("lone shard: %v %+v", err, o)
+	}
+}
+
+func TestHostileIndex(t *testing.T) {
+	for _, shard := range []string{"../../etc/passwd", "/etc/passwd", "http://evil.example/x.safetensors", "a/../../b", "x\n.safetensors", `C:\x`, "", "./a"} {
+		b := []byte(`{"weight_map": {"t": ` + jsonQuote(shard) + `}}`)
+		if _, err := ParseIndex("idx", b); !errors.Is(err, ErrUnsafeShard) {
+			t.Errorf("shard %q: %v", shard, err)
+		}
+	}
+	for _, bad := range []string{`[]`, `{}`, `{"weight_map": 3}`, `not json`} {
+		if _, err := ParseIndex("idx", []byte(bad)); err == nil {
+			t.Errorf("index %s accepted", bad)
+		}
+	}
+	idx, err := ParseIndex("idx", []byte(`{"metadata": {"total_size": 1.5e3}, "weight_map": {"t": "sub/m-00001-of-00001.safetensors"}}`))
+	if err != nil || idx.TotalSize != 1500 || idx.Shards[0] != "sub/m-00001-of-00001.safetensors" {
+		t.Errorf("index with a subfolder and a float total: %+v %v", idx, err)
+	}
+}
+
+func jsonQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&15])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
