@@ -272,3 +272,20 @@ func TestShrinkingFile(t *testing.T) {
 		t.Fatal("ecosystem hashes of a file that shrank: no error")
 	}
 }
+
+// FuzzParseManifest: a manifest is user input; what it accepts must format back to the same entry.
+func FuzzParseManifest(f *testing.F) {
+	f.Add("st1:abc  model.safetensors\n# comment\n\\sha256:00  a\\\\b\\nc\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		entries, err := ParseManifest(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			again, err := ParseManifest(strings.NewReader(FormatLine(e.Kind, e.Value, e.Path)))
+			if err != nil || len(again) != 1 || again[0].Path != e.Path || again[0].Kind != e.Kind || again[0].Value != e.Value {
+				t.Fatalf("entry %+v does not survive formatting: %+v %v", e, again, err)
+			}
+		}
+	})
+}

@@ -13,7 +13,8 @@ import (
 //
 // kind is st1 or ct1 (structure and content IDs) or an ecosystem hash name (sha256, autov1, autov2,
 // autov3, blake3, crc32). Blank lines and lines starting with '#' are ignored. As in coreutils, a path
-// holding a backslash or a newline is written with those escaped (\\, \n) and the line starts with '\'.
+// holding a backslash, a newline or a carriage return is written with those escaped (\\, \n, \r) and the
+// line starts with '\'.
 
 // ManifestEntry is one line of a manifest.
 type ManifestEntry struct {
@@ -38,9 +39,9 @@ func knownKind(k string) bool {
 // FormatLine formats one manifest line (with its newline).
 func FormatLine(kind, value, path string) string {
 	prefix := ""
-	if strings.ContainsAny(path, "\\\n") {
+	if strings.ContainsAny(path, "\\\n\r") {
 		prefix = "\\"
-		path = strings.NewReplacer("\\", "\\\\", "\n", "\\n").Replace(path)
+		path = strings.NewReplacer("\\", "\\\\", "\n", "\\n", "\r", "\\r").Replace(path)
 	}
 	return fmt.Sprintf("%s%s:%s  %s\n", prefix, kind, value, path)
 }
@@ -91,6 +92,8 @@ func unescapePath(p string) (string, error) {
 			b.WriteByte('\\')
 		case i < len(p) && p[i] == 'n':
 			b.WriteByte('\n')
+		case i < len(p) && p[i] == 'r':
+			b.WriteByte('\r')
 		default:
 			return "", fmt.Errorf("bad escape in path %q", p)
 		}

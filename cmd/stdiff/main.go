@@ -81,6 +81,14 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			panic(r)
 		}
 	}()
+	if len(args) == 0 { // no command: the overview, on stderr, as a usage error
+		parser.Stdout = stderr
+		func() {
+			defer func() { _ = recover() }() // kong's exit after printing help
+			_, _ = parser.Parse([]string{"--help"})
+		}()
+		return exitTrouble
+	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %s\n", usageMessage(err))
