@@ -74,20 +74,18 @@ type rawMeta struct {
 
 // rawHeader is everything parsed from a header.
 type rawHeader struct {
-	tensors   []Tensor
-	issues    map[int]*entryIssue // by index into tensors
-	meta      []rawMeta
-	metaSeen  bool
-	metaNull  bool
-	metaPos   int
-	metaDup   []int // positions of repeated `__metadata__` keys
-	metaBad   *jsonError
-	start     int // index of the top-level value
-	end       int // index just after the top-level value; -1 when the object was not closed
-	syntax    *jsonError
-	entryErr  *jsonError
-	trailing  *jsonError
-	closedPos int // index just after the closing brace (serde's position for entry errors)
+	tensors  []Tensor
+	issues   map[int]*entryIssue // by index into tensors
+	meta     []rawMeta
+	metaSeen bool
+	metaNull bool
+	metaDup  []int // positions of repeated `__metadata__` keys
+	metaBad  *jsonError
+	start    int // index of the top-level value
+	end      int // index just after the top-level value; -1 when the object was not closed
+	syntax   *jsonError
+	entryErr *jsonError
+	trailing *jsonError
 }
 
 // strictError returns the error the reference reports for this header, or nil.
@@ -157,7 +155,6 @@ func parseHeader(b []byte) *rawHeader {
 		return h
 	}
 	h.end = p.i
-	h.closedPos = p.i
 	p.ws()
 	if p.i < len(b) {
 		h.trailing = &jsonError{msg: "trailing characters", pos: p.i}
@@ -334,7 +331,6 @@ func (p *parser) parseMetadata(keyPos int) {
 		// serde stops here; lenient mode reads the repeated object too (last wins, as for keys inside it).
 	}
 	h.metaSeen = true
-	h.metaPos = keyPos
 	if p.i >= len(p.b) {
 		p.fail(p.i, "EOF while parsing a value")
 		return

@@ -100,7 +100,7 @@ func (m *Model) readHeader(hb []byte) {
 		pos := e.pos
 		if e == h.entryErr {
 			// serde reports tensor entry errors at the end of the object; the finding below points at the entry.
-			line, col = lineCol(hb, h.closedPos-1)
+			line, col = lineCol(hb, h.end-1)
 		}
 		m.setRef(InvalidHeaderDeserialization, fmt.Sprintf("%s at line %d column %d", e.msg, line, col), base+int64(pos))
 	}

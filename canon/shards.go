@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -277,6 +276,3 @@ func shardNames(prefix string, n int) []string {
 	}
 	return out
 }
-
-// joinShard joins a shard name to the folder (or URL path) of its index.
-func joinShard(dir, shard string) string { return path.Join(dir, shard) }

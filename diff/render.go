@@ -148,7 +148,7 @@ func (t *textWriter) changeText(fcs []FieldChange) string {
 		case fc.Field == "bytes":
 			o, _ := strconv.ParseUint(fc.Old, 10, 64)
 			n, _ := strconv.ParseUint(fc.New, 10, 64)
-			parts = append(parts, fmt.Sprintf("size %s → %s", t.paint(red, sizeText(o)), t.paint(green, sizeText(n))))
+			parts = append(parts, fmt.Sprintf("size %s → %s", t.paint(red, canon.FormatBytes(o)), t.paint(green, canon.FormatBytes(n))))
 		default:
 			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.paint(red, fc.Old), t.paint(green, fc.New)))
 		}
@@ -210,19 +210,6 @@ func shortValueText(v string) string {
 		return canon.Escape(strconv.Quote(v))
 	}
 	return canon.Escape(v)
-}
-
-func sizeText(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // Summary is the report's last line: counts per kind, or that the models are identical.

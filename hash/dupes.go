@@ -442,12 +442,19 @@ func resolve(ctx context.Context, g []*scanned, read *atomic.Int64) {
 				rest = append(rest, f)
 			}
 		}
-		if ref.content == "" || len(unknown) > 0 {
-			same, err := compareWith(ctx, ref, unknown, read)
+		// At most 16 files are compared at once: memory and open files stay bounded however large the
+		// group (the reference is read again for each batch, and hashed only the first time).
+		for first := true; first || len(unknown) > 0; first = false {
+			batch := unknown[:min(len(unknown), 16)]
+			unknown = unknown[len(batch):]
+			if ref.content != "" && len(batch) == 0 {
+				break
+			}
+			same, err := compareWith(ctx, ref, batch, read)
 			if err != nil {
 				ref.content = "error: " + err.Error()
 			}
-			for i, f := range unknown {
+			for i, f := range batch {
 				if same[i] && err == nil {
 					f.content = ref.content
 				} else {
@@ -569,24 +576,6 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 		ref.content = ContentID(mr, digests)
 	}
 	return same, nil
-}
-
-// hashContent computes the content ID, one tensor at a time (files are read in parallel instead).
-func (f *scanned) hashContent(ctx context.Context, read *atomic.Int64) error {
-	src, m, err := reopen(f)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	d, err := TensorDigests(ctx, src, m, Options{Workers: 1, Progress: func(n int64) { read.Add(n) }})
-	if err != nil {
-		return err
-	}
-	if err := src.Unchanged(); err != nil {
-		return err
-	}
-	f.content = ContentID(m, d)
-	return nil
 }
 
 // reopen opens a scanned file again and checks it is the file that was scanned.

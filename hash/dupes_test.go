@@ -170,3 +170,24 @@ func TestCorruptCache(t *testing.T) {
 		t.Fatalf("corrupt cache: %v %v", c, err)
 	}
 }
+
+// TestLargeGroup: forty identical files and their near miss are resolved in bounded batches.
+func TestLargeGroup(t *testing.T) {
+	dir := t.TempDir()
+	b := lora(1, "same").Build()
+	for i := 0; i < 40; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("copy%02d.safetensors", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	miss := append([]byte(nil), b...)
+	miss[len(miss)-1] ^= 1
+	os.WriteFile(filepath.Join(dir, "miss.safetensors"), miss, 0o644)
+	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || len(rep.Groups[0].Files) != 40 || rep.Groups[0].Level != LevelBytes {
+		t.Fatalf("groups: %+v", groupsOf(rep))
+	}
+}

@@ -204,7 +204,6 @@ func differences(g hash.DupeGroup) map[string]string {
 // stageProgress shows the stages of a scan on stderr when it is a terminal.
 type stageProgress struct {
 	mu    sync.Mutex
-	line  string
 	last  time.Time
 	f     *os.File
 	start time.Time

@@ -105,18 +105,7 @@ func shorten(s string, max int) string {
 }
 
 // humanBytes formats a byte count with binary units.
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n uint64) string { return canon.FormatBytes(n) }
 
 // thousands formats n with thin separators: 1,234,567.
 func thousands(n uint64) string {
