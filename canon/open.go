@@ -96,6 +96,9 @@ func OpenModel(ctx context.Context, spec string) (*Opened, error) {
 	return openLocalFile(spec)
 }
 
+// OpenFileModel opens one local file as a model, even one named like a shard of a set.
+func OpenFileModel(path string) (*Opened, error) { return openLocalFile(path) }
+
 func openLocalFile(path string) (*Opened, error) {
 	src, err := OpenFile(path)
 	if err != nil {

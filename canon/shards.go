@@ -184,7 +184,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		if err != nil {
 			return nil, nil, err
 		}
-		m.Shards = append(m.Shards, ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid()})
+		m.Shards = append(m.Shards, ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
 		for _, f := range sm.Findings {
 			f.Message = sh + ": " + f.Message
 			m.Findings = append(m.Findings, f)
@@ -266,6 +266,8 @@ type ShardInfo struct {
 	// Start is where the shard's data section begins in the set's SetSource.
 	Start int64
 	Valid bool
+	// RawHeader is the shard's header bytes (shared with the set's names: do not modify).
+	RawHeader []byte
 }
 
 // shardNames lists a set's shard file names from one shard's name: prefix-0000K-of-0000N.

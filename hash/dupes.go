@@ -96,6 +96,9 @@ type scanned struct {
 	hasSample     bool
 	// samples are the file ranges of the sample, chosen when the header was read.
 	samples [][2]int64
+	// set is true for a shard set named by its index: its size is its data size, its header hash that
+	// of its shards' headers.
+	set bool
 }
 
 // FindDuplicates groups models by what they share, staged so that most files need their header only:
@@ -309,38 +312,61 @@ func parallel(ctx context.Context, workers, n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// scanHeader reads a file's header and what the scan keeps of it. A file the reference rejects, or that
-// cannot be read, is skipped with the reason.
+// scanHeader reads a model's header (a file, or a shard set named by its index) and what the scan
+// keeps of it. A model the reference rejects, or that cannot be read, is skipped with the reason.
 func scanHeader(path string, cache *Cache) (*scanned, string) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
 	}
-	f := &scanned{path: path, size: st.Size(), mtime: st.ModTime().UnixNano()}
+	f := &scanned{path: path, size: st.Size(), mtime: st.ModTime().UnixNano(), set: isIndex(path)}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		f.ino, f.dev = sys.Ino, uint64(sys.Dev)
 	}
-	// A file unchanged since the cache saw it needs no reading at all.
-	if cache != nil && cache.fill(f) {
+	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
+	// while its shards change, so sets are always read.)
+	if cache != nil && !f.set && cache.fill(f) {
 		return f, ""
 	}
-	src, err := canon.OpenFile(path)
+	o, err := openScanned(path, f.set)
 	if err != nil {
 		return nil, reasonOf(err)
 	}
-	defer src.Close()
-	m, err := canon.Read(src)
-	if err != nil {
-		return nil, reasonOf(err)
+	defer o.Close()
+	m := o.Model
+	if !m.Valid() || m.HasErrors() {
+		kind := "the shard set is inconsistent"
+		if m.RefErr != nil {
+			kind = string(m.RefErr.Kind)
+		}
+		return nil, fmt.Sprintf("not valid safetensors (%s): stdiff check says more", kind)
 	}
-	if !m.Valid() {
-		return nil, fmt.Sprintf("not valid safetensors (%s): stdiff check says more", m.RefErr.Kind)
-	}
-	if m.FileSize != f.size {
+	if m.Shards == nil && m.FileSize != f.size {
 		return nil, canon.ErrChanged.Error()
+	}
+	if f.set {
+		f.size = m.DataLen()
+		h := blake3.New()
+		for _, sh := range m.Shards {
+			h.Write([]byte(sh.Name + "\x00"))
+			h.Write(sh.RawHeader)
+		}
+		h.Sum(f.headerHash[:0])
+		f.hasHeaderHash = true
 	}
 	f.dataLen, f.structure, f.samples = m.DataLen(), StructureID(m), sampleRanges(m)
 	return f, ""
+}
+
+func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.index.json") }
+
+// openScanned opens a shard set by its index, and anything else as the one file it is (a shard found
+// on its own is a file here, not its set).
+func openScanned(path string, set bool) (*canon.Opened, error) {
+	if set {
+		return canon.OpenModel(context.Background(), path)
+	}
+	return canon.OpenFileModel(path)
 }
 
 // hashHeader fills in the BLAKE3 of the file's header bytes (needed only within content groups).
@@ -402,14 +428,12 @@ func sampleRanges(m *canon.Model) [][2]int64 {
 
 // takeSample hashes the sample ranges chosen when the header was read.
 func (f *scanned) takeSample(read *atomic.Int64) error {
-	src, err := canon.OpenFile(f.path)
+	o, _, err := reopen(f)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	if src.Size() != f.size {
-		return &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
-	}
+	defer o.Close()
+	src := o.Source
 	h := blake3.New()
 	buf := make([]byte, 2*sampleBytes)
 	for _, r := range f.samples {
@@ -424,7 +448,7 @@ func (f *scanned) takeSample(read *atomic.Int64) error {
 	}
 	h.Sum(f.sample[:0])
 	f.hasSample = true
-	return src.Unchanged()
+	return o.Unchanged()
 }
 
 // resolve gives every file of a group whose samples agree its content ID. The first file is read once,
@@ -485,26 +509,28 @@ func contains(fs []*scanned, f *scanned) bool {
 // read at its first difference.
 func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *atomic.Int64) ([]bool, error) {
 	same := make([]bool, len(others))
-	sr, mr, err := reopen(ref)
+	ro, mr, err := reopen(ref)
 	if err != nil {
 		return same, err
 	}
-	defer sr.Close()
+	defer ro.Close()
+	sr := ro.Source
 	type other struct {
-		src   *canon.FileSource
+		o     *canon.Opened
+		src   canon.Source
 		m     *canon.Model
 		order []int
 		buf   []byte
 	}
 	os := make([]*other, len(others))
 	for i, f := range others {
-		src, m, err := reopen(f)
+		oo, m, err := reopen(f)
 		if err != nil {
 			f.content = "error: " + err.Error()
 			continue
 		}
-		defer src.Close()
-		os[i] = &other{src, m, canon.CanonicalOrder(m), make([]byte, chunkSize)}
+		defer oo.Close()
+		os[i] = &other{oo, oo.Source, m, canon.CanonicalOrder(m), make([]byte, chunkSize)}
 		same[i] = true
 	}
 	hashRef := ref.content == ""
@@ -561,12 +587,12 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 			h.Sum(digests[i][:0])
 		}
 	}
-	if err := sr.Unchanged(); err != nil {
+	if err := ro.Unchanged(); err != nil {
 		return same, err
 	}
 	for j, o := range os {
 		if same[j] {
-			if err := o.src.Unchanged(); err != nil {
+			if err := o.o.Unchanged(); err != nil {
 				others[j].content = "error: " + err.Error()
 				same[j] = false
 			}
@@ -578,19 +604,16 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 	return same, nil
 }
 
-// reopen opens a scanned file again and checks it is the file that was scanned.
-func reopen(f *scanned) (*canon.FileSource, *canon.Model, error) {
-	src, err := canon.OpenFile(f.path)
+// reopen opens a scanned model again and checks it is the model that was scanned.
+func reopen(f *scanned) (*canon.Opened, *canon.Model, error) {
+	o, err := openScanned(f.path, f.set)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := canon.Read(src)
-	if err == nil && (m.FileSize != f.size || !m.Valid() || StructureID(m) != f.structure) {
-		err = &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
+	m := o.Model
+	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen || !m.Valid() || StructureID(m) != f.structure {
+		o.Close()
+		return nil, nil, &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
 	}
-	if err != nil {
-		src.Close()
-		return nil, nil, err
-	}
-	return src, m, nil
+	return o, m, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
@@ -44,7 +43,7 @@ func (c *checkCmd) run(o *out) int {
 		var fixed *canon.FixResult
 		if c.Fix && !isLocalFile(path) {
 			if !c.Quiet {
-				o.errorf("fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors", "%s: --fix repairs one local file, not a shard set or a URL", esc(path))
+				o.errorf("fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors", "%s: --fix repairs one local file, not a folder, an index or a URL", esc(path))
 			}
 			status = exitTrouble
 			continue
@@ -149,27 +148,16 @@ func openModel(spec string) (*canon.Opened, error) {
 	return canon.OpenModel(context.Background(), spec)
 }
 
-// isLocalFile reports whether spec names one local file that is not part of a shard set.
+// isLocalFile reports whether spec names one local file (a shard counts), not a folder, an index or a URL.
 func isLocalFile(spec string) bool {
 	if canon.IsRemote(spec) {
 		return false
 	}
 	st, err := os.Stat(spec)
-	if err != nil || st.IsDir() || strings.HasSuffix(spec, ".index.json") {
-		return err != nil // a missing file is reported by what follows
-	}
-	_, _, n, ok := canon.ShardPattern(filepath.Base(spec))
-	return !ok || n == 1
-}
-
-// readModel opens a local file and reads its header.
-func readModel(path string) (*canon.Model, error) {
-	src, err := canon.OpenFile(path)
 	if err != nil {
-		return nil, err
+		return true // a missing file is reported by what follows
 	}
-	defer src.Close()
-	return canon.Read(src)
+	return !st.IsDir() && !strings.HasSuffix(spec, ".index.json")
 }
 
 func mdEsc(s string) string {

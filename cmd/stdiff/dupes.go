@@ -150,7 +150,7 @@ func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
 // differences says how each file of a content group differs from the group's first file.
 func differences(g hash.DupeGroup) map[string]string {
 	out := map[string]string{}
-	first, err := readModel(g.Files[0].Path)
+	first, err := dupeModel(g.Files[0].Path)
 	if err != nil {
 		return out
 	}
@@ -159,7 +159,7 @@ func differences(g hash.DupeGroup) map[string]string {
 			out[f.Path] = "identical to " + esc(g.Files[0].Path)
 			continue
 		}
-		m, err := readModel(f.Path)
+		m, err := dupeModel(f.Path)
 		if err != nil {
 			continue
 		}
@@ -183,6 +183,9 @@ func differences(g hash.DupeGroup) map[string]string {
 		}
 		var layout []string
 		for _, n := range r.Notes {
+			if strings.HasPrefix(n, "stored as") {
+				layout = append(layout, n)
+			}
 			for _, l := range [][2]string{{"listed in a different order", "tensor order"}, {"laid out", "offsets"},
 				{"metadata keys are in a different order", "key order"}, {"header length", "header size"}} {
 				if strings.Contains(n, l[0]) {
@@ -199,6 +202,20 @@ func differences(g hash.DupeGroup) map[string]string {
 		out[f.Path] = strings.Join(what, "; ")
 	}
 	return out
+}
+
+// dupeModel reads a model the way dupes sees it: an index is its shard set, anything else one file.
+func dupeModel(path string) (*canon.Model, error) {
+	open := canon.OpenFileModel
+	if strings.HasSuffix(path, ".safetensors.index.json") {
+		open = func(p string) (*canon.Opened, error) { return canon.OpenModel(context.Background(), p) }
+	}
+	o, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return o.Model, nil
 }
 
 // stageProgress shows the stages of a scan on stderr when it is a terminal.

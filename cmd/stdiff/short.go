@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // shortRow is one file in `inspect --short`.
@@ -118,12 +120,14 @@ func shortOf(path string, verify bool) shortRow {
 	return r
 }
 
-// collectModels expands folders into the .safetensors files under them (recursively, following no
-// links to folders, skipping what is not a regular file), in path order. Files named on the command line
-// are kept whatever their name.
+// collectModels expands folders into the models under them (recursively, following no links to
+// folders, skipping what is not a regular file), in path order: .safetensors files, and shard sets as
+// their *.safetensors.index.json (their shards then not on their own). Paths named on the command line
+// are kept as they are.
 func collectModels(o *out, args []string) ([]string, int) {
 	status := exitOK
 	var paths []string
+	inSet := map[string]bool{}
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil || !st.IsDir() {
@@ -139,7 +143,20 @@ func collectModels(o *out, args []string) ([]string, int) {
 				}
 				return nil
 			}
-			if d.Type().IsRegular() && strings.EqualFold(filepath.Ext(p), ".safetensors") {
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			switch name := strings.ToLower(d.Name()); {
+			case strings.HasSuffix(name, ".safetensors.index.json"):
+				paths = append(paths, p)
+				if b, err := os.ReadFile(p); err == nil {
+					if idx, err := canon.ParseIndex(p, b); err == nil {
+						for _, sh := range idx.Shards {
+							inSet[filepath.Join(filepath.Dir(p), filepath.FromSlash(sh))] = true
+						}
+					}
+				}
+			case strings.HasSuffix(name, ".safetensors"):
 				paths = append(paths, p)
 			}
 			return nil
@@ -149,6 +166,12 @@ func collectModels(o *out, args []string) ([]string, int) {
 			status = exitTrouble
 		}
 	}
-	sort.Strings(paths)
-	return paths, status
+	kept := paths[:0]
+	for _, p := range paths {
+		if !inSet[filepath.Clean(p)] {
+			kept = append(kept, p)
+		}
+	}
+	sort.Strings(kept)
+	return kept, status
 }
