@@ -289,3 +289,36 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordedKnownAnswers pins hashes recorded from independent tools (b3sum 1.2, coreutils sha256sum,
+// Python zlib.crc32), so the check holds where those tools are not installed. The 102,400-byte input is
+// the BLAKE3 test-vector pattern (byte i is i mod 251).
+func TestRecordedKnownAnswers(t *testing.T) {
+	pattern := make([]byte, 102400)
+	for i := range pattern {
+		pattern[i] = byte(i % 251)
+	}
+	for _, c := range []struct {
+		in                  []byte
+		blake3, sha256, crc string
+	}{
+		{nil, "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "00000000"},
+		{[]byte("hello world"), "d74981efa70a0c880b8d8c1985d075dbcbf679b99a5f9914e5aaf96b831a9e24", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9", "85114A0D"},
+		{pattern, "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085", "74588b7f0bcc354ac14d9cf199fa3a20c05f0c7293b9075b2f2e146e718de800", "13CEC15C"},
+	} {
+		e, _, err := FileHashes(context.Background(), &canon.BytesSource{B: c.in, SrcName: "kat"}, &canon.Model{}, false, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.BLAKE3 != c.blake3 || e.SHA256 != c.sha256 || e.CRC32 != c.crc || e.AutoV2 != c.sha256[:10] {
+			t.Errorf("%d bytes: %+v", len(c.in), e)
+		}
+	}
+	// A tensor's digest is the plain BLAKE3 of its bytes.
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "t", DType: "U8", Shape: []uint64{102400}, Data: pattern}}}
+	m, src := model(t, f.Build())
+	d, err := TensorDigests(context.Background(), src, m, Options{})
+	if err != nil || hex.EncodeToString(d[0][:]) != "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085" {
+		t.Errorf("tensor digest %x %v", d[0], err)
+	}
+}

@@ -95,6 +95,14 @@ func (c *dupesCmd) run(o *out) int {
 		return status
 	}
 	for _, g := range groups {
+		if o.format == "markdown" {
+			o.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, plural(len(g.Files), "file"), humanBytes(uint64(g.Reclaimable)))
+			for _, f := range g.Files {
+				o.printf("- %s %s\n", mdEsc(f.Path), mdEsc(g.Differences[f.Path]))
+			}
+			o.printf("\n")
+			continue
+		}
 		c.printGroup(o, g)
 	}
 	if len(rep.Skipped) > 0 {

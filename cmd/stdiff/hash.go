@@ -75,7 +75,14 @@ func (c *hashCmd) run(o *out) int {
 		}
 		fj := hashFileJSON{Path: path, StructureID: ids.structure, ContentID: ids.content, Ecosystem: ids.eco, Findings: findingsJSON(ids.findings)}
 		files = append(files, fj)
-		if o.format == "json" {
+		switch o.format {
+		case "json":
+			continue
+		case "markdown":
+			if len(files) == 1 {
+				o.printf("| file | structure ID | content ID |\n|---|---|---|\n")
+			}
+			o.printf("| %s | `%s` | `%s` |\n", mdEsc(path), ids.structure, ids.content)
 			continue
 		}
 		for _, line := range manifestLines(path, ids) {

@@ -132,6 +132,8 @@ func (c *inspectCmd) run(o *out) int {
 		switch o.format {
 		case "json":
 			o.writeJSON(c.toJSON(in))
+		case "markdown":
+			c.printMarkdown(o, in)
 		default:
 			if i > 0 {
 				o.printf("\n")
@@ -310,6 +312,44 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 		row("findings", "%d", len(in.findings))
 		o.printFindings(in.findings, "    ")
 	}
+}
+
+// printMarkdown prints the card as a table, for issues and pull requests.
+func (c *inspectCmd) printMarkdown(o *out, in *inspected) {
+	m, info := in.m, &in.info
+	o.printf("### %s\n\n| | |\n|---|---|\n", mdEsc(m.Name))
+	row := func(k, v string) {
+		if v != "" {
+			o.printf("| %s | %s |\n", k, mdEsc(v))
+		}
+	}
+	verdict := "valid"
+	if !m.Valid() {
+		verdict = "invalid (" + string(m.RefErr.Kind) + ")"
+	}
+	rank := ""
+	if info.Rank > 0 {
+		rank = fmt.Sprint(info.Rank)
+	}
+	ids := ""
+	if info.CivitAI.ModelID != 0 {
+		ids = fmt.Sprintf("model %d, version %d", info.CivitAI.ModelID, info.CivitAI.VersionID)
+	}
+	per, total := m.Params()
+	parts := make([]string, 0, len(per))
+	for _, p := range per {
+		parts = append(parts, fmt.Sprintf("%s %s", p.DType, thousands(p.Elements)))
+	}
+	for _, kv := range [][2]string{{"name", info.Name}, {"kind", info.Kind}, {"naming", info.Naming}, {"family", info.Family},
+		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")}, {"CivitAI", ids},
+		{"verdict", verdict}, {"size", humanBytes(uint64(m.FileSize))}, {"tensors", fmt.Sprint(len(m.Tensors))},
+		{"parameters", fmt.Sprintf("%s (%s)", thousands(total.Elements), strings.Join(parts, " · "))}} {
+		row(kv[0], kv[1])
+	}
+	for _, f := range in.findings {
+		o.printf("\n- **%s** `%s`: %s", f.Severity, f.Code, mdEsc(f.Message))
+	}
+	o.printf("\n")
 }
 
 func labelled(label, v string) string {
