@@ -476,8 +476,8 @@ func diagnoseNotSafetensors(head []byte, n uint64, size int64) Finding {
 	case strings.HasPrefix(text, "version https://git-lfs.github.com/spec/"):
 		f.Code = CodeLFSPointer
 		f.Message = "this is a Git LFS pointer file, not the model: the weights were never downloaded"
-		if sz := lfsField(text, "size "); sz != "" {
-			f.Message += fmt.Sprintf(" (the real file has %s bytes)", sz)
+		if sz, err := strconv.ParseUint(lfsField(text, "size "), 10, 64); err == nil {
+			f.Message += fmt.Sprintf(" (the real file is %s)", FormatBytes(sz))
 		}
 		f.Hint = "run `git lfs pull` in the repository (or `git lfs install` and clone again)"
 	case strings.HasPrefix(lower, "<!doctype html") || strings.HasPrefix(lower, "<html") || strings.HasPrefix(lower, "<?xml"):

@@ -262,8 +262,11 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 	} else {
 		row("verdict", "%s (%s)", o.paint(red, "invalid"), m.RefErr.Kind)
 	}
-	data := max(m.DataLen(), 0)
-	row("size", "%s (header %s B, data %s B)", humanBytes(uint64(m.FileSize)), thousands(m.HeaderLen), thousands(uint64(data)))
+	if m.HeaderParsed {
+		row("size", "%s (header %s B, data %s B)", humanBytes(uint64(m.FileSize)), thousands(m.HeaderLen), thousands(uint64(max(m.DataLen(), 0))))
+	} else {
+		row("size", "%s (no readable header)", humanBytes(uint64(m.FileSize)))
+	}
 	per, total := m.Params()
 	parts := make([]string, 0, len(per))
 	for _, p := range per {
