@@ -44,10 +44,11 @@ func (o *out) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args
 
 // errorf prints one error line in stdiff's voice: "stdiff: …", then "hint: …" when there is one.
 func (o *out) errorf(hint string, format string, args ...any) {
-	fmt.Fprintf(o.errw, "stdiff: "+format+"\n", args...)
+	msg := fmt.Sprintf("stdiff: "+format+"\n", args...)
 	if hint != "" {
-		fmt.Fprintf(o.errw, "hint: %s\n", hint)
+		msg += "hint: " + hint + "\n"
 	}
+	io.WriteString(o.errw, msg) // one write: messages from concurrent readers do not interleave
 }
 
 // readFailed reports an error from opening or reading a source.
