@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 )
 
 // FixResult says what FixNulPadding did.
@@ -41,7 +40,7 @@ func FixNulPadding(path string) (FixResult, error) {
 	if !m.hasCode(CodeNulPadding) {
 		return FixResult{}, notFixable(path, m)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|openNonblock, 0)
 	if err != nil {
 		return FixResult{}, fileError(path, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -39,7 +38,7 @@ func OpenFile(path string) (*FileSource, error) {
 		return nil, err
 	}
 	// O_NONBLOCK: should the path be swapped for a FIFO after the Stat, opening it must not hang.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, fileError(path, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/zeebo/blake3"
@@ -136,7 +135,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 		switch {
 		case reasons[i] != "":
 			rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
-		case seen[[2]uint64{f.dev, f.ino}] != "":
+		case f.ino != 0 && seen[[2]uint64{f.dev, f.ino}] != "": // inode 0: unknown on this system
 			rep.Skipped = append(rep.Skipped, Skipped{f.path, "same file as " + seen[[2]uint64{f.dev, f.ino}] + " (a link)"})
 		default:
 			seen[[2]uint64{f.dev, f.ino}] = f.path
@@ -320,9 +319,7 @@ func scanHeader(path string, cache *Cache) (*scanned, string) {
 		return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
 	}
 	f := &scanned{path: path, size: st.Size(), mtime: st.ModTime().UnixNano(), set: isIndex(path)}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		f.ino, f.dev = sys.Ino, uint64(sys.Dev)
-	}
+	f.dev, f.ino = fileID(st)
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, so sets are always read.)
 	if cache != nil && !f.set && cache.fill(f) {
