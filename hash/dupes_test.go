@@ -191,3 +191,20 @@ func TestLargeGroup(t *testing.T) {
 		t.Fatalf("groups: %+v", groupsOf(rep))
 	}
 }
+
+// TestLinksCountOnce: a hard link is the same file, not a duplicate to reclaim.
+func TestLinksCountOnce(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.safetensors")
+	os.WriteFile(a, lora(1, "x").Build(), 0o644)
+	if err := os.Link(a, filepath.Join(dir, "b.safetensors")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "same file as") {
+		t.Errorf("hard link: groups %+v, skipped %+v", groupsOf(rep), rep.Skipped)
+	}
+}
