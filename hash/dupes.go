@@ -95,6 +95,8 @@ type scanned struct {
 	hasSample     bool
 	// samples are the file ranges of the sample, chosen when the header was read.
 	samples [][2]int64
+	// symlink is true when the path is a symbolic link.
+	symlink bool
 	// set is true for a shard set named by its index: its size is its data size, its header hash that
 	// of its shards' headers.
 	set bool
@@ -129,17 +131,24 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The same file reached twice (hard links, symbolic links) counts once: as its real path when the
+	// other is a symbolic link.
 	seen := map[[2]uint64]string{}
 	var live []*scanned
-	for i, f := range files {
-		switch {
-		case reasons[i] != "":
-			rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
-		case f.ino != 0 && seen[[2]uint64{f.dev, f.ino}] != "": // inode 0: unknown on this system
-			rep.Skipped = append(rep.Skipped, Skipped{f.path, "same file as " + seen[[2]uint64{f.dev, f.ino}] + " (a link)"})
-		default:
-			seen[[2]uint64{f.dev, f.ino}] = f.path
-			live = append(live, f)
+	for pass := 0; pass < 2; pass++ {
+		for i, f := range files {
+			if f == nil || f.symlink != (pass == 1) {
+				if f == nil && pass == 0 {
+					rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
+				}
+				continue
+			}
+			if id := [2]uint64{f.dev, f.ino}; f.ino != 0 && seen[id] != "" { // inode 0: unknown here
+				rep.Skipped = append(rep.Skipped, Skipped{f.path, "same file as " + seen[id] + " (a link)"})
+			} else {
+				seen[id] = f.path
+				live = append(live, f)
+			}
 		}
 	}
 	rep.Files = len(live)
@@ -319,6 +328,9 @@ func scanHeader(path string, cache *Cache) (*scanned, string) {
 		return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
 	}
 	f := &scanned{path: path, size: st.Size(), mtime: st.ModTime().UnixNano(), set: isIndex(path)}
+	if lst, err := os.Lstat(path); err == nil {
+		f.symlink = lst.Mode()&os.ModeSymlink != 0
+	}
 	f.dev, f.ino = fileID(st)
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, so sets are always read.)

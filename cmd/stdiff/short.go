@@ -120,8 +120,8 @@ func shortOf(path string, verify bool) shortRow {
 	return r
 }
 
-// collectModels expands folders into the models under them (recursively, following no links to
-// folders, skipping what is not a regular file), in path order: .safetensors files, and shard sets as
+// collectModels expands folders into the models under them (recursively, following links to files but
+// not to folders, so link loops cannot trap it; skipping what is not a regular file), in path order: .safetensors files, and shard sets as
 // their *.safetensors.index.json (their shards then not on their own). Paths named on the command line
 // are kept as they are.
 func collectModels(o *out, args []string) ([]string, int) {
@@ -143,7 +143,11 @@ func collectModels(o *out, args []string) ([]string, int) {
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() {
+			if d.Type()&fs.ModeSymlink != 0 { // a link to a file counts (once: dupes knows links); to a folder, not
+				if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+					return nil
+				}
+			} else if !d.Type().IsRegular() {
 				return nil
 			}
 			switch name := strings.ToLower(d.Name()); {
