@@ -164,7 +164,8 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 		if err != nil {
 			var re *ReadError
 			if errors.As(err, &re) && re.Err.Error() == "no such file" {
-				return nil, &ReadError{Name: filepath.Join(dir, shard), Err: fmt.Errorf("missing shard of %s: %w", setName, fs.ErrNotExist)}
+				return nil, &ReadError{Name: filepath.Join(dir, shard), Err: missingShard(setName),
+					Hint: "every shard the index names must be there: download the whole set"}
 			}
 			return nil, err
 		}
@@ -178,6 +179,12 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	o.Model, o.Source = m, set
 	return o, nil
 }
+
+// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist.
+type missingShard string
+
+func (e missingShard) Error() string { return "missing shard of " + string(e) }
+func (e missingShard) Unwrap() error { return fs.ErrNotExist }
 
 // openRemote opens an http(s) URL or an hf:// address.
 func openRemote(ctx context.Context, spec string) (*Opened, error) {

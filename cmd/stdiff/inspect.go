@@ -262,9 +262,12 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 	} else {
 		row("verdict", "%s (%s)", o.paint(red, "invalid"), m.RefErr.Kind)
 	}
-	if m.HeaderParsed {
+	switch {
+	case m.Shards != nil:
+		row("size", "%s of tensor data in %s", humanBytes(uint64(m.FileSize)), plural(len(m.Shards), "shard"))
+	case m.HeaderParsed:
 		row("size", "%s (header %s B, data %s B)", humanBytes(uint64(m.FileSize)), thousands(m.HeaderLen), thousands(uint64(max(m.DataLen(), 0))))
-	} else {
+	default:
 		row("size", "%s (no readable header)", humanBytes(uint64(m.FileSize)))
 	}
 	per, total := m.Params()
