@@ -97,8 +97,8 @@ type scanned struct {
 	samples [][2]int64
 	// symlink is true when the path is a symbolic link.
 	symlink bool
-	// set is true for a shard set named by its index: its size is its data size, its header hash that
-	// of its shards' headers.
+	// set is true for a model opened whole by canon.OpenModel: a shard set named by its index (its size
+	// is its data size, its header hash that of its shards' headers) or a URL.
 	set bool
 }
 
@@ -320,20 +320,23 @@ func parallel(ctx context.Context, workers, n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// scanHeader reads a model's header (a file, or a shard set named by its index) and what the scan
-// keeps of it. A model the reference rejects, or that cannot be read, is skipped with the reason.
+// scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
+// scan keeps of it. A model the reference rejects, or that cannot be read, is skipped with the reason.
 func scanHeader(path string, cache *Cache) (*scanned, string) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
+	f := &scanned{path: path, set: isIndex(path) || canon.IsRemote(path)}
+	if !canon.IsRemote(path) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
+		}
+		f.size, f.mtime = st.Size(), st.ModTime().UnixNano()
+		if lst, err := os.Lstat(path); err == nil {
+			f.symlink = lst.Mode()&os.ModeSymlink != 0
+		}
+		f.dev, f.ino = fileID(st)
 	}
-	f := &scanned{path: path, size: st.Size(), mtime: st.ModTime().UnixNano(), set: isIndex(path)}
-	if lst, err := os.Lstat(path); err == nil {
-		f.symlink = lst.Mode()&os.ModeSymlink != 0
-	}
-	f.dev, f.ino = fileID(st)
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
-	// while its shards change, so sets are always read.)
+	// while its shards change, and a URL has no modification time: those are always read.)
 	if cache != nil && !f.set && cache.fill(f) {
 		return f, ""
 	}
@@ -350,12 +353,15 @@ func scanHeader(path string, cache *Cache) (*scanned, string) {
 		}
 		return nil, fmt.Sprintf("not valid safetensors (%s): stdiff check says more", kind)
 	}
-	if m.Shards == nil && m.FileSize != f.size {
+	if !f.set && m.FileSize != f.size {
 		return nil, canon.ErrChanged.Error()
 	}
 	if f.set {
-		f.size = m.DataLen()
+		f.size = m.FileSize
 		h := blake3.New()
+		if m.Shards == nil {
+			h.Write(m.RawHeader)
+		}
 		for _, sh := range m.Shards {
 			h.Write([]byte(sh.Name + "\x00"))
 			h.Write(sh.RawHeader)
@@ -369,8 +375,8 @@ func scanHeader(path string, cache *Cache) (*scanned, string) {
 
 func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.index.json") }
 
-// openScanned opens a shard set by its index, and anything else as the one file it is (a shard found
-// on its own is a file here, not its set).
+// openScanned opens a shard set by its index or a URL with canon.OpenModel, and anything else as the
+// one file it is (a shard found on its own is a file here, not its set).
 func openScanned(path string, set bool) (*canon.Opened, error) {
 	if set {
 		return canon.OpenModel(context.Background(), path)

@@ -60,7 +60,7 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	status := exitOK
 	for _, p := range c.Paths {
-		if _, err := os.Stat(p); err != nil {
+		if _, err := os.Stat(p); err != nil && !canon.IsRemote(p) {
 			o.readFailed(&canon.ReadError{Name: p, Err: errors.New("no such file or folder")})
 			status = exitTrouble
 		}
@@ -215,7 +215,7 @@ func differences(g hash.DupeGroup) map[string]string {
 // dupeModel reads a model the way dupes sees it: an index is its shard set, anything else one file.
 func dupeModel(path string) (*canon.Model, error) {
 	open := canon.OpenFileModel
-	if strings.HasSuffix(path, ".safetensors.index.json") {
+	if strings.HasSuffix(path, ".safetensors.index.json") || canon.IsRemote(path) {
 		open = func(p string) (*canon.Opened, error) { return canon.OpenModel(context.Background(), p) }
 	}
 	o, err := open(path)
