@@ -147,7 +147,11 @@ func parseHeader(b []byte) *rawHeader {
 		return h
 	}
 	if b[p.i] != '{' {
-		p.fail(p.i, "invalid type: %s, expected a map", p.describeValue())
+		if c := b[p.i]; c == '[' || c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || (c >= '0' && c <= '9') {
+			p.fail(p.i, "invalid type: %s, expected a map", p.describeValue())
+		} else {
+			p.fail(p.i, "expected value")
+		}
 		return h
 	}
 	p.parseTop()

@@ -126,7 +126,7 @@ func (m *Model) readHeader(hb []byte) {
 		return
 	}
 	m.HeaderParsed = true
-	if h.start > 0 {
+	if h.start > 0 && !m.hasCode(CodeBOM) {
 		m.add(Finding{Code: CodeLeadingSpace, Severity: SevInfo, Offset: base,
 			Message: fmt.Sprintf("the header starts with %d whitespace bytes before the JSON object (accepted)", h.start)})
 	}
