@@ -108,6 +108,8 @@ type parser struct {
 	h     *rawHeader
 	// fatal is set on a syntax error: nothing after it can be parsed.
 	fatal bool
+	// keyEnd is the index just after the last object key read.
+	keyEnd int
 	// shapes is an arena for shape and offset arrays, so each does not need an allocation of its own.
 	shapes []uint64
 }
@@ -147,10 +149,8 @@ func parseHeader(b []byte) *rawHeader {
 		return h
 	}
 	if b[p.i] != '{' {
-		if c := b[p.i]; c == '[' || c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || (c >= '0' && c <= '9') {
-			p.fail(p.i, "invalid type: %s, expected a map", p.describeValue())
-		} else {
-			p.fail(p.i, "expected value")
+		if desc, pos, ok := p.unexpected(); ok {
+			p.fail(pos, "invalid type: %s, expected struct HashMetadata", desc)
 		}
 		return h
 	}
@@ -189,6 +189,48 @@ func (p *parser) describeValue() string {
 	}
 }
 
+// unexpected describes the value at p.i as serde's "invalid type" errors do, with the position serde
+// reports (as an index for fail): a map or sequence is described before it is read, and left for the
+// caller to skip; any other value is read first, so the position is after it. ok is false after a
+// syntax error.
+func (p *parser) unexpected() (desc string, pos int, ok bool) {
+	start := p.i
+	switch c := p.b[p.i]; {
+	case c == '{':
+		return "map", start - 1, true
+	case c == '[':
+		return "sequence", start - 1, true
+	case c == '"':
+		v, ok := p.parseString()
+		if !ok {
+			return "", 0, false
+		}
+		desc = "string " + strconv.Quote(v)
+	case c == 't' || c == 'f' || c == 'n':
+		if !p.skipValue() {
+			return "", 0, false
+		}
+		if desc = "null"; c != 'n' {
+			desc = "boolean `" + string(p.b[start:p.i]) + "`"
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, isUint, ok := p.parseNumber()
+		if !ok {
+			return "", 0, false
+		}
+		tok := string(p.b[start:p.i])
+		if _, err := strconv.ParseInt(tok, 10, 64); isUint || err == nil {
+			desc = "integer `" + tok + "`"
+		} else {
+			desc = "floating point `" + tok + "`"
+		}
+	default:
+		p.fail(p.i, "expected value")
+		return "", 0, false
+	}
+	return desc, p.i - 1, true
+}
+
 func (p *parser) enter() bool {
 	p.depth++
 	if p.depth >= maxDepth {
@@ -204,7 +246,7 @@ func (p *parser) leave() { p.depth-- }
 func (p *parser) parseTop() {
 	p.members(func(key string, keyPos int) {
 		if key == "__metadata__" {
-			p.parseMetadata(keyPos)
+			p.parseMetadata(keyPos, p.keyEnd)
 		} else {
 			p.parseTensor(key, keyPos)
 		}
@@ -241,6 +283,7 @@ func (p *parser) members(value func(key string, keyPos int)) bool {
 		if !ok {
 			return false
 		}
+		p.keyEnd = p.i
 		p.ws()
 		if p.i >= len(p.b) {
 			p.fail(p.i, "EOF while parsing an object")
@@ -327,10 +370,10 @@ func (p *parser) semantic(pos int, format string, args ...any) {
 	}
 }
 
-func (p *parser) parseMetadata(keyPos int) {
+func (p *parser) parseMetadata(keyPos, keyEnd int) {
 	h := p.h
 	if h.metaSeen {
-		p.semantic(keyPos, "duplicate field `__metadata__`")
+		p.semantic(keyEnd-1, "duplicate field `__metadata__`") // serde: just after the key
 		h.metaDup = append(h.metaDup, keyPos)
 		// serde stops here; lenient mode reads the repeated object too (last wins, as for keys inside it).
 	}
@@ -348,13 +391,18 @@ func (p *parser) parseMetadata(keyPos int) {
 	case '{':
 	default:
 		start := p.i
-		desc := p.describeValue()
+		desc, pos, ok := p.unexpected()
+		if !ok {
+			return
+		}
 		e := &jsonError{msg: fmt.Sprintf("invalid type: %s, expected a map", desc), pos: start}
-		p.semantic(start, "%s", e.msg)
+		p.semantic(pos, "%s", e.msg)
 		if h.metaBad == nil {
 			h.metaBad = e
 		}
-		p.skipValue()
+		if p.i == start {
+			p.skipValue()
+		}
 		return
 	}
 	h.metaNull = false
@@ -366,12 +414,19 @@ func (p *parser) parseMetadata(keyPos int) {
 			return
 		}
 		vpos := p.i
-		if p.i < len(p.b) {
-			p.semantic(vpos, "invalid type: %s, expected a string", p.describeValue())
+		if p.i >= len(p.b) {
+			p.fail(p.i, "EOF while parsing a value")
+			return
 		}
-		if p.skipValue() {
-			h.meta = append(h.meta, rawMeta{key: key, value: string(p.b[vpos:p.i]), pos: kpos, raw: true})
+		desc, pos, ok := p.unexpected()
+		if !ok {
+			return
 		}
+		p.semantic(pos, "invalid type: %s, expected a string", desc)
+		if p.i == vpos && !p.skipValue() {
+			return
+		}
+		h.meta = append(h.meta, rawMeta{key: key, value: string(p.b[vpos:p.i]), pos: kpos, raw: true})
 	})
 }
 
@@ -784,7 +839,7 @@ func (p *parser) parseNumber() (v uint64, isUint, ok bool) {
 	if float || overflow {
 		f, err := strconv.ParseFloat(string(p.b[start:p.i]), 64)
 		if err != nil && (f > 1 || f < -1) { // ±Inf: serde_json refuses instead of rounding to infinity
-			p.fail(start, "number out of range")
+			p.fail(p.i-1, "number out of range") // serde: after the number
 			return 0, false, false
 		}
 		return 0, false, true
@@ -866,7 +921,7 @@ func (p *parser) parseString() (string, bool) {
 				return "", false
 			}
 			if n >= 0xDC00 && n <= 0xDFFF {
-				p.fail(i, "lone leading surrogate in hex escape")
+				p.fail(i-1, "lone leading surrogate in hex escape") // serde: after the escape
 				return "", false
 			}
 			if n >= 0xD800 && n <= 0xDBFF {
@@ -875,9 +930,12 @@ func (p *parser) parseString() (string, bool) {
 					return "", false
 				}
 				if b[i] != '\\' || i+1 >= len(b) || b[i+1] != 'u' {
-					if b[i] == '\\' && i+1 >= len(b) {
+					switch {
+					case b[i] == '\\' && i+1 >= len(b):
 						p.fail(i+1, "EOF while parsing a string")
-					} else {
+					case b[i] == '\\':
+						p.fail(i+1, "unexpected end of hex escape") // serde: after the byte that is not 'u'
+					default:
 						p.fail(i, "unexpected end of hex escape")
 					}
 					return "", false
@@ -888,7 +946,7 @@ func (p *parser) parseString() (string, bool) {
 					return "", false
 				}
 				if n2 < 0xDC00 || n2 > 0xDFFF {
-					p.fail(i, "lone leading surrogate in hex escape")
+					p.fail(i-1, "lone leading surrogate in hex escape")
 					return "", false
 				}
 				n = 0x10000 + (n-0xD800)<<10 + (n2 - 0xDC00)
@@ -929,7 +987,7 @@ func (p *parser) hex4(i *int) (uint32, bool) {
 		case c >= 'A' && c <= 'F':
 			d = c - 'A' + 10
 		default:
-			p.fail(*i+k, "invalid escape")
+			p.fail(*i+3, "invalid escape") // serde: after the four bytes
 			return 0, false
 		}
 		n = n<<4 | uint32(d)
@@ -938,18 +996,18 @@ func (p *parser) hex4(i *int) (uint32, bool) {
 	return n, true
 }
 
-// lineCol converts a header index to serde_json's 1-based line and byte column.
+// lineCol converts the index of the byte an error is about to serde_json's line and column: serde
+// counts the bytes before its read position on that line, and its read position is just after that byte
+// (or the end of the input).
 func lineCol(b []byte, pos int) (line, col int) {
-	if pos > len(b) {
-		pos = len(b)
-	}
+	idx := min(pos+1, len(b))
 	line = 1
 	lineStart := 0
-	for k := 0; k < pos; k++ {
+	for k := 0; k < idx; k++ {
 		if b[k] == '\n' {
 			line++
 			lineStart = k + 1
 		}
 	}
-	return line, pos - lineStart + 1
+	return line, idx - lineStart
 }
