@@ -337,9 +337,27 @@ func TestLineDiffFolds(t *testing.T) {
 	if f[0].Text != "23 unchanged lines" || f[len(f)-1].Text != "22 unchanged lines" {
 		t.Errorf("fold counts: %q %q", f[0].Text, f[len(f)-1].Text)
 	}
-	big := strings.Repeat("A", largeValue+1)
-	if c := changeOf("img", big, big+"B"); c.Kind != "large" || c.Lines != nil {
+	big := `["` + strings.Repeat("A", maxLine+1) + `"]` // a base64 cover image
+	if c := changeOf("img", big, big[:len(big)-2]+`B"]`); c.Kind != "large" || c.Lines != nil {
 		t.Errorf("large value not summarised: %s", c.Kind)
+	}
+	// A long JSON value of short lines (ss_tag_frequency of a big dataset) is still diffed.
+	tags := func(extra string) string {
+		var b strings.Builder
+		b.WriteString(`{"img": {`)
+		for i := 0; i < 3000; i++ {
+			fmt.Fprintf(&b, `"tag%d": %d, `, i, i)
+		}
+		b.WriteString(extra + `}}`)
+		return b.String()
+	}
+	if c := changeOf("ss_tag_frequency", tags(`"new": 1`), tags(`"new": 2`)); c.Kind != "json" || len(Fold(c.Lines, 2)) > 12 {
+		t.Errorf("long JSON value: kind %s, %d folded lines", c.Kind, len(Fold(c.Lines, 2)))
+	}
+	// Too many lines to diff quickly: summarised.
+	many := strings.Repeat("line\n", maxDiffLines)
+	if c := changeOf("log", many+"a", many+"b"); c.Kind != "large" {
+		t.Errorf("huge text: %s", c.Kind)
 	}
 	if c := changeOf("j", `{"b":1,"a":[2,3]}`, `{"a":[2,4],"b":1}`); c.Kind != "json" {
 		t.Errorf("json change: %+v", c)

@@ -198,7 +198,7 @@ func metaKeys(m *MetadataReport) []string {
 
 // shortValueText shows a metadata value on one line: escaped, and cut when long.
 func shortValueText(v string) string {
-	if len(v) > largeValue {
+	if hasLongLine(v) {
 		return ValueSummary(v)
 	}
 	one := strings.Join(strings.Fields(v), " ")

@@ -20,24 +20,50 @@ type Line struct {
 const (
 	// shortValue is the longest single-line value shown as old → new.
 	shortValue = 80
-	// largeValue is the size above which a value is summarised (base64 images, thumbnails), never printed.
-	largeValue = 16 << 10
+	// maxLine is the longest line a value may have and still be shown: longer ones are blobs (base64
+	// cover images, thumbnails), summarised by size and hash, never printed.
+	maxLine = 16 << 10
+	// maxDiffLines bounds a line diff (the two values' lines together), so that diffing stays fast
+	// and deterministic whatever the values; beyond it a value is summarised.
+	maxDiffLines = 20000
 )
 
-// changeOf decides how a changed metadata value is shown and computes its line diff.
+// changeOf decides how a changed metadata value is shown and computes its line diff. JSON values
+// (ss_tag_frequency, ss_dataset_dirs, …) are compared with sorted keys, one leaf a line, however long.
 func changeOf(key, old, new string) MetaChange {
 	c := MetaChange{Key: key, Old: old, New: new, Kind: "value"}
 	switch {
-	case len(old) > largeValue || len(new) > largeValue:
-		c.Kind = "large"
 	case isJSONContainer(old) && isJSONContainer(new):
 		c.Kind = "json"
-		c.Lines = lineDiff(canonicalJSON(old), canonicalJSON(new))
+		c.Lines = boundedDiff(canonicalJSON(old), canonicalJSON(new))
 	case len(old) > shortValue || len(new) > shortValue || strings.Contains(old, "\n") || strings.Contains(new, "\n"):
 		c.Kind = "text"
-		c.Lines = lineDiff(old, new)
+		c.Lines = boundedDiff(old, new)
+	}
+	if c.Kind != "value" && c.Lines == nil {
+		c.Kind = "large"
 	}
 	return c
+}
+
+// boundedDiff is a line diff, or nil when a value has a line longer than maxLine or the two have more
+// than maxDiffLines lines together.
+func boundedDiff(old, new string) []Line {
+	if strings.Count(old, "\n")+strings.Count(new, "\n") > maxDiffLines || hasLongLine(old) || hasLongLine(new) {
+		return nil
+	}
+	return lineDiff(old, new)
+}
+
+func hasLongLine(s string) bool {
+	for len(s) > maxLine {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 || i > maxLine {
+			return true
+		}
+		s = s[i+1:]
+	}
+	return false
 }
 
 // ValueSummary describes a large value by its size and hash.
