@@ -386,8 +386,10 @@ func metaValueText(v string) string {
 		kind, _, _ := strings.Cut(strings.TrimPrefix(v, "data:"), ";")
 		return fmt.Sprintf("(%s data URL, %s, not shown)", esc(shorten(kind, 30)), humanBytes(uint64(len(v))))
 	}
-	if len(v) > 16<<10 {
-		return fmt.Sprintf("(%s, not shown)", humanBytes(uint64(len(v))))
+	for _, line := range strings.Split(v, "\n") {
+		if len(line) > 16<<10 { // a blob: a base64 image or the like
+			return fmt.Sprintf("(%s, not shown)", humanBytes(uint64(len(v))))
+		}
 	}
 	return shorten(v, 100)
 }
