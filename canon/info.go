@@ -25,7 +25,7 @@ type Info struct {
 	// Triggers are the trigger words, most reliable first; TriggerDetails says where each came from.
 	Triggers       []string  `json:"triggers"`
 	TriggerDetails []Trigger `json:"trigger_details"`
-	BaseModel      string    `json:"base_model,omitempty"`
+	BaseModel      string    `json:"base_model"`
 	CivitAI        CivitAI   `json:"civitai"`
 	NetworkModule  string    `json:"network_module,omitempty"`
 	// DeclaredRank and DeclaredAlpha are what the metadata says (ss_network_dim, ss_network_alpha).
@@ -61,10 +61,21 @@ type Trigger struct {
 	Derived bool `json:"derived"`
 }
 
-// CivitAI holds the ids that locate a model on CivitAI (0 when unknown).
+// CivitAI holds the ids that locate a model on CivitAI (0 when unknown; null in JSON).
 type CivitAI struct {
-	ModelID   int64 `json:"model_id,omitempty"`
-	VersionID int64 `json:"version_id,omitempty"`
+	ModelID   int64
+	VersionID int64
+}
+
+// MarshalJSON writes {"model_id": …, "version_id": …}, null for an unknown id.
+func (c CivitAI) MarshalJSON() ([]byte, error) {
+	id := func(n int64) any {
+		if n == 0 {
+			return nil
+		}
+		return n
+	}
+	return json.Marshal(map[string]any{"model_id": id(c.ModelID), "version_id": id(c.VersionID)})
 }
 
 // Sidecar is a JSON file another tool wrote next to a model.
