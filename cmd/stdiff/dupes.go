@@ -28,6 +28,17 @@ type dupesGroupJSON struct {
 	Differences map[string]string `json:"differences,omitempty"`
 }
 
+// groupJSON is a group as scripts see it: files[] are the paths, members[] the details.
+type groupJSON struct {
+	Level       string            `json:"level"`
+	Files       []string          `json:"files"`
+	Members     []hash.DupeFile   `json:"members"`
+	StructureID string            `json:"structure_id"`
+	ContentID   string            `json:"content_id,omitempty"`
+	Reclaimable int64             `json:"reclaimable"`
+	Differences map[string]string `json:"differences,omitempty"`
+}
+
 func (c *dupesCmd) run(o *out) int {
 	// Many files: collect garbage (the other commands read one or two headers and do not), rarely.
 	debug.SetGCPercent(400)
@@ -90,7 +101,15 @@ func (c *dupesCmd) run(o *out) int {
 		status = exitFound
 	}
 	if o.format == "json" {
-		o.writeJSON(map[string]any{"schema": "stdiff.dupes/v1", "groups": groups, "skipped": rep.Skipped,
+		js := make([]groupJSON, len(groups))
+		for i, g := range groups {
+			js[i] = groupJSON{Level: g.Level, Members: g.Files, StructureID: g.StructureID, ContentID: g.ContentID,
+				Reclaimable: g.Reclaimable, Differences: g.Differences}
+			for _, f := range g.Files {
+				js[i].Files = append(js[i].Files, f.Path)
+			}
+		}
+		o.writeJSON(map[string]any{"schema": "stdiff.dupes/v1", "groups": js, "skipped": rep.Skipped,
 			"files": rep.Files, "tensor_bytes_read": rep.TensorBytesRead, "reclaimable": rep.Reclaimable})
 		return status
 	}
