@@ -27,7 +27,7 @@ tmp = sys.argv[1]
 rep = json.load(open(os.path.join(tmp, "stdiff.json")))
 groups = {g["level"]: [] for g in rep["groups"]}
 for g in rep["groups"]:
-    groups[g["level"]].append({os.path.basename(f["path"]) for f in g["files"]})
+    groups[g["level"]].append({os.path.basename(f) for f in g["files"]})
 def found(level, names):
     return any(names <= g for g in groups.get(level, []))
 jd = [set(os.path.basename(l) for l in block.split("\n") if l) for block in open(os.path.join(tmp, "jdupes.txt")).read().split("\n\n") if block.strip()]
