@@ -100,7 +100,7 @@ func (c *checkCmd) run(o *out) int {
 	}
 	switch o.format {
 	case "json":
-		o.writeJSON(map[string]any{"schema": "stdiff.check/v1", "files": files})
+		o.writeJSON(filesJSON{Schema: "stdiff.check/v1", Files: files})
 	case "markdown":
 		o.printf("| file | verdict | findings |\n|---|---|---|\n")
 		for _, f := range files {

@@ -101,16 +101,23 @@ func (c *dupesCmd) run(o *out) int {
 		status = exitFound
 	}
 	if o.format == "json" {
-		js := make([]groupJSON, len(groups))
-		for i, g := range groups {
-			js[i] = groupJSON{Level: g.Level, Members: g.Files, StructureID: g.StructureID, ContentID: g.ContentID,
+		js := make([]groupJSON, 0, len(groups))
+		for _, g := range groups {
+			gj := groupJSON{Level: g.Level, Members: g.Files, StructureID: g.StructureID, ContentID: g.ContentID,
 				Reclaimable: g.Reclaimable, Differences: g.Differences}
 			for _, f := range g.Files {
-				js[i].Files = append(js[i].Files, f.Path)
+				gj.Files = append(gj.Files, f.Path)
 			}
+			js = append(js, gj)
 		}
-		o.writeJSON(map[string]any{"schema": "stdiff.dupes/v1", "groups": js, "skipped": rep.Skipped,
-			"files": rep.Files, "tensor_bytes_read": rep.TensorBytesRead, "reclaimable": rep.Reclaimable})
+		o.writeJSON(struct {
+			Schema          string         `json:"schema"`
+			Groups          []groupJSON    `json:"groups"`
+			Skipped         []hash.Skipped `json:"skipped"`
+			Files           int            `json:"files"`
+			TensorBytesRead int64          `json:"tensor_bytes_read"`
+			Reclaimable     int64          `json:"reclaimable"`
+		}{"stdiff.dupes/v1", js, rep.Skipped, rep.Files, rep.TensorBytesRead, rep.Reclaimable})
 		return status
 	}
 	for _, g := range groups {

@@ -95,7 +95,7 @@ func (c *hashCmd) run(o *out) int {
 		}
 	}
 	if o.format == "json" && !c.Canonical {
-		o.writeJSON(map[string]any{"schema": "stdiff.hash/v1", "files": files})
+		o.writeJSON(filesJSON{Schema: "stdiff.hash/v1", Files: files})
 	}
 	return status
 }
@@ -260,7 +260,7 @@ func (c *hashCmd) check(o *out) int {
 		}
 	}
 	if o.format == "json" {
-		o.writeJSON(map[string]any{"schema": "stdiff.hash-check/v1", "files": results})
+		o.writeJSON(filesJSON{Schema: "stdiff.hash-check/v1", Files: results})
 	} else if status == exitFound {
 		failed := 0
 		for _, r := range results {

@@ -61,6 +61,12 @@ func (o *out) readFailed(err error) {
 	o.errorf("", "%s", esc(err.Error()))
 }
 
+// filesJSON is the envelope of commands that report on several files: the schema first.
+type filesJSON struct {
+	Schema string `json:"schema"`
+	Files  any    `json:"files"`
+}
+
 // writeJSON prints v as indented JSON.
 func (o *out) writeJSON(v any) {
 	enc := json.NewEncoder(o.w)

@@ -56,7 +56,7 @@ func (c *inspectCmd) runShort(o *out) int {
 		}
 	}
 	if o.format == "json" {
-		o.writeJSON(map[string]any{"schema": "stdiff.inspect-short/v1", "files": rows})
+		o.writeJSON(filesJSON{Schema: "stdiff.inspect-short/v1", Files: rows})
 		return status
 	}
 	if o.format == "markdown" {
