@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ type shortRow struct {
 
 // runShort prints one row per file, reading headers and sidecars only, several files at a time.
 func (c *inspectCmd) runShort(o *out) int {
+	debug.SetGCPercent(400) // many headers: collect garbage, rarely
 	paths, status := collectModels(o, c.Files)
 	rows := make([]shortRow, len(paths))
 	var wg sync.WaitGroup
