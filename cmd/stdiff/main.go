@@ -43,6 +43,16 @@ type cli struct {
 	Dupes   dupesCmd   `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
 }
 
+// versionString is the version set at build time, else the module version `go install` recorded.
+func versionString() string {
+	if version == "dev" {
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+	}
+	return version
+}
+
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.
 type exitPanic int
 
@@ -63,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": version},
+		kong.Vars{"version": versionString()},
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %v\n", err)
