@@ -85,7 +85,7 @@ func OpenModel(ctx context.Context, spec string) (*Opened, error) {
 			return o, err
 		}
 		// Not all of the set is here: read the one file, and say so.
-		o, err2 := openLocalFile(spec)
+		o, err2 := OpenFileModel(spec)
 		if err2 != nil {
 			return nil, err2
 		}
@@ -93,23 +93,29 @@ func OpenModel(ctx context.Context, spec string) (*Opened, error) {
 			Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%v); read as one file", errors.Unwrap(err))})
 		return o, nil
 	}
-	return openLocalFile(spec)
+	return OpenFileModel(spec)
 }
 
 // OpenFileModel opens one local file as a model, even one named like a shard of a set.
-func OpenFileModel(path string) (*Opened, error) { return openLocalFile(path) }
-
-func openLocalFile(path string) (*Opened, error) {
+func OpenFileModel(path string) (*Opened, error) {
 	src, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
+	return openSingle(src, false)
+}
+
+// openSingle reads the header of one opened source; on failure it closes the source.
+func openSingle(src interface {
+	Source
+	io.Closer
+}, remote bool) (*Opened, error) {
 	m, err := Read(src)
 	if err != nil {
 		src.Close()
 		return nil, err
 	}
-	return &Opened{Model: m, Source: src, closers: []io.Closer{src}}, nil
+	return &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}, nil
 }
 
 // findIndex finds the index in a folder: model.safetensors.index.json, else the only *.index.json.
@@ -265,13 +271,7 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	if err != nil {
 		return nil, err
 	}
-	m, err := Read(src)
-	if err != nil {
-		src.Close()
-		return nil, err
-	}
-	o.Model, o.Source, o.closers = m, src, []io.Closer{src}
-	return o, nil
+	return openSingle(src, true)
 }
 
 // fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).
