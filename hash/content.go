@@ -28,7 +28,7 @@ type Options struct {
 // whatever the file size. A tensor whose bytes lie outside the source is an error, as is a source that
 // shrinks while it is read.
 func TensorDigests(ctx context.Context, src canon.Source, m *canon.Model, opt Options) ([][32]byte, error) {
-	if err := checkRanges(src, m); err != nil {
+	if err := CheckRanges(src, m); err != nil {
 		return nil, err
 	}
 	workers := opt.Workers
@@ -100,9 +100,10 @@ func hashRange(ctx context.Context, src canon.Source, h *blake3.Hasher, buf []by
 	return nil
 }
 
-// checkRanges refuses a model whose tensors claim bytes beyond the source (a truncated file, or a
-// lenient model of an invalid one).
-func checkRanges(src canon.Source, m *canon.Model) error {
+// CheckRanges refuses a model whose tensors claim bytes beyond the source (a truncated file, or a
+// lenient model of an invalid one): such a model has no content ID. TensorDigests and FileHashes (with
+// digests) call it first, before reading any byte.
+func CheckRanges(src canon.Source, m *canon.Model) error {
 	data := src.Size() - m.DataOffset()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]

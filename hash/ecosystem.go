@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash"
 	"hash/crc32"
@@ -17,28 +18,55 @@ import (
 )
 
 // Ecosystem holds the hashes the LoRA world looks files up by (see the README, "Ecosystem hashes").
+// The whole-file hashes (SHA256, AutoV2, BLAKE3, CRC32) exist for any file; AutoV1 and AutoV3 only where
+// the file has the bytes they cover, and are "" (JSON null) elsewhere.
 type Ecosystem struct {
 	// SHA256 of the whole file, 64 lower-case hex digits (CivitAI shows it upper case).
 	SHA256 string `json:"sha256"`
-	// AutoV1 is A1111's legacy model hash: SHA256 of file[0x100000:0x110000], first 8 hex digits.
-	AutoV1 string `json:"autov1"`
+	// AutoV1 is A1111's legacy model hash: SHA256 of file[0x100000:0x110000], first 8 hex digits. It is
+	// "" for a file shorter than AutoV1MinSize, whose window is incomplete: A1111 hashes whatever it reads
+	// there, which for every file up to 1 MiB is nothing (e3b0c442, the SHA256 of no bytes).
+	AutoV1 Hex `json:"autov1"`
 	// AutoV2 is the first 10 hex digits of SHA256.
 	AutoV2 string `json:"autov2"`
 	// AutoV3 is the SHA256 of everything after the header (what kohya's sshs_model_hash and
-	// modelspec.hash_sha256 hold), 64 hex digits; A1111 and CivitAI match on the first 12.
-	AutoV3 string `json:"autov3"`
+	// modelspec.hash_sha256 hold), 64 hex digits; A1111 and CivitAI match on the first 12. It is "" when
+	// the file's header length does not say where the data starts: a file under 8 bytes, or a length
+	// over the reference's limit or past the end of the file (see HasDataSection).
+	AutoV3 Hex `json:"autov3"`
 	// BLAKE3 of the whole file, 64 hex digits.
 	BLAKE3 string `json:"blake3"`
 	// CRC32 (IEEE) of the whole file, its bytes in little-endian order as CivitAI prints it, upper case.
 	CRC32 string `json:"crc32"`
 }
 
-// AutoV3Short is AutoV3's first 12 hex digits, the form A1111 and CivitAI match on.
-func (e Ecosystem) AutoV3Short() string {
-	if len(e.AutoV3) < 12 {
-		return e.AutoV3
+// Hex is a hash in hex digits, or "" where a file has none; JSON writes "" as null.
+type Hex string
+
+// MarshalJSON writes the hash as a JSON string, or null when there is none.
+func (h Hex) MarshalJSON() ([]byte, error) {
+	if h == "" {
+		return []byte("null"), nil
 	}
-	return e.AutoV3[:12]
+	return json.Marshal(string(h))
+}
+
+// AutoV3Short is AutoV3's first 12 hex digits, the form A1111 and CivitAI match on ("" when there is none).
+func (e Ecosystem) AutoV3Short() string {
+	return string(e.AutoV3[:min(len(e.AutoV3), 12)])
+}
+
+// AutoV1MinSize is the size a file needs for an AutoV1: its window is file bytes 0x100000 to 0x110000.
+const AutoV1MinSize = autoV1End
+
+// HasDataSection reports whether m's header length says where its data section starts within a
+// source of size bytes, so that AutoV3 is defined: the file has the 8-byte length, the length is within
+// the reference's limit, and 8+N bytes fit in the file. A shard set's data always starts at 0.
+func HasDataSection(m *canon.Model, size int64) bool {
+	if m.Shards != nil {
+		return true
+	}
+	return size >= 8 && m.HeaderLen <= canon.MaxHeaderLen && 8+int64(m.HeaderLen) <= size
 }
 
 const (
@@ -56,7 +84,10 @@ type chunk struct {
 
 // FileHashes reads src once, front to back, and computes every ecosystem hash from that one pass, with
 // each hash in its own goroutine. With digests true it also returns the per-tensor BLAKE3 digests (as
-// TensorDigests does) from the same pass.
+// TensorDigests does) from the same pass. The whole-file hashes need no valid header: for a model whose
+// header could not be read (m.HeaderParsed false, as for a Git LFS pointer or a download cut short) they
+// are still computed, with AutoV3 "" when HasDataSection is false; ask for digests only of a model whose
+// tensors are within the file (see CheckRanges).
 func FileHashes(ctx context.Context, src canon.Source, m *canon.Model, digests bool, opt Options) (Ecosystem, [][32]byte, error) {
 	return onePass(ctx, src, m, true, digests, opt)
 }
@@ -70,11 +101,12 @@ func StreamDigests(ctx context.Context, src canon.Source, m *canon.Model, opt Op
 
 func onePass(ctx context.Context, src canon.Source, m *canon.Model, ecosystem, digests bool, opt Options) (Ecosystem, [][32]byte, error) {
 	if digests {
-		if err := checkRanges(src, m); err != nil {
+		if err := CheckRanges(src, m); err != nil {
 			return Ecosystem{}, nil, err
 		}
 	}
 	size, dataOff := src.Size(), m.DataOffset()
+	hasData := HasDataSection(m, size)
 	shaAll, shaData, b3, crc := sha256.New(), sha256.New(), blake3.New(), crc32.NewIEEE()
 	autoV1 := make([]byte, 0, autoV1End-autoV1Start)
 
@@ -83,7 +115,7 @@ func onePass(ctx context.Context, src canon.Source, m *canon.Model, ecosystem, d
 		consumers = append(consumers,
 			func(c *chunk) { shaAll.Write(c.b) },
 			func(c *chunk) {
-				if end := c.off + int64(len(c.b)); end > dataOff {
+				if end := c.off + int64(len(c.b)); hasData && end > dataOff {
 					shaData.Write(c.b[max(dataOff-c.off, 0):])
 				}
 			},
@@ -157,9 +189,13 @@ func onePass(ctx context.Context, src canon.Source, m *canon.Model, ecosystem, d
 	var e Ecosystem
 	e.SHA256 = hex.EncodeToString(shaAll.Sum(nil))
 	e.AutoV2 = e.SHA256[:10]
-	e.AutoV3 = hex.EncodeToString(shaData.Sum(nil))
-	v1 := sha256.Sum256(autoV1)
-	e.AutoV1 = hex.EncodeToString(v1[:])[:8]
+	if hasData {
+		e.AutoV3 = Hex(hex.EncodeToString(shaData.Sum(nil)))
+	}
+	if size >= AutoV1MinSize {
+		v1 := sha256.Sum256(autoV1)
+		e.AutoV1 = Hex(hex.EncodeToString(v1[:])[:8])
+	}
 	e.BLAKE3 = hex.EncodeToString(b3.Sum(nil))
 	var le [4]byte
 	binary.LittleEndian.PutUint32(le[:], crc.Sum32())
@@ -215,7 +251,11 @@ func tensorFeeder(m *canon.Model) (feed func(c *chunk), finish func() [][32]byte
 
 // VerifyEmbedded compares the hashes a trainer embedded in the metadata (kohya's sshs_model_hash,
 // ModelSpec's modelspec.hash_sha256) with the real AutoV3, and returns a finding for each.
-func VerifyEmbedded(m *canon.Model, autoV3 string) []canon.Finding {
+// Without an AutoV3 (autoV3 "") there is nothing to compare with, and no finding.
+func VerifyEmbedded(m *canon.Model, autoV3 Hex) []canon.Finding {
+	if autoV3 == "" {
+		return nil
+	}
 	var out []canon.Finding
 	for _, key := range []string{"sshs_model_hash", "modelspec.hash_sha256"} {
 		v, ok := m.Meta(key)
@@ -229,7 +269,7 @@ func VerifyEmbedded(m *canon.Model, autoV3 string) []canon.Finding {
 			}
 		}
 		got := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(v), "0x"))
-		if got == autoV3 {
+		if Hex(got) == autoV3 {
 			out = append(out, canon.Finding{Code: canon.CodeHashMatch, Severity: canon.SevInfo, Offset: off,
 				Message: fmt.Sprintf("%s matches the file's AutoV3 (%s…)", key, autoV3[:12])})
 			continue

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,11 +203,11 @@ func TestEcosystemKnownAnswers(t *testing.T) {
 		t.Errorf("SHA256/AutoV2 %s/%s", e.SHA256, e.AutoV2)
 	}
 	v3 := sha256.Sum256(b[m.DataOffset():])
-	if e.AutoV3 != hex.EncodeToString(v3[:]) || e.AutoV3Short() != hex.EncodeToString(v3[:])[:12] {
+	if string(e.AutoV3) != hex.EncodeToString(v3[:]) || e.AutoV3Short() != hex.EncodeToString(v3[:])[:12] {
 		t.Errorf("AutoV3 %s, want sha256 of the bytes after the header", e.AutoV3)
 	}
 	v1 := sha256.Sum256(b[0x100000:0x110000])
-	if e.AutoV1 != hex.EncodeToString(v1[:])[:8] {
+	if string(e.AutoV1) != hex.EncodeToString(v1[:])[:8] {
 		t.Errorf("AutoV1 %s", e.AutoV1)
 	}
 
@@ -234,7 +235,7 @@ func TestVerifyEmbedded(t *testing.T) {
 	}
 	// The data section does not depend on the metadata, so a first build tells the right value.
 	_, e := build(strings.Repeat("0", 64))
-	m, e2 := build(e.AutoV3)
+	m, e2 := build(string(e.AutoV3))
 	fs := VerifyEmbedded(m, e2.AutoV3)
 	if len(fs) != 2 || fs[0].Code != canon.CodeHashMatch || fs[1].Code != canon.CodeHashMatch {
 		t.Fatalf("matching hashes: %+v", fs)
@@ -320,5 +321,122 @@ func TestRecordedKnownAnswers(t *testing.T) {
 	d, err := TensorDigests(context.Background(), src, m, Options{})
 	if err != nil || hex.EncodeToString(d[0][:]) != "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085" {
 		t.Errorf("tensor digest %x %v", d[0], err)
+	}
+}
+
+// sha256sumBytes asks coreutils sha256sum for the SHA256 of b ("" when it is not installed).
+func sha256sumBytes(t *testing.T, b []byte) string {
+	t.Helper()
+	path, err := exec.LookPath("sha256sum")
+	if err != nil {
+		return ""
+	}
+	cmd := exec.Command(path, "-")
+	cmd.Stdin = bytes.NewReader(b)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(out))[0]
+}
+
+// TestAutoV1Window: AutoV1 hashes file bytes 0x100000 to 0x110000 and exists only where the file has all
+// of them; a shorter file has none, never the SHA256 of nothing (e3b0c442) or of a partial window.
+func TestAutoV1Window(t *testing.T) {
+	for _, size := range []int{100, 0x100000, 0x100000 + 1, AutoV1MinSize - 1, AutoV1MinSize, 0x130000} {
+		b := fileOfSize(t, size)
+		m, src := model(t, b)
+		e, _, err := FileHashes(context.Background(), src, m, false, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size < AutoV1MinSize {
+			if e.AutoV1 != "" {
+				t.Errorf("%#x-byte file: AutoV1 %s, want none (the window is incomplete)", size, e.AutoV1)
+			}
+			continue
+		}
+		v1 := sha256.Sum256(b[0x100000:0x110000])
+		if string(e.AutoV1) != hex.EncodeToString(v1[:])[:8] {
+			t.Errorf("%#x-byte file: AutoV1 %s, want %x", size, e.AutoV1, v1[:4])
+		}
+	}
+	js, err := json.Marshal(Ecosystem{SHA256: "ab", AutoV3: "cd"})
+	if err != nil || !strings.Contains(string(js), `"autov1":null`) || !strings.Contains(string(js), `"autov3":"cd"`) {
+		t.Errorf("JSON of a missing AutoV1: %s %v", js, err)
+	}
+}
+
+// fileOfSize builds a valid file of exactly size bytes (at least about 100): one U8 tensor fills it.
+func fileOfSize(t *testing.T, size int) []byte {
+	t.Helper()
+	f := stfile.File{Seed: 1, Tensors: []stfile.Tensor{{Name: "t", DType: "U8", Shape: []uint64{0}}}}
+	for range 4 { // the header grows with the digits of the shape: a few rounds settle it
+		b := f.Build()
+		if len(b) == size {
+			return b
+		}
+		f.Tensors[0].Shape[0] = uint64(int(f.Tensors[0].Shape[0]) + size - len(b))
+	}
+	t.Fatalf("cannot build a file of %d bytes", size)
+	return nil
+}
+
+// TestWholeFileHashesWithoutHeader: a file whose header cannot be read (a Git LFS pointer, a download cut
+// off in its header, a file too short for the length) still has its whole-file hashes, the ones a user
+// checks a download with; AutoV3 needs the header length and is absent where the length is unusable.
+func TestWholeFileHashesWithoutHeader(t *testing.T) {
+	lfs := []byte("version https://git-lfs.github.com/spec/v1\n" +
+		"oid sha256:4b4c2b3e9a1d2c1f0e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f\nsize 4831838208\n")
+	valid := sample().Build()
+	for _, c := range []struct {
+		name   string
+		b      []byte
+		sha256 string // recorded with coreutils sha256sum
+		autoV3 bool
+	}{
+		{"lfs pointer", lfs, "25300ff95d1a43e35b23e2a9bbf1504a86e42b1def29cc639100de1f9162e4a2", false},
+		{"empty", nil, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", false},
+		{"4 bytes", []byte("\x10\x00\x00\x00"), "097328e8c957de2428283954f6a1ee8ff7ad7def12e100a600178407f5decf24", false},
+		{"cut in the header", valid[:40], "", false},
+		{"bad JSON, length fine", append([]byte("\x04\x00\x00\x00\x00\x00\x00\x00{oops"), 1, 2, 3), "", true},
+	} {
+		src := &canon.BytesSource{B: c.b, SrcName: c.name}
+		m, err := canon.Read(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.HeaderParsed {
+			t.Fatalf("%s: header parsed", c.name)
+		}
+		e, d, err := FileHashes(context.Background(), src, m, true, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		whole := sha256.Sum256(c.b)
+		want := hex.EncodeToString(whole[:])
+		if got := sha256sumBytes(t, c.b); got != "" && got != want {
+			t.Fatalf("%s: crypto/sha256 and sha256sum disagree", c.name)
+		}
+		if c.sha256 != "" && c.sha256 != want {
+			t.Fatalf("%s: recorded SHA256 %s, computed %s", c.name, c.sha256, want)
+		}
+		if e.SHA256 != want || e.AutoV2 != want[:10] || e.BLAKE3 == "" || e.CRC32 == "" {
+			t.Errorf("%s: whole-file hashes %+v, want SHA256 %s", c.name, e, want)
+		}
+		if want := b3sumBytes(t, c.b); want != "" && e.BLAKE3 != want {
+			t.Errorf("%s: BLAKE3 %s, b3sum says %s", c.name, e.BLAKE3, want)
+		}
+		if e.AutoV1 != "" || len(d) != 0 {
+			t.Errorf("%s: AutoV1 %q, %d digests", c.name, e.AutoV1, len(d))
+		}
+		if c.autoV3 {
+			v3 := sha256.Sum256(c.b[8+m.HeaderLen:])
+			if string(e.AutoV3) != hex.EncodeToString(v3[:]) {
+				t.Errorf("%s: AutoV3 %s, want the SHA256 of the bytes after the header", c.name, e.AutoV3)
+			}
+		} else if e.AutoV3 != "" {
+			t.Errorf("%s: AutoV3 %s, want none: the header length is unusable", c.name, e.AutoV3)
+		}
 	}
 }

@@ -21,6 +21,14 @@ type refErrJSON struct {
 	Offset  int64  `json:"offset"`
 }
 
+// refErrorJSON is the reference's error as scripts see it (nil for a valid file).
+func refErrorJSON(e *canon.RefError) *refErrJSON {
+	if e == nil {
+		return nil
+	}
+	return &refErrJSON{Kind: string(e.Kind), Message: e.Message, Offset: e.Offset}
+}
+
 type checkFileJSON struct {
 	Path           string        `json:"path"`
 	Valid          bool          `json:"valid"`
@@ -83,10 +91,7 @@ func (c *checkCmd) run(o *out) int {
 		if (!m.Valid() || m.HasErrors()) && status == exitOK {
 			status = exitFound
 		}
-		fj := checkFileJSON{Path: path, Valid: m.Valid(), Findings: findingsJSON(m.Findings)}
-		if m.RefErr != nil {
-			fj.ReferenceError = &refErrJSON{Kind: string(m.RefErr.Kind), Message: m.RefErr.Message, Offset: m.RefErr.Offset}
-		}
+		fj := checkFileJSON{Path: path, Valid: m.Valid(), ReferenceError: refErrorJSON(m.RefErr), Findings: findingsJSON(m.Findings)}
 		if fixed != nil {
 			fj.Fixed = &fixJSON{Bytes: fixed.Changed, Start: fixed.Start, End: fixed.End}
 		}

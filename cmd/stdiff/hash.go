@@ -19,13 +19,23 @@ type hashCmd struct {
 	Files     []string `arg:"" optional:"" name:"FILE" help:"Model files." type:"string"`
 }
 
+// hashFileJSON is one file's record: the reference's verdict, then each ID asked for, null where the file
+// has none (the header-based ones of a file whose header cannot be read, AutoV1 of a file under
+// 0x110000 bytes).
 type hashFileJSON struct {
-	Path        string `json:"path"`
-	StructureID string `json:"structure_id,omitempty"`
-	ContentID   string `json:"content_id,omitempty"`
+	Path           string      `json:"path"`
+	Valid          bool        `json:"valid"`
+	ReferenceError *refErrJSON `json:"reference_error"`
+	StructureID    hash.Hex    `json:"structure_id"`
+	ContentID      *hash.Hex   `json:"content_id,omitempty"`
 	*hash.Ecosystem
 	Findings []findingJSON `json:"findings,omitempty"`
-	Error    string        `json:"error,omitempty"`
+}
+
+// hashErrorJSON is the record of a file that could not be read.
+type hashErrorJSON struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
 }
 
 // fileIDs is everything computed for one file.
@@ -37,6 +47,10 @@ type fileIDs struct {
 	findings  []canon.Finding
 	// digestList holds the per-tensor digests when the content was hashed.
 	digestList [][32]byte
+	// headerErr says why the header-based IDs (structure and content ID, AutoV3) are missing: the
+	// header cannot be read. contentErr says why the content ID is missing (the header, or tensors
+	// beyond the end of the file).
+	headerErr, contentErr error
 }
 
 func (c *hashCmd) run(o *out) int {
@@ -52,37 +66,51 @@ func (c *hashCmd) run(o *out) int {
 		return exitTrouble
 	}
 	status := exitOK
-	var files []hashFileJSON
+	var files []any
+	markdownRows := 0
 	for _, path := range c.Files {
 		ids, err := computeIDs(o, path, c.Content, c.All)
 		if err != nil {
 			o.readFailed(err)
 			status = exitTrouble
-			files = append(files, hashFileJSON{Path: path, Error: err.Error()})
+			files = append(files, hashErrorJSON{Path: path, Error: err.Error()})
 			continue
 		}
 		if !ids.model.Valid() {
-			o.errorf("`stdiff check "+esc(path)+"` says what is wrong", "%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", esc(path), ids.model.RefErr.Kind)
 			status = max(status, exitFound)
+			c.explainMissing(o, path, ids)
 		}
 		if c.Canonical {
-			if c.Content {
+			switch {
+			case c.Content && ids.content != "":
 				_, _ = o.w.Write(canon.CanonicalContent(ids.model, ids.digestList))
-			} else {
+			case !c.Content && ids.structure != "":
 				_, _ = o.w.Write(canon.Canonical(ids.model))
 			}
 			continue
 		}
-		fj := hashFileJSON{Path: path, StructureID: ids.structure, ContentID: ids.content, Ecosystem: ids.eco, Findings: findingsJSON(ids.findings)}
+		fj := hashFileJSON{Path: path, Valid: ids.model.Valid(), ReferenceError: refErrorJSON(ids.model.RefErr),
+			StructureID: hash.Hex(ids.structure), Ecosystem: ids.eco, Findings: findingsJSON(ids.findings)}
+		if c.Content {
+			id := hash.Hex(ids.content)
+			fj.ContentID = &id
+		}
 		files = append(files, fj)
 		switch o.format {
 		case "json":
 			continue
 		case "markdown":
-			if len(files) == 1 {
+			if markdownRows == 0 {
 				o.printf("| file | structure ID | content ID |\n|---|---|---|\n")
 			}
-			o.printf("| %s | `%s` | `%s` |\n", mdEsc(path), ids.structure, ids.content)
+			markdownRows++
+			code := func(id string) string {
+				if id == "" {
+					return "—"
+				}
+				return "`" + id + "`"
+			}
+			o.printf("| %s | %s | %s |\n", mdEsc(path), code(ids.structure), code(ids.content))
 			continue
 		}
 		for _, line := range manifestLines(path, ids) {
@@ -100,23 +128,101 @@ func (c *hashCmd) run(o *out) int {
 	return status
 }
 
-// manifestLines are the lines `stdiff hash` prints for a file: a manifest --check reads back.
-func manifestLines(path string, ids *fileIDs) []string {
-	lines := []string{hash.FormatLine("st1", strings.TrimPrefix(ids.structure, hash.StructurePrefix), path)}
-	if ids.content != "" {
-		lines = append(lines, hash.FormatLine("ct1", strings.TrimPrefix(ids.content, hash.ContentPrefix), path))
+// explainMissing says, in one line on stderr, why an invalid file's IDs are missing or what they describe.
+func (c *hashCmd) explainMissing(o *out, path string, ids *fileIDs) {
+	check := "`stdiff check " + esc(path) + "` says what is wrong"
+	var re *canon.ReadError
+	switch {
+	case ids.headerErr != nil:
+		missing := []string{"structure ID"}
+		if c.Content {
+			missing = append(missing, "content ID")
+		}
+		if ids.eco != nil && ids.eco.AutoV3 == "" {
+			missing = append(missing, "AutoV3")
+		}
+		hint := check
+		if errors.As(ids.headerErr, &re) && re.Hint != "" {
+			hint = re.Hint
+		}
+		list := strings.Join(missing, ", ")
+		if k := len(missing); k > 1 {
+			list = strings.Join(missing[:k-1], ", ") + " or " + missing[k-1]
+		}
+		o.errorf(hint, "%s: %s; no %s", esc(path), esc(errorText(ids.headerErr)), list)
+	case ids.contentErr != nil:
+		o.errorf(check, "%s: the reference reader rejects this file (%s): %s; no content ID",
+			esc(path), ids.model.RefErr.Kind, esc(errorText(ids.contentErr)))
+	default:
+		o.errorf(check, "%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", esc(path), ids.model.RefErr.Kind)
 	}
-	if e := ids.eco; e != nil {
-		for _, kv := range [][2]string{{"sha256", e.SHA256}, {"autov1", e.AutoV1}, {"autov2", e.AutoV2},
-			{"autov3", e.AutoV3}, {"blake3", e.BLAKE3}, {"crc32", e.CRC32}} {
-			lines = append(lines, hash.FormatLine(kv[0], kv[1], path))
+}
+
+// id returns a file's hash of one manifest kind, or "" and why the file has none.
+func (ids *fileIDs) id(kind string) (string, error) {
+	var v string
+	switch kind {
+	case "st1":
+		if ids.structure == "" {
+			return "", ids.headerErr
+		}
+		v = strings.TrimPrefix(ids.structure, hash.StructurePrefix)
+	case "ct1":
+		if ids.content == "" {
+			return "", ids.contentErr
+		}
+		v = strings.TrimPrefix(ids.content, hash.ContentPrefix)
+	default:
+		e := ids.eco
+		if e == nil {
+			return "", nil
+		}
+		switch kind {
+		case "sha256":
+			v = e.SHA256
+		case "autov1":
+			if e.AutoV1 == "" {
+				return "", errNoAutoV1
+			}
+			v = string(e.AutoV1)
+		case "autov2":
+			v = e.AutoV2
+		case "autov3":
+			if e.AutoV3 == "" {
+				return "", ids.headerErr
+			}
+			v = string(e.AutoV3)
+		case "blake3":
+			v = e.BLAKE3
+		case "crc32":
+			v = e.CRC32
+		}
+	}
+	return v, nil
+}
+
+// errNoAutoV1 is why a file under hash.AutoV1MinSize bytes has no AutoV1.
+var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", thousands(hash.AutoV1MinSize))
+
+// kindNames name the manifest kinds in messages.
+var kindNames = map[string]string{"st1": "structure ID", "ct1": "content ID", "sha256": "SHA256", "autov1": "AutoV1",
+	"autov2": "AutoV2", "autov3": "AutoV3", "blake3": "BLAKE3", "crc32": "CRC32"}
+
+// manifestLines are the lines `stdiff hash` prints for a file: a manifest --check reads back. A hash the
+// file does not have is left out.
+func manifestLines(path string, ids *fileIDs) []string {
+	var lines []string
+	for _, kind := range hash.Kinds {
+		if v, _ := ids.id(kind); v != "" {
+			lines = append(lines, hash.FormatLine(kind, v, path))
 		}
 	}
 	return lines
 }
 
 // computeIDs reads a file's header and, as asked, its bytes: content digests in parallel, or everything
-// in one pass when ecosystem hashes are wanted too.
+// in one pass when ecosystem hashes are wanted too. A file whose header cannot be read still has its
+// whole-file hashes; the IDs it cannot have are left empty, with the reason in headerErr and contentErr.
 func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
 	opened, err := openModel(path)
 	if err != nil {
@@ -124,26 +230,33 @@ func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
 	}
 	defer opened.Close()
 	m := opened.Model
-	if !m.HeaderParsed {
-		return nil, headerError(m)
-	}
-	ids := &fileIDs{model: m, structure: hash.StructureID(m)}
 	if all && m.Shards != nil {
 		return nil, &canon.ReadError{Name: path, Err: errors.New("ecosystem hashes (--all) are hashes of files, and this is a set of shards"),
 			Hint: "hash the shard files one by one, or drop --all"}
 	}
+	ids := &fileIDs{model: m}
+	if m.HeaderParsed {
+		ids.structure = hash.StructureID(m)
+		if content {
+			ids.contentErr = hash.CheckRanges(opened.Source, m)
+		}
+	} else {
+		ids.headerErr = headerError(m)
+		ids.contentErr = ids.headerErr
+	}
+	digests := content && ids.contentErr == nil
 	switch {
 	case all:
 		prog := o.progress("hashing "+path, opened.Source.Size())
-		e, digests, err := hash.FileHashes(context.Background(), opened.Source, m, content, hash.Options{Progress: prog.add})
+		e, d, err := hash.FileHashes(context.Background(), opened.Source, m, digests, hash.Options{Progress: prog.add})
 		prog.stop()
 		if err != nil {
 			return nil, err
 		}
 		ids.eco = &e
 		ids.findings = hash.VerifyEmbedded(m, e.AutoV3)
-		ids.digestList = digests
-	case content:
+		ids.digestList = d
+	case digests:
 		if ids.digestList, err = contentDigests(o, opened, path); err != nil {
 			return nil, err
 		}
@@ -151,7 +264,7 @@ func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
 	if err := opened.Unchanged(); err != nil {
 		return nil, err
 	}
-	if content {
+	if digests {
 		ids.content = hash.ContentID(m, ids.digestList)
 	}
 	return ids, nil
@@ -273,15 +386,19 @@ func (c *hashCmd) check(o *out) int {
 	return status
 }
 
-// compareIDs says whether every expected hash matches and, if not, what changed, most telling first.
+// compareIDs says whether every expected hash matches and, if not, what changed, most telling first. A
+// hash the file cannot have fails, with the reason.
 func compareIDs(want map[string]string, ids *fileIDs) (bool, string) {
-	got := map[string]string{
-		"st1": strings.TrimPrefix(ids.structure, hash.StructurePrefix),
-		"ct1": strings.TrimPrefix(ids.content, hash.ContentPrefix),
-	}
-	if e := ids.eco; e != nil {
-		got["sha256"], got["autov1"], got["autov2"], got["autov3"], got["blake3"], got["crc32"] =
-			e.SHA256, e.AutoV1, e.AutoV2, e.AutoV3, e.BLAKE3, strings.ToLower(e.CRC32)
+	got := map[string]string{}
+	for _, k := range hash.Kinds {
+		if _, ok := want[k]; !ok {
+			continue
+		}
+		v, why := ids.id(k)
+		if v == "" && why != nil {
+			return false, "no " + kindNames[k] + ": " + errorText(why)
+		}
+		got[k] = strings.ToLower(v)
 	}
 	bad := map[string]bool{}
 	for k, v := range want {
