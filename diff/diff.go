@@ -92,19 +92,62 @@ type MetaChange struct {
 
 // Report is the whole comparison, computed once and rendered many ways.
 type Report struct {
-	Schema    string `json:"schema"`
-	A         string `json:"a"`
-	B         string `json:"b"`
-	Identical bool   `json:"identical"`
+	Schema string `json:"schema"`
+	A      string `json:"a"`
+	B      string `json:"b"`
+	// Identical is true when nothing in scope differs and the reference reader's verdict is the same.
+	Identical bool `json:"identical"`
+	// Categories name the kinds of difference found, in this order, each once: added, removed,
+	// renamed (tensors), dtype, shape, data (changed tensors; a changed byte size alone counts as data),
+	// metadata, verdict. Empty when Identical.
+	Categories []string `json:"categories"`
 	// TensorsCompared and MetadataCompared say what was in scope; ContentCompared is true when tensor
 	// bytes were compared.
-	TensorsCompared  bool           `json:"tensors_compared"`
-	MetadataCompared bool           `json:"metadata_compared"`
-	ContentCompared  bool           `json:"content_compared"`
-	Tensors          TensorReport   `json:"tensors"`
-	Metadata         MetadataReport `json:"metadata"`
+	TensorsCompared  bool `json:"tensors_compared"`
+	MetadataCompared bool `json:"metadata_compared"`
+	ContentCompared  bool `json:"content_compared"`
+	// Verdict is the reference reader's verdict on each side. It is always compared, whatever the
+	// scope: a file that strict readers reject is different from one they load.
+	Verdict  VerdictReport  `json:"verdict"`
+	Tensors  TensorReport   `json:"tensors"`
+	Metadata MetadataReport `json:"metadata"`
 	// Notes are differences that do not count: layout, order, padding, and what was left out.
 	Notes []string `json:"notes"`
+}
+
+// VerdictReport holds the reference reader's verdict on both sides.
+type VerdictReport struct {
+	A SideVerdict `json:"a"`
+	B SideVerdict `json:"b"`
+	// Changed is true when the verdicts differ: one side valid and the other not, or other error kinds.
+	Changed bool `json:"changed"`
+}
+
+// SideVerdict is the reference reader's verdict on one side.
+type SideVerdict struct {
+	Valid bool `json:"valid"`
+	// Kind is the reference's error kind when it rejects the side; nil (JSON null) when it is valid.
+	Kind *canon.RefKind `json:"kind"`
+}
+
+func verdictOf(m *canon.Model) SideVerdict {
+	if m.RefErr == nil {
+		return SideVerdict{Valid: true}
+	}
+	k := m.RefErr.Kind
+	return SideVerdict{Kind: &k}
+}
+
+// String is "valid", or "invalid" and the reference's error kind.
+func (v SideVerdict) String() string {
+	if v.Valid || v.Kind == nil {
+		return "valid"
+	}
+	return "invalid (" + string(*v.Kind) + ")"
+}
+
+func (v SideVerdict) same(w SideVerdict) bool {
+	return v.Valid == w.Valid && (v.Kind == nil) == (w.Kind == nil) && (v.Kind == nil || *v.Kind == *w.Kind)
 }
 
 // TensorReport holds the tensor differences, each list sorted by name.
@@ -134,6 +177,11 @@ func Compare(a, b Side, opt Options) *Report {
 	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}
 	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
 	r.Notes = []string{}
+	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
+	r.Verdict.Changed = !r.Verdict.A.same(r.Verdict.B)
+	if !r.Verdict.Changed && !r.Verdict.A.Valid {
+		r.Notes = append(r.Notes, fmt.Sprintf("the reference reader rejects both models (%s)", *r.Verdict.A.Kind))
+	}
 	var matched [][2]int
 	if !opt.MetadataOnly {
 		matched = compareTensors(r, a, b, opt)
@@ -145,15 +193,39 @@ func Compare(a, b Side, opt Options) *Report {
 	} else {
 		r.Notes = append(r.Notes, "metadata not compared (--ignore-metadata)")
 	}
-	t, m := &r.Tensors, &r.Metadata
-	r.Identical = len(t.Added)+len(t.Removed)+len(t.Changed)+len(t.Renamed)+len(m.Added)+len(m.Removed)+len(m.Changed) == 0
-	if r.Identical && !opt.MetadataOnly {
+	r.Categories = categories(r)
+	r.Identical = len(r.Categories) == 0
+	// Equal tensors and metadata can still be laid out differently: say how (the verdict may differ).
+	sameModels := r.Identical || slices.Equal(r.Categories, []string{"verdict"})
+	if sameModels && !opt.MetadataOnly {
 		layoutNotes(r, a.Model, b.Model, matched)
 	}
 	if !r.ContentCompared && !opt.MetadataOnly {
 		r.Notes = append(r.Notes, "tensor bytes not compared (use --content)")
 	}
 	return r
+}
+
+// categories names the kinds of difference in a report, in the order Report.Categories gives.
+func categories(r *Report) []string {
+	t, m := &r.Tensors, &r.Metadata
+	has := map[string]bool{"added": len(t.Added) > 0, "removed": len(t.Removed) > 0, "renamed": len(t.Renamed) > 0,
+		"metadata": len(m.Added)+len(m.Removed)+len(m.Changed) > 0, "verdict": r.Verdict.Changed}
+	for _, c := range t.Changed {
+		for _, f := range c.Fields {
+			has[f] = true
+		}
+		if len(c.Fields) == 1 && c.Fields[0] == "bytes" {
+			has["data"] = true
+		}
+	}
+	out := []string{}
+	for _, k := range []string{"added", "removed", "renamed", "dtype", "shape", "data", "metadata", "verdict"} {
+		if has[k] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func matchAny(patterns []string, s string) bool {

@@ -21,12 +21,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// side reads a generated model, which must be valid.
 func side(t *testing.T, name string, b []byte, content bool) Side {
+	t.Helper()
+	s := load(t, name, b, content)
+	if !s.Model.Valid() {
+		t.Fatalf("%s: %v", name, s.Model.RefErr)
+	}
+	return s
+}
+
+// load reads a model, valid or not, and with content its tensor digests.
+func load(t *testing.T, name string, b []byte, content bool) Side {
 	t.Helper()
 	src := &canon.BytesSource{B: b, SrcName: name}
 	m, err := canon.Read(src)
-	if err != nil || !m.Valid() {
-		t.Fatalf("%s: %v %v", name, err, m.RefErr)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	s := Side{Model: m}
 	if content {
@@ -43,7 +54,7 @@ func fixture(t *testing.T, name string, content bool) Side {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return side(t, name, b, content)
+	return load(t, name, b, content)
 }
 
 // TestGolden renders the fixtures' diff every way; the golden files are reviewed by eye.
@@ -72,6 +83,48 @@ func TestGolden(t *testing.T) {
 	var text bytes.Buffer
 	Text(&text, Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{}), TextOptions{})
 	golden(t, "base-reordered-content.txt", text.Bytes())
+
+	// Only the reference reader's verdict differs.
+	r := Compare(fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false), Options{})
+	var vtext, vmd, vjs bytes.Buffer
+	Text(&vtext, r, TextOptions{})
+	Markdown(&vmd, r)
+	enc := json.NewEncoder(&vjs)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "base-nul-padded.txt", vtext.Bytes())
+	golden(t, "base-nul-padded.md", vmd.Bytes())
+	golden(t, "base-nul-padded.json", vjs.Bytes())
+}
+
+// TestVerdictIsADifference: a file the reference reader rejects is not identical to one it loads, even
+// with the same tensors and metadata; a different error kind is a difference too, the same one is not.
+func TestVerdictIsADifference(t *testing.T) {
+	good, padded := fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false)
+	r := Compare(good, padded, Options{})
+	if r.Identical || !r.Verdict.Changed || !r.Verdict.A.Valid || r.Verdict.B.Valid || r.Verdict.B.Kind == nil ||
+		*r.Verdict.B.Kind != canon.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []string{"verdict"}) {
+		t.Fatalf("valid → NUL-padded: identical %v, verdict %+v, categories %v", r.Identical, r.Verdict, r.Categories)
+	}
+	if s := Summary(r); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
+		t.Errorf("summary %q does not name the verdict", s)
+	}
+	// Whatever the scope: a broken file is not what was shipped.
+	for _, opt := range []Options{{IgnoreMetadata: true}, {MetadataOnly: true}, {Tensors: []string{"norm.*"}}} {
+		if r := Compare(padded, good, opt); r.Identical || !r.Verdict.Changed {
+			t.Errorf("NUL-padded → valid with %+v: identical", opt)
+		}
+	}
+	if r := Compare(padded, padded, Options{}); !r.Identical || r.Verdict.Changed || len(r.Categories) != 0 {
+		t.Errorf("same verdict on both sides: identical %v, verdict %+v", r.Identical, r.Verdict)
+	}
+	other := *padded.Model
+	other.RefErr = &canon.RefError{Kind: canon.MetadataIncompleteBuffer}
+	if r := Compare(padded, Side{Model: &other}, Options{}); r.Identical || !r.Verdict.Changed {
+		t.Errorf("another error kind: identical %v, verdict %+v", r.Identical, r.Verdict)
+	}
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -273,6 +326,30 @@ func TestMutations(t *testing.T) {
 		}
 		if r.Identical != (len(want) == 0) {
 			t.Fatalf("round %d: identical = %v with changes %v", round, r.Identical, want)
+		}
+		cats := map[string]bool{}
+		for k, v := range want {
+			switch k {
+			case "changed":
+				for _, c := range v {
+					for _, f := range strings.Split(c[strings.LastIndexByte(c, ':')+1:], ",") {
+						cats[f] = f != "bytes"
+					}
+				}
+			case "meta-added", "meta-removed", "meta-changed":
+				cats["metadata"] = true
+			default:
+				cats[k] = true
+			}
+		}
+		var wantCats []string
+		for _, k := range []string{"added", "removed", "renamed", "dtype", "shape", "data", "metadata"} {
+			if cats[k] {
+				wantCats = append(wantCats, k)
+			}
+		}
+		if strings.Join(r.Categories, " ") != strings.Join(wantCats, " ") {
+			t.Fatalf("round %d: categories %v, want %v", round, r.Categories, wantCats)
 		}
 	}
 }

@@ -51,6 +51,10 @@ func Text(w io.Writer, r *Report, opt TextOptions) {
 	}
 	t := &textWriter{w, opt}
 	t.printf("%s\n%s\n", t.paint(red, "--- "+canon.Escape(r.A)), t.paint(green, "+++ "+canon.Escape(r.B)))
+	if v := &r.Verdict; v.Changed {
+		t.printf("\n%s\n  %s reference reader  %s → %s\n", t.paint(bold, "verdict"), t.paint(yellow, "~"),
+			t.paint(red, v.A.String()), t.paint(green, v.B.String()))
+	}
 	tr := &r.Tensors
 	if len(tr.Groups) > 0 {
 		t.printf("\n%s\n", t.paint(bold, "tensors"))
@@ -248,6 +252,9 @@ func Summary(r *Report) string {
 	if r.MetadataCompared {
 		parts = append(parts, "metadata: "+count(len(m.Removed), "removed", len(m.Added), "added", len(m.Changed), "changed", m.Unchanged, "unchanged"))
 	}
+	if v := &r.Verdict; v.Changed {
+		parts = append(parts, "verdict: "+v.A.String()+" → "+v.B.String())
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -256,6 +263,9 @@ func Markdown(w io.Writer, r *Report) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("### stdiff: %s → %s\n\n", mdCode(r.A), mdCode(r.B))
 	p("**%s**\n", mdText(Summary(r)))
+	if v := &r.Verdict; v.Changed {
+		p("\n| | verdict | change |\n|---|---|---|\n| ~ | reference reader | %s → %s |\n", mdText(v.A.String()), mdText(v.B.String()))
+	}
 	if len(r.Tensors.Groups) > 0 {
 		p("\n| | tensors | change |\n|---|---|---|\n")
 		for _, g := range r.Tensors.Groups {
