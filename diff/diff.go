@@ -6,6 +6,7 @@ package diff
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -169,7 +170,8 @@ type MetadataReport struct {
 	Unchanged int          `json:"unchanged"`
 }
 
-// Compare compares a with b.
+// Compare compares a with b. Patterns in opt that match nothing leave everything out: call
+// Options.CheckPatterns first to refuse them.
 func Compare(a, b Side, opt Options) *Report {
 	r := &Report{Schema: "stdiff.diff/v1", A: a.Model.Name, B: b.Model.Name,
 		ContentCompared: a.Digests != nil && b.Digests != nil && !opt.MetadataOnly,
@@ -226,6 +228,84 @@ func categories(r *Report) []string {
 		}
 	}
 	return out
+}
+
+// ErrNoMatch is the error of a pattern that matches no name on either side.
+var ErrNoMatch = errors.New("matches nothing")
+
+// PatternError is a pattern of Options that filters nothing: it is malformed (Err is
+// path.ErrBadPattern) or matches no name on either side (Err is ErrNoMatch). A typo in a filter must not
+// pass for "identical, 0 tensors compared".
+type PatternError struct {
+	// Option is the Options field holding the pattern: "Tensors" or "IgnoreKeys".
+	Option  string
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	what := map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option]
+	if errors.Is(e.Err, ErrNoMatch) {
+		return fmt.Sprintf("%s pattern %q matches no %s in either model", what, e.Pattern, what)
+	}
+	return fmt.Sprintf("%s pattern %q: %v", what, e.Pattern, e.Err)
+}
+
+// Unwrap gives ErrNoMatch or path.ErrBadPattern.
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
+// matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
+// *PatternError for the first, in the order of the options. Patterns of a part the options leave out
+// (Tensors with MetadataOnly, IgnoreKeys with IgnoreMetadata) are checked for syntax only.
+func (opt Options) CheckPatterns(a, b *canon.Model) error {
+	tensorNames := func(yield func(string) bool) {
+		for _, m := range []*canon.Model{a, b} {
+			for i := range m.Tensors {
+				if !yield(m.Tensors[i].Name) {
+					return
+				}
+			}
+		}
+	}
+	metaKeys := func(yield func(string) bool) {
+		for _, m := range []*canon.Model{a, b} {
+			for i := range m.Metadata {
+				if !yield(m.Metadata[i].Key) {
+					return
+				}
+			}
+		}
+	}
+	for _, set := range []struct {
+		option   string
+		patterns []string
+		used     bool
+		names    func(yield func(string) bool)
+	}{
+		{"Tensors", opt.Tensors, !opt.MetadataOnly, tensorNames},
+		{"IgnoreKeys", opt.IgnoreKeys, !opt.IgnoreMetadata, metaKeys},
+	} {
+		for _, p := range set.patterns {
+			if _, err := path.Match(p, ""); err != nil {
+				return &PatternError{Option: set.option, Pattern: p, Err: err}
+			}
+			if !set.used {
+				continue
+			}
+			found := false
+			for name := range set.names {
+				if ok, _ := path.Match(p, name); ok {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return &PatternError{Option: set.option, Pattern: p, Err: ErrNoMatch}
+			}
+		}
+	}
+	return nil
 }
 
 func matchAny(patterns []string, s string) bool {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -124,6 +126,39 @@ func TestVerdictIsADifference(t *testing.T) {
 	other.RefErr = &canon.RefError{Kind: canon.MetadataIncompleteBuffer}
 	if r := Compare(padded, Side{Model: &other}, Options{}); r.Identical || !r.Verdict.Changed {
 		t.Errorf("another error kind: identical %v, verdict %+v", r.Identical, r.Verdict)
+	}
+}
+
+// TestCheckPatterns: a filter that matches nothing, or cannot match anything, is refused with the pattern
+// named; one that matches on either side is fine.
+func TestCheckPatterns(t *testing.T) {
+	a, b := fixture(t, "base.safetensors", false).Model, fixture(t, "changed.safetensors", false).Model
+	for _, c := range []struct {
+		opt     Options
+		pattern string // "" when fine
+		err     error
+	}{
+		{Options{}, "", nil},
+		{Options{Tensors: []string{"layers.2.*", "lm_head.*"}}, "", nil}, // lm_head only in b
+		{Options{Tensors: []string{"norm.weight"}}, "", nil},             // only in a
+		{Options{IgnoreKeys: []string{"ss_epoch", "modelspec.*"}}, "", nil},
+		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", ErrNoMatch},
+		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", ErrNoMatch},
+		{Options{Tensors: []string{"layers.["}}, "layers.[", path.ErrBadPattern},
+		{Options{IgnoreKeys: []string{`ss_\`}}, `ss_\`, path.ErrBadPattern},
+		// a part left out: syntax only
+		{Options{MetadataOnly: true, Tensors: []string{"nothing"}}, "", nil},
+		{Options{IgnoreMetadata: true, IgnoreKeys: []string{"nothing"}}, "", nil},
+		{Options{IgnoreMetadata: true, IgnoreKeys: []string{"["}}, "[", path.ErrBadPattern},
+	} {
+		err := c.opt.CheckPatterns(a, b)
+		var pe *PatternError
+		switch {
+		case c.err == nil && err != nil:
+			t.Errorf("%+v: %v", c.opt, err)
+		case c.err != nil && (!errors.As(err, &pe) || pe.Pattern != c.pattern || !errors.Is(err, c.err)):
+			t.Errorf("%+v: error %v, want %v for %q", c.opt, err, c.err, c.pattern)
+		}
 	}
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"strconv"
 	"sync"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/diff"
 )
 
@@ -11,9 +14,9 @@ type diffCmd struct {
 	All            bool     `help:"List every tensor instead of folding alike changes into one line."`
 	IgnoreMetadata bool     `help:"Compare tensors only."`
 	MetadataOnly   bool     `help:"Compare metadata only."`
-	IgnoreKey      []string `help:"Leave out metadata keys matching PATTERN (glob; repeatable)." placeholder:"PATTERN"`
+	IgnoreKey      []string `help:"Leave out metadata keys matching PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
 	IgnoreVolatile bool     `help:"Leave out keys that change on every training run: session ids, timestamps, commit and weight hashes, __spacer."`
-	Tensor         []string `help:"Compare only tensors whose names match PATTERN (glob; repeatable)." placeholder:"PATTERN"`
+	Tensor         []string `help:"Compare only tensors whose names match PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
 	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different)."`
 	A              string   `arg:"" name:"A" help:"The old model." type:"string"`
 	B              string   `arg:"" name:"B" help:"The new model." type:"string"`
@@ -24,26 +27,36 @@ func (c *diffCmd) run(o *out) int {
 		o.errorf("use one of them", "--ignore-metadata and --metadata-only leave nothing to compare")
 		return exitTrouble
 	}
+	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly,
+		IgnoreKeys: c.IgnoreKey, IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor}
 	// Both sides are read at once: header parsing and byte hashing use both cores.
-	sides := make([]diff.Side, 2)
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, path := range []string{c.A, c.B} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sides[i], errs[i] = c.load(o, path)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			o.readFailed(err)
-			return exitTrouble
+	opened := make([]*canon.Opened, 2)
+	defer func() {
+		for _, op := range opened {
+			if op != nil {
+				op.Close()
+			}
 		}
+	}()
+	if !c.each(o, func(i int, path string) (err error) {
+		opened[i], err = c.open(o, path)
+		return err
+	}) {
+		return exitTrouble
 	}
-	r := diff.Compare(sides[0], sides[1], diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly,
-		IgnoreKeys: c.IgnoreKey, IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor})
+	// A filter that matches nothing is a typo, not "identical": refuse it before reading any tensor byte.
+	if err := opt.CheckPatterns(opened[0].Model, opened[1].Model); err != nil {
+		c.patternFailed(o, err)
+		return exitTrouble
+	}
+	sides := []diff.Side{{Model: opened[0].Model}, {Model: opened[1].Model}}
+	if c.Content && !c.MetadataOnly && !c.each(o, func(i int, path string) (err error) {
+		sides[i].Digests, err = contentDigests(o, opened[i], path)
+		return err
+	}) {
+		return exitTrouble
+	}
+	r := diff.Compare(sides[0], sides[1], opt)
 	status := exitOK
 	if !r.Identical {
 		status = exitFound
@@ -62,25 +75,60 @@ func (c *diffCmd) run(o *out) int {
 	return status
 }
 
-// load reads one side: its header, and with --content its tensor digests.
-func (c *diffCmd) load(o *out, path string) (diff.Side, error) {
-	o2, err := openModel(path)
-	if err != nil {
-		return diff.Side{}, err
+// each runs f on both sides at once and reports the first error; it returns false after an error.
+func (c *diffCmd) each(o *out, f func(i int, path string) error) bool {
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, path := range []string{c.A, c.B} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, path)
+		}()
 	}
-	defer o2.Close()
-	m := o2.Model
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			o.readFailed(err)
+			return false
+		}
+	}
+	return true
+}
+
+// open reads one side's header.
+func (c *diffCmd) open(o *out, path string) (*canon.Opened, error) {
+	opened, err := openModel(path)
+	if err != nil {
+		return nil, err
+	}
+	m := opened.Model
 	if !m.HeaderParsed {
-		return diff.Side{}, headerError(m)
+		opened.Close()
+		return nil, headerError(m)
 	}
 	if !m.Valid() && !c.Quiet {
 		o.errorf("`stdiff check "+esc(path)+"` says what is wrong", "%s: warning: the reference reader rejects this file (%s); comparing what could be read", esc(path), m.RefErr.Kind)
 	}
-	side := diff.Side{Model: m}
-	if c.Content && !c.MetadataOnly {
-		if side.Digests, err = contentDigests(o, o2, path); err != nil {
-			return diff.Side{}, err
-		}
+	return opened, nil
+}
+
+// patternFailed reports a --tensor or --ignore-key pattern that filters nothing.
+func (c *diffCmd) patternFailed(o *out, err error) {
+	var pe *diff.PatternError
+	if !errors.As(err, &pe) {
+		o.errorf("", "%v", err)
+		return
 	}
-	return side, nil
+	flag, what, list := "--tensor", "tensor", "`stdiff inspect --tensors "+esc(c.A)+"` lists them"
+	if pe.Option == "IgnoreKeys" {
+		flag, what, list = "--ignore-key", "metadata key", "`stdiff inspect "+esc(c.A)+"` lists them"
+	}
+	if errors.Is(pe.Err, diff.ErrNoMatch) {
+		o.errorf("a pattern matches whole names (* any run of characters, ? one character); "+list,
+			"%s %s matches no %s in either model", flag, esc(strconv.Quote(pe.Pattern)), what)
+		return
+	}
+	o.errorf(`patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`,
+		"%s %s is not a valid pattern: %v", flag, esc(strconv.Quote(pe.Pattern)), pe.Err)
 }
