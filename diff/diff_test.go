@@ -488,3 +488,16 @@ func TestLineDiffFolds(t *testing.T) {
 		t.Error("sameJSON")
 	}
 }
+
+// BenchmarkCheckPatterns50k checks, against two 50,000-tensor headers, a tensor pattern that matches
+// nothing (every name on both sides is tried) and one that matches the first name.
+func BenchmarkCheckPatterns50k(b *testing.B) {
+	m := canon.ReadBytes("a", stfile.ManyTensors(50000).Build())
+	opt := Options{Tensors: []string{"*.q_proj.*", "layrs.*.weight"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := opt.CheckPatterns(m, m); !errors.Is(err, ErrNoMatch) {
+			b.Fatal(err)
+		}
+	}
+}
