@@ -76,7 +76,7 @@ func (c *hashCmd) run(o *out) int {
 			files = append(files, hashErrorJSON{Path: path, Error: err.Error()})
 			continue
 		}
-		if !ids.model.Valid() {
+		if !ids.model.Valid() || ids.contentErr != nil {
 			status = max(status, exitFound)
 			c.explainMissing(o, path, ids)
 		}
@@ -130,8 +130,13 @@ func (c *hashCmd) run(o *out) int {
 
 // explainMissing says, in one line on stderr, why an invalid file's IDs are missing or what they describe.
 func (c *hashCmd) explainMissing(o *out, path string, ids *fileIDs) {
-	check := "`stdiff check " + esc(path) + "` says what is wrong"
-	var re *canon.ReadError
+	hint := func(err error) string {
+		var re *canon.ReadError
+		if errors.As(err, &re) && re.Hint != "" {
+			return re.Hint
+		}
+		return "`stdiff check " + esc(path) + "` says what is wrong"
+	}
 	switch {
 	case ids.headerErr != nil:
 		missing := []string{"structure ID"}
@@ -141,20 +146,15 @@ func (c *hashCmd) explainMissing(o *out, path string, ids *fileIDs) {
 		if ids.eco != nil && ids.eco.AutoV3 == "" {
 			missing = append(missing, "AutoV3")
 		}
-		hint := check
-		if errors.As(ids.headerErr, &re) && re.Hint != "" {
-			hint = re.Hint
-		}
 		list := strings.Join(missing, ", ")
 		if k := len(missing); k > 1 {
 			list = strings.Join(missing[:k-1], ", ") + " or " + missing[k-1]
 		}
-		o.errorf(hint, "%s: %s; no %s", esc(path), esc(errorText(ids.headerErr)), list)
+		o.errorf(hint(ids.headerErr), "%s: %s; no %s", esc(path), esc(errorText(ids.headerErr)), list)
 	case ids.contentErr != nil:
-		o.errorf(check, "%s: the reference reader rejects this file (%s): %s; no content ID",
-			esc(path), ids.model.RefErr.Kind, esc(errorText(ids.contentErr)))
+		o.errorf(hint(ids.contentErr), "%s: %s; no content ID", esc(path), esc(errorText(ids.contentErr)))
 	default:
-		o.errorf(check, "%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", esc(path), ids.model.RefErr.Kind)
+		o.errorf(hint(nil), "%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", esc(path), ids.model.RefErr.Kind)
 	}
 }
 
