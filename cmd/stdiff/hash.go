@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -79,10 +80,14 @@ func (c *hashCmd) run(o *out) int {
 		case "json":
 			continue
 		case "markdown":
-			if len(files) == 1 {
-				o.printf("| file | structure ID | content ID |\n|---|---|---|\n")
+			row, head := []string{markdown.Text(path), markdown.Code(ids.structure)}, "| file | structure ID |"
+			if c.Content {
+				row, head = append(row, markdown.Code(ids.content)), head+" content ID |"
 			}
-			o.printf("| %s | `%s` | `%s` |\n", mdEsc(path), ids.structure, ids.content)
+			if len(files) == 1 {
+				o.printf("%s\n|%s\n", head, strings.Repeat("---|", len(row)))
+			}
+			o.printf("| %s |\n", strings.Join(row, " | "))
 			continue
 		}
 		for _, line := range manifestLines(path, ids) {
@@ -240,7 +245,9 @@ func (c *hashCmd) check(o *out) int {
 			o.readFailed(err)
 			r.Error = err.Error()
 			results = append(results, r)
-			if o.format != "json" {
+			if o.format == "markdown" {
+				mdCheckRow(o, len(results) == 1, path, "**FAILED** open or read")
+			} else if o.format != "json" {
 				o.printf("%s: FAILED open or read\n", esc(path))
 			}
 			status = exitTrouble
@@ -251,7 +258,13 @@ func (c *hashCmd) check(o *out) int {
 			status = max(status, exitFound)
 		}
 		results = append(results, r)
-		if o.format != "json" {
+		if o.format == "markdown" {
+			verdict := "OK"
+			if !r.OK {
+				verdict = "**FAILED** (" + markdown.Text(r.Reason) + ")"
+			}
+			mdCheckRow(o, len(results) == 1, path, verdict)
+		} else if o.format != "json" {
 			if r.OK {
 				o.printf("%s: %s\n", esc(path), o.paint(green, "OK"))
 			} else {
@@ -271,6 +284,14 @@ func (c *hashCmd) check(o *out) int {
 		o.errorf("", "%d of %d files did not match", failed, len(results))
 	}
 	return status
+}
+
+// mdCheckRow prints one verified file as a Markdown table row, after the table's head for the first.
+func mdCheckRow(o *out, first bool, path, verdict string) {
+	if first {
+		o.printf("| file | result |\n|---|---|\n")
+	}
+	o.printf("| %s | %s |\n", markdown.Text(path), verdict)
 }
 
 // compareIDs says whether every expected hash matches and, if not, what changed, most telling first.
