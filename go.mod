@@ -5,12 +5,13 @@ go 1.26.8
 require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sergi/go-diff v1.4.0
+	github.com/yuin/goldmark v1.8.7
 	github.com/zeebo/blake3 v0.2.4
 )
 
 require (
 	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
-	github.com/sergi/go-diff v1.4.0 // indirect
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -3,6 +3,7 @@ package canon
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 )
 
 // RefKind names an error of the reference reader (huggingface/safetensors, SafeTensorError).
@@ -53,3 +54,12 @@ func (e *ReadError) Error() string { return fmt.Sprintf("%s: %v", e.Name, e.Err)
 
 // Unwrap lets errors.Is see both the cause and ErrUnreadable.
 func (e *ReadError) Unwrap() []error { return []error{e.Err, ErrUnreadable} }
+
+// missingName says which file a missing-shard error is about: "m-00002-of-00002.safetensors is missing".
+func missingName(err error) string {
+	var re *ReadError
+	if errors.As(err, &re) {
+		return filepath.Base(re.Name) + " is missing"
+	}
+	return err.Error()
+}

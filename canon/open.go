@@ -90,7 +90,7 @@ func OpenModel(ctx context.Context, spec string) (*Opened, error) {
 			return nil, err2
 		}
 		o.Model.add(Finding{Code: CodeIncompleteSet, Severity: SevInfo, Offset: -1,
-			Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%v); read as one file", errors.Unwrap(err))})
+			Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%s); read as one file", missingName(err))})
 		return o, nil
 	}
 	return OpenFileModel(spec)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 )
 
 // TextOptions tune the text rendering.
@@ -258,24 +259,25 @@ func Summary(r *Report) string {
 	return strings.Join(parts, " · ")
 }
 
-// Markdown renders a report for a pull request comment.
+// Markdown renders a report for a pull request comment. Names and values from the files are escaped
+// with package canon/markdown, so none of them can add markup, raw HTML or table cells.
 func Markdown(w io.Writer, r *Report) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("### stdiff: %s → %s\n\n", mdCode(r.A), mdCode(r.B))
-	p("**%s**\n", mdText(Summary(r)))
+	p("### stdiff: %s → %s\n\n", markdown.Code(r.A), markdown.Code(r.B))
+	p("**%s**\n", markdown.Text(Summary(r)))
 	if v := &r.Verdict; v.Changed {
-		p("\n| | verdict | change |\n|---|---|---|\n| ~ | reference reader | %s → %s |\n", mdText(v.A.String()), mdText(v.B.String()))
+		p("\n| | verdict | change |\n|---|---|---|\n| ~ | reference reader | %s → %s |\n", markdown.Text(v.A.String()), markdown.Text(v.B.String()))
 	}
 	if len(r.Tensors.Groups) > 0 {
 		p("\n| | tensors | change |\n|---|---|---|\n")
 		for _, g := range r.Tensors.Groups {
-			what, name := g.Tensor, mdCode(g.Pattern)
+			what, name := g.Tensor, markdown.Code(g.Pattern)
 			switch g.Kind {
 			case "changed":
 				tw := &textWriter{opt: TextOptions{}}
 				what = tw.changeText(g.Changes)
 			case "renamed":
-				name += " → " + mdCode(g.To)
+				name += " → " + markdown.Code(g.To)
 				what = "likely rename (same dtype, shape, size)"
 				if g.Confirmed {
 					what = "renamed (same bytes)"
@@ -284,70 +286,47 @@ func Markdown(w io.Writer, r *Report) {
 			if g.Count > 1 {
 				what += fmt.Sprintf(" (%d tensors)", g.Count)
 			}
-			p("| %s | %s | %s |\n", map[string]string{"removed": "−", "added": "+", "changed": "~", "renamed": "→"}[g.Kind], name, mdText(what))
+			p("| %s | %s | %s |\n", map[string]string{"removed": "−", "added": "+", "changed": "~", "renamed": "→"}[g.Kind], name, markdown.Text(what))
 		}
 	}
 	m := &r.Metadata
 	if len(m.Added)+len(m.Removed)+len(m.Changed) > 0 {
 		p("\n| | metadata | value |\n|---|---|---|\n")
 		for _, e := range m.Removed {
-			p("| − | %s | %s |\n", mdCode(e.Key), mdText(shortValueText(e.Value)))
+			p("| − | %s | %s |\n", markdown.Code(e.Key), markdown.Text(shortValueText(e.Value)))
 		}
 		for _, e := range m.Added {
-			p("| + | %s | %s |\n", mdCode(e.Key), mdText(shortValueText(e.Value)))
+			p("| + | %s | %s |\n", markdown.Code(e.Key), markdown.Text(shortValueText(e.Value)))
 		}
 		var long []MetaChange
 		for _, c := range m.Changed {
 			switch c.Kind {
 			case "value":
-				p("| ~ | %s | %s → %s |\n", mdCode(c.Key), mdText(shortValueText(c.Old)), mdText(shortValueText(c.New)))
+				p("| ~ | %s | %s → %s |\n", markdown.Code(c.Key), markdown.Text(shortValueText(c.Old)), markdown.Text(shortValueText(c.New)))
 			case "large":
-				p("| ~ | %s | %s → %s |\n", mdCode(c.Key), mdText(ValueSummary(c.Old)), mdText(ValueSummary(c.New)))
+				p("| ~ | %s | %s → %s |\n", markdown.Code(c.Key), markdown.Text(ValueSummary(c.Old)), markdown.Text(ValueSummary(c.New)))
 			default:
-				p("| ~ | %s | %s diff below |\n", mdCode(c.Key), c.Kind)
+				p("| ~ | %s | %s diff below |\n", markdown.Code(c.Key), c.Kind)
 				long = append(long, c)
 			}
 		}
 		for _, c := range long {
-			p("\n<details><summary><code>%s</code></summary>\n\n```diff\n", htmlEscape(canon.Escape(c.Key)))
+			var body strings.Builder
 			for _, l := range Fold(c.Lines, 2) {
 				op := l.Op
 				if op == "…" {
 					op = "@@"
 				}
-				p("%s %s\n", op, strings.ReplaceAll(canon.Escape(l.Text), "```", "`\u200b``"))
+				fmt.Fprintf(&body, "%s %s\n", op, canon.Escape(l.Text))
 			}
-			p("```\n\n</details>\n")
+			fence := markdown.Fence(body.String())
+			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)
 		}
 	}
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {
-			p("- %s\n", mdText(n))
+			p("- %s\n", markdown.Text(n))
 		}
 	}
-}
-
-// mdCode puts a name from a file in a code span that no backtick inside can break.
-func mdCode(s string) string {
-	s = canon.Escape(s)
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	pad := ""
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		pad = " "
-	}
-	return fence + pad + strings.ReplaceAll(s, "|", "\\|") + pad + fence
-}
-
-// mdText escapes text for a Markdown table cell.
-func mdText(s string) string {
-	r := strings.NewReplacer("|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "<", "&lt;", ">", "&gt;", "[", "\\[", "]", "\\]")
-	return r.Replace(canon.Escape(s))
-}
-
-func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 )
 
 type checkCmd struct {
@@ -112,18 +114,15 @@ func (c *checkCmd) run(o *out) int {
 			verdict := "valid"
 			switch {
 			case f.Error != "":
-				verdict = "unreadable: " + f.Error
+				verdict = "unreadable: " + markdown.Text(f.Error)
 			case f.ReferenceError != nil:
-				verdict = "**invalid** (" + f.ReferenceError.Kind + ")"
+				verdict = "**invalid** (" + markdown.Text(f.ReferenceError.Kind) + ")"
 			}
-			codes := ""
+			found := make([]string, len(f.Findings))
 			for i, fd := range f.Findings {
-				if i > 0 {
-					codes += ", "
-				}
-				codes += "`" + fd.Code + "`"
+				found[i] = mdFinding(fd)
 			}
-			o.printf("| %s | %s | %s |\n", mdEsc(f.Path), mdEsc(verdict), codes)
+			o.printf("| %s | %s | %s |\n", markdown.Text(f.Path), verdict, strings.Join(found, "<br>"))
 		}
 	}
 	return status
@@ -165,15 +164,11 @@ func isLocalFile(spec string) bool {
 	return !st.IsDir() && !strings.HasSuffix(spec, ".index.json")
 }
 
-func mdEsc(s string) string {
-	s = esc(s)
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '|', '`', '*', '_', '[', ']', '<', '>':
-			out = append(out, '\\')
-		}
-		out = append(out, s[i])
+// mdFinding is a finding on one Markdown line: severity in bold, code, offset, message.
+func mdFinding(f findingJSON) string {
+	where := ""
+	if f.Offset != nil {
+		where = fmt.Sprintf(" at byte %d", *f.Offset)
 	}
-	return string(out)
+	return fmt.Sprintf("**%s** %s%s: %s", markdown.Text(f.Severity), markdown.Code(f.Code), where, markdown.Text(f.Message))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/diff"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -124,14 +125,24 @@ func (c *dupesCmd) run(o *out) int {
 		if o.format == "markdown" {
 			o.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, plural(len(g.Files), "file"), humanBytes(uint64(g.Reclaimable)))
 			for _, f := range g.Files {
-				o.printf("- %s %s\n", mdEsc(f.Path), mdEsc(g.Differences[f.Path]))
+				line := markdown.Text(f.Path)
+				if d := g.Differences[f.Path]; d != "" {
+					line += " — " + markdown.Text(d)
+				}
+				o.printf("- %s\n", line)
 			}
 			o.printf("\n")
 			continue
 		}
 		c.printGroup(o, g)
 	}
-	if len(rep.Skipped) > 0 {
+	if len(rep.Skipped) > 0 && o.format == "markdown" {
+		o.printf("skipped %s:\n\n", plural(len(rep.Skipped), "file"))
+		for _, s := range rep.Skipped {
+			o.printf("- %s: %s\n", markdown.Text(s.Path), markdown.Text(s.Reason))
+		}
+		o.printf("\n")
+	} else if len(rep.Skipped) > 0 {
 		o.printf("%s\n", o.paint(yellow, fmt.Sprintf("skipped %s:", plural(len(rep.Skipped), "file"))))
 		for _, s := range rep.Skipped {
 			o.printf("  %s: %s\n", esc(s.Path), esc(s.Reason))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -100,17 +101,21 @@ func (c *hashCmd) run(o *out) int {
 		case "json":
 			continue
 		case "markdown":
-			if markdownRows == 0 {
-				o.printf("| file | structure ID | content ID |\n|---|---|---|\n")
-			}
-			markdownRows++
 			code := func(id string) string {
 				if id == "" {
 					return "—"
 				}
-				return "`" + id + "`"
+				return markdown.Code(id)
 			}
-			o.printf("| %s | %s | %s |\n", mdEsc(path), code(ids.structure), code(ids.content))
+			row, head := []string{markdown.Text(path), code(ids.structure)}, "| file | structure ID |"
+			if c.Content {
+				row, head = append(row, code(ids.content)), head+" content ID |"
+			}
+			if markdownRows == 0 {
+				o.printf("%s\n|%s\n", head, strings.Repeat("---|", len(row)))
+			}
+			markdownRows++
+			o.printf("| %s |\n", strings.Join(row, " | "))
 			continue
 		}
 		for _, line := range manifestLines(path, ids) {
@@ -353,7 +358,9 @@ func (c *hashCmd) check(o *out) int {
 			o.readFailed(err)
 			r.Error = err.Error()
 			results = append(results, r)
-			if o.format != "json" {
+			if o.format == "markdown" {
+				mdCheckRow(o, len(results) == 1, path, "**FAILED** open or read")
+			} else if o.format != "json" {
 				o.printf("%s: FAILED open or read\n", esc(path))
 			}
 			status = exitTrouble
@@ -364,7 +371,13 @@ func (c *hashCmd) check(o *out) int {
 			status = max(status, exitFound)
 		}
 		results = append(results, r)
-		if o.format != "json" {
+		if o.format == "markdown" {
+			verdict := "OK"
+			if !r.OK {
+				verdict = "**FAILED** (" + markdown.Text(r.Reason) + ")"
+			}
+			mdCheckRow(o, len(results) == 1, path, verdict)
+		} else if o.format != "json" {
 			if r.OK {
 				o.printf("%s: %s\n", esc(path), o.paint(green, "OK"))
 			} else {
@@ -384,6 +397,14 @@ func (c *hashCmd) check(o *out) int {
 		o.errorf("", "%d of %d files did not match", failed, len(results))
 	}
 	return status
+}
+
+// mdCheckRow prints one verified file as a Markdown table row, after the table's head for the first.
+func mdCheckRow(o *out, first bool, path, verdict string) {
+	if first {
+		o.printf("| file | result |\n|---|---|\n")
+	}
+	o.printf("| %s | %s |\n", markdown.Text(path), verdict)
 }
 
 // compareIDs says whether every expected hash matches and, if not, what changed, most telling first. A

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -323,10 +324,10 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 // printMarkdown prints the card as a table, for issues and pull requests.
 func (c *inspectCmd) printMarkdown(o *out, in *inspected) {
 	m, info := in.m, &in.info
-	o.printf("### %s\n\n| | |\n|---|---|\n", mdEsc(m.Name))
+	o.printf("### %s\n\n| | |\n|---|---|\n", markdown.Text(m.Name))
 	row := func(k, v string) {
 		if v != "" {
-			o.printf("| %s | %s |\n", k, mdEsc(v))
+			o.printf("| %s | %s |\n", k, markdown.Text(v))
 		}
 	}
 	verdict := "valid"
@@ -352,10 +353,13 @@ func (c *inspectCmd) printMarkdown(o *out, in *inspected) {
 		{"parameters", fmt.Sprintf("%s (%s)", thousands(total.Elements), strings.Join(parts, " · "))}} {
 		row(kv[0], kv[1])
 	}
-	for _, f := range in.findings {
-		o.printf("\n- **%s** `%s`: %s", f.Severity, f.Code, mdEsc(f.Message))
+	if len(in.findings) > 0 {
+		o.printf("\n")
 	}
-	o.printf("\n")
+	for _, f := range findingsJSON(in.findings) {
+		o.printf("- %s\n", mdFinding(f))
+	}
+	o.printf("\n") // a blank line ends the card
 }
 
 func labelled(label, v string) string {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
 )
 
 // shortRow is one file in `inspect --short`.
@@ -97,7 +98,11 @@ func (c *inspectCmd) runShort(o *out) int {
 	}
 	for _, c := range cells {
 		if o.format == "markdown" {
-			o.printf("| %s | %s | %s | %s | %s | %s | %s |\n", mdEsc(c[0]), c[1], c[2], c[3], c[4], mdEsc(c[5]), mdEsc(c[6]))
+			md := make([]string, len(c))
+			for k, cell := range c {
+				md[k] = markdown.Text(cell)
+			}
+			o.printf("| %s |\n", strings.Join(md, " | "))
 			continue
 		}
 		trig := c[5]

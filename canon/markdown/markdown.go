@@ -1,0 +1,111 @@
+// Package markdown escapes names and values read from files for Markdown output (CommonMark with
+// GitHub's tables), so that nothing in a file can add markup, raw HTML, a link, an image or a table
+// cell. It is the project's one Markdown escaper: every Markdown writer uses it.
+//
+// Each function first applies canon.Escape (control characters, newlines, bidirectional overrides and
+// invalid UTF-8 become visible escapes such as \n), so the rendered text is exactly what the text
+// output shows. Bare URLs in values may still be turned into links by renderers that autolink (GitHub
+// does); the link's text is then the URL itself, so nothing is hidden.
+package markdown
+
+import (
+	"html"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// inlineSpecial are the characters escaped with a backslash wherever they are in Text: the escape
+// character itself, code spans, emphasis, links and images, raw HTML and autolinks, entities, table
+// cells, strikethrough, headings and GitHub's math.
+const inlineSpecial = "\\`*_[]<>&|~#$"
+
+// Text returns s as Markdown inline text that renders as canon.Escape(s), anywhere on a line: in a
+// table cell, a list item, a heading or a paragraph. Backslashes are escaped first, then the characters
+// Markdown or GitHub give a meaning to; at the start, what would open a block (a list marker, an
+// ordered list number) is escaped too, and spaces at either end are character references, so that
+// they neither indent nor get trimmed.
+func Text(s string) string {
+	s = canon.Escape(s)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	// At the start of a line, "- ", "+ ", "1. " and "1) " open a list ("---" a rule) and spaces indent;
+	// spaces at either end of a cell or a line would be trimmed. canon.Escape has turned tabs into \t.
+	lead := len(s) - len(strings.TrimLeft(s, " "))
+	b.WriteString(strings.Repeat("&#32;", lead))
+	s = s[lead:]
+	trail := len(s) - len(strings.TrimRight(s, " "))
+	s = s[:len(s)-trail]
+	if n := leadingDigits(s); n > 0 && n < 10 && n < len(s) && (s[n] == '.' || s[n] == ')') && spaceOrEnd(s, n+1) {
+		b.WriteString(s[:n])
+		b.WriteByte('\\')
+		s = s[n:]
+	} else if s != "" && (s[0] == '-' || s[0] == '+') && (spaceOrEnd(s, 1) || s[1] == s[0]) {
+		b.WriteByte('\\')
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(inlineSpecial, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteString(strings.Repeat("&#32;", trail))
+	return b.String()
+}
+
+// Code returns s as an inline code span that renders as canon.Escape(s), in a table cell too: the
+// fence is longer than any run of backticks inside, and pipes are escaped as GitHub's tables require.
+// A backslash right before a pipe cannot be written in a code span in a way every renderer reads
+// alike, so such a string is returned as Text instead.
+func Code(s string) string {
+	s = canon.Escape(s)
+	if strings.Contains(s, `\|`) {
+		return Text(s)
+	}
+	if s == "" {
+		return "` `" // a code span of one space: empty, but visible as code
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	pad := ""
+	// A space is stripped from each end of a code span when both ends have one, and a backtick at
+	// either end would join the fence: pad with a space, which the renderer strips again.
+	if s[0] == '`' || s[len(s)-1] == '`' || (s[0] == ' ' && s[len(s)-1] == ' ' && strings.Trim(s, " ") != "") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// HTML returns s escaped for raw HTML inside Markdown (such as a <summary> line): canon.Escape, then
+// &, <, >, ' and " as character references. The result has no newline, so it cannot end an HTML block.
+func HTML(s string) string {
+	return html.EscapeString(canon.Escape(s))
+}
+
+// Fence returns the backtick fence for a fenced code block holding body: at least three backticks,
+// and more than the longest run of backticks in body, so that no line of body can close the block.
+func Fence(body string) string {
+	return strings.Repeat("`", max(3, longestRun(body, '`')+1))
+}
+
+func longestRun(s string, c byte) int {
+	longest, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			longest = max(longest, n)
+		} else {
+			n = 0
+		}
+	}
+	return longest
+}
+
+func leadingDigits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+func spaceOrEnd(s string, i int) bool { return i >= len(s) || s[i] == ' ' }
