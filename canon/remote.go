@@ -447,6 +447,11 @@ func ResolveHF(addr string) (fileURL, repoBase string, err error) {
 	if rev, err = url.PathUnescape(rev); err != nil { // refs%2Fpr%2F1 names refs/pr/1
 		return "", "", fmt.Errorf("bad revision: %v", err)
 	}
+	for _, seg := range strings.Split(rev, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsRune(seg, '\\') {
+			return "", "", fmt.Errorf("bad revision %q: no part of it may be empty, . or ..", rev)
+		}
+	}
 	for _, p := range []string{parts[0], repo} {
 		if p == "." || p == ".." || strings.ContainsAny(p, "?#%\\") {
 			return "", "", fmt.Errorf("bad repository name %q", p)

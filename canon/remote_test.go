@@ -295,7 +295,9 @@ func TestResolveHF(t *testing.T) {
 			t.Errorf("%s: %s %v, want %s", addr, got, err, want)
 		}
 	}
-	for _, bad := range []string{"hf://org", "hf://org/../x", "hf://org/repo/../../etc/passwd"} {
+	for _, bad := range []string{"hf://org", "hf://org/../x", "hf://org/repo/../../etc/passwd",
+		"hf://org/repo@../x.safetensors", "hf://org/repo@.", "hf://org/repo@%2E%2E/x.safetensors", "hf://org/repo@%2e",
+		"hf://org/repo@refs%2F..%2F..%2Fmain/x.safetensors", "hf://org/repo@a%2F%2Fb", "hf://org/repo@a%5Cb"} {
 		if _, _, err := ResolveHF(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
