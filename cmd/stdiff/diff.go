@@ -64,7 +64,7 @@ func (c *diffCmd) run(o *out) int {
 
 // load reads one side: its header, and with --content its tensor digests.
 func (c *diffCmd) load(o *out, path string) (diff.Side, error) {
-	o2, err := openModel(path)
+	o2, err := openModel(o.ctx, path)
 	if err != nil {
 		return diff.Side{}, err
 	}

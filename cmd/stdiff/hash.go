@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -118,7 +117,7 @@ func manifestLines(path string, ids *fileIDs) []string {
 // computeIDs reads a file's header and, as asked, its bytes: content digests in parallel, or everything
 // in one pass when ecosystem hashes are wanted too.
 func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
-	opened, err := openModel(path)
+	opened, err := openModel(o.ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +134,7 @@ func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
 	switch {
 	case all:
 		prog := o.progress("hashing "+path, opened.Source.Size())
-		e, digests, err := hash.FileHashes(context.Background(), opened.Source, m, content, hash.Options{Progress: prog.add})
+		e, digests, err := hash.FileHashes(o.ctx, opened.Source, m, content, hash.Options{Progress: prog.add})
 		prog.stop()
 		if err != nil {
 			return nil, err
@@ -165,9 +164,9 @@ func contentDigests(o *out, opened *canon.Opened, name string) ([][32]byte, erro
 	defer prog.stop()
 	opt := hash.Options{Progress: prog.add}
 	if opened.Remote {
-		return hash.StreamDigests(context.Background(), opened.Source, m, opt)
+		return hash.StreamDigests(o.ctx, opened.Source, m, opt)
 	}
-	d, err := hash.TensorDigests(context.Background(), opened.Source, m, opt)
+	d, err := hash.TensorDigests(o.ctx, opened.Source, m, opt)
 	if err != nil {
 		return nil, err
 	}
