@@ -107,7 +107,7 @@ func netError(ctx context.Context, err error, timeout time.Duration) error {
 	case errors.As(err, &verify):
 		return wrap(NetTLS, false, hintTLS, "TLS failure: the server's certificate could not be verified")
 	case errors.As(err, &nerr) && nerr.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return wrap(NetTimeout, true, hintSlow, "timed out after %s waiting for the server", timeout)
+		return wrap(NetTimeout, false, hintSlow, "timed out after %s waiting for the server", timeout)
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		return wrap(NetClosed, true, "try again", "the connection ended before the response was complete")
 	}

@@ -32,7 +32,9 @@ type HTTPOptions struct {
 	// however slowly the data trickles in: ReadTimeout plus one second per 64 KiB asked for
 	// (default 2 min).
 	ReadTimeout time.Duration
-	// Retries is how many times a request that failed for a transient reason is tried again (default 3).
+	// Retries is how many times a request that failed for a transient reason (HTTP 429 or 5xx, a
+	// connection that ended early) is tried again (default 3). A timeout is not retried: a server silent
+	// for Timeout seldom answers the next try at once.
 	Retries int
 	// Transport, when set, replaces the default transport (tests, proxies); the redirect and token rules
 	// still apply.
@@ -340,7 +342,7 @@ func (b *body) dead() bool { return b.ctx.Err() != nil }
 
 func (b *body) Read(p []byte) (int, error) {
 	t := time.AfterFunc(b.idle, func() {
-		b.cancel(&NetError{Kind: NetTimeout, Hint: hintSlow, again: true,
+		b.cancel(&NetError{Kind: NetTimeout, Hint: hintSlow,
 			Msg: fmt.Sprintf("timed out: no data for %s", b.idle)})
 	})
 	n, err := b.r.Read(p)

@@ -562,10 +562,12 @@ func TestRemoteDribble(t *testing.T) {
 }
 
 // TestRemoteShortStalled: a 206 response one byte short, its connection kept open, ends with an error
-// saying so.
+// saying so, after one idle timeout (not one per retry).
 func TestRemoteShortStalled(t *testing.T) {
 	file := bigHeaderModel(1000)
+	var reqs atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
 		w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-1023/%d", len(file)))
 		w.Header().Set("Content-Length", "1024")
 		w.WriteHeader(http.StatusPartialContent)
@@ -575,12 +577,15 @@ func TestRemoteShortStalled(t *testing.T) {
 	}))
 	defer ts.Close()
 	err := hangGuard(t, func() error {
-		_, err := OpenHTTP(context.Background(), ts.URL+"/m", HTTPOptions{Prefetch: 1024, Timeout: 500 * time.Millisecond, Retries: -1})
+		_, err := OpenHTTP(context.Background(), ts.URL+"/m", HTTPOptions{Prefetch: 1024, Timeout: 500 * time.Millisecond})
 		return err
 	})
 	netErrorOf(t, err, NetTimeout)
 	if want := "the server sent 1023 of the 1024 bytes it announced, then timed out: no data for 500ms"; !strings.Contains(fmt.Sprint(err), want) {
 		t.Errorf("error %q, want %q", err, want)
+	}
+	if reqs.Load() != 1 {
+		t.Errorf("%d requests: a stall is not retried", reqs.Load())
 	}
 }
 
