@@ -54,8 +54,13 @@ func IsRemote(spec string) bool {
 
 // OpenModel opens whatever names a model: a .safetensors file; a *.safetensors.index.json, a folder
 // holding one, or any shard named …-0000K-of-0000N.safetensors (the whole set, as one model); an http(s)
-// URL; or hf://ORG/REPO[@REVISION][/PATH] (HF_ENDPOINT, HF_TOKEN). Only headers are read.
+// URL; or hf://ORG/REPO[@REVISION][/PATH] (HF_ENDPOINT, HF_TOKEN). Only headers are read. ctx bounds
+// the opening and, for remote models, every later read of the Source; once it is done, OpenModel
+// fails at once with an error wrapping ctx.Err().
 func OpenModel(ctx context.Context, spec string) (*Opened, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &ReadError{Name: spec, Err: netError(ctx, err, 0)}
+	}
 	if IsRemote(spec) {
 		return openRemote(ctx, spec)
 	}

@@ -21,15 +21,24 @@ type HTTPOptions struct {
 	// Prefetch is how much the first request asks for: enough for most headers, so that one request
 	// usually does (default 256 KiB).
 	Prefetch int64
-	// Token is sent as a bearer token, and only to TokenHost.
-	Token, TokenHost string
-	// Timeout bounds connecting, waiting for response headers, and each pause while a body arrives
-	// (default 30 s).
+	// Token is sent as a bearer token to TokenOrigin only: to a request whose scheme, host and port are
+	// TokenOrigin's ("https://huggingface.co"), and never after a redirect that changed any of them. It
+	// is never sent over plain http, except to a loopback address (localhost, 127.0.0.0/8, ::1).
+	Token, TokenOrigin string
+	// Timeout bounds connecting, the TLS handshake, waiting for response headers, and each silence
+	// while a body arrives (default 30 s).
 	Timeout time.Duration
-	// Retries is how many times a request that failed for a transient reason is tried again (default 3).
+	// ReadTimeout bounds one request, or one read from an open response, from start to last byte,
+	// however slowly the data trickles in: ReadTimeout plus one second per 64 KiB asked for
+	// (default 2 min).
+	ReadTimeout time.Duration
+	// Retries is how many times a request that failed for a transient reason (HTTP 429 or 5xx, a
+	// connection that ended early) is tried again (default 3). A timeout is not retried: a server silent
+	// for Timeout seldom answers the next try at once.
 	Retries int
-	// Client, when set, replaces the default client (tests).
-	Client *http.Client
+	// Transport, when set, replaces the default transport (tests, proxies); the redirect and token rules
+	// still apply.
+	Transport http.RoundTripper
 }
 
 func (o *HTTPOptions) defaults() {
@@ -39,11 +48,19 @@ func (o *HTTPOptions) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
 	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 2 * time.Minute
+	}
 	if o.Retries < 0 {
 		o.Retries = 0
 	} else if o.Retries == 0 {
 		o.Retries = 3
 	}
+}
+
+// readLimit is how long a read of n bytes may take.
+func (o *HTTPOptions) readLimit(n int64) time.Duration {
+	return o.ReadTimeout + time.Duration(n>>16)*time.Second
 }
 
 // HTTPError is a response stdiff could not use.
@@ -64,80 +81,154 @@ func (e *HTTPError) Error() string {
 // usually holds the whole header; later reads fetch exactly the ranges asked for. Against a server that
 // ignores ranges it reads the one response front to back and never further than asked, so reading a
 // header never downloads the file.
+//
+// The context given to OpenHTTP governs every later read too: once it is cancelled or past its
+// deadline, reads fail with an error wrapping its error.
 type HTTPSource struct {
 	url    string
+	ctx    context.Context
 	opt    HTTPOptions
 	client *http.Client
 	size   int64
 	ranges bool
+	// withheld is set when a token was given but not sent: its origin is plain http to another machine.
+	withheld bool
 
 	mu     sync.Mutex
 	prefix []byte
-	body   io.ReadCloser // the open response of a server without ranges, at position bodyAt
+	body   *body // the open response of a server without ranges, at position bodyAt
 	bodyAt int64
-	cancel context.CancelFunc
 
 	// Fetched counts the body bytes received.
 	Fetched atomic.Int64
 }
 
-// OpenHTTP opens a remote file: one request, for the first Prefetch bytes.
+// OpenHTTP opens a remote file: one request, for the first Prefetch bytes. ctx bounds this request and
+// every later read of the source.
 func OpenHTTP(ctx context.Context, rawURL string, opt HTTPOptions) (*HTTPSource, error) {
 	opt.defaults()
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &ReadError{Name: rawURL, Err: errors.New("not an http(s) URL")}
 	}
-	s := &HTTPSource{url: rawURL, opt: opt, client: opt.Client}
-	if s.client == nil {
-		s.client = newHTTPClient(opt)
+	s := &HTTPSource{url: rawURL, ctx: ctx, opt: opt}
+	base := opt.Transport
+	if base == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = opt.Timeout
+		tr.ResponseHeaderTimeout = opt.Timeout
+		base = tr
 	}
-	err = s.retry(ctx, func() error { return s.open(ctx) })
-	if err != nil {
+	tt := &tokenTransport{base: base}
+	if t, ok := tokenOrigin(opt); ok && opt.Token != "" {
+		tt.header, tt.origin = "Bearer "+opt.Token, t
+	} else if opt.Token != "" && t != "" {
+		s.withheld = true
+	}
+	s.client = &http.Client{Transport: tt, CheckRedirect: checkRedirect}
+	if err := s.retry(s.open); err != nil {
+		s.client.CloseIdleConnections()
 		return nil, s.fail(err)
 	}
 	return s, nil
 }
 
-func newHTTPClient(opt HTTPOptions) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second}).DialContext
-	tr.TLSHandshakeTimeout = opt.Timeout
-	tr.ResponseHeaderTimeout = opt.Timeout
-	return &http.Client{Transport: tr, CheckRedirect: checkRedirect(opt)}
-}
-
-// checkRedirect follows at most 10 redirects, only to http(s), and never carries the token to another
-// host.
-func checkRedirect(opt HTTPOptions) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return errors.New("more than 10 redirects")
-		}
-		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-			return fmt.Errorf("redirect to %s refused: only http and https are followed", Escape(req.URL.Redacted()))
-		}
-		if opt.Token == "" || req.URL.Host != opt.TokenHost {
-			req.Header.Del("Authorization")
-		}
-		return nil
+// origin is a URL's scheme, host and port, lower case, with the port spelled out.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
 	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
+// loopback reports whether host names this machine: localhost, 127.0.0.0/8 or ::1.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tokenOrigin is the origin the token may go to, and whether it may go there at all: over https, or
+// over http to a loopback address.
+func tokenOrigin(opt HTTPOptions) (string, bool) {
+	u, err := url.Parse(opt.TokenOrigin)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	secure := u.Scheme == "https" || (u.Scheme == "http" && loopback(u.Hostname()))
+	return origin(u), secure
+}
+
+// tokenTransport adds the token to requests for its origin. The token is never in the request the
+// client holds, so the client cannot carry it along a redirect: each request, the first and every
+// redirected one, earns it here or goes without.
+type tokenTransport struct {
+	base   http.RoundTripper
+	header string // "Bearer …", or "" for no token
+	origin string
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.header != "" && t.allowed(req) {
+		req = req.Clone(req.Context())
+		req.Header.Set("Authorization", t.header)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// allowed reports whether req, and every request that redirected to it, went to the token's origin.
+func (t *tokenTransport) allowed(req *http.Request) bool {
+	for r := req; r != nil; {
+		if origin(r.URL) != t.origin {
+			return false
+		}
+		if r.Response == nil {
+			return true
+		}
+		r = r.Response.Request
+	}
+	return true
+}
+
+// checkRedirect follows at most 10 redirects, only to http(s).
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return &NetError{Kind: NetOther, Msg: "more than 10 redirects"}
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return &NetError{Kind: NetOther, Msg: fmt.Sprintf("redirect to %s refused: only http and https are followed", Escape(req.URL.Redacted()))}
+	}
+	return nil
+}
+
+// fail turns an error into the *ReadError callers see: named by the URL, in plain words, with a hint.
 func (s *HTTPSource) fail(err error) error {
 	var re *ReadError
 	if errors.As(err, &re) {
 		return err
 	}
+	err = netError(s.ctx, err, s.opt.Timeout)
 	hint := ""
 	var he *HTTPError
-	if errors.As(err, &he) {
+	var ne *NetError
+	switch {
+	case errors.As(err, &he):
 		switch he.Status {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			hint = "the file is private or gated: set HF_TOKEN (for the Hub) and check you have access"
+			if s.withheld {
+				hint = "the token was not sent: it goes over https only, or plain http to this machine; use an https endpoint"
+			}
 		case http.StatusNotFound:
 			hint = "check the URL, and the revision and path of an hf:// address"
 		}
+	case errors.As(err, &ne):
+		hint = ne.Hint
 	}
 	return &ReadError{Name: s.url, Err: err, Hint: hint}
 }
@@ -148,36 +239,39 @@ func transient(err error) bool {
 	if errors.As(err, &he) {
 		return he.Status == http.StatusTooManyRequests || he.Status >= 500
 	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errIdle)
+	var ne *NetError
+	return errors.As(err, &ne) && ne.again
 }
 
-func (s *HTTPSource) retry(ctx context.Context, f func() error) error {
+// retry runs f until it succeeds, fails for good, or has been tried 1+Retries times; its error is in
+// plain words.
+func (s *HTTPSource) retry(f func() error) error {
 	var err error
 	for try := 0; try <= s.opt.Retries; try++ {
 		if try > 0 {
 			select {
-			case <-ctx.Done():
-				return ctx.Err()
+			case <-s.ctx.Done():
+				return netError(s.ctx, s.ctx.Err(), s.opt.Timeout)
 			case <-time.After(time.Duration(100<<try) * time.Millisecond):
 			}
 		}
-		if err = f(); err == nil || !transient(err) || ctx.Err() != nil {
+		if err = netError(s.ctx, f(), s.opt.Timeout); err == nil || !transient(err) {
 			return err
 		}
 	}
 	return err
 }
 
-var errIdle = errors.New("no data for too long")
-
-// get sends a GET for the bytes [from, to] (to < 0: to the end) and returns the response with a body
-// that fails if no data arrives within the timeout.
-func (s *HTTPSource) get(ctx context.Context, from, to int64) (*http.Response, context.CancelFunc, error) {
-	ctx, cancel := context.WithCancel(ctx)
+// get sends a GET for the bytes [from, to] (to < 0: to the end). The read of n bytes it starts must
+// end within the read limit (the response body's limit, until lifted); its body fails when no data
+// arrives within the timeout.
+func (s *HTTPSource) get(from, to, n int64) (*http.Response, *body, error) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	b := &body{ctx: ctx, cancel: cancel, idle: s.opt.Timeout, counter: &s.Fetched}
+	b.limit(n, s.opt.readLimit(n))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		cancel()
+		b.Close()
 		return nil, nil, err
 	}
 	if to >= 0 {
@@ -187,39 +281,90 @@ func (s *HTTPSource) get(ctx context.Context, from, to int64) (*http.Response, c
 	}
 	req.Header.Set("Accept-Encoding", "identity")
 	req.Header.Set("User-Agent", "stdiff")
-	if s.opt.Token != "" && req.URL.Host == s.opt.TokenHost {
-		req.Header.Set("Authorization", "Bearer "+s.opt.Token)
-	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		cancel()
+		if cause := context.Cause(ctx); cause != nil && s.ctx.Err() == nil {
+			err = cause // our own time limit
+		}
+		b.Close()
 		return nil, nil, err
 	}
-	resp.Body = &idleBody{r: resp.Body, cancel: cancel, timeout: s.opt.Timeout, counter: &s.Fetched}
-	return resp, cancel, nil
+	b.r = resp.Body
+	resp.Body = b
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") &&
+		(resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent) {
+		b.Close()
+		return nil, nil, &NetError{Kind: NetEncoding,
+			Msg:  fmt.Sprintf("the server compressed the response (Content-Encoding: %s), though stdiff asked for the file as it is", Escape(enc)),
+			Hint: "stdiff reads byte ranges of the file itself: use a server or URL that serves it uncompressed"}
+	}
+	return resp, b, nil
 }
 
-// idleBody cancels its request when no data arrives for timeout.
-type idleBody struct {
+// body is a response body that fails when the server sends nothing for the idle timeout, or when the
+// read in progress runs past its limit; either ends the request.
+type body struct {
 	r       io.ReadCloser
-	cancel  context.CancelFunc
-	timeout time.Duration
+	ctx     context.Context // the request's
+	cancel  context.CancelCauseFunc
+	idle    time.Duration
 	counter *atomic.Int64
-	idle    atomic.Bool
+
+	mu    sync.Mutex
+	timer *time.Timer // the limit of the read in progress
 }
 
-func (b *idleBody) Read(p []byte) (int, error) {
-	t := time.AfterFunc(b.timeout, func() { b.idle.Store(true); b.cancel() })
+// limit ends the request unless the read of n bytes in progress is over within d.
+func (b *body) limit(n int64, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.timer = time.AfterFunc(d, func() {
+		b.cancel(&NetError{Kind: NetTimeout, Hint: hintSlow,
+			Msg: fmt.Sprintf("timed out: reading %s took longer than %s", FormatBytes(uint64(n)), d)})
+	})
+}
+
+// done lifts the limit: the read is over.
+func (b *body) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+}
+
+// dead reports whether the request has ended (a limit ran out, or the caller cancelled).
+func (b *body) dead() bool { return b.ctx.Err() != nil }
+
+func (b *body) Read(p []byte) (int, error) {
+	t := time.AfterFunc(b.idle, func() {
+		b.cancel(&NetError{Kind: NetTimeout, Hint: hintSlow,
+			Msg: fmt.Sprintf("timed out: no data for %s", b.idle)})
+	})
 	n, err := b.r.Read(p)
 	t.Stop()
 	b.counter.Add(int64(n))
-	if err != nil && b.idle.Load() {
-		err = errIdle
+	if err != nil && err != io.EOF {
+		if cause := context.Cause(b.ctx); cause != nil {
+			err = cause
+		}
 	}
 	return n, err
 }
 
-func (b *idleBody) Close() error { b.cancel(); return b.r.Close() }
+// Close ends the request.
+func (b *body) Close() error {
+	b.done()
+	b.cancel(context.Canceled)
+	if b.r == nil {
+		return nil
+	}
+	return b.r.Close()
+}
 
 // parseContentRange parses "bytes FIRST-LAST/TOTAL".
 func parseContentRange(v string) (first, last, total int64, ok bool) {
@@ -243,20 +388,20 @@ func parseContentRange(v string) (first, last, total int64, ok bool) {
 }
 
 // open sends the first request and learns the size and whether the server serves ranges.
-func (s *HTTPSource) open(ctx context.Context) error {
-	resp, cancel, err := s.get(ctx, 0, s.opt.Prefetch-1)
+func (s *HTTPSource) open() error {
+	resp, b, err := s.get(0, s.opt.Prefetch-1, s.opt.Prefetch)
 	if err != nil {
 		return err
 	}
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
-		defer resp.Body.Close()
+		defer b.Close()
 		first, last, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || first != 0 || last >= s.opt.Prefetch {
 			return &HTTPError{Text: fmt.Sprintf("the server answered a range request with Content-Range %q", resp.Header.Get("Content-Range"))}
 		}
-		buf, err := readExactly(resp.Body, last+1)
-		if err != nil {
+		buf := make([]byte, last+1)
+		if err := s.fill(b, buf); err != nil {
 			return err
 		}
 		s.size, s.ranges, s.prefix = total, true, buf
@@ -264,42 +409,48 @@ func (s *HTTPSource) open(ctx context.Context) error {
 	case http.StatusOK:
 		// No ranges: keep the response open and read only as far as asked.
 		if resp.ContentLength < 0 {
-			resp.Body.Close()
+			b.Close()
 			return &HTTPError{Status: resp.StatusCode, Text: ": the server gives neither ranges nor a length"}
 		}
-		s.size = resp.ContentLength
-		s.body, s.cancel = resp.Body, cancel
-		n := min(s.opt.Prefetch, s.size)
-		buf, err := readExactly(resp.Body, n)
-		if err != nil {
-			resp.Body.Close()
+		buf := make([]byte, min(s.opt.Prefetch, resp.ContentLength))
+		if err := s.fill(b, buf); err != nil {
+			b.Close()
 			return err
 		}
-		s.prefix, s.bodyAt = buf, n
+		b.done()
+		s.size, s.body, s.prefix, s.bodyAt = resp.ContentLength, b, buf, int64(len(buf))
 		return nil
 	case http.StatusRequestedRangeNotSatisfiable: // an empty file: "bytes */0"
-		resp.Body.Close()
+		b.Close()
 		if resp.Header.Get("Content-Range") == "bytes */0" {
 			s.size, s.ranges = 0, true
 			return nil
 		}
 		return &HTTPError{Status: resp.StatusCode}
 	default:
-		resp.Body.Close()
+		b.Close()
 		return &HTTPError{Status: resp.StatusCode}
 	}
 }
 
-func readExactly(r io.Reader, n int64) ([]byte, error) {
-	buf := make([]byte, n)
-	got, err := io.ReadFull(r, buf)
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("the server sent %d bytes of the %d it announced: %w", got, n, io.ErrUnexpectedEOF)
-		}
-		return nil, err
+// fill reads len(p) bytes of a response; a response that ends or stalls first is an error saying how
+// much came.
+func (s *HTTPSource) fill(r io.Reader, p []byte) error {
+	got, err := io.ReadFull(r, p)
+	return s.short(int64(got), int64(len(p)), err)
+}
+
+// short words the error of a response that ended or stalled after got of the want bytes it announced.
+func (s *HTTPSource) short(got, want int64, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &NetError{Kind: NetClosed, Hint: "try again", Err: io.ErrUnexpectedEOF, again: true,
+			Msg: fmt.Sprintf("the server sent %d of the %d bytes it announced, then ended the response", got, want)}
+	default:
+		return fmt.Errorf("the server sent %d of the %d bytes it announced, then %w", got, want, netError(s.ctx, err, s.opt.Timeout))
 	}
-	return buf, nil
 }
 
 // ReadAt reads len(p) bytes at off: from the prefix, with a range request, or (server without ranges)
@@ -324,31 +475,38 @@ func (s *HTTPSource) ReadAt(p []byte, off int64) (int, error) {
 	if !s.ranges {
 		defer s.mu.Unlock()
 		// A read that starts in the prefix (the header, in two steps) grows the prefix from the response.
-		if off < int64(len(s.prefix)) && s.body != nil && s.bodyAt == int64(len(s.prefix)) {
-			more, err := readExactly(s.body, off+int64(len(p))-s.bodyAt)
+		if off < int64(len(s.prefix)) && s.body != nil && !s.body.dead() && s.bodyAt == int64(len(s.prefix)) {
+			more := make([]byte, off+int64(len(p))-s.bodyAt)
+			s.body.limit(int64(len(more)), s.opt.readLimit(int64(len(more))))
+			err := s.fill(s.body, more)
+			s.body.done()
 			if err != nil {
+				s.dropBody()
 				return 0, s.fail(err)
 			}
 			s.prefix = append(s.prefix, more...)
 			s.bodyAt += int64(len(more))
 			return copy(p, s.prefix[off:]), nil
 		}
-		return s.readStream(p, off)
+		if err := s.readStream(p, off); err != nil {
+			s.dropBody()
+			return 0, s.fail(err)
+		}
+		return len(p), nil
 	}
 	s.mu.Unlock()
-	err := s.retry(context.Background(), func() error { return s.readRange(p, off) })
-	if err != nil {
+	if err := s.retry(func() error { return s.readRange(p, off) }); err != nil {
 		return 0, s.fail(err)
 	}
 	return len(p), nil
 }
 
 func (s *HTTPSource) readRange(p []byte, off int64) error {
-	resp, _, err := s.get(context.Background(), off, off+int64(len(p))-1)
+	resp, b, err := s.get(off, off+int64(len(p))-1, int64(len(p)))
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer b.Close()
 	if resp.StatusCode != http.StatusPartialContent {
 		return &HTTPError{Status: resp.StatusCode, Text: " (to a range request)"}
 	}
@@ -359,45 +517,54 @@ func (s *HTTPSource) readRange(p []byte, off int64) error {
 	if total != s.size {
 		return &ReadError{Name: s.url, Err: ErrChanged, Hint: fmt.Sprintf("the file was %d bytes and is now %d", s.size, total)}
 	}
-	if _, err := io.ReadFull(resp.Body, p); err != nil {
-		return fmt.Errorf("the server sent less than the %d bytes it announced: %w", len(p), io.ErrUnexpectedEOF)
-	}
-	return nil
+	return s.fill(b, p)
 }
 
 // readStream serves a read from the open response of a server without ranges. Reads that go forward
-// are served (skipping what lies between); a read behind the current position starts a new response.
-func (s *HTTPSource) readStream(p []byte, off int64) (int, error) {
-	if s.body == nil || off < s.bodyAt {
-		if s.body != nil {
-			s.body.Close()
-		}
-		resp, cancel, err := s.get(context.Background(), 0, -1)
+// are served (skipping what lies between); a read behind the current position, or after the response
+// ended, starts a new response.
+func (s *HTTPSource) readStream(p []byte, off int64) error {
+	n := off + int64(len(p)) // what this read may have to receive
+	if s.body == nil || s.body.dead() || off < s.bodyAt {
+		s.dropBody()
+		resp, b, err := s.get(0, -1, n)
 		if err != nil {
-			return 0, s.fail(err)
+			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			resp.Body.Close()
-			return 0, s.fail(&HTTPError{Status: resp.StatusCode})
+			b.Close()
+			return &HTTPError{Status: resp.StatusCode}
 		}
 		if resp.ContentLength != s.size {
-			resp.Body.Close()
-			return 0, &ReadError{Name: s.url, Err: ErrChanged}
+			b.Close()
+			return &ReadError{Name: s.url, Err: ErrChanged}
 		}
-		s.body, s.cancel, s.bodyAt = resp.Body, cancel, 0
+		s.body, s.bodyAt = b, 0
+	} else {
+		n -= s.bodyAt
+		s.body.limit(n, s.opt.readLimit(n))
 	}
-	if s.bodyAt < off {
-		n, err := io.CopyN(io.Discard, s.body, off-s.bodyAt)
-		s.bodyAt += n
+	defer s.body.done()
+	if skip := off - s.bodyAt; skip > 0 {
+		k, err := io.CopyN(io.Discard, s.body, skip)
+		s.bodyAt += k
 		if err != nil {
-			return 0, s.fail(err)
+			return s.short(k, skip+int64(len(p)), err)
 		}
 	}
-	if _, err := io.ReadFull(s.body, p); err != nil {
-		return 0, s.fail(fmt.Errorf("the response ended early: %w", io.ErrUnexpectedEOF))
+	if err := s.fill(s.body, p); err != nil {
+		return err
 	}
 	s.bodyAt += int64(len(p))
-	return len(p), nil
+	return nil
+}
+
+// dropBody ends the open response, if any.
+func (s *HTTPSource) dropBody() {
+	if s.body != nil {
+		s.body.Close()
+		s.body = nil
+	}
 }
 
 // Size is the remote file's size.
@@ -413,10 +580,8 @@ func (s *HTTPSource) Ranges() bool { return s.ranges }
 func (s *HTTPSource) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.body != nil {
-		s.body.Close()
-		s.body = nil
-	}
+	s.dropBody()
+	s.client.CloseIdleConnections()
 	return nil
 }
 
@@ -447,6 +612,11 @@ func ResolveHF(addr string) (fileURL, repoBase string, err error) {
 	if rev, err = url.PathUnescape(rev); err != nil { // refs%2Fpr%2F1 names refs/pr/1
 		return "", "", fmt.Errorf("bad revision: %v", err)
 	}
+	for _, seg := range strings.Split(rev, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsRune(seg, '\\') {
+			return "", "", fmt.Errorf("bad revision %q: no part of it may be empty, . or ..", rev)
+		}
+	}
 	for _, p := range []string{parts[0], repo} {
 		if p == "." || p == ".." || strings.ContainsAny(p, "?#%\\") {
 			return "", "", fmt.Errorf("bad repository name %q", p)
@@ -468,11 +638,8 @@ func ResolveHF(addr string) (fileURL, repoBase string, err error) {
 	return base + "/" + strings.Join(segs, "/"), base, nil
 }
 
-// HubOptions are the HTTP options for the Hub: HF_TOKEN, sent only to the Hub's host.
+// HubOptions are the HTTP options for the Hub: HF_TOKEN, sent only to the Hub (see
+// HTTPOptions.TokenOrigin).
 func HubOptions() HTTPOptions {
-	opt := HTTPOptions{Token: os.Getenv("HF_TOKEN")}
-	if u, err := url.Parse(Hub()); err == nil {
-		opt.TokenHost = u.Host
-	}
-	return opt
+	return HTTPOptions{Token: os.Getenv("HF_TOKEN"), TokenOrigin: Hub()}
 }

@@ -3,12 +3,24 @@ package canon
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -264,7 +276,7 @@ func TestRemoteRedirects(t *testing.T) {
 		}
 	}
 
-	if _, err := OpenModel(context.Background(), "hf://org/ftp/model.safetensors"); err == nil || !strings.Contains(err.Error(), "only http and https") {
+	if _, err := OpenModel(context.Background(), "hf://org/ftp/model.safetensors"); err == nil || !strings.Contains(err.Error(), "only http and https") || strings.Contains(err.Error(), `Get "`) {
 		t.Errorf("redirect to ftp: %v", err)
 	}
 	o, err = OpenModel(context.Background(), "hf://org/indexed@v2")
@@ -295,9 +307,420 @@ func TestResolveHF(t *testing.T) {
 			t.Errorf("%s: %s %v, want %s", addr, got, err, want)
 		}
 	}
-	for _, bad := range []string{"hf://org", "hf://org/../x", "hf://org/repo/../../etc/passwd"} {
+	for _, bad := range []string{"hf://org", "hf://org/../x", "hf://org/repo/../../etc/passwd",
+		"hf://org/repo@../x.safetensors", "hf://org/repo@.", "hf://org/repo@%2E%2E/x.safetensors", "hf://org/repo@%2e",
+		"hf://org/repo@refs%2F..%2F..%2Fmain/x.safetensors", "hf://org/repo@a%2F%2Fb", "hf://org/repo@a%5Cb"} {
 		if _, _, err := ResolveHF(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// hangGuard fails the test, instead of letting it hang, when f does not return within a generous
+// bound (it is not a speed check: every case here ends in well under a second when it works).
+func hangGuard(t *testing.T, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("hung")
+		return nil
+	}
+}
+
+// routed is a transport that sends https requests to tlsAddr and http requests to plainAddr, whatever
+// their host: the two schemes of one host name, served by two test servers. Host example.com is one
+// the test certificate names.
+func routed(tlsTS *httptest.Server, plainAddr string) http.RoundTripper {
+	tr := tlsTS.Client().Transport.(*http.Transport).Clone()
+	dialer := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasSuffix(addr, ":443") {
+			return dialer.DialContext(ctx, network, tlsTS.Listener.Addr().String())
+		}
+		return dialer.DialContext(ctx, network, plainAddr)
+	}
+	return tr
+}
+
+// authLog records the Authorization header of every request a handler sees.
+type authLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *authLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.seen = append(l.seen, r.URL.Path+" "+r.Header.Get("Authorization"))
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *authLog) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.seen...)
+}
+
+// TestTokenRules: the token goes to its origin only (scheme, host and port), never over plain http
+// except to a loopback address, and never after a redirect that changed scheme, host or port.
+func TestTokenRules(t *testing.T) {
+	file := bigHeaderModel(1000)
+	files := &server{files: map[string][]byte{"/m.safetensors": file}, ranges: true}
+	redirect := func(to string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/m.safetensors" {
+				files.ServeHTTP(w, r)
+				return
+			}
+			http.Redirect(w, r, to+"/m.safetensors", http.StatusFound)
+		})
+	}
+	const bearer = "Bearer secret-token"
+
+	t.Run("https to http on the same host", func(t *testing.T) {
+		var hub, plain authLog
+		plainTS := httptest.NewServer(plain.wrap(files))
+		defer plainTS.Close()
+		hubTS := httptest.NewTLSServer(hub.wrap(redirect("http://example.com")))
+		defer hubTS.Close()
+		src, err := OpenHTTP(context.Background(), "https://example.com/r", HTTPOptions{Token: "secret-token",
+			TokenOrigin: "https://example.com", Transport: routed(hubTS, plainTS.Listener.Addr().String())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if got := hub.get(); len(got) != 1 || got[0] != "/r "+bearer {
+			t.Errorf("the https endpoint saw %q, want the token", got)
+		}
+		if got := plain.get(); len(got) != 1 || got[0] != "/m.safetensors " {
+			t.Errorf("the same host over http saw %q, want no token", got)
+		}
+	})
+
+	t.Run("https to another port", func(t *testing.T) {
+		var hub, other authLog
+		otherTS := httptest.NewTLSServer(other.wrap(files))
+		defer otherTS.Close()
+		hubTS := httptest.NewTLSServer(hub.wrap(redirect(otherTS.URL)))
+		defer hubTS.Close()
+		src, err := OpenHTTP(context.Background(), hubTS.URL+"/r", HTTPOptions{Token: "secret-token",
+			TokenOrigin: hubTS.URL, Transport: hubTS.Client().Transport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if got := hub.get(); len(got) != 1 || got[0] != "/r "+bearer {
+			t.Errorf("the endpoint saw %q, want the token", got)
+		}
+		if got := other.get(); len(got) != 1 || got[0] != "/m.safetensors " {
+			t.Errorf("another port saw %q, want no token", got)
+		}
+	})
+
+	t.Run("away and back", func(t *testing.T) {
+		var hub, other authLog
+		var otherURL atomic.Value
+		hubTS := httptest.NewServer(hub.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/r" {
+				http.Redirect(w, r, otherURL.Load().(string)+"/away", http.StatusFound)
+				return
+			}
+			files.ServeHTTP(w, r)
+		})))
+		defer hubTS.Close()
+		otherTS := httptest.NewServer(other.wrap(redirect(hubTS.URL)))
+		defer otherTS.Close()
+		otherURL.Store(otherTS.URL)
+		src, err := OpenHTTP(context.Background(), hubTS.URL+"/r", HTTPOptions{Token: "secret-token", TokenOrigin: hubTS.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if got := hub.get(); len(got) != 2 || got[0] != "/r "+bearer || got[1] != "/m.safetensors " {
+			t.Errorf("the endpoint saw %q, want the token on the first request only", got)
+		}
+		if got := other.get(); len(got) != 1 || got[0] != "/away " {
+			t.Errorf("another host saw %q, want no token", got)
+		}
+	})
+
+	t.Run("plain http to a loopback address", func(t *testing.T) {
+		var hub authLog
+		hubTS := httptest.NewServer(hub.wrap(files))
+		defer hubTS.Close()
+		for _, origin := range []string{hubTS.URL, strings.Replace(hubTS.URL, "127.0.0.1", "localhost", 1)} {
+			src, err := OpenHTTP(context.Background(), origin+"/m.safetensors", HTTPOptions{Token: "secret-token", TokenOrigin: origin})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Close()
+		}
+		if got := hub.get(); len(got) != 2 || got[0] != "/m.safetensors "+bearer || got[1] != got[0] {
+			t.Errorf("a loopback endpoint over http saw %q, want the token", got)
+		}
+	})
+
+	t.Run("plain http to another machine", func(t *testing.T) {
+		var hub authLog
+		hubTS := httptest.NewServer(hub.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "" {
+				w.WriteHeader(http.StatusUnauthorized)
+			}
+		})))
+		defer hubTS.Close()
+		tlsTS := httptest.NewTLSServer(http.NotFoundHandler()) // unused: only http is asked for
+		defer tlsTS.Close()
+		_, err := OpenHTTP(context.Background(), "http://example.com/m.safetensors", HTTPOptions{Token: "secret-token",
+			TokenOrigin: "http://example.com", Transport: routed(tlsTS, hubTS.Listener.Addr().String())})
+		if got := hub.get(); len(got) != 1 || got[0] != "/m.safetensors " {
+			t.Errorf("an http endpoint on another machine saw %q, want no token", got)
+		}
+		var re *ReadError
+		if !errors.As(err, &re) {
+			t.Fatalf("401 without the token: %v", err)
+		}
+		if !strings.Contains(re.Hint, "token was not sent") {
+			t.Errorf("401 without the token: %v (hint %q), want a hint saying the token was withheld", err, re.Hint)
+		}
+	})
+}
+
+// netErrorOf returns the *NetError in err, failing the test when there is none or when its words
+// look like a raw Go error.
+func netErrorOf(t *testing.T, err error, kind NetKind) *NetError {
+	t.Helper()
+	var ne *NetError
+	if !errors.As(err, &ne) {
+		t.Fatalf("error %v (%T) is not a NetError", err, err)
+	}
+	if ne.Kind != kind {
+		t.Errorf("error %q is a %s, want %s", err, ne.Kind, kind)
+	}
+	for _, raw := range []string{"dial tcp", "Get \"", "x509:", "tls:", "lookup ", "read tcp", "context "} {
+		if strings.Contains(err.Error(), raw) {
+			t.Errorf("error %q has a raw Go error in it", err)
+		}
+	}
+	return ne
+}
+
+// TestRemoteDribble: a server that sends a byte at a time, never pausing long enough for the idle
+// timeout, is stopped by the read limit: when opening, and when reading from an open response.
+func TestRemoteDribble(t *testing.T) {
+	file := bigHeaderModel(1000)
+	dribble := func(w http.ResponseWriter, r *http.Request, b []byte) {
+		for _, c := range b {
+			if _, err := w.Write([]byte{c}); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	opt := HTTPOptions{Prefetch: 1024, Timeout: 5 * time.Second, ReadTimeout: time.Second, Retries: -1}
+
+	ranged := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-1023/%d", len(file)))
+		w.Header().Set("Content-Length", "1024")
+		w.WriteHeader(http.StatusPartialContent)
+		dribble(w, r, file[:1024])
+	}))
+	defer ranged.Close()
+	err := hangGuard(t, func() error { _, err := OpenHTTP(context.Background(), ranged.URL+"/m", opt); return err })
+	ne := netErrorOf(t, err, NetTimeout)
+	if !strings.Contains(err.Error(), "took longer than") || ne.Hint == "" {
+		t.Errorf("error %q (hint %q), want a read that took too long", err, ne.Hint)
+	}
+
+	// No ranges: the first 1 KiB comes at once, the rest a byte at a time.
+	whole := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(file)))
+		w.Write(file[:1024])
+		dribble(w, r, file[1024:])
+	}))
+	defer whole.Close()
+	src, err := OpenHTTP(context.Background(), whole.URL+"/m", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	err = hangGuard(t, func() error { _, err := src.ReadAt(make([]byte, 4096), 2048); return err })
+	netErrorOf(t, err, NetTimeout)
+	if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), whole.URL) {
+		t.Errorf("error %q does not name the URL", err)
+	}
+}
+
+// TestRemoteShortStalled: a 206 response one byte short, its connection kept open, ends with an error
+// saying so, after one idle timeout (not one per retry).
+func TestRemoteShortStalled(t *testing.T) {
+	file := bigHeaderModel(1000)
+	var reqs atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-1023/%d", len(file)))
+		w.Header().Set("Content-Length", "1024")
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write(file[:1023])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	err := hangGuard(t, func() error {
+		_, err := OpenHTTP(context.Background(), ts.URL+"/m", HTTPOptions{Prefetch: 1024, Timeout: 500 * time.Millisecond})
+		return err
+	})
+	netErrorOf(t, err, NetTimeout)
+	if want := "the server sent 1023 of the 1024 bytes it announced, then timed out: no data for 500ms"; !strings.Contains(fmt.Sprint(err), want) {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if reqs.Load() != 1 {
+		t.Errorf("%d requests: a stall is not retried", reqs.Load())
+	}
+}
+
+// TestRemoteCancel: cancelling the context given to OpenHTTP ends a read in progress at once, with an
+// error wrapping context.Canceled.
+func TestRemoteCancel(t *testing.T) {
+	file := bigHeaderModel(300 << 10)
+	asked := make(chan struct{})
+	var once sync.Once
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") == fmt.Sprintf("bytes=0-%d", 256<<10-1) {
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(file))
+			return
+		}
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes 262144-262144/%d", len(file)))
+		w.WriteHeader(http.StatusPartialContent)
+		w.(http.Flusher).Flush()
+		once.Do(func() { close(asked) })
+		<-r.Context().Done() // stalls: only the cancellation can end the read
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src, err := OpenHTTP(ctx, ts.URL+"/m", HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	go func() { <-asked; cancel() }()
+	err = hangGuard(t, func() error { _, err := src.ReadAt(make([]byte, 1), 256<<10); return err })
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrUnreadable) {
+		t.Fatalf("error %v, want one wrapping context.Canceled", err)
+	}
+	netErrorOf(t, err, NetCanceled)
+	if _, err := src.ReadAt(make([]byte, 1), 300<<10); !errors.Is(err, context.Canceled) {
+		t.Errorf("a read after the cancellation: %v", err)
+	}
+	if _, err := OpenModel(ctx, "../testdata/base.safetensors"); !errors.Is(err, context.Canceled) {
+		t.Errorf("opening a local file after the cancellation: %v", err)
+	}
+}
+
+// expiredServer is a TLS server whose certificate expired yesterday; its client trusts the certificate.
+func expiredServer(t *testing.T) *httptest.Server {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stdiff test"},
+		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	ts.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	ts.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs = pool
+	return ts
+}
+
+// TestNetErrors: network failures in plain words with a hint, their cause still wrapped.
+func TestNetErrors(t *testing.T) {
+	tlsTS := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsTS.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshakes are the point
+	tlsTS.StartTLS()
+	defer tlsTS.Close()
+	expiredTS := expiredServer(t)
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer silent.Close()
+	gzipped := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write([]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00"))
+	}))
+	defer gzipped.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0") // a port nothing listens on, after every server has one
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/m.safetensors"
+	l.Close()
+
+	for _, c := range []struct {
+		name, url string
+		kind      NetKind
+		want      string
+		cause     func(error) bool
+	}{
+		{"refused", closed, NetRefused, "connection refused by " + l.Addr().String(),
+			func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }},
+		{"dns", "http://stdiff-test.invalid/m.safetensors", NetDNS, "cannot resolve host stdiff-test.invalid",
+			func(err error) bool { var d *net.DNSError; return errors.As(err, &d) }},
+		{"untrusted certificate", tlsTS.URL + "/m.safetensors", NetTLS, "not signed by an authority this system trusts",
+			func(err error) bool { var u x509.UnknownAuthorityError; return errors.As(err, &u) }},
+		{"certificate for another host", "https://stdiff.test/m.safetensors", NetTLS, "the server's certificate is for another host",
+			func(err error) bool { var h x509.HostnameError; return errors.As(err, &h) }},
+		{"expired certificate", expiredTS.URL + "/m.safetensors", NetTLS, "the server's certificate is expired",
+			func(err error) bool {
+				var c x509.CertificateInvalidError
+				return errors.As(err, &c) && c.Reason == x509.Expired
+			}},
+		{"no answer", silent.URL + "/m.safetensors", NetTimeout, "timed out after 200ms waiting for the server",
+			func(err error) bool { var n net.Error; return errors.As(err, &n) && n.Timeout() }},
+		{"compressed", gzipped.URL + "/m.safetensors", NetEncoding, "the server compressed the response (Content-Encoding: gzip)",
+			func(error) bool { return true }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := HTTPOptions{Timeout: 10 * time.Second, Retries: -1}
+			switch c.name {
+			case "no answer":
+				opt.Timeout = 200 * time.Millisecond
+			case "certificate for another host":
+				opt.Transport = routed(tlsTS, "")
+			case "expired certificate":
+				opt.Transport = expiredTS.Client().Transport
+			}
+			_, err := OpenHTTP(context.Background(), c.url, opt)
+			ne := netErrorOf(t, err, c.kind)
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.url) || !errors.Is(err, ErrUnreadable) {
+				t.Errorf("error %q, want %q naming the URL", err, c.want)
+			}
+			if !c.cause(err) {
+				t.Errorf("error %q does not wrap its cause", err)
+			}
+			var re *ReadError
+			if c.kind != NetEncoding && (!errors.As(err, &re) || re.Hint == "" || re.Hint != ne.Hint) {
+				t.Errorf("error %q has no hint", err)
+			}
+		})
 	}
 }

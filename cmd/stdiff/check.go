@@ -76,7 +76,7 @@ func (c *checkCmd) run(o *out) int {
 				fixed = &res
 			}
 		}
-		opened, err := openModel(path)
+		opened, err := openModel(o.ctx, path)
 		var m *canon.Model
 		if err == nil {
 			m = opened.Model
@@ -148,8 +148,8 @@ func (c *checkCmd) printText(o *out, m *canon.Model, fixed *canon.FixResult) {
 }
 
 // openModel opens a model named on the command line: a file, a shard set, a URL (headers only).
-func openModel(spec string) (*canon.Opened, error) {
-	return canon.OpenModel(context.Background(), spec)
+func openModel(ctx context.Context, spec string) (*canon.Opened, error) {
+	return canon.OpenModel(ctx, spec)
 }
 
 // isLocalFile reports whether spec names one local file (a shard counts), not a folder, an index or a URL.

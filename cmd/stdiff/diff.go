@@ -98,7 +98,7 @@ func (c *diffCmd) each(o *out, f func(i int, path string) error) bool {
 
 // open reads one side's header.
 func (c *diffCmd) open(o *out, path string) (*canon.Opened, error) {
-	opened, err := openModel(path)
+	opened, err := openModel(o.ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -80,10 +80,10 @@ func (c *dupesCmd) run(o *out) int {
 	paths, walkStatus := collectModels(o, c.Paths)
 	status = max(status, walkStatus)
 	prog := o.stageProgress()
-	rep, err := hash.FindDuplicates(context.Background(), paths, hash.DupeOptions{Structure: c.Level == "structure", Cache: cache, Progress: prog.update})
+	rep, err := hash.FindDuplicates(o.ctx, paths, hash.DupeOptions{Structure: c.Level == "structure", Cache: cache, Progress: prog.update})
 	prog.stop()
 	if err != nil {
-		o.errorf("", "%v", err)
+		o.readFailed(err)
 		return exitTrouble
 	}
 	if cache != nil {
@@ -95,7 +95,7 @@ func (c *dupesCmd) run(o *out) int {
 	for i, g := range rep.Groups {
 		groups[i] = dupesGroupJSON{DupeGroup: g}
 		if g.Level == hash.LevelContent {
-			groups[i].Differences = differences(g)
+			groups[i].Differences = differences(o.ctx, g)
 		}
 	}
 	if len(groups) > 0 && status == exitOK {
@@ -193,9 +193,9 @@ func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
 }
 
 // differences says how each file of a content group differs from the group's first file.
-func differences(g hash.DupeGroup) map[string]string {
+func differences(ctx context.Context, g hash.DupeGroup) map[string]string {
 	out := map[string]string{}
-	first, err := dupeModel(g.Files[0].Path)
+	first, err := dupeModel(ctx, g.Files[0].Path)
 	if err != nil {
 		return out
 	}
@@ -204,7 +204,7 @@ func differences(g hash.DupeGroup) map[string]string {
 			out[f.Path] = "identical to " + esc(g.Files[0].Path)
 			continue
 		}
-		m, err := dupeModel(f.Path)
+		m, err := dupeModel(ctx, f.Path)
 		if err != nil {
 			continue
 		}
@@ -250,10 +250,10 @@ func differences(g hash.DupeGroup) map[string]string {
 }
 
 // dupeModel reads a model the way dupes sees it: an index is its shard set, anything else one file.
-func dupeModel(path string) (*canon.Model, error) {
+func dupeModel(ctx context.Context, path string) (*canon.Model, error) {
 	open := canon.OpenFileModel
 	if strings.HasSuffix(path, ".safetensors.index.json") || canon.IsRemote(path) {
-		open = func(p string) (*canon.Opened, error) { return canon.OpenModel(context.Background(), p) }
+		open = func(p string) (*canon.Opened, error) { return canon.OpenModel(ctx, p) }
 	}
 	o, err := open(path)
 	if err != nil {

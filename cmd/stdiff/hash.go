@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -229,7 +228,7 @@ func manifestLines(path string, ids *fileIDs) []string {
 // in one pass when ecosystem hashes are wanted too. A file whose header cannot be read still has its
 // whole-file hashes; the IDs it cannot have are left empty, with the reason in headerErr and contentErr.
 func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
-	opened, err := openModel(path)
+	opened, err := openModel(o.ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +252,7 @@ func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
 	switch {
 	case all:
 		prog := o.progress("hashing "+path, opened.Source.Size())
-		e, d, err := hash.FileHashes(context.Background(), opened.Source, m, digests, hash.Options{Progress: prog.add})
+		e, d, err := hash.FileHashes(o.ctx, opened.Source, m, digests, hash.Options{Progress: prog.add})
 		prog.stop()
 		if err != nil {
 			return nil, err
@@ -283,9 +282,9 @@ func contentDigests(o *out, opened *canon.Opened, name string) ([][32]byte, erro
 	defer prog.stop()
 	opt := hash.Options{Progress: prog.add}
 	if opened.Remote {
-		return hash.StreamDigests(context.Background(), opened.Source, m, opt)
+		return hash.StreamDigests(o.ctx, opened.Source, m, opt)
 	}
-	d, err := hash.TensorDigests(context.Background(), opened.Source, m, opt)
+	d, err := hash.TensorDigests(o.ctx, opened.Source, m, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -88,8 +88,8 @@ type inspected struct {
 }
 
 // inspectFile reads a model's header and sidecars (and with verify, its data) and derives its Info.
-func inspectFile(path string, verify bool) (*inspected, error) {
-	opened, err := openModel(path)
+func inspectFile(ctx context.Context, path string, verify bool) (*inspected, error) {
+	opened, err := openModel(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func inspectFile(path string, verify bool) (*inspected, error) {
 	in := &inspected{m: m, info: canon.DeriveInfo(m, sidecars, path)}
 	in.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), in.info.Findings...)
 	if verify && m.HeaderParsed && m.Shards == nil && len(in.info.EmbeddedHashes) > 0 {
-		e, _, err := hash.FileHashes(context.Background(), opened.Source, m, false, hash.Options{})
+		e, _, err := hash.FileHashes(ctx, opened.Source, m, false, hash.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func (c *inspectCmd) run(o *out) int {
 	}
 	status := exitOK
 	for i, path := range c.Files {
-		in, err := inspectFile(path, c.Verify)
+		in, err := inspectFile(o.ctx, path, c.Verify)
 		if err != nil {
 			o.readFailed(err)
 			status = exitTrouble

@@ -7,12 +7,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 )
@@ -31,6 +35,7 @@ type globals struct {
 	Format  string           `help:"Output format: text, json or markdown." enum:"text,json,markdown" default:"text" placeholder:"FORMAT"`
 	JSON    bool             `help:"Short for --format=json." name:"json"`
 	Color   string           `help:"Colour: auto (only on a terminal, never with NO_COLOR), always or never." enum:"auto,always,never" default:"auto"`
+	Timeout *time.Duration   `help:"Stop after DURATION (30s, 5m, 1h; 0: no limit). Default: 2m when only headers are read and a URL or hf:// is named; otherwise no limit." placeholder:"DURATION"`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -64,8 +69,12 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is the whole program; it returns the exit status.
+// run is the whole program; it returns the exit status. Ctrl-C (or SIGTERM) cancels the command's
+// context; a second one ends the process at once.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
 	var c cli
 	parser, err := kong.New(&c,
 		kong.Name("stdiff"),
@@ -109,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 		return exitTrouble
 	}
-	o := &out{w: stdout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
+	o := &out{ctx: ctx, w: stdout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
 	if c.JSON {
 		o.format = "json"
 	}
@@ -123,7 +132,22 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		_ = kctx.PrintUsage(true)
 		return exitTrouble
 	}
-	return cmd.run(o)
+	limit := timeLimit(cmd, c.Timeout)
+	if limit > 0 {
+		var cancel context.CancelFunc
+		o.ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	code = cmd.run(o)
+	switch err := o.ctx.Err(); {
+	case errors.Is(err, context.DeadlineExceeded):
+		o.errorf("allow more time with --timeout, e.g. --timeout 10m (0: no limit)", "timed out after %s", limit)
+		return exitTrouble
+	case err != nil:
+		o.errorf("", "interrupted")
+		return exitTrouble
+	}
+	return code
 }
 
 // command is implemented by every subcommand.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 	"github.com/stdiff/stdiff/canon"
 )
 
-// out carries what every command needs to print: the two streams, the format, and colour.
+// out carries what every command needs: its context (cancelled by Ctrl-C or the time limit), and
+// to print: the two streams, the format, and colour.
 type out struct {
+	ctx     context.Context
 	w, errw io.Writer
 	format  string // text, json or markdown
 	color   bool
@@ -51,8 +54,12 @@ func (o *out) errorf(hint string, format string, args ...any) {
 	io.WriteString(o.errw, msg) // one write: messages from concurrent readers do not interleave
 }
 
-// readFailed reports an error from opening or reading a source.
+// readFailed reports an error from opening or reading a source. Errors that only say the command was
+// interrupted or ran out of time are left to run, which says so once.
 func (o *out) readFailed(err error) {
+	if o.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return
+	}
 	var re *canon.ReadError
 	if errors.As(err, &re) {
 		o.errorf(re.Hint, "%s: %v", esc(re.Name), re.Err)

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -23,6 +25,9 @@ func TestMain(m *testing.M) {
 		"stdiff": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
+
+// stalled maps a served $URL to the channel `serve stall` closes at its first request.
+var stalled sync.Map
 
 // TestScripts runs the CLI end to end: testdata/script/*.txtar are specifications that read like
 // documentation. Each script starts with the fixtures of ../../testdata in its work folder.
@@ -78,9 +83,14 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 			},
-			// serve [noranges]: serve the work folder over HTTP on loopback; $URL is its address
+			// serve [noranges|stall]: serve the work folder over HTTP on loopback; $URL is its address.
+			// stall: a server that sends headers and then nothing; `waitrequest` waits for its first request.
 			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
 				h := http.FileServer(http.Dir(ts.Getenv("WORK")))
+				asked := make(chan struct{})
+				if len(args) > 0 && args[0] == "stall" {
+					h = stall(asked)
+				}
 				if len(args) > 0 && args[0] == "noranges" {
 					files := h
 					h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,6 +101,19 @@ func TestScripts(t *testing.T) {
 				srv := httptest.NewServer(h)
 				ts.Defer(srv.Close)
 				ts.Setenv("URL", srv.URL)
+				stalled.Store(srv.URL, asked)
+			},
+			// waitrequest: wait until the `serve stall` server has had a request
+			"waitrequest": func(ts *testscript.TestScript, neg bool, args []string) {
+				asked, ok := stalled.Load(ts.Getenv("URL"))
+				if !ok {
+					ts.Fatalf("no `serve stall` server")
+				}
+				select {
+				case <-asked.(chan struct{}):
+				case <-time.After(20 * time.Second):
+					ts.Fatalf("no request came")
+				}
 			},
 			// sub FILE OLD NEW: replace every OLD in FILE with NEW
 			"sub": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -41,7 +42,7 @@ func (c *inspectCmd) runShort(o *out) int {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rows[i] = shortOf(paths[i], c.Verify)
+				rows[i] = shortOf(o.ctx, paths[i], c.Verify)
 			}
 		}()
 	}
@@ -114,8 +115,8 @@ func (c *inspectCmd) runShort(o *out) int {
 	return status
 }
 
-func shortOf(path string, verify bool) shortRow {
-	in, err := inspectFile(path, verify)
+func shortOf(ctx context.Context, path string, verify bool) shortRow {
+	in, err := inspectFile(ctx, path, verify)
 	if err != nil {
 		return shortRow{Path: path, Error: errorText(err), Triggers: []string{}}
 	}
