@@ -708,6 +708,8 @@ func TestNetErrors(t *testing.T) {
 				opt.Transport = routed(tlsTS, "")
 			case "expired certificate":
 				opt.Transport = expiredTS.Client().Transport
+			case "dns":
+				opt.Transport = noDNS()
 			}
 			_, err := OpenHTTP(context.Background(), c.url, opt)
 			ne := netErrorOf(t, err, c.kind)
@@ -723,4 +725,15 @@ func TestNetErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noDNS is a transport whose resolver never leaves the machine: every look-up fails as an unreachable
+// name server would, so the test sees a *net.DNSError without sending a query anywhere.
+func noDNS() http.RoundTripper {
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Resolver: r}).DialContext
+	return tr
 }
