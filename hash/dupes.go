@@ -104,8 +104,6 @@ type scanned struct {
 	sample        [32]byte
 	content       string
 	hasSample     bool
-	// samples are the file ranges of the sample, chosen when the header was read.
-	samples [][2]int64
 	// symlink is true when the path is a symbolic link.
 	symlink bool
 	// set is true for a model opened whole by canon.OpenModel: a shard set named by its index (its
@@ -389,7 +387,7 @@ func scanHeader(path string, cache *Cache) (*scanned, string) {
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
-	f.dataLen, f.structure, f.samples = m.DataLen(), StructureID(m), sampleRanges(m)
+	f.dataLen, f.structure = m.DataLen(), StructureID(m)
 	return f, ""
 }
 
@@ -461,9 +459,9 @@ func sampleRanges(m *canon.Model) [][2]int64 {
 	return out
 }
 
-// takeSample hashes the sample ranges chosen when the header was read.
+// takeSample hashes the file's sample (sampleRanges).
 func (f *scanned) takeSample(read *atomic.Int64) error {
-	o, _, err := reopen(f)
+	o, m, err := reopen(f)
 	if err != nil {
 		return err
 	}
@@ -471,7 +469,7 @@ func (f *scanned) takeSample(read *atomic.Int64) error {
 	src := o.Source
 	h := blake3.New()
 	buf := make([]byte, 2*sampleBytes)
-	for _, r := range f.samples {
+	for _, r := range sampleRanges(m) {
 		if r[1] == 0 {
 			continue
 		}

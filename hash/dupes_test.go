@@ -162,15 +162,6 @@ func TestDupesCache(t *testing.T) {
 	}
 }
 
-func TestCorruptCache(t *testing.T) {
-	path := filepath.Join(t.TempDir(), CacheFile)
-	os.WriteFile(path, []byte("not json"), 0o644)
-	c, err := OpenCache(path)
-	if err == nil || c == nil || len(c.entries) != 0 {
-		t.Fatalf("corrupt cache: %v %v", c, err)
-	}
-}
-
 // TestLargeGroup: forty identical files and their near miss are resolved in bounded batches.
 func TestLargeGroup(t *testing.T) {
 	dir := t.TempDir()

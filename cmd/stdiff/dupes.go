@@ -61,8 +61,13 @@ func (c *dupesCmd) run(o *out) int {
 			}
 		}
 		if !c.NoCache {
-			if cache, err = hash.OpenCache(path); err != nil {
-				o.errorf("", "%v", err)
+			if cache, err = hash.OpenCache(path); err != nil { // one line; the scan goes on
+				hint := ""
+				var ce *hash.CacheError
+				if errors.As(err, &ce) && ce.Problem == hash.CacheNotFile {
+					hint = "remove it, or set STDIFF_CACHE_DIR to another folder"
+				}
+				o.errorf(hint, "%s", esc(err.Error()))
 			}
 		}
 	}
