@@ -115,7 +115,7 @@ func (f *scanned) identity() string {
 // onlyOnce drops the models reached twice: the same file by hard or symbolic links, or a shard set
 // whose index and shards are all the same files as another's (two Hugging Face cache snapshots of
 // one revision). It keeps real paths over symbolic links, then the first in order, and says why the
-// others were left out.
+// others were left out (a path given twice is dropped without a word).
 func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
 	seen := map[string]string{}
 	var live []*scanned
@@ -126,6 +126,7 @@ func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
 			}
 			id := f.identity()
 			switch {
+			case id != "" && seen[id] != "" && filepath.Clean(seen[id]) == filepath.Clean(f.path):
 			case id != "" && seen[id] != "" && f.set:
 				skip(f.path, "same model as "+seen[id]+" (the same files, through links)")
 			case id != "" && seen[id] != "":

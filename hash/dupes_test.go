@@ -199,3 +199,17 @@ func TestLinksCountOnce(t *testing.T) {
 		t.Errorf("hard link: groups %+v, skipped %+v", groupsOf(rep), rep.Skipped)
 	}
 }
+
+// TestSamePathTwice: a path given twice (or as ./path) is one model, not a link to itself.
+func TestSamePathTwice(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.safetensors")
+	os.WriteFile(a, lora(1, "x").Build(), 0o644)
+	rep, err := FindDuplicates(context.Background(), []string{a, a, filepath.Join(dir, ".", "a.safetensors")}, DupeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files != 1 || len(rep.Skipped) != 0 || len(rep.Groups) != 0 {
+		t.Errorf("%d models, skipped %+v, groups %+v", rep.Files, rep.Skipped, groupsOf(rep))
+	}
+}
