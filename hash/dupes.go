@@ -139,7 +139,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	reasons := make([]string, len(paths))
 	var done atomic.Int64
 	parallel(ctx, workers, len(paths), func(i int) {
-		files[i], reasons[i] = scanHeader(paths[i], opt.Cache)
+		files[i], reasons[i] = scanHeader(ctx, paths[i], opt.Cache)
 		progress("headers", int(done.Add(1)), len(paths))
 	})
 	if err := ctx.Err(); err != nil {
@@ -171,7 +171,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	parallel(ctx, workers, len(candidates), func(i int) {
 		f := candidates[i]
 		if !f.hasSample {
-			if err := f.takeSample(&bytesRead); err != nil {
+			if err := f.takeSample(ctx, &bytesRead); err != nil {
 				f.content = "error: " + err.Error()
 			}
 		}
@@ -330,7 +330,7 @@ func parallel(ctx context.Context, workers, n int, fn func(i int)) {
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped with the reason.
-func scanHeader(path string, cache *Cache) (*scanned, string) {
+func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, string) {
 	f := &scanned{path: path, set: isIndex(path) || canon.IsRemote(path)}
 	if !canon.IsRemote(path) {
 		st, err := os.Stat(path)
@@ -348,7 +348,7 @@ func scanHeader(path string, cache *Cache) (*scanned, string) {
 	if cache != nil && !f.set && cache.fill(f) {
 		return f, ""
 	}
-	o, err := openScanned(path, f.set)
+	o, err := openScanned(ctx, path, f.set)
 	if err != nil {
 		return nil, reasonOf(err)
 	}
@@ -395,9 +395,9 @@ func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.in
 
 // openScanned opens a shard set by its index or a URL with canon.OpenModel, and anything else as the
 // one file it is (a shard found on its own is a file here, not its set).
-func openScanned(path string, set bool) (*canon.Opened, error) {
+func openScanned(ctx context.Context, path string, set bool) (*canon.Opened, error) {
 	if set {
-		return canon.OpenModel(context.Background(), path)
+		return canon.OpenModel(ctx, path)
 	}
 	return canon.OpenFileModel(path)
 }
@@ -460,8 +460,8 @@ func sampleRanges(m *canon.Model) [][2]int64 {
 }
 
 // takeSample hashes the file's sample (sampleRanges).
-func (f *scanned) takeSample(read *atomic.Int64) error {
-	o, m, err := reopen(f)
+func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
+	o, m, err := reopen(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -542,7 +542,7 @@ func contains(fs []*scanned, f *scanned) bool {
 // read at its first difference.
 func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *atomic.Int64) ([]bool, error) {
 	same := make([]bool, len(others))
-	ro, mr, err := reopen(ref)
+	ro, mr, err := reopen(ctx, ref)
 	if err != nil {
 		return same, err
 	}
@@ -557,7 +557,7 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 	}
 	os := make([]*other, len(others))
 	for i, f := range others {
-		oo, m, err := reopen(f)
+		oo, m, err := reopen(ctx, f)
 		if err != nil {
 			f.content = "error: " + err.Error()
 			continue
@@ -638,8 +638,8 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 }
 
 // reopen opens a scanned model again and checks it is the model that was scanned.
-func reopen(f *scanned) (*canon.Opened, *canon.Model, error) {
-	o, err := openScanned(f.path, f.set)
+func reopen(ctx context.Context, f *scanned) (*canon.Opened, *canon.Model, error) {
+	o, err := openScanned(ctx, f.path, f.set)
 	if err != nil {
 		return nil, nil, err
 	}
