@@ -1,15 +1,21 @@
 package hash
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // Cache remembers what reading a file found (its structure ID, sample, content ID and header hash),
@@ -18,12 +24,27 @@ import (
 // any header.
 //
 // It lives in $STDIFF_CACHE_DIR, else the user cache folder (~/.cache/stdiff on Linux), as
-// dupes-v1.json; deleting that file (or `stdiff dupes --clear-cache`) clears it.
+// dupes-v1.json; deleting that file (or `stdiff dupes --clear-cache`) clears it. Save writes it
+// atomically, under a lock that concurrent runs share (merging what each learnt), keeps at most
+// MaxCacheEntries entries and MaxCacheBytes bytes (the most recently used), and drops entries of files
+// that no longer exist.
 type Cache struct {
 	path    string
 	mu      sync.Mutex
 	entries map[string]cacheEntry
+	// touched are the keys put in this run: theirs is the newest word.
+	touched map[string]bool
 	dirty   bool
+	// off: the path is something stdiff does not replace (a folder): nothing is saved.
+	off bool
+	// loaded is the file as it was read or last written (nil: none): unless another run replaced it
+	// since, Save has nothing to merge.
+	loaded fs.FileInfo
+
+	now        func() time.Time
+	lockWait   time.Duration
+	maxEntries int
+	maxBytes   int64
 }
 
 type cacheEntry struct {
@@ -32,14 +53,68 @@ type cacheEntry struct {
 	Ino       uint64 `json:"ino"`
 	DataLen   int64  `json:"data_len"`
 	Structure string `json:"structure_id"`
-	Samples   string `json:"sample_ranges"`
 	Header    string `json:"header_blake3,omitempty"`
 	Sample    string `json:"sample,omitempty"`
 	Content   string `json:"content_id,omitempty"`
+	// Used is when a scan last saw the file (Unix seconds, refreshed at most daily): the least recently
+	// used entries go first when the cache is full.
+	Used int64 `json:"used"`
 }
 
 // CacheFile is the cache's file name inside the cache folder.
 const CacheFile = "dupes-v1.json"
+
+// cacheSchema is the first thing in a cache file: anything else is not a stdiff cache.
+const cacheSchema = "stdiff.dupes-cache/v1"
+
+// Bounds of the cache: beyond them the least recently used entries are dropped. An entry takes about
+// 500 bytes (BenchmarkCacheOpen), so the entry count binds first; each run loads the whole cache.
+const (
+	MaxCacheEntries = 50_000
+	MaxCacheBytes   = 32 << 20
+)
+
+// CacheLockWait is how long Save waits for another run that is saving the cache.
+const CacheLockWait = 10 * time.Second
+
+// usedEvery is how stale an entry's Used may grow before a scan that sees the file rewrites it (so
+// that runs over an unchanged collection do not rewrite the cache).
+const usedEvery = 24 * 60 * 60
+
+// ErrCacheLocked is returned by Save when another run held the cache's lock for CacheLockWait.
+var ErrCacheLocked = fmt.Errorf("another stdiff run held its lock for over %s", CacheLockWait)
+
+// CacheProblem is what is wrong with a cache file that could not be used.
+type CacheProblem int
+
+const (
+	// CacheForeign is a file that is not a stdiff cache (not JSON, another schema, too large): Save
+	// replaces it.
+	CacheForeign CacheProblem = iota
+	// CacheUnreadable is a file that cannot be read (permissions): Save replaces it.
+	CacheUnreadable
+	// CacheNotFile is a folder or another non-file at the cache's path: it is left alone and nothing
+	// is saved.
+	CacheNotFile
+)
+
+// CacheError is a cache file that could not be used. The Cache OpenCache returns with it works, empty.
+type CacheError struct {
+	Path    string
+	Problem CacheProblem
+	// Reason says what is wrong, for people.
+	Reason string
+}
+
+func (e *CacheError) Error() string {
+	switch e.Problem {
+	case CacheNotFile:
+		return fmt.Sprintf("cache %s %s; going on without one", e.Path, e.Reason)
+	case CacheUnreadable:
+		return fmt.Sprintf("cache %s cannot be read (%s); starting a new one", e.Path, e.Reason)
+	}
+	return fmt.Sprintf("cache %s is not a stdiff cache (%s); starting a new one", e.Path, e.Reason)
+}
 
 // DefaultCachePath is where the cache lives: $STDIFF_CACHE_DIR/dupes-v1.json, else the user cache
 // folder's stdiff/dupes-v1.json.
@@ -54,61 +129,219 @@ func DefaultCachePath() (string, error) {
 	return filepath.Join(dir, "stdiff", CacheFile), nil
 }
 
-// OpenCache loads the cache at path; a missing file is an empty cache. A file that is not a cache is
-// reported, and the cache starts empty (it will be rewritten).
+// OpenCache loads the cache at path; a missing file is an empty cache. It always returns a working
+// Cache: when the file cannot be used, an empty one and a *CacheError saying why.
 func OpenCache(path string) (*Cache, error) {
-	c := &Cache{path: path, entries: map[string]cacheEntry{}}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
-	}
+	c := &Cache{path: path, entries: map[string]cacheEntry{}, touched: map[string]bool{}, now: time.Now,
+		lockWait: CacheLockWait, maxEntries: MaxCacheEntries, maxBytes: MaxCacheBytes}
+	entries, st, err := readCache(path, c.maxBytes)
+	c.loaded = st
 	if err != nil {
+		var ce *CacheError
+		if errors.As(err, &ce) {
+			c.off = ce.Problem == CacheNotFile
+			c.dirty = !c.off
+		}
 		return c, err
 	}
-	if err := json.Unmarshal(b, &c.entries); err != nil {
-		c.entries = map[string]cacheEntry{}
-		c.dirty = true
-		return c, fmt.Errorf("%s is not a stdiff cache (%v); starting afresh", path, err)
+	if entries != nil {
+		c.entries = entries
 	}
 	return c, nil
+}
+
+// readCache reads and checks a cache file: nil entries when there is none, a *CacheError when it
+// cannot be used; and the file read. It never blocks on a FIFO, nor reads more than max bytes.
+func readCache(path string, max int64) (map[string]cacheEntry, fs.FileInfo, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, &CacheError{path, CacheUnreadable, causeOf(err)}
+	case st.IsDir():
+		return nil, nil, &CacheError{path, CacheNotFile, "is a folder, not a file"}
+	case !st.Mode().IsRegular():
+		return nil, nil, &CacheError{path, CacheNotFile, "is not a regular file"}
+	case st.Size() > max:
+		return nil, nil, &CacheError{path, CacheForeign, fmt.Sprintf("%d bytes, over the %d a cache may hold", st.Size(), max)}
+	}
+	src, err := canon.OpenFile(path)
+	if err != nil {
+		return nil, nil, &CacheError{path, CacheUnreadable, causeOf(err)}
+	}
+	defer src.Close()
+	if st, err = src.File().Stat(); err != nil {
+		return nil, nil, &CacheError{path, CacheUnreadable, causeOf(err)}
+	}
+	b, err := io.ReadAll(io.LimitReader(src.File(), max+1))
+	if err != nil {
+		return nil, nil, &CacheError{path, CacheUnreadable, causeOf(err)}
+	}
+	if int64(len(b)) > max {
+		return nil, nil, &CacheError{path, CacheForeign, fmt.Sprintf("over the %d bytes a cache may hold", max)}
+	}
+	entries, reason := parseCache(b)
+	if reason != "" {
+		return nil, st, &CacheError{path, CacheForeign, reason}
+	}
+	return entries, st, nil
+}
+
+// causeOf is what went wrong, without the path (which the CacheError names).
+func causeOf(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return reasonOf(err)
+}
+
+// parseCache parses a cache file's bytes (in one pass: every run does it), or says why they are not
+// a cache.
+func parseCache(b []byte) (map[string]cacheEntry, string) {
+	var f struct {
+		Schema  *string               `json:"schema"`
+		Entries map[string]cacheEntry `json:"entries"`
+	}
+	err := json.Unmarshal(b, &f)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err != nil && !errors.As(err, &te):
+		return nil, "not JSON"
+	case err != nil && strings.HasPrefix(te.Field, "entries"):
+		return nil, "its entries are not stdiff's"
+	case err != nil || f.Schema == nil:
+		return nil, fmt.Sprintf("no %q schema", cacheSchema)
+	case *f.Schema != cacheSchema:
+		s := *f.Schema
+		if len(s) > 60 {
+			s = s[:60] + "…"
+		}
+		return nil, fmt.Sprintf("schema %q, not %q", s, cacheSchema)
+	case f.Entries == nil: // "entries": null, or none
+		f.Entries = map[string]cacheEntry{}
+	}
+	return f.Entries, ""
 }
 
 // Path is where the cache is saved.
 func (c *Cache) Path() string { return c.path }
 
-// Save writes the cache if it changed, atomically (a temporary file renamed over the old one).
+// Save writes the cache if it changed. Under a lock shared with other runs (waiting at most
+// CacheLockWait, then returning ErrCacheLocked), it merges what the file on disk holds by now, drops
+// entries of files that no longer exist and the least recently used beyond the bounds, and writes a
+// temporary file renamed over the old one, so the cache is never seen half-written.
 func (c *Cache) Save() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.dirty {
+	if !c.dirty || c.off {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+	dir := filepath.Dir(c.path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.Marshal(c.entries)
+	unlock, err := lockFile(c.path+".lock", c.lockWait)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".dupes-*.tmp")
+	defer unlock()
+	if st, err := os.Stat(c.path); err == nil && !sameFile(st, c.loaded) {
+		if disk, _, err := readCache(c.path, c.maxBytes); err == nil {
+			c.merge(disk)
+		}
+	}
+	c.prune()
+	b := c.encode()
+	tmp, err := os.CreateTemp(dir, ".dupes-*.tmp")
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	// No fsync: after a crash a cache may be lost or torn, which the next run reports and replaces.
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), c.path)
 	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
+	if err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
 	c.dirty = false
+	c.loaded, _ = os.Stat(c.path)
 	return nil
+}
+
+// sameFile reports whether the file st is the one read or written, unchanged.
+func sameFile(st, loaded fs.FileInfo) bool {
+	return loaded != nil && os.SameFile(st, loaded) && st.Size() == loaded.Size() && st.ModTime().Equal(loaded.ModTime())
+}
+
+// merge takes what another run saved meanwhile: entries this run did not see, or saw less recently.
+func (c *Cache) merge(disk map[string]cacheEntry) {
+	for k, e := range disk {
+		if c.touched[k] {
+			continue
+		}
+		if old, ok := c.entries[k]; !ok || e.Used > old.Used {
+			c.entries[k] = e
+		}
+	}
+}
+
+// prune drops the entries of files that no longer exist (those this run saw exist).
+func (c *Cache) prune() {
+	for k := range c.entries {
+		if c.touched[k] {
+			continue
+		}
+		if _, err := os.Stat(k); errors.Is(err, fs.ErrNotExist) {
+			delete(c.entries, k)
+		}
+	}
+}
+
+// encode is the cache file: the most recently used entries that fit the bounds; the others are dropped.
+func (c *Cache) encode() []byte {
+	type kv struct {
+		k    string
+		used int64
+	}
+	keys := make([]kv, 0, len(c.entries))
+	for k, e := range c.entries {
+		keys = append(keys, kv{k, e.Used})
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].used != keys[j].used {
+			return keys[i].used > keys[j].used
+		}
+		return keys[i].k < keys[j].k
+	})
+	var buf bytes.Buffer
+	head, _ := json.Marshal(cacheSchema)
+	buf.WriteString(`{"schema":` + string(head) + `,"entries":{`)
+	const tail = "}}\n"
+	for n, k := range keys {
+		kb, _ := json.Marshal(k.k)
+		eb, _ := json.Marshal(c.entries[k.k])
+		if n >= c.maxEntries || int64(buf.Len()+len(kb)+len(eb)+2+len(tail)) > c.maxBytes {
+			for _, k := range keys[n:] {
+				delete(c.entries, k.k)
+			}
+			break
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(eb)
+	}
+	buf.WriteString(tail)
+	return buf.Bytes()
 }
 
 func cacheKey(path string) string {
@@ -126,11 +359,7 @@ func (c *Cache) fill(f *scanned) bool {
 	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ino != f.ino || e.Structure == "" {
 		return false
 	}
-	var ranges [][2]int64
-	if json.Unmarshal([]byte(e.Samples), &ranges) != nil {
-		return false
-	}
-	f.dataLen, f.structure, f.samples = e.DataLen, e.Structure, ranges
+	f.dataLen, f.structure = e.DataLen, e.Structure
 	if b, err := hex.DecodeString(e.Header); err == nil && len(b) == 32 {
 		copy(f.headerHash[:], b)
 		f.hasHeaderHash = true
@@ -143,10 +372,9 @@ func (c *Cache) fill(f *scanned) bool {
 	return true
 }
 
-// put records what is known of a file.
+// put records what is known of a file, and that it was seen now.
 func (c *Cache) put(f *scanned) {
-	ranges, _ := json.Marshal(f.samples)
-	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, Samples: string(ranges)}
+	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure}
 	if f.hasHeaderHash {
 		e.Header = hex.EncodeToString(f.headerHash[:])
 	}
@@ -156,10 +384,17 @@ func (c *Cache) put(f *scanned) {
 	if strings.HasPrefix(f.content, ContentPrefix) {
 		e.Content = f.content
 	}
+	key := cacheKey(f.path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[cacheKey(f.path)]; !ok || old != e {
-		c.entries[cacheKey(f.path)] = e
-		c.dirty = true
+	c.touched[key] = true
+	now := c.now().Unix()
+	old, ok := c.entries[key]
+	e.Used = old.Used
+	if ok && old == e && now-old.Used < usedEvery {
+		return
 	}
+	e.Used = now
+	c.entries[key] = e
+	c.dirty = true
 }

@@ -40,23 +40,30 @@ type DupeOptions struct {
 	Progress func(stage string, n, total int, bytes int64)
 }
 
-// DupeFile is one file of a group.
+// DupeFile is one model of a group: a file, a shard set named by its index, or a URL.
 type DupeFile struct {
-	Path    string `json:"path"`
-	Size    int64  `json:"size"`
-	DataLen int64  `json:"data_len"`
+	Path string `json:"path"`
+	// Size is the model's size on disk: for a shard set, its index and shards (each file once).
+	Size    int64 `json:"size"`
+	DataLen int64 `json:"data_len"`
 	// Header is the BLAKE3 of the file's header bytes: within a content group, equal headers mean
 	// identical files.
 	Header string `json:"header_blake3,omitempty"`
 }
 
-// DupeGroup is a set of files that are the same at Level.
+// DupeGroup is a set of models that are the same at Level.
 type DupeGroup struct {
-	Level       string     `json:"level"`
+	Level string `json:"level"`
+	// Files are the group's models. In bytes and content groups the first is the one to keep (see
+	// Keeper), the others in path order; deleting those others, with their shards, breaks no scanned
+	// model, since models that share files with others are never among them.
 	Files       []DupeFile `json:"files"`
 	StructureID string     `json:"structure_id"`
 	ContentID   string     `json:"content_id,omitempty"`
-	// Reclaimable is what deleting all files but the first would free: for bytes and content groups.
+	// Keeper is the path of the first model, the one to keep: for bytes and content groups.
+	Keeper string `json:"keeper,omitempty"`
+	// Reclaimable is what deleting all models but the first would free, counting each real file once
+	// and only files that deleting frees: for bytes and content groups.
 	Reclaimable int64 `json:"reclaimable"`
 }
 
@@ -70,11 +77,14 @@ type Skipped struct {
 type DupeReport struct {
 	Groups  []DupeGroup `json:"groups"`
 	Skipped []Skipped   `json:"skipped"`
+	// Notes are about models that are no duplicates but bear on deleting (models sharing files).
+	Notes []DupeNote `json:"notes"`
 	// Files is the number of models scanned; TensorBytesRead how many tensor bytes were read (samples
 	// and content), which the cache brings to zero on an unchanged collection.
 	Files           int   `json:"files"`
 	TensorBytesRead int64 `json:"tensor_bytes_read"`
-	// Reclaimable is what keeping one file of each set of same-content files would free.
+	// Reclaimable is what keeping one model of each set of same-content models would free, each real
+	// file counted once.
 	Reclaimable int64 `json:"reclaimable"`
 }
 
@@ -85,6 +95,7 @@ type scanned struct {
 	mtime      int64
 	ino        uint64
 	dev        uint64
+	nlink      uint64
 	dataLen    int64
 	structure  string
 	headerHash [32]byte
@@ -93,13 +104,16 @@ type scanned struct {
 	sample        [32]byte
 	content       string
 	hasSample     bool
-	// samples are the file ranges of the sample, chosen when the header was read.
-	samples [][2]int64
 	// symlink is true when the path is a symbolic link.
 	symlink bool
-	// set is true for a model opened whole by canon.OpenModel: a shard set named by its index (its size
-	// is its data size, its header hash that of its shards' headers) or a URL.
+	// set is true for a model opened whole by canon.OpenModel: a shard set named by its index (its
+	// header hash is that of its shards' headers) or a URL.
 	set bool
+	// files are a local set's real files (index and shards, each once, sorted; size is their sum); nil
+	// for anything else.
+	files []fileRef
+	// shared is true for a model that shares a file with another scanned model.
+	shared bool
 }
 
 // FindDuplicates groups models by what they share, staged so that most files need their header only:
@@ -112,7 +126,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
-	rep := &DupeReport{Groups: []DupeGroup{}, Skipped: []Skipped{}}
+	rep := &DupeReport{Groups: []DupeGroup{}, Skipped: []Skipped{}, Notes: []DupeNote{}}
 	var bytesRead atomic.Int64
 	progress := func(stage string, n, total int) {
 		if opt.Progress != nil {
@@ -131,27 +145,17 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The same file reached twice (hard links, symbolic links) counts once: as its real path when the
-	// other is a symbolic link.
-	seen := map[[2]uint64]string{}
-	var live []*scanned
-	for pass := 0; pass < 2; pass++ {
-		for i, f := range files {
-			if f == nil || f.symlink != (pass == 1) {
-				if f == nil && pass == 0 {
-					rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
-				}
-				continue
-			}
-			if id := [2]uint64{f.dev, f.ino}; f.ino != 0 && seen[id] != "" { // inode 0: unknown here
-				rep.Skipped = append(rep.Skipped, Skipped{f.path, "same file as " + seen[id] + " (a link)"})
-			} else {
-				seen[id] = f.path
-				live = append(live, f)
-			}
+	for i, f := range files {
+		if f == nil {
+			rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
 		}
 	}
+	// The same model reached twice (links) counts once; models that share files are marked.
+	live := onlyOnce(files, func(path, reason string) { rep.Skipped = append(rep.Skipped, Skipped{path, reason}) })
 	rep.Files = len(live)
+	if notes := markShared(live); notes != nil {
+		rep.Notes = notes
+	}
 
 	// Stage 2: group by structure and data size; only groups of two or more go on.
 	byShape := groupBy(live, func(f *scanned) string { return fmt.Sprintf("%s/%d", f.structure, f.dataLen) })
@@ -207,13 +211,15 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 		}
 		hashed = append(hashed, f)
 	}
+	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
 	for _, g := range groupBy(hashed, func(f *scanned) string { return f.content }) {
 		if len(g) < 2 || g[0].content == "" {
 			continue
 		}
-		for _, f := range g[1:] {
-			rep.Reclaimable += f.size
+		if g = keepSafe(g); len(g) < 2 {
+			continue
 		}
+		rep.Reclaimable += freed(g)
 		for _, f := range g {
 			if err := f.hashHeader(); err != nil {
 				f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
@@ -221,7 +227,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 		}
 		byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
 		for _, same := range byHeader {
-			if len(same) > 1 {
+			if same = keepSafe(same); len(same) > 1 {
 				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same))
 			}
 		}
@@ -247,7 +253,9 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
 	if opt.Cache != nil {
 		for _, f := range live {
-			opt.Cache.put(f)
+			if !f.set {
+				opt.Cache.put(f)
+			}
 		}
 	}
 	return rep, nil
@@ -262,6 +270,8 @@ func sameContent(g []*scanned) bool {
 	return true
 }
 
+// makeGroup makes a group of g: bytes and content groups as keepSafe ordered them, structure groups in
+// path order.
 func makeGroup(level string, g []*scanned) DupeGroup {
 	files := make([]DupeFile, len(g))
 	for i, f := range g {
@@ -270,14 +280,12 @@ func makeGroup(level string, g []*scanned) DupeGroup {
 			files[i].Header = hex.EncodeToString(f.headerHash[:])
 		}
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	grp := DupeGroup{Level: level, Files: files, StructureID: g[0].structure}
-	if level != LevelStructure {
-		grp.ContentID = g[0].content
-		for _, f := range files[1:] {
-			grp.Reclaimable += f.Size
-		}
+	if level == LevelStructure {
+		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+		return grp
 	}
+	grp.ContentID, grp.Keeper, grp.Reclaimable = g[0].content, g[0].path, freed(g)
 	return grp
 }
 
@@ -333,7 +341,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, strin
 		if lst, err := os.Lstat(path); err == nil {
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
-		f.dev, f.ino = fileID(st)
+		f.dev, f.ino, f.nlink = fileID(st)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)
@@ -357,7 +365,17 @@ func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, strin
 		return nil, canon.ErrChanged.Error()
 	}
 	if f.set {
-		f.size = m.FileSize
+		if canon.IsRemote(path) {
+			f.size = m.FileSize
+		} else {
+			if f.files, err = setFiles(path, f.realFiles()[0], m); err != nil {
+				return nil, reasonOf(err)
+			}
+			f.size = 0
+			for _, r := range f.files {
+				f.size += r.size
+			}
+		}
 		h := blake3.New()
 		if m.Shards == nil {
 			h.Write(m.RawHeader)
@@ -369,7 +387,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, strin
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
-	f.dataLen, f.structure, f.samples = m.DataLen(), StructureID(m), sampleRanges(m)
+	f.dataLen, f.structure = m.DataLen(), StructureID(m)
 	return f, ""
 }
 
@@ -441,9 +459,9 @@ func sampleRanges(m *canon.Model) [][2]int64 {
 	return out
 }
 
-// takeSample hashes the sample ranges chosen when the header was read.
+// takeSample hashes the file's sample (sampleRanges).
 func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
-	o, _, err := reopen(ctx, f)
+	o, m, err := reopen(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -451,7 +469,7 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 	src := o.Source
 	h := blake3.New()
 	buf := make([]byte, 2*sampleBytes)
-	for _, r := range f.samples {
+	for _, r := range sampleRanges(m) {
 		if r[1] == 0 {
 			continue
 		}

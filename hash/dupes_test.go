@@ -162,15 +162,6 @@ func TestDupesCache(t *testing.T) {
 	}
 }
 
-func TestCorruptCache(t *testing.T) {
-	path := filepath.Join(t.TempDir(), CacheFile)
-	os.WriteFile(path, []byte("not json"), 0o644)
-	c, err := OpenCache(path)
-	if err == nil || c == nil || len(c.entries) != 0 {
-		t.Fatalf("corrupt cache: %v %v", c, err)
-	}
-}
-
 // TestLargeGroup: forty identical files and their near miss are resolved in bounded batches.
 func TestLargeGroup(t *testing.T) {
 	dir := t.TempDir()
@@ -206,5 +197,19 @@ func TestLinksCountOnce(t *testing.T) {
 	}
 	if len(rep.Groups) != 0 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "same file as") {
 		t.Errorf("hard link: groups %+v, skipped %+v", groupsOf(rep), rep.Skipped)
+	}
+}
+
+// TestSamePathTwice: a path given twice (or as ./path) is one model, not a link to itself.
+func TestSamePathTwice(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.safetensors")
+	os.WriteFile(a, lora(1, "x").Build(), 0o644)
+	rep, err := FindDuplicates(context.Background(), []string{a, a, filepath.Join(dir, ".", "a.safetensors")}, DupeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files != 1 || len(rep.Skipped) != 0 || len(rep.Groups) != 0 {
+		t.Errorf("%d models, skipped %+v, groups %+v", rep.Files, rep.Skipped, groupsOf(rep))
 	}
 }

@@ -4,5 +4,5 @@ package hash
 
 import "io/fs"
 
-// fileID is unknown here: links are not recognised.
-func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
+// fileID is unknown here: files are told apart by their resolved paths instead.
+func fileID(fs.FileInfo) (dev, ino, nlink uint64) { return 0, 0, 0 }

@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// fileID is a file's device and inode, which links share.
-func fileID(st fs.FileInfo) (dev, ino uint64) {
+// fileID is a file's device and inode, which links share, and its number of hard links.
+func fileID(st fs.FileInfo) (dev, ino, nlink uint64) {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		return uint64(sys.Dev), sys.Ino
+		return uint64(sys.Dev), sys.Ino, uint64(sys.Nlink)
 	}
-	return 0, 0
+	return 0, 0, 0
 }

@@ -36,6 +36,7 @@ type groupJSON struct {
 	Members     []hash.DupeFile   `json:"members"`
 	StructureID string            `json:"structure_id"`
 	ContentID   string            `json:"content_id,omitempty"`
+	Keeper      string            `json:"keeper,omitempty"`
 	Reclaimable int64             `json:"reclaimable"`
 	Differences map[string]string `json:"differences,omitempty"`
 }
@@ -61,8 +62,13 @@ func (c *dupesCmd) run(o *out) int {
 			}
 		}
 		if !c.NoCache {
-			if cache, err = hash.OpenCache(path); err != nil {
-				o.errorf("", "%v", err)
+			if cache, err = hash.OpenCache(path); err != nil { // one line; the scan goes on
+				hint := ""
+				var ce *hash.CacheError
+				if errors.As(err, &ce) && ce.Problem == hash.CacheNotFile {
+					hint = "remove it, or set STDIFF_CACHE_DIR to another folder"
+				}
+				o.errorf(hint, "%s", esc(err.Error()))
 			}
 		}
 	}
@@ -105,20 +111,21 @@ func (c *dupesCmd) run(o *out) int {
 		js := make([]groupJSON, 0, len(groups))
 		for _, g := range groups {
 			gj := groupJSON{Level: g.Level, Members: g.Files, StructureID: g.StructureID, ContentID: g.ContentID,
-				Reclaimable: g.Reclaimable, Differences: g.Differences}
+				Keeper: g.Keeper, Reclaimable: g.Reclaimable, Differences: g.Differences}
 			for _, f := range g.Files {
 				gj.Files = append(gj.Files, f.Path)
 			}
 			js = append(js, gj)
 		}
 		o.writeJSON(struct {
-			Schema          string         `json:"schema"`
-			Groups          []groupJSON    `json:"groups"`
-			Skipped         []hash.Skipped `json:"skipped"`
-			Files           int            `json:"files"`
-			TensorBytesRead int64          `json:"tensor_bytes_read"`
-			Reclaimable     int64          `json:"reclaimable"`
-		}{"stdiff.dupes/v1", js, rep.Skipped, rep.Files, rep.TensorBytesRead, rep.Reclaimable})
+			Schema          string          `json:"schema"`
+			Groups          []groupJSON     `json:"groups"`
+			Skipped         []hash.Skipped  `json:"skipped"`
+			Notes           []hash.DupeNote `json:"notes"`
+			Files           int             `json:"files"`
+			TensorBytesRead int64           `json:"tensor_bytes_read"`
+			Reclaimable     int64           `json:"reclaimable"`
+		}{"stdiff.dupes/v1", js, rep.Skipped, rep.Notes, rep.Files, rep.TensorBytesRead, rep.Reclaimable})
 		return status
 	}
 	for _, g := range groups {
@@ -136,6 +143,7 @@ func (c *dupesCmd) run(o *out) int {
 		}
 		c.printGroup(o, g)
 	}
+	printDupeNotes(o, rep.Notes)
 	if len(rep.Skipped) > 0 && o.format == "markdown" {
 		o.printf("skipped %s:\n\n", plural(len(rep.Skipped), "file"))
 		for _, s := range rep.Skipped {
@@ -190,6 +198,39 @@ func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
 		}
 	}
 	o.printf("\n")
+}
+
+// printDupeNotes lists the notes, one block per code.
+func printDupeNotes(o *out, notes []hash.DupeNote) {
+	byCode := map[string][]hash.DupeNote{}
+	var codes []string
+	for _, n := range notes {
+		if byCode[n.Code] == nil {
+			codes = append(codes, n.Code)
+		}
+		byCode[n.Code] = append(byCode[n.Code], n)
+	}
+	for _, code := range codes {
+		ns := byCode[code]
+		switch code {
+		case hash.NoteSharesFiles:
+			o.printf("%s\n", o.paint(yellow, fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
+				plural(len(ns), "model"), code)))
+		default:
+			o.printf("%s\n", o.paint(yellow, code+":"))
+		}
+		for _, n := range ns {
+			with := make([]string, 0, 3)
+			for _, w := range n.With[:min(len(n.With), 3)] {
+				with = append(with, esc(w))
+			}
+			if len(n.With) > 3 {
+				with = append(with, fmt.Sprintf("%d more", len(n.With)-3))
+			}
+			o.printf("  %s: with %s\n", esc(n.Path), strings.Join(with, ", "))
+		}
+		o.printf("\n")
+	}
 }
 
 // differences says how each file of a content group differs from the group's first file.

@@ -1,0 +1,243 @@
+package hash
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// NoteSharesFiles is the code of a DupeNote: the model shares files (shards, its index) with other
+// scanned models, so deleting it would break them. Such a model is never offered as a copy to delete;
+// it can only be the kept, first, member of a group.
+const NoteSharesFiles = "shares-files"
+
+// DupeNote is something the scan found that is no duplicate but bears on deleting: Code says what.
+type DupeNote struct {
+	Code string `json:"code"`
+	Path string `json:"path"`
+	// With are the other models concerned.
+	With []string `json:"with"`
+}
+
+// fileKey identifies a real file, links followed: its device and inode, or, where those are unknown,
+// its absolute path with links resolved.
+type fileKey struct {
+	dev, ino uint64
+	path     string
+}
+
+// fileRef is one real file a model is made of.
+type fileRef struct {
+	key  fileKey
+	size int64
+	// nlink is its number of hard links (0: unknown).
+	nlink uint64
+}
+
+// refOf is the real file behind path, whose os.Stat is st.
+func refOf(path string, st fs.FileInfo) fileRef {
+	dev, ino, nlink := fileID(st)
+	k := fileKey{dev: dev, ino: ino}
+	if ino == 0 {
+		k.path = resolvedPath(path)
+	}
+	return fileRef{key: k, size: st.Size(), nlink: nlink}
+}
+
+func resolvedPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}
+
+// setFiles are the real files of a local shard set: its index (the file idx) and its shards, each
+// once, sorted.
+func setFiles(index string, idx fileRef, m *canon.Model) ([]fileRef, error) {
+	files := []fileRef{idx}
+	for _, sh := range m.Shards {
+		p := filepath.Join(filepath.Dir(index), filepath.FromSlash(sh.Name))
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, &canon.ReadError{Name: p, Err: err}
+		}
+		files = append(files, refOf(p, st))
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].key.less(files[j].key) })
+	out := files[:1]
+	for _, r := range files[1:] {
+		if r.key != out[len(out)-1].key {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (a fileKey) less(b fileKey) bool {
+	if a.dev != b.dev {
+		return a.dev < b.dev
+	}
+	if a.ino != b.ino {
+		return a.ino < b.ino
+	}
+	return a.path < b.path
+}
+
+// realFiles are the files a model is made of (none for a URL).
+func (f *scanned) realFiles() []fileRef {
+	if f.files != nil || canon.IsRemote(f.path) {
+		return f.files
+	}
+	k := fileKey{dev: f.dev, ino: f.ino}
+	if f.ino == 0 {
+		k.path = resolvedPath(f.path)
+	}
+	return []fileRef{{key: k, size: f.size, nlink: f.nlink}}
+}
+
+// identity is what two paths to the same model share: its files, links followed ("" for a URL).
+func (f *scanned) identity() string {
+	var b strings.Builder
+	for _, r := range f.realFiles() {
+		fmt.Fprintf(&b, "%d:%d:%s\x00", r.key.dev, r.key.ino, r.key.path)
+	}
+	return b.String()
+}
+
+// onlyOnce drops the models reached twice: the same file by hard or symbolic links, or a shard set
+// whose index and shards are all the same files as another's (two Hugging Face cache snapshots of
+// one revision). It keeps real paths over symbolic links, then the first in order, and says why the
+// others were left out (a path given twice is dropped without a word).
+func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
+	seen := map[string]string{}
+	var live []*scanned
+	for pass := 0; pass < 2; pass++ {
+		for _, f := range files {
+			if f == nil || f.symlink != (pass == 1) {
+				continue
+			}
+			id := f.identity()
+			switch {
+			case id != "" && seen[id] != "" && filepath.Clean(seen[id]) == filepath.Clean(f.path):
+			case id != "" && seen[id] != "" && f.set:
+				skip(f.path, "same model as "+seen[id]+" (the same files, through links)")
+			case id != "" && seen[id] != "":
+				skip(f.path, "same file as "+seen[id]+" (a link)")
+			default:
+				if id != "" {
+					seen[id] = f.path
+				}
+				live = append(live, f)
+			}
+		}
+	}
+	return live
+}
+
+// markShared marks the models that share a file with another (a shard of two sets, an index and a
+// file named on its own) and returns a note for each. Only sets can share a file: two single files
+// that are one file were already made one model.
+func markShared(live []*scanned) []DupeNote {
+	owners := map[fileKey][]int{}
+	for i, f := range live {
+		if f.files != nil {
+			for _, r := range f.files {
+				owners[r.key] = append(owners[r.key], i)
+			}
+		}
+	}
+	if len(owners) == 0 {
+		return nil
+	}
+	for i, f := range live {
+		if f.files == nil {
+			for _, r := range f.realFiles() {
+				if _, ok := owners[r.key]; ok {
+					owners[r.key] = append(owners[r.key], i)
+				}
+			}
+		}
+	}
+	with := map[int]map[int]bool{}
+	for _, o := range owners {
+		for _, i := range o {
+			for _, j := range o {
+				if i != j {
+					if with[i] == nil {
+						with[i] = map[int]bool{}
+					}
+					with[i][j] = true
+				}
+			}
+		}
+	}
+	notes := make([]DupeNote, 0, len(with))
+	for i, js := range with {
+		live[i].shared = true
+		n := DupeNote{Code: NoteSharesFiles, Path: live[i].path}
+		for j := range js {
+			n.With = append(n.With, live[j].path)
+		}
+		sort.Strings(n.With)
+		notes = append(notes, n)
+	}
+	sort.Slice(notes, func(i, j int) bool { return notes[i].Path < notes[j].Path })
+	return notes
+}
+
+// keepSafe orders models with the same content for deleting all but the first. The first, kept, is a
+// model that shares files with others if there is one (it must stay), else a local one, else the
+// first by path. Models that share files are never among those to delete: the others are left out.
+// The result has fewer than two models when nothing could safely go.
+func keepSafe(g []*scanned) []*scanned {
+	rank := func(f *scanned) int {
+		switch {
+		case f.shared:
+			return 0
+		case !canon.IsRemote(f.path):
+			return 1
+		}
+		return 2
+	}
+	k := 0
+	for i, f := range g {
+		if rank(f) < rank(g[k]) || (rank(f) == rank(g[k]) && f.path < g[k].path) {
+			k = i
+		}
+	}
+	out := []*scanned{g[k]}
+	for i, f := range g {
+		if i != k && !f.shared {
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out[1:], func(i, j int) bool { return out[1+i].path < out[1+j].path })
+	return out
+}
+
+// freed is what deleting every model of g but the first would free: each real file once, and only
+// files that deleting frees (not URLs, not files with hard links elsewhere, not the first's).
+func freed(g []*scanned) int64 {
+	kept := map[fileKey]bool{}
+	for _, r := range g[0].realFiles() {
+		kept[r.key] = true
+	}
+	var n int64
+	for _, f := range g[1:] {
+		for _, r := range f.realFiles() {
+			if !kept[r.key] && r.nlink <= 1 {
+				kept[r.key] = true
+				n += r.size
+			}
+		}
+	}
+	return n
+}

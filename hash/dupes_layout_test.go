@@ -1,0 +1,533 @@
+//go:build unix
+
+package hash
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// shardSet builds a two-shard set: a and b vary the weights of its shards, note (if any) goes into the
+// index's metadata, so that two indexes of the same shards can differ.
+func shardSet(a, b int64, note string) (shard1, shard2, index []byte) {
+	s1, s2 := stfile.File{Seed: a}, stfile.File{Seed: b}
+	weights := map[string]string{}
+	total := 0
+	for i := 0; i < 4; i++ {
+		for _, s := range []struct {
+			f    *stfile.File
+			name string
+			file string
+		}{{&s1, "enc", setShard1}, {&s2, "dec", setShard2}} {
+			name := fmt.Sprintf("%s.%d.weight", s.name, i)
+			s.f.Tensors = append(s.f.Tensors, stfile.Tensor{Name: name, DType: "F16", Shape: []uint64{8, 32}})
+			weights[name] = s.file
+			total += 8 * 32 * 2
+		}
+	}
+	meta := map[string]any{"total_size": total}
+	if note != "" {
+		meta["note"] = note
+	}
+	index, _ = json.Marshal(map[string]any{"metadata": meta, "weight_map": weights})
+	return s1.Build(), s2.Build(), index
+}
+
+const (
+	setShard1 = "model-00001-of-00002.safetensors"
+	setShard2 = "model-00002-of-00002.safetensors"
+	setIndex  = "model.safetensors.index.json"
+)
+
+// hfCache lays out revisions the way the Hugging Face cache does: snapshots/<rev>/<file> are symbolic
+// links to blobs/<hash of the content>, so revisions with equal files share blobs. Each revision is
+// {a, b, note} as for shardSet. It returns the revisions' index paths.
+func hfCache(t *testing.T, dir string, revs ...[3]int64) []string {
+	t.Helper()
+	var indexes []string
+	for r, rev := range revs {
+		note := ""
+		if rev[2] != 0 {
+			note = fmt.Sprint(rev[2])
+		}
+		s1, s2, idx := shardSet(rev[0], rev[1], note)
+		snap := filepath.Join(dir, "snapshots", fmt.Sprintf("rev%d", r))
+		for name, b := range map[string][]byte{setShard1: s1, setShard2: s2, setIndex: idx} {
+			blob := fmt.Sprintf("%x", sha256.Sum256(b))
+			mustWrite(t, filepath.Join(dir, "blobs", blob), b)
+			mustSymlink(t, filepath.Join("..", "..", "blobs", blob), filepath.Join(snap, name))
+		}
+		indexes = append(indexes, filepath.Join(snap, setIndex))
+	}
+	return indexes
+}
+
+func mustWrite(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+}
+
+func writeSet(t *testing.T, dir string, a, b int64, note string) string {
+	s1, s2, idx := shardSet(a, b, note)
+	mustWrite(t, filepath.Join(dir, setShard1), s1)
+	mustWrite(t, filepath.Join(dir, setShard2), s2)
+	mustWrite(t, filepath.Join(dir, setIndex), idx)
+	return filepath.Join(dir, setIndex)
+}
+
+func scan(t *testing.T, paths ...string) *DupeReport {
+	t.Helper()
+	rep, err := FindDuplicates(context.Background(), paths, DupeOptions{Structure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestSharedShardsAreNotCopies: two revisions in the Hugging Face cache whose indexes differ but whose
+// shards are the same blobs are one set of weights on disk: deleting either "copy" with its shards
+// would delete the other's weights. They are noted, never grouped, and nothing is reclaimable.
+func TestSharedShardsAreNotCopies(t *testing.T) {
+	dir := t.TempDir()
+	revs := hfCache(t, dir, [3]int64{1, 2, 0}, [3]int64{1, 2, 7})
+	rep := scan(t, revs...)
+	for _, g := range rep.Groups {
+		if g.Level != LevelStructure {
+			t.Errorf("%s group of revisions that share their shards: %+v", g.Level, g.Files)
+		}
+	}
+	if rep.Reclaimable != 0 {
+		t.Errorf("%d bytes reclaimable", rep.Reclaimable)
+	}
+	if len(rep.Notes) != 2 || rep.Notes[0].Code != NoteSharesFiles || rep.Notes[0].Path != revs[0] ||
+		fmt.Sprint(rep.Notes[0].With) != fmt.Sprint([]string{revs[1]}) {
+		t.Errorf("notes %+v", rep.Notes)
+	}
+	// Two indexes in one folder naming the same shards: the same.
+	two := filepath.Join(dir, "two")
+	first := writeSet(t, two, 1, 2, "")
+	_, _, idx := shardSet(1, 2, "other")
+	second := filepath.Join(two, "other.safetensors.index.json")
+	mustWrite(t, second, idx)
+	if rep := scan(t, first, second); rep.Reclaimable != 0 || len(rep.Notes) != 2 || len(rep.Groups) != 0 {
+		t.Errorf("two indexes of one set: groups %+v, notes %+v", rep.Groups, rep.Notes)
+	}
+}
+
+// TestSnapshotsOfOneRevision: snapshots whose index and shards are all the same blobs are one model,
+// reported like a link; one whose index is the same blob but whose shards differ is another model.
+func TestSnapshotsOfOneRevision(t *testing.T) {
+	revs := hfCache(t, t.TempDir(), [3]int64{1, 2, 0}, [3]int64{1, 2, 0}, [3]int64{1, 3, 0})
+	rep := scan(t, revs...)
+	if rep.Files != 2 || len(rep.Skipped) != 1 || rep.Skipped[0].Path != revs[1] ||
+		rep.Skipped[0].Reason != "same model as "+revs[0]+" (the same files, through links)" {
+		t.Errorf("%d models, skipped %+v", rep.Files, rep.Skipped)
+	}
+	if len(rep.Notes) != 2 || rep.Notes[1].Path != revs[2] {
+		t.Errorf("notes %+v", rep.Notes)
+	}
+}
+
+// TestSetCopyReclaimsItsFiles: a real copy of a set is found, the set that shares files is the one
+// kept, and what deleting the copy frees is its index and shards as they are on disk.
+func TestSetCopyReclaimsItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	revs := hfCache(t, filepath.Join(dir, "hub"), [3]int64{1, 2, 0}, [3]int64{1, 3, 0})
+	cp := writeSet(t, filepath.Join(dir, "a-copy"), 1, 2, "")
+	rep := scan(t, append(revs, cp)...)
+	var size int64
+	for _, name := range []string{setShard1, setShard2, setIndex} {
+		st, _ := os.Stat(filepath.Join(dir, "a-copy", name))
+		size += st.Size()
+	}
+	if len(rep.Groups) < 1 || rep.Groups[0].Level != LevelBytes || rep.Groups[0].Keeper != revs[0] ||
+		len(rep.Groups[0].Files) != 2 || rep.Groups[0].Files[1].Path != cp || rep.Groups[0].Reclaimable != size ||
+		rep.Groups[0].Files[1].Size != size || rep.Reclaimable != size {
+		t.Errorf("groups %+v, reclaimable %d, want the copy's %d bytes", rep.Groups, rep.Reclaimable, size)
+	}
+}
+
+// TestShardAloneIsNotACopyOfItsSet: a shard named on its own (or linked from elsewhere) is a file of a
+// scanned set; grouped with a copy of itself, it is the one kept.
+func TestShardAloneIsNotACopyOfItsSet(t *testing.T) {
+	dir := t.TempDir()
+	set := writeSet(t, filepath.Join(dir, "set"), 1, 2, "")
+	alone := filepath.Join(dir, "loras", "alone.safetensors")
+	mustSymlink(t, filepath.Join("..", "set", setShard1), alone)
+	s1, _, _ := shardSet(1, 2, "")
+	cp := filepath.Join(dir, "loras", "copy.safetensors")
+	mustWrite(t, cp, s1)
+	rep := scan(t, set, alone, cp)
+	if len(rep.Groups) != 1 || rep.Groups[0].Keeper != alone || rep.Groups[0].Files[1].Path != cp {
+		t.Errorf("groups %+v", rep.Groups)
+	}
+	if len(rep.Notes) != 2 || rep.Notes[0].Path != alone || rep.Notes[1].Path != set {
+		t.Errorf("notes %+v", rep.Notes)
+	}
+	// Named as well by its real path, the shard is that path, and the link the same file.
+	shard := filepath.Join(dir, "set", setShard1)
+	rep = scan(t, set, alone, shard, cp)
+	if len(rep.Groups) != 1 || rep.Groups[0].Keeper != shard || len(rep.Skipped) != 1 || rep.Skipped[0].Path != alone {
+		t.Errorf("groups %+v, skipped %+v", rep.Groups, rep.Skipped)
+	}
+}
+
+// collection is a random layout of models (see TestDupesNeverDeleteTheLastCopy).
+type collection struct {
+	t   *testing.T
+	dir string
+	rng *rand.Rand
+	// scanned are the paths given to FindDuplicates; copies pairs of them that are independent copies
+	// of the same bytes (fresh files).
+	scanned []string
+	copies  [][2]string
+	plain   []string
+	sets    []string
+	n       int
+}
+
+func (c *collection) next(kind string) string {
+	c.n++
+	return filepath.Join(c.dir, fmt.Sprintf("%s%d", kind, c.n))
+}
+
+func (c *collection) pick(from []string) string { return from[c.rng.IntN(len(from))] }
+
+// add makes one random addition to the collection.
+func (c *collection) add() {
+	t := c.t
+	switch op := c.rng.IntN(11); {
+	case op == 0 || len(c.plain) == 0: // a file
+		p := c.next("plain") + ".safetensors"
+		mustWrite(t, p, lora(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build())
+		c.plain = append(c.plain, p)
+		c.scanned = append(c.scanned, p)
+	case op == 1: // a byte copy of a file
+		from := c.pick(c.plain)
+		b, _ := os.ReadFile(from)
+		p := c.next("copy") + ".safetensors"
+		mustWrite(t, p, b)
+		c.plain = append(c.plain, p)
+		c.scanned = append(c.scanned, p)
+		c.copies = append(c.copies, [2]string{from, p})
+	case op == 2: // a hard link
+		p := c.next("hard") + ".safetensors"
+		if err := os.Link(c.pick(c.plain), p); err != nil {
+			t.Fatal(err)
+		}
+		c.plain = append(c.plain, p)
+		c.scanned = append(c.scanned, p)
+	case op == 3: // a symbolic link
+		p := c.next("sym") + ".safetensors"
+		mustSymlink(t, c.pick(c.plain), p)
+		c.scanned = append(c.scanned, p)
+	case op == 4: // a set in its own folder
+		p := writeSet(t, c.next("set"), int64(c.rng.IntN(2)), int64(c.rng.IntN(2)), "")
+		c.sets = append(c.sets, p)
+		c.scanned = append(c.scanned, p)
+	case op == 5 || op == 6: // a Hugging Face cache: revisions sharing some blobs
+		var revs [][3]int64
+		for r := 0; r < 2+c.rng.IntN(2); r++ {
+			revs = append(revs, [3]int64{int64(c.rng.IntN(2)), int64(c.rng.IntN(3)), int64(c.rng.IntN(2))})
+		}
+		idx := hfCache(t, c.next("hf"), revs...)
+		c.sets = append(c.sets, idx...)
+		c.scanned = append(c.scanned, idx...)
+	case op == 7: // a second index beside a set's, naming the same shards
+		if len(c.sets) == 0 {
+			return
+		}
+		set := c.pick(c.sets)
+		b, _ := os.ReadFile(set)
+		var idx map[string]any
+		json.Unmarshal(b, &idx)
+		idx["metadata"].(map[string]any)["note"] = c.n
+		b, _ = json.Marshal(idx)
+		p := filepath.Join(filepath.Dir(set), fmt.Sprintf("second%d.safetensors.index.json", c.n))
+		c.n++
+		mustWrite(t, p, b)
+		c.scanned = append(c.scanned, p)
+	case op == 8: // a copy of a set (links followed), in a fresh folder
+		if len(c.sets) == 0 {
+			return
+		}
+		set := c.pick(c.sets)
+		dir := c.next("setcopy")
+		for _, name := range []string{setShard1, setShard2} {
+			b, _ := os.ReadFile(filepath.Join(filepath.Dir(set), name))
+			mustWrite(t, filepath.Join(dir, name), b)
+		}
+		b, _ := os.ReadFile(set)
+		mustWrite(t, filepath.Join(dir, filepath.Base(set)), b)
+		c.scanned = append(c.scanned, filepath.Join(dir, filepath.Base(set)))
+		c.copies = append(c.copies, [2]string{set, filepath.Join(dir, filepath.Base(set))})
+	case op == 9: // a shard of a set, on its own: named, linked or copied
+		if len(c.sets) == 0 {
+			return
+		}
+		shard := filepath.Join(filepath.Dir(c.pick(c.sets)), setShard1)
+		switch c.rng.IntN(3) {
+		case 0:
+			c.scanned = append(c.scanned, shard)
+		case 1:
+			p := c.next("shardlink") + ".safetensors"
+			mustSymlink(t, shard, p)
+			c.scanned = append(c.scanned, p)
+		default:
+			b, _ := os.ReadFile(shard)
+			p := c.next("shardcopy") + ".safetensors"
+			mustWrite(t, p, b)
+			c.plain = append(c.plain, p)
+			c.scanned = append(c.scanned, p)
+		}
+	default: // a hard link to a shard, on its own
+		if len(c.sets) == 0 {
+			return
+		}
+		p := c.next("shardhard") + ".safetensors"
+		shard, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(c.pick(c.sets)), setShard2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(shard, p); err != nil {
+			t.Fatal(err)
+		}
+		c.scanned = append(c.scanned, p)
+	}
+}
+
+// realFile is a file as the test sees it, independently of the code under test.
+type realFile struct{ dev, ino uint64 }
+
+type fileInfo struct {
+	size  int64
+	nlink uint64
+}
+
+// filesOf are the real files a scanned path is made of (a set: its index and shards), with what
+// deleting them would need to know.
+func filesOf(t *testing.T, path string, info map[realFile]fileInfo) map[realFile]bool {
+	t.Helper()
+	paths := []string{path}
+	if strings.HasSuffix(path, ".safetensors.index.json") {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx struct {
+			WeightMap map[string]string `json:"weight_map"`
+		}
+		json.Unmarshal(b, &idx)
+		for _, shard := range idx.WeightMap {
+			paths = append(paths, filepath.Join(filepath.Dir(path), shard))
+		}
+	}
+	out := map[realFile]bool{}
+	for _, p := range paths {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		f := realFile{uint64(st.Dev), uint64(st.Ino)}
+		out[f] = true
+		info[f] = fileInfo{st.Size, uint64(st.Nlink)}
+	}
+	return out
+}
+
+func sameFiles(a, b map[realFile]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for f := range a {
+		if !b[f] {
+			return false
+		}
+	}
+	return true
+}
+
+// bytesOf is what a model holds: a file's bytes, or a set's shards' bytes in shard order.
+func bytesOf(t *testing.T, path string) []byte {
+	if !strings.HasSuffix(path, ".safetensors.index.json") {
+		b, _ := os.ReadFile(path)
+		return b
+	}
+	var out []byte
+	for _, name := range []string{setShard1, setShard2} {
+		b, _ := os.ReadFile(filepath.Join(filepath.Dir(path), name))
+		out = append(out, b...)
+	}
+	return out
+}
+
+// TestDupesNeverDeleteTheLastCopy builds random collections (files, hard and symbolic links, sets,
+// Hugging Face caches whose revisions share blobs, second indexes of one set, shards on their own,
+// copies of all of these) and checks every group FindDuplicates reports: deleting every model of a
+// bytes or content group but the first, with its shards, deletes no file of the first nor any file
+// another scanned model needs (a path to the very same files aside); Reclaimable is exactly what that
+// deletion frees, each real file once; independent copies are still found.
+func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0))}
+			for i := 0; i < 12+c.rng.IntN(10); i++ {
+				c.add()
+			}
+			rep := scan(t, c.scanned...)
+			info := map[realFile]fileInfo{}
+			files := map[string]map[realFile]bool{}
+			for _, p := range c.scanned {
+				files[p] = filesOf(t, p, info)
+			}
+			shared := map[string]bool{} // the test's own view of which models share files
+			for _, p := range c.scanned {
+				for _, q := range c.scanned {
+					if p == q || sameFiles(files[p], files[q]) {
+						continue
+					}
+					for f := range files[p] {
+						if files[q][f] {
+							shared[p] = true
+						}
+					}
+				}
+			}
+			skipped := map[string]bool{}
+			for _, s := range rep.Skipped {
+				skipped[s.Path] = true
+			}
+			grouped := map[string]map[string]bool{} // path → paths it shares a group with
+			counted := map[realFile]string{}
+			var total int64
+			contentGroups := map[string]bool{}
+			for _, g := range rep.Groups {
+				if g.Level == LevelContent {
+					contentGroups[g.ContentID] = true
+				}
+			}
+			for _, g := range rep.Groups {
+				for _, f := range g.Files {
+					if grouped[f.Path] == nil {
+						grouped[f.Path] = map[string]bool{}
+					}
+					for _, o := range g.Files {
+						grouped[f.Path][o.Path] = true
+					}
+				}
+				if g.Level == LevelStructure {
+					if g.Reclaimable != 0 || g.Keeper != "" {
+						t.Errorf("structure group with a keeper or reclaimable bytes: %+v", g)
+					}
+					continue
+				}
+				keeper := g.Files[0].Path
+				if g.Keeper != keeper {
+					t.Errorf("keeper %s is not the first of %+v", g.Keeper, g.Files)
+				}
+				deleted := map[realFile]bool{}
+				for _, f := range g.Files[1:] {
+					for rf := range files[f.Path] {
+						deleted[rf] = true
+					}
+					if g.Level == LevelBytes && !bytes.Equal(bytesOf(t, f.Path), bytesOf(t, keeper)) {
+						t.Errorf("bytes group: %s and %s differ", f.Path, keeper)
+					}
+				}
+				for _, p := range c.scanned {
+					hit := false
+					for rf := range files[p] {
+						hit = hit || deleted[rf]
+					}
+					if !hit {
+						continue
+					}
+					sameAsDeleted := false
+					for _, f := range g.Files[1:] {
+						sameAsDeleted = sameAsDeleted || sameFiles(files[p], files[f.Path])
+					}
+					if !sameAsDeleted {
+						t.Errorf("deleting %s group but its first (%s) deletes a file of %s", g.Level, keeper, p)
+					}
+				}
+				var want int64
+				for rf := range deleted {
+					if !files[keeper][rf] && info[rf].nlink == 1 {
+						want += info[rf].size
+					}
+				}
+				if g.Reclaimable != want {
+					t.Errorf("%s group of %s: reclaimable %d, deleting frees %d", g.Level, keeper, g.Reclaimable, want)
+				}
+				if g.Level == LevelContent || !contentGroups[g.ContentID] {
+					total += g.Reclaimable
+					for rf := range deleted {
+						if other, ok := counted[rf]; ok {
+							t.Errorf("a file is reclaimable in the groups of %s and %s", other, keeper)
+						}
+						counted[rf] = keeper
+					}
+				}
+			}
+			if rep.Reclaimable != total {
+				t.Errorf("report reclaimable %d, its groups' %d", rep.Reclaimable, total)
+			}
+			for _, cp := range c.copies {
+				a, b := cp[0], cp[1]
+				if skipped[b] || shared[b] {
+					continue
+				}
+				if len(grouped[b]) == 0 {
+					t.Errorf("copy %s of %s not found", b, a)
+				}
+				if !skipped[a] && !shared[a] && !groupedAt(rep, LevelBytes, a, b) {
+					t.Errorf("copies %s and %s not in one bytes group", a, b)
+				}
+			}
+			if t.Failed() {
+				t.Logf("scanned %v\ngroups %+v\nnotes %+v\nskipped %+v", c.scanned, rep.Groups, rep.Notes, rep.Skipped)
+			}
+		})
+	}
+}
+
+func groupedAt(rep *DupeReport, level, a, b string) bool {
+	for _, g := range rep.Groups {
+		var n int
+		for _, f := range g.Files {
+			if f.Path == a || f.Path == b {
+				n++
+			}
+		}
+		if g.Level == level && n == 2 {
+			return true
+		}
+	}
+	return false
+}
