@@ -36,7 +36,7 @@ type Diff struct {
 	MaxAbsDiffIndex int64   `json:"max_abs_diff_index"`
 	// MeanAbsDiff is the mean |a−b| over finite pairs.
 	MeanAbsDiff float64 `json:"mean_abs_diff"`
-	// RelL2 is ‖a−b‖ / ‖a‖ (0 when both norms are 0, NaN when only ‖a‖ is).
+	// RelL2 is ‖a−b‖ / ‖a‖ (0 when both norms are 0, NaN when only ‖a‖ is or no pair is finite).
 	RelL2 float64 `json:"rel_l2"`
 	// Cosine is the cosine similarity ⟨a,b⟩ / (‖a‖·‖b‖), clamped to [−1, 1]; NaN when a norm is 0.
 	// For C64 ⟨a,b⟩ is Re(Σ a·conj(b)), the tensors taken as real vectors of twice the length.
@@ -423,7 +423,7 @@ func (p *PairStats) Result() Diff {
 	switch {
 	case na > 0:
 		d.RelL2 = nd / na
-	case na == 0 && nd == 0:
+	case na == 0 && nd == 0 && p.finite > 0:
 		d.RelL2 = 0
 	}
 	if na > 0 && nb > 0 {
