@@ -119,14 +119,30 @@ var formats = func() map[canon.DType]*format {
 	return m
 }()
 
-// f16Table maps every F16 code to its value; built on first use (256 KiB).
-var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
-	var t [1 << 16]float32
+// Every F16 and BF16 code's value, built on first use (512 KiB each): one load decodes an element.
+var (
+	f16Table  = sync.OnceValue(func() *[1 << 16]float64 { return table16(mF16) })
+	bf16Table = sync.OnceValue(func() *[1 << 16]float64 { return table16(mBF16) })
+)
+
+func table16(m *minifloat) *[1 << 16]float64 {
+	var t [1 << 16]float64
 	for c := range t {
-		t[c] = float32(mF16.value(uint32(c)))
+		t[c] = m.value(uint32(c))
 	}
 	return &t
-})
+}
+
+// table16 returns the value table of a 16-bit float format, nil for other dtypes.
+func (f *format) table16() *[1 << 16]float64 {
+	switch f.kind {
+	case kF16:
+		return f16Table()
+	case kBF16:
+		return bf16Table()
+	}
+	return nil
+}
 
 func lookup(dt canon.DType) (*format, error) {
 	f, ok := formats[dt]
@@ -208,16 +224,11 @@ func (f *format) decode(dst []float64, src []byte) {
 			dst[i+2] = t[w>>12&63]
 			dst[i+3] = t[w>>18]
 		}
-	case kF16:
-		t := f16Table()
+	case kF16, kBF16:
+		t := f.table16()
 		src = src[:2*len(dst)]
 		for i := range dst {
-			dst[i] = float64(t[binary.LittleEndian.Uint16(src[2*i:])])
-		}
-	case kBF16:
-		src = src[:2*len(dst)]
-		for i := range dst {
-			dst[i] = float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16))
+			dst[i] = t[binary.LittleEndian.Uint16(src[2*i:])]
 		}
 	case kF32:
 		src = src[:4*len(dst)]
@@ -282,6 +293,19 @@ func (f *format) decodeComplex(re, im []float64, src []byte) {
 		re[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(src[8*i:])))
 		im[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(src[8*i+4:])))
 	}
+}
+
+// codeValue is the value of one code of a float format, through the decode tables where there are.
+func (f *format) codeValue(c uint32) float64 {
+	switch f.kind {
+	case kTable, kF4, kF6:
+		return f.table[uint8(c)]
+	case kF16, kBF16:
+		return f.table16()[uint16(c)]
+	case kF32:
+		return float64(math.Float32frombits(c))
+	}
+	return f.mini.value(c)
 }
 
 // codes extracts the raw codes of a float format's elements (len(dst) of them) from src.

@@ -103,6 +103,7 @@ func num(x float64) *float64 {
 type PairStats struct {
 	fa, fb *format
 	tol    Tolerance
+	t      tolerance
 
 	n, finite, differ, outside int64
 	nanA, nanB, infA, infB     int64
@@ -110,10 +111,21 @@ type PairStats struct {
 	maxIdx                     int64
 	sAbs, sD2, sA2, sB2, sAB   ksum
 
+	kern      kernel
 	rawDiffer bool        // I64/U64 on both sides: count differing elements on the bytes
 	round     *roundCheck // nil unless both dtypes are floats and differ
 	buf       *scratch
 }
+
+// kernel is the loop PairStats runs over a block.
+type kernel uint8
+
+const (
+	kernF64     kernel = iota // decode both sides to float64, then blockF64
+	kern16                    // both sides 16-bit floats decoded through tables (block16)
+	kern8                     // both sides 8-bit codes decoded through tables (block8)
+	kernComplex               // either side C64
+)
 
 // scratch holds one block of decoded values; allocated on the first Add.
 type scratch struct {
@@ -135,14 +147,26 @@ func NewPairStats(a, b canon.DType, tol Tolerance) (*PairStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PairStats{fa: fa, fb: fb, tol: tol, maxIdx: -1}
+	p := &PairStats{fa: fa, fb: fb, tol: tol, maxIdx: -1, t: tolerance{tol.Atol != 0 || tol.Rtol != 0, tol.Atol, tol.Rtol}}
 	p.rawDiffer = fa == fb && (fa.kind == kI64 || fa.kind == kU64)
+	switch {
+	case fa.kind == kC64 || fb.kind == kC64:
+		p.kern = kernComplex
+	case a != b && IsFloat(a) && IsFloat(b):
+		p.kern = kernF64 // the rounding check needs the decoded values
+	case fa.table16() != nil && fb.table16() != nil:
+		p.kern = kern16
+	case fa.kind == kTable && fb.kind == kTable:
+		p.kern = kern8
+	}
 	if a != b && IsFloat(a) && IsFloat(b) {
 		r := &roundCheck{wide: fa, narrow: fb, first: -1}
 		if fb.bits > fa.bits {
 			r.wide, r.narrow, r.narrowIsA = fb, fa, true
 		}
 		r.viaF32 = r.wide.kind == kF64 && r.narrow.bits < 32
+		r.bf16 = r.narrow.kind == kBF16 && r.wide.kind != kF64
+		r.values = r.narrow.table16()
 		p.round = r
 	}
 	return p, nil
@@ -169,31 +193,39 @@ func (p *PairStats) Add(a, b []byte) error {
 		p.buf = new(scratch)
 	}
 	s := p.buf
-	cplx := p.fa.kind == kC64 || p.fb.kind == kC64
 	n := int(na)
 	for off := 0; off < n; off += blockLen {
 		k := min(blockLen, n-off)
 		ab := a[p.fa.byteLen(off):p.fa.byteLen(off+k)]
 		bb := b[p.fb.byteLen(off):p.fb.byteLen(off+k)]
-		if cplx {
+		var f fsums
+		var g gsums
+		switch p.kern {
+		case kernComplex:
 			p.fa.decodeComplex(s.a[:k], s.ai[:k], ab)
 			p.fb.decodeComplex(s.b[:k], s.bi[:k], bb)
 			p.complexBlock(s.a[:k], s.ai[:k], s.b[:k], s.bi[:k])
 			continue
-		}
-		p.fa.decode(s.a[:k], ab)
-		p.fb.decode(s.b[:k], bb)
-		if r := p.round; r != nil {
-			if r.narrowIsA {
-				r.block(p.n, s.b[:k], s.a[:k], ab, s.codes[:k])
-			} else {
-				r.block(p.n, s.a[:k], s.b[:k], bb, s.codes[:k])
+		case kern16:
+			f, g = block16(p.fa.table16(), p.fb.table16(), ab, bb, p.t)
+		case kern8:
+			f, g = block8(p.fa.table, p.fb.table, ab, bb, p.t)
+		default:
+			p.fa.decode(s.a[:k], ab)
+			p.fb.decode(s.b[:k], bb)
+			if r := p.round; r != nil {
+				if r.narrowIsA {
+					r.block(p.n, s.b[:k], s.a[:k], ab, s.codes[:k])
+				} else {
+					r.block(p.n, s.a[:k], s.b[:k], bb, s.codes[:k])
+				}
 			}
+			if p.rawDiffer {
+				p.differ += int64(differingWords(ab, bb))
+			}
+			f, g = blockF64(s.a[:k], s.b[:k], p.t)
 		}
-		if p.rawDiffer {
-			p.differ += int64(differingWords(ab, bb))
-		}
-		p.realBlock(s.a[:k], s.b[:k])
+		p.realBlock(f, g, ab, bb, s.a[:k], s.b[:k], p.kern == kernF64)
 	}
 	return nil
 }
@@ -207,63 +239,156 @@ func differingWords(a, b []byte) int {
 	return d
 }
 
-// realBlock accumulates one block of real pairs. The fast loop assumes every element is finite and
-// checks afterwards: any NaN or Inf makes a square sum non-finite, and the block is redone by the
-// careful loop. The index of a new maximum and the tolerance count take their own passes, which most
-// blocks skip.
-func (p *PairStats) realBlock(a, b []float64) {
+// The fast loops. fsums and gsums are a block's running sums; structs of at most four fields stay in
+// registers, so step, inlined into each loop, keeps them there: one definition of the statistics for
+// the loops over decoded float64 values and over table-decoded 16- and 8-bit codes. The maximum and
+// the differing count are kept on the integer side (|d|'s bits order like |d|), which leaves the
+// float units to the sums.
+type fsums struct{ abs, d2, a2, b2 float64 }
+
+type gsums struct {
+	ab                     float64
+	same, maxBits, outside uint64
+}
+
+// tolerance is Tolerance as the loops use it: on is false for the zero tolerance, where the outside
+// count is the differing count.
+type tolerance struct {
+	on         bool
+	atol, rtol float64
+}
+
+func step(f fsums, g gsums, x, y float64) (fsums, gsums) {
+	d := x - y
+	adb := math.Float64bits(d) &^ (1 << 63)
+	f.abs += math.Float64frombits(adb)
+	f.d2 += d * d
+	f.a2 += x * x
+	f.b2 += y * y
+	g.ab += x * y
+	g.same += (adb - 1) >> 63 // 1 when d == 0 (adb ≤ 0x7FF0… for finite d)
+	g.maxBits = max(g.maxBits, adb)
+	return f, g
+}
+
+// count counts the pair as outside the tolerance when it is (numpy.isclose's test).
+func (t tolerance) count(g gsums, x, y float64) gsums {
+	if math.Abs(x-y) > t.atol+t.rtol*math.Abs(y) {
+		g.outside++
+	}
+	return g
+}
+
+func blockF64(a, b []float64, t tolerance) (f fsums, g gsums) {
 	b = b[:len(a)]
-	var sAbs, sD2, sA2, sB2, sAB float64
-	var differ int
-	mx := 0.0
 	for i, x := range a {
-		y := b[i]
-		d := x - y
-		ad := math.Abs(d)
-		sAbs += ad
-		sD2 += d * d
-		sA2 += x * x
-		sB2 += y * y
-		sAB += x * y
-		differ += b2i(ad > 0)
-		if ad > mx {
-			mx = ad
+		f, g = step(f, g, x, b[i])
+		if t.on {
+			g = t.count(g, x, b[i])
 		}
 	}
-	if !isFinite(sA2 + sB2 + sD2) {
-		p.slowBlock(a, nil, b, nil)
+	return f, g
+}
+
+// block16 runs step over 16-bit codes decoded through tables, four codes per 8-byte load.
+func block16(ta, tb *[1 << 16]float64, a, b []byte, t tolerance) (f fsums, g gsums) {
+	if t.on {
+		return block16Tol(ta, tb, a, b, t)
+	}
+	b = b[:len(a)]
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		wa, wb := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
+		f, g = step(f, g, ta[uint16(wa)], tb[uint16(wb)])
+		f, g = step(f, g, ta[uint16(wa>>16)], tb[uint16(wb>>16)])
+		f, g = step(f, g, ta[uint16(wa>>32)], tb[uint16(wb>>32)])
+		f, g = step(f, g, ta[wa>>48], tb[wb>>48])
+	}
+	for ; i+2 <= len(a); i += 2 {
+		f, g = step(f, g, ta[binary.LittleEndian.Uint16(a[i:])], tb[binary.LittleEndian.Uint16(b[i:])])
+	}
+	return f, g
+}
+
+func block16Tol(ta, tb *[1 << 16]float64, a, b []byte, t tolerance) (f fsums, g gsums) {
+	b = b[:len(a)]
+	for i := 0; i+2 <= len(a); i += 2 {
+		x, y := ta[binary.LittleEndian.Uint16(a[i:])], tb[binary.LittleEndian.Uint16(b[i:])]
+		f, g = step(f, g, x, y)
+		g = t.count(g, x, y)
+	}
+	return f, g
+}
+
+// block8 runs step over 8-bit codes decoded through tables, eight codes per 8-byte load.
+func block8(ta, tb *[256]float64, a, b []byte, t tolerance) (f fsums, g gsums) {
+	b = b[:len(a)]
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		wa, wb := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
+		for range 8 {
+			x, y := ta[uint8(wa)], tb[uint8(wb)]
+			f, g = step(f, g, x, y)
+			if t.on {
+				g = t.count(g, x, y)
+			}
+			wa >>= 8
+			wb >>= 8
+		}
+	}
+	for ; i < len(a); i++ {
+		x, y := ta[a[i]], tb[b[i]]
+		f, g = step(f, g, x, y)
+		if t.on {
+			g = t.count(g, x, y)
+		}
+	}
+	return f, g
+}
+
+// realBlock folds one block's fast sums into p. The fast loops assume every element is finite; any
+// NaN or Inf makes a square sum non-finite, and the block is redone by the careful loop. The index of
+// a new maximum takes its own pass over the decoded values, which most blocks skip. xa and xb are the
+// decoded values when decoded is true, else scratch to decode into from the bytes ab and bb.
+func (p *PairStats) realBlock(f fsums, g gsums, ab, bb []byte, xa, xb []float64, decoded bool) {
+	decode := func() {
+		if !decoded {
+			p.fa.decode(xa, ab)
+			p.fb.decode(xb, bb)
+			decoded = true
+		}
+	}
+	if !isFinite(f.a2 + f.b2 + f.d2) {
+		decode()
+		p.slowBlock(xa, nil, xb, nil)
 		return
 	}
-	p.sAbs.add(sAbs)
-	p.sD2.add(sD2)
-	p.sA2.add(sA2)
-	p.sB2.add(sB2)
-	p.sAB.add(sAB)
+	p.sAbs.add(f.abs)
+	p.sD2.add(f.d2)
+	p.sA2.add(f.a2)
+	p.sB2.add(f.b2)
+	p.sAB.add(g.ab)
+	differ := int64(len(xa)) - int64(g.same)
 	if !p.rawDiffer {
-		p.differ += int64(differ)
+		p.differ += differ
 	}
+	mx := math.Float64frombits(g.maxBits)
 	if mx > p.maxAbs {
-		for i, x := range a {
-			if math.Abs(x-b[i]) == mx {
+		decode()
+		for i, x := range xa {
+			if math.Abs(x-xb[i]) == mx {
 				p.maxAbs, p.maxIdx = mx, p.n+int64(i)
 				break
 			}
 		}
 	}
-	atol, rtol := p.tol.Atol, p.tol.Rtol
-	switch {
-	case atol == 0 && rtol == 0:
-		p.outside += int64(differ)
-	case mx > atol:
-		outside := 0
-		for i, x := range a {
-			y := b[i]
-			outside += b2i(math.Abs(x-y) > atol+rtol*math.Abs(y))
-		}
-		p.outside += int64(outside)
+	if p.t.on {
+		p.outside += int64(g.outside)
+	} else {
+		p.outside += differ
 	}
-	p.n += int64(len(a))
-	p.finite += int64(len(a))
+	p.n += int64(len(xa))
+	p.finite += int64(len(xa))
 }
 
 // complexBlock is realBlock for complex pairs (either side C64, the other's imaginary parts zero).
@@ -442,7 +567,9 @@ func (p *PairStats) Result() Diff {
 type roundCheck struct {
 	wide, narrow *format
 	narrowIsA    bool
-	viaF32       bool // the wide side is F64: also accept rounding through float32, as PyTorch does
+	viaF32       bool              // the wide side is F64: also accept rounding through float32, as PyTorch does
+	bf16         bool              // to BF16 from float32 values: encodeBF16
+	values       *[1 << 16]float64 // the narrow side's values when it is 16-bit
 
 	mismatches, saturated, first, maxULP int64
 	maxDev                               float64
@@ -454,10 +581,26 @@ func (r *roundCheck) block(base int64, wide, narrow []float64, raw []byte, codes
 	r.narrow.codes(codes, raw)
 	wide = wide[:len(codes)]
 	for i, c := range codes {
-		if e := m.encode(wide[i]); e != c {
+		var e uint32
+		if r.bf16 {
+			e = encodeBF16(wide[i])
+		} else {
+			e = m.encode(wide[i])
+		}
+		if e != c {
 			r.mismatch(base+int64(i), wide[i], c, e, narrow[i])
 		}
 	}
+}
+
+// encodeBF16 is minifloat.encode for BF16 from a value float32 holds exactly: round to nearest even
+// on the float32 bits.
+func encodeBF16(x float64) uint32 {
+	b := math.Float32bits(float32(x))
+	if b&0x7FFFFFFF > 0x7F800000 {
+		return b>>16 | 0x7FC0
+	}
+	return (b + 0x7FFF + (b >> 16 & 1)) >> 16
 }
 
 // mismatch handles an element whose code c is not the directly rounded code e of x (v is c's value).
@@ -487,7 +630,13 @@ func (r *roundCheck) mismatch(idx int64, x float64, c, e uint32, v float64) {
 		return
 	}
 	r.maxULP = max(r.maxULP, abs64(m.ordinal(c)-m.ordinal(e)))
-	if dev := math.Abs(v - m.value(e)); isFinite(dev) {
+	ev := 0.0
+	if r.values != nil {
+		ev = r.values[uint16(e)]
+	} else {
+		ev = r.narrow.codeValue(e)
+	}
+	if dev := math.Abs(v - ev); isFinite(dev) {
 		r.maxDev = max(r.maxDev, dev)
 	}
 }

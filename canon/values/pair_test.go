@@ -380,3 +380,34 @@ func TestStatsFindings(t *testing.T) {
 		t.Errorf("empty: %+v", s)
 	}
 }
+
+// TestKernelsAgree: the table loops for 16- and 8-bit codes give bit-for-bit the results of decoding
+// to float64 first, NaN blocks, tolerance and a short last word included.
+func TestKernelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	n := 3*blockLen + 7
+	va := sample(r, n, 1, true)
+	vb := perturb(r, va, 0.05)
+	for _, dts := range [][2]canon.DType{{"BF16", "BF16"}, {"F16", "F16"}, {"F8_E4M3", "F8_E4M3"}, {"F8_E5M2", "F8_E5M2"}, {"U8", "I8"}} {
+		for _, tol := range []Tolerance{{}, {Atol: 0.01, Rtol: 0.1}} {
+			a, b := encodeAll(dts[0], va), encodeAll(dts[1], vb)
+			fast, _ := NewPairStats(dts[0], dts[1], tol)
+			if fast.kern != kern16 && fast.kern != kern8 {
+				t.Fatalf("%v: kernel %d", dts, fast.kern)
+			}
+			slow, _ := NewPairStats(dts[0], dts[1], tol)
+			slow.kern = kernF64
+			if err := fast.Add(a, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := slow.Add(a, b); err != nil {
+				t.Fatal(err)
+			}
+			x, _ := json.Marshal(fast.Result())
+			y, _ := json.Marshal(slow.Result())
+			if !bytes.Equal(x, y) {
+				t.Errorf("%v %+v:\ntable   %s\ndecoded %s", dts, tol, x, y)
+			}
+		}
+	}
+}

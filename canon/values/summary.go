@@ -122,38 +122,63 @@ func (s *Summary) block(x []float64) {
 	s.addPart(p)
 }
 
-// summarize computes the part of a block assumed finite (if it is not, sumsq is not finite).
+// summarize computes the part of a block assumed finite (if it is not, sumsq is not finite). The
+// extremes and the counts are kept on the integer side: a float's bits, with the magnitude bits of
+// negative numbers flipped, order like the floats (key), and |x| < minNormal compares bits.
 func summarize(x []float64, minNormal float64) part {
 	p := part{n: int64(len(x)), min: math.Inf(1), max: math.Inf(-1)}
 	if len(x) == 0 {
 		return p
 	}
-	var sum, sq float64
-	var zeros, small int
-	for _, v := range x {
-		if v < p.min {
-			p.min = v
+	// Two sums of each kind, over even and odd elements, halve the chains of dependent additions.
+	var sum, sq, sum1, sq1 float64
+	var zeros, small uint64
+	lo, hi := key(math.Inf(1)), key(math.Inf(-1))
+	nb := math.Float64bits(minNormal)
+	for i, v := range x {
+		b := math.Float64bits(v)
+		ab := b &^ (1 << 63)
+		k := int64(b) ^ int64(uint64(int64(b)>>63)>>1)
+		lo, hi = min(lo, k), max(hi, k)
+		if i&1 == 0 {
+			sum += v
+			sq += v * v
+		} else {
+			sum1 += v
+			sq1 += v * v
 		}
-		if v > p.max {
-			p.max = v
-		}
-		sum += v
-		sq += v * v
-		zeros += b2i(v == 0)
-		small += b2i(math.Abs(v) < minNormal)
+		zeros += (ab - 1) >> 63  // ab == 0
+		small += (ab - nb) >> 63 // ab < nb (0 when nb is 0)
 	}
+	sum += sum1
+	sq += sq1
 	mean := sum / float64(len(x))
-	var m2 float64
-	for _, v := range x {
-		d := v - mean
+	var m2, m21 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		d, d1 := x[i]-mean, x[i+1]-mean
+		m2 += d * d
+		m21 += d1 * d1
+	}
+	if i < len(x) {
+		d := x[i] - mean
 		m2 += d * d
 	}
-	p.sum, p.sumsq, p.m2, p.zeros = sum, sq, m2, int64(zeros)
-	if minNormal > 0 {
-		p.small = int64(small - zeros)
+	m2 += m21
+	p.min, p.max = unkey(lo), unkey(hi)
+	p.sum, p.sumsq, p.m2, p.zeros, p.small = sum, sq, m2, int64(zeros), int64(small-zeros)
+	if nb == 0 {
+		p.small = 0
 	}
 	return p
 }
+
+func key(x float64) int64 {
+	b := int64(math.Float64bits(x))
+	return b ^ int64(uint64(b>>63)>>1)
+}
+
+func unkey(k int64) float64 { return math.Float64frombits(uint64(k ^ int64(uint64(k>>63)>>1))) }
 
 func (s *Summary) addPart(p part) {
 	if p.n == 0 {

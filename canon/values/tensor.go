@@ -130,7 +130,7 @@ func CompareTensors(ctx context.Context, a, b Tensor, opt Options) (Diff, error)
 
 // empty returns a new accumulator with p's dtypes and tolerance.
 func (p *PairStats) empty() *PairStats {
-	q := &PairStats{fa: p.fa, fb: p.fb, tol: p.tol, maxIdx: -1, rawDiffer: p.rawDiffer}
+	q := &PairStats{fa: p.fa, fb: p.fb, tol: p.tol, t: p.t, maxIdx: -1, kern: p.kern, rawDiffer: p.rawDiffer}
 	if p.round != nil {
 		r := *p.round
 		r.mismatches, r.saturated, r.first, r.maxULP, r.maxDev = 0, 0, -1, 0, 0
