@@ -46,9 +46,11 @@
 //
 // Counts (elements, NaN, Inf, zeros, subnormals, differing, outside tolerance, rounding mismatches),
 // min, max, max |a−b| and its index, and the rounding check are exact. Sums (mean, std, L2 norms,
-// mean |a−b|, relative L2, cosine) are float64: plain sums over blocks of 256 elements, blocks added
-// with Neumaier's compensated summation, chunks merged in order — within about 1e-13 relative of the
-// exact result (numpy's pairwise float64 sums are as close), and bit-for-bit the same whatever the
-// number of goroutines, because CompareTensors and SummarizeTensor always split a tensor into the same
-// chunks of ChunkElements elements and merge the partial results in chunk order.
+// mean |a−b|, relative L2, cosine) are float64: plain sums over blocks of 256 elements (at most about
+// 256·2^-53 ≈ 3e-14 relative error each), blocks added with Neumaier's compensated summation, chunks
+// merged in order; the standard deviation merges blocks' squared deviations with Chan's update, never
+// E[x²]−E[x]². On the test tensors the results are within 1e-15 of correctly rounded sums (Python's
+// math.fsum over numpy's values), a little closer than numpy's own pairwise sums. They are bit for bit
+// the same whatever the number of goroutines: CompareTensors and SummarizeTensor always split a tensor
+// into chunks of ChunkElements elements and merge the partial results in chunk order.
 package values

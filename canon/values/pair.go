@@ -147,19 +147,21 @@ func NewPairStats(a, b canon.DType, tol Tolerance) (*PairStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PairStats{fa: fa, fb: fb, tol: tol, maxIdx: -1, t: tolerance{tol.Atol != 0 || tol.Rtol != 0, tol.Atol, tol.Rtol}}
+	p := &PairStats{fa: fa, fb: fb, tol: tol, maxIdx: -1,
+		t: tolerance{on: tol.Atol != 0 || tol.Rtol != 0, atol: tol.Atol, rtol: tol.Rtol}}
 	p.rawDiffer = fa == fb && (fa.kind == kI64 || fa.kind == kU64)
+	converted := a != b && IsFloat(a) && IsFloat(b)
 	switch {
 	case fa.kind == kC64 || fb.kind == kC64:
 		p.kern = kernComplex
-	case a != b && IsFloat(a) && IsFloat(b):
+	case converted:
 		p.kern = kernF64 // the rounding check needs the decoded values
 	case fa.table16() != nil && fb.table16() != nil:
 		p.kern = kern16
 	case fa.kind == kTable && fb.kind == kTable:
 		p.kern = kern8
 	}
-	if a != b && IsFloat(a) && IsFloat(b) {
+	if converted {
 		r := &roundCheck{wide: fa, narrow: fb, first: -1}
 		if fb.bits > fa.bits {
 			r.wide, r.narrow, r.narrowIsA = fb, fa, true
@@ -170,6 +172,17 @@ func NewPairStats(a, b canon.DType, tol Tolerance) (*PairStats, error) {
 		p.round = r
 	}
 	return p, nil
+}
+
+// empty returns a new accumulator with p's dtypes and tolerance.
+func (p *PairStats) empty() *PairStats {
+	q := &PairStats{fa: p.fa, fb: p.fb, tol: p.tol, t: p.t, maxIdx: -1, kern: p.kern, rawDiffer: p.rawDiffer}
+	if p.round != nil {
+		r := *p.round
+		r.mismatches, r.saturated, r.first, r.maxULP, r.maxDev = 0, 0, -1, 0, 0
+		q.round = &r
+	}
+	return q
 }
 
 // Len returns the number of element pairs added so far.

@@ -128,17 +128,6 @@ func CompareTensors(ctx context.Context, a, b Tensor, opt Options) (Diff, error)
 	return total.Result(), nil
 }
 
-// empty returns a new accumulator with p's dtypes and tolerance.
-func (p *PairStats) empty() *PairStats {
-	q := &PairStats{fa: p.fa, fb: p.fb, tol: p.tol, t: p.t, maxIdx: -1, kern: p.kern, rawDiffer: p.rawDiffer}
-	if p.round != nil {
-		r := *p.round
-		r.mismatches, r.saturated, r.first, r.maxULP, r.maxDev = 0, 0, -1, 0, 0
-		q.round = &r
-	}
-	return q
-}
-
 func chunks(n int64) int64 { return (n + ChunkElements - 1) / ChunkElements }
 
 // readChunk reads elements [lo, hi) of t into buf.
