@@ -303,50 +303,43 @@ func blockF64(a, b []float64, t tolerance) (f fsums, g gsums) {
 	return f, g
 }
 
-// block16 runs step over 16-bit codes decoded through tables, four codes per 8-byte load.
+// block16 runs step over 16-bit codes decoded through tables, four codes per 8-byte load (without a
+// tolerance to count; with one, code by code).
 func block16(ta, tb *[1 << 16]float64, a, b []byte, t tolerance) (f fsums, g gsums) {
-	if t.on {
-		return block16Tol(ta, tb, a, b, t)
-	}
 	b = b[:len(a)]
 	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		wa, wb := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
-		f, g = step(f, g, ta[uint16(wa)], tb[uint16(wb)])
-		f, g = step(f, g, ta[uint16(wa>>16)], tb[uint16(wb>>16)])
-		f, g = step(f, g, ta[uint16(wa>>32)], tb[uint16(wb>>32)])
-		f, g = step(f, g, ta[wa>>48], tb[wb>>48])
+	if !t.on {
+		for ; i+8 <= len(a); i += 8 {
+			wa, wb := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
+			f, g = step(f, g, ta[uint16(wa)], tb[uint16(wb)])
+			f, g = step(f, g, ta[uint16(wa>>16)], tb[uint16(wb>>16)])
+			f, g = step(f, g, ta[uint16(wa>>32)], tb[uint16(wb>>32)])
+			f, g = step(f, g, ta[wa>>48], tb[wb>>48])
+		}
 	}
 	for ; i+2 <= len(a); i += 2 {
-		f, g = step(f, g, ta[binary.LittleEndian.Uint16(a[i:])], tb[binary.LittleEndian.Uint16(b[i:])])
-	}
-	return f, g
-}
-
-func block16Tol(ta, tb *[1 << 16]float64, a, b []byte, t tolerance) (f fsums, g gsums) {
-	b = b[:len(a)]
-	for i := 0; i+2 <= len(a); i += 2 {
 		x, y := ta[binary.LittleEndian.Uint16(a[i:])], tb[binary.LittleEndian.Uint16(b[i:])]
 		f, g = step(f, g, x, y)
-		g = t.count(g, x, y)
+		if t.on {
+			g = t.count(g, x, y)
+		}
 	}
 	return f, g
 }
 
-// block8 runs step over 8-bit codes decoded through tables, eight codes per 8-byte load.
+// block8 runs step over 8-bit codes decoded through tables, eight codes per 8-byte load (without a
+// tolerance to count; with one, code by code).
 func block8(ta, tb *[256]float64, a, b []byte, t tolerance) (f fsums, g gsums) {
 	b = b[:len(a)]
 	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		wa, wb := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
-		for range 8 {
-			x, y := ta[uint8(wa)], tb[uint8(wb)]
-			f, g = step(f, g, x, y)
-			if t.on {
-				g = t.count(g, x, y)
+	if !t.on {
+		for ; i+8 <= len(a); i += 8 {
+			wa, wb := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
+			for range 8 {
+				f, g = step(f, g, ta[uint8(wa)], tb[uint8(wb)])
+				wa >>= 8
+				wb >>= 8
 			}
-			wa >>= 8
-			wb >>= 8
 		}
 	}
 	for ; i < len(a); i++ {

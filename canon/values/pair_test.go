@@ -330,6 +330,17 @@ func TestErrors(t *testing.T) {
 	if _, err := CompareTensors(ctx, ta, tb, Options{}); !errors.Is(err, ErrLength) {
 		t.Errorf("element counts: %v", err)
 	}
+	// A tensor far larger than its reader (a header can claim anything): an error, found at once,
+	// without memory in proportion to the claimed size.
+	huge := Tensor{DType: "BF16", R: shortReader{n: 1 << 20}, Len: 1 << 60}
+	if _, err := SummarizeTensor(ctx, huge, Options{}); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("huge tensor: %v", err)
+	}
+	for _, bad := range []Tensor{{DType: "U8", R: tb.R, Len: -1}, {DType: "U8", R: tb.R, Off: -8, Len: 8}} {
+		if _, err := SummarizeTensor(ctx, bad, Options{}); !errors.Is(err, ErrLength) {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	tb.Len = 4 * ChunkElements

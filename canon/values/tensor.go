@@ -39,39 +39,30 @@ type Options struct {
 
 // SummarizeTensor reads a tensor once and returns its Stats.
 func SummarizeTensor(ctx context.Context, t Tensor, opt Options) (Stats, error) {
-	f, err := lookup(t.DType)
-	if err != nil {
-		return Stats{}, err
-	}
-	n, err := f.elements(t.Len)
-	if err != nil {
-		return Stats{}, err
-	}
-	parts := make([]*Summary, chunks(n))
-	err = forChunks(ctx, n, opt.Workers, func() func(i int64, lo, hi int64) error {
-		buf := make([]byte, f.byteLen(ChunkElements))
-		var dec *[blockLen]float64
-		return func(i int64, lo, hi int64) error {
-			b, err := readChunk(t, f, buf, lo, hi, opt.Progress)
-			if err != nil {
-				return err
-			}
-			s := newSummary(f)
-			s.buf = dec
-			if err := s.Add(b); err != nil {
-				return err
-			}
-			dec, s.buf = s.buf, nil
-			parts[i] = s
-			return nil
-		}
-	})
+	f, n, err := t.elements()
 	if err != nil {
 		return Stats{}, err
 	}
 	total := newSummary(f)
-	for _, p := range parts {
-		total.Merge(p)
+	err = forChunks(ctx, n, opt.Workers, func() func(lo, hi int64) (*Summary, error) {
+		buf := make([]byte, f.byteLen(ChunkElements))
+		var dec *[blockLen]float64
+		return func(lo, hi int64) (*Summary, error) {
+			b, err := t.read(f, buf, lo, hi, opt.Progress)
+			if err != nil {
+				return nil, err
+			}
+			s := newSummary(f)
+			s.buf = dec
+			if err := s.Add(b); err != nil {
+				return nil, err
+			}
+			dec, s.buf = s.buf, nil
+			return s, nil
+		}
+	}, total.Merge)
+	if err != nil {
+		return Stats{}, err
 	}
 	return total.Result(), nil
 }
@@ -83,62 +74,68 @@ func CompareTensors(ctx context.Context, a, b Tensor, opt Options) (Diff, error)
 	if err != nil {
 		return Diff{}, err
 	}
-	na, err := proto.fa.elements(a.Len)
+	fa, na, err := a.elements()
 	if err != nil {
 		return Diff{}, err
 	}
-	nb, err := proto.fb.elements(b.Len)
+	fb, nb, err := b.elements()
 	if err != nil {
 		return Diff{}, err
 	}
 	if na != nb {
 		return Diff{}, fmt.Errorf("%w: %d %s elements against %d %s elements", ErrLength, na, a.DType, nb, b.DType)
 	}
-	parts := make([]*PairStats, chunks(na))
-	err = forChunks(ctx, na, opt.Workers, func() func(i int64, lo, hi int64) error {
-		bufA := make([]byte, proto.fa.byteLen(ChunkElements))
-		bufB := make([]byte, proto.fb.byteLen(ChunkElements))
+	total := proto.empty()
+	err = forChunks(ctx, na, opt.Workers, func() func(lo, hi int64) (*PairStats, error) {
+		bufA := make([]byte, fa.byteLen(ChunkElements))
+		bufB := make([]byte, fb.byteLen(ChunkElements))
 		var dec *scratch
-		return func(i int64, lo, hi int64) error {
-			ab, err := readChunk(a, proto.fa, bufA, lo, hi, opt.Progress)
+		return func(lo, hi int64) (*PairStats, error) {
+			ab, err := a.read(fa, bufA, lo, hi, opt.Progress)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			bb, err := readChunk(b, proto.fb, bufB, lo, hi, opt.Progress)
+			bb, err := b.read(fb, bufB, lo, hi, opt.Progress)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			p := proto.empty()
 			p.buf = dec
 			if err := p.Add(ab, bb); err != nil {
-				return err
+				return nil, err
 			}
 			dec, p.buf = p.buf, nil
-			parts[i] = p
-			return nil
+			return p, nil
 		}
-	})
+	}, total.Merge)
 	if err != nil {
 		return Diff{}, err
-	}
-	total := proto.empty()
-	for _, p := range parts {
-		total.Merge(p)
 	}
 	return total.Result(), nil
 }
 
-func chunks(n int64) int64 { return (n + ChunkElements - 1) / ChunkElements }
+// elements checks where t lies and returns its format and element count.
+func (t Tensor) elements() (*format, int64, error) {
+	f, err := lookup(t.DType)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.Off < 0 || t.Len < 0 {
+		return nil, 0, fmt.Errorf("%w: tensor at offset %d with %d bytes", ErrLength, t.Off, t.Len)
+	}
+	n, err := f.elements(t.Len)
+	return f, n, err
+}
 
-// readChunk reads elements [lo, hi) of t into buf.
-func readChunk(t Tensor, f *format, buf []byte, lo, hi int64, progress func(int64)) ([]byte, error) {
+// read reads elements [lo, hi) of t into buf; lo is a chunk start, so a whole number of groups.
+func (t Tensor) read(f *format, buf []byte, lo, hi int64, progress func(int64)) ([]byte, error) {
 	b := buf[:f.byteLen(int(hi-lo))]
-	off := lo / int64(f.group) * int64(f.groupBytes) // lo is a chunk start, a whole number of groups
-	if _, err := t.R.ReadAt(b, t.Off+off); err != nil {
+	off := t.Off + lo/int64(f.group)*int64(f.groupBytes)
+	if _, err := t.R.ReadAt(b, off); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("reading %s tensor bytes at offset %d: %w", t.DType, t.Off+off, err)
+		return nil, fmt.Errorf("reading %s tensor bytes at offset %d: %w", t.DType, off, err)
 	}
 	if progress != nil {
 		progress(int64(len(b)))
@@ -146,19 +143,24 @@ func readChunk(t Tensor, f *format, buf []byte, lo, hi int64, progress func(int6
 	return b, nil
 }
 
-// forChunks runs work over every chunk of n elements on up to workers goroutines; newWorker makes
-// each goroutine's work function (with its own buffers). The first error stops the rest.
-func forChunks(ctx context.Context, n int64, workers int, newWorker func() func(i int64, lo, hi int64) error) error {
+// forChunks runs work over every chunk of n elements on up to workers goroutines, and hands each
+// chunk's result to merge in chunk order, as soon as the chunks before it are merged (chunks are
+// handed out in order, so few results wait). newWorker makes each goroutine's work function, with its
+// own buffers. The first error stops the rest.
+func forChunks[T any](ctx context.Context, n int64, workers int, newWorker func() func(lo, hi int64) (T, error), merge func(T)) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	total := chunks(n)
+	total := (n + ChunkElements - 1) / ChunkElements
 	workers = int(min(int64(workers), max(total, 1)))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
 	var once sync.Once
 	var firstErr error
+	var mu sync.Mutex
+	pending := map[int64]T{}
+	var merged int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -171,10 +173,19 @@ func forChunks(ctx context.Context, n int64, workers int, newWorker func() func(
 					return
 				}
 				lo := i * ChunkElements
-				if err := work(i, lo, min(lo+ChunkElements, n)); err != nil {
+				r, err := work(lo, min(lo+ChunkElements, n))
+				if err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
 				}
+				mu.Lock()
+				pending[i] = r
+				for r, ok := pending[merged]; ok; r, ok = pending[merged] {
+					delete(pending, merged)
+					merge(r)
+					merged++
+				}
+				mu.Unlock()
 			}
 		}()
 	}
