@@ -78,16 +78,28 @@ type Rounding struct {
 	MaxAbsDeviation float64 `json:"max_abs_deviation"`
 }
 
-// MarshalJSON writes undefined (non-finite) float fields as null.
+// MarshalJSON writes Diff's fields in order, undefined (non-finite) floats as null.
 func (d Diff) MarshalJSON() ([]byte, error) {
-	type plain Diff
 	return json.Marshal(struct {
-		plain
-		MaxAbsDiff  *float64 `json:"max_abs_diff"`
-		MeanAbsDiff *float64 `json:"mean_abs_diff"`
-		RelL2       *float64 `json:"rel_l2"`
-		Cosine      *float64 `json:"cosine"`
-	}{plain(d), num(d.MaxAbsDiff), num(d.MeanAbsDiff), num(d.RelL2), num(d.Cosine)})
+		Count            int64     `json:"count"`
+		Differing        int64     `json:"differing"`
+		DiffFraction     float64   `json:"diff_fraction"`
+		MaxAbsDiff       *float64  `json:"max_abs_diff"`
+		MaxAbsDiffIndex  int64     `json:"max_abs_diff_index"`
+		MeanAbsDiff      *float64  `json:"mean_abs_diff"`
+		RelL2            *float64  `json:"rel_l2"`
+		Cosine           *float64  `json:"cosine"`
+		NaNA             int64     `json:"nan_a"`
+		NaNB             int64     `json:"nan_b"`
+		InfA             int64     `json:"inf_a"`
+		InfB             int64     `json:"inf_b"`
+		OutsideTolerance int64     `json:"outside_tolerance"`
+		WithinTolerance  bool      `json:"within_tolerance"`
+		ExactRounding    *bool     `json:"exact_rounding,omitempty"`
+		Rounding         *Rounding `json:"rounding,omitempty"`
+	}{d.Count, d.Differing, d.DiffFraction, num(d.MaxAbsDiff), d.MaxAbsDiffIndex, num(d.MeanAbsDiff),
+		num(d.RelL2), num(d.Cosine), d.NaNA, d.NaNB, d.InfA, d.InfB, d.OutsideTolerance, d.WithinTolerance,
+		d.ExactRounding, d.Rounding})
 }
 
 func num(x float64) *float64 {

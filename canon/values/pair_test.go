@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -419,6 +420,31 @@ func TestKernelsAgree(t *testing.T) {
 			if !bytes.Equal(x, y) {
 				t.Errorf("%v %+v:\ntable   %s\ndecoded %s", dts, tol, x, y)
 			}
+		}
+	}
+}
+
+// TestJSONFields: MarshalJSON writes every field's tag, in the struct's order, so a field added to
+// Diff or Stats cannot be forgotten there.
+func TestJSONFields(t *testing.T) {
+	tr := true
+	for _, v := range []any{
+		Diff{Count: 1, RelL2: 1, ExactRounding: &tr, Rounding: &Rounding{}},
+		Stats{Count: 1},
+	} {
+		js, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := reflect.TypeOf(v)
+		last := -1
+		for i := range rt.NumField() {
+			tag := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
+			at := strings.Index(string(js), `"`+tag+`":`)
+			if at < 0 || at < last {
+				t.Errorf("%s: %s missing or out of order in %s", rt.Name(), tag, js)
+			}
+			last = at
 		}
 	}
 }
