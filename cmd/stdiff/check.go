@@ -26,8 +26,11 @@ type checkFileJSON struct {
 	Valid          bool          `json:"valid"`
 	ReferenceError *refErrJSON   `json:"reference_error"`
 	Findings       []findingJSON `json:"findings"`
-	Error          string        `json:"error,omitempty"`
-	Fixed          *fixJSON      `json:"fixed,omitempty"`
+	// FindingCounts counts the findings of each code in full: findings lists at most
+	// canon.MaxFindingsPerCode of one code.
+	FindingCounts map[string]int `json:"finding_counts"`
+	Error         string         `json:"error,omitempty"`
+	Fixed         *fixJSON       `json:"fixed,omitempty"`
 }
 
 type fixJSON struct {
@@ -60,7 +63,7 @@ func (c *checkCmd) run(o *out) int {
 					o.readFailed(err)
 				}
 				status = exitTrouble
-				files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}})
+				files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}, FindingCounts: map[string]int{}})
 				continue
 			case res.Changed > 0:
 				fixed = &res
@@ -77,13 +80,13 @@ func (c *checkCmd) run(o *out) int {
 				o.readFailed(err)
 			}
 			status = exitTrouble
-			files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}})
+			files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}, FindingCounts: map[string]int{}})
 			continue
 		}
 		if (!m.Valid() || m.HasErrors()) && status == exitOK {
 			status = exitFound
 		}
-		fj := checkFileJSON{Path: path, Valid: m.Valid(), Findings: findingsJSON(m.Findings)}
+		fj := checkFileJSON{Path: path, Valid: m.Valid(), Findings: findingsJSON(m.Findings), FindingCounts: m.FindingCounts()}
 		if m.RefErr != nil {
 			fj.ReferenceError = &refErrJSON{Kind: string(m.RefErr.Kind), Message: m.RefErr.Message, Offset: m.RefErr.Offset}
 		}
@@ -140,7 +143,7 @@ func (c *checkCmd) printText(o *out, m *canon.Model, fixed *canon.FixResult) {
 	default:
 		o.printf("%s: %s: %s: %s\n", name, o.paint(red, "INVALID"), m.RefErr.Kind, esc(m.RefErr.Message))
 	}
-	o.printFindings(m.Findings, "  ")
+	o.printFindings(m.Findings, m.Omitted, "  ")
 }
 
 // openModel opens a model named on the command line: a file, a shard set, a URL (headers only).

@@ -152,9 +152,19 @@ func findingsJSON(fs []canon.Finding) []findingJSON {
 	return out
 }
 
-// printFindings prints findings as indented lines: severity, code, offset, message, hint.
-func (o *out) printFindings(fs []canon.Finding, indent string) {
+// findingsPerCode is how many findings of one code text output shows before "… and N more".
+const findingsPerCode = 3
+
+// printFindings prints findings as indented lines: severity, code, offset, message, hint. Past the first
+// few of a code it prints "… and N more CODE" instead, counting the findings omitted from fs too.
+func (o *out) printFindings(fs []canon.Finding, omitted map[string]int, indent string) {
+	counts := canon.CountFindings(fs, omitted)
+	shown := map[string]int{}
 	for _, f := range fs {
+		if shown[f.Code] == findingsPerCode {
+			continue
+		}
+		shown[f.Code]++
 		sev := string(f.Severity)
 		switch f.Severity {
 		case canon.SevError:
@@ -171,6 +181,9 @@ func (o *out) printFindings(fs []canon.Finding, indent string) {
 		o.printf("%s%s %s%s: %s\n", indent, sev, f.Code, where, esc(f.Message))
 		if f.Hint != "" {
 			o.printf("%s  hint: %s\n", indent, esc(f.Hint))
+		}
+		if n := counts[f.Code] - findingsPerCode; shown[f.Code] == findingsPerCode && n > 0 {
+			o.printf("%s… and %s more %s\n", indent, thousands(uint64(n)), f.Code)
 		}
 	}
 }
