@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -374,5 +375,25 @@ func TestLineDiffFolds(t *testing.T) {
 	}
 	if !sameJSON(`{"b":1,"a":2}`, `{ "a": 2, "b": 1 }`) || sameJSON(`{"a":1}`, `{"a":2}`) {
 		t.Error("sameJSON")
+	}
+}
+
+// TestGroupsWithBraces: a name that holds "{}" itself is not a template. It used to share a group with
+// names whose numbers stand there, and folding that group indexed numbers the name does not have (a
+// panic on a legal file).
+func TestGroupsWithBraces(t *testing.T) {
+	var f stfile.File
+	for _, name := range []string{"a.{}.b", "a.1.b", "x.{}.1", "x.{}.2", "y.{{.3", "y.{{.4"} {
+		f.Tensors = append(f.Tensors, stfile.Tensor{Name: name, DType: "U8", Shape: []uint64{1}})
+	}
+	empty := side(t, "empty", stfile.File{}.Build(), false)
+	r := Compare(empty, side(t, "braces", f.Build(), false), Options{})
+	var got []string
+	for _, g := range r.Tensors.Groups {
+		got = append(got, fmt.Sprintf("%s %s ×%d", g.Kind, g.Pattern, g.Count))
+	}
+	want := []string{"added a.1.b ×1", "added a.{}.b ×1", "added x.{}.{1,2} ×2", "added y.{{.{3,4} ×2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups:\n%q\nwant\n%q", got, want)
 	}
 }
