@@ -397,3 +397,20 @@ func TestGroupsWithBraces(t *testing.T) {
 		t.Errorf("groups:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestDataChangeDigests: a group of one tensor whose bytes changed shows that tensor's digests (all
+// such changes share one group key, and the digests of the last one used to be shown for every one).
+func TestDataChangeDigests(t *testing.T) {
+	old := stfile.File{Tensors: []stfile.Tensor{{Name: "alpha", DType: "U8", Shape: []uint64{4}}, {Name: "beta", DType: "U8", Shape: []uint64{4}}}}
+	next := stfile.File{Seed: 1, Tensors: old.Tensors}
+	r := Compare(side(t, "old", old.Build(), true), side(t, "new", next.Build(), true), Options{})
+	if len(r.Tensors.Groups) != 2 {
+		t.Fatalf("groups: %+v", r.Tensors.Groups)
+	}
+	for i, g := range r.Tensors.Groups {
+		c := r.Tensors.Changed[i]
+		if g.Pattern != c.Name || len(g.Changes) != 1 || g.Changes[0].Old != c.Old.Digest || g.Changes[0].New != c.New.Digest {
+			t.Errorf("group %s shows %+v, want the digests of %s", g.Pattern, g.Changes, c.Name)
+		}
+	}
+}
