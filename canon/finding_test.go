@@ -14,7 +14,7 @@ func TestFindingsFolded(t *testing.T) {
 	var h strings.Builder
 	h.WriteString("{")
 	for i := range n {
-		fmt.Fprintf(&h, `"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},`)         // duplicate-tensor-name
+		fmt.Fprintf(&h, `"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},`)          // duplicate-tensor-name
 		fmt.Fprintf(&h, `"bad%d":{"dtype":"U8","shape":[0],"data_offsets":[%d]},`, i, i) // invalid-tensor-entry
 		fmt.Fprintf(&h, `"odd%d":{"dtype":"U9","shape":[0],"data_offsets":[0,0]},`, i)   // unknown-dtype
 	}

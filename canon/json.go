@@ -461,12 +461,27 @@ func (t *rawTensor) fail(pos int, format string, args ...any) {
 	}
 }
 
+// spelled reports whether fail spells out the reason: for the header's first invalid entry only.
+// Callers whose arguments would cost an allocation (a string in an interface) check it first.
+func (t *rawTensor) spelled() bool { return t.flags&entryInvalid == 0 && t.h.entryErr == nil }
+
 // unknownDType records that the entry's dtype is not one the reference knows.
 func (t *rawTensor) unknownDType(pos int, dtype string) {
 	if t.flags&entryInvalid == 0 {
 		t.flags |= entryUnknownDType
 	}
-	t.fail(pos, "unknown variant `%s`", dtype)
+	if t.spelled() {
+		t.fail(pos, "unknown variant `%s`", dtype)
+	}
+	t.flags |= entryInvalid
+}
+
+// wrongType records that the value at p.i is not what the entry expects there.
+func (p *parser) wrongType(t *rawTensor, pos int, expected string) {
+	if t.spelled() {
+		t.fail(pos, "invalid type: %s, expected %s", p.describeValue(), expected)
+	}
+	t.flags |= entryInvalid
 }
 
 // parseTensor parses one top-level tensor entry. Entry errors are kept on the entry; syntax errors stop all.
@@ -489,7 +504,7 @@ func (p *parser) parseTensor(name string, keyPos int) {
 	case '[':
 		p.parseTensorArray(t)
 	default:
-		t.fail(p.i, "invalid type: %s, expected struct TensorInfo", p.describeValue())
+		p.wrongType(t, p.i, "struct TensorInfo")
 		p.skipValue()
 	}
 	if p.fatal {
@@ -529,7 +544,8 @@ func (h *rawHeader) flagsOf(i int) entryFlags {
 // entryError reads the tensor entry whose key is at b[pos] again, alone, and returns why it is invalid
 // (nil when it is not). The entry sits inside the top-level object, one level deep.
 func entryError(b []byte, pos int) *jsonError {
-	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: &rawHeader{end: -1}, i: pos, depth: 1}
+	h := &rawHeader{end: -1, tensors: make([]Tensor, 0, 1)}
+	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h, i: pos, depth: 1, shapes: make([]uint64, 0, 8)}
 	name, ok := p.parseString()
 	if !ok {
 		return nil
@@ -743,7 +759,7 @@ func (p *parser) parseDType(t *rawTensor) {
 			t.fail(pos, "invalid value: map, expected map with a single key")
 		}
 	default:
-		t.fail(pos, "invalid type: %s, expected string or map", p.describeValue())
+		p.wrongType(t, pos, "string or map")
 		p.skipValue()
 	}
 }
@@ -761,7 +777,7 @@ func (p *parser) parseUintArray(t *rawTensor, want int) []uint64 {
 		expect = "a tuple of size 2"
 	}
 	if p.b[p.i] != '[' {
-		t.fail(pos, "invalid type: %s, expected %s", p.describeValue(), expect)
+		p.wrongType(t, pos, expect)
 		p.skipValue()
 		return nil
 	}
@@ -778,7 +794,7 @@ func (p *parser) parseUintArray(t *rawTensor, want int) []uint64 {
 			p.push(&first, v)
 			return
 		}
-		t.fail(epos, "invalid type: %s, expected usize", p.describeValue())
+		p.wrongType(t, epos, "usize")
 		p.skipValue()
 		p.push(&first, 0)
 	})
