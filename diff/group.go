@@ -110,34 +110,26 @@ func fieldChanges(c *Change) []FieldChange {
 	return out
 }
 
-type member struct {
-	name string
-	nums []int
-	to   string // the new name, for renames
-}
-
 // grouper sorts report entries into groups keyed by kind, what changed and the name template(s), in
 // order of first appearance. A key is built in a reused buffer and looked up without allocating, so
-// only a group's first member costs a key string; members chain through one array instead of a slice
-// per group, and the numbers of all names share arenas that are never copied. A report of a million
-// unrelated changes thus costs a few words per change, not a map entry and a slice each.
+// only a group's first entry costs a key string, and each entry costs the index of its group: a report
+// of a million unrelated changes costs a few words per change, not a map entry and a slice each.
 //
 // A key is the kind, a zero byte, then fields (what changed, the template, for renames the new name's
 // template), each after its length in 4 bytes, so that no two different keys are equal whatever bytes
 // names and dtypes hold.
 type grouper struct {
-	buf     []byte
-	index   map[string]int
-	groups  []pending
-	members []member
-	next    []int // next[i] is the member after members[i] in its group, or -1
-	nums    []int // arena for the numbers of the names
+	buf    []byte
+	nums   []int // the numbers of the names being keyed
+	index  map[string]int
+	groups []pending
+	of     []int32 // the group of each entry, in the order they were added
 }
 
 type pending struct {
-	key         string
-	changes     []FieldChange
-	first, last int
+	key     string
+	changes []FieldChange
+	count   int
 }
 
 // fields splits the key of a group: its kind, then what changed, the template and, for renames, the
@@ -154,6 +146,7 @@ func (p *pending) fields() (kind string, fields [4]string) {
 // start begins a key in the buffer for kind.
 func (g *grouper) start(kind string) {
 	g.buf = append(append(g.buf[:0], kind...), 0)
+	g.nums = g.nums[:0]
 }
 
 // open begins a field of the key; close(at) ends the field open returned.
@@ -166,40 +159,32 @@ func (g *grouper) close(at int) {
 	binary.LittleEndian.PutUint32(g.buf[at-4:], uint32(len(g.buf)-at))
 }
 
-// template adds name's template to the key as a field and returns its numbers, from the arena.
-func (g *grouper) template(name string) []int {
-	if cap(g.nums)-len(g.nums) <= len(name)/2+1 { // a name holds at most that many numbers
-		g.nums = make([]int, 0, max(4096, len(name)))
-	}
-	start, at := len(g.nums), g.open()
+// template adds name's template to the key as a field and its numbers to g.nums.
+func (g *grouper) template(name string) {
+	at := g.open()
 	g.buf, g.nums = appendTemplate(g.buf, g.nums, name)
 	g.close(at)
-	return g.nums[start:len(g.nums):len(g.nums)]
 }
 
-// add puts m into the group of the key in the buffer. changes, for a new group of changed tensors,
-// says what changed field by field.
-func (g *grouper) add(m member, changes func() []FieldChange) {
-	i := len(g.members)
-	g.members = append(g.members, m)
-	g.next = append(g.next, -1)
-	if k, ok := g.index[string(g.buf)]; ok {
-		p := &g.groups[k]
-		g.next[p.last] = i
-		p.last = i
-		return
+// add puts the next entry into the group of the key in the buffer. changes, for a new group of changed
+// tensors, says what changed field by field.
+func (g *grouper) add(changes func() []FieldChange) {
+	k, ok := g.index[string(g.buf)]
+	if !ok {
+		k = len(g.groups)
+		p := pending{key: string(g.buf)}
+		g.index[p.key] = k
+		if changes != nil {
+			p.changes = changes()
+		}
+		g.groups = push(g.groups, p)
 	}
-	p := pending{key: string(g.buf), first: i, last: i}
-	g.index[p.key] = len(g.groups)
-	if changes != nil {
-		p.changes = changes()
-	}
-	g.groups = push(g.groups, p)
+	g.groups[k].count++
+	g.of = append(g.of, int32(k))
 }
 
 func groupChanges(t *TensorReport) []Group {
-	n := len(t.Added) + len(t.Removed) + len(t.Changed) + len(t.Renamed)
-	g := &grouper{index: map[string]int{}, members: make([]member, 0, n), next: make([]int, 0, n)}
+	g := &grouper{index: map[string]int{}, of: make([]int32, 0, len(t.Added)+len(t.Removed)+len(t.Changed)+len(t.Renamed))}
 	// whatTensor adds "DTYPE [shape]" to the key.
 	whatTensor := func(x *Tensor) {
 		at := g.open()
@@ -211,10 +196,10 @@ func groupChanges(t *TensorReport) []Group {
 		ts   []Tensor
 	}{{"added", t.Added}, {"removed", t.Removed}} {
 		for i := range list.ts {
-			x := &list.ts[i]
 			g.start(list.kind)
-			whatTensor(x)
-			g.add(member{name: x.Name, nums: g.template(x.Name)}, nil)
+			whatTensor(&list.ts[i])
+			g.template(list.ts[i].Name)
+			g.add(nil)
 		}
 	}
 	for i := range t.Changed {
@@ -231,15 +216,18 @@ func groupChanges(t *TensorReport) []Group {
 			}
 		}
 		g.close(at)
-		g.add(member{name: c.Name, nums: g.template(c.Name)}, func() []FieldChange { return fieldChanges(c) })
+		g.template(c.Name)
+		g.add(func() []FieldChange { return fieldChanges(c) })
 	}
 	for i := range t.Renamed {
 		rn := &t.Renamed[i]
 		g.start("renamed")
 		whatTensor(&rn.Tensor)
 		mark := len(g.buf)
-		nf := g.template(rn.From)
-		if nt := g.template(rn.To); !slices.Equal(nf, nt) { // the numbers changed too: not a pattern, a group of its own
+		g.template(rn.From)
+		nf := len(g.nums)
+		g.template(rn.To)
+		if !slices.Equal(g.nums[:nf], g.nums[nf:]) { // the numbers changed too: not a pattern, a group of its own
 			g.buf = g.buf[:mark]
 			for _, name := range []string{rn.From, rn.To} {
 				at := g.open()
@@ -248,40 +236,57 @@ func groupChanges(t *TensorReport) []Group {
 			}
 			g.buf = append(g.buf, 0, 0, 0, 0) // an empty field: unlike any pair of templates
 		}
-		g.add(member{name: rn.From, nums: nf, to: rn.To}, nil)
+		g.add(nil)
+	}
+
+	// The groups, then their names in the order the entries came.
+	out := make([]Group, len(g.groups))
+	for k := range g.groups {
+		out[k].Names = make([]string, 0, g.groups[k].count)
+	}
+	e := 0
+	next := func(name, to string) {
+		gr := &out[g.of[e]]
+		e++
+		if len(gr.Names) == 0 {
+			gr.Pattern, gr.To = name, to
+		}
+		gr.Names = append(gr.Names, name)
+	}
+	for _, list := range [][]Tensor{t.Added, t.Removed} {
+		for i := range list {
+			next(list[i].Name, "")
+		}
+	}
+	for i := range t.Changed {
+		next(t.Changed[i].Name, "")
+	}
+	for i := range t.Renamed {
+		next(t.Renamed[i].From, t.Renamed[i].To)
 	}
 	confirmed := len(t.Renamed) > 0 && t.Renamed[0].Confirmed
-	out := make([]Group, 0, len(g.groups))
-	var ms []member
-	for _, p := range g.groups {
+	for k := range out {
+		gr, p := &out[k], &g.groups[k]
 		kind, fields := p.fields()
 		what := fields[0]
-		ms = ms[:0]
-		for i := p.first; i >= 0; i = g.next[i] {
-			ms = append(ms, g.members[i])
-		}
-		gr := Group{Kind: kind, Pattern: ms[0].name, To: ms[0].to, Count: len(ms), Names: make([]string, len(ms))}
-		for i, m := range ms {
-			gr.Names[i] = m.name
-		}
+		gr.Kind, gr.Count = kind, len(gr.Names)
 		switch kind {
 		case "renamed":
 			gr.Tensor, gr.Confirmed = what, confirmed
-			if len(ms) > 1 { // the numbers are the same on both sides
-				gr.Pattern, gr.To = foldPattern(fields[1], ms), foldPattern(fields[2], ms)
+			if gr.Count > 1 { // the numbers are the same on both sides
+				gr.Pattern, gr.To = foldPattern(fields[1], gr.Names), foldPattern(fields[2], gr.Names)
 			}
 		case "changed":
 			gr.Changes = p.changes
-			if what == "data" && len(ms) > 1 { // each member has digests of its own
+			if what == "data" && gr.Count > 1 { // each member has digests of its own
 				gr.Changes = []FieldChange{{Field: "data"}}
 			}
 		default:
 			gr.Tensor = what
 		}
-		if kind != "renamed" && len(ms) > 1 {
-			gr.Pattern = foldPattern(fields[1], ms)
+		if kind != "renamed" && gr.Count > 1 {
+			gr.Pattern = foldPattern(fields[1], gr.Names)
 		}
-		out = append(out, gr)
 	}
 	rank := map[string]int{"removed": 0, "added": 1, "changed": 2, "renamed": 3}
 	slices.SortStableFunc(out, func(x, y Group) int {
@@ -293,9 +298,16 @@ func groupChanges(t *TensorReport) []Group {
 	return out
 }
 
-// foldPattern fills a template's placeholders with the numbers the members have there: a constant
-// number as itself, a run as {0..31}, anything else as {0,2,5..7}. Every member has the template.
-func foldPattern(tmpl string, ms []member) string {
+// foldPattern fills a template's placeholders with the numbers the names have there: a constant
+// number as itself, a run as {0..31}, anything else as {0,2,5..7}. Every name has the template (for
+// renames, the same numbers as the new names have in theirs).
+func foldPattern(tmpl string, names []string) string {
+	var all []int // the numbers of each name, one after the other
+	var scratch []byte
+	for _, name := range names {
+		scratch, all = appendTemplate(scratch[:0], all, name)
+	}
+	per := len(all) / len(names)
 	var b strings.Builder
 	p := 0 // placeholders so far
 	for i := 0; i < len(tmpl); i++ {
@@ -308,9 +320,9 @@ func foldPattern(tmpl string, ms []member) string {
 			b.WriteByte('{')
 			continue
 		}
-		nums := make([]int, len(ms))
-		for k, m := range ms {
-			nums[k] = m.nums[p]
+		nums := make([]int, len(names))
+		for k := range names {
+			nums[k] = all[k*per+p]
 		}
 		p++
 		slices.Sort(nums)
