@@ -136,7 +136,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 		return exitTrouble
 	}
-	o := &out{w: stdout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
+	bout := newBufferedOut(stdout)
+	defer bout.Flush()
+	o := &out{w: bout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
 	if c.JSON {
 		o.format = "json"
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -43,12 +43,38 @@ func (o *out) paint(code, s string) string {
 func (o *out) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args...) }
 
 // errorf prints one error line in stdiff's voice: "stdiff: …", then "hint: …" when there is one.
+// What was printed on stdout before is flushed first, so that on a terminal the two keep their order.
 func (o *out) errorf(hint string, format string, args ...any) {
 	msg := fmt.Sprintf("stdiff: "+format+"\n", args...)
 	if hint != "" {
 		msg += "hint: " + hint + "\n"
 	}
+	if f, ok := o.w.(*bufferedOut); ok {
+		f.Flush()
+	}
 	io.WriteString(o.errw, msg) // one write: messages from concurrent readers do not interleave
+}
+
+// bufferedOut buffers stdout: written line by line, a report of a million lines cost a million system
+// calls. It is safe for concurrent use.
+type bufferedOut struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func newBufferedOut(w io.Writer) *bufferedOut { return &bufferedOut{w: bufio.NewWriterSize(w, 64<<10)} }
+
+func (b *bufferedOut) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Write(p)
+}
+
+// Flush writes what is buffered.
+func (b *bufferedOut) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Flush()
 }
 
 // readFailed reports an error from opening or reading a source.
@@ -67,12 +93,9 @@ type filesJSON struct {
 	Files  any    `json:"files"`
 }
 
-// writeJSON prints v as indented JSON.
+// writeJSON prints v as indented JSON, streamed (see streamJSON).
 func (o *out) writeJSON(v any) {
-	enc := json.NewEncoder(o.w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := streamJSON(o.w, v); err != nil {
 		o.errorf("", "writing JSON: %v", err)
 	}
 }
