@@ -27,6 +27,60 @@ type Finding struct {
 	Fixable bool `json:"fixable,omitempty"`
 }
 
+// MaxFindingsPerCode is how many findings of one code a Model keeps. Past it, findings of that code are
+// only counted (Model.Omitted), so a header with a million defects of one kind costs a million counts,
+// not a million messages.
+const MaxFindingsPerCode = 100
+
+// add records a finding, or only counts it when MaxFindingsPerCode of its code are kept already.
+func (m *Model) add(f Finding) {
+	if m.room(f.Code) {
+		m.Findings = append(m.Findings, f)
+		m.kept[f.Code]++
+	}
+}
+
+// room reports whether a finding of code would be kept. When it would not, it counts the finding as
+// omitted: a caller that checks room first need not build the finding's message at all.
+func (m *Model) room(code string) bool {
+	if m.kept == nil {
+		m.kept = map[string]int{}
+		for _, f := range m.Findings { // findings appended before the first add
+			m.kept[f.Code]++
+		}
+	}
+	if m.kept[code] < MaxFindingsPerCode {
+		return true
+	}
+	m.omit(code, 1)
+	return false
+}
+
+// omit counts n findings of code as made but not kept.
+func (m *Model) omit(code string, n int) {
+	if m.Omitted == nil {
+		m.Omitted = map[string]int{}
+	}
+	m.Omitted[code] += n
+}
+
+// FindingCounts returns, per code, how many findings the model has: those kept in Findings plus those
+// counted in Omitted.
+func (m *Model) FindingCounts() map[string]int { return CountFindings(m.Findings, m.Omitted) }
+
+// CountFindings returns, per code, how many findings there are: those in fs plus those counted in
+// omitted (which may be nil).
+func CountFindings(fs []Finding, omitted map[string]int) map[string]int {
+	n := make(map[string]int, len(omitted))
+	for _, f := range fs {
+		n[f.Code]++
+	}
+	for code, k := range omitted {
+		n[code] += k
+	}
+	return n
+}
+
 // Finding codes. They are part of stdiff's contract with scripts: add, never rename.
 const (
 	CodeFileTooSmall       = "file-too-small"

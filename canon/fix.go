@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // FixResult says what FixNulPadding did.
@@ -18,19 +19,47 @@ type FixResult struct {
 // ErrNotFixable is wrapped when a file has defects FixNulPadding must not touch.
 var ErrNotFixable = errors.New("not fixable in place")
 
+// ErrLocked is wrapped when another process holds the lock on a file FixNulPadding was to repair.
+var ErrLocked = errors.New("locked by another process")
+
+// FixLockWait is how long FixNulPadding waits for another process's lock on the file to go.
+const FixLockWait = 10 * time.Second
+
+// Test hooks: lockWait replaces FixLockWait, and fixHook, when set, runs at a named stage of
+// FixNulPadding: "write" just before the bytes are compared and written, "verify" after the write and
+// before the final check.
+var (
+	lockWait = FixLockWait
+	fixHook  func(stage string)
+)
+
 // FixNulPadding repairs a header padded with NUL bytes instead of spaces, in place: only the padding
 // bytes after the JSON object change (to spaces); the length N and every tensor byte stay as they are.
 //
 // It refuses (wrapping ErrNotFixable, file untouched) unless the repaired file passes the reference's
-// checks; it re-reads the header just before writing and refuses if the file changed since it was read,
-// and verifies the file again afterwards.
+// checks. For the whole repair it holds an exclusive advisory lock on the file where the system has
+// one (flock: Linux, macOS, the BSDs), waiting at most FixLockWait for another holder (then it fails,
+// wrapping ErrLocked). A lock does not stop programs that do not ask for it, so just before writing it
+// compares the file's size and the bytes it is about to replace with what it checked, and writes only
+// bytes that are NUL at that moment; if the file is not valid afterwards, it puts back the NUL bytes
+// where its spaces still are and fails. When it returns an error, the file holds no byte of its.
 func FixNulPadding(path string) (FixResult, error) {
-	src, err := OpenFile(path)
+	f, err := os.OpenFile(path, os.O_RDWR|openNonblock, 0)
 	if err != nil {
+		return FixResult{}, fileError(path, err)
+	}
+	defer f.Close()
+	if _, err := stat(f, path); err != nil {
 		return FixResult{}, err
 	}
-	m, err := Read(src)
-	src.Close()
+	unlock, err := lockFile(f, lockWait)
+	if err != nil {
+		return FixResult{}, &ReadError{Name: path, Err: err,
+			Hint: "another `stdiff check --fix` (or another program) is working on the file; try again when it is done"}
+	}
+	defer unlock()
+
+	m, err := readLocked(f, path)
 	if err != nil {
 		return FixResult{}, err
 	}
@@ -40,25 +69,7 @@ func FixNulPadding(path string) (FixResult, error) {
 	if !m.hasCode(CodeNulPadding) {
 		return FixResult{}, notFixable(path, m)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|openNonblock, 0)
-	if err != nil {
-		return FixResult{}, fileError(path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return FixResult{}, fileError(path, err)
-	}
-	if err := checkRegular(path, st); err != nil {
-		return FixResult{}, err
-	}
-	if st.Size() != m.FileSize {
-		return FixResult{}, &ReadError{Name: path, Err: ErrChanged}
-	}
-	hb := make([]byte, m.HeaderLen)
-	if _, err := f.ReadAt(hb, 8); err != nil {
-		return FixResult{}, &ReadError{Name: path, Err: ErrChanged}
-	}
+	hb := m.RawHeader
 	h := parseHeader(hb)
 	if h.end < 0 {
 		return FixResult{}, notFixable(path, m)
@@ -83,28 +94,104 @@ func FixNulPadding(path string) (FixResult, error) {
 	if !check.Valid() {
 		return FixResult{}, notFixable(path, check)
 	}
-	res := FixResult{Changed: bytes.Count(hb[first:last+1], []byte{0}), Start: 8 + int64(first), End: 8 + int64(last) + 1}
-	if _, err := f.WriteAt(patched[first:last+1], res.Start); err != nil {
-		// Put back what was there; the range is small, so this normally succeeds.
-		_, _ = f.WriteAt(hb[first:last+1], res.Start)
-		return FixResult{}, &ReadError{Name: path, Err: fmt.Errorf("writing the repaired padding: %w", err)}
+	res := FixResult{Start: 8 + int64(first), End: 8 + int64(last) + 1}
+	old := hb[first : last+1] // what was checked; the runs of NUL in it are what is written
+
+	if fixHook != nil {
+		fixHook("write")
+	}
+	changed := &ReadError{Name: path, Err: ErrChanged,
+		Hint: "another program wrote to the file during the repair; stdiff left it as that program left it; run again once it is done"}
+	if st, err := stat(f, path); err != nil {
+		return FixResult{}, err
+	} else if st.Size() != m.FileSize {
+		return FixResult{}, changed
+	}
+	now := make([]byte, len(old))
+	if _, err := f.ReadAt(now, res.Start); err != nil || !bytes.Equal(now, old) {
+		return FixResult{}, changed
+	}
+	runs := nulRuns(old)
+	for k, r := range runs {
+		if _, err := f.WriteAt(bytes.Repeat([]byte{' '}, r[1]-r[0]), res.Start+int64(r[0])); err != nil {
+			undo(f, res.Start, runs[:k+1])
+			return FixResult{}, &ReadError{Name: path, Err: fmt.Errorf("writing the repaired padding: %w", err)}
+		}
+		res.Changed += r[1] - r[0]
 	}
 	if err := f.Sync(); err != nil {
+		undo(f, res.Start, runs)
 		return FixResult{}, &ReadError{Name: path, Err: fmt.Errorf("flushing the repair: %w", err)}
 	}
-	again, err := OpenFile(path)
-	if err != nil {
-		return FixResult{}, err
+
+	if fixHook != nil {
+		fixHook("verify")
 	}
-	defer again.Close()
-	after, err := Read(again)
-	if err != nil {
-		return FixResult{}, err
+	after, err := readLocked(f, path)
+	if err == nil && !after.Valid() {
+		err = &ReadError{Name: path, Err: fmt.Errorf("%w: still invalid after the repair (%v); the repair was undone", ErrChanged, after.RefErr),
+			Hint: "another program wrote to the file during the repair; run again once it is done"}
 	}
-	if !after.Valid() {
-		return FixResult{}, &ReadError{Name: path, Err: fmt.Errorf("still invalid after the repair (%v); the file changed meanwhile?", after.RefErr)}
+	if err != nil {
+		undo(f, res.Start, runs)
+		return FixResult{}, err
 	}
 	return res, nil
+}
+
+// readLocked reads the header of the open file f, as it is now.
+func readLocked(f *os.File, path string) (*Model, error) {
+	st, err := stat(f, path)
+	if err != nil {
+		return nil, err
+	}
+	return Read(&FileSource{f: f, name: path, size: st.Size(), mtime: st.ModTime()})
+}
+
+// stat is f's current state; f must still be a regular file.
+func stat(f *os.File, path string) (os.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	return st, checkRegular(path, st)
+}
+
+// nulRuns are the [start, end) ranges of consecutive NUL bytes in b.
+func nulRuns(b []byte) [][2]int {
+	var runs [][2]int
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0 {
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] == 0 {
+			j++
+		}
+		runs = append(runs, [2]int{i, j})
+		i = j
+	}
+	return runs
+}
+
+// undo puts NUL back where the repair wrote a space that is still there: bytes another program wrote
+// since are left as they are. It is best effort: it runs after a failure, whose error is what counts.
+func undo(f *os.File, start int64, runs [][2]int) {
+	for _, r := range runs {
+		now := make([]byte, r[1]-r[0])
+		n, _ := f.ReadAt(now, start+int64(r[0]))
+		for i := 0; i < n; i++ {
+			j := i
+			for j < n && now[j] == ' ' {
+				j++
+			}
+			if j > i {
+				_, _ = f.WriteAt(make([]byte, j-i), start+int64(r[0]+i))
+			}
+			i = j
+		}
+	}
+	_ = f.Sync()
 }
 
 func notFixable(path string, m *Model) error {

@@ -70,3 +70,97 @@ func TestFixNulPadding(t *testing.T) {
 		t.Fatal("a refused fix changed the file")
 	}
 }
+
+// nulPadded writes a small NUL-padded file and returns its path and bytes, and where the padding is.
+func nulPadded(t *testing.T) (path string, b []byte, padStart, padEnd int) {
+	t.Helper()
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "w", DType: "F16", Shape: []uint64{3, 5}}}, Metadata: []stfile.KV{{Key: "a", Value: "b"}}}
+	clean := f.Build()
+	n := binary.LittleEndian.Uint64(clean)
+	json := bytes.TrimRight(clean[8:8+n], " ")
+	header := append(append([]byte(nil), json...), 0, 0, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	b = append(append(b, header...), clean[8+n:]...)
+	path = filepath.Join(t.TempDir(), "m.safetensors")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, b, 8 + len(json), 8 + len(header)
+}
+
+// hook runs fn at stage of the next FixNulPadding.
+func hook(t *testing.T, stage string, fn func()) {
+	fixHook = func(s string) {
+		if s == stage {
+			fn()
+		}
+	}
+	t.Cleanup(func() { fixHook = nil })
+}
+
+// TestFixRacesWriter: another program writes to the file between stdiff's checks and its write.
+// stdiff must not write then: the file is what the other program left, not a byte of stdiff's.
+func TestFixRacesWriter(t *testing.T) {
+	for name, write := range map[string]func(b []byte, pad int) []byte{
+		"padding rewritten": func(b []byte, pad int) []byte { // the other program pads with newlines
+			b = bytes.Clone(b)
+			for i := pad; b[i] == 0; i++ {
+				b[i] = '\n'
+			}
+			return b
+		},
+		"one padding byte": func(b []byte, pad int) []byte {
+			b = bytes.Clone(b)
+			b[pad+2] = '\t'
+			return b
+		},
+		"grown": func(b []byte, pad int) []byte { return append(bytes.Clone(b), "more"...) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			path, b, pad, _ := nulPadded(t)
+			theirs := write(b, pad)
+			hook(t, "write", func() {
+				if err := os.WriteFile(path, theirs, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			})
+			res, err := FixNulPadding(path)
+			if !errors.Is(err, ErrChanged) || res.Changed != 0 {
+				t.Fatalf("fix with a writer in the way: %+v, %v", res, err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, theirs) {
+				t.Fatalf("the file is not what the other writer left:\n%q\nwant\n%q", got, theirs)
+			}
+		})
+	}
+}
+
+// TestFixUndone: another program writes to the file after stdiff's write, so that the file is not
+// valid at the final check. stdiff puts its bytes back (NUL where its spaces still are) and keeps the
+// other program's.
+func TestFixUndone(t *testing.T) {
+	path, b, pad, end := nulPadded(t)
+	want := append(bytes.Clone(b), "junk"...) // the other program appends to the file…
+	want[pad+1] = '\t'                        // …and writes one byte of the padding
+	hook(t, "verify", func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt([]byte("junk"), int64(len(b))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{'\t'}, int64(pad+1)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res, err := FixNulPadding(path)
+	if !errors.Is(err, ErrChanged) || res.Changed != 0 {
+		t.Fatalf("fix with a writer after it: %+v, %v", res, err)
+	}
+	got, _ := os.ReadFile(path)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("after the undo:\n%q\nwant\n%q", got[pad:end], want[pad:end])
+	}
+}

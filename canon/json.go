@@ -3,6 +3,7 @@ package canon
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -29,40 +30,28 @@ type jsonError struct {
 }
 
 // rawTensor is a handle on one top-level tensor entry while it is parsed. The entry itself lives in
-// rawHeader.tensors (its HeaderOffset holds the index of the key's opening quote in the header), and what
-// is unusual about it, rarely anything, in rawHeader.issues.
+// rawHeader.tensors (its HeaderOffset holds the index of the key's opening quote in the header); what
+// is unusual about it, rarely anything, is kept here until the entry is read, then summed up in
+// rawHeader: a header of a million bad entries costs a byte of flags per entry, not a message.
 type rawTensor struct {
 	*Tensor
-	idx int
-	h   *rawHeader
+	idx   int
+	h     *rawHeader
+	flags entryFlags
+	err   *jsonError // why the entry is invalid, when it is the header's first invalid entry
+	form  string     // "" for the usual object; "array" or "dtype-object" for the odd forms
+	extra string     // the first field the reference ignores
 }
 
-// entryIssue is what is unusual about an entry; rare, so kept out of line.
-type entryIssue struct {
-	err    *jsonError // why the entry is not a valid TensorInfo, nil when it is
-	form   string     // "" for the usual object; "array" or "dtype-object" for the odd forms
-	extras []string   // unknown fields, ignored by the reference
-}
+// entryFlags say what is wrong with an entry.
+type entryFlags uint8
 
-func (t *rawTensor) issues() *entryIssue {
-	is := t.h.issues[t.idx]
-	if is == nil {
-		if t.h.issues == nil {
-			t.h.issues = map[int]*entryIssue{}
-		}
-		is = &entryIssue{}
-		t.h.issues[t.idx] = is
-	}
-	return is
-}
-
-// err is why the entry is invalid, or nil.
-func (t *rawTensor) err() *jsonError {
-	if is := t.h.issues[t.idx]; is != nil {
-		return is.err
-	}
-	return nil
-}
+const (
+	// entryInvalid: the entry is not a valid TensorInfo (the reference rejects the file).
+	entryInvalid entryFlags = 1 << iota
+	// entryUnknownDType: the first reason is a dtype the reference does not know.
+	entryUnknownDType
+)
 
 // rawMeta is one `__metadata__` entry as written.
 type rawMeta struct {
@@ -74,18 +63,23 @@ type rawMeta struct {
 
 // rawHeader is everything parsed from a header.
 type rawHeader struct {
-	tensors  []Tensor
-	issues   map[int]*entryIssue // by index into tensors
-	meta     []rawMeta
-	metaSeen bool
-	metaNull bool
-	metaDup  []int // positions of repeated `__metadata__` keys
-	metaBad  *jsonError
-	start    int // index of the top-level value
-	end      int // index just after the top-level value; -1 when the object was not closed
-	syntax   *jsonError
-	entryErr *jsonError
-	trailing *jsonError
+	tensors []Tensor
+	// flags of tensors[i] are flags[i] (zero past the end: flags is allocated at the first bad entry).
+	flags []entryFlags
+	// oddForms counts entries in the array or {"DTYPE":null} forms, firstOdd names the first;
+	// extraFields counts entries with fields the reference ignores, firstExtra is the first as name.field.
+	oddForms, extraFields int
+	firstOdd, firstExtra  string
+	meta                  []rawMeta
+	metaSeen              bool
+	metaNull              bool
+	metaDup               []int // positions of repeated `__metadata__` keys
+	metaBad               *jsonError
+	start                 int // index of the top-level value
+	end                   int // index just after the top-level value; -1 when the object was not closed
+	syntax                *jsonError
+	entryErr              *jsonError
+	trailing              *jsonError
 }
 
 // strictError returns the error the reference reports for this header, or nil.
@@ -110,8 +104,31 @@ type parser struct {
 	fatal bool
 	// keyEnd is the index just after the last object key read.
 	keyEnd int
-	// shapes is an arena for shape and offset arrays, so each does not need an allocation of its own.
+	// shapes is an arena for shape and offset arrays, so each does not need an allocation of its own;
+	// values counts what the full arenas before it hold.
 	shapes []uint64
+	values int
+}
+
+// more estimates how many more items the rest of the header holds, at the rate of have items in the
+// bytes read so far, with a margin; at least half of have, so that growth stays geometric.
+func (p *parser) more(have int) int {
+	n := int(int64(len(p.b)-p.i) * int64(have) / int64(max(p.i, 1)))
+	return max(n+n/16+64, have/2)
+}
+
+// push appends v to the array being built at p.shapes[*first:]. When the arena is full, that array
+// alone moves to a new arena sized for the rest of the header: the arrays before it stay where they
+// are, so nothing is copied twice and no arena is held twice.
+func (p *parser) push(first *int, v uint64) {
+	if len(p.shapes) == cap(p.shapes) {
+		part := p.shapes[*first:]
+		p.values += *first
+		next := make([]uint64, len(part), len(part)+p.more(p.values))
+		copy(next, part)
+		p.shapes, *first = next, 0
+	}
+	p.shapes = append(p.shapes, v)
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
@@ -138,8 +155,9 @@ func (p *parser) fail(pos int, format string, args ...any) {
 // must not change b afterwards. It never panics and never allocates more than a small multiple of len(b).
 func parseHeader(b []byte) *rawHeader {
 	h := &rawHeader{end: -1}
-	// Preallocate for the likely number of tensors (real entries take 80 to 200 bytes).
-	h.tensors = make([]Tensor, 0, len(b)/96+1)
+	// Room for the likely number of tensors (real entries take 80 to 200 bytes) in a small header; a
+	// large one grows by what the entries read so far say the rest holds (see parser.more).
+	h.tensors = make([]Tensor, 0, min(len(b)/96+1, 4096))
 	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h}
 	p.shapes = make([]uint64, 0, 3*cap(h.tensors))
 	p.ws()
@@ -430,11 +448,40 @@ func (p *parser) parseMetadata(keyPos, keyEnd int) {
 	})
 }
 
-// entryError records why a tensor entry is invalid (the first reason only, as serde stops there).
+// fail records that a tensor entry is invalid, for the first reason only, as serde stops there. The
+// reason is spelled out only for the header's first invalid entry (the strict verdict): lenient mode
+// reads the others again when it needs to say why (entryError).
 func (t *rawTensor) fail(pos int, format string, args ...any) {
-	if t.err() == nil {
-		t.issues().err = &jsonError{msg: fmt.Sprintf(format, args...), pos: pos}
+	if t.flags&entryInvalid != 0 {
+		return
 	}
+	t.flags |= entryInvalid
+	if t.h.entryErr == nil {
+		t.err = &jsonError{msg: fmt.Sprintf(format, args...), pos: pos}
+	}
+}
+
+// spelled reports whether fail spells out the reason: for the header's first invalid entry only.
+// Callers whose arguments would cost an allocation (a string in an interface) check it first.
+func (t *rawTensor) spelled() bool { return t.flags&entryInvalid == 0 && t.h.entryErr == nil }
+
+// unknownDType records that the entry's dtype is not one the reference knows.
+func (t *rawTensor) unknownDType(pos int, dtype string) {
+	if t.flags&entryInvalid == 0 {
+		t.flags |= entryUnknownDType
+	}
+	if t.spelled() {
+		t.fail(pos, "unknown variant `%s`", dtype)
+	}
+	t.flags |= entryInvalid
+}
+
+// wrongType records that the value at p.i is not what the entry expects there.
+func (p *parser) wrongType(t *rawTensor, pos int, expected string) {
+	if t.spelled() {
+		t.fail(pos, "invalid type: %s, expected %s", p.describeValue(), expected)
+	}
+	t.flags |= entryInvalid
 }
 
 // parseTensor parses one top-level tensor entry. Entry errors are kept on the entry; syntax errors stop all.
@@ -442,6 +489,9 @@ func (p *parser) parseTensor(name string, keyPos int) {
 	if p.i >= len(p.b) {
 		p.fail(p.i, "EOF while parsing a value")
 		return
+	}
+	if ts := p.h.tensors; len(ts) == cap(ts) {
+		p.h.tensors = slices.Grow(ts, p.more(len(ts)))
 	}
 	p.h.tensors = append(p.h.tensors, Tensor{Name: name, HeaderOffset: int64(keyPos)})
 	n := len(p.h.tensors) - 1
@@ -454,17 +504,60 @@ func (p *parser) parseTensor(name string, keyPos int) {
 	case '[':
 		p.parseTensorArray(t)
 	default:
-		t.fail(p.i, "invalid type: %s, expected struct TensorInfo", p.describeValue())
+		p.wrongType(t, p.i, "struct TensorInfo")
 		p.skipValue()
 	}
 	if p.fatal {
 		p.h.tensors = p.h.tensors[:n]
-		delete(p.h.issues, n)
 		return
 	}
-	if e := t.err(); e != nil && p.h.entryErr == nil {
-		p.h.entryErr = &jsonError{msg: e.msg, pos: e.pos}
+	h := p.h
+	if t.err != nil && h.entryErr == nil {
+		h.entryErr = t.err
 	}
+	if t.flags != 0 {
+		if len(h.flags) <= n {
+			h.flags = slices.Grow(h.flags, cap(h.tensors)-len(h.flags))[:n+1]
+		}
+		h.flags[n] = t.flags
+	}
+	if t.form != "" {
+		if h.oddForms++; h.oddForms == 1 {
+			h.firstOdd = name
+		}
+	}
+	if t.extra != "" {
+		if h.extraFields++; h.extraFields == 1 {
+			h.firstExtra = name + "." + t.extra
+		}
+	}
+}
+
+// flagsOf returns the flags of tensors[i].
+func (h *rawHeader) flagsOf(i int) entryFlags {
+	if i < len(h.flags) {
+		return h.flags[i]
+	}
+	return 0
+}
+
+// entryError reads the tensor entry whose key is at b[pos] again, alone, and returns why it is invalid
+// (nil when it is not). The entry sits inside the top-level object, one level deep.
+func entryError(b []byte, pos int) *jsonError {
+	h := &rawHeader{end: -1, tensors: make([]Tensor, 0, 1)}
+	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h, i: pos, depth: 1, shapes: make([]uint64, 0, 8)}
+	name, ok := p.parseString()
+	if !ok {
+		return nil
+	}
+	p.ws()
+	if p.i >= len(b) || b[p.i] != ':' {
+		return nil
+	}
+	p.i++
+	p.ws()
+	p.parseTensor(name, pos)
+	return p.h.entryErr
 }
 
 // compactTensor reads an entry written exactly as the reference writer writes it,
@@ -499,7 +592,7 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 				p.shapes = p.shapes[:first]
 				return false
 			}
-			p.shapes = append(p.shapes, v)
+			p.push(&first, v)
 			i = next + 1
 			if b[next] == ']' {
 				break
@@ -574,7 +667,9 @@ func (p *parser) parseTensorObject(t *rawTensor) {
 			haveOffsets = true
 			t.setOffsets(p.parseUintArray(t, 2))
 		default:
-			t.issues().extras = append(t.issues().extras, key)
+			if t.extra == "" {
+				t.extra = key
+			}
 			p.skipValue()
 		}
 	})
@@ -599,7 +694,7 @@ func (t *rawTensor) setOffsets(offs []uint64) {
 
 // parseTensorArray parses the sequence form of a TensorInfo: [dtype, shape, data_offsets].
 func (p *parser) parseTensorArray(t *rawTensor) {
-	t.issues().form = "array"
+	t.form = "array"
 	start := p.i
 	n := 0
 	ok := p.elements(func(k int) {
@@ -640,10 +735,10 @@ func (p *parser) parseDType(t *rawTensor) {
 		}
 		t.DType = DType(s)
 		if !DType(s).Known() {
-			t.fail(pos, "unknown variant `%s`", s)
+			t.unknownDType(pos, s)
 		}
 	case '{':
-		t.issues().form = "dtype-object"
+		t.form = "dtype-object"
 		n := 0
 		ok := p.members(func(key string, _ int) {
 			isNull := p.i+4 <= len(p.b) && string(p.b[p.i:p.i+4]) == "null"
@@ -655,7 +750,7 @@ func (p *parser) parseDType(t *rawTensor) {
 			n++
 			t.DType = DType(key)
 			if !DType(key).Known() {
-				t.fail(pos, "unknown variant `%s`", key)
+				t.unknownDType(pos, key)
 			} else if !isNull {
 				t.fail(pos, "invalid type: %s, expected unit", vdesc)
 			}
@@ -664,7 +759,7 @@ func (p *parser) parseDType(t *rawTensor) {
 			t.fail(pos, "invalid value: map, expected map with a single key")
 		}
 	default:
-		t.fail(pos, "invalid type: %s, expected string or map", p.describeValue())
+		p.wrongType(t, pos, "string or map")
 		p.skipValue()
 	}
 }
@@ -682,7 +777,7 @@ func (p *parser) parseUintArray(t *rawTensor, want int) []uint64 {
 		expect = "a tuple of size 2"
 	}
 	if p.b[p.i] != '[' {
-		t.fail(pos, "invalid type: %s, expected %s", p.describeValue(), expect)
+		p.wrongType(t, pos, expect)
 		p.skipValue()
 		return nil
 	}
@@ -696,12 +791,12 @@ func (p *parser) parseUintArray(t *rawTensor, want int) []uint64 {
 			if ok && !isUint {
 				t.fail(epos, "invalid type: number `%s`, expected usize", p.b[epos:p.i])
 			}
-			p.shapes = append(p.shapes, v)
+			p.push(&first, v)
 			return
 		}
-		t.fail(epos, "invalid type: %s, expected usize", p.describeValue())
+		p.wrongType(t, epos, "usize")
 		p.skipValue()
-		p.shapes = append(p.shapes, 0)
+		p.push(&first, 0)
 	})
 	if !ok {
 		return nil

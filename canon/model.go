@@ -80,8 +80,11 @@ type Model struct {
 	Metadata []MetaEntry
 	// HasMetadata is true when `__metadata__` was present and not null.
 	HasMetadata bool
-	// Findings in the order of the checks that produced them.
+	// Findings in the order of the checks that produced them: at most MaxFindingsPerCode of each code.
 	Findings []Finding
+	// Omitted counts, per code, the findings made past MaxFindingsPerCode and not kept in Findings
+	// (nil when none were left out). FindingCounts adds both up.
+	Omitted map[string]int
 	// RefErr is nil when the reference reader accepts the file, else its error.
 	RefErr *RefError
 	// HeaderParsed is true when the header's JSON could be read (possibly with defects lenient mode names).
@@ -92,6 +95,8 @@ type Model struct {
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	RawHeader []byte
 
+	// kept counts Findings per code, for add.
+	kept map[string]int
 	// canonicalOrder memoizes CanonicalOrder (for the tensors as they were then).
 	canonicalOrder []int
 }

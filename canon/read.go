@@ -75,8 +75,6 @@ func ReadBytes(name string, b []byte) *Model {
 	return m
 }
 
-func (m *Model) add(f Finding) { m.Findings = append(m.Findings, f) }
-
 // setRef records the reference's verdict unless an earlier check already failed.
 func (m *Model) setRef(kind RefKind, msg string, off int64) {
 	if m.RefErr == nil {
@@ -215,7 +213,7 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 	// Metadata: last value wins, kept at the position of its last occurrence.
 	last := make(map[string]int, len(h.meta))
 	for i, e := range h.meta {
-		if j, dup := last[e.key]; dup {
+		if j, dup := last[e.key]; dup && m.room(CodeDuplicateMetaKey) {
 			m.add(Finding{Code: CodeDuplicateMetaKey, Severity: SevWarning, Offset: base + int64(e.pos),
 				Message: fmt.Sprintf("metadata key %s appears more than once (first at offset %d); readers keep the last value", strconv.Quote(e.key), base+h.meta[j].pos)})
 		}
@@ -226,7 +224,7 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 		if last[e.key] != i {
 			continue
 		}
-		if e.raw {
+		if e.raw && m.room(CodeMetadataNotString) {
 			m.add(Finding{Code: CodeMetadataNotString, Severity: SevError, Offset: base + int64(e.pos), RefKind: InvalidHeaderDeserialization,
 				Message: fmt.Sprintf("metadata value of %s is not a string (strict readers reject the file)", strconv.Quote(e.key)),
 				Hint:    "metadata values must be strings; a writer should JSON-encode nested values into a string"})
@@ -237,53 +235,51 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 	// Tensors: the reference keeps the last entry of a name, and every entry must be valid.
 	// The kept entries are compacted in place: in the usual file that moves nothing.
 	lastT := lastOfEachName(h.tensors)
-	var odd, extra []string
 	kept := h.tensors[:0]
 	for i := range h.tensors {
 		t := &h.tensors[i]
-		if j := lastT[i]; j != i {
+		if j := lastT[i]; j != i && m.room(CodeDuplicateTensor) {
 			m.add(Finding{Code: CodeDuplicateTensor, Severity: SevWarning, Offset: base + t.HeaderOffset,
 				Message: fmt.Sprintf("tensor %q is defined again at offset %d; the reference keeps the last entry, other readers may keep this one", t.Name, base+h.tensors[j].HeaderOffset),
 				Hint:    "two readers can load different weights from this file; re-save it"})
 		}
-		is := h.issues[i]
-		if is != nil {
-			if is.err != nil {
-				f := Finding{Code: CodeInvalidTensorEntry, Severity: SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
-					Message: fmt.Sprintf("tensor %q: %s", t.Name, is.err.msg)}
-				if t.DType != "" && !t.DType.Known() {
-					f.Code = CodeUnknownDType
-					f.Message = fmt.Sprintf("tensor %q has dtype %q, which the reference does not know", t.Name, t.DType)
-					if s := suggestDType(string(t.DType)); s != "" {
-						f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
-					}
+		flags := h.flagsOf(i)
+		if flags&entryInvalid != 0 {
+			unknown := t.DType != "" && !t.DType.Known()
+			switch {
+			case unknown && m.room(CodeUnknownDType):
+				f := Finding{Code: CodeUnknownDType, Severity: SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+					Message: fmt.Sprintf("tensor %q has dtype %q, which the reference does not know", t.Name, t.DType)}
+				if s := suggestDType(string(t.DType)); s != "" {
+					f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
 				}
 				m.add(f)
-			}
-			if is.form != "" {
-				odd = append(odd, t.Name)
-			}
-			if len(is.extras) > 0 {
-				extra = append(extra, t.Name+"."+is.extras[0])
+			case !unknown && m.room(CodeInvalidTensorEntry):
+				why := "invalid entry"
+				if e := entryError(hb, int(t.HeaderOffset)); e != nil {
+					why = e.msg
+				}
+				m.add(Finding{Code: CodeInvalidTensorEntry, Severity: SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+					Message: fmt.Sprintf("tensor %q: %s", t.Name, why)})
 			}
 		}
 		// An entry the reference rejects is still listed when it says enough: a name, an unknown dtype,
 		// a shape and offsets.
-		if lastT[i] != i || (is != nil && is.err != nil && !(t.DType != "" && strings.HasPrefix(is.err.msg, "unknown variant"))) {
+		if lastT[i] != i || (flags&entryInvalid != 0 && !(t.DType != "" && flags&entryUnknownDType != 0)) {
 			continue
 		}
 		t.HeaderOffset += base
 		kept = append(kept, *t)
 	}
 	m.Tensors = kept
-	if len(odd) > 0 {
+	if h.oddForms > 0 {
 		m.add(Finding{Code: CodeOddTensorForm, Severity: SevWarning, Offset: -1,
-			Message: fmt.Sprintf("%d tensor entries use a form only serde-based readers accept (array or {\"DTYPE\":null}), e.g. %s", len(odd), strconv.Quote(odd[0])),
+			Message: fmt.Sprintf("%d tensor entries use a form only serde-based readers accept (array or {\"DTYPE\":null}), e.g. %s", h.oddForms, strconv.Quote(h.firstOdd)),
 			Hint:    "JavaScript and Python header readers expect {\"dtype\":…,\"shape\":…,\"data_offsets\":…}"})
 	}
-	if len(extra) > 0 {
+	if h.extraFields > 0 {
 		m.add(Finding{Code: CodeUnknownField, Severity: SevInfo, Offset: -1,
-			Message: fmt.Sprintf("%d tensor entries carry fields readers ignore, e.g. %s", len(extra), strconv.Quote(extra[0]))})
+			Message: fmt.Sprintf("%d tensor entries carry fields readers ignore, e.g. %s", h.extraFields, strconv.Quote(h.firstExtra))})
 	}
 }
 
@@ -392,6 +388,9 @@ func (m *Model) lenientLayout(order []int) {
 			continue // already reported as unknown-dtype
 		}
 		if t.End < t.Begin {
+			if !m.room(CodeOffsetReversed) {
+				continue
+			}
 			m.add(Finding{Code: CodeOffsetReversed, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("tensor %s ends (%d) before it begins (%d)", strconv.Quote(t.Name), t.End, t.Begin)})
 			continue
@@ -399,17 +398,29 @@ func (m *Model) lenientLayout(order []int) {
 		e, ok := t.Elements()
 		b, _ := t.DType.Bits()
 		hi, lo := bits64Mul(e, b)
+		f := Finding{Severity: SevError, Offset: t.HeaderOffset}
 		switch {
 		case !ok || hi != 0:
-			m.add(Finding{Code: CodeShapeOverflow, Severity: SevError, Offset: t.HeaderOffset, RefKind: ValidationOverflow,
-				Message: fmt.Sprintf("tensor %q: shape %v overflows a 64-bit size", t.Name, t.Shape)})
+			f.Code, f.RefKind = CodeShapeOverflow, ValidationOverflow
 		case lo%8 != 0:
-			m.add(Finding{Code: CodeMisalignedSlice, Severity: SevError, Offset: t.HeaderOffset, RefKind: MisalignedSlice,
-				Message: fmt.Sprintf("tensor %q: %d elements of %s are %d bits, not a whole number of bytes", t.Name, e, t.DType, lo)})
+			f.Code, f.RefKind = CodeMisalignedSlice, MisalignedSlice
 		case t.End-t.Begin != lo/8:
-			m.add(Finding{Code: CodeSizeMismatch, Severity: SevError, Offset: t.HeaderOffset, RefKind: TensorInvalidInfo,
-				Message: fmt.Sprintf("tensor %q: %s %v needs %d bytes but data_offsets [%d, %d] span %d", t.Name, t.DType, t.Shape, lo/8, t.Begin, t.End, t.End-t.Begin)})
+			f.Code, f.RefKind = CodeSizeMismatch, TensorInvalidInfo
+		default:
+			continue
 		}
+		if !m.room(f.Code) { // messages are made only for the findings kept
+			continue
+		}
+		switch f.Code {
+		case CodeShapeOverflow:
+			f.Message = fmt.Sprintf("tensor %q: shape %v overflows a 64-bit size", t.Name, t.Shape)
+		case CodeMisalignedSlice:
+			f.Message = fmt.Sprintf("tensor %q: %d elements of %s are %d bits, not a whole number of bytes", t.Name, e, t.DType, lo)
+		default:
+			f.Message = fmt.Sprintf("tensor %q: %s %v needs %d bytes but data_offsets [%d, %d] span %d", t.Name, t.DType, t.Shape, lo/8, t.Begin, t.End, t.End-t.Begin)
+		}
+		m.add(f)
 	}
 	var end uint64
 	for k, i := range order {
@@ -422,10 +433,10 @@ func (m *Model) lenientLayout(order []int) {
 		case k == 0 && t.Begin != 0:
 			m.add(Finding{Code: CodeOffsetNotZero, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("the first tensor (%q) starts at data offset %d, not 0", q, t.Begin)})
-		case t.Begin > end:
+		case t.Begin > end && m.room(CodeOffsetGap):
 			m.add(Finding{Code: CodeOffsetGap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("%d unused bytes before tensor %q (data offsets %d to %d)", t.Begin-end, q, end, t.Begin)})
-		case t.Begin < end:
+		case t.Begin < end && m.room(CodeOffsetOverlap):
 			m.add(Finding{Code: CodeOffsetOverlap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("tensor %q (data offsets %d to %d) overlaps the tensor before it, which ends at %d", q, t.Begin, t.End, end)})
 		}

@@ -187,7 +187,10 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		m.Shards = append(m.Shards, ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
 		for _, f := range sm.Findings {
 			f.Message = sh + ": " + f.Message
-			m.Findings = append(m.Findings, f)
+			m.add(f)
+		}
+		for code, n := range sm.Omitted {
+			m.omit(code, n) // the shard kept MaxFindingsPerCode of them, and so does the set now
 		}
 		if !sm.Valid() && valid {
 			valid = false

@@ -356,7 +356,7 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 		}
 		j, ok := find(i, ta.Name)
 		if !ok {
-			removedIdx = append(removedIdx, i)
+			removedIdx = push(removedIdx, i)
 			continue
 		}
 		matchedB[j] = true
@@ -379,14 +379,16 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 			r.Tensors.Unchanged++
 			continue
 		}
-		r.Tensors.Changed = append(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j)})
+		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j)})
 	}
 	for j := range bt {
 		if !matchedB[j] && keep(bt[j].Name) {
-			addedIdx = append(addedIdx, j)
+			addedIdx = push(addedIdx, j)
 		}
 	}
 	removedIdx, addedIdx = findRenames(r, a, b, removedIdx, addedIdx)
+	r.Tensors.Removed = slices.Grow(r.Tensors.Removed, len(removedIdx))
+	r.Tensors.Added = slices.Grow(r.Tensors.Added, len(addedIdx))
 	for _, i := range removedIdx {
 		r.Tensors.Removed = append(r.Tensors.Removed, describe(a, i))
 	}
@@ -400,6 +402,16 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 	slices.SortFunc(r.Tensors.Renamed, func(x, y Rename) int { return strings.Compare(x.From, y.From) })
 	r.Tensors.Groups = groupChanges(&r.Tensors)
 	return matched
+}
+
+// push appends v to s, doubling the capacity when s is full. append grows large slices by a quarter, and
+// the CLI runs without garbage collection until its heap nears a limit, so a list of a million entries
+// built by append leaves about four times its size behind; built by push, about once.
+func push[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 8))
+	}
+	return append(s, v)
 }
 
 func equalShape(x, y []uint64) bool {
@@ -445,13 +457,14 @@ func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
 		return string(buf)
 	}
 	usedA, usedB := make([]bool, len(a.Model.Tensors)), make([]bool, len(b.Model.Tensors))
+	pairs := make([][2]int, 0, min(len(removed), len(added))) // every rename, then the report's list at its size
 	for _, withNumbers := range []bool{true, false} {
-		bucketA, bucketB := make(map[string][]int, len(removed)), make(map[string][]int, len(added))
+		bucketA, bucketB := map[string][]int{}, map[string][]int{}
 		var keys []string
 		for _, i := range removed {
 			if !usedA[i] {
 				k := key(a, i, withNumbers)
-				bucketA[k] = append(bucketA[k], i)
+				bucketA[k] = push(bucketA[k], i)
 			}
 		}
 		for _, j := range added {
@@ -460,16 +473,20 @@ func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
 				if len(bucketA[k]) > 0 && len(bucketB[k]) == 0 {
 					keys = append(keys, k)
 				}
-				bucketB[k] = append(bucketB[k], j)
+				bucketB[k] = push(bucketB[k], j)
 			}
 		}
 		for _, k := range keys {
 			for _, p := range pairNames(a, b, bucketA[k], bucketB[k]) {
 				usedA[p[0]], usedB[p[1]] = true, true
-				r.Tensors.Renamed = append(r.Tensors.Renamed, Rename{From: a.Model.Tensors[p[0]].Name,
-					To: b.Model.Tensors[p[1]].Name, Confirmed: content, Tensor: describe(b, p[1])})
+				pairs = append(pairs, p)
 			}
 		}
+	}
+	r.Tensors.Renamed = slices.Grow(r.Tensors.Renamed, len(pairs))
+	for _, p := range pairs {
+		r.Tensors.Renamed = append(r.Tensors.Renamed, Rename{From: a.Model.Tensors[p[0]].Name,
+			To: b.Model.Tensors[p[1]].Name, Confirmed: content, Tensor: describe(b, p[1])})
 	}
 	var leftRemoved, leftAdded []int
 	for _, i := range removed {
@@ -497,6 +514,7 @@ func numbers(dst []int, name string) []int {
 func pairNames(a, b Side, xs, ys []int) [][2]int {
 	var out [][2]int
 	if len(xs)*len(ys) > 4096 {
+		out = make([][2]int, 0, min(len(xs), len(ys)))
 		xs, ys = append([]int(nil), xs...), append([]int(nil), ys...)
 		sort.Slice(xs, func(p, q int) bool { return a.Model.Tensors[xs[p]].Name < a.Model.Tensors[xs[q]].Name })
 		sort.Slice(ys, func(p, q int) bool { return b.Model.Tensors[ys[p]].Name < b.Model.Tensors[ys[q]].Name })

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -498,6 +499,43 @@ func BenchmarkCheckPatterns50k(b *testing.B) {
 	for b.Loop() {
 		if err := opt.CheckPatterns(m, m); !errors.Is(err, ErrNoMatch) {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestGroupsWithBraces: a name that holds "{}" itself is not a template. It used to share a group with
+// names whose numbers stand there, and folding that group indexed numbers the name does not have (a
+// panic on a legal file).
+func TestGroupsWithBraces(t *testing.T) {
+	var f stfile.File
+	for _, name := range []string{"a.{}.b", "a.1.b", "x.{}.1", "x.{}.2", "y.{{.3", "y.{{.4"} {
+		f.Tensors = append(f.Tensors, stfile.Tensor{Name: name, DType: "U8", Shape: []uint64{1}})
+	}
+	empty := side(t, "empty", stfile.File{}.Build(), false)
+	r := Compare(empty, side(t, "braces", f.Build(), false), Options{})
+	var got []string
+	for _, g := range r.Tensors.Groups {
+		got = append(got, fmt.Sprintf("%s %s ×%d", g.Kind, g.Pattern, g.Count))
+	}
+	want := []string{"added a.1.b ×1", "added a.{}.b ×1", "added x.{}.{1,2} ×2", "added y.{{.{3,4} ×2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestDataChangeDigests: a group of one tensor whose bytes changed shows that tensor's digests (all
+// such changes share one group key, and the digests of the last one used to be shown for every one).
+func TestDataChangeDigests(t *testing.T) {
+	old := stfile.File{Tensors: []stfile.Tensor{{Name: "alpha", DType: "U8", Shape: []uint64{4}}, {Name: "beta", DType: "U8", Shape: []uint64{4}}}}
+	next := stfile.File{Seed: 1, Tensors: old.Tensors}
+	r := Compare(side(t, "old", old.Build(), true), side(t, "new", next.Build(), true), Options{})
+	if len(r.Tensors.Groups) != 2 {
+		t.Fatalf("groups: %+v", r.Tensors.Groups)
+	}
+	for i, g := range r.Tensors.Groups {
+		c := r.Tensors.Changed[i]
+		if g.Pattern != c.Name || len(g.Changes) != 1 || g.Changes[0].Old != c.Old.Digest || g.Changes[0].New != c.New.Digest {
+			t.Errorf("group %s shows %+v, want the digests of %s", g.Pattern, g.Changes, c.Name)
 		}
 	}
 }

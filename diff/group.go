@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -37,7 +38,8 @@ type FieldChange struct {
 }
 
 // template replaces each number that stands alone between separators (layers.12.mlp, blocks_3_attn)
-// with {} and returns the numbers, so names that differ only there share a template.
+// with {} and returns the numbers, so names that differ only there share a template. A brace of the
+// name itself is doubled ({ becomes {{), so that a name holding "{}" is not taken for a template.
 func template(name string) (string, []int) {
 	b, nums := appendTemplate(nil, nil, name)
 	return string(b), nums
@@ -47,6 +49,11 @@ func template(name string) (string, []int) {
 func appendTemplate(dst []byte, nums []int, name string) ([]byte, []int) {
 	last := 0 // name[last:i] is still to copy
 	for i := 0; i < len(name); i++ {
+		if name[i] == '{' {
+			dst = append(dst, name[last:i+1]...)
+			last = i // the brace is copied again with what follows: doubled
+			continue
+		}
 		if name[i] < '0' || name[i] > '9' || (i > 0 && !isSep(name[i-1])) {
 			continue
 		}
@@ -67,144 +74,219 @@ func appendTemplate(dst []byte, nums []int, name string) ([]byte, []int) {
 
 func isSep(c byte) bool { return c == '.' || c == '_' || c == '-' || c == '/' }
 
-// templater computes templates for many names with few allocations: equal templates share one
-// string, and the numbers share one arena.
-type templater struct {
-	buf    []byte
-	intern map[string]string
-	arena  []int
-}
-
-func (tp *templater) of(name string) (string, []int) {
-	if tp.intern == nil {
-		tp.intern = map[string]string{}
-	}
-	start := len(tp.arena)
-	tp.buf, tp.arena = appendTemplate(tp.buf[:0], tp.arena, name)
-	s, ok := tp.intern[string(tp.buf)]
-	if !ok {
-		s = string(tp.buf)
-		tp.intern[s] = s
-	}
-	return s, tp.arena[start:len(tp.arena):len(tp.arena)]
-}
-
-func shapeText(s []uint64) string {
-	parts := make([]string, len(s))
+// appendShape appends a shape as text: [2, 3].
+func appendShape(dst []byte, s []uint64) []byte {
+	dst = append(dst, '[')
 	for i, d := range s {
-		parts[i] = strconv.FormatUint(d, 10)
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = strconv.AppendUint(dst, d, 10)
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return append(dst, ']')
+}
+
+// appendField appends the text of one field of a tensor (dtype, shape, bytes or data) as changes show it.
+func appendField(dst []byte, t *Tensor, field string) []byte {
+	switch field {
+	case "dtype":
+		return append(dst, t.DType...)
+	case "shape":
+		return appendShape(dst, t.Shape)
+	case "bytes":
+		return strconv.AppendUint(dst, t.Bytes, 10)
+	case "data":
+		return append(dst, t.Digest...)
+	}
+	return dst
 }
 
 // fieldChanges lists what a change did, field by field.
 func fieldChanges(c *Change) []FieldChange {
 	out := make([]FieldChange, 0, len(c.Fields))
 	for _, f := range c.Fields {
-		fc := FieldChange{Field: f}
-		switch f {
-		case "dtype":
-			fc.Old, fc.New = c.Old.DType, c.New.DType
-		case "shape":
-			fc.Old, fc.New = shapeText(c.Old.Shape), shapeText(c.New.Shape)
-		case "bytes":
-			fc.Old, fc.New = strconv.FormatUint(c.Old.Bytes, 10), strconv.FormatUint(c.New.Bytes, 10)
-		case "data":
-			fc.Old, fc.New = c.Old.Digest, c.New.Digest
-		}
-		out = append(out, fc)
+		out = append(out, FieldChange{Field: f, Old: string(appendField(nil, &c.Old, f)), New: string(appendField(nil, &c.New, f))})
 	}
 	return out
 }
 
-type member struct {
-	name string
-	nums []int
-	to   string // the new name, for renames
+// grouper sorts report entries into groups keyed by kind, what changed and the name template(s), in
+// order of first appearance. A key is built in a reused buffer and looked up without allocating, so
+// only a group's first entry costs a key string, and each entry costs the index of its group: a report
+// of a million unrelated changes costs a few words per change, not a map entry and a slice each.
+//
+// A key is the kind, a zero byte, then fields (what changed, the template, for renames the new name's
+// template), each after its length in 4 bytes, so that no two different keys are equal whatever bytes
+// names and dtypes hold.
+type grouper struct {
+	buf    []byte
+	nums   []int // the numbers of the names being keyed
+	index  map[string]int
+	groups []pending
+	of     []int32 // the group of each entry, in the order they were added
+}
+
+type pending struct {
+	key     string
+	changes []FieldChange
+	count   int
+}
+
+// fields splits the key of a group: its kind, then what changed, the template and, for renames, the
+// new names' template.
+func (p *pending) fields() (kind string, fields [4]string) {
+	kind, rest, _ := strings.Cut(p.key, "\x00")
+	for k := 0; k < len(fields) && len(rest) >= 4; k++ {
+		n := int(binary.LittleEndian.Uint32([]byte(rest[:4])))
+		fields[k], rest = rest[4:4+n], rest[4+n:]
+	}
+	return kind, fields
+}
+
+// start begins a key in the buffer for kind.
+func (g *grouper) start(kind string) {
+	g.buf = append(append(g.buf[:0], kind...), 0)
+	g.nums = g.nums[:0]
+}
+
+// open begins a field of the key; close(at) ends the field open returned.
+func (g *grouper) open() int {
+	g.buf = append(g.buf, 0, 0, 0, 0)
+	return len(g.buf)
+}
+
+func (g *grouper) close(at int) {
+	binary.LittleEndian.PutUint32(g.buf[at-4:], uint32(len(g.buf)-at))
+}
+
+// template adds name's template to the key as a field and its numbers to g.nums.
+func (g *grouper) template(name string) {
+	at := g.open()
+	g.buf, g.nums = appendTemplate(g.buf, g.nums, name)
+	g.close(at)
+}
+
+// add puts the next entry into the group of the key in the buffer. changes, for a new group of changed
+// tensors, says what changed field by field.
+func (g *grouper) add(changes func() []FieldChange) {
+	k, ok := g.index[string(g.buf)]
+	if !ok {
+		k = len(g.groups)
+		p := pending{key: string(g.buf)}
+		g.index[p.key] = k
+		if changes != nil {
+			p.changes = changes()
+		}
+		g.groups = push(g.groups, p)
+	}
+	g.groups[k].count++
+	g.of = append(g.of, int32(k))
 }
 
 func groupChanges(t *TensorReport) []Group {
-	type key struct{ kind, tmpl, what string }
-	groups := map[key][]member{}
-	var order []key
-	addTo := func(k key, name string, nums []int) {
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+	g := &grouper{index: map[string]int{}, of: make([]int32, 0, len(t.Added)+len(t.Removed)+len(t.Changed)+len(t.Renamed))}
+	// whatTensor adds "DTYPE [shape]" to the key.
+	whatTensor := func(x *Tensor) {
+		at := g.open()
+		g.buf = appendShape(append(append(g.buf, x.DType...), ' '), x.Shape)
+		g.close(at)
+	}
+	for _, list := range []struct {
+		kind string
+		ts   []Tensor
+	}{{"added", t.Added}, {"removed", t.Removed}} {
+		for i := range list.ts {
+			g.start(list.kind)
+			whatTensor(&list.ts[i])
+			g.template(list.ts[i].Name)
+			g.add(nil)
 		}
-		groups[k] = append(groups[k], member{name: name, nums: nums})
 	}
-	var tp templater
-	for _, x := range t.Added {
-		tmpl, nums := tp.of(x.Name)
-		addTo(key{"added", tmpl, x.DType + " " + shapeText(x.Shape)}, x.Name, nums)
-	}
-	for _, x := range t.Removed {
-		tmpl, nums := tp.of(x.Name)
-		addTo(key{"removed", tmpl, x.DType + " " + shapeText(x.Shape)}, x.Name, nums)
-	}
-	changes := map[string][]FieldChange{}
 	for i := range t.Changed {
 		c := &t.Changed[i]
-		tmpl, nums := tp.of(c.Name)
-		fcs := fieldChanges(c)
-		var w strings.Builder
-		for _, fc := range fcs {
-			w.WriteString(fc.Field + "\x00" + fc.Old + "\x00" + fc.New + "\x00")
-		}
-		what := w.String()
+		g.start("changed")
+		at := g.open()
 		if len(c.Fields) == 1 && c.Fields[0] == "data" {
-			what = "data" // bytes changed: one group whatever the digests
+			g.buf = append(g.buf, "data"...) // bytes changed: one group whatever the digests
+		} else {
+			for _, f := range c.Fields {
+				g.buf = append(append(g.buf, f...), 0)
+				g.buf = append(appendField(g.buf, &c.Old, f), 0)
+				g.buf = append(appendField(g.buf, &c.New, f), 0)
+			}
 		}
-		changes[what] = fcs
-		addTo(key{"changed", tmpl, what}, c.Name, nums)
+		g.close(at)
+		g.template(c.Name)
+		g.add(func() []FieldChange { return fieldChanges(c) })
 	}
-	for _, rn := range t.Renamed {
-		tf, nf := tp.of(rn.From)
-		tt, nt := tp.of(rn.To)
-		k := key{"renamed", tf + "\x00" + tt, rn.Tensor.DType + " " + shapeText(rn.Tensor.Shape)}
-		if !slices.Equal(nf, nt) { // the numbers changed too: not a pattern, a group of its own
-			k.tmpl = rn.From + "\x00" + rn.To
+	for i := range t.Renamed {
+		rn := &t.Renamed[i]
+		g.start("renamed")
+		whatTensor(&rn.Tensor)
+		mark := len(g.buf)
+		g.template(rn.From)
+		nf := len(g.nums)
+		g.template(rn.To)
+		if !slices.Equal(g.nums[:nf], g.nums[nf:]) { // the numbers changed too: not a pattern, a group of its own
+			g.buf = g.buf[:mark]
+			for _, name := range []string{rn.From, rn.To} {
+				at := g.open()
+				g.buf = append(g.buf, name...)
+				g.close(at)
+			}
+			g.buf = append(g.buf, 0, 0, 0, 0) // an empty field: unlike any pair of templates
 		}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+		g.add(nil)
+	}
+
+	// The groups, then their names in the order the entries came.
+	out := make([]Group, len(g.groups))
+	for k := range g.groups {
+		out[k].Names = make([]string, 0, g.groups[k].count)
+	}
+	e := 0
+	next := func(name, to string) {
+		gr := &out[g.of[e]]
+		e++
+		if len(gr.Names) == 0 {
+			gr.Pattern, gr.To = name, to
 		}
-		groups[k] = append(groups[k], member{name: rn.From, nums: nf, to: rn.To})
+		gr.Names = append(gr.Names, name)
+	}
+	for _, list := range [][]Tensor{t.Added, t.Removed} {
+		for i := range list {
+			next(list[i].Name, "")
+		}
+	}
+	for i := range t.Changed {
+		next(t.Changed[i].Name, "")
+	}
+	for i := range t.Renamed {
+		next(t.Renamed[i].From, t.Renamed[i].To)
 	}
 	confirmed := len(t.Renamed) > 0 && t.Renamed[0].Confirmed
-	out := make([]Group, 0, len(order))
-	for _, k := range order {
-		ms := groups[k]
-		g := Group{Kind: k.kind, Pattern: ms[0].name, To: ms[0].to}
-		if k.kind == "renamed" {
-			g.Tensor, g.Confirmed = k.what, confirmed
-			if len(ms) > 1 {
-				from, to, _ := strings.Cut(k.tmpl, "\x00")
-				g.Pattern, g.To = foldPattern(from, ms), foldPattern(to, ms)
+	for k := range out {
+		gr, p := &out[k], &g.groups[k]
+		kind, fields := p.fields()
+		what := fields[0]
+		gr.Kind, gr.Count = kind, len(gr.Names)
+		switch kind {
+		case "renamed":
+			gr.Tensor, gr.Confirmed = what, confirmed
+			if gr.Count > 1 { // the numbers are the same on both sides
+				gr.Pattern, gr.To = foldPattern(fields[1], gr.Names), foldPattern(fields[2], gr.Names)
 			}
-			g.Names = make([]string, len(ms))
-			for i, m := range ms {
-				g.Names[i] = m.name
+		case "changed":
+			gr.Changes = p.changes
+			if what == "data" && gr.Count > 1 { // each member has digests of its own
+				gr.Changes = []FieldChange{{Field: "data"}}
 			}
-			g.Count = len(ms)
-			out = append(out, g)
-			continue
+		default:
+			gr.Tensor = what
 		}
-		if k.kind == "changed" {
-			g.Changes = changes[k.what]
-			if k.what == "data" && len(ms) > 1 { // each member has digests of its own
-				g.Changes = []FieldChange{{Field: "data"}}
-			}
-		} else {
-			g.Tensor = k.what
+		if kind != "renamed" && gr.Count > 1 {
+			gr.Pattern = foldPattern(fields[1], gr.Names)
 		}
-		for _, m := range ms {
-			g.Names = append(g.Names, m.name)
-		}
-		g.Count = len(ms)
-		if len(ms) > 1 {
-			g.Pattern = foldPattern(k.tmpl, ms)
-		}
-		out = append(out, g)
 	}
 	rank := map[string]int{"removed": 0, "added": 1, "changed": 2, "renamed": 3}
 	slices.SortStableFunc(out, func(x, y Group) int {
@@ -216,20 +298,33 @@ func groupChanges(t *TensorReport) []Group {
 	return out
 }
 
-// foldPattern fills a template's placeholders with the numbers the members have there: a constant
-// number as itself, a run as {0..31}, anything else as {0,2,5..7}.
-func foldPattern(tmpl string, ms []member) string {
-	parts := strings.Split(tmpl, "{}")
+// foldPattern fills a template's placeholders with the numbers the names have there: a constant
+// number as itself, a run as {0..31}, anything else as {0,2,5..7}. Every name has the template (for
+// renames, the same numbers as the new names have in theirs).
+func foldPattern(tmpl string, names []string) string {
+	var all []int // the numbers of each name, one after the other
+	var scratch []byte
+	for _, name := range names {
+		scratch, all = appendTemplate(scratch[:0], all, name)
+	}
+	per := len(all) / len(names)
 	var b strings.Builder
-	for p, part := range parts {
-		b.WriteString(part)
-		if p == len(parts)-1 {
-			break
+	p := 0 // placeholders so far
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] != '{' || i+1 == len(tmpl) {
+			b.WriteByte(tmpl[i])
+			continue
 		}
-		nums := make([]int, len(ms))
-		for i, m := range ms {
-			nums[i] = m.nums[p]
+		i++
+		if tmpl[i] == '{' { // a brace of the name
+			b.WriteByte('{')
+			continue
 		}
+		nums := make([]int, len(names))
+		for k := range names {
+			nums[k] = all[k*per+p]
+		}
+		p++
 		slices.Sort(nums)
 		nums = slices.Compact(nums)
 		if len(nums) == 1 {

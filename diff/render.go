@@ -96,7 +96,11 @@ func Text(w io.Writer, r *Report, opt TextOptions) {
 
 // tensorRows renders the tensor changes as (marker, name, what) rows: groups, or every tensor with All.
 func (t *textWriter) tensorRows(r *Report) [][3]string {
-	var rows [][3]string
+	n := len(r.Tensors.Groups)
+	if t.opt.All {
+		n = len(r.Tensors.Added) + len(r.Tensors.Removed) + len(r.Tensors.Changed) + len(r.Tensors.Renamed)
+	}
+	rows := make([][3]string, 0, n)
 	marker := map[string]string{"removed": t.paint(red, "-"), "added": t.paint(green, "+"), "changed": t.paint(yellow, "~"), "renamed": t.paint(cyan, "→")}
 	renames := map[string]string{}
 	if t.opt.All {
@@ -104,22 +108,13 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 			renames[rn.From] = rn.To
 		}
 	}
-	for _, g := range r.Tensors.Groups {
-		what := ""
-		switch g.Kind {
-		case "removed":
-			what = t.paint(red, g.Tensor)
-		case "added":
-			what = t.paint(green, g.Tensor)
-		case "renamed":
-			how := "likely: same dtype, shape and size (--content confirms)"
-			if g.Confirmed {
-				how = "same bytes"
-			}
-			what = g.Tensor + ", " + t.paint(dim, how)
-		default:
-			what = t.changeText(g.Changes)
+	var shared string // what the group before says; a million alike groups share one text
+	for i := range r.Tensors.Groups {
+		g := &r.Tensors.Groups[i]
+		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == "changed" || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
+			shared = t.groupText(g)
 		}
+		what := shared
 		if !t.opt.All {
 			name := canon.Escape(g.Pattern)
 			if g.Kind == "renamed" {
@@ -140,6 +135,23 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 		}
 	}
 	return rows
+}
+
+// groupText says what happened to the tensors of a group: their dtype and shape, or what changed.
+func (t *textWriter) groupText(g *Group) string {
+	switch g.Kind {
+	case "removed":
+		return t.paint(red, g.Tensor)
+	case "added":
+		return t.paint(green, g.Tensor)
+	case "renamed":
+		how := "likely: same dtype, shape and size (--content confirms)"
+		if g.Confirmed {
+			how = "same bytes"
+		}
+		return g.Tensor + ", " + t.paint(dim, how)
+	}
+	return t.changeText(g.Changes)
 }
 
 func (t *textWriter) changeText(fcs []FieldChange) string {

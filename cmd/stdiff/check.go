@@ -36,8 +36,11 @@ type checkFileJSON struct {
 	Valid          bool          `json:"valid"`
 	ReferenceError *refErrJSON   `json:"reference_error"`
 	Findings       []findingJSON `json:"findings"`
-	Error          string        `json:"error,omitempty"`
-	Fixed          *fixJSON      `json:"fixed,omitempty"`
+	// FindingCounts counts the findings of each code in full: findings lists at most
+	// canon.MaxFindingsPerCode of one code.
+	FindingCounts map[string]int `json:"finding_counts"`
+	Error         string         `json:"error,omitempty"`
+	Fixed         *fixJSON       `json:"fixed,omitempty"`
 }
 
 type fixJSON struct {
@@ -70,7 +73,7 @@ func (c *checkCmd) run(o *out) int {
 					o.readFailed(err)
 				}
 				status = exitTrouble
-				files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}})
+				files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}, FindingCounts: map[string]int{}})
 				continue
 			case res.Changed > 0:
 				fixed = &res
@@ -87,13 +90,13 @@ func (c *checkCmd) run(o *out) int {
 				o.readFailed(err)
 			}
 			status = exitTrouble
-			files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}})
+			files = append(files, checkFileJSON{Path: path, Error: err.Error(), Findings: []findingJSON{}, FindingCounts: map[string]int{}})
 			continue
 		}
 		if (!m.Valid() || m.HasErrors()) && status == exitOK {
 			status = exitFound
 		}
-		fj := checkFileJSON{Path: path, Valid: m.Valid(), ReferenceError: refErrorJSON(m.RefErr), Findings: findingsJSON(m.Findings)}
+		fj := checkFileJSON{Path: path, Valid: m.Valid(), ReferenceError: refErrorJSON(m.RefErr), Findings: findingsJSON(m.Findings), FindingCounts: m.FindingCounts()}
 		if fixed != nil {
 			fj.Fixed = &fixJSON{Bytes: fixed.Changed, Start: fixed.Start, End: fixed.End}
 		}
@@ -144,7 +147,7 @@ func (c *checkCmd) printText(o *out, m *canon.Model, fixed *canon.FixResult) {
 	default:
 		o.printf("%s: %s: %s: %s\n", name, o.paint(red, "INVALID"), m.RefErr.Kind, esc(m.RefErr.Message))
 	}
-	o.printFindings(m.Findings, "  ")
+	o.printFindings(m.Findings, m.Omitted, "  ")
 }
 
 // openModel opens a model named on the command line: a file, a shard set, a URL (headers only).

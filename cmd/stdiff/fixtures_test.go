@@ -148,6 +148,16 @@ func loraModel() stfile.File {
 	return f
 }
 
+// repeatedModel lists one empty tensor six times under one name: valid (the reference keeps the last
+// entry), with five duplicate-tensor-name warnings, more than text output shows of one code.
+func repeatedModel() stfile.File {
+	var f stfile.File
+	for range 6 {
+		f.Tensors = append(f.Tensors, stfile.Tensor{Name: "a", DType: "U8", Shape: []uint64{0}})
+	}
+	return f
+}
+
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
 	base := baseModel().Build()
@@ -160,6 +170,7 @@ func fixtures() map[string][]byte {
 		"hostile.safetensors":    hostileModel().Build(),
 		"lora.safetensors":       loraModel().Build(),
 		"nul-padded.safetensors": baseModel().NulPadded(),
+		"repeated.safetensors":   repeatedModel().Build(),
 		"truncated.safetensors":  base[:len(base)-100],
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +
 			"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"),

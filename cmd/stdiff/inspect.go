@@ -78,6 +78,8 @@ type inspectJSON struct {
 	Info        canon.Info    `json:"info"`
 	Tensors     []tensorJSON  `json:"tensors"`
 	Findings    []findingJSON `json:"findings"`
+	// FindingCounts counts the findings of each code in full (see checkFileJSON).
+	FindingCounts map[string]int `json:"finding_counts"`
 }
 
 // inspected is one file read for inspect: its model, what it is, and every finding.
@@ -145,6 +147,15 @@ func (c *inspectCmd) run(o *out) int {
 	return status
 }
 
+// omittedCount is the number of findings counted but not listed.
+func omittedCount(omitted map[string]int) int {
+	n := 0
+	for _, k := range omitted {
+		n += k
+	}
+	return n
+}
+
 func hasError(fs []canon.Finding) bool {
 	for _, f := range fs {
 		if f.Severity == canon.SevError {
@@ -160,7 +171,8 @@ func (c *inspectCmd) toJSON(in *inspected) inspectJSON {
 	j := inspectJSON{Schema: "stdiff.inspect/v1", Path: m.Name, Valid: m.Valid(), FileSize: m.FileSize,
 		HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors), Params: per,
 		ParamsTotal: total.Elements, Metadata: m.Metadata, Info: in.info, Findings: findingsJSON(in.findings),
-		Tensors: make([]tensorJSON, 0, len(m.Tensors))}
+		FindingCounts: canon.CountFindings(in.findings, m.Omitted),
+		Tensors:       make([]tensorJSON, 0, len(m.Tensors))}
 	if j.Params == nil {
 		j.Params = paramsJSON{}
 	}
@@ -316,8 +328,8 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 	if len(in.findings) == 0 {
 		row("findings", "none")
 	} else {
-		row("findings", "%d", len(in.findings))
-		o.printFindings(in.findings, "    ")
+		row("findings", "%s", thousands(uint64(len(in.findings)+omittedCount(in.m.Omitted))))
+		o.printFindings(in.findings, in.m.Omitted, "    ")
 	}
 }
 

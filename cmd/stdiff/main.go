@@ -11,9 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -65,8 +68,32 @@ func main() {
 	// stdiff is short-lived and what it allocates (headers) lives to the end: it does not collect
 	// garbage until the heap nears a soft limit. Commands that read many files turn collection back on.
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(512 << 20)
+	debug.SetMemoryLimit(softLimit)
+	watchHeap()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// softLimit is the heap size up to which stdiff does not collect garbage.
+const softLimit = 512 << 20
+
+// watchHeap hands memory back to proportional collection when what stays alive nears the soft limit
+// (a header of many millions of entries): past it, the limit alone would run the collector back to
+// back, each run freeing almost nothing. The heap then grows to at most 1.5 times what is alive.
+func watchHeap() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var arm func()
+	arm = func() {
+		runtime.SetFinalizer(new([16]byte), func(*[16]byte) { // runs after each collection
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > softLimit*3/4 {
+				debug.SetGCPercent(50)
+				debug.SetMemoryLimit(math.MaxInt64)
+				return
+			}
+			arm()
+		})
+	}
+	arm()
 }
 
 // run is the whole program; it returns the exit status. Ctrl-C (or SIGTERM) cancels the command's
@@ -118,7 +145,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 		return exitTrouble
 	}
-	o := &out{ctx: ctx, w: stdout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
+	bout := newBufferedOut(stdout)
+	defer bout.Flush()
+	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
 	if c.JSON {
 		o.format = "json"
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -46,12 +46,38 @@ func (o *out) paint(code, s string) string {
 func (o *out) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args...) }
 
 // errorf prints one error line in stdiff's voice: "stdiff: …", then "hint: …" when there is one.
+// What was printed on stdout before is flushed first, so that on a terminal the two keep their order.
 func (o *out) errorf(hint string, format string, args ...any) {
 	msg := fmt.Sprintf("stdiff: "+format+"\n", args...)
 	if hint != "" {
 		msg += "hint: " + hint + "\n"
 	}
+	if f, ok := o.w.(*bufferedOut); ok {
+		f.Flush()
+	}
 	io.WriteString(o.errw, msg) // one write: messages from concurrent readers do not interleave
+}
+
+// bufferedOut buffers stdout: written line by line, a report of a million lines cost a million system
+// calls. It is safe for concurrent use.
+type bufferedOut struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func newBufferedOut(w io.Writer) *bufferedOut { return &bufferedOut{w: bufio.NewWriterSize(w, 64<<10)} }
+
+func (b *bufferedOut) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Write(p)
+}
+
+// Flush writes what is buffered.
+func (b *bufferedOut) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.w.Flush()
 }
 
 // readFailed reports an error from opening or reading a source. Errors that only say the command was
@@ -74,12 +100,9 @@ type filesJSON struct {
 	Files  any    `json:"files"`
 }
 
-// writeJSON prints v as indented JSON.
+// writeJSON prints v as indented JSON, streamed (see streamJSON).
 func (o *out) writeJSON(v any) {
-	enc := json.NewEncoder(o.w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := streamJSON(o.w, v); err != nil {
 		o.errorf("", "writing JSON: %v", err)
 	}
 }
@@ -159,9 +182,19 @@ func findingsJSON(fs []canon.Finding) []findingJSON {
 	return out
 }
 
-// printFindings prints findings as indented lines: severity, code, offset, message, hint.
-func (o *out) printFindings(fs []canon.Finding, indent string) {
+// findingsPerCode is how many findings of one code text output shows before "… and N more".
+const findingsPerCode = 3
+
+// printFindings prints findings as indented lines: severity, code, offset, message, hint. Past the first
+// few of a code it prints "… and N more CODE" instead, counting the findings omitted from fs too.
+func (o *out) printFindings(fs []canon.Finding, omitted map[string]int, indent string) {
+	counts := canon.CountFindings(fs, omitted)
+	shown := map[string]int{}
 	for _, f := range fs {
+		if shown[f.Code] == findingsPerCode {
+			continue
+		}
+		shown[f.Code]++
 		sev := string(f.Severity)
 		switch f.Severity {
 		case canon.SevError:
@@ -178,6 +211,9 @@ func (o *out) printFindings(fs []canon.Finding, indent string) {
 		o.printf("%s%s %s%s: %s\n", indent, sev, f.Code, where, esc(f.Message))
 		if f.Hint != "" {
 			o.printf("%s  hint: %s\n", indent, esc(f.Hint))
+		}
+		if n := counts[f.Code] - findingsPerCode; shown[f.Code] == findingsPerCode && n > 0 {
+			o.printf("%s… and %s more %s\n", indent, thousands(uint64(n)), f.Code)
 		}
 	}
 }

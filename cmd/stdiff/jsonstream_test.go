@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/diff"
+	"github.com/stdiff/stdiff/hash"
+)
+
+type point struct{ X, Y int }
+
+func (p point) MarshalJSON() ([]byte, error) { return json.Marshal([2]int{p.X, p.Y}) }
+
+type onPointer struct{ N int }
+
+func (p *onPointer) MarshalJSON() ([]byte, error) { return []byte(`"pointer"`), nil }
+
+type embedded struct{ Inner string }
+
+// odd has what encoding/json has rules for.
+type odd struct {
+	Plain      string
+	Renamed    int               `json:"renamed"`
+	Omitted    string            `json:"omitted,omitempty"`
+	Kept       string            `json:"kept,omitempty"`
+	Zero       float64           `json:",omitempty"`
+	NilSlice   []string          `json:"nil_slice"`
+	EmptySlice []string          `json:"empty_slice"`
+	NilOmitted []int             `json:"nil_omitted,omitempty"`
+	Map        map[string]int    `json:"map"`
+	NilMap     map[string]int    `json:"nil_map"`
+	Ptr        *int              `json:"ptr"`
+	NilPtr     *int              `json:"nil_ptr"`
+	Any        any               `json:"any"`
+	Bytes      []byte            `json:"bytes"`
+	Nested     [][]string        `json:"nested"`
+	Structs    []point           `json:"structs"`
+	Pointers   []*onPointer      `json:"pointers"`
+	Value      onPointer         `json:"value"`
+	HTML       string            `json:"html"`
+	Hidden     string            `json:"-"`
+	Dash       string            `json:"-,"`
+	Inner      []embeddedHolder  `json:"inner"`
+	Deep       map[string][]bool `json:"deep"`
+	unexported int
+}
+
+type embeddedHolder struct {
+	embedded
+	Own []int `json:"own"`
+}
+
+// TestStreamJSONMatchesEncoder: what writeJSON streams is byte for byte what encoding/json writes, for
+// every kind of report the commands print and for the rules of encoding/json.
+func TestStreamJSONMatchesEncoder(t *testing.T) {
+	seven := 7
+	values := map[string]any{
+		"odd": &odd{Plain: "p", Renamed: 2, Kept: "k", EmptySlice: []string{}, Map: map[string]int{"b": 2, "a": 1},
+			Ptr: &seven, Any: []any{1, "x", nil, map[string]any{"k": []int{}}}, Bytes: []byte("bytes"),
+			Nested: [][]string{{"a", "b"}, {}, nil}, Structs: []point{{1, 2}}, Pointers: []*onPointer{{1}, nil},
+			HTML: "<a href=\"x&y\">\u2028</a>", Hidden: "h", Dash: "d",
+			Inner: []embeddedHolder{{embedded{"i"}, []int{1}}}, Deep: map[string][]bool{"x": {true}}, unexported: 1},
+		"string option": []struct {
+			N int `json:"n,string"`
+			M odd
+		}{{5, odd{}}},
+		"empty struct":  struct{}{},
+		"nil":           nil,
+		"nil pointer":   (*odd)(nil),
+		"scalar":        "a<b",
+		"empty list":    []int{},
+		"list of lists": [][]int{{1, 2}, {}},
+	}
+	// What the commands print, from the fixtures.
+	read := func(name string) *canon.Model {
+		o, err := canon.OpenModel(t.Context(), filepath.Join("..", "..", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		return o.Model
+	}
+	for _, pair := range [][2]string{{"base.safetensors", "changed.safetensors"}, {"base.safetensors", "reordered.safetensors"},
+		{"lora.safetensors", "hostile.safetensors"}, {"base.safetensors", "retitled.safetensors"}} {
+		values["diff "+pair[1]] = diff.Compare(diff.Side{Model: read(pair[0])}, diff.Side{Model: read(pair[1])}, diff.Options{})
+	}
+	var files []checkFileJSON
+	for _, name := range []string{"base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors"} {
+		m := read(name)
+		files = append(files, checkFileJSON{Path: name, Valid: m.Valid(), Findings: findingsJSON(m.Findings), FindingCounts: m.FindingCounts()})
+	}
+	values["check"] = filesJSON{Schema: "stdiff.check/v1", Files: files}
+	for _, name := range []string{"lora.safetensors", "hostile.safetensors"} {
+		in, err := inspectFile(context.Background(), filepath.Join("..", "..", "testdata", name), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values["inspect "+name] = (&inspectCmd{}).toJSON(in)
+	}
+	m := read("lora.safetensors")
+	values["hash"] = filesJSON{Schema: "stdiff.hash/v1", Files: []any{hashFileJSON{Path: "x", StructureID: hash.Hex(hash.StructureID(m))},
+		hashFileJSON{Path: "y", Ecosystem: &hash.Ecosystem{SHA256: "abc"}}, hashErrorJSON{Path: "z", Error: "bad"}}}
+
+	for name, v := range values {
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := streamJSON(&got, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: streamed\n%s\nencoding/json\n%s", name, got.Bytes(), want.Bytes())
+		}
+	}
+
+	// What encoding/json refuses, streamJSON refuses too.
+	var unsupported *json.UnsupportedValueError
+	if err := streamJSON(&bytes.Buffer{}, []float64{1, math.NaN()}); !errors.As(err, &unsupported) {
+		t.Errorf("NaN: %v", err)
+	}
+}
