@@ -46,6 +46,9 @@ func TestHeaderOnlyMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads headers of 100,000 entries")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates: run without -race to measure")
+	}
 	const n = 100_000
 	dir := t.TempDir()
 	zero := `{"dtype":"U8","shape":[0],"data_offsets":[0,0]}`
