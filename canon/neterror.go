@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // NetKind says what kind of network failure a NetError is.
@@ -93,7 +95,7 @@ func netError(ctx context.Context, err error, timeout time.Duration) error {
 	}
 	switch {
 	case errors.As(err, &dns):
-		return wrap(NetDNS, dns.IsTemporary, hintOffline, "cannot resolve host %s", Escape(dns.Name))
+		return wrap(NetDNS, dns.IsTemporary, hintOffline, "cannot resolve host %s", textfmt.Escape(dns.Name))
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return wrap(NetRefused, false, "is the server running, and is the port right?", "connection refused by %s", at(err))
 	case errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH):
@@ -116,7 +118,7 @@ func netError(ctx context.Context, err error, timeout time.Duration) error {
 	for errors.Unwrap(inner) != nil {
 		inner = errors.Unwrap(inner)
 	}
-	return wrap(NetOther, false, "", "network failure: %s", Escape(inner.Error()))
+	return wrap(NetOther, false, "", "network failure: %s", textfmt.Escape(inner.Error()))
 }
 
 // at names the address a dial failed to reach.

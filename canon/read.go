@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // Read reads a model's header from src: the 8-byte length and the N header bytes, nothing else.
@@ -488,7 +490,7 @@ func diagnoseNotSafetensors(head []byte, n uint64, size int64) Finding {
 		f.Code = CodeLFSPointer
 		f.Message = "this is a Git LFS pointer file, not the model: the weights were never downloaded"
 		if sz, err := strconv.ParseUint(lfsField(text, "size "), 10, 64); err == nil {
-			f.Message += fmt.Sprintf(" (the real file is %s)", FormatBytes(sz))
+			f.Message += fmt.Sprintf(" (the real file is %s)", textfmt.Bytes(sz))
 		}
 		f.Hint = "run `git lfs pull` in the repository (or `git lfs install` and clone again)"
 	case strings.HasPrefix(lower, "<!doctype html") || strings.HasPrefix(lower, "<html") || strings.HasPrefix(lower, "<?xml"):

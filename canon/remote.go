@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // HTTPOptions configure remote sources.
@@ -201,7 +203,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 		return &NetError{Kind: NetOther, Msg: "more than 10 redirects"}
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-		return &NetError{Kind: NetOther, Msg: fmt.Sprintf("redirect to %s refused: only http and https are followed", Escape(req.URL.Redacted()))}
+		return &NetError{Kind: NetOther, Msg: fmt.Sprintf("redirect to %s refused: only http and https are followed", textfmt.Escape(req.URL.Redacted()))}
 	}
 	return nil
 }
@@ -295,7 +297,7 @@ func (s *HTTPSource) get(from, to, n int64) (*http.Response, *body, error) {
 		(resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusPartialContent) {
 		b.Close()
 		return nil, nil, &NetError{Kind: NetEncoding,
-			Msg:  fmt.Sprintf("the server compressed the response (Content-Encoding: %s), though stdiff asked for the file as it is", Escape(enc)),
+			Msg:  fmt.Sprintf("the server compressed the response (Content-Encoding: %s), though stdiff asked for the file as it is", textfmt.Escape(enc)),
 			Hint: "stdiff reads byte ranges of the file itself: use a server or URL that serves it uncompressed"}
 	}
 	return resp, b, nil
@@ -323,7 +325,7 @@ func (b *body) limit(n int64, d time.Duration) {
 	}
 	b.timer = time.AfterFunc(d, func() {
 		b.cancel(&NetError{Kind: NetTimeout, Hint: hintSlow,
-			Msg: fmt.Sprintf("timed out: reading %s took longer than %s", FormatBytes(uint64(n)), d)})
+			Msg: fmt.Sprintf("timed out: reading %s took longer than %s", textfmt.Bytes(uint64(n)), d)})
 	})
 }
 

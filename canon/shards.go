@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // Index is a parsed sharded-model index (model.safetensors.index.json), as transformers and
@@ -68,7 +70,7 @@ func ParseIndex(name string, b []byte) (*Index, error) {
 			continue
 		}
 		if err := checkShardName(shard); err != nil {
-			return nil, &ReadError{Name: name, Err: fmt.Errorf("%w %q: %v", ErrUnsafeShard, Escape(shard), err),
+			return nil, &ReadError{Name: name, Err: fmt.Errorf("%w %q: %v", ErrUnsafeShard, textfmt.Escape(shard), err),
 				Hint: "an index may only name files in its own folder; this one may be hostile"}
 		}
 		seen[shard] = true

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -450,7 +451,7 @@ func TestLineDiffFolds(t *testing.T) {
 	if f[0].Text != "23 unchanged lines" || f[len(f)-1].Text != "22 unchanged lines" {
 		t.Errorf("fold counts: %q %q", f[0].Text, f[len(f)-1].Text)
 	}
-	big := `["` + strings.Repeat("A", maxLine+1) + `"]` // a base64 cover image
+	big := `["` + strings.Repeat("A", textfmt.MaxLine+1) + `"]` // a base64 cover image
 	if c := changeOf("img", big, big[:len(big)-2]+`B"]`); c.Kind != "large" || c.Lines != nil {
 		t.Errorf("large value not summarised: %s", c.Kind)
 	}

@@ -6,40 +6,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // TextOptions tune the text rendering.
 type TextOptions struct {
-	// Color uses ANSI colours: red for old, green for new.
-	Color bool
+	// Palette colours the text (red for old, green for new) when its On is set.
+	Palette textfmt.Palette
 	// All lists every tensor instead of folding groups.
 	All bool
 	// Context is the number of unchanged lines kept around each change in a value diff (default 2).
 	Context int
 }
 
-const (
-	red    = "\x1b[31m"
-	green  = "\x1b[32m"
-	yellow = "\x1b[33m"
-	cyan   = "\x1b[36m"
-	bold   = "\x1b[1m"
-	dim    = "\x1b[2m"
-	reset  = "\x1b[0m"
-)
-
 type textWriter struct {
 	w   io.Writer
 	opt TextOptions
-}
-
-func (t *textWriter) paint(code, s string) string {
-	if !t.opt.Color {
-		return s
-	}
-	return code + s + reset
 }
 
 func (t *textWriter) printf(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
@@ -51,14 +34,14 @@ func Text(w io.Writer, r *Report, opt TextOptions) {
 		opt.Context = 2
 	}
 	t := &textWriter{w, opt}
-	t.printf("%s\n%s\n", t.paint(red, "--- "+canon.Escape(r.A)), t.paint(green, "+++ "+canon.Escape(r.B)))
+	t.printf("%s\n%s\n", t.opt.Palette.Red("--- "+textfmt.Escape(r.A)), t.opt.Palette.Green("+++ "+textfmt.Escape(r.B)))
 	if v := &r.Verdict; v.Changed {
-		t.printf("\n%s\n  %s reference reader  %s → %s\n", t.paint(bold, "verdict"), t.paint(yellow, "~"),
-			t.paint(red, v.A.String()), t.paint(green, v.B.String()))
+		t.printf("\n%s\n  %s reference reader  %s → %s\n", t.opt.Palette.Bold("verdict"), t.opt.Palette.Yellow("~"),
+			t.opt.Palette.Red(v.A.String()), t.opt.Palette.Green(v.B.String()))
 	}
 	tr := &r.Tensors
 	if len(tr.Groups) > 0 {
-		t.printf("\n%s\n", t.paint(bold, "tensors"))
+		t.printf("\n%s\n", t.opt.Palette.Bold("tensors"))
 		rows := t.tensorRows(r)
 		width := 0
 		for _, row := range rows {
@@ -70,25 +53,25 @@ func Text(w io.Writer, r *Report, opt TextOptions) {
 	}
 	m := &r.Metadata
 	if len(m.Added)+len(m.Removed)+len(m.Changed) > 0 {
-		t.printf("\n%s\n", t.paint(bold, "metadata"))
+		t.printf("\n%s\n", t.opt.Palette.Bold("metadata"))
 		width := 0
 		for _, k := range metaKeys(m) {
 			width = max(width, min(len(k), 40))
 		}
 		for _, e := range m.Removed {
-			t.printf("  %s %-*s  %s\n", t.paint(red, "-"), width, canon.Escape(e.Key), t.paint(red, shortValueText(e.Value)))
+			t.printf("  %s %-*s  %s\n", t.opt.Palette.Red("-"), width, textfmt.Escape(e.Key), t.opt.Palette.Red(shortValueText(e.Value)))
 		}
 		for _, e := range m.Added {
-			t.printf("  %s %-*s  %s\n", t.paint(green, "+"), width, canon.Escape(e.Key), t.paint(green, shortValueText(e.Value)))
+			t.printf("  %s %-*s  %s\n", t.opt.Palette.Green("+"), width, textfmt.Escape(e.Key), t.opt.Palette.Green(shortValueText(e.Value)))
 		}
 		for _, c := range m.Changed {
 			t.metaChange(c, width)
 		}
 	}
 	if len(r.Notes) > 0 {
-		t.printf("\n%s\n", t.paint(dim, "notes"))
+		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
 		for _, n := range r.Notes {
-			t.printf("  %s\n", t.paint(dim, n))
+			t.printf("  %s\n", t.opt.Palette.Dim(n))
 		}
 	}
 	t.printf("\n%s\n", Summary(r))
@@ -101,7 +84,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 		n = len(r.Tensors.Added) + len(r.Tensors.Removed) + len(r.Tensors.Changed) + len(r.Tensors.Renamed)
 	}
 	rows := make([][3]string, 0, n)
-	marker := map[string]string{"removed": t.paint(red, "-"), "added": t.paint(green, "+"), "changed": t.paint(yellow, "~"), "renamed": t.paint(cyan, "→")}
+	marker := map[string]string{"removed": t.opt.Palette.Red("-"), "added": t.opt.Palette.Green("+"), "changed": t.opt.Palette.Yellow("~"), "renamed": t.opt.Palette.Cyan("→")}
 	renames := map[string]string{}
 	if t.opt.All {
 		for _, rn := range r.Tensors.Renamed {
@@ -116,20 +99,20 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 		}
 		what := shared
 		if !t.opt.All {
-			name := canon.Escape(g.Pattern)
+			name := textfmt.Escape(g.Pattern)
 			if g.Kind == "renamed" {
-				name += " → " + canon.Escape(g.To)
+				name += " → " + textfmt.Escape(g.To)
 			}
 			if g.Count > 1 {
-				what += t.paint(dim, fmt.Sprintf("  (%d tensors)", g.Count))
+				what += t.opt.Palette.Dim(fmt.Sprintf("  (%d tensors)", g.Count))
 			}
 			rows = append(rows, [3]string{marker[g.Kind], name, what})
 			continue
 		}
 		for _, name := range g.Names {
-			shown := canon.Escape(name)
+			shown := textfmt.Escape(name)
 			if g.Kind == "renamed" {
-				shown += " → " + canon.Escape(renames[name])
+				shown += " → " + textfmt.Escape(renames[name])
 			}
 			rows = append(rows, [3]string{marker[g.Kind], shown, what})
 		}
@@ -141,15 +124,15 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 func (t *textWriter) groupText(g *Group) string {
 	switch g.Kind {
 	case "removed":
-		return t.paint(red, g.Tensor)
+		return t.opt.Palette.Red(g.Tensor)
 	case "added":
-		return t.paint(green, g.Tensor)
+		return t.opt.Palette.Green(g.Tensor)
 	case "renamed":
 		how := "likely: same dtype, shape and size (--content confirms)"
 		if g.Confirmed {
 			how = "same bytes"
 		}
-		return g.Tensor + ", " + t.paint(dim, how)
+		return g.Tensor + ", " + t.opt.Palette.Dim(how)
 	}
 	return t.changeText(g.Changes)
 }
@@ -161,37 +144,37 @@ func (t *textWriter) changeText(fcs []FieldChange) string {
 		case fc.Field == "data" && fc.Old == "":
 			parts = append(parts, "data: bytes differ")
 		case fc.Field == "data":
-			parts = append(parts, fmt.Sprintf("data: %s → %s", t.paint(red, "blake3 "+fc.Old[:12]+"…"), t.paint(green, fc.New[:12]+"…")))
+			parts = append(parts, fmt.Sprintf("data: %s → %s", t.opt.Palette.Red("blake3 "+fc.Old[:12]+"…"), t.opt.Palette.Green(fc.New[:12]+"…")))
 		case fc.Field == "bytes":
 			o, _ := strconv.ParseUint(fc.Old, 10, 64)
 			n, _ := strconv.ParseUint(fc.New, 10, 64)
-			parts = append(parts, fmt.Sprintf("size %s → %s", t.paint(red, canon.FormatBytes(o)), t.paint(green, canon.FormatBytes(n))))
+			parts = append(parts, fmt.Sprintf("size %s → %s", t.opt.Palette.Red(textfmt.Bytes(o)), t.opt.Palette.Green(textfmt.Bytes(n))))
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.paint(red, fc.Old), t.paint(green, fc.New)))
+			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.opt.Palette.Red(fc.Old), t.opt.Palette.Green(fc.New)))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
 func (t *textWriter) metaChange(c MetaChange, width int) {
-	key := canon.Escape(c.Key)
-	mark := t.paint(yellow, "~")
+	key := textfmt.Escape(c.Key)
+	mark := t.opt.Palette.Yellow("~")
 	switch c.Kind {
 	case "value":
-		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.paint(red, shortValueText(c.Old)), t.paint(green, shortValueText(c.New)))
+		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(shortValueText(c.Old)), t.opt.Palette.Green(shortValueText(c.New)))
 	case "large":
-		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.paint(red, ValueSummary(c.Old)), t.paint(green, ValueSummary(c.New)))
+		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(ValueSummary(c.Old)), t.opt.Palette.Green(ValueSummary(c.New)))
 	default:
-		t.printf("  %s %-*s  %s\n", mark, width, key, t.paint(dim, c.Kind+" diff"))
+		t.printf("  %s %-*s  %s\n", mark, width, key, t.opt.Palette.Dim(c.Kind+" diff"))
 		for _, l := range Fold(c.Lines, t.opt.Context) {
-			text := canon.Escape(l.Text)
+			text := textfmt.Escape(l.Text)
 			switch l.Op {
 			case "-":
-				t.printf("      %s\n", t.paint(red, "- "+text))
+				t.printf("      %s\n", t.opt.Palette.Red("- "+text))
 			case "+":
-				t.printf("      %s\n", t.paint(green, "+ "+text))
+				t.printf("      %s\n", t.opt.Palette.Green("+ "+text))
 			case "…":
-				t.printf("      %s\n", t.paint(dim, "… "+text))
+				t.printf("      %s\n", t.opt.Palette.Dim("… "+text))
 			default:
 				t.printf("        %s\n", text)
 			}
@@ -215,18 +198,18 @@ func metaKeys(m *MetadataReport) []string {
 
 // shortValueText shows a metadata value on one line: escaped, and cut when long.
 func shortValueText(v string) string {
-	if hasLongLine(v) {
+	if textfmt.IsBlob(v) {
 		return ValueSummary(v)
 	}
 	one := strings.Join(strings.Fields(v), " ")
 	r := []rune(one)
 	if len(r) > shortValue {
-		return canon.Escape(string(r[:shortValue])) + fmt.Sprintf("… (%d bytes)", len(v))
+		return textfmt.Escape(string(r[:shortValue])) + fmt.Sprintf("… (%d bytes)", len(v))
 	}
 	if one != v {
-		return canon.Escape(strconv.Quote(v))
+		return textfmt.Escape(strconv.Quote(v))
 	}
-	return canon.Escape(v)
+	return textfmt.Escape(v)
 }
 
 // Summary is the report's last line: counts per kind, or that the models are identical.
@@ -329,7 +312,7 @@ func Markdown(w io.Writer, r *Report) {
 				if op == "…" {
 					op = "@@"
 				}
-				fmt.Fprintf(&body, "%s %s\n", op, canon.Escape(l.Text))
+				fmt.Fprintf(&body, "%s %s\n", op, textfmt.Escape(l.Text))
 			}
 			fence := markdown.Fence(body.String())
 			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/zeebo/blake3"
 )
 
@@ -20,9 +21,6 @@ type Line struct {
 const (
 	// shortValue is the longest single-line value shown as old → new.
 	shortValue = 80
-	// maxLine is the longest line a value may have and still be shown: longer ones are blobs (base64
-	// cover images, thumbnails), summarised by size and hash, never printed.
-	maxLine = 16 << 10
 	// maxDiffLines bounds a line diff (the two values' lines together), so that diffing stays fast
 	// and deterministic whatever the values; beyond it a value is summarised.
 	maxDiffLines = 20000
@@ -46,24 +44,13 @@ func changeOf(key, old, new string) MetaChange {
 	return c
 }
 
-// boundedDiff is a line diff, or nil when a value has a line longer than maxLine or the two have more
+// boundedDiff is a line diff, or nil when a value is a blob (a line longer than textfmt.MaxLine) or the two have more
 // than maxDiffLines lines together.
 func boundedDiff(old, new string) []Line {
-	if strings.Count(old, "\n")+strings.Count(new, "\n") > maxDiffLines || hasLongLine(old) || hasLongLine(new) {
+	if strings.Count(old, "\n")+strings.Count(new, "\n") > maxDiffLines || textfmt.IsBlob(old) || textfmt.IsBlob(new) {
 		return nil
 	}
 	return lineDiff(old, new)
-}
-
-func hasLongLine(s string) bool {
-	for len(s) > maxLine {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 || i > maxLine {
-			return true
-		}
-		s = s[i+1:]
-	}
-	return false
 }
 
 // ValueSummary describes a large value by its size and hash.

@@ -2,7 +2,7 @@
 // GitHub's tables), so that nothing in a file can add markup, raw HTML, a link, an image or a table
 // cell. It is the project's one Markdown escaper: every Markdown writer uses it.
 //
-// Each function first applies canon.Escape (control characters, newlines, bidirectional overrides and
+// Each function first applies textfmt.Escape (control characters, newlines, bidirectional overrides and
 // invalid UTF-8 become visible escapes such as \n), so the rendered text is exactly what the text
 // output shows. Bare URLs in values may still be turned into links by renderers that autolink (GitHub
 // does); the link's text is then the URL itself, so nothing is hidden.
@@ -12,7 +12,7 @@ import (
 	"html"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // inlineSpecial are the characters escaped with a backslash wherever they are in Text: the escape
@@ -20,17 +20,17 @@ import (
 // cells, strikethrough, headings and GitHub's math.
 const inlineSpecial = "\\`*_[]<>&|~#$"
 
-// Text returns s as Markdown inline text that renders as canon.Escape(s), anywhere on a line: in a
+// Text returns s as Markdown inline text that renders as textfmt.Escape(s), anywhere on a line: in a
 // table cell, a list item, a heading or a paragraph. Backslashes are escaped first, then the characters
 // Markdown or GitHub give a meaning to; at the start, what would open a block (a list marker, an
 // ordered list number) is escaped too, and spaces at either end are character references, so that
 // they neither indent nor get trimmed.
 func Text(s string) string {
-	s = canon.Escape(s)
+	s = textfmt.Escape(s)
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	// At the start of a line, "- ", "+ ", "1. " and "1) " open a list ("---" a rule) and spaces indent;
-	// spaces at either end of a cell or a line would be trimmed. canon.Escape has turned tabs into \t.
+	// spaces at either end of a cell or a line would be trimmed. textfmt.Escape has turned tabs into \t.
 	lead := len(s) - len(strings.TrimLeft(s, " "))
 	b.WriteString(strings.Repeat("&#32;", lead))
 	s = s[lead:]
@@ -53,12 +53,12 @@ func Text(s string) string {
 	return b.String()
 }
 
-// Code returns s as an inline code span that renders as canon.Escape(s), in a table cell too: the
+// Code returns s as an inline code span that renders as textfmt.Escape(s), in a table cell too: the
 // fence is longer than any run of backticks inside, and pipes are escaped as GitHub's tables require.
 // A backslash right before a pipe cannot be written in a code span in a way every renderer reads
 // alike, so such a string is returned as Text instead.
 func Code(s string) string {
-	s = canon.Escape(s)
+	s = textfmt.Escape(s)
 	if strings.Contains(s, `\|`) {
 		return Text(s)
 	}
@@ -75,10 +75,10 @@ func Code(s string) string {
 	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
 }
 
-// HTML returns s escaped for raw HTML inside Markdown (such as a <summary> line): canon.Escape, then
+// HTML returns s escaped for raw HTML inside Markdown (such as a <summary> line): textfmt.Escape, then
 // &, <, >, ' and " as character references. The result has no newline, so it cannot end an HTML block.
 func HTML(s string) string {
-	return html.EscapeString(canon.Escape(s))
+	return html.EscapeString(textfmt.Escape(s))
 }
 
 // Fence returns the backtick fence for a fenced code block holding body: at least three backticks,

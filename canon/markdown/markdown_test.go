@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/markdown/markdowntest"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // hostile are names and values a file could carry to break out of Markdown.
@@ -25,10 +25,10 @@ var hostile = []string{
 
 // TestTextAndCode renders every hostile string as text and as code in a table cell, a list item, a
 // heading and bold text, through a CommonMark/GFM renderer: no element or cell appears that the Markdown
-// around it did not write, and what a reader sees is what the text output shows (canon.Escape).
+// around it did not write, and what a reader sees is what the text output shows (textfmt.Escape).
 func TestTextAndCode(t *testing.T) {
 	for _, s := range hostile {
-		want := canon.Escape(s)
+		want := textfmt.Escape(s)
 		text, code := markdown.Text(s), markdown.Code(s)
 		doc := "| a | b |\n|---|---|\n| " + text + " | " + code + " |\n\n- " + text + "\n- " + code + "\n\n### " + text + "\n\n**x" + text + "x**\n"
 		if p := markdowntest.Problems(doc); p != nil {
@@ -81,7 +81,7 @@ func TestHTML(t *testing.T) {
 		if p := markdowntest.Problems(doc); p != nil {
 			t.Errorf("%q: %s\n%s", s, strings.Join(p, "\n"), doc)
 		}
-		if got := markdowntest.Text(markdowntest.HTML(doc)); strings.TrimRight(got, "\n") != canon.Escape(s) {
+		if got := markdowntest.Text(markdowntest.HTML(doc)); strings.TrimRight(got, "\n") != textfmt.Escape(s) {
 			t.Errorf("%q: summary reads %q", s, got)
 		}
 	}

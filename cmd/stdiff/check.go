@@ -9,6 +9,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 type checkCmd struct {
@@ -56,7 +57,7 @@ func (c *checkCmd) run(o *out) int {
 		var fixed *canon.FixResult
 		if c.Fix && !isLocalFile(path) {
 			if !c.Quiet {
-				o.errorf("fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors", "%s: --fix repairs one local file, not a folder, an index or a URL", esc(path))
+				o.errorf("fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors", "%s: --fix repairs one local file, not a folder, an index or a URL", textfmt.Escape(path))
 			}
 			status = exitTrouble
 			continue
@@ -66,7 +67,7 @@ func (c *checkCmd) run(o *out) int {
 			switch {
 			case errors.Is(err, canon.ErrNotFixable):
 				if !c.Quiet {
-					o.errorf("only NUL padding can be repaired in place; re-save the file with a safetensors writer", "%s", esc(err.Error()))
+					o.errorf("only NUL padding can be repaired in place; re-save the file with a safetensors writer", "%s", textfmt.Escape(err.Error()))
 				}
 			case err != nil:
 				if !c.Quiet {
@@ -132,20 +133,20 @@ func (c *checkCmd) run(o *out) int {
 }
 
 func (c *checkCmd) printText(o *out, m *canon.Model, fixed *canon.FixResult) {
-	name := esc(m.Name)
+	name := textfmt.Escape(m.Name)
 	if fixed != nil {
 		o.printf("%s: fixed: %d NUL padding bytes (file bytes %d to %d) are now spaces; no tensor byte changed\n",
 			name, fixed.Changed, fixed.Start, fixed.End-1)
 	}
 	switch {
 	case m.Valid() && m.Shards != nil && !m.HasErrors():
-		o.printf("%s: %s (%d tensors in %s)\n", name, o.paint(green, "OK"), len(m.Tensors), plural(len(m.Shards), "shard"))
+		o.printf("%s: %s (%d tensors in %s)\n", name, o.pal.Green("OK"), len(m.Tensors), textfmt.Plural(len(m.Shards), "shard"))
 	case m.Valid() && m.Shards != nil:
-		o.printf("%s: %s: every shard is valid, but the set is not\n", name, o.paint(red, "INVALID"))
+		o.printf("%s: %s: every shard is valid, but the set is not\n", name, o.pal.Red("INVALID"))
 	case m.Valid():
-		o.printf("%s: %s (%s, header %s bytes)\n", name, o.paint(green, "OK"), plural(len(m.Tensors), "tensor"), thousands(m.HeaderLen))
+		o.printf("%s: %s (%s, header %s bytes)\n", name, o.pal.Green("OK"), textfmt.Plural(len(m.Tensors), "tensor"), textfmt.Thousands(m.HeaderLen))
 	default:
-		o.printf("%s: %s: %s: %s\n", name, o.paint(red, "INVALID"), m.RefErr.Kind, esc(m.RefErr.Message))
+		o.printf("%s: %s: %s: %s\n", name, o.pal.Red("INVALID"), m.RefErr.Kind, textfmt.Escape(m.RefErr.Message))
 	}
 	o.printFindings(m.Findings, m.Omitted, "  ")
 }

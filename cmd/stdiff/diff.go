@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
 )
 
@@ -70,7 +71,7 @@ func (c *diffCmd) run(o *out) int {
 	case "markdown":
 		diff.Markdown(o.w, r)
 	default:
-		diff.Text(o.w, r, diff.TextOptions{Color: o.color, All: c.All})
+		diff.Text(o.w, r, diff.TextOptions{Palette: o.pal, All: c.All})
 	}
 	return status
 }
@@ -108,7 +109,7 @@ func (c *diffCmd) open(o *out, path string) (*canon.Opened, error) {
 		return nil, headerError(m)
 	}
 	if !m.Valid() && !c.Quiet {
-		o.errorf("`stdiff check "+esc(path)+"` says what is wrong", "%s: warning: the reference reader rejects this file (%s); comparing what could be read", esc(path), m.RefErr.Kind)
+		o.errorf("`stdiff check "+textfmt.Escape(path)+"` says what is wrong", "%s: warning: the reference reader rejects this file (%s); comparing what could be read", textfmt.Escape(path), m.RefErr.Kind)
 	}
 	return opened, nil
 }
@@ -120,15 +121,15 @@ func (c *diffCmd) patternFailed(o *out, err error) {
 		o.errorf("", "%v", err)
 		return
 	}
-	flag, what, list := "--tensor", "tensor", "`stdiff inspect --tensors "+esc(c.A)+"` lists them"
+	flag, what, list := "--tensor", "tensor", "`stdiff inspect --tensors "+textfmt.Escape(c.A)+"` lists them"
 	if pe.Option == "IgnoreKeys" {
-		flag, what, list = "--ignore-key", "metadata key", "`stdiff inspect "+esc(c.A)+"` lists them"
+		flag, what, list = "--ignore-key", "metadata key", "`stdiff inspect "+textfmt.Escape(c.A)+"` lists them"
 	}
 	if errors.Is(pe.Err, diff.ErrNoMatch) {
 		o.errorf("a pattern matches whole names (* any run of characters, ? one character); "+list,
-			"%s %s matches no %s in either model", flag, esc(strconv.Quote(pe.Pattern)), what)
+			"%s %s matches no %s in either model", flag, textfmt.Escape(strconv.Quote(pe.Pattern)), what)
 		return
 	}
 	o.errorf(`patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`,
-		"%s %s is not a valid pattern: %v", flag, esc(strconv.Quote(pe.Pattern)), pe.Err)
+		"%s %s is not a valid pattern: %v", flag, textfmt.Escape(strconv.Quote(pe.Pattern)), pe.Err)
 }

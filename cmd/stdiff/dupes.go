@@ -13,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -57,7 +58,7 @@ func (c *dupesCmd) run(o *out) int {
 				return exitTrouble
 			}
 			if len(c.Paths) == 0 {
-				o.errorf("", "cache cleared (%s)", esc(path))
+				o.errorf("", "cache cleared (%s)", textfmt.Escape(path))
 				return exitOK
 			}
 		}
@@ -68,7 +69,7 @@ func (c *dupesCmd) run(o *out) int {
 				if errors.As(err, &ce) && ce.Problem == hash.CacheNotFile {
 					hint = "remove it, or set STDIFF_CACHE_DIR to another folder"
 				}
-				o.errorf(hint, "%s", esc(err.Error()))
+				o.errorf(hint, "%s", textfmt.Escape(err.Error()))
 			}
 		}
 	}
@@ -94,7 +95,7 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	if cache != nil {
 		if err := cache.Save(); err != nil {
-			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", esc(cache.Path()), err)
+			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(cache.Path()), err)
 		}
 	}
 	groups := make([]dupesGroupJSON, len(rep.Groups))
@@ -130,7 +131,7 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	for _, g := range groups {
 		if o.format == "markdown" {
-			o.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, plural(len(g.Files), "file"), humanBytes(uint64(g.Reclaimable)))
+			o.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Files), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
 			for _, f := range g.Files {
 				line := markdown.Text(f.Path)
 				if d := g.Differences[f.Path]; d != "" {
@@ -145,15 +146,15 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	printDupeNotes(o, rep.Notes)
 	if len(rep.Skipped) > 0 && o.format == "markdown" {
-		o.printf("skipped %s:\n\n", plural(len(rep.Skipped), "file"))
+		o.printf("skipped %s:\n\n", textfmt.Plural(len(rep.Skipped), "file"))
 		for _, s := range rep.Skipped {
 			o.printf("- %s: %s\n", markdown.Text(s.Path), markdown.Text(s.Reason))
 		}
 		o.printf("\n")
 	} else if len(rep.Skipped) > 0 {
-		o.printf("%s\n", o.paint(yellow, fmt.Sprintf("skipped %s:", plural(len(rep.Skipped), "file"))))
+		o.printf("%s\n", o.pal.Yellow(fmt.Sprintf("skipped %s:", textfmt.Plural(len(rep.Skipped), "file"))))
 		for _, s := range rep.Skipped {
-			o.printf("  %s: %s\n", esc(s.Path), esc(s.Reason))
+			o.printf("  %s: %s\n", textfmt.Escape(s.Path), textfmt.Escape(s.Reason))
 		}
 		o.printf("\n")
 	}
@@ -169,32 +170,32 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	found := "no duplicates"
 	if len(parts) > 0 {
-		found = plural(len(groups), "group") + " (" + strings.Join(parts, ", ") + ")"
+		found = textfmt.Plural(len(groups), "group") + " (" + strings.Join(parts, ", ") + ")"
 	}
-	o.printf("%s scanned: %s, %s reclaimable; %s of tensor data read\n", plural(rep.Files, "model"), found,
-		humanBytes(uint64(rep.Reclaimable)), humanBytes(uint64(rep.TensorBytesRead)))
+	o.printf("%s scanned: %s, %s reclaimable; %s of tensor data read\n", textfmt.Plural(rep.Files, "model"), found,
+		textfmt.Bytes(uint64(rep.Reclaimable)), textfmt.Bytes(uint64(rep.TensorBytesRead)))
 	return status
 }
 
 func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
-	size := humanBytes(uint64(g.Files[0].Size))
+	size := textfmt.Bytes(uint64(g.Files[0].Size))
 	switch g.Level {
 	case hash.LevelBytes:
-		o.printf("%s  %d identical files, %s each, %s reclaimable\n", o.paint(bold, "bytes"), len(g.Files), size, humanBytes(uint64(g.Reclaimable)))
+		o.printf("%s  %d identical files, %s each, %s reclaimable\n", o.pal.Bold("bytes"), len(g.Files), size, textfmt.Bytes(uint64(g.Reclaimable)))
 	case hash.LevelContent:
-		o.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", o.paint(bold, "content"), len(g.Files), humanBytes(uint64(g.Reclaimable)))
+		o.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", o.pal.Bold("content"), len(g.Files), textfmt.Bytes(uint64(g.Reclaimable)))
 	default:
-		o.printf("%s  %d files of the same architecture, different weights\n", o.paint(bold, "structure"), len(g.Files))
+		o.printf("%s  %d files of the same architecture, different weights\n", o.pal.Bold("structure"), len(g.Files))
 	}
 	width := 0
 	for _, f := range g.Files {
-		width = max(width, min(len(esc(f.Path)), 60))
+		width = max(width, min(len(textfmt.Escape(f.Path)), 60))
 	}
 	for _, f := range g.Files {
 		if d := g.Differences[f.Path]; d != "" {
-			o.printf("  %-*s  %s\n", width, esc(f.Path), o.paint(dim, d))
+			o.printf("  %-*s  %s\n", width, textfmt.Escape(f.Path), o.pal.Dim(d))
 		} else {
-			o.printf("  %s\n", esc(f.Path))
+			o.printf("  %s\n", textfmt.Escape(f.Path))
 		}
 	}
 	o.printf("\n")
@@ -214,20 +215,20 @@ func printDupeNotes(o *out, notes []hash.DupeNote) {
 		ns := byCode[code]
 		switch code {
 		case hash.NoteSharesFiles:
-			o.printf("%s\n", o.paint(yellow, fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
-				plural(len(ns), "model"), code)))
+			o.printf("%s\n", o.pal.Yellow(fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
+				textfmt.Plural(len(ns), "model"), code)))
 		default:
-			o.printf("%s\n", o.paint(yellow, code+":"))
+			o.printf("%s\n", o.pal.Yellow(code+":"))
 		}
 		for _, n := range ns {
 			with := make([]string, 0, 3)
 			for _, w := range n.With[:min(len(n.With), 3)] {
-				with = append(with, esc(w))
+				with = append(with, textfmt.Escape(w))
 			}
 			if len(n.With) > 3 {
 				with = append(with, fmt.Sprintf("%d more", len(n.With)-3))
 			}
-			o.printf("  %s: with %s\n", esc(n.Path), strings.Join(with, ", "))
+			o.printf("  %s: with %s\n", textfmt.Escape(n.Path), strings.Join(with, ", "))
 		}
 		o.printf("\n")
 	}
@@ -242,7 +243,7 @@ func differences(ctx context.Context, g hash.DupeGroup) map[string]string {
 	}
 	for _, f := range g.Files[1:] {
 		if f.Header == g.Files[0].Header {
-			out[f.Path] = "identical to " + esc(g.Files[0].Path)
+			out[f.Path] = "identical to " + textfmt.Escape(g.Files[0].Path)
 			continue
 		}
 		m, err := dupeModel(ctx, f.Path)
@@ -334,7 +335,7 @@ func (p *stageProgress) update(stage string, n, total int, bytes int64) {
 	if el := time.Since(p.start); n > 0 && n < total {
 		eta = fmt.Sprintf(", about %s left in this stage", (time.Duration(float64(el) * float64(total-n) / float64(n))).Round(time.Second))
 	}
-	fmt.Fprintf(p.f, "\r\x1b[K%s: %d of %d files, %s of tensor data read%s", stage, n, total, humanBytes(uint64(bytes)), eta)
+	fmt.Fprintf(p.f, "\r\x1b[K%s: %d of %d files, %s of tensor data read%s", stage, n, total, textfmt.Bytes(uint64(bytes)), eta)
 }
 
 func (p *stageProgress) stop() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -122,7 +123,7 @@ func (c *hashCmd) run(o *out) int {
 		}
 		for _, f := range ids.findings {
 			if f.Severity != canon.SevInfo {
-				o.errorf(f.Hint, "%s: %s: %s", esc(path), f.Code, esc(f.Message))
+				o.errorf(f.Hint, "%s: %s: %s", textfmt.Escape(path), f.Code, textfmt.Escape(f.Message))
 			}
 		}
 	}
@@ -139,7 +140,7 @@ func (c *hashCmd) explainMissing(o *out, path string, ids *fileIDs) {
 		if errors.As(err, &re) && re.Hint != "" {
 			return re.Hint
 		}
-		return "`stdiff check " + esc(path) + "` says what is wrong"
+		return "`stdiff check " + textfmt.Escape(path) + "` says what is wrong"
 	}
 	switch {
 	case ids.headerErr != nil:
@@ -154,11 +155,11 @@ func (c *hashCmd) explainMissing(o *out, path string, ids *fileIDs) {
 		if k := len(missing); k > 1 {
 			list = strings.Join(missing[:k-1], ", ") + " or " + missing[k-1]
 		}
-		o.errorf(hint(ids.headerErr), "%s: %s; no %s", esc(path), esc(errorText(ids.headerErr)), list)
+		o.errorf(hint(ids.headerErr), "%s: %s; no %s", textfmt.Escape(path), textfmt.Escape(errorText(ids.headerErr)), list)
 	case ids.contentErr != nil:
-		o.errorf(hint(ids.contentErr), "%s: %s; no content ID", esc(path), esc(errorText(ids.contentErr)))
+		o.errorf(hint(ids.contentErr), "%s: %s; no content ID", textfmt.Escape(path), textfmt.Escape(errorText(ids.contentErr)))
 	default:
-		o.errorf(hint(nil), "%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", esc(path), ids.model.RefErr.Kind)
+		o.errorf(hint(nil), "%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", textfmt.Escape(path), ids.model.RefErr.Kind)
 	}
 }
 
@@ -206,7 +207,7 @@ func (ids *fileIDs) id(kind string) (string, error) {
 }
 
 // errNoAutoV1 is why a file under hash.AutoV1MinSize bytes has no AutoV1.
-var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", thousands(hash.AutoV1MinSize))
+var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", textfmt.Thousands(hash.AutoV1MinSize))
 
 // kindNames name the manifest kinds in messages.
 var kindNames = map[string]string{"st1": "structure ID", "ct1": "content ID", "sha256": "SHA256", "autov1": "AutoV1",
@@ -313,17 +314,17 @@ type checkResult struct {
 func (c *hashCmd) check(o *out) int {
 	f, err := os.Open(c.Check)
 	if err != nil {
-		o.errorf("", "%s: %v", esc(c.Check), err)
+		o.errorf("", "%s: %v", textfmt.Escape(c.Check), err)
 		return exitTrouble
 	}
 	entries, err := hash.ParseManifest(f)
 	f.Close()
 	if err != nil {
-		o.errorf("the manifest's lines look like `st1:<hex>  model.safetensors`, as `stdiff hash` prints them", "%s: %v", esc(c.Check), err)
+		o.errorf("the manifest's lines look like `st1:<hex>  model.safetensors`, as `stdiff hash` prints them", "%s: %v", textfmt.Escape(c.Check), err)
 		return exitTrouble
 	}
 	if len(entries) == 0 {
-		o.errorf("write one with `stdiff hash FILE… > MANIFEST`", "%s: no hashes in the manifest", esc(c.Check))
+		o.errorf("write one with `stdiff hash FILE… > MANIFEST`", "%s: no hashes in the manifest", textfmt.Escape(c.Check))
 		return exitTrouble
 	}
 	var order []string
@@ -360,7 +361,7 @@ func (c *hashCmd) check(o *out) int {
 			if o.format == "markdown" {
 				mdCheckRow(o, len(results) == 1, path, "**FAILED** open or read")
 			} else if o.format != "json" {
-				o.printf("%s: FAILED open or read\n", esc(path))
+				o.printf("%s: FAILED open or read\n", textfmt.Escape(path))
 			}
 			status = exitTrouble
 			continue
@@ -378,9 +379,9 @@ func (c *hashCmd) check(o *out) int {
 			mdCheckRow(o, len(results) == 1, path, verdict)
 		} else if o.format != "json" {
 			if r.OK {
-				o.printf("%s: %s\n", esc(path), o.paint(green, "OK"))
+				o.printf("%s: %s\n", textfmt.Escape(path), o.pal.Green("OK"))
 			} else {
-				o.printf("%s: %s (%s)\n", esc(path), o.paint(red, "FAILED"), r.Reason)
+				o.printf("%s: %s (%s)\n", textfmt.Escape(path), o.pal.Red("FAILED"), r.Reason)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -190,18 +191,18 @@ func (c *inspectCmd) toJSON(in *inspected) inspectJSON {
 // printText prints the card: what the file is, in a few aligned lines.
 func (c *inspectCmd) printText(o *out, in *inspected) {
 	m, info := in.m, &in.info
-	o.printf("%s\n", o.paint(bold, esc(m.Name)))
+	o.printf("%s\n", o.pal.Bold(textfmt.Escape(m.Name)))
 	row := func(label, format string, args ...any) {
 		o.printf("  %-11s %s\n", label, fmt.Sprintf(format, args...))
 	}
 	from := func(field string) string {
 		if src := info.Sources[field]; src != "" {
-			return o.paint(dim, "  ("+esc(src)+")")
+			return o.pal.Dim("  (" + textfmt.Escape(src) + ")")
 		}
 		return ""
 	}
 	if m.HeaderParsed {
-		row("name", "%s%s", esc(info.Name), from("name"))
+		row("name", "%s%s", textfmt.Escape(info.Name), from("name"))
 		what := []string{info.Kind}
 		if info.Naming != "unknown" {
 			what = append(what, info.Naming)
@@ -218,22 +219,22 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 		}
 		row("is", "%s", strings.Join(what, " · "))
 		if info.BaseModel != "" {
-			row("base model", "%s%s", esc(info.BaseModel), from("base_model"))
+			row("base model", "%s%s", textfmt.Escape(info.BaseModel), from("base_model"))
 		}
 		if len(info.TriggerDetails) > 0 {
 			var curated, derived []string
 			for _, t := range info.TriggerDetails {
 				if t.Derived {
-					derived = append(derived, esc(t.Word))
+					derived = append(derived, textfmt.Escape(t.Word))
 				} else {
-					curated = append(curated, esc(t.Word))
+					curated = append(curated, textfmt.Escape(t.Word))
 				}
 			}
 			if len(curated) > 0 {
-				row("triggers", "%s%s", strings.Join(curated, ", "), o.paint(dim, "  ("+esc(info.TriggerDetails[0].Source)+")"))
+				row("triggers", "%s%s", strings.Join(curated, ", "), o.pal.Dim("  ("+textfmt.Escape(info.TriggerDetails[0].Source)+")"))
 			}
 			if len(derived) > 0 {
-				row("guessed", "%s%s", strings.Join(derived, ", "), o.paint(dim, "  (derived from the training data, not declared)"))
+				row("guessed", "%s%s", strings.Join(derived, ", "), o.pal.Dim("  (derived from the training data, not declared)"))
 			}
 		}
 		if info.CivitAI.ModelID != 0 {
@@ -244,13 +245,13 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 			row("civitai", "%s%s", u, from("civitai.model_id"))
 		}
 		if info.Author != "" {
-			row("author", "%s%s", esc(info.Author), from("author"))
+			row("author", "%s%s", textfmt.Escape(info.Author), from("author"))
 		}
 		if info.Description != "" {
-			row("about", "%s", shorten(info.Description, 100))
+			row("about", "%s", textfmt.Shorten(info.Description, 100))
 		}
 		if info.NetworkModule != "" || info.DeclaredRank != "" {
-			row("network", "%s", strings.TrimLeft(strings.Join([]string{esc(info.NetworkModule),
+			row("network", "%s", strings.TrimLeft(strings.Join([]string{textfmt.Escape(info.NetworkModule),
 				labelled("dim", info.DeclaredRank), labelled("alpha", info.DeclaredAlpha)}, " "), " "))
 		}
 		if len(info.EmbeddedHashes) > 0 {
@@ -260,37 +261,37 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 					if len(v) > 14 {
 						v = v[:12] + "…"
 					}
-					hs = append(hs, fmt.Sprintf("%s %s", k, esc(v)))
+					hs = append(hs, fmt.Sprintf("%s %s", k, textfmt.Escape(v)))
 				}
 			}
 			note := ""
 			if !c.Verify {
-				note = o.paint(dim, "  (not verified: --verify)")
+				note = o.pal.Dim("  (not verified: --verify)")
 			}
 			row("hashes", "%s%s", strings.Join(hs, ", "), note)
 		}
 	}
 	if m.Valid() {
-		row("verdict", "%s", o.paint(green, "valid"))
+		row("verdict", "%s", o.pal.Green("valid"))
 	} else {
-		row("verdict", "%s (%s)", o.paint(red, "invalid"), m.RefErr.Kind)
+		row("verdict", "%s (%s)", o.pal.Red("invalid"), m.RefErr.Kind)
 	}
 	switch {
 	case m.Shards != nil:
-		row("size", "%s of tensor data in %s", humanBytes(uint64(m.FileSize)), plural(len(m.Shards), "shard"))
+		row("size", "%s of tensor data in %s", textfmt.Bytes(uint64(m.FileSize)), textfmt.Plural(len(m.Shards), "shard"))
 	case m.HeaderParsed:
-		row("size", "%s (header %s B, data %s B)", humanBytes(uint64(m.FileSize)), thousands(m.HeaderLen), thousands(uint64(max(m.DataLen(), 0))))
+		row("size", "%s (header %s B, data %s B)", textfmt.Bytes(uint64(m.FileSize)), textfmt.Thousands(m.HeaderLen), textfmt.Thousands(uint64(max(m.DataLen(), 0))))
 	default:
-		row("size", "%s (no readable header)", humanBytes(uint64(m.FileSize)))
+		row("size", "%s (no readable header)", textfmt.Bytes(uint64(m.FileSize)))
 	}
 	per, total := m.Params()
 	parts := make([]string, 0, len(per))
 	for _, p := range per {
-		parts = append(parts, fmt.Sprintf("%s %s", esc(string(p.DType)), thousands(p.Elements)))
+		parts = append(parts, fmt.Sprintf("%s %s", textfmt.Escape(string(p.DType)), textfmt.Thousands(p.Elements)))
 	}
 	row("tensors", "%d", len(m.Tensors))
 	if len(per) > 0 {
-		row("parameters", "%s (%s)", thousands(total.Elements), strings.Join(parts, " · "))
+		row("parameters", "%s (%s)", textfmt.Thousands(total.Elements), strings.Join(parts, " · "))
 	}
 	if len(m.Metadata) == 0 {
 		if m.HasMetadata {
@@ -299,13 +300,13 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 			row("metadata", "none")
 		}
 	} else {
-		row("metadata", "%s", plural(len(m.Metadata), "key"))
+		row("metadata", "%s", textfmt.Plural(len(m.Metadata), "key"))
 		width := 0
 		for _, e := range m.Metadata {
 			width = max(width, min(len(e.Key), 32))
 		}
 		for _, e := range m.Metadata {
-			o.printf("    %-*s  %s\n", width, esc(e.Key), metaValueText(e.Value))
+			o.printf("    %-*s  %s\n", width, textfmt.Escape(e.Key), metaValueText(e.Value))
 		}
 	}
 	if len(m.Tensors) > 0 {
@@ -313,13 +314,13 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 		if !c.Tensors && limit > 10 {
 			limit = 10
 		}
-		o.printf("  %s\n", o.paint(dim, "tensors (header order)"))
+		o.printf("  %s\n", o.pal.Dim("tensors (header order)"))
 		nameW := 0
 		for _, t := range m.Tensors[:limit] {
 			nameW = max(nameW, min(len(t.Name), 60))
 		}
 		for _, t := range m.Tensors[:limit] {
-			o.printf("    %-*s  %-7s %-20s %s\n", nameW, esc(t.Name), esc(string(t.DType)), shapeString(t.Shape), humanBytes(t.Len()))
+			o.printf("    %-*s  %-7s %-20s %s\n", nameW, textfmt.Escape(t.Name), textfmt.Escape(string(t.DType)), shapeString(t.Shape), textfmt.Bytes(t.Len()))
 		}
 		if limit < len(m.Tensors) {
 			o.printf("    … %d more (--tensors lists all)\n", len(m.Tensors)-limit)
@@ -328,7 +329,7 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 	if len(in.findings) == 0 {
 		row("findings", "none")
 	} else {
-		row("findings", "%s", thousands(uint64(len(in.findings)+omittedCount(in.m.Omitted))))
+		row("findings", "%s", textfmt.Thousands(uint64(len(in.findings)+omittedCount(in.m.Omitted))))
 		o.printFindings(in.findings, in.m.Omitted, "    ")
 	}
 }
@@ -357,12 +358,12 @@ func (c *inspectCmd) printMarkdown(o *out, in *inspected) {
 	per, total := m.Params()
 	parts := make([]string, 0, len(per))
 	for _, p := range per {
-		parts = append(parts, fmt.Sprintf("%s %s", p.DType, thousands(p.Elements)))
+		parts = append(parts, fmt.Sprintf("%s %s", p.DType, textfmt.Thousands(p.Elements)))
 	}
 	for _, kv := range [][2]string{{"name", info.Name}, {"kind", info.Kind}, {"naming", info.Naming}, {"family", info.Family},
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")}, {"CivitAI", ids},
-		{"verdict", verdict}, {"size", humanBytes(uint64(m.FileSize))}, {"tensors", fmt.Sprint(len(m.Tensors))},
-		{"parameters", fmt.Sprintf("%s (%s)", thousands(total.Elements), strings.Join(parts, " · "))}} {
+		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(m.FileSize))}, {"tensors", fmt.Sprint(len(m.Tensors))},
+		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(total.Elements), strings.Join(parts, " · "))}} {
 		row(kv[0], kv[1])
 	}
 	if len(in.findings) > 0 {
@@ -378,14 +379,7 @@ func labelled(label, v string) string {
 	if v == "" {
 		return ""
 	}
-	return label + " " + esc(v)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return label + " " + textfmt.Escape(v)
 }
 
 func intsText(xs []int) string {
@@ -400,14 +394,12 @@ func intsText(xs []int) string {
 func metaValueText(v string) string {
 	if strings.HasPrefix(v, "data:") {
 		kind, _, _ := strings.Cut(strings.TrimPrefix(v, "data:"), ";")
-		return fmt.Sprintf("(%s data URL, %s, not shown)", esc(shorten(kind, 30)), humanBytes(uint64(len(v))))
+		return fmt.Sprintf("(%s data URL, %s, not shown)", textfmt.Escape(textfmt.Shorten(kind, 30)), textfmt.Bytes(uint64(len(v))))
 	}
-	for _, line := range strings.Split(v, "\n") {
-		if len(line) > 16<<10 { // a blob: a base64 image or the like
-			return fmt.Sprintf("(%s, not shown)", humanBytes(uint64(len(v))))
-		}
+	if textfmt.IsBlob(v) { // a base64 image or the like
+		return fmt.Sprintf("(%s, not shown)", textfmt.Bytes(uint64(len(v))))
 	}
-	return shorten(v, 100)
+	return textfmt.Shorten(v, 100)
 }
 
 func shapeString(s []uint64) string {

@@ -147,13 +147,11 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	bout := newBufferedOut(stdout)
 	defer bout.Flush()
-	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format, color: colorWanted(c.Color)}
+	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format}
 	if c.JSON {
 		o.format = "json"
 	}
-	if o.format != "text" {
-		o.color = false
-	}
+	o.pal.On = o.format == "text" && colorWanted(c.Color)
 	cmd, ok := kctx.Selected().Target.Addr().Interface().(command)
 	if !ok {
 		fmt.Fprintf(stderr, "stdiff: no command given\n")

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // out carries what every command needs: its context (cancelled by Ctrl-C or the time limit), and
@@ -22,25 +21,7 @@ type out struct {
 	ctx     context.Context
 	w, errw io.Writer
 	format  string // text, json or markdown
-	color   bool
-}
-
-// ANSI colours used in text output, only when colour is on.
-const (
-	red    = "\x1b[31m"
-	green  = "\x1b[32m"
-	yellow = "\x1b[33m"
-	cyan   = "\x1b[36m"
-	bold   = "\x1b[1m"
-	dim    = "\x1b[2m"
-	reset  = "\x1b[0m"
-)
-
-func (o *out) paint(code, s string) string {
-	if !o.color || s == "" {
-		return s
-	}
-	return code + s + reset
+	pal     textfmt.Palette
 }
 
 func (o *out) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args...) }
@@ -88,10 +69,10 @@ func (o *out) readFailed(err error) {
 	}
 	var re *canon.ReadError
 	if errors.As(err, &re) {
-		o.errorf(re.Hint, "%s: %v", esc(re.Name), re.Err)
+		o.errorf(re.Hint, "%s: %v", textfmt.Escape(re.Name), re.Err)
 		return
 	}
-	o.errorf("", "%s", esc(err.Error()))
+	o.errorf("", "%s", textfmt.Escape(err.Error()))
 }
 
 // filesJSON is the envelope of commands that report on several files: the schema first.
@@ -100,9 +81,9 @@ type filesJSON struct {
 	Files  any    `json:"files"`
 }
 
-// writeJSON prints v as indented JSON, streamed (see streamJSON).
+// writeJSON prints v as indented JSON, streamed (see textfmt.WriteJSON).
 func (o *out) writeJSON(v any) {
-	if err := streamJSON(o.w, v); err != nil {
+	if err := textfmt.WriteJSON(o.w, v); err != nil {
 		o.errorf("", "writing JSON: %v", err)
 	}
 }
@@ -126,35 +107,6 @@ func colorWanted(mode string) bool {
 		return false
 	}
 	return isTerminal(os.Stdout)
-}
-
-// esc escapes a string from a file for printing (see canon.Escape).
-func esc(s string) string { return canon.Escape(s) }
-
-// shorten returns s escaped and cut to about max characters, on one line, saying how much was cut.
-func shorten(s string, max int) string {
-	one := strings.Join(strings.Fields(s), " ")
-	r := []rune(one)
-	if len(r) <= max {
-		return esc(one)
-	}
-	return esc(string(r[:max])) + fmt.Sprintf("… (%s)", humanBytes(uint64(len(s))))
-}
-
-// humanBytes formats a byte count with binary units.
-func humanBytes(n uint64) string { return canon.FormatBytes(n) }
-
-// thousands formats n with thin separators: 1,234,567.
-func thousands(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // findingJSON is a finding as scripts see it.
@@ -198,22 +150,22 @@ func (o *out) printFindings(fs []canon.Finding, omitted map[string]int, indent s
 		sev := string(f.Severity)
 		switch f.Severity {
 		case canon.SevError:
-			sev = o.paint(red, sev)
+			sev = o.pal.Red(sev)
 		case canon.SevWarning:
-			sev = o.paint(yellow, sev)
+			sev = o.pal.Yellow(sev)
 		default:
-			sev = o.paint(cyan, sev)
+			sev = o.pal.Cyan(sev)
 		}
 		where := ""
 		if f.Offset >= 0 {
 			where = fmt.Sprintf(" at byte %d", f.Offset)
 		}
-		o.printf("%s%s %s%s: %s\n", indent, sev, f.Code, where, esc(f.Message))
+		o.printf("%s%s %s%s: %s\n", indent, sev, f.Code, where, textfmt.Escape(f.Message))
 		if f.Hint != "" {
-			o.printf("%s  hint: %s\n", indent, esc(f.Hint))
+			o.printf("%s  hint: %s\n", indent, textfmt.Escape(f.Hint))
 		}
 		if n := counts[f.Code] - findingsPerCode; shown[f.Code] == findingsPerCode && n > 0 {
-			o.printf("%s… and %s more %s\n", indent, thousands(uint64(n)), f.Code)
+			o.printf("%s… and %s more %s\n", indent, textfmt.Thousands(uint64(n)), f.Code)
 		}
 	}
 }
@@ -251,7 +203,7 @@ func (o *out) progress(label string, total int64) *progress {
 					rest := time.Duration(float64(el) * float64(total-d) / float64(d))
 					eta = fmt.Sprintf(", %s left", rest.Round(time.Second))
 				}
-				fmt.Fprintf(f, "\r\x1b[K%s: %s of %s (%d%%%s)", esc(label), humanBytes(uint64(d)), humanBytes(uint64(total)), 100*d/max(total, 1), eta)
+				fmt.Fprintf(f, "\r\x1b[K%s: %s of %s (%d%%%s)", textfmt.Escape(label), textfmt.Bytes(uint64(d)), textfmt.Bytes(uint64(total)), 100*d/max(total, 1), eta)
 			}
 		}
 	}()

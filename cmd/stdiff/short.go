@@ -14,6 +14,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // shortRow is one file in `inspect --short`.
@@ -70,7 +71,7 @@ func (c *inspectCmd) runShort(o *out) int {
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
 		if r.Error != "" {
-			cells[i] = []string{"?", "unreadable", "", "", "", esc(r.Error), esc(r.Path)}
+			cells[i] = []string{"?", "unreadable", "", "", "", textfmt.Escape(r.Error), textfmt.Escape(r.Path)}
 			continue
 		}
 		rank := ""
@@ -87,9 +88,9 @@ func (c *inspectCmd) runShort(o *out) int {
 		}
 		trig := make([]string, len(r.Triggers))
 		for k, t := range r.Triggers {
-			trig[k] = esc(t)
+			trig[k] = textfmt.Escape(t)
 		}
-		cells[i] = []string{esc(r.Name), kind, base, rank, humanBytes(uint64(r.Size)), shorten(strings.Join(trig, ", "), 60), esc(r.Path)}
+		cells[i] = []string{textfmt.Escape(r.Name), kind, base, rank, textfmt.Bytes(uint64(r.Size)), textfmt.Shorten(strings.Join(trig, ", "), 60), textfmt.Escape(r.Path)}
 		for k := range widths {
 			widths[k] = max(widths[k], min(len([]rune(cells[i][k])), 40))
 		}
@@ -144,7 +145,7 @@ func collectModels(o *out, args []string) ([]string, int) {
 		}
 		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				o.errorf("", "%s: %v", esc(p), err)
+				o.errorf("", "%s: %v", textfmt.Escape(p), err)
 				status = exitTrouble
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
@@ -174,7 +175,7 @@ func collectModels(o *out, args []string) ([]string, int) {
 			return nil
 		})
 		if err != nil {
-			o.errorf("", "%s: %v", esc(a), err)
+			o.errorf("", "%s: %v", textfmt.Escape(a), err)
 			status = exitTrouble
 		}
 	}

@@ -1,4 +1,4 @@
-package canon
+package textfmt
 
 import (
 	"fmt"
@@ -39,8 +39,12 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// FormatBytes formats a byte count with binary units: 512 B, 1.5 KiB, 2.0 GiB.
-func FormatBytes(n uint64) string {
+func isBidi(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
+}
+
+// Bytes formats a byte count with binary units: 512 B, 1.5 KiB, 2.0 GiB.
+func Bytes(n uint64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -51,8 +55,4 @@ func FormatBytes(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func isBidi(r rune) bool {
-	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F || r == 0x061C
 }

@@ -1,17 +1,18 @@
-package main
+package textfmt_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
-	"github.com/stdiff/stdiff/hash"
 )
 
 type point struct{ X, Y int }
@@ -57,9 +58,9 @@ type embeddedHolder struct {
 	Own []int `json:"own"`
 }
 
-// TestStreamJSONMatchesEncoder: what writeJSON streams is byte for byte what encoding/json writes, for
+// TestWriteJSONMatchesEncoder: what WriteJSON streams is byte for byte what encoding/json writes, for
 // every kind of report the commands print and for the rules of encoding/json.
-func TestStreamJSONMatchesEncoder(t *testing.T) {
+func TestWriteJSONMatchesEncoder(t *testing.T) {
 	seven := 7
 	values := map[string]any{
 		"odd": &odd{Plain: "p", Renamed: 2, Kept: "k", EmptySlice: []string{}, Map: map[string]int{"b": 2, "a": 1},
@@ -78,36 +79,33 @@ func TestStreamJSONMatchesEncoder(t *testing.T) {
 		"empty list":    []int{},
 		"list of lists": [][]int{{1, 2}, {}},
 	}
-	// What the commands print, from the fixtures.
+	// Reports, from the fixtures.
 	read := func(name string) *canon.Model {
-		o, err := canon.OpenModel(t.Context(), filepath.Join("..", "..", "testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer o.Close()
-		return o.Model
+		return canon.ReadBytes(name, b)
 	}
 	for _, pair := range [][2]string{{"base.safetensors", "changed.safetensors"}, {"base.safetensors", "reordered.safetensors"},
 		{"lora.safetensors", "hostile.safetensors"}, {"base.safetensors", "retitled.safetensors"}} {
 		values["diff "+pair[1]] = diff.Compare(diff.Side{Model: read(pair[0])}, diff.Side{Model: read(pair[1])}, diff.Options{})
 	}
-	var files []checkFileJSON
 	for _, name := range []string{"base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors"} {
-		m := read(name)
-		files = append(files, checkFileJSON{Path: name, Valid: m.Valid(), Findings: findingsJSON(m.Findings), FindingCounts: m.FindingCounts()})
+		values["findings "+name] = read(name).Findings
 	}
-	values["check"] = filesJSON{Schema: "stdiff.check/v1", Files: files}
-	for _, name := range []string{"lora.safetensors", "hostile.safetensors"} {
-		in, err := inspectFile(context.Background(), filepath.Join("..", "..", "testdata", name), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		values["inspect "+name] = (&inspectCmd{}).toJSON(in)
-	}
-	m := read("lora.safetensors")
-	values["hash"] = filesJSON{Schema: "stdiff.hash/v1", Files: []any{hashFileJSON{Path: "x", StructureID: hash.Hex(hash.StructureID(m))},
-		hashFileJSON{Path: "y", Ecosystem: &hash.Ecosystem{SHA256: "abc"}}, hashErrorJSON{Path: "z", Error: "bad"}}}
+	checkEncodedAlike(t, values)
 
+	// What encoding/json refuses, WriteJSON refuses too.
+	var unsupported *json.UnsupportedValueError
+	if err := textfmt.WriteJSON(&bytes.Buffer{}, []float64{1, math.NaN()}); !errors.As(err, &unsupported) {
+		t.Errorf("NaN: %v", err)
+	}
+}
+
+// checkEncodedAlike fails t for each value WriteJSON writes otherwise than encoding/json would.
+func checkEncodedAlike(t *testing.T, values map[string]any) {
+	t.Helper()
 	for name, v := range values {
 		var want, got bytes.Buffer
 		enc := json.NewEncoder(&want)
@@ -116,17 +114,26 @@ func TestStreamJSONMatchesEncoder(t *testing.T) {
 		if err := enc.Encode(v); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := streamJSON(&got, v); err != nil {
+		if err := textfmt.WriteJSON(&got, v); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Errorf("%s: streamed\n%s\nencoding/json\n%s", name, got.Bytes(), want.Bytes())
 		}
 	}
+}
 
-	// What encoding/json refuses, streamJSON refuses too.
-	var unsupported *json.UnsupportedValueError
-	if err := streamJSON(&bytes.Buffer{}, []float64{1, math.NaN()}); !errors.As(err, &unsupported) {
-		t.Errorf("NaN: %v", err)
+// TestWriteJSONL: one compact record per line, each as encoding/json writes it, HTML unescaped.
+func TestWriteJSONL(t *testing.T) {
+	var b bytes.Buffer
+	if err := textfmt.WriteJSONL(&b, map[string]any{"schema": "x/v1", "a": "<&>"}, []int{1, 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":"<&>","schema":"x/v1"}` + "\n[1,2]\nnull\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	if err := textfmt.WriteJSONL(&b, math.Inf(1)); err == nil || strings.Contains(b.String()[len(want):], "Inf") {
+		t.Errorf("+Inf: %v, wrote %q", err, b.String()[len(want):])
 	}
 }

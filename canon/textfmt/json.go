@@ -1,4 +1,4 @@
-package main
+package textfmt
 
 import (
 	"bufio"
@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// streamJSON writes v exactly as a json.Encoder with SetIndent("", "  ") and SetEscapeHTML(false)
-// would, but streamed: the fields of structs and the elements of slices are written one at a time,
+// WriteJSON writes v, then a newline, exactly as a json.Encoder with SetIndent("", "  ") and
+// SetEscapeHTML(false) would, but streamed: the fields of structs and the elements of slices are written one at a time,
 // so a report listing a million tensors is never held whole as text (encoding/json holds it twice,
 // compact and indented). A value it does not take apart (a map, a Marshaler, a struct with embedded
 // fields or tag options other than omitempty) is encoded by encoding/json.
-func streamJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	s := &jsonStream{w: bw, structs: map[reflect.Type][]jsonField{}}
 	s.enc = json.NewEncoder(&s.buf)
@@ -26,6 +26,20 @@ func streamJSON(w io.Writer, v any) error {
 		s.err = err
 	}
 	return s.err
+}
+
+// WriteJSONL writes each record as compact JSON on a line of its own (JSON Lines), encoded as
+// WriteJSON encodes it (no HTML escaping), so that a record of a report reads the same in both.
+func WriteJSONL(w io.Writer, records ...any) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, r := range records {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
 
 type jsonStream struct {

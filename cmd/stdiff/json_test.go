@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/hash"
+)
+
+// TestReportsStreamAsEncoded: what the commands print with --json, streamed by textfmt.WriteJSON, is
+// byte for byte what encoding/json writes.
+func TestReportsStreamAsEncoded(t *testing.T) {
+	values := map[string]any{}
+	read := func(name string) *canon.Model {
+		o, err := openModel(t.Context(), filepath.Join("..", "..", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Close()
+		return o.Model
+	}
+	var files []checkFileJSON
+	for _, name := range []string{"base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors"} {
+		m := read(name)
+		files = append(files, checkFileJSON{Path: name, Valid: m.Valid(), Findings: findingsJSON(m.Findings), FindingCounts: m.FindingCounts()})
+	}
+	values["check"] = filesJSON{Schema: "stdiff.check/v1", Files: files}
+	for _, name := range []string{"lora.safetensors", "hostile.safetensors"} {
+		in, err := inspectFile(context.Background(), filepath.Join("..", "..", "testdata", name), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values["inspect "+name] = (&inspectCmd{}).toJSON(in)
+	}
+	m := read("lora.safetensors")
+	values["hash"] = filesJSON{Schema: "stdiff.hash/v1", Files: []any{hashFileJSON{Path: "x", StructureID: hash.Hex(hash.StructureID(m))},
+		hashFileJSON{Path: "y", Ecosystem: &hash.Ecosystem{SHA256: "abc"}}, hashErrorJSON{Path: "z", Error: "bad"}}}
+	for name, v := range values {
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := textfmt.WriteJSON(&got, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: streamed\n%s\nencoding/json\n%s", name, got.Bytes(), want.Bytes())
+		}
+	}
+}
