@@ -2,6 +2,7 @@ package canon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -43,19 +44,25 @@ var (
 // compares the file's size and the bytes it is about to replace with what it checked, and writes only
 // bytes that are NUL at that moment; if the file is not valid afterwards, it puts back the NUL bytes
 // where its spaces still are and fails. When it returns an error, the file holds no byte of its.
-func FixNulPadding(path string) (FixResult, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|openNonblock, 0)
-	if err != nil {
-		return FixResult{}, fileError(path, err)
+// Errors are *ReadError values whose Op says what failed ("write" for the repair itself, "lock" when
+// another process holds the file). Once ctx is done it stops waiting for the lock and fails with an
+// error wrapping ctx.Err(); a repair under way is finished (or undone) first.
+func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
+	if err := ctx.Err(); err != nil {
+		return FixResult{}, &ReadError{Name: path, Op: "open", Err: err}
 	}
-	defer f.Close()
-	if _, err := stat(f, path); err != nil {
+	f, _, err := OpenRegular(path, os.O_RDWR)
+	if err != nil {
 		return FixResult{}, err
 	}
-	unlock, err := lockFile(f, lockWait)
+	defer f.Close()
+	unlock, err := lockFile(ctx, f, lockWait)
 	if err != nil {
-		return FixResult{}, &ReadError{Name: path, Err: err,
-			Hint: "another `stdiff check --fix` (or another program) is working on the file; try again when it is done"}
+		re := &ReadError{Name: path, Op: "lock", Err: err}
+		if ctx.Err() == nil {
+			re.Hint = "another `stdiff check --fix` (or another program) is working on the file; try again when it is done"
+		}
+		return FixResult{}, re
 	}
 	defer unlock()
 
@@ -100,9 +107,9 @@ func FixNulPadding(path string) (FixResult, error) {
 	if fixHook != nil {
 		fixHook("write")
 	}
-	changed := &ReadError{Name: path, Err: ErrChanged,
+	changed := &ReadError{Name: path, Op: "write", Err: ErrChanged,
 		Hint: "another program wrote to the file during the repair; stdiff left it as that program left it; run again once it is done"}
-	if st, err := stat(f, path); err != nil {
+	if st, err := regularStat(f, path); err != nil {
 		return FixResult{}, err
 	} else if st.Size() != m.FileSize {
 		return FixResult{}, changed
@@ -115,13 +122,13 @@ func FixNulPadding(path string) (FixResult, error) {
 	for k, r := range runs {
 		if _, err := f.WriteAt(bytes.Repeat([]byte{' '}, r[1]-r[0]), res.Start+int64(r[0])); err != nil {
 			undo(f, res.Start, runs[:k+1])
-			return FixResult{}, &ReadError{Name: path, Err: fmt.Errorf("writing the repaired padding: %w", err)}
+			return FixResult{}, &ReadError{Name: path, Op: "write", Err: fmt.Errorf("writing the repaired padding: %w", err)}
 		}
 		res.Changed += r[1] - r[0]
 	}
 	if err := f.Sync(); err != nil {
 		undo(f, res.Start, runs)
-		return FixResult{}, &ReadError{Name: path, Err: fmt.Errorf("flushing the repair: %w", err)}
+		return FixResult{}, &ReadError{Name: path, Op: "write", Err: fmt.Errorf("flushing the repair: %w", err)}
 	}
 
 	if fixHook != nil {
@@ -129,7 +136,7 @@ func FixNulPadding(path string) (FixResult, error) {
 	}
 	after, err := readLocked(f, path)
 	if err == nil && !after.Valid() {
-		err = &ReadError{Name: path, Err: fmt.Errorf("%w: still invalid after the repair (%v); the repair was undone", ErrChanged, after.RefErr),
+		err = &ReadError{Name: path, Op: "write", Err: fmt.Errorf("%w: still invalid after the repair (%v); the repair was undone", ErrChanged, after.RefErr),
 			Hint: "another program wrote to the file during the repair; run again once it is done"}
 	}
 	if err != nil {
@@ -141,20 +148,11 @@ func FixNulPadding(path string) (FixResult, error) {
 
 // readLocked reads the header of the open file f, as it is now.
 func readLocked(f *os.File, path string) (*Model, error) {
-	st, err := stat(f, path)
+	st, err := regularStat(f, path)
 	if err != nil {
 		return nil, err
 	}
 	return Read(&FileSource{f: f, name: path, size: st.Size(), mtime: st.ModTime()})
-}
-
-// stat is f's current state; f must still be a regular file.
-func stat(f *os.File, path string) (os.FileInfo, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fileError(path, err)
-	}
-	return st, checkRegular(path, st)
 }
 
 // nulRuns are the [start, end) ranges of consecutive NUL bytes in b.

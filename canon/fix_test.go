@@ -33,7 +33,7 @@ func TestFixNulPadding(t *testing.T) {
 			if m := ReadBytes(path, b); m.Valid() || !m.hasCode(CodeNulPadding) {
 				t.Fatalf("not seen as NUL padding: %v", m.RefErr)
 			}
-			res, err := FixNulPadding(path)
+			res, err := FixNulPadding(t.Context(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestFixNulPadding(t *testing.T) {
 	bad = append(append(bad[:8], header...), clean[8+n:len(clean)-3]...) // and truncated data
 	path := filepath.Join(t.TempDir(), "bad.safetensors")
 	os.WriteFile(path, bad, 0o644)
-	if _, err := FixNulPadding(path); !errors.Is(err, ErrNotFixable) {
+	if _, err := FixNulPadding(t.Context(), path); !errors.Is(err, ErrNotFixable) {
 		t.Fatalf("NUL padding plus truncation: %v", err)
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
@@ -124,7 +124,7 @@ func TestFixRacesWriter(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
-			res, err := FixNulPadding(path)
+			res, err := FixNulPadding(t.Context(), path)
 			if !errors.Is(err, ErrChanged) || res.Changed != 0 {
 				t.Fatalf("fix with a writer in the way: %+v, %v", res, err)
 			}
@@ -155,7 +155,7 @@ func TestFixUndone(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	res, err := FixNulPadding(path)
+	res, err := FixNulPadding(t.Context(), path)
 	if !errors.Is(err, ErrChanged) || res.Changed != 0 {
 		t.Fatalf("fix with a writer after it: %+v, %v", res, err)
 	}

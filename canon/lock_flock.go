@@ -3,6 +3,7 @@
 package canon
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
@@ -10,9 +11,9 @@ import (
 )
 
 // lockFile takes an exclusive advisory lock (flock) on f, waiting at most wait for another holder to
-// let go. Where the file system has no locks (some network file systems), it goes on without one:
+// let go, and not once ctx is done. Where the file system has no locks (some network file systems), it goes on without one:
 // the checks FixNulPadding makes before and after writing still hold.
-func lockFile(f *os.File, wait time.Duration) (unlock func(), err error) {
+func lockFile(ctx context.Context, f *os.File, wait time.Duration) (unlock func(), err error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, err
@@ -36,6 +37,10 @@ func lockFile(f *os.File, wait time.Duration) (unlock func(), err error) {
 		case time.Now().After(deadline):
 			return nil, ErrLocked
 		}
-		time.Sleep(min(50*time.Millisecond, wait/4+time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(50*time.Millisecond, wait/4+time.Millisecond)):
+		}
 	}
 }

@@ -4,6 +4,7 @@ package canon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"testing"
@@ -20,15 +21,23 @@ func TestFixWaitsForLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	unlock, err := lockFile(other, 0)
+	unlock, err := lockFile(t.Context(), other, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	lockWait = 20 * time.Millisecond
 	defer func() { lockWait = FixLockWait }()
-	if _, err := FixNulPadding(path); !errors.Is(err, ErrLocked) {
+	var re *ReadError
+	if _, err := FixNulPadding(t.Context(), path); !errors.Is(err, ErrLocked) || !errors.As(err, &re) || re.Op != "lock" || errors.Is(err, ErrUnreadable) {
 		t.Fatalf("fix of a locked file: %v", err)
+	}
+	// Waiting for the lock ends with the caller's context.
+	lockWait = FixLockWait
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	if _, err := FixNulPadding(ctx, path); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fix cancelled while waiting for the lock: %v", err)
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, b) {
 		t.Fatal("a fix that did not get the lock changed the file")
@@ -41,7 +50,7 @@ func TestFixWaitsForLock(t *testing.T) {
 		unlock()
 		close(released)
 	}()
-	res, err := FixNulPadding(path)
+	res, err := FixNulPadding(t.Context(), path)
 	<-released
 	if err != nil || res.Changed != 6 {
 		t.Fatalf("fix after the lock was let go: %+v, %v", res, err)

@@ -66,7 +66,7 @@ func OpenModel(ctx context.Context, spec string) (*Opened, error) {
 	}
 	st, err := os.Stat(spec)
 	if err != nil {
-		return nil, fileError(spec, err)
+		return nil, PathError("stat", spec, err)
 	}
 	if st.IsDir() {
 		idx, err := findIndex(spec)
@@ -173,9 +173,8 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	m, set, err := ReadSet(name, idx, names, func(shard string) (Source, error) {
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
-			var re *ReadError
-			if errors.As(err, &re) && re.Err.Error() == "no such file" {
-				return nil, &ReadError{Name: filepath.Join(dir, shard), Err: missingShard(setName),
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, &ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard(setName),
 					Hint: "every shard the index names must be there: download the whole set"}
 			}
 			return nil, err

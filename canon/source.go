@@ -28,74 +28,77 @@ type FileSource struct {
 }
 
 // OpenFile opens a local file as a Source. It refuses anything that is not a regular file (directories,
-// FIFOs, devices, sockets) without blocking on it, and wraps every failure in a *ReadError.
+// FIFOs, devices, sockets) without blocking on it, and wraps every failure in a *ReadError that keeps
+// the cause (see OpenRegular).
 func OpenFile(path string) (*FileSource, error) {
-	st, err := os.Stat(path)
+	f, st, err := OpenRegular(path, os.O_RDONLY)
 	if err != nil {
-		return nil, fileError(path, err)
-	}
-	if err := checkRegular(path, st); err != nil {
-		return nil, err
-	}
-	// O_NONBLOCK: should the path be swapped for a FIFO after the Stat, opening it must not hang.
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
-	if err != nil {
-		return nil, fileError(path, err)
-	}
-	st, err = f.Stat()
-	if err == nil {
-		err = checkRegular(path, st)
-	}
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &FileSource{f: f, name: path, size: st.Size(), mtime: st.ModTime()}, nil
 }
 
+// OpenRegular opens the local file at path with flag (os.O_RDONLY or os.O_RDWR) and returns it with its
+// state. It refuses anything that is not a regular file (directories, FIFOs, devices, sockets), and never
+// blocks on a FIFO, even one swapped in for the file while it opens. Every failure is a *ReadError that
+// keeps the cause (errors.Is(err, fs.ErrNotExist) for a missing file), with a hint where one helps.
+func OpenRegular(path string, flag int) (*os.File, fs.FileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, PathError("stat", path, err)
+	}
+	if err := checkRegular(path, st); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, flag|openNonblock, 0)
+	if err != nil {
+		return nil, nil, PathError("open", path, err)
+	}
+	if st, err = regularStat(f, path); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// regularStat is the state of the open file f, which must still be a regular file.
+func regularStat(f *os.File, path string) (fs.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, PathError("stat", path, err)
+	}
+	return st, checkRegular(path, st)
+}
+
 func checkRegular(path string, st fs.FileInfo) error {
 	m := st.Mode()
+	notFile := func(err error, hint string) error { return &ReadError{Name: path, Op: "open", Err: err, Hint: hint} }
 	switch {
 	case m.IsRegular():
 		return nil
 	case m.IsDir():
-		return &ReadError{Name: path, Err: errors.New("is a directory, not a file"),
-			Hint: "name the .safetensors files inside it, or use `stdiff dupes` for folders"}
+		return notFile(errors.New("is a directory, not a file"),
+			"name the .safetensors files inside it, or use `stdiff dupes` for folders")
 	case m&fs.ModeNamedPipe != 0:
-		return &ReadError{Name: path, Err: errors.New("is a named pipe (FIFO), not a regular file"),
-			Hint: "stdiff needs random access: save the stream to a file first"}
+		return notFile(errors.New("is a named pipe (FIFO), not a regular file"),
+			"stdiff needs random access: save the stream to a file first")
 	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
-		return &ReadError{Name: path, Err: errors.New("is a device, not a regular file")}
+		return notFile(errors.New("is a device, not a regular file"), "")
 	case m&fs.ModeSocket != 0:
-		return &ReadError{Name: path, Err: errors.New("is a socket, not a regular file")}
+		return notFile(errors.New("is a socket, not a regular file"), "")
 	default:
-		return &ReadError{Name: path, Err: fmt.Errorf("is not a regular file (%s)", m.Type())}
+		return notFile(fmt.Errorf("is not a regular file (%s)", m.Type()), "")
 	}
-}
-
-func fileError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	re := &ReadError{Name: path, Err: err}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		re.Err = errors.New("no such file")
-	case errors.Is(err, fs.ErrPermission):
-		re.Err = errors.New("permission denied")
-	}
-	return re
 }
 
 // ReadAt reads len(p) bytes at off. A short read is reported as ErrChanged: the file shrank.
 func (s *FileSource) ReadAt(p []byte, off int64) (int, error) {
 	n, err := s.f.ReadAt(p, off)
 	if err == io.EOF && off+int64(len(p)) <= s.size {
-		return n, &ReadError{Name: s.name, Err: ErrChanged, Hint: "the file shrank while stdiff read it; run again once it is complete"}
+		return n, &ReadError{Name: s.name, Op: "read", Err: ErrChanged, Hint: "the file shrank while stdiff read it; run again once it is complete"}
 	}
 	if err != nil && err != io.EOF {
-		return n, &ReadError{Name: s.name, Err: err}
+		return n, PathError("read", s.name, err)
 	}
 	return n, err
 }
@@ -114,10 +117,10 @@ func (s *FileSource) File() *os.File { return s.f }
 func (s *FileSource) Unchanged() error {
 	st, err := s.f.Stat()
 	if err != nil {
-		return &ReadError{Name: s.name, Err: err}
+		return PathError("stat", s.name, err)
 	}
 	if st.Size() != s.size || !st.ModTime().Equal(s.mtime) {
-		return &ReadError{Name: s.name, Err: ErrChanged, Hint: "the file was modified while stdiff read it; run again once it is complete"}
+		return &ReadError{Name: s.name, Op: "read", Err: ErrChanged, Hint: "the file was modified while stdiff read it; run again once it is complete"}
 	}
 	return nil
 }

@@ -429,7 +429,7 @@ func (f *scanned) hashHeader() error {
 
 func reasonOf(err error) string {
 	if re, ok := err.(*canon.ReadError); ok {
-		return re.Err.Error()
+		return re.Reason()
 	}
 	return err.Error()
 }

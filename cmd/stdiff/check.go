@@ -63,7 +63,7 @@ func (c *checkCmd) run(o *out) int {
 			continue
 		}
 		if c.Fix {
-			res, err := canon.FixNulPadding(path)
+			res, err := canon.FixNulPadding(o.ctx, path)
 			switch {
 			case errors.Is(err, canon.ErrNotFixable):
 				if !c.Quiet {

@@ -69,7 +69,7 @@ func (o *out) readFailed(err error) {
 	}
 	var re *canon.ReadError
 	if errors.As(err, &re) {
-		o.errorf(re.Hint, "%s: %v", textfmt.Escape(re.Name), re.Err)
+		o.errorf(re.Hint, "%s: %s", textfmt.Escape(re.Name), re.Reason())
 		return
 	}
 	o.errorf("", "%s", textfmt.Escape(err.Error()))
@@ -223,7 +223,7 @@ func (p *progress) stop() {
 func errorText(err error) string {
 	var re *canon.ReadError
 	if errors.As(err, &re) {
-		return re.Err.Error()
+		return re.Reason()
 	}
 	return err.Error()
 }
