@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 )
@@ -152,7 +153,14 @@ func readLocked(f *os.File, path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Read(&FileSource{f: f, name: path, size: st.Size(), mtime: st.ModTime()})
+	m, err := Read(f, st.Size(), path)
+	switch {
+	case errors.Is(err, io.EOF): // fewer bytes than the size just read
+		return nil, &ReadError{Name: path, Op: "read", Err: ErrChanged, Hint: "another program wrote to the file; run again once it is done"}
+	case err != nil:
+		return nil, PathError("read", path, err)
+	}
+	return m, nil
 }
 
 // nulRuns are the [start, end) ranges of consecutive NUL bytes in b.

@@ -82,7 +82,7 @@ func infoOf(t *testing.T, path string) (Info, []Finding) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m, err := Read(src)
+	m, err := Read(src, src.Size(), src.Name())
 	if err != nil || !m.Valid() {
 		t.Fatalf("%v %v", err, m.RefErr)
 	}
@@ -253,7 +253,7 @@ func TestInfoRealAdapters(t *testing.T) {
 		if err != nil {
 			t.Skipf("real corpus not found: %v", err)
 		}
-		m, err := Read(src)
+		m, err := Read(src, src.Size(), src.Name())
 		src.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -115,7 +115,7 @@ func openSingle(src interface {
 	Source
 	io.Closer
 }, remote bool) (*Opened, error) {
-	m, err := Read(src)
+	m, err := Read(src, src.Size(), src.Name())
 	if err != nil {
 		src.Close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,18 +14,22 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// Read reads a model's header from src: the 8-byte length and the N header bytes, nothing else.
+// Read reads a model's header from r, a file of size bytes shown as name: the 8-byte length and the N
+// header bytes, nothing else.
 //
-// It returns an error only when src cannot be read (the error wraps ErrUnreadable). A file that was
-// read but is not valid safetensors yields a Model whose RefErr is the reference reader's verdict and
-// whose Findings name every defect found; everything that could still be read is in the Model.
-// Read allocates the header only after checking N against the limit and the file size.
-func Read(src Source) (*Model, error) {
-	m := &Model{Name: src.Name(), FileSize: src.Size()}
-	size := m.FileSize
+// It returns an error only when r cannot be read (the Sources of this module and their sub-packages
+// return errors wrapping ErrUnreadable). A file that was read but is not valid safetensors yields a
+// Model whose RefErr is the reference reader's verdict and whose Findings name every defect found;
+// everything that could still be read is in the Model. Read allocates the header only after checking N
+// against the limit and size.
+func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
+	if size < 0 {
+		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}
+	}
+	m := &Model{Name: name, FileSize: size}
 	if size < 8 {
-		head := make([]byte, size)
-		if _, err := src.ReadAt(head, 0); err != nil && size > 0 {
+		head := make([]byte, max(size, 0))
+		if err := readFull(r, head, 0); err != nil {
 			return nil, err
 		}
 		m.RefErr = &RefError{Kind: HeaderTooSmall, Message: "header too small", Offset: 0}
@@ -38,7 +43,7 @@ func Read(src Source) (*Model, error) {
 		return m, nil
 	}
 	var lenBuf [8]byte
-	if _, err := src.ReadAt(lenBuf[:], 0); err != nil {
+	if err := readFull(r, lenBuf[:], 0); err != nil {
 		return nil, err
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
@@ -46,7 +51,7 @@ func Read(src Source) (*Model, error) {
 	if n > MaxHeaderLen {
 		m.RefErr = &RefError{Kind: HeaderTooLarge, Message: "header too large", Offset: 0}
 		sniff := make([]byte, min(size, 1024))
-		if _, err := src.ReadAt(sniff, 0); err != nil {
+		if err := readFull(r, sniff, 0); err != nil {
 			return nil, err
 		}
 		m.add(diagnoseNotSafetensors(sniff, n, size))
@@ -60,7 +65,7 @@ func Read(src Source) (*Model, error) {
 		return m, nil
 	}
 	hb := make([]byte, n)
-	if _, err := src.ReadAt(hb, 8); err != nil {
+	if err := readFull(r, hb, 8); err != nil {
 		return nil, err
 	}
 	m.RawHeader = hb
@@ -68,10 +73,23 @@ func Read(src Source) (*Model, error) {
 	return m, nil
 }
 
+// readFull reads len(p) bytes at off. As io.ReaderAt allows, r may say io.EOF along with all of them
+// (at the end of its input, or for no bytes at all): that is no error.
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	switch {
+	case n == len(p):
+		return nil
+	case err == nil:
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 // ReadBytes reads a whole file held in memory; see Read.
 func ReadBytes(name string, b []byte) *Model {
-	m, err := Read(&BytesSource{B: b, SrcName: name})
-	if err != nil { // cannot happen: a BytesSource never fails within its size
+	m, err := Read(bytes.NewReader(b), int64(len(b)), name)
+	if err != nil { // cannot happen: a bytes.Reader never fails within its size
 		panic(err)
 	}
 	return m

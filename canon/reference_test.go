@@ -131,7 +131,7 @@ func TestRealCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Read(src)
+		m, err := Read(src, src.Size(), src.Name())
 		src.Close()
 		if err != nil {
 			t.Fatal(err)

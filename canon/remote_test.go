@@ -144,7 +144,7 @@ func TestRemoteStreamNoRanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m, err := Read(src)
+	m, err := Read(src, src.Size(), src.Name())
 	if err != nil || !m.Valid() {
 		t.Fatalf("%v %v", err, m.RefErr)
 	}

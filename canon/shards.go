@@ -182,7 +182,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		if err != nil {
 			return nil, nil, err
 		}
-		sm, err := Read(src)
+		sm, err := Read(src, src.Size(), src.Name())
 		if err != nil {
 			return nil, nil, err
 		}

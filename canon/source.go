@@ -128,26 +128,17 @@ func (s *FileSource) Unchanged() error {
 // Close closes the file.
 func (s *FileSource) Close() error { return s.f.Close() }
 
-// BytesSource is an in-memory Source, for tests and for data already in memory.
-type BytesSource struct {
-	B       []byte
-	SrcName string
+// SourceOf makes a Source of r, a file of size bytes shown as name: a bytes.Reader, an
+// io.SectionReader, anything that reads at offsets. Its ReadAt is r's.
+func SourceOf(r io.ReaderAt, size int64, name string) Source {
+	return &readerSource{ReaderAt: r, size: size, name: name}
 }
 
-// ReadAt implements io.ReaderAt.
-func (s *BytesSource) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off > int64(len(s.B)) {
-		return 0, io.EOF
-	}
-	n := copy(p, s.B[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+type readerSource struct {
+	io.ReaderAt
+	size int64
+	name string
 }
 
-// Size is len(B).
-func (s *BytesSource) Size() int64 { return int64(len(s.B)) }
-
-// Name is SrcName.
-func (s *BytesSource) Name() string { return s.SrcName }
+func (s *readerSource) Size() int64  { return s.size }
+func (s *readerSource) Name() string { return s.name }

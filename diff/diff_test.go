@@ -38,8 +38,8 @@ func side(t *testing.T, name string, b []byte, content bool) Side {
 // load reads a model, valid or not, and with content its tensor digests.
 func load(t *testing.T, name string, b []byte, content bool) Side {
 	t.Helper()
-	src := &canon.BytesSource{B: b, SrcName: name}
-	m, err := canon.Read(src)
+	src := canon.SourceOf(bytes.NewReader(b), int64(len(b)), name)
+	m, err := canon.Read(src, src.Size(), src.Name())
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -1,6 +1,7 @@
 package hash
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -14,8 +15,8 @@ func benchModel(b *testing.B) (*canon.Model, canon.Source) {
 		f.Tensors = append(f.Tensors, stfile.Tensor{Name: "t" + string(rune('a'+i%26)) + string(rune('a'+i/26)), DType: "BF16", Shape: []uint64{1024, 1024}, Data: make([]byte, 2<<20)})
 	}
 	data := f.Build()
-	src := &canon.BytesSource{B: data, SrcName: "bench"}
-	m, err := canon.Read(src)
+	src := canon.SourceOf(bytes.NewReader(data), int64(len(data)), "bench")
+	m, err := canon.Read(src, src.Size(), src.Name())
 	if err != nil || !m.Valid() {
 		b.Fatal(err, m.RefErr)
 	}

@@ -18,8 +18,8 @@ import (
 
 func model(t *testing.T, b []byte) (*canon.Model, canon.Source) {
 	t.Helper()
-	src := &canon.BytesSource{B: b, SrcName: "test"}
-	m, err := canon.Read(src)
+	src := canon.SourceOf(bytes.NewReader(b), int64(len(b)), "test")
+	m, err := canon.Read(src, src.Size(), src.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestEcosystemKnownAnswers(t *testing.T) {
 		t.Errorf("AutoV1 %s", e.AutoV1)
 	}
 
-	hello := &canon.BytesSource{B: []byte("hello world"), SrcName: "hello"}
+	hello := canon.SourceOf(strings.NewReader("hello world"), 11, "hello")
 	e, _, err = FileHashes(context.Background(), hello, &canon.Model{}, false, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestShrinkingFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m, err := canon.Read(src)
+	m, err := canon.Read(src, src.Size(), src.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestRecordedKnownAnswers(t *testing.T) {
 		{[]byte("hello world"), "d74981efa70a0c880b8d8c1985d075dbcbf679b99a5f9914e5aaf96b831a9e24", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9", "85114A0D"},
 		{pattern, "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085", "74588b7f0bcc354ac14d9cf199fa3a20c05f0c7293b9075b2f2e146e718de800", "13CEC15C"},
 	} {
-		e, _, err := FileHashes(context.Background(), &canon.BytesSource{B: c.in, SrcName: "kat"}, &canon.Model{}, false, Options{})
+		e, _, err := FileHashes(context.Background(), canon.SourceOf(bytes.NewReader(c.in), int64(len(c.in)), "kat"), &canon.Model{}, false, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,8 +401,8 @@ func TestWholeFileHashesWithoutHeader(t *testing.T) {
 		{"cut in the header", valid[:40], "", false},
 		{"bad JSON, length fine", append([]byte("\x04\x00\x00\x00\x00\x00\x00\x00{oops"), 1, 2, 3), "", true},
 	} {
-		src := &canon.BytesSource{B: c.b, SrcName: c.name}
-		m, err := canon.Read(src)
+		src := canon.SourceOf(bytes.NewReader(c.b), int64(len(c.b)), c.name)
+		m, err := canon.Read(src, src.Size(), src.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
