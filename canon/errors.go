@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"syscall"
 )
 
@@ -99,13 +98,4 @@ func PathError(op, path string, err error) *ReadError {
 		}
 	}
 	return &ReadError{Name: path, Op: op, Err: err}
-}
-
-// missingName says which file a missing-shard error is about: "m-00002-of-00002.safetensors is missing".
-func missingName(err error) string {
-	var re *ReadError
-	if errors.As(err, &re) {
-		return filepath.Base(re.Name) + " is missing"
-	}
-	return err.Error()
 }

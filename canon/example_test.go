@@ -1,21 +1,31 @@
 package canon_test
 
 import (
-	"context"
 	"fmt"
+	"os"
 
 	"github.com/stdiff/stdiff/canon"
 )
 
-// Read a header and ask the reference reader's verdict and stdiff's findings.
-func ExampleOpenModel() {
-	o, err := canon.OpenModel(context.Background(), "../testdata/nul-padded.safetensors")
+// Read a header and ask the reference reader's verdict and stdiff's findings. Read takes any
+// io.ReaderAt and its size; package canon/source opens files, shard sets and URLs by name.
+func ExampleRead() {
+	f, err := os.Open("../testdata/nul-padded.safetensors")
 	if err != nil {
-		fmt.Println(err) // unreadable: missing, not a regular file, I/O error
+		fmt.Println(err)
 		return
 	}
-	defer o.Close()
-	m := o.Model
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := canon.Read(f, st.Size(), f.Name())
+	if err != nil {
+		fmt.Println(err) // unreadable: an I/O error
+		return
+	}
 	fmt.Println(m.Valid(), m.RefErr.Kind, len(m.Tensors))
 	for _, f := range m.Findings {
 		fmt.Println(f.Code, f.Offset, f.Fixable)

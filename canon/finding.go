@@ -32,6 +32,10 @@ type Finding struct {
 // not a million messages.
 const MaxFindingsPerCode = 100
 
+// AddFinding records a finding made outside Read (opening a set, deriving LoRA info), keeping at most
+// MaxFindingsPerCode of each code as Read does.
+func (m *Model) AddFinding(f Finding) { m.add(f) }
+
 // add records a finding, or only counts it when MaxFindingsPerCode of its code are kept already.
 func (m *Model) add(f Finding) {
 	if m.room(f.Code) {

@@ -77,12 +77,12 @@ func writeModel(t *testing.T, f stfile.File, sidecars map[string]string) string 
 
 func infoOf(t *testing.T, path string) (Info, []Finding) {
 	t.Helper()
-	src, err := OpenFile(path)
+	src, st, err := OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m, err := Read(src, src.Size(), src.Name())
+	m, err := Read(src, st.Size(), src.Name())
 	if err != nil || !m.Valid() {
 		t.Fatalf("%v %v", err, m.RefErr)
 	}
@@ -249,11 +249,11 @@ func TestInfoRealAdapters(t *testing.T) {
 		"peft-results_glue-adapter_model.safetensors": {"peft-adapter", "peft", "unknown", "0"},
 		"mlx-examples-0000100_adapters.safetensors":   {"lora", "mlx", "llm", "8"},
 	} {
-		src, err := OpenFile(filepath.Join(dir, file))
+		src, st, err := OpenRegular(filepath.Join(dir, file), os.O_RDONLY)
 		if err != nil {
 			t.Skipf("real corpus not found: %v", err)
 		}
-		m, err := Read(src, src.Size(), src.Name())
+		m, err := Read(src, st.Size(), src.Name())
 		src.Close()
 		if err != nil {
 			t.Fatal(err)

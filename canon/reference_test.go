@@ -127,11 +127,11 @@ func TestRealCorpus(t *testing.T) {
 			continue
 		}
 		name, want := strings.TrimSpace(cols[1]), strings.TrimSpace(cols[8])
-		src, err := OpenFile(filepath.Join(dir, name))
+		src, st, err := OpenRegular(filepath.Join(dir, name), os.O_RDONLY)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Read(src, src.Size(), src.Name())
+		m, err := Read(src, st.Size(), src.Name())
 		src.Close()
 		if err != nil {
 			t.Fatal(err)

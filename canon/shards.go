@@ -275,8 +275,9 @@ type ShardInfo struct {
 	RawHeader []byte
 }
 
-// shardNames lists a set's shard file names from one shard's name: prefix-0000K-of-0000N.
-func shardNames(prefix string, n int) []string {
+// ShardNames lists a set's shard file names from one shard's name (see ShardPattern):
+// prefix-00001-of-0000N.safetensors to prefix-0000N-of-0000N.safetensors.
+func ShardNames(prefix string, n int) []string {
 	out := make([]string, n)
 	for k := range out {
 		out[k] = fmt.Sprintf("%s-%05d-of-%05d.safetensors", prefix, k+1, n)

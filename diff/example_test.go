@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/diff"
 )
 
 // Compare two models once, then render the report (here its summary and as text).
 func ExampleCompare() {
 	open := func(path string) diff.Side {
-		o, err := canon.OpenModel(context.Background(), path)
+		o, err := source.Open(context.Background(), path, source.Options{})
 		if err != nil {
 			panic(err)
 		}

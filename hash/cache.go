@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 )
 
 // Cache remembers what reading a file found (its structure ID, sample, content ID and header hash),
@@ -166,7 +166,7 @@ func readCache(path string, max int64) (map[string]cacheEntry, fs.FileInfo, erro
 	case st.Size() > max:
 		return nil, nil, &CacheError{path, CacheForeign, fmt.Sprintf("%d bytes, over the %d a cache may hold", st.Size(), max)}
 	}
-	src, err := canon.OpenFile(path)
+	src, err := source.OpenFile(path)
 	if err != nil {
 		return nil, nil, &CacheError{path, CacheUnreadable, causeOf(err)}
 	}

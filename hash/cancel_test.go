@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -47,7 +47,7 @@ func stallingServer(t *testing.T) (url string, asked <-chan struct{}) {
 func TestCancelRemote(t *testing.T) {
 	work := map[string]func(ctx context.Context, url string) error{
 		"StreamDigests": func(ctx context.Context, url string) error {
-			o, err := canon.OpenModel(ctx, url)
+			o, err := source.Open(ctx, url, source.Options{})
 			if err != nil {
 				return err
 			}
@@ -56,7 +56,7 @@ func TestCancelRemote(t *testing.T) {
 			return err
 		},
 		"TensorDigests": func(ctx context.Context, url string) error {
-			o, err := canon.OpenModel(ctx, url)
+			o, err := source.Open(ctx, url, source.Options{})
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/zeebo/blake3"
 )
 
@@ -33,6 +34,8 @@ type DupeOptions struct {
 	Structure bool
 	// Cache, when set, remembers samples and content IDs of files that have not changed since.
 	Cache *Cache
+	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
+	Source source.Options
 	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
 	Workers int
 	// Progress, when set, is called (from several goroutines) as files are read: stage is "headers",
@@ -106,7 +109,7 @@ type scanned struct {
 	hasSample     bool
 	// symlink is true when the path is a symbolic link.
 	symlink bool
-	// set is true for a model opened whole by canon.OpenModel: a shard set named by its index (its
+	// set is true for a model opened whole by source.Open: a shard set named by its index (its
 	// header hash is that of its shards' headers) or a URL.
 	set bool
 	// files are a local set's real files (index and shards, each once, sorted; size is their sum); nil
@@ -114,6 +117,8 @@ type scanned struct {
 	files []fileRef
 	// shared is true for a model that shares a file with another scanned model.
 	shared bool
+	// opt opens the model (the scan's, shared).
+	opt *source.Options
 }
 
 // FindDuplicates groups models by what they share, staged so that most files need their header only:
@@ -139,7 +144,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	reasons := make([]string, len(paths))
 	var done atomic.Int64
 	parallel(ctx, workers, len(paths), func(i int) {
-		files[i], reasons[i] = scanHeader(ctx, paths[i], opt.Cache)
+		files[i], reasons[i] = scanHeader(ctx, paths[i], opt.Cache, &opt.Source)
 		progress("headers", int(done.Add(1)), len(paths))
 	})
 	if err := ctx.Err(); err != nil {
@@ -330,9 +335,9 @@ func parallel(ctx context.Context, workers, n int, fn func(i int)) {
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped with the reason.
-func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, string) {
-	f := &scanned{path: path, set: isIndex(path) || canon.IsRemote(path)}
-	if !canon.IsRemote(path) {
+func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, string) {
+	f := &scanned{path: path, set: isIndex(path) || source.IsRemote(path), opt: opt}
+	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {
 			return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
@@ -348,7 +353,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, strin
 	if cache != nil && !f.set && cache.fill(f) {
 		return f, ""
 	}
-	o, err := openScanned(ctx, path, f.set)
+	o, err := f.open(ctx)
 	if err != nil {
 		return nil, reasonOf(err)
 	}
@@ -365,7 +370,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, strin
 		return nil, canon.ErrChanged.Error()
 	}
 	if f.set {
-		if canon.IsRemote(path) {
+		if source.IsRemote(path) {
 			f.size = m.FileSize
 		} else {
 			if f.files, err = setFiles(path, f.realFiles()[0], m); err != nil {
@@ -393,13 +398,13 @@ func scanHeader(ctx context.Context, path string, cache *Cache) (*scanned, strin
 
 func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.index.json") }
 
-// openScanned opens a shard set by its index or a URL with canon.OpenModel, and anything else as the
-// one file it is (a shard found on its own is a file here, not its set).
-func openScanned(ctx context.Context, path string, set bool) (*canon.Opened, error) {
-	if set {
-		return canon.OpenModel(ctx, path)
+// open opens a shard set by its index or a URL with source.Open, and anything else as the one file it
+// is (a shard found on its own is a file here, not its set).
+func (f *scanned) open(ctx context.Context) (*source.Opened, error) {
+	if f.set {
+		return source.Open(ctx, f.path, *f.opt)
 	}
-	return canon.OpenFileModel(path)
+	return source.OpenFileModel(ctx, f.path)
 }
 
 // hashHeader fills in the BLAKE3 of the file's header bytes (needed only within content groups).
@@ -407,7 +412,7 @@ func (f *scanned) hashHeader() error {
 	if f.hasHeaderHash {
 		return nil
 	}
-	src, err := canon.OpenFile(f.path)
+	src, err := source.OpenFile(f.path)
 	if err != nil {
 		return err
 	}
@@ -549,7 +554,7 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 	defer ro.Close()
 	sr := ro.Source
 	type other struct {
-		o     *canon.Opened
+		o     *source.Opened
 		src   canon.Source
 		m     *canon.Model
 		order []int
@@ -638,8 +643,8 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 }
 
 // reopen opens a scanned model again and checks it is the model that was scanned.
-func reopen(ctx context.Context, f *scanned) (*canon.Opened, *canon.Model, error) {
-	o, err := openScanned(ctx, f.path, f.set)
+func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, error) {
+	o, err := f.open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

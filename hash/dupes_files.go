@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 )
 
 // NoteSharesFiles is the code of a DupeNote: the model shares files (shards, its index) with other
@@ -93,7 +94,7 @@ func (a fileKey) less(b fileKey) bool {
 
 // realFiles are the files a model is made of (none for a URL).
 func (f *scanned) realFiles() []fileRef {
-	if f.files != nil || canon.IsRemote(f.path) {
+	if f.files != nil || source.IsRemote(f.path) {
 		return f.files
 	}
 	k := fileKey{dev: f.dev, ino: f.ino}
@@ -202,7 +203,7 @@ func keepSafe(g []*scanned) []*scanned {
 		switch {
 		case f.shared:
 			return 0
-		case !canon.IsRemote(f.path):
+		case !source.IsRemote(f.path):
 			return 1
 		}
 		return 2

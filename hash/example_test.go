@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
 )
 
 // The structure ID of a model, from its header alone, and the content ID, from its bytes.
 func Example() {
-	o, err := canon.OpenModel(context.Background(), "../testdata/base.safetensors")
+	o, err := source.Open(context.Background(), "../testdata/base.safetensors", source.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

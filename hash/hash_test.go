@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -254,7 +255,7 @@ func TestShrinkingFile(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := canon.OpenFile(path)
+	src, err := source.OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

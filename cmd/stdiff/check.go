@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -80,7 +80,7 @@ func (c *checkCmd) run(o *out) int {
 				fixed = &res
 			}
 		}
-		opened, err := openModel(o.ctx, path)
+		opened, err := o.open(path)
 		var m *canon.Model
 		if err == nil {
 			m = opened.Model
@@ -151,14 +151,9 @@ func (c *checkCmd) printText(o *out, m *canon.Model, fixed *canon.FixResult) {
 	o.printFindings(m.Findings, m.Omitted, "  ")
 }
 
-// openModel opens a model named on the command line: a file, a shard set, a URL (headers only).
-func openModel(ctx context.Context, spec string) (*canon.Opened, error) {
-	return canon.OpenModel(ctx, spec)
-}
-
 // isLocalFile reports whether spec names one local file (a shard counts), not a folder, an index or a URL.
 func isLocalFile(spec string) bool {
-	if canon.IsRemote(spec) {
+	if source.IsRemote(spec) {
 		return false
 	}
 	st, err := os.Stat(spec)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
 )
@@ -31,7 +31,7 @@ func (c *diffCmd) run(o *out) int {
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly,
 		IgnoreKeys: c.IgnoreKey, IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor}
 	// Both sides are read at once: header parsing and byte hashing use both cores.
-	opened := make([]*canon.Opened, 2)
+	opened := make([]*source.Opened, 2)
 	defer func() {
 		for _, op := range opened {
 			if op != nil {
@@ -98,8 +98,8 @@ func (c *diffCmd) each(o *out, f func(i int, path string) error) bool {
 }
 
 // open reads one side's header.
-func (c *diffCmd) open(o *out, path string) (*canon.Opened, error) {
-	opened, err := openModel(o.ctx, path)
+func (c *diffCmd) open(o *out, path string) (*source.Opened, error) {
+	opened, err := o.open(path)
 	if err != nil {
 		return nil, err
 	}

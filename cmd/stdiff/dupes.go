@@ -13,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
 	"github.com/stdiff/stdiff/hash"
@@ -79,15 +80,15 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	status := exitOK
 	for _, p := range c.Paths {
-		if _, err := os.Stat(p); err != nil && !canon.IsRemote(p) {
+		if _, err := os.Stat(p); err != nil && !source.IsRemote(p) {
 			o.readFailed(&canon.ReadError{Name: p, Err: errors.New("no such file or folder")})
 			status = exitTrouble
 		}
 	}
-	paths, walkStatus := collectModels(o, c.Paths)
+	paths, walkStatus := o.walk(c.Paths)
 	status = max(status, walkStatus)
 	prog := o.stageProgress()
-	rep, err := hash.FindDuplicates(o.ctx, paths, hash.DupeOptions{Structure: c.Level == "structure", Cache: cache, Progress: prog.update})
+	rep, err := hash.FindDuplicates(o.ctx, paths, hash.DupeOptions{Structure: c.Level == "structure", Cache: cache, Source: o.src, Progress: prog.update})
 	prog.stop()
 	if err != nil {
 		o.readFailed(err)
@@ -102,7 +103,7 @@ func (c *dupesCmd) run(o *out) int {
 	for i, g := range rep.Groups {
 		groups[i] = dupesGroupJSON{DupeGroup: g}
 		if g.Level == hash.LevelContent {
-			groups[i].Differences = differences(o.ctx, g)
+			groups[i].Differences = differences(o, g)
 		}
 	}
 	if len(groups) > 0 && status == exitOK {
@@ -235,9 +236,9 @@ func printDupeNotes(o *out, notes []hash.DupeNote) {
 }
 
 // differences says how each file of a content group differs from the group's first file.
-func differences(ctx context.Context, g hash.DupeGroup) map[string]string {
+func differences(o *out, g hash.DupeGroup) map[string]string {
 	out := map[string]string{}
-	first, err := dupeModel(ctx, g.Files[0].Path)
+	first, err := dupeModel(o, g.Files[0].Path)
 	if err != nil {
 		return out
 	}
@@ -246,7 +247,7 @@ func differences(ctx context.Context, g hash.DupeGroup) map[string]string {
 			out[f.Path] = "identical to " + textfmt.Escape(g.Files[0].Path)
 			continue
 		}
-		m, err := dupeModel(ctx, f.Path)
+		m, err := dupeModel(o, f.Path)
 		if err != nil {
 			continue
 		}
@@ -292,17 +293,17 @@ func differences(ctx context.Context, g hash.DupeGroup) map[string]string {
 }
 
 // dupeModel reads a model the way dupes sees it: an index is its shard set, anything else one file.
-func dupeModel(ctx context.Context, path string) (*canon.Model, error) {
-	open := canon.OpenFileModel
-	if strings.HasSuffix(path, ".safetensors.index.json") || canon.IsRemote(path) {
-		open = func(p string) (*canon.Opened, error) { return canon.OpenModel(ctx, p) }
+func dupeModel(o *out, path string) (*canon.Model, error) {
+	open := source.OpenFileModel
+	if strings.HasSuffix(path, ".safetensors.index.json") || source.IsRemote(path) {
+		open = func(ctx context.Context, p string) (*source.Opened, error) { return source.Open(ctx, p, o.src) }
 	}
-	o, err := open(path)
+	opened, err := open(o.ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	defer o.Close()
-	return o.Model, nil
+	defer opened.Close()
+	return opened.Model, nil
 }
 
 // stageProgress shows the stages of a scan on stderr when it is a terminal.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -229,7 +230,7 @@ func manifestLines(path string, ids *fileIDs) []string {
 // in one pass when ecosystem hashes are wanted too. A file whose header cannot be read still has its
 // whole-file hashes; the IDs it cannot have are left empty, with the reason in headerErr and contentErr.
 func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
-	opened, err := openModel(o.ctx, path)
+	opened, err := o.open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +278,7 @@ func computeIDs(o *out, path string, content, all bool) (*fileIDs, error) {
 
 // contentDigests reads a model's tensors: in parallel from local files, front to back from remote ones
 // (never stored), with progress on a terminal.
-func contentDigests(o *out, opened *canon.Opened, name string) ([][32]byte, error) {
+func contentDigests(o *out, opened *source.Opened, name string) ([][32]byte, error) {
 	m := opened.Model
 	prog := o.progress("reading "+name, m.DataLen())
 	defer prog.stop()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -91,8 +92,8 @@ type inspected struct {
 }
 
 // inspectFile reads a model's header and sidecars (and with verify, its data) and derives its Info.
-func inspectFile(ctx context.Context, path string, verify bool) (*inspected, error) {
-	opened, err := openModel(ctx, path)
+func inspectFile(ctx context.Context, opt source.Options, path string, verify bool) (*inspected, error) {
+	opened, err := source.Open(ctx, path, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func (c *inspectCmd) run(o *out) int {
 	}
 	status := exitOK
 	for i, path := range c.Files {
-		in, err := inspectFile(o.ctx, path, c.Verify)
+		in, err := inspectFile(o.ctx, o.src, path, c.Verify)
 		if err != nil {
 			o.readFailed(err)
 			status = exitTrouble

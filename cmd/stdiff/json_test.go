@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -17,7 +18,7 @@ import (
 func TestReportsStreamAsEncoded(t *testing.T) {
 	values := map[string]any{}
 	read := func(name string) *canon.Model {
-		o, err := openModel(t.Context(), filepath.Join("..", "..", "testdata", name))
+		o, err := source.Open(t.Context(), filepath.Join("..", "..", "testdata", name), source.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +32,7 @@ func TestReportsStreamAsEncoded(t *testing.T) {
 	}
 	values["check"] = filesJSON{Schema: "stdiff.check/v1", Files: files}
 	for _, name := range []string{"lora.safetensors", "hostile.safetensors"} {
-		in, err := inspectFile(context.Background(), filepath.Join("..", "..", "testdata", name), false)
+		in, err := inspectFile(context.Background(), source.Options{}, filepath.Join("..", "..", "testdata", name), false)
 		if err != nil {
 			t.Fatal(err)
 		}

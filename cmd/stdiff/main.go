@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/stdiff/stdiff/canon/source"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -147,7 +148,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	bout := newBufferedOut(stdout)
 	defer bout.Flush()
-	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format}
+	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format,
+		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
 	if c.JSON {
 		o.format = "json"
 	}

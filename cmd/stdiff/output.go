@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -22,7 +23,12 @@ type out struct {
 	w, errw io.Writer
 	format  string // text, json or markdown
 	pal     textfmt.Palette
+	// src opens models: the Hub's endpoint and token, from the environment.
+	src source.Options
 }
+
+// open opens a model named on the command line: a file, a shard set, a URL (headers only).
+func (o *out) open(spec string) (*source.Opened, error) { return source.Open(o.ctx, spec, o.src) }
 
 func (o *out) printf(format string, args ...any) { fmt.Fprintf(o.w, format, args...) }
 

@@ -3,17 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"sync"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -34,7 +30,7 @@ type shortRow struct {
 // runShort prints one row per file, reading headers and sidecars only, several files at a time.
 func (c *inspectCmd) runShort(o *out) int {
 	debug.SetGCPercent(400) // many headers: collect garbage, rarely
-	paths, status := collectModels(o, c.Files)
+	paths, status := o.walk(c.Files)
 	rows := make([]shortRow, len(paths))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -43,7 +39,7 @@ func (c *inspectCmd) runShort(o *out) int {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rows[i] = shortOf(o.ctx, paths[i], c.Verify)
+				rows[i] = shortOf(o.ctx, o.src, paths[i], c.Verify)
 			}
 		}()
 	}
@@ -116,8 +112,8 @@ func (c *inspectCmd) runShort(o *out) int {
 	return status
 }
 
-func shortOf(ctx context.Context, path string, verify bool) shortRow {
-	in, err := inspectFile(ctx, path, verify)
+func shortOf(ctx context.Context, opt source.Options, path string, verify bool) shortRow {
+	in, err := inspectFile(ctx, opt, path, verify)
 	if err != nil {
 		return shortRow{Path: path, Error: errorText(err), Triggers: []string{}}
 	}
@@ -129,62 +125,13 @@ func shortOf(ctx context.Context, path string, verify bool) shortRow {
 	return r
 }
 
-// collectModels expands folders into the models under them (recursively, following links to files but
-// not to folders, so link loops cannot trap it; skipping what is not a regular file), in path order: .safetensors files, and shard sets as
-// their *.safetensors.index.json (their shards then not on their own). Paths named on the command line
-// are kept as they are.
-func collectModels(o *out, args []string) ([]string, int) {
+// walk expands folders into the models under them (see source.Walk), reporting what it cannot read.
+func (o *out) walk(roots []string) ([]string, int) {
+	paths, errs := source.Walk(o.ctx, roots, source.WalkOptions{})
 	status := exitOK
-	var paths []string
-	inSet := map[string]bool{}
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			paths = append(paths, a)
-			continue
-		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				o.errorf("", "%s: %v", textfmt.Escape(p), err)
-				status = exitTrouble
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.Type()&fs.ModeSymlink != 0 { // a link to a file counts (once: dupes knows links); to a folder, not
-				if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-					return nil
-				}
-			} else if !d.Type().IsRegular() {
-				return nil
-			}
-			switch name := strings.ToLower(d.Name()); {
-			case strings.HasSuffix(name, ".safetensors.index.json"):
-				paths = append(paths, p)
-				if b, err := os.ReadFile(p); err == nil {
-					if idx, err := canon.ParseIndex(p, b); err == nil {
-						for _, sh := range idx.Shards {
-							inSet[filepath.Join(filepath.Dir(p), filepath.FromSlash(sh))] = true
-						}
-					}
-				}
-			case strings.HasSuffix(name, ".safetensors"):
-				paths = append(paths, p)
-			}
-			return nil
-		})
-		if err != nil {
-			o.errorf("", "%s: %v", textfmt.Escape(a), err)
-			status = exitTrouble
-		}
+	for _, err := range errs {
+		o.readFailed(err)
+		status = exitTrouble
 	}
-	kept := paths[:0]
-	for _, p := range paths {
-		if !inSet[filepath.Clean(p)] {
-			kept = append(kept, p)
-		}
-	}
-	sort.Strings(kept)
-	return kept, status
+	return paths, status
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"time"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
 )
 
 // defaultTimeout bounds, unless --timeout says otherwise, a command that reads only the headers of
 // remote models: a header arrives in well under a second, so two minutes means something is wrong.
 // Byte work has no overall default (a large model over a slow link takes what it takes); a stalled
-// transfer still ends, by the per-read limits of canon.HTTPOptions.
+// transfer still ends, by the per-read limits of source.HTTPOptions.
 const defaultTimeout = 2 * time.Minute
 
 // workload is implemented by commands that can say what they read: the models they name, and
@@ -39,7 +39,7 @@ func timeLimit(cmd command, given *time.Duration) time.Duration {
 		return 0
 	}
 	for _, m := range models {
-		if canon.IsRemote(m) {
+		if source.IsRemote(m) {
 			return defaultTimeout
 		}
 	}

@@ -1,4 +1,4 @@
-package canon
+package source
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -111,7 +111,7 @@ func OpenHTTP(ctx context.Context, rawURL string, opt HTTPOptions) (*HTTPSource,
 	opt.defaults()
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &ReadError{Name: rawURL, Err: errors.New("not an http(s) URL")}
+		return nil, &canon.ReadError{Name: rawURL, Err: errors.New("not an http(s) URL")}
 	}
 	s := &HTTPSource{url: rawURL, ctx: ctx, opt: opt}
 	base := opt.Transport
@@ -208,9 +208,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// fail turns an error into the *ReadError callers see: named by the URL, in plain words, with a hint.
+// fail turns an error into the *canon.ReadError callers see: named by the URL, in plain words, with a hint.
 func (s *HTTPSource) fail(err error) error {
-	var re *ReadError
+	var re *canon.ReadError
 	if errors.As(err, &re) {
 		return err
 	}
@@ -232,7 +232,7 @@ func (s *HTTPSource) fail(err error) error {
 	case errors.As(err, &ne):
 		hint = ne.Hint
 	}
-	return &ReadError{Name: s.url, Err: err, Hint: hint}
+	return &canon.ReadError{Name: s.url, Err: err, Hint: hint}
 }
 
 // transient reports whether trying again may help.
@@ -517,7 +517,7 @@ func (s *HTTPSource) readRange(p []byte, off int64) error {
 		return &HTTPError{Text: fmt.Sprintf("asked for bytes %d-%d, the server sent Content-Range %q", off, off+int64(len(p))-1, resp.Header.Get("Content-Range"))}
 	}
 	if total != s.size {
-		return &ReadError{Name: s.url, Err: ErrChanged, Hint: fmt.Sprintf("the file was %d bytes and is now %d", s.size, total)}
+		return &canon.ReadError{Name: s.url, Err: canon.ErrChanged, Hint: fmt.Sprintf("the file was %d bytes and is now %d", s.size, total)}
 	}
 	return s.fill(b, p)
 }
@@ -539,7 +539,7 @@ func (s *HTTPSource) readStream(p []byte, off int64) error {
 		}
 		if resp.ContentLength != s.size {
 			b.Close()
-			return &ReadError{Name: s.url, Err: ErrChanged}
+			return &canon.ReadError{Name: s.url, Err: canon.ErrChanged}
 		}
 		s.body, s.bodyAt = b, 0
 	} else {
@@ -587,18 +587,10 @@ func (s *HTTPSource) Close() error {
 	return nil
 }
 
-// Hub is where hf:// addresses point: HF_ENDPOINT, else the public Hub.
-func Hub() string {
-	if e := strings.TrimRight(os.Getenv("HF_ENDPOINT"), "/"); e != "" {
-		return e
-	}
-	return "https://huggingface.co"
-}
-
-// ResolveHF turns hf://ORG/REPO[@REVISION][/PATH] into the Hub's download URL, and reports the
-// repository's base URL when no PATH is given (the caller then looks for the model file the way the
-// Hub's clients do).
-func ResolveHF(addr string) (fileURL, repoBase string, err error) {
+// ResolveHF turns hf://ORG/REPO[@REVISION][/PATH] into the download URL on the Hub at endpoint (such
+// as DefaultEndpoint), and reports the repository's base URL when no PATH is given (the caller then
+// looks for the model file the way the Hub's clients do).
+func ResolveHF(endpoint, addr string) (fileURL, repoBase string, err error) {
 	rest, ok := strings.CutPrefix(addr, "hf://")
 	if !ok {
 		return "", "", fmt.Errorf("not an hf:// address")
@@ -624,7 +616,7 @@ func ResolveHF(addr string) (fileURL, repoBase string, err error) {
 			return "", "", fmt.Errorf("bad repository name %q", p)
 		}
 	}
-	base := Hub() + "/" + url.PathEscape(parts[0]) + "/" + url.PathEscape(repo) + "/resolve/" + url.PathEscape(rev)
+	base := strings.TrimRight(endpoint, "/") + "/" + url.PathEscape(parts[0]) + "/" + url.PathEscape(repo) + "/resolve/" + url.PathEscape(rev)
 	if len(parts) < 3 || parts[2] == "" {
 		return "", base, nil
 	}
@@ -638,10 +630,4 @@ func ResolveHF(addr string) (fileURL, repoBase string, err error) {
 		segs[i] = url.PathEscape(segs[i])
 	}
 	return base + "/" + strings.Join(segs, "/"), base, nil
-}
-
-// HubOptions are the HTTP options for the Hub: HF_TOKEN, sent only to the Hub (see
-// HTTPOptions.TokenOrigin).
-func HubOptions() HTTPOptions {
-	return HTTPOptions{Token: os.Getenv("HF_TOKEN"), TokenOrigin: Hub()}
 }

@@ -1,4 +1,4 @@
-package canon
+package source
 
 import (
 	"bytes"
@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon/stfile"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // server serves files with or without range support and counts the body bytes it manages to send.
@@ -88,7 +90,7 @@ func TestRemoteHeaderBytes(t *testing.T) {
 			s := &server{files: map[string][]byte{"/m.safetensors": file}, ranges: true}
 			ts := httptest.NewServer(s)
 			defer ts.Close()
-			o, err := OpenModel(context.Background(), ts.URL+"/m.safetensors")
+			o, err := Open(context.Background(), ts.URL+"/m.safetensors", Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +118,7 @@ func TestRemoteNoRanges(t *testing.T) {
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 	start := time.Now()
-	o, err := OpenModel(context.Background(), ts.URL+"/m.safetensors")
+	o, err := Open(context.Background(), ts.URL+"/m.safetensors", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestRemoteStreamNoRanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m, err := Read(src, src.Size(), src.Name())
+	m, err := canon.Read(src, src.Size(), src.Name())
 	if err != nil || !m.Valid() {
 		t.Fatalf("%v %v", err, m.RefErr)
 	}
@@ -194,8 +196,8 @@ func TestRemoteFailures(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := OpenModel(context.Background(), c.url)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrUnreadable) {
+			_, err := Open(context.Background(), c.url, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, canon.ErrUnreadable) {
 				t.Errorf("error %v, want %q", err, c.want)
 			}
 			if err != nil && !strings.Contains(err.Error(), c.url) {
@@ -256,10 +258,9 @@ func TestRemoteRedirects(t *testing.T) {
 	}))
 	defer hubTS.Close()
 	hub.files["/org/indexed/resolve/v2/model-00001-of-00001.safetensors"] = file
-	t.Setenv("HF_ENDPOINT", hubTS.URL)
-	t.Setenv("HF_TOKEN", "secret-token")
+	hf := Options{Endpoint: hubTS.URL, Token: "secret-token"}
 
-	o, err := OpenModel(context.Background(), "hf://org/repo")
+	o, err := Open(context.Background(), "hf://org/repo", hf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,27 +277,27 @@ func TestRemoteRedirects(t *testing.T) {
 		}
 	}
 
-	if _, err := OpenModel(context.Background(), "hf://org/ftp/model.safetensors"); err == nil || !strings.Contains(err.Error(), "only http and https") || strings.Contains(err.Error(), `Get "`) {
+	if _, err := Open(context.Background(), "hf://org/ftp/model.safetensors", hf); err == nil || !strings.Contains(err.Error(), "only http and https") || strings.Contains(err.Error(), `Get "`) {
 		t.Errorf("redirect to ftp: %v", err)
 	}
-	o, err = OpenModel(context.Background(), "hf://org/indexed@v2")
+	o, err = Open(context.Background(), "hf://org/indexed@v2", hf)
 	if err != nil || len(o.Model.Shards) != 1 || len(o.Model.Tensors) != 1 {
 		t.Fatalf("repository with an index: %v", err)
 	}
 	o.Close()
-	if _, err := OpenModel(context.Background(), "hf://org/none"); err == nil || !strings.Contains(err.Error(), "neither model.safetensors nor") {
+	if _, err := Open(context.Background(), "hf://org/none", hf); err == nil || !strings.Contains(err.Error(), "neither model.safetensors nor") {
 		t.Errorf("empty repository: %v", err)
 	}
 }
 
 func TestResolveHF(t *testing.T) {
-	t.Setenv("HF_ENDPOINT", "https://hub.example/")
+	const hub = "https://hub.example/"
 	for addr, want := range map[string]string{
 		"hf://org/repo/model.safetensors":             "https://hub.example/org/repo/resolve/main/model.safetensors",
 		"hf://org/repo@refs%2Fpr%2F1/a/b.safetensors": "https://hub.example/org/repo/resolve/refs%2Fpr%2F1/a/b.safetensors",
 		"hf://org/repo@v1.0/sub dir/x.safetensors":    "https://hub.example/org/repo/resolve/v1.0/sub%20dir/x.safetensors",
 	} {
-		got, _, err := ResolveHF(addr)
+		got, _, err := ResolveHF(hub, addr)
 		if want == "" {
 			if err == nil {
 				t.Errorf("%s: accepted", addr)
@@ -310,7 +311,7 @@ func TestResolveHF(t *testing.T) {
 	for _, bad := range []string{"hf://org", "hf://org/../x", "hf://org/repo/../../etc/passwd",
 		"hf://org/repo@../x.safetensors", "hf://org/repo@.", "hf://org/repo@%2E%2E/x.safetensors", "hf://org/repo@%2e",
 		"hf://org/repo@refs%2F..%2F..%2Fmain/x.safetensors", "hf://org/repo@a%2F%2Fb", "hf://org/repo@a%5Cb"} {
-		if _, _, err := ResolveHF(bad); err == nil {
+		if _, _, err := ResolveHF(hub, bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}
@@ -481,7 +482,7 @@ func TestTokenRules(t *testing.T) {
 		if got := hub.get(); len(got) != 1 || got[0] != "/m.safetensors " {
 			t.Errorf("an http endpoint on another machine saw %q, want no token", got)
 		}
-		var re *ReadError
+		var re *canon.ReadError
 		if !errors.As(err, &re) {
 			t.Fatalf("401 without the token: %v", err)
 		}
@@ -556,7 +557,7 @@ func TestRemoteDribble(t *testing.T) {
 	defer src.Close()
 	err = hangGuard(t, func() error { _, err := src.ReadAt(make([]byte, 4096), 2048); return err })
 	netErrorOf(t, err, NetTimeout)
-	if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), whole.URL) {
+	if !errors.Is(err, canon.ErrUnreadable) || !strings.Contains(err.Error(), whole.URL) {
 		t.Errorf("error %q does not name the URL", err)
 	}
 }
@@ -616,14 +617,14 @@ func TestRemoteCancel(t *testing.T) {
 	defer src.Close()
 	go func() { <-asked; cancel() }()
 	err = hangGuard(t, func() error { _, err := src.ReadAt(make([]byte, 1), 256<<10); return err })
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrUnreadable) {
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, canon.ErrUnreadable) {
 		t.Fatalf("error %v, want one wrapping context.Canceled", err)
 	}
 	netErrorOf(t, err, NetCanceled)
 	if _, err := src.ReadAt(make([]byte, 1), 300<<10); !errors.Is(err, context.Canceled) {
 		t.Errorf("a read after the cancellation: %v", err)
 	}
-	if _, err := OpenModel(ctx, "../testdata/base.safetensors"); !errors.Is(err, context.Canceled) {
+	if _, err := Open(ctx, "../../testdata/base.safetensors", Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("opening a local file after the cancellation: %v", err)
 	}
 }
@@ -713,13 +714,13 @@ func TestNetErrors(t *testing.T) {
 			}
 			_, err := OpenHTTP(context.Background(), c.url, opt)
 			ne := netErrorOf(t, err, c.kind)
-			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.url) || !errors.Is(err, ErrUnreadable) {
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.url) || !errors.Is(err, canon.ErrUnreadable) {
 				t.Errorf("error %q, want %q naming the URL", err, c.want)
 			}
 			if !c.cause(err) {
 				t.Errorf("error %q does not wrap its cause", err)
 			}
-			var re *ReadError
+			var re *canon.ReadError
 			if c.kind != NetEncoding && (!errors.As(err, &re) || re.Hint == "" || re.Hint != ne.Hint) {
 				t.Errorf("error %q has no hint", err)
 			}
@@ -736,4 +737,37 @@ func noDNS() http.RoundTripper {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Resolver: r}).DialContext
 	return tr
+}
+
+// FuzzContentRange: a server's Content-Range header is untrusted.
+func FuzzContentRange(f *testing.F) {
+	f.Add("bytes 0-99/1000")
+	f.Add("bytes */0")
+	f.Fuzz(func(t *testing.T, v string) {
+		first, last, total, ok := parseContentRange(v)
+		if ok && (first < 0 || first > last || last >= total) {
+			t.Fatalf("%q accepted as %d-%d/%d", v, first, last, total)
+		}
+	})
+}
+
+// TestNoEnvironment: the library takes the Hub's endpoint and token from Options only; HF_ENDPOINT and
+// HF_TOKEN are the CLI's to read.
+func TestNoEnvironment(t *testing.T) {
+	var asked []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path+" "+r.Header.Get("Authorization"))
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	t.Setenv("HF_ENDPOINT", ts.URL)
+	t.Setenv("HF_TOKEN", "from-the-environment")
+	_, err := Open(t.Context(), "hf://org/repo/m.safetensors", Options{HTTP: HTTPOptions{Transport: noDNS(), Retries: -1}})
+	var ne *NetError
+	if !errors.As(err, &ne) || ne.Kind != NetDNS || !strings.Contains(err.Error(), "huggingface.co") || len(asked) != 0 {
+		t.Errorf("with empty Options: %v; the environment's endpoint was asked %q", err, asked)
+	}
+	if _, err := Open(t.Context(), "hf://org/repo/m.safetensors", Options{Endpoint: ts.URL, Token: "given"}); err == nil || len(asked) != 1 || asked[0] != "/org/repo/resolve/main/m.safetensors Bearer given" {
+		t.Errorf("with an endpoint and a token: %v, asked %q", err, asked)
+	}
 }

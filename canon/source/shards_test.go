@@ -1,4 +1,4 @@
-package canon
+package source
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -15,7 +16,7 @@ import (
 // its index uses (the corpus renames them), and returns the folder.
 func fluxSet(t *testing.T) string {
 	t.Helper()
-	real := filepath.Join("..", "..", "shared", "corpus", "real")
+	real := filepath.Join("..", "..", "..", "shared", "corpus", "real")
 	if _, err := os.Stat(real); err != nil {
 		t.Skipf("real corpus not found: %v", err)
 	}
@@ -31,7 +32,7 @@ func fluxSet(t *testing.T) string {
 	}
 	copyFile("fluxml-sharded-model.safetensors.index.json", "model.safetensors.index.json")
 	for k := 1; k <= 6; k++ {
-		name := shardNames("model", 6)[k-1]
+		name := canon.ShardNames("model", 6)[k-1]
 		copyFile("fluxml-sharded-"+name, name)
 	}
 	return dir
@@ -40,7 +41,7 @@ func fluxSet(t *testing.T) string {
 func TestShardSetReal(t *testing.T) {
 	dir := fluxSet(t)
 	for _, spec := range []string{dir, filepath.Join(dir, "model.safetensors.index.json"), filepath.Join(dir, "model-00003-of-00006.safetensors")} {
-		o, err := OpenModel(context.Background(), spec)
+		o, err := Open(context.Background(), spec, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
@@ -89,7 +90,7 @@ func TestShardSetDefects(t *testing.T) {
 	write(dir, "m.safetensors.index.json", []byte(`{"metadata": {"total_size": 999}, "weight_map": {
 		"a": "m-00001-of-00002.safetensors", "b": "m-00002-of-00002.safetensors", "c": "m-00002-of-00002.safetensors",
 		"dup": "m-00001-of-00002.safetensors", "ghost": "m-00001-of-00002.safetensors"}}`))
-	o, err := OpenModel(context.Background(), dir)
+	o, err := Open(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestShardSetDefects(t *testing.T) {
 	for _, f := range o.Model.Findings {
 		codes[f.Code]++
 	}
-	want := map[string]int{CodeTensorInTwoShards: 1, CodeIndexTensorMissing: 2, CodeTensorNotInIndex: 1, CodeIndexTotalSize: 1}
+	want := map[string]int{canon.CodeTensorInTwoShards: 1, canon.CodeIndexTensorMissing: 2, canon.CodeTensorNotInIndex: 1, canon.CodeIndexTotalSize: 1}
 	for code, n := range want {
 		if codes[code] != n {
 			t.Errorf("%s: %d findings, want %d (all: %+v)", code, codes[code], n, o.Model.Findings)
@@ -109,51 +110,13 @@ func TestShardSetDefects(t *testing.T) {
 
 	// A missing shard, named.
 	os.Remove(filepath.Join(dir, "m-00002-of-00002.safetensors"))
-	_, err = OpenModel(context.Background(), dir)
-	if err == nil || !strings.Contains(err.Error(), "missing shard") || !errors.Is(err, ErrUnreadable) {
+	_, err = Open(context.Background(), dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "missing shard") || !errors.Is(err, canon.ErrUnreadable) {
 		t.Errorf("missing shard: %v", err)
 	}
 	// A shard named alone, the rest missing: read as one file, with a note.
-	o, err = OpenModel(context.Background(), filepath.Join(dir, "m-00001-of-00002.safetensors"))
-	if err != nil || len(o.Model.Tensors) != 3 || o.Model.Findings[len(o.Model.Findings)-1].Code != CodeIncompleteSet {
+	o, err = Open(context.Background(), filepath.Join(dir, "m-00001-of-00002.safetensors"), Options{})
+	if err != nil || len(o.Model.Tensors) != 3 || o.Model.Findings[len(o.Model.Findings)-1].Code != canon.CodeIncompleteSet {
 		t.Errorf("lone shard: %v %+v", err, o)
 	}
-}
-
-func TestHostileIndex(t *testing.T) {
-	for _, shard := range []string{"../../etc/passwd", "/etc/passwd", "http://evil.example/x.safetensors", "a/../../b", "x\n.safetensors", `C:\x`, "", "./a"} {
-		b := []byte(`{"weight_map": {"t": ` + jsonQuote(shard) + `}}`)
-		if _, err := ParseIndex("idx", b); !errors.Is(err, ErrUnsafeShard) {
-			t.Errorf("shard %q: %v", shard, err)
-		}
-	}
-	for _, bad := range []string{`[]`, `{}`, `{"weight_map": 3}`, `not json`} {
-		if _, err := ParseIndex("idx", []byte(bad)); err == nil {
-			t.Errorf("index %s accepted", bad)
-		}
-	}
-	idx, err := ParseIndex("idx", []byte(`{"metadata": {"total_size": 1.5e3}, "weight_map": {"t": "sub/m-00001-of-00001.safetensors"}}`))
-	if err != nil || idx.TotalSize != 1500 || idx.Shards[0] != "sub/m-00001-of-00001.safetensors" {
-		t.Errorf("index with a subfolder and a float total: %+v %v", idx, err)
-	}
-}
-
-func jsonQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte("0123456789abcdef"[r>>4])
-			b.WriteByte("0123456789abcdef"[r&15])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

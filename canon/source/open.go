@@ -1,4 +1,11 @@
-package canon
+// Package source opens models by name: a local file, a shard set (its index, the folder holding it, or
+// any of its shards), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the Hugging Face
+// Hub; and it walks folders for the models under them. It reads headers only; the bytes stay behind a
+// canon.Source, read on demand, for HTTP with range requests.
+//
+// It never reads the environment (the Hub's endpoint, a token and time limits come in Options, which
+// the caller fills, from HF_ENDPOINT and HF_TOKEN for the CLI) and never prints.
+package source
 
 import (
 	"context"
@@ -12,12 +19,37 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon"
 )
+
+// DefaultEndpoint is where hf:// addresses point when Options.Endpoint is empty: the public Hub.
+const DefaultEndpoint = "https://huggingface.co"
+
+// Options tune how models are opened.
+type Options struct {
+	// Endpoint is where hf:// addresses point (default DefaultEndpoint); the CLI takes HF_ENDPOINT.
+	Endpoint string
+	// Token is sent as a bearer token with hf:// requests, to Endpoint's origin only (see
+	// HTTPOptions.TokenOrigin); the CLI takes HF_TOKEN.
+	Token string
+	// HTTP tunes every request, as it is for http(s) URLs; for hf:// addresses Open sets its Token and
+	// TokenOrigin from Token and Endpoint.
+	HTTP HTTPOptions
+}
+
+// endpoint is Endpoint, or the public Hub, without a trailing slash.
+func (o Options) endpoint() string {
+	if e := strings.TrimRight(o.Endpoint, "/"); e != "" {
+		return e
+	}
+	return DefaultEndpoint
+}
 
 // Opened is a model ready to use: its header view and the Source of its bytes.
 type Opened struct {
-	Model  *Model
-	Source Source
+	Model  *canon.Model
+	Source canon.Source
 	// Remote is true for http(s) and hf:// sources.
 	Remote  bool
 	closers []io.Closer
@@ -52,21 +84,21 @@ func IsRemote(spec string) bool {
 	return strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") || strings.HasPrefix(spec, "hf://")
 }
 
-// OpenModel opens whatever names a model: a .safetensors file; a *.safetensors.index.json, a folder
+// Open opens whatever names a model: a .safetensors file; a *.safetensors.index.json, a folder
 // holding one, or any shard named …-0000K-of-0000N.safetensors (the whole set, as one model); an http(s)
-// URL; or hf://ORG/REPO[@REVISION][/PATH] (HF_ENDPOINT, HF_TOKEN). Only headers are read. ctx bounds
-// the opening and, for remote models, every later read of the Source; once it is done, OpenModel
-// fails at once with an error wrapping ctx.Err().
-func OpenModel(ctx context.Context, spec string) (*Opened, error) {
+// URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with opt.Token). Only headers are read. ctx
+// bounds the opening and, for remote models, every later read of the Source; once it is done, Open
+// fails at once with an error wrapping ctx.Err(). Errors are *canon.ReadError values.
+func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &ReadError{Name: spec, Err: netError(ctx, err, 0)}
+		return nil, &canon.ReadError{Name: spec, Op: "open", Err: netError(ctx, err, 0)}
 	}
 	if IsRemote(spec) {
-		return openRemote(ctx, spec)
+		return openRemote(ctx, spec, opt)
 	}
 	st, err := os.Stat(spec)
 	if err != nil {
-		return nil, PathError("stat", spec, err)
+		return nil, canon.PathError("stat", spec, err)
 	}
 	if st.IsDir() {
 		idx, err := findIndex(spec)
@@ -79,30 +111,43 @@ func OpenModel(ctx context.Context, spec string) (*Opened, error) {
 	if strings.HasSuffix(base, ".index.json") {
 		return openLocalSet(spec, spec, nil)
 	}
-	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
+	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
 		dir := filepath.Dir(spec)
 		idx := filepath.Join(dir, prefix+".safetensors.index.json")
 		if _, err := os.Stat(idx); err != nil {
 			idx = ""
 		}
-		o, err := openLocalSet(spec, idx, shardNames(prefix, n))
+		o, err := openLocalSet(spec, idx, canon.ShardNames(prefix, n))
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return o, err
 		}
 		// Not all of the set is here: read the one file, and say so.
-		o, err2 := OpenFileModel(spec)
+		o, err2 := OpenFileModel(ctx, spec)
 		if err2 != nil {
 			return nil, err2
 		}
-		o.Model.add(Finding{Code: CodeIncompleteSet, Severity: SevInfo, Offset: -1,
+		o.Model.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
 			Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%s); read as one file", missingName(err))})
 		return o, nil
 	}
-	return OpenFileModel(spec)
+	return OpenFileModel(ctx, spec)
 }
 
-// OpenFileModel opens one local file as a model, even one named like a shard of a set.
-func OpenFileModel(path string) (*Opened, error) {
+// missingName says which file a missing-shard error is about: "m-00002-of-00002.safetensors is missing".
+func missingName(err error) string {
+	var re *canon.ReadError
+	if errors.As(err, &re) {
+		return filepath.Base(re.Name) + " is missing"
+	}
+	return err.Error()
+}
+
+// OpenFileModel opens one local file as a model, even one named like a shard of a set (Open reads the
+// whole set then). Once ctx is done it fails at once with an error wrapping ctx.Err().
+func OpenFileModel(ctx context.Context, path string) (*Opened, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &canon.ReadError{Name: path, Op: "open", Err: err}
+	}
 	src, err := OpenFile(path)
 	if err != nil {
 		return nil, err
@@ -112,10 +157,10 @@ func OpenFileModel(path string) (*Opened, error) {
 
 // openSingle reads the header of one opened source; on failure it closes the source.
 func openSingle(src interface {
-	Source
+	canon.Source
 	io.Closer
 }, remote bool) (*Opened, error) {
-	m, err := Read(src, src.Size(), src.Name())
+	m, err := canon.Read(src, src.Size(), src.Name())
 	if err != nil {
 		src.Close()
 		return nil, err
@@ -133,10 +178,10 @@ func findIndex(dir string) (string, error) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return "", &ReadError{Name: dir, Err: errors.New("is a folder without a *.safetensors.index.json"),
+		return "", &canon.ReadError{Name: dir, Err: errors.New("is a folder without a *.safetensors.index.json"),
 			Hint: "name the .safetensors file, or use `stdiff dupes` for folders"}
 	default:
-		return "", &ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes", len(matches)), Hint: "name the index to use"}
+		return "", &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes", len(matches)), Hint: "name the index to use"}
 	}
 }
 
@@ -148,19 +193,19 @@ func fileExists(p string) bool {
 // openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names.
 func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	dir := filepath.Dir(name)
-	var idx *Index
+	var idx *canon.Index
 	if idxPath != "" {
 		src, err := OpenFile(idxPath)
 		if err != nil {
 			return nil, err
 		}
-		b := make([]byte, min(src.Size(), MaxIndexSize+1))
+		b := make([]byte, min(src.Size(), canon.MaxIndexSize+1))
 		_, err = src.ReadAt(b, 0)
 		src.Close()
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if idx, err = ParseIndex(idxPath, b); err != nil {
+		if idx, err = canon.ParseIndex(idxPath, b); err != nil {
 			return nil, err
 		}
 		names, dir = idx.Shards, filepath.Dir(idxPath)
@@ -170,11 +215,11 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 		setName = "the set"
 	}
 	o := &Opened{}
-	m, set, err := ReadSet(name, idx, names, func(shard string) (Source, error) {
+	m, set, err := canon.ReadSet(name, idx, names, func(shard string) (canon.Source, error) {
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard(setName),
+				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard(setName),
 					Hint: "every shard the index names must be there: download the whole set"}
 			}
 			return nil, err
@@ -197,43 +242,43 @@ func (e missingShard) Error() string { return "missing shard of " + string(e) }
 func (e missingShard) Unwrap() error { return fs.ErrNotExist }
 
 // openRemote opens an http(s) URL or an hf:// address.
-func openRemote(ctx context.Context, spec string) (*Opened, error) {
-	opt := HTTPOptions{}
+func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) {
+	httpOpt := opt.HTTP
 	target := spec
 	if strings.HasPrefix(spec, "hf://") {
-		fileURL, base, err := ResolveHF(spec)
+		fileURL, base, err := ResolveHF(opt.endpoint(), spec)
 		if err != nil {
-			return nil, &ReadError{Name: spec, Err: err}
+			return nil, &canon.ReadError{Name: spec, Err: err}
 		}
-		opt = HubOptions()
+		httpOpt.Token, httpOpt.TokenOrigin = opt.Token, opt.endpoint()
 		if fileURL == "" {
 			// A repository: model.safetensors, else its index, as the Hub's clients look.
-			o, err := openRemoteURL(ctx, base+"/model.safetensors", opt)
+			o, err := openRemoteURL(ctx, base+"/model.safetensors", httpOpt)
 			var he *HTTPError
 			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				o, err = openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
+				o, err = openRemoteURL(ctx, base+"/model.safetensors.index.json", httpOpt)
 			}
 			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				return nil, &ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json"),
+				return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json"),
 					Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors"}
 			}
 			return o, err
 		}
 		target = fileURL
 	}
-	return openRemoteURL(ctx, target, opt)
+	return openRemoteURL(ctx, target, httpOpt)
 }
 
 func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, &ReadError{Name: rawURL, Err: err}
+		return nil, &canon.ReadError{Name: rawURL, Err: err}
 	}
 	base := path.Base(u.Path)
 	dirURL := func() *url.URL { d := *u; d.Path = path.Dir(u.Path); d.RawPath = ""; return &d }
 	shardURL := func(shard string) string { return dirURL().JoinPath(shard).String() }
 	o := &Opened{Remote: true}
-	openShard := func(shard string) (Source, error) {
+	openShard := func(shard string) (canon.Source, error) {
 		src, err := OpenHTTP(ctx, shardURL(shard), opt)
 		if err != nil {
 			return nil, err
@@ -246,7 +291,7 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 		if err != nil {
 			return nil, err
 		}
-		m, set, err := ReadSet(rawURL, idx, idx.Shards, openShard)
+		m, set, err := canon.ReadSet(rawURL, idx, idx.Shards, openShard)
 		if err != nil {
 			o.Close()
 			return nil, err
@@ -254,16 +299,16 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 		o.Model, o.Source = m, set
 		return o, nil
 	}
-	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
+	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
 		idx, err := fetchIndex(ctx, shardURL(prefix+".safetensors.index.json"), opt)
 		var he *HTTPError
-		names := shardNames(prefix, n)
+		names := canon.ShardNames(prefix, n)
 		if err == nil {
 			names = idx.Shards
 		} else if !errors.As(err, &he) || he.Status != http.StatusNotFound {
 			return nil, err
 		}
-		m, set, err := ReadSet(rawURL, idx, names, openShard)
+		m, set, err := canon.ReadSet(rawURL, idx, names, openShard)
 		if err != nil {
 			o.Close()
 			return nil, err
@@ -279,18 +324,18 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 }
 
 // fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).
-func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*Index, error) {
+func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*canon.Index, error) {
 	src, err := OpenHTTP(ctx, rawURL, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	if src.Size() > MaxIndexSize {
-		return nil, &ReadError{Name: rawURL, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", src.Size(), MaxIndexSize)}
+	if src.Size() > canon.MaxIndexSize {
+		return nil, &canon.ReadError{Name: rawURL, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", src.Size(), canon.MaxIndexSize)}
 	}
 	b := make([]byte, src.Size())
 	if _, err := src.ReadAt(b, 0); err != nil {
 		return nil, err
 	}
-	return ParseIndex(rawURL, b)
+	return canon.ParseIndex(rawURL, b)
 }

@@ -1,4 +1,4 @@
-package canon
+package source
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -56,7 +57,7 @@ const (
 
 // netError puts a transport failure in plain words. ctx is the caller's: when it is done, that is
 // what happened. timeout is the limit on connecting and waiting, for the message. Errors already in
-// words (a *NetError, *HTTPError or *ReadError anywhere in the chain) are returned as they are, less
+// words (a *NetError, *HTTPError or *canon.ReadError anywhere in the chain) are returned as they are, less
 // the client's *url.Error around them.
 func netError(ctx context.Context, err error, timeout time.Duration) error {
 	if err == nil {
@@ -71,7 +72,7 @@ func netError(ctx context.Context, err error, timeout time.Duration) error {
 	}
 	var ne *NetError
 	var he *HTTPError
-	var re *ReadError
+	var re *canon.ReadError
 	if errors.As(err, &ne) || errors.As(err, &he) || errors.As(err, &re) {
 		return err
 	}

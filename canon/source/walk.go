@@ -1,0 +1,91 @@
+package source
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// WalkOptions tune Walk. The zero value walks as stdiff does.
+type WalkOptions struct {
+	// Progress, when set, is called with the number of models found so far, every so often.
+	Progress func(found int)
+}
+
+// Walk expands the folders among roots into the models under them, recursively, in path order:
+// .safetensors files, and shard sets as their *.safetensors.index.json (their shards then not on their
+// own). It follows links to files but not to folders, so that a link loop cannot trap it, and skips what
+// is not a regular file. Roots that are not folders (files, URLs, paths that do not exist) are kept as
+// they are, for the caller to open and report. A folder or file it cannot read is an error (a
+// *canon.ReadError naming it) and the walk goes on; once ctx is done it stops, with ctx.Err() last
+// among the errors.
+func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []error) {
+	var paths []string
+	var errs []error
+	inSet := map[string]bool{}
+	for _, root := range roots {
+		st, err := os.Stat(root)
+		if IsRemote(root) || err != nil || !st.IsDir() {
+			paths = append(paths, root)
+			continue
+		}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if err != nil {
+				errs = append(errs, &canon.ReadError{Name: p, Op: "read", Err: err})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 { // a link to a file counts (once: dupes knows links); to a folder, not
+				if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+					return nil
+				}
+			} else if !d.Type().IsRegular() {
+				return nil
+			}
+			switch name := strings.ToLower(d.Name()); {
+			case strings.HasSuffix(name, ".safetensors.index.json"):
+				paths = append(paths, p)
+				if b, err := os.ReadFile(p); err == nil {
+					if idx, err := canon.ParseIndex(p, b); err == nil {
+						for _, sh := range idx.Shards {
+							inSet[filepath.Join(filepath.Dir(p), filepath.FromSlash(sh))] = true
+						}
+					}
+				}
+			case strings.HasSuffix(name, ".safetensors"):
+				paths = append(paths, p)
+			default:
+				return nil
+			}
+			if opt.Progress != nil && len(paths)%256 == 0 {
+				opt.Progress(len(paths))
+			}
+			return nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				errs = append(errs, ctx.Err())
+				break
+			}
+			errs = append(errs, &canon.ReadError{Name: root, Op: "read", Err: err})
+		}
+	}
+	kept := paths[:0]
+	for _, p := range paths {
+		if !inSet[filepath.Clean(p)] {
+			kept = append(kept, p)
+		}
+	}
+	sort.Strings(kept)
+	return kept, errs
+}
