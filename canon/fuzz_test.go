@@ -157,17 +157,3 @@ func FuzzParseIndex(f *testing.F) {
 		}
 	})
 }
-
-// FuzzDeriveInfo: metadata values and tensor names from a file never break the LoRA info.
-func FuzzDeriveInfo(f *testing.F) {
-	f.Add("ss_tag_frequency", `{"10_a b": {"x": 1}}`, "lora_unet_a.lora_down.weight", "https://civitai.com/models/1?modelVersionId=2")
-	f.Add("ss_dataset_dirs", `{"x": []}`, "emb_params", "::")
-	f.Fuzz(func(t *testing.T, key, value, tensor, source string) {
-		m := &Model{Metadata: []MetaEntry{{Key: key, Value: value}, {Key: "ssmd_source", Value: source}},
-			Tensors: []Tensor{{Name: tensor, DType: "F16", Shape: []uint64{4, 8}}}}
-		in := DeriveInfo(m, nil, "x.safetensors")
-		if in.Kind == "" || in.Naming == "" || in.Family == "" || in.Triggers == nil {
-			t.Fatalf("incomplete info: %+v", in)
-		}
-	})
-}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
 )
 
 // Options choose what Compare looks at.
@@ -23,18 +24,10 @@ type Options struct {
 	IgnoreMetadata, MetadataOnly bool
 	// IgnoreKeys are glob patterns (path.Match) of metadata keys to leave out.
 	IgnoreKeys []string
-	// IgnoreVolatile leaves out VolatileKeys: keys that change on every training run.
+	// IgnoreVolatile leaves out lora.VolatileKeys: keys that change on every training run.
 	IgnoreVolatile bool
 	// Tensors, when set, are glob patterns (path.Match) that limit the comparison to matching tensor names.
 	Tensors []string
-}
-
-// VolatileKeys are metadata keys that differ between two runs of the same training, or are derived from
-// the weights (so the tensor diff already says what they say): left out by --ignore-volatile.
-var VolatileKeys = []string{
-	"ss_session_id", "ss_training_started_at", "ss_training_finished_at", "ss_sd_scripts_commit_hash",
-	"sshs_model_hash", "sshs_legacy_hash", "ss_new_sd_model_hash", "ss_new_vae_hash",
-	"modelspec.date", "modelspec.hash_sha256", "__spacer",
 }
 
 // Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
@@ -554,16 +547,11 @@ func similarity(x, y string) int {
 	return p + s
 }
 
-// BookkeepingKeys are metadata keys a writer adds about itself, not about the model: the Python
-// safetensors bindings write {"format": "pt"} (or np, tf, flax, mlx) into every file and every shard.
-// A difference there is a note, not a difference of the models.
-var BookkeepingKeys = []string{"format"}
-
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	skip := func(key string) bool {
-		return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(VolatileKeys, key))
+		return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(lora.VolatileKeys, key))
 	}
-	for _, k := range BookkeepingKeys {
+	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
 		if !skip(k) && (inA != inB || va != vb) {
@@ -577,7 +565,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 		}
 	}
 	ignore := skip
-	skip = func(key string) bool { return ignore(key) || matchAny(BookkeepingKeys, key) }
+	skip = func(key string) bool { return ignore(key) || matchAny(lora.BookkeepingKeys, key) }
 	inB := make(map[string]string, len(b.Metadata))
 	for _, e := range b.Metadata {
 		inB[e.Key] = e.Value
@@ -662,7 +650,7 @@ func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 func metaOrder(m *canon.Model) string {
 	var b bytes.Buffer
 	for _, e := range m.Metadata {
-		if matchAny(BookkeepingKeys, e.Key) {
+		if matchAny(lora.BookkeepingKeys, e.Key) {
 			continue
 		}
 		b.WriteString(e.Key)

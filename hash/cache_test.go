@@ -16,8 +16,8 @@ import (
 // problem is one error naming the file, and Save replaces it with a cache (a folder is left alone).
 func TestCacheNotACache(t *testing.T) {
 	coll := t.TempDir()
-	os.WriteFile(filepath.Join(coll, "a.safetensors"), lora(1, "a").Build(), 0o644)
-	os.WriteFile(filepath.Join(coll, "b.safetensors"), lora(1, "a").Build(), 0o644)
+	os.WriteFile(filepath.Join(coll, "a.safetensors"), loraFile(1, "a").Build(), 0o644)
+	os.WriteFile(filepath.Join(coll, "b.safetensors"), loraFile(1, "a").Build(), 0o644)
 	garbage := make([]byte, 300)
 	for i := range garbage {
 		garbage[i] = byte(i * 7)

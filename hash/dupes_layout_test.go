@@ -225,7 +225,7 @@ func (c *collection) add() {
 	switch op := c.rng.IntN(11); {
 	case op == 0 || len(c.plain) == 0: // a file
 		p := c.next("plain") + ".safetensors"
-		mustWrite(t, p, lora(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build())
+		mustWrite(t, p, loraFile(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build())
 		c.plain = append(c.plain, p)
 		c.scanned = append(c.scanned, p)
 	case op == 1: // a byte copy of a file

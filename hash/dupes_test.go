@@ -13,8 +13,8 @@ import (
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
-// lora is a small LoRA-shaped file; seed varies its weights, tag its metadata.
-func lora(seed int64, tag string) stfile.File {
+// loraFile is a small LoRA-shaped file; seed varies its weights, tag its metadata.
+func loraFile(seed int64, tag string) stfile.File {
 	f := stfile.File{Seed: seed, Metadata: []stfile.KV{{Key: "ss_output_name", Value: tag}, {Key: "ss_session_id", Value: tag + "-session"}}}
 	for i := 0; i < 20; i++ {
 		f.Tensors = append(f.Tensors, stfile.Tensor{Name: fmt.Sprintf("lora_unet_block_%d.lora_down.weight", i), DType: "F16", Shape: []uint64{8, 64}})
@@ -36,22 +36,22 @@ func plantedCollection(t *testing.T) (string, map[string][]string) {
 			t.Fatal(err)
 		}
 	}
-	orig := lora(1, "orig").Build()
+	orig := loraFile(1, "orig").Build()
 	write("a/orig.safetensors", orig)
 	write("b/copy of orig.safetensors", orig) // byte copy
-	write("c/renamed-meta.safetensors", lora(1, "edited name").Build())
-	re := lora(1, "orig")
+	write("c/renamed-meta.safetensors", loraFile(1, "edited name").Build())
+	re := loraFile(1, "orig")
 	for i, j := 0, len(re.Tensors)-1; i < j; i, j = i+1, j-1 {
 		re.Tensors[i], re.Tensors[j] = re.Tensors[j], re.Tensors[i]
 	}
 	re.NoPad = true
 	write("d/resaved.safetensors", re.Build()) // re-serialised: other order, no padding
-	write("e/other-weights.safetensors", lora(2, "orig").Build())
+	write("e/other-weights.safetensors", loraFile(2, "orig").Build())
 	flipped := append([]byte(nil), orig...)
 	flipped[len(flipped)-1000] ^= 1 // near miss: one flipped byte (not in a sampled range)
 	write("f/near-miss.safetensors", flipped)
 	for i := 0; i < 10; i++ { // unrelated files of other structures
-		f := lora(int64(100+i), "x")
+		f := loraFile(int64(100+i), "x")
 		f.Tensors = f.Tensors[:5+i]
 		write(fmt.Sprintf("g/unrelated-%d.safetensors", i), f.Build())
 	}
@@ -165,7 +165,7 @@ func TestDupesCache(t *testing.T) {
 // TestLargeGroup: forty identical files and their near miss are resolved in bounded batches.
 func TestLargeGroup(t *testing.T) {
 	dir := t.TempDir()
-	b := lora(1, "same").Build()
+	b := loraFile(1, "same").Build()
 	for i := 0; i < 40; i++ {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("copy%02d.safetensors", i)), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -187,7 +187,7 @@ func TestLargeGroup(t *testing.T) {
 func TestLinksCountOnce(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.safetensors")
-	os.WriteFile(a, lora(1, "x").Build(), 0o644)
+	os.WriteFile(a, loraFile(1, "x").Build(), 0o644)
 	if err := os.Link(a, filepath.Join(dir, "b.safetensors")); err != nil {
 		t.Skipf("no hard links here: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestLinksCountOnce(t *testing.T) {
 func TestSamePathTwice(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.safetensors")
-	os.WriteFile(a, lora(1, "x").Build(), 0o644)
+	os.WriteFile(a, loraFile(1, "x").Build(), 0o644)
 	rep, err := FindDuplicates(context.Background(), []string{a, a, filepath.Join(dir, ".", "a.safetensors")}, DupeOptions{})
 	if err != nil {
 		t.Fatal(err)

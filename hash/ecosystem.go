@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/zeebo/blake3"
 )
 
@@ -249,15 +250,20 @@ func tensorFeeder(m *canon.Model) (feed func(c *chunk), finish func() [][32]byte
 	return feed, finish
 }
 
-// VerifyEmbedded compares the hashes a trainer embedded in the metadata (kohya's sshs_model_hash,
-// ModelSpec's modelspec.hash_sha256) with the real AutoV3, and returns a finding for each.
+// VerifyEmbedded compares the hashes a trainer embedded in the metadata (those of lora.EmbeddedHashKeys
+// that hold an AutoV3: kohya's sshs_model_hash, ModelSpec's modelspec.hash_sha256) with the real
+// AutoV3, and returns a finding for each.
 // Without an AutoV3 (autoV3 "") there is nothing to compare with, and no finding.
 func VerifyEmbedded(m *canon.Model, autoV3 Hex) []canon.Finding {
 	if autoV3 == "" {
 		return nil
 	}
 	var out []canon.Finding
-	for _, key := range []string{"sshs_model_hash", "modelspec.hash_sha256"} {
+	for _, k := range lora.EmbeddedHashKeys {
+		if !k.AutoV3 {
+			continue
+		}
+		key := k.Key
 		v, ok := m.Meta(key)
 		if !ok || v == "" {
 			continue

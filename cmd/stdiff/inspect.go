@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -77,7 +78,7 @@ type inspectJSON struct {
 	Params      paramsJSON    `json:"params"`
 	ParamsTotal uint64        `json:"params_total"`
 	Metadata    metaJSON      `json:"metadata"`
-	Info        canon.Info    `json:"info"`
+	Info        lora.Info     `json:"info"`
 	Tensors     []tensorJSON  `json:"tensors"`
 	Findings    []findingJSON `json:"findings"`
 	// FindingCounts counts the findings of each code in full (see checkFileJSON).
@@ -87,7 +88,7 @@ type inspectJSON struct {
 // inspected is one file read for inspect: its model, what it is, and every finding.
 type inspected struct {
 	m        *canon.Model
-	info     canon.Info
+	info     lora.Info
 	findings []canon.Finding
 }
 
@@ -99,12 +100,12 @@ func inspectFile(ctx context.Context, opt source.Options, path string, verify bo
 	}
 	defer opened.Close()
 	m := opened.Model
-	var sidecars []canon.Sidecar
+	var sidecars []lora.Sidecar
 	var sidecarFindings []canon.Finding
 	if !opened.Remote && m.Shards == nil {
-		sidecars, sidecarFindings = canon.LoadSidecars(path)
+		sidecars, sidecarFindings = lora.LoadSidecars(ctx, path)
 	}
-	in := &inspected{m: m, info: canon.DeriveInfo(m, sidecars, path)}
+	in := &inspected{m: m, info: lora.Derive(m, sidecars, path)}
 	in.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), in.info.Findings...)
 	if verify && m.HeaderParsed && m.Shards == nil && len(in.info.EmbeddedHashes) > 0 {
 		e, _, err := hash.FileHashes(ctx, opened.Source, m, false, hash.Options{})
@@ -204,12 +205,12 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 	}
 	if m.HeaderParsed {
 		row("name", "%s%s", textfmt.Escape(info.Name), from("name"))
-		what := []string{info.Kind}
-		if info.Naming != "unknown" {
-			what = append(what, info.Naming)
+		what := []string{string(info.Kind)}
+		if info.Naming != lora.NamingUnknown {
+			what = append(what, string(info.Naming))
 		}
-		if info.Family != "unknown" {
-			what = append(what, info.Family)
+		if info.Family != lora.FamilyUnknown {
+			what = append(what, string(info.Family))
 		}
 		if info.Rank > 0 {
 			r := fmt.Sprintf("rank %d", info.Rank)
@@ -257,12 +258,12 @@ func (c *inspectCmd) printText(o *out, in *inspected) {
 		}
 		if len(info.EmbeddedHashes) > 0 {
 			var hs []string
-			for _, k := range []string{"sshs_model_hash", "modelspec.hash_sha256", "sshs_legacy_hash"} {
-				if v, ok := info.EmbeddedHashes[k]; ok {
+			for _, k := range lora.EmbeddedHashKeys {
+				if v, ok := info.EmbeddedHashes[k.Key]; ok {
 					if len(v) > 14 {
 						v = v[:12] + "…"
 					}
-					hs = append(hs, fmt.Sprintf("%s %s", k, textfmt.Escape(v)))
+					hs = append(hs, fmt.Sprintf("%s %s", k.Key, textfmt.Escape(v)))
 				}
 			}
 			note := ""
@@ -361,7 +362,7 @@ func (c *inspectCmd) printMarkdown(o *out, in *inspected) {
 	for _, p := range per {
 		parts = append(parts, fmt.Sprintf("%s %s", p.DType, textfmt.Thousands(p.Elements)))
 	}
-	for _, kv := range [][2]string{{"name", info.Name}, {"kind", info.Kind}, {"naming", info.Naming}, {"family", info.Family},
+	for _, kv := range [][2]string{{"name", info.Name}, {"kind", string(info.Kind)}, {"naming", string(info.Naming)}, {"family", string(info.Family)},
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")}, {"CivitAI", ids},
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(m.FileSize))}, {"tensors", fmt.Sprint(len(m.Tensors))},
 		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(total.Elements), strings.Join(parts, " · "))}} {

@@ -118,7 +118,7 @@ func shortOf(ctx context.Context, opt source.Options, path string, verify bool) 
 		return shortRow{Path: path, Error: errorText(err), Triggers: []string{}}
 	}
 	r := shortRow{Path: path, Size: in.m.FileSize, Valid: in.m.Valid(), Triggers: in.info.Triggers,
-		Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel, Rank: in.info.Rank}
+		Name: in.info.Name, Kind: string(in.info.Kind), Family: string(in.info.Family), BaseModel: in.info.BaseModel, Rank: in.info.Rank}
 	if !in.m.HeaderParsed {
 		r.Kind, r.Family = "not a model", ""
 	}

@@ -1,4 +1,4 @@
-package canon
+package lora
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -16,7 +17,7 @@ import (
 // stringified as a real file stores it (nested values JSON-encoded, Python literals as Python prints them).
 func realKohyaMetadata(t *testing.T) []stfile.KV {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "corpus", "real", "civitai-kohya-sdxl-lora-metadata.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "corpus", "real", "civitai-kohya-sdxl-lora-metadata.json"))
 	if err != nil {
 		t.Skipf("real corpus not found (it lives beside the project in shared/): %v", err)
 	}
@@ -75,19 +76,19 @@ func writeModel(t *testing.T, f stfile.File, sidecars map[string]string) string 
 	return path
 }
 
-func infoOf(t *testing.T, path string) (Info, []Finding) {
+func infoOf(t *testing.T, path string) (Info, []canon.Finding) {
 	t.Helper()
-	src, st, err := OpenRegular(path, os.O_RDONLY)
+	src, st, err := canon.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m, err := Read(src, st.Size(), src.Name())
+	m, err := canon.Read(src, st.Size(), src.Name())
 	if err != nil || !m.Valid() {
 		t.Fatalf("%v %v", err, m.RefErr)
 	}
-	sc, fs := LoadSidecars(path)
-	in := DeriveInfo(m, sc, path)
+	sc, fs := LoadSidecars(t.Context(), path)
+	in := Derive(m, sc, path)
 	return in, append(fs, in.Findings...)
 }
 
@@ -169,7 +170,7 @@ func TestInfoBadSidecars(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			in, fs := infoOf(t, writeModel(t, kohyaSDXL(nil), sc))
-			if len(fs) == 0 || fs[0].Code != CodeBadSidecar {
+			if len(fs) == 0 || fs[0].Code != canon.CodeBadSidecar {
 				t.Errorf("no bad-sidecar finding: %+v", fs)
 			}
 			if in.Name != "pepper" || in.Kind != "lora" {
@@ -200,7 +201,7 @@ func TestInfoMetadataConventions(t *testing.T) {
 		in.CivitAI != (CivitAI{1234, 5678}) || in.Author != "me" {
 		t.Errorf("info: %+v", in)
 	}
-	if len(fs) != 1 || fs[0].Code != CodeRankMismatch || !strings.Contains(fs[0].Message, "rank 16 but the tensors have rank 32") {
+	if len(fs) != 1 || fs[0].Code != canon.CodeRankMismatch || !strings.Contains(fs[0].Message, "rank 16 but the tensors have rank 32") {
 		t.Errorf("rank mismatch not found: %+v", fs)
 	}
 }
@@ -214,10 +215,12 @@ func TestInfoKinds(t *testing.T) {
 		return f
 	}
 	cases := []struct {
-		name                 string
-		f                    stfile.File
-		kind, naming, family string
-		rank                 int
+		name   string
+		f      stfile.File
+		kind   Kind
+		naming Naming
+		family Family
+		rank   int
 	}{
 		{"sd1 kohya", ts("lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight", []uint64{8, 768},
 			"lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_up.weight", []uint64{320, 8}), "lora", "kohya", "sd1", 8},
@@ -234,8 +237,8 @@ func TestInfoKinds(t *testing.T) {
 		{"llm checkpoint", ts("model.layers.0.self_attn.q_proj.weight", []uint64{64, 64}, "lm_head.weight", []uint64{100, 64}), "checkpoint", "transformers", "llm", 0},
 	}
 	for _, c := range cases {
-		m := ReadBytes(c.name, c.f.Build())
-		in := DeriveInfo(m, nil, c.name)
+		m := canon.ReadBytes(c.name, c.f.Build())
+		in := Derive(m, nil, c.name)
 		if in.Kind != c.kind || in.Naming != c.naming || in.Family != c.family || in.Rank != c.rank {
 			t.Errorf("%s: kind %s naming %s family %s rank %d; want %s %s %s %d", c.name, in.Kind, in.Naming, in.Family, in.Rank, c.kind, c.naming, c.family, c.rank)
 		}
@@ -244,24 +247,51 @@ func TestInfoKinds(t *testing.T) {
 
 // TestInfoRealAdapters: the real PEFT and MLX adapters in the shared corpus.
 func TestInfoRealAdapters(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "corpus", "real")
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "real")
 	for file, want := range map[string][4]string{
 		"peft-results_glue-adapter_model.safetensors": {"peft-adapter", "peft", "unknown", "0"},
 		"mlx-examples-0000100_adapters.safetensors":   {"lora", "mlx", "llm", "8"},
 	} {
-		src, st, err := OpenRegular(filepath.Join(dir, file), os.O_RDONLY)
+		src, st, err := canon.OpenRegular(filepath.Join(dir, file), os.O_RDONLY)
 		if err != nil {
 			t.Skipf("real corpus not found: %v", err)
 		}
-		m, err := Read(src, st.Size(), src.Name())
+		m, err := canon.Read(src, st.Size(), src.Name())
 		src.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := DeriveInfo(m, nil, file)
-		got := [4]string{in.Kind, in.Naming, in.Family, strconv.Itoa(in.Rank)}
+		in := Derive(m, nil, file)
+		got := [4]string{string(in.Kind), string(in.Naming), string(in.Family), strconv.Itoa(in.Rank)}
 		if got != want {
 			t.Errorf("%s: %v, want %v", file, got, want)
+		}
+	}
+}
+
+// FuzzDeriveInfo: metadata values and tensor names from a file never break the LoRA info.
+func FuzzDeriveInfo(f *testing.F) {
+	f.Add("ss_tag_frequency", `{"10_a b": {"x": 1}}`, "lora_unet_a.lora_down.weight", "https://civitai.com/models/1?modelVersionId=2")
+	f.Add("ss_dataset_dirs", `{"x": []}`, "emb_params", "::")
+	f.Fuzz(func(t *testing.T, key, value, tensor, source string) {
+		m := &canon.Model{Metadata: []canon.MetaEntry{{Key: key, Value: value}, {Key: "ssmd_source", Value: source}},
+			Tensors: []canon.Tensor{{Name: tensor, DType: "F16", Shape: []uint64{4, 8}}}}
+		in := Derive(m, nil, "x.safetensors")
+		if in.Kind == "" || in.Naming == "" || in.Family == "" || in.Triggers == nil {
+			t.Fatalf("incomplete info: %+v", in)
+		}
+	})
+}
+
+// TestKeyTables: every key a trainer embeds a hash in changes with the weights, so it is volatile.
+func TestKeyTables(t *testing.T) {
+	volatile := map[string]bool{}
+	for _, k := range VolatileKeys {
+		volatile[k] = true
+	}
+	for _, k := range EmbeddedHashKeys {
+		if !volatile[k.Key] {
+			t.Errorf("%s is not among VolatileKeys", k.Key)
 		}
 	}
 }

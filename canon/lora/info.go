@@ -1,6 +1,15 @@
-package canon
+// Package lora reads the conventions of the LoRA world: what a model is (Info) from the metadata its
+// trainers write (kohya ss_*, AddNet ssmd_*, Stability modelspec.*), from the sidecar files other tools
+// leave next to it (CivitAI .civitai.info, A1111 .json, …), and from its tensors (kind, naming scheme,
+// base family, rank). It also holds the one table of metadata keys the commands treat specially: the
+// keys trainers embed file hashes in (EmbeddedHashKeys), the keys that change on every training run
+// (VolatileKeys), and writer bookkeeping (BookkeepingKeys).
+//
+// It never prints, and reads no file but a model's sidecars.
+package lora
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +21,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // Info is what a model is, as the LoRA world describes it: from the metadata conventions of its writers
@@ -36,9 +47,9 @@ type Info struct {
 	EmbeddedHashes map[string]string `json:"embedded_hashes,omitempty"`
 
 	// What the tensors say, whatever the metadata claims.
-	Kind   string `json:"kind"`   // checkpoint, lora, locon, loha, lokr, peft-adapter, textual-inversion, unknown
-	Naming string `json:"naming"` // kohya, diffusers, peft, mlx, ldm, transformers, unknown
-	Family string `json:"family"` // sd1, sd2, sdxl, sd3, flux, llm, unknown
+	Kind   Kind   `json:"kind"`
+	Naming Naming `json:"naming"`
+	Family Family `json:"family"`
 	// Rank is the most common rank of the adapter's low-rank pairs (0 when not an adapter); Ranks lists
 	// every rank when they differ.
 	Rank  int   `json:"rank"`
@@ -49,7 +60,7 @@ type Info struct {
 	Sources map[string]string `json:"sources"`
 	// Findings are problems found while deriving the info (bad sidecars, metadata that disagrees with the
 	// tensors).
-	Findings []Finding `json:"-"`
+	Findings []canon.Finding `json:"-"`
 }
 
 // Trigger is one trigger word and where it came from.
@@ -92,21 +103,25 @@ var sidecarKinds = []string{".civitai.info", ".metadata.json", ".api_info.json",
 // maxSidecar is the largest sidecar read; larger ones are reported, not read.
 const maxSidecar = 16 << 20
 
-// LoadSidecars reads the sidecar files next to a model (<stem>.civitai.info, <stem>.json,
+// LoadSidecars reads the sidecar files next to a local model (<stem>.civitai.info, <stem>.json,
 // <stem>.metadata.json, <stem>.api_info.json). A sidecar that cannot be used (not JSON, not an object,
-// too large, unreadable) becomes a finding; it never stops the model from being inspected.
-func LoadSidecars(modelPath string) ([]Sidecar, []Finding) {
+// too large, unreadable) becomes a finding; it never stops the model from being inspected. Once ctx is
+// done it reads no more sidecars and returns what it has.
+func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Finding) {
 	stem := strings.TrimSuffix(modelPath, filepath.Ext(modelPath))
 	var out []Sidecar
-	var fs []Finding
+	var fs []canon.Finding
 	for _, kind := range sidecarKinds {
+		if ctx.Err() != nil {
+			break
+		}
 		path := stem + kind
 		st, err := os.Stat(path)
 		if err != nil {
 			continue
 		}
 		bad := func(msg string) {
-			fs = append(fs, Finding{Code: CodeBadSidecar, Severity: SevWarning, Offset: -1,
+			fs = append(fs, canon.Finding{Code: canon.CodeBadSidecar, Severity: canon.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("sidecar %s %s; ignored", filepath.Base(path), msg)})
 		}
 		if !st.Mode().IsRegular() {
@@ -146,9 +161,9 @@ func LoadSidecars(modelPath string) ([]Sidecar, []Finding) {
 	return out, fs
 }
 
-// DeriveInfo works out a model's Info from its metadata, its sidecars and its tensors. fileName is the
+// Derive works out a model's Info from its metadata, its sidecars and its tensors. fileName is the
 // model's file name, the name of last resort.
-func DeriveInfo(m *Model, sidecars []Sidecar, fileName string) Info {
+func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	in := Info{Triggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
 	meta := func(key string) string {
 		v, _ := m.Meta(key)
@@ -212,12 +227,12 @@ func DeriveInfo(m *Model, sidecars []Sidecar, fileName string) Info {
 	fromMeta(&in.NetworkModule, "network_module", "ss_network_module")
 	fromMeta(&in.DeclaredRank, "declared_rank", "ss_network_dim")
 	fromMeta(&in.DeclaredAlpha, "declared_alpha", "ss_network_alpha")
-	for _, k := range []string{"sshs_model_hash", "sshs_legacy_hash", "modelspec.hash_sha256"} {
-		if v := meta(k); v != "" {
+	for _, k := range EmbeddedHashKeys {
+		if v := meta(k.Key); v != "" {
 			if in.EmbeddedHashes == nil {
 				in.EmbeddedHashes = map[string]string{}
 			}
-			in.EmbeddedHashes[k] = v
+			in.EmbeddedHashes[k.Key] = v
 		}
 	}
 
@@ -226,7 +241,7 @@ func DeriveInfo(m *Model, sidecars []Sidecar, fileName string) Info {
 	in.fromTensors(m)
 	if in.DeclaredRank != "" && in.Rank > 0 && len(in.Ranks) == 0 {
 		if d, err := strconv.Atoi(in.DeclaredRank); err == nil && d != in.Rank {
-			in.Findings = append(in.Findings, Finding{Code: CodeRankMismatch, Severity: SevWarning, Offset: metaOffset(m, "ss_network_dim"),
+			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: metaOffset(m, "ss_network_dim"),
 				Message: fmt.Sprintf("ss_network_dim says rank %d but the tensors have rank %d", d, in.Rank)})
 		}
 	}
@@ -235,11 +250,11 @@ func DeriveInfo(m *Model, sidecars []Sidecar, fileName string) Info {
 
 // badSidecar records a sidecar field of the wrong type, once per sidecar and field.
 func (in *Info) badSidecar(s *Sidecar, path []string, want string) {
-	in.Findings = append(in.Findings, Finding{Code: CodeBadSidecar, Severity: SevWarning, Offset: -1,
+	in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeBadSidecar, Severity: canon.SevWarning, Offset: -1,
 		Message: fmt.Sprintf("sidecar %s: %s is not %s; ignored", filepath.Base(s.Path), strings.Join(path, "."), want)})
 }
 
-func metaOffset(m *Model, key string) int64 {
+func metaOffset(m *canon.Model, key string) int64 {
 	for _, e := range m.Metadata {
 		if e.Key == key {
 			return e.Offset
@@ -250,7 +265,7 @@ func metaOffset(m *Model, key string) int64 {
 
 var civitaiURL = regexp.MustCompile(`civitai\.com/models/(\d+)`)
 
-func (in *Info) civitaiIDs(m *Model, sc map[string]*Sidecar) {
+func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	setID := func(field *int64, name string, v any, source string) {
 		if *field != 0 {
 			return

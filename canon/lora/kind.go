@@ -1,13 +1,58 @@
-package canon
+package lora
 
 import (
 	"sort"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// Kind is what a model is, from its tensors.
+type Kind string
+
+// Kinds of model.
+const (
+	KindCheckpoint       Kind = "checkpoint"
+	KindLoRA             Kind = "lora"
+	KindLoCon            Kind = "locon" // a LoRA with convolution layers
+	KindLoHa             Kind = "loha"
+	KindLoKr             Kind = "lokr"
+	KindPEFTAdapter      Kind = "peft-adapter"
+	KindTextualInversion Kind = "textual-inversion"
+	KindUnknown          Kind = "unknown"
+)
+
+// Naming is the scheme of a model's tensor names: which tool wrote them.
+type Naming string
+
+// Naming schemes.
+const (
+	NamingKohya        Naming = "kohya"
+	NamingPEFT         Naming = "peft"
+	NamingMLX          Naming = "mlx"
+	NamingDiffusers    Naming = "diffusers"
+	NamingLDM          Naming = "ldm" // the original Stable Diffusion checkpoints
+	NamingTransformers Naming = "transformers"
+	NamingUnknown      Naming = "unknown"
+)
+
+// Family is the base model family, where the tensors' names and shapes tell.
+type Family string
+
+// Base model families.
+const (
+	FamilySD1     Family = "sd1"
+	FamilySD2     Family = "sd2"
+	FamilySDXL    Family = "sdxl"
+	FamilySD3     Family = "sd3"
+	FamilyFlux    Family = "flux"
+	FamilyLLM     Family = "llm"
+	FamilyUnknown Family = "unknown"
 )
 
 // fromTensors works out what a model really is from its tensor names and shapes: its kind, the naming
 // scheme, the base family (where the shapes tell), and the adapter rank.
-func (in *Info) fromTensors(m *Model) {
+func (in *Info) fromTensors(m *canon.Model) {
 	var (
 		kohya, peft, diffusers, mlx, ldm, hf int
 		lora, conv, hada, lokr, ti           int
@@ -82,56 +127,56 @@ func (in *Info) fromTensors(m *Model) {
 
 	switch {
 	case hada > 0:
-		in.Kind = "loha"
+		in.Kind = KindLoHa
 	case lokr > 0:
-		in.Kind = "lokr"
+		in.Kind = KindLoKr
 	case lora > 0 && conv > 0:
-		in.Kind = "locon"
+		in.Kind = KindLoCon
 	case lora > 0:
-		in.Kind = "lora"
+		in.Kind = KindLoRA
 	case peft > 0:
-		in.Kind = "peft-adapter"
+		in.Kind = KindPEFTAdapter
 	case ti > 0 && len(m.Tensors) <= 4:
-		in.Kind = "textual-inversion"
+		in.Kind = KindTextualInversion
 	case ldm > 0 || flux > 0 || sd3 > 0 || hf > 0 || len(m.Tensors) > 100:
-		in.Kind = "checkpoint"
+		in.Kind = KindCheckpoint
 	default:
-		in.Kind = "unknown"
+		in.Kind = KindUnknown
 	}
 
 	switch {
 	case kohya > 0:
-		in.Naming = "kohya"
+		in.Naming = NamingKohya
 	case peft > 0:
-		in.Naming = "peft"
+		in.Naming = NamingPEFT
 	case mlx > 0:
-		in.Naming = "mlx"
+		in.Naming = NamingMLX
 	case diffusers > 0:
-		in.Naming = "diffusers"
+		in.Naming = NamingDiffusers
 	case ldm > 0:
-		in.Naming = "ldm"
+		in.Naming = NamingLDM
 	case hf > 0:
-		in.Naming = "transformers"
+		in.Naming = NamingTransformers
 	default:
-		in.Naming = "unknown"
+		in.Naming = NamingUnknown
 	}
 
 	ctx := mostCommon(contexts)
 	switch {
 	case flux > 0:
-		in.Family = "flux"
+		in.Family = FamilyFlux
 	case sd3 > 0:
-		in.Family = "sd3"
+		in.Family = FamilySD3
 	case sdxl > 0 || ctx == 2048 || tiDim == 1280:
-		in.Family = "sdxl"
-	case ctx == 1024 || (in.Kind == "textual-inversion" && tiDim == 1024):
-		in.Family = "sd2"
-	case ctx == 768 || (in.Kind == "textual-inversion" && tiDim == 768):
-		in.Family = "sd1"
+		in.Family = FamilySDXL
+	case ctx == 1024 || (in.Kind == KindTextualInversion && tiDim == 1024):
+		in.Family = FamilySD2
+	case ctx == 768 || (in.Kind == KindTextualInversion && tiDim == 768):
+		in.Family = FamilySD1
 	case llm > 0 || hf > 0:
-		in.Family = "llm"
+		in.Family = FamilyLLM
 	default:
-		in.Family = "unknown"
+		in.Family = FamilyUnknown
 	}
 
 	if len(ranks) > 0 {
