@@ -3,12 +3,10 @@ package hash
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/zeebo/blake3"
 )
 
@@ -31,10 +29,6 @@ func TensorDigests(ctx context.Context, src canon.Source, m *canon.Model, opt Op
 	if err := CheckRanges(src, m); err != nil {
 		return nil, err
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	order := make([]int, len(m.Tensors))
 	for i := range order {
 		order[i] = i
@@ -42,39 +36,22 @@ func TensorDigests(ctx context.Context, src canon.Source, m *canon.Model, opt Op
 	sort.SliceStable(order, func(a, b int) bool { return m.Tensors[order[a]].Len() > m.Tensors[order[b]].Len() })
 
 	digests := make([][32]byte, len(m.Tensors))
-	var next atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, max(len(order), 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, chunkSize)
-			h := blake3.New()
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= len(order) || ctx.Err() != nil {
-					return
-				}
-				i := order[k]
-				t := &m.Tensors[i]
-				h.Reset()
-				if err := hashRange(ctx, src, h, buf, m.DataOffset()+int64(t.Begin), int64(t.Len()), opt.Progress); err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				h.Sum(digests[i][:0])
-			}
-		}()
+	type state struct {
+		buf []byte
+		h   *blake3.Hasher
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	newState := func() state { return state{make([]byte, chunkSize), blake3.New()} }
+	err := pool.RunWith(ctx, opt.Workers, len(order), newState, func(ctx context.Context, s state, k int) error {
+		i := order[k]
+		t := &m.Tensors[i]
+		s.h.Reset()
+		if err := hashRange(ctx, src, s.h, s.buf, m.DataOffset()+int64(t.Begin), int64(t.Len()), opt.Progress); err != nil {
+			return err
+		}
+		s.h.Sum(digests[i][:0])
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return digests, nil

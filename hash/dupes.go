@@ -10,10 +10,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/zeebo/blake3"
 )
@@ -143,9 +143,10 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	files := make([]*scanned, len(paths))
 	reasons := make([]string, len(paths))
 	var done atomic.Int64
-	parallel(ctx, workers, len(paths), func(i int) {
+	pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
 		files[i], reasons[i] = scanHeader(ctx, paths[i], opt.Cache, &opt.Source)
 		progress("headers", int(done.Add(1)), len(paths))
+		return nil
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 
 	// Stage 3: samples, then content IDs where samples agree.
 	done.Store(0)
-	parallel(ctx, workers, len(candidates), func(i int) {
+	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
 		f := candidates[i]
 		if !f.hasSample {
 			if err := f.takeSample(ctx, &bytesRead); err != nil {
@@ -181,6 +182,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 			}
 		}
 		progress("samples", int(done.Add(1)), len(candidates))
+		return nil
 	})
 	var sampled []*scanned
 	for _, f := range candidates {
@@ -197,9 +199,10 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 		}
 	}
 	done.Store(0)
-	parallel(ctx, workers, len(sampleGroups), func(i int) {
+	pool.Run(ctx, workers, len(sampleGroups), func(ctx context.Context, i int) error {
 		resolve(ctx, sampleGroups[i], &bytesRead)
 		progress("content", int(done.Add(1)), len(sampleGroups))
+		return nil
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -311,26 +314,6 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 		out[i] = append(out[i], f)
 	}
 	return out
-}
-
-// parallel runs fn(0..n-1) on workers goroutines.
-func parallel(ctx context.Context, workers, n int, fn func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the

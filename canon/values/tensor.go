@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/pool"
 )
 
 // ChunkElements is how many elements one chunk holds: a tensor is always split into chunks of this
@@ -148,50 +147,24 @@ func (t Tensor) read(f *format, buf []byte, lo, hi int64, progress func(int64)) 
 // handed out in order, so few results wait). newWorker makes each goroutine's work function, with its
 // own buffers. The first error stops the rest.
 func forChunks[T any](ctx context.Context, n int64, workers int, newWorker func() func(lo, hi int64) (T, error), merge func(T)) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	total := (n + ChunkElements - 1) / ChunkElements
-	workers = int(min(int64(workers), max(total, 1)))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var once sync.Once
-	var firstErr error
+	total := int((n + ChunkElements - 1) / ChunkElements)
 	var mu sync.Mutex
-	pending := map[int64]T{}
-	var merged int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work := newWorker()
-			for {
-				i := next.Add(1) - 1
-				if i >= total || ctx.Err() != nil {
-					return
-				}
-				lo := i * ChunkElements
-				r, err := work(lo, min(lo+ChunkElements, n))
-				if err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				mu.Lock()
-				pending[i] = r
-				for r, ok := pending[merged]; ok; r, ok = pending[merged] {
-					delete(pending, merged)
-					merge(r)
-					merged++
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
+	pending := map[int]T{}
+	merged := 0
+	return pool.RunWith(ctx, workers, total, newWorker, func(_ context.Context, work func(lo, hi int64) (T, error), i int) error {
+		lo := int64(i) * ChunkElements
+		r, err := work(lo, min(lo+ChunkElements, n))
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		pending[i] = r
+		for r, ok := pending[merged]; ok; r, ok = pending[merged] {
+			delete(pending, merged)
+			merge(r)
+			merged++
+		}
+		return nil
+	})
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strconv"
-	"sync"
 
+	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
@@ -76,25 +77,22 @@ func (c *diffCmd) run(o *out) int {
 	return status
 }
 
-// each runs f on both sides at once and reports the first error; it returns false after an error.
+// each runs f on both sides at once and reports the first error (A's before B's); it returns false after
+// an error.
 func (c *diffCmd) each(o *out, f func(i int, path string) error) bool {
 	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, path := range []string{c.A, c.B} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(i, path)
-		}()
-	}
-	wg.Wait()
+	paths := []string{c.A, c.B}
+	err := pool.Run(o.ctx, 2, 2, func(_ context.Context, i int) error {
+		errs[i] = f(i, paths[i])
+		return nil
+	})
 	for _, err := range errs {
 		if err != nil {
 			o.readFailed(err)
 			return false
 		}
 	}
-	return true
+	return err == nil // else interrupted before a side ran: run says so
 }
 
 // open reads one side's header.

@@ -6,9 +6,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -32,22 +32,12 @@ func (c *inspectCmd) runShort(o *out) int {
 	debug.SetGCPercent(400) // many headers: collect garbage, rarely
 	paths, status := o.walk(c.Files)
 	rows := make([]shortRow, len(paths))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < 2*runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				rows[i] = shortOf(o.ctx, o.src, paths[i], c.Verify)
-			}
-		}()
+	if err := pool.Run(o.ctx, 2*runtime.GOMAXPROCS(0), len(paths), func(ctx context.Context, i int) error {
+		rows[i] = shortOf(ctx, o.src, paths[i], c.Verify)
+		return nil
+	}); err != nil {
+		return exitTrouble // interrupted or out of time: run says so
 	}
-	for i := range paths {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 	for _, r := range rows {
 		switch {
 		case r.Error != "":
