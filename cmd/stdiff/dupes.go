@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime/debug"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +16,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
-	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 type dupesCmd struct {
@@ -27,15 +27,15 @@ type dupesCmd struct {
 }
 
 type dupesGroupJSON struct {
-	hash.DupeGroup
+	dupes.Group
 	Differences map[string]string `json:"differences,omitempty"`
 }
 
 // groupJSON is a group as scripts see it: files[] are the paths, members[] the details.
 type groupJSON struct {
-	Level       string            `json:"level"`
+	Level       dupes.Level       `json:"level"`
 	Files       []string          `json:"files"`
-	Members     []hash.DupeFile   `json:"members"`
+	Members     []dupes.File      `json:"members"`
 	StructureID string            `json:"structure_id"`
 	ContentID   string            `json:"content_id,omitempty"`
 	Keeper      string            `json:"keeper,omitempty"`
@@ -44,11 +44,9 @@ type groupJSON struct {
 }
 
 func (c *dupesCmd) run(o *out) int {
-	// Many files: collect garbage (the other commands read one or two headers and do not), rarely.
-	debug.SetGCPercent(400)
-	var cache *hash.Cache
+	var cache *dupes.Cache
 	if !c.NoCache || c.ClearCache {
-		path, err := hash.DefaultCachePath()
+		path, err := cachePath()
 		if err != nil {
 			o.errorf("", "%v", err)
 			return exitTrouble
@@ -64,10 +62,10 @@ func (c *dupesCmd) run(o *out) int {
 			}
 		}
 		if !c.NoCache {
-			if cache, err = hash.OpenCache(path); err != nil { // one line; the scan goes on
+			if cache, err = dupes.OpenCache(path); err != nil { // one line; the scan goes on
 				hint := ""
-				var ce *hash.CacheError
-				if errors.As(err, &ce) && ce.Problem == hash.CacheNotFile {
+				var ce *dupes.CacheError
+				if errors.As(err, &ce) && ce.Problem == dupes.CacheNotFile {
 					hint = "remove it, or set STDIFF_CACHE_DIR to another folder"
 				}
 				o.errorf(hint, "%s", textfmt.Escape(err.Error()))
@@ -88,7 +86,7 @@ func (c *dupesCmd) run(o *out) int {
 	paths, walkStatus := o.walk(c.Paths)
 	status = max(status, walkStatus)
 	prog := o.stageProgress()
-	rep, err := hash.FindDuplicates(o.ctx, paths, hash.DupeOptions{Structure: c.Level == "structure", Cache: cache, Source: o.src, Progress: prog.update})
+	rep, err := dupes.Find(o.ctx, paths, dupes.Options{Structure: c.Level == "structure", Cache: cache, Source: o.src, Progress: prog.update})
 	prog.stop()
 	if err != nil {
 		o.readFailed(err)
@@ -101,8 +99,8 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	groups := make([]dupesGroupJSON, len(rep.Groups))
 	for i, g := range rep.Groups {
-		groups[i] = dupesGroupJSON{DupeGroup: g}
-		if g.Level == hash.LevelContent {
+		groups[i] = dupesGroupJSON{Group: g}
+		if g.Level == dupes.LevelContent {
 			groups[i].Differences = differences(o, g)
 		}
 	}
@@ -122,8 +120,8 @@ func (c *dupesCmd) run(o *out) int {
 		o.writeJSON(struct {
 			Schema          string          `json:"schema"`
 			Groups          []groupJSON     `json:"groups"`
-			Skipped         []hash.Skipped  `json:"skipped"`
-			Notes           []hash.DupeNote `json:"notes"`
+			Skipped         []dupes.Skipped `json:"skipped"`
+			Notes           []dupes.Note    `json:"notes"`
 			Files           int             `json:"files"`
 			TensorBytesRead int64           `json:"tensor_bytes_read"`
 			Reclaimable     int64           `json:"reclaimable"`
@@ -159,12 +157,12 @@ func (c *dupesCmd) run(o *out) int {
 		}
 		o.printf("\n")
 	}
-	counts := map[string]int{}
+	counts := map[dupes.Level]int{}
 	for _, g := range groups {
 		counts[g.Level]++
 	}
 	var parts []string
-	for _, l := range []string{hash.LevelBytes, hash.LevelContent, hash.LevelStructure} {
+	for _, l := range []dupes.Level{dupes.LevelBytes, dupes.LevelContent, dupes.LevelStructure} {
 		if counts[l] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
 		}
@@ -181,9 +179,9 @@ func (c *dupesCmd) run(o *out) int {
 func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
 	size := textfmt.Bytes(uint64(g.Files[0].Size))
 	switch g.Level {
-	case hash.LevelBytes:
+	case dupes.LevelBytes:
 		o.printf("%s  %d identical files, %s each, %s reclaimable\n", o.pal.Bold("bytes"), len(g.Files), size, textfmt.Bytes(uint64(g.Reclaimable)))
-	case hash.LevelContent:
+	case dupes.LevelContent:
 		o.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", o.pal.Bold("content"), len(g.Files), textfmt.Bytes(uint64(g.Reclaimable)))
 	default:
 		o.printf("%s  %d files of the same architecture, different weights\n", o.pal.Bold("structure"), len(g.Files))
@@ -203,8 +201,8 @@ func (c *dupesCmd) printGroup(o *out, g dupesGroupJSON) {
 }
 
 // printDupeNotes lists the notes, one block per code.
-func printDupeNotes(o *out, notes []hash.DupeNote) {
-	byCode := map[string][]hash.DupeNote{}
+func printDupeNotes(o *out, notes []dupes.Note) {
+	byCode := map[string][]dupes.Note{}
 	var codes []string
 	for _, n := range notes {
 		if byCode[n.Code] == nil {
@@ -215,7 +213,7 @@ func printDupeNotes(o *out, notes []hash.DupeNote) {
 	for _, code := range codes {
 		ns := byCode[code]
 		switch code {
-		case hash.NoteSharesFiles:
+		case dupes.NoteSharesFiles:
 			o.printf("%s\n", o.pal.Yellow(fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
 				textfmt.Plural(len(ns), "model"), code)))
 		default:
@@ -235,8 +233,21 @@ func printDupeNotes(o *out, notes []hash.DupeNote) {
 	}
 }
 
+// cachePath is where the cache of content IDs lives: $STDIFF_CACHE_DIR/dupes-v1.json, else the user
+// cache folder's stdiff/dupes-v1.json.
+func cachePath() (string, error) {
+	if dir := os.Getenv("STDIFF_CACHE_DIR"); dir != "" {
+		return filepath.Join(dir, dupes.CacheFile), nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache folder: %w (set STDIFF_CACHE_DIR)", err)
+	}
+	return filepath.Join(dir, "stdiff", dupes.CacheFile), nil
+}
+
 // differences says how each file of a content group differs from the group's first file.
-func differences(o *out, g hash.DupeGroup) map[string]string {
+func differences(o *out, g dupes.Group) map[string]string {
 	out := map[string]string{}
 	first, err := dupeModel(o, g.Files[0].Path)
 	if err != nil {

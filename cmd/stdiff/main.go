@@ -67,11 +67,29 @@ type exitPanic int
 
 func main() {
 	// stdiff is short-lived and what it allocates (headers) lives to the end: it does not collect
-	// garbage until the heap nears a soft limit. Commands that read many files turn collection back on.
+	// garbage until the heap nears a soft limit. Commands that read many files turn collection back on
+	// (see memoryPolicy).
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(softLimit)
 	watchHeap()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// manyFiles is implemented by commands that may read the headers of many files.
+type manyFiles interface {
+	manyFiles() bool
+}
+
+func (c *dupesCmd) manyFiles() bool   { return true }
+func (c *inspectCmd) manyFiles() bool { return c.Short }
+
+// memoryPolicy is the one place the garbage collector is tuned for a command: one that reads many
+// headers, most of them garbage once read, collects, rarely (the others do not collect at all below
+// the soft limit, as main sets).
+func memoryPolicy(cmd command) {
+	if m, ok := cmd.(manyFiles); ok && m.manyFiles() {
+		debug.SetGCPercent(400)
+	}
 }
 
 // softLimit is the heap size up to which stdiff does not collect garbage.
@@ -161,6 +179,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		_ = kctx.PrintUsage(true)
 		return exitTrouble
 	}
+	memoryPolicy(cmd)
 	limit := timeLimit(cmd, c.Timeout)
 	if limit > 0 {
 		var cancel context.CancelFunc

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/markdown"
@@ -29,7 +28,6 @@ type shortRow struct {
 
 // runShort prints one row per file, reading headers and sidecars only, several files at a time.
 func (c *inspectCmd) runShort(o *out) int {
-	debug.SetGCPercent(400) // many headers: collect garbage, rarely
 	paths, status := o.walk(c.Files)
 	rows := make([]shortRow, len(paths))
 	if err := pool.Run(o.ctx, 2*runtime.GOMAXPROCS(0), len(paths), func(ctx context.Context, i int) error {

@@ -1,10 +1,20 @@
-package hash
+// Package dupes finds duplicate models among many: files, shard sets and URLs that hold the same bytes,
+// the same tensors under other metadata or layout, or the same architecture. It reads headers first,
+// then a small sample of tensor bytes, and whole tensors only where samples agree; a Cache remembers
+// what it learnt of files that have not changed since. It counts each real file once (hard and
+// symbolic links, shards shared between sets) and never offers a model that other models need as a
+// copy to delete.
+//
+// It never prints and reads no environment: where the cache lives is the caller's choice (the CLI's
+// default is $STDIFF_CACHE_DIR, else the user cache folder).
+package dupes
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -15,21 +25,31 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash"
 	"github.com/zeebo/blake3"
 )
+
+// Level is how alike the models of a group are.
+type Level string
 
 // Duplicate levels, from the strictest.
 const (
 	// LevelBytes: identical files.
-	LevelBytes = "bytes"
+	LevelBytes Level = "bytes"
 	// LevelContent: the same tensors (names, dtypes, shapes, bytes); metadata or layout differ.
-	LevelContent = "content"
+	LevelContent Level = "content"
 	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
-	LevelStructure = "structure"
+	LevelStructure Level = "structure"
 )
 
-// DupeOptions tune FindDuplicates.
-type DupeOptions struct {
+// ErrInvalid is wrapped by the error of a model left out because it is not valid safetensors.
+var ErrInvalid = errors.New("not valid safetensors")
+
+// compareChunk is how much of a tensor is read at a time when files are compared.
+const compareChunk = 1 << 20
+
+// Options tune Find.
+type Options struct {
 	// Structure also reports groups of files with the same structure but different weights.
 	Structure bool
 	// Cache, when set, remembers samples and content IDs of files that have not changed since.
@@ -43,8 +63,8 @@ type DupeOptions struct {
 	Progress func(stage string, n, total int, bytes int64)
 }
 
-// DupeFile is one model of a group: a file, a shard set named by its index, or a URL.
-type DupeFile struct {
+// File is one model of a group: a file, a shard set named by its index, or a URL.
+type File struct {
 	Path string `json:"path"`
 	// Size is the model's size on disk: for a shard set, its index and shards (each file once).
 	Size    int64 `json:"size"`
@@ -54,15 +74,15 @@ type DupeFile struct {
 	Header string `json:"header_blake3,omitempty"`
 }
 
-// DupeGroup is a set of models that are the same at Level.
-type DupeGroup struct {
-	Level string `json:"level"`
+// Group is a set of models that are the same at Level.
+type Group struct {
+	Level Level `json:"level"`
 	// Files are the group's models. In bytes and content groups the first is the one to keep (see
 	// Keeper), the others in path order; deleting those others, with their shards, breaks no scanned
 	// model, since models that share files with others are never among them.
-	Files       []DupeFile `json:"files"`
-	StructureID string     `json:"structure_id"`
-	ContentID   string     `json:"content_id,omitempty"`
+	Files       []File `json:"files"`
+	StructureID string `json:"structure_id"`
+	ContentID   string `json:"content_id,omitempty"`
 	// Keeper is the path of the first model, the one to keep: for bytes and content groups.
 	Keeper string `json:"keeper,omitempty"`
 	// Reclaimable is what deleting all models but the first would free, counting each real file once
@@ -72,16 +92,24 @@ type DupeGroup struct {
 
 // Skipped is a file left out of the scan, and why.
 type Skipped struct {
-	Path   string `json:"path"`
+	Path string `json:"path"`
+	// Reason is Err in words, without the path.
 	Reason string `json:"reason"`
+	// Err is why: the error reading the model, or one wrapping ErrInvalid.
+	Err error `json:"-"`
 }
 
-// DupeReport is the outcome of a scan.
-type DupeReport struct {
-	Groups  []DupeGroup `json:"groups"`
-	Skipped []Skipped   `json:"skipped"`
+// skip is the record of a model left out for err.
+func skip(path string, err error) Skipped {
+	return Skipped{Path: path, Reason: reasonOf(err), Err: err}
+}
+
+// Report is the outcome of a scan.
+type Report struct {
+	Groups  []Group   `json:"groups"`
+	Skipped []Skipped `json:"skipped"`
 	// Notes are about models that are no duplicates but bear on deleting (models sharing files).
-	Notes []DupeNote `json:"notes"`
+	Notes []Note `json:"notes"`
 	// Files is the number of models scanned; TensorBytesRead how many tensor bytes were read (samples
 	// and content), which the cache brings to zero on an unchanged collection.
 	Files           int   `json:"files"`
@@ -105,8 +133,11 @@ type scanned struct {
 	// hasHeaderHash is set once headerHash is known (it is computed only where it decides something).
 	hasHeaderHash bool
 	sample        [32]byte
-	content       string
-	hasSample     bool
+	// content is the content ID, once known.
+	content   string
+	hasSample bool
+	// err is why the model could not be read (after its header was): it is then skipped.
+	err error
 	// symlink is true when the path is a symbolic link.
 	symlink bool
 	// set is true for a model opened whole by source.Open: a shard set named by its index (its
@@ -121,17 +152,17 @@ type scanned struct {
 	opt *source.Options
 }
 
-// FindDuplicates groups models by what they share, staged so that most files need their header only:
+// Find groups models by what they share, staged so that most files need their header only:
 // files are grouped by structure ID and data size (a file alone there is nobody's duplicate); the
 // rest are split by a sample of tensor bytes (a few KiB of up to 16 tensors, chosen by name, so the
 // sample ignores layout); full content IDs are computed only for what is left. Identical headers
 // within a content group make a bytes group. Unreadable and invalid files are skipped with a reason.
-func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*DupeReport, error) {
+func Find(ctx context.Context, paths []string, opt Options) (*Report, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
-	rep := &DupeReport{Groups: []DupeGroup{}, Skipped: []Skipped{}, Notes: []DupeNote{}}
+	rep := &Report{Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}}
 	var bytesRead atomic.Int64
 	progress := func(stage string, n, total int) {
 		if opt.Progress != nil {
@@ -141,10 +172,10 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 
 	// Stage 1: headers.
 	files := make([]*scanned, len(paths))
-	reasons := make([]string, len(paths))
+	errs := make([]error, len(paths))
 	var done atomic.Int64
 	pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
-		files[i], reasons[i] = scanHeader(ctx, paths[i], opt.Cache, &opt.Source)
+		files[i], errs[i] = scanHeader(ctx, paths[i], opt.Cache, &opt.Source)
 		progress("headers", int(done.Add(1)), len(paths))
 		return nil
 	})
@@ -153,11 +184,11 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	}
 	for i, f := range files {
 		if f == nil {
-			rep.Skipped = append(rep.Skipped, Skipped{paths[i], reasons[i]})
+			rep.Skipped = append(rep.Skipped, skip(paths[i], errs[i]))
 		}
 	}
 	// The same model reached twice (links) counts once; models that share files are marked.
-	live := onlyOnce(files, func(path, reason string) { rep.Skipped = append(rep.Skipped, Skipped{path, reason}) })
+	live := onlyOnce(files, func(path, reason string) { rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: reason}) })
 	rep.Files = len(live)
 	if notes := markShared(live); notes != nil {
 		rep.Notes = notes
@@ -177,9 +208,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
 		f := candidates[i]
 		if !f.hasSample {
-			if err := f.takeSample(ctx, &bytesRead); err != nil {
-				f.content = "error: " + err.Error()
-			}
+			f.err = f.takeSample(ctx, &bytesRead)
 		}
 		progress("samples", int(done.Add(1)), len(candidates))
 		return nil
@@ -212,9 +241,8 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 	// Results: content groups, bytes groups within them, then structure groups.
 	var hashed []*scanned
 	for _, f := range candidates {
-		if reason, failed := strings.CutPrefix(f.content, "error: "); failed {
-			rep.Skipped = append(rep.Skipped, Skipped{f.path, reason})
-			f.content = ""
+		if f.err != nil {
+			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
 			continue
 		}
 		hashed = append(hashed, f)
@@ -250,7 +278,7 @@ func FindDuplicates(ctx context.Context, paths []string, opt DupeOptions) (*Dupe
 			}
 		}
 	}
-	rank := map[string]int{LevelBytes: 0, LevelContent: 1, LevelStructure: 2}
+	rank := map[Level]int{LevelBytes: 0, LevelContent: 1, LevelStructure: 2}
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
 		if a.Level != b.Level {
@@ -280,15 +308,15 @@ func sameContent(g []*scanned) bool {
 
 // makeGroup makes a group of g: bytes and content groups as keepSafe ordered them, structure groups in
 // path order.
-func makeGroup(level string, g []*scanned) DupeGroup {
-	files := make([]DupeFile, len(g))
+func makeGroup(level Level, g []*scanned) Group {
+	files := make([]File, len(g))
 	for i, f := range g {
-		files[i] = DupeFile{Path: f.path, Size: f.size, DataLen: f.dataLen}
+		files[i] = File{Path: f.path, Size: f.size, DataLen: f.dataLen}
 		if f.hasHeaderHash {
 			files[i].Header = hex.EncodeToString(f.headerHash[:])
 		}
 	}
-	grp := DupeGroup{Level: level, Files: files, StructureID: g[0].structure}
+	grp := Group{Level: level, Files: files, StructureID: g[0].structure}
 	if level == LevelStructure {
 		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 		return grp
@@ -317,13 +345,13 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 }
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
-// scan keeps of it. A model the reference rejects, or that cannot be read, is skipped with the reason.
-func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, string) {
+// scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
+func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, error) {
 	f := &scanned{path: path, set: isIndex(path) || source.IsRemote(path), opt: opt}
 	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {
-			return nil, reasonOf(&canon.ReadError{Name: path, Err: err})
+			return nil, &canon.ReadError{Name: path, Op: "stat", Err: err}
 		}
 		f.size, f.mtime = st.Size(), st.ModTime().UnixNano()
 		if lst, err := os.Lstat(path); err == nil {
@@ -334,11 +362,11 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)
 	if cache != nil && !f.set && cache.fill(f) {
-		return f, ""
+		return f, nil
 	}
 	o, err := f.open(ctx)
 	if err != nil {
-		return nil, reasonOf(err)
+		return nil, err
 	}
 	defer o.Close()
 	m := o.Model
@@ -347,17 +375,17 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		if m.RefErr != nil {
 			kind = string(m.RefErr.Kind)
 		}
-		return nil, fmt.Sprintf("not valid safetensors (%s): stdiff check says more", kind)
+		return nil, fmt.Errorf("%w (%s): stdiff check says more", ErrInvalid, kind)
 	}
 	if !f.set && m.FileSize != f.size {
-		return nil, canon.ErrChanged.Error()
+		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
 	}
 	if f.set {
 		if source.IsRemote(path) {
 			f.size = m.FileSize
 		} else {
 			if f.files, err = setFiles(path, f.realFiles()[0], m); err != nil {
-				return nil, reasonOf(err)
+				return nil, err
 			}
 			f.size = 0
 			for _, r := range f.files {
@@ -375,8 +403,8 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
-	f.dataLen, f.structure = m.DataLen(), StructureID(m)
-	return f, ""
+	f.dataLen, f.structure = m.DataLen(), hash.StructureID(m)
+	return f, nil
 }
 
 func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.index.json") }
@@ -409,12 +437,13 @@ func (f *scanned) hashHeader() error {
 		return err
 	}
 	if binary.LittleEndian.Uint64(n[:]) != uint64(len(hb)) {
-		return &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
+		return &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 	}
 	f.headerHash, f.hasHeaderHash = blake3.Sum256(hb), true
 	return src.Unchanged()
 }
 
+// reasonOf is err in words, without the path a *canon.ReadError names.
 func reasonOf(err error) string {
 	if re, ok := err.(*canon.ReadError); ok {
 		return re.Reason()
@@ -474,13 +503,19 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 
 // resolve gives every file of a group whose samples agree its content ID. The first file is read once,
 // hashed, and compared byte for byte, tensor by tensor, with the others as it goes (a comparison costs
-// less than a hash, and every file is read once); those that differ are resolved among themselves.
+// less than a hash, and every file is read once); those that differ are resolved among themselves. A
+// file that fails to read keeps the error (f.err) and is resolved no further.
 func resolve(ctx context.Context, g []*scanned, read *atomic.Int64) {
 	for len(g) > 0 && ctx.Err() == nil {
 		ref := g[0]
+		if ref.err != nil {
+			g = g[1:]
+			continue
+		}
 		var unknown, rest []*scanned
 		for _, f := range g[1:] {
 			switch {
+			case f.err != nil:
 			case f.content == "":
 				unknown = append(unknown, f)
 			case ref.content != "" && f.content != ref.content:
@@ -496,11 +531,13 @@ func resolve(ctx context.Context, g []*scanned, read *atomic.Int64) {
 				break
 			}
 			same, err := compareWith(ctx, ref, batch, read)
-			if err != nil {
-				ref.content = "error: " + err.Error()
+			if err != nil { // the others are resolved among themselves
+				ref.err = err
+				rest = append(append(rest, batch...), unknown...)
+				break
 			}
 			for i, f := range batch {
-				if same[i] && err == nil {
+				if same[i] {
 					f.content = ref.content
 				} else {
 					rest = append(rest, f)
@@ -547,11 +584,11 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 	for i, f := range others {
 		oo, m, err := reopen(ctx, f)
 		if err != nil {
-			f.content = "error: " + err.Error()
+			f.err = err
 			continue
 		}
 		defer oo.Close()
-		os[i] = &other{oo, oo.Source, m, canon.CanonicalOrder(m), make([]byte, chunkSize)}
+		os[i] = &other{oo, oo.Source, m, canon.CanonicalOrder(m), make([]byte, compareChunk)}
 		same[i] = true
 	}
 	hashRef := ref.content == ""
@@ -560,7 +597,7 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 	if hashRef {
 		digests = make([][32]byte, len(mr.Tensors))
 	}
-	buf := make([]byte, chunkSize)
+	buf := make([]byte, compareChunk)
 	h := blake3.New()
 	for k, i := range order {
 		t := &mr.Tensors[i]
@@ -581,7 +618,7 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 			if !hashRef && !anySame {
 				return same, nil
 			}
-			n := min(int64(t.Len())-off, chunkSize)
+			n := min(int64(t.Len())-off, compareChunk)
 			if _, err := sr.ReadAt(buf[:n], mr.DataOffset()+int64(t.Begin)+off); err != nil {
 				return same, err
 			}
@@ -595,7 +632,7 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 				}
 				ot := &o.m.Tensors[o.order[k]]
 				if _, err := o.src.ReadAt(o.buf[:n], o.m.DataOffset()+int64(ot.Begin)+off); err != nil {
-					others[j].content = "error: " + err.Error()
+					others[j].err = err
 					same[j] = false
 					continue
 				}
@@ -614,13 +651,13 @@ func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *ato
 	for j, o := range os {
 		if same[j] {
 			if err := o.o.Unchanged(); err != nil {
-				others[j].content = "error: " + err.Error()
+				others[j].err = err
 				same[j] = false
 			}
 		}
 	}
 	if hashRef {
-		ref.content = ContentID(mr, digests)
+		ref.content = hash.ContentID(mr, digests)
 	}
 	return same, nil
 }
@@ -632,9 +669,9 @@ func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, erro
 		return nil, nil, err
 	}
 	m := o.Model
-	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen || !m.Valid() || StructureID(m) != f.structure {
+	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen || !m.Valid() || hash.StructureID(m) != f.structure {
 		o.Close()
-		return nil, nil, &canon.ReadError{Name: f.path, Err: canon.ErrChanged}
+		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 	}
 	return o, m, nil
 }

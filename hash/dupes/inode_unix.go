@@ -1,6 +1,6 @@
 //go:build unix
 
-package hash
+package dupes
 
 import (
 	"io/fs"

@@ -1,8 +1,10 @@
-package hash
+package dupes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,7 +26,7 @@ func loraFile(seed int64, tag string) stfile.File {
 
 // plantedCollection writes a collection with one duplicate of every kind and returns its folder and
 // the expected groups (level → sorted base names).
-func plantedCollection(t *testing.T) (string, map[string][]string) {
+func plantedCollection(t *testing.T) (string, map[Level][]string) {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name string, b []byte) {
@@ -56,7 +58,7 @@ func plantedCollection(t *testing.T) (string, map[string][]string) {
 		write(fmt.Sprintf("g/unrelated-%d.safetensors", i), f.Build())
 	}
 	write("h/broken.safetensors", orig[:len(orig)-7])
-	want := map[string][]string{
+	want := map[Level][]string{
 		LevelBytes:     {"copy of orig.safetensors", "orig.safetensors"},
 		LevelContent:   {"copy of orig.safetensors", "orig.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
 		LevelStructure: {"copy of orig.safetensors", "near-miss.safetensors", "orig.safetensors", "other-weights.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
@@ -76,8 +78,8 @@ func modelsIn(t *testing.T, dir string) []string {
 	return paths
 }
 
-func groupsOf(rep *DupeReport) map[string][]string {
-	got := map[string][]string{}
+func groupsOf(rep *Report) map[Level][]string {
+	got := map[Level][]string{}
 	for _, g := range rep.Groups {
 		var names []string
 		for _, f := range g.Files {
@@ -95,14 +97,14 @@ func groupsOf(rep *DupeReport) map[string][]string {
 
 func TestFindDuplicatesPlanted(t *testing.T) {
 	dir, want := plantedCollection(t)
-	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{Structure: true})
+	rep, err := Find(context.Background(), modelsIn(t, dir), Options{Structure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("groups:\n got  %v\n want %v", got, want)
 	}
-	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Path, "broken") {
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Path, "broken") || !errors.Is(rep.Skipped[0].Err, ErrInvalid) {
 		t.Errorf("skipped: %+v", rep.Skipped)
 	}
 	if rep.Files != 16 {
@@ -116,6 +118,34 @@ func TestFindDuplicatesPlanted(t *testing.T) {
 	}
 }
 
+// TestSkippedKeepErrors: a model that vanishes after its header was read is skipped with the error
+// itself (a missing file), not with an error's text in place of its content ID; the others are grouped.
+func TestSkippedKeepErrors(t *testing.T) {
+	dir := t.TempDir()
+	b := loraFile(1, "x").Build()
+	paths := []string{filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors"), filepath.Join(dir, "c.safetensors")}
+	for _, p := range paths {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := paths[1]
+	rep, err := Find(t.Context(), paths, Options{Workers: 1, Progress: func(stage string, n, total int, _ int64) {
+		if stage == "headers" && n == total {
+			os.Remove(gone)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || rep.Skipped[0].Path != gone || !errors.Is(rep.Skipped[0].Err, fs.ErrNotExist) || rep.Skipped[0].Reason != "no such file" {
+		t.Errorf("skipped: %+v", rep.Skipped)
+	}
+	if len(rep.Groups) != 1 || len(rep.Groups[0].Files) != 2 || rep.Groups[0].ContentID == "" {
+		t.Errorf("groups: %+v", rep.Groups)
+	}
+}
+
 func TestDupesCache(t *testing.T) {
 	dir, want := plantedCollection(t)
 	delete(want, LevelStructure)
@@ -123,8 +153,8 @@ func TestDupesCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan := func() *DupeReport {
-		rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{Cache: cache})
+	scan := func() *Report {
+		rep, err := Find(context.Background(), modelsIn(t, dir), Options{Cache: cache})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +183,7 @@ func TestDupesCache(t *testing.T) {
 	b[len(b)-3] ^= 0xff
 	os.WriteFile(p, b, 0o644)
 	os.Chtimes(p, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
-	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{Cache: cache})
+	rep, err := Find(context.Background(), modelsIn(t, dir), Options{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +204,7 @@ func TestLargeGroup(t *testing.T) {
 	miss := append([]byte(nil), b...)
 	miss[len(miss)-1] ^= 1
 	os.WriteFile(filepath.Join(dir, "miss.safetensors"), miss, 0o644)
-	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{})
+	rep, err := Find(context.Background(), modelsIn(t, dir), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +221,7 @@ func TestLinksCountOnce(t *testing.T) {
 	if err := os.Link(a, filepath.Join(dir, "b.safetensors")); err != nil {
 		t.Skipf("no hard links here: %v", err)
 	}
-	rep, err := FindDuplicates(context.Background(), modelsIn(t, dir), DupeOptions{})
+	rep, err := Find(context.Background(), modelsIn(t, dir), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +235,7 @@ func TestSamePathTwice(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.safetensors")
 	os.WriteFile(a, loraFile(1, "x").Build(), 0o644)
-	rep, err := FindDuplicates(context.Background(), []string{a, a, filepath.Join(dir, ".", "a.safetensors")}, DupeOptions{})
+	rep, err := Find(context.Background(), []string{a, a, filepath.Join(dir, ".", "a.safetensors")}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package hash
+package dupes
 
 import (
 	"bytes"
@@ -23,8 +23,9 @@ import (
 // these is read again. A second `stdiff dupes` over an unchanged collection reads no tensor bytes, nor
 // any header.
 //
-// It lives in $STDIFF_CACHE_DIR, else the user cache folder (~/.cache/stdiff on Linux), as
-// dupes-v1.json; deleting that file (or `stdiff dupes --clear-cache`) clears it. Save writes it
+// It lives where the caller says (the CLI: $STDIFF_CACHE_DIR, else the user cache folder, as CacheFile,
+// ~/.cache/stdiff/dupes-v1.json on Linux); deleting that file (or `stdiff dupes --clear-cache`) clears
+// it. Save writes it
 // atomically, under a lock that concurrent runs share (merging what each learnt), keeps at most
 // MaxCacheEntries entries and MaxCacheBytes bytes (the most recently used), and drops entries of files
 // that no longer exist.
@@ -114,19 +115,6 @@ func (e *CacheError) Error() string {
 		return fmt.Sprintf("cache %s cannot be read (%s); starting a new one", e.Path, e.Reason)
 	}
 	return fmt.Sprintf("cache %s is not a stdiff cache (%s); starting a new one", e.Path, e.Reason)
-}
-
-// DefaultCachePath is where the cache lives: $STDIFF_CACHE_DIR/dupes-v1.json, else the user cache
-// folder's stdiff/dupes-v1.json.
-func DefaultCachePath() (string, error) {
-	if dir := os.Getenv("STDIFF_CACHE_DIR"); dir != "" {
-		return filepath.Join(dir, CacheFile), nil
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache folder: %w (set STDIFF_CACHE_DIR)", err)
-	}
-	return filepath.Join(dir, "stdiff", CacheFile), nil
 }
 
 // OpenCache loads the cache at path; a missing file is an empty cache. It always returns a working
@@ -381,9 +369,7 @@ func (c *Cache) put(f *scanned) {
 	if f.hasSample {
 		e.Sample = hex.EncodeToString(f.sample[:])
 	}
-	if strings.HasPrefix(f.content, ContentPrefix) {
-		e.Content = f.content
-	}
+	e.Content = f.content
 	key := cacheKey(f.path)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package hash
+package dupes
 
 import (
 	"bytes"
@@ -101,9 +101,9 @@ func writeSet(t *testing.T, dir string, a, b int64, note string) string {
 	return filepath.Join(dir, setIndex)
 }
 
-func scan(t *testing.T, paths ...string) *DupeReport {
+func scan(t *testing.T, paths ...string) *Report {
 	t.Helper()
-	rep, err := FindDuplicates(context.Background(), paths, DupeOptions{Structure: true})
+	rep, err := Find(context.Background(), paths, Options{Structure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ type collection struct {
 	t   *testing.T
 	dir string
 	rng *rand.Rand
-	// scanned are the paths given to FindDuplicates; copies pairs of them that are independent copies
+	// scanned are the paths given to Find; copies pairs of them that are independent copies
 	// of the same bytes (fresh files).
 	scanned []string
 	copies  [][2]string
@@ -389,7 +389,7 @@ func bytesOf(t *testing.T, path string) []byte {
 
 // TestDupesNeverDeleteTheLastCopy builds random collections (files, hard and symbolic links, sets,
 // Hugging Face caches whose revisions share blobs, second indexes of one set, shards on their own,
-// copies of all of these) and checks every group FindDuplicates reports: deleting every model of a
+// copies of all of these) and checks every group Find reports: deleting every model of a
 // bytes or content group but the first, with its shards, deletes no file of the first nor any file
 // another scanned model needs (a path to the very same files aside); Reclaimable is exactly what that
 // deletion frees, each real file once; independent copies are still found.
@@ -517,7 +517,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	}
 }
 
-func groupedAt(rep *DupeReport, level, a, b string) bool {
+func groupedAt(rep *Report, level Level, a, b string) bool {
 	for _, g := range rep.Groups {
 		var n int
 		for _, f := range g.Files {

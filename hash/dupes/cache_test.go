@@ -1,4 +1,4 @@
-package hash
+package dupes
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestCacheNotACache(t *testing.T) {
 				strings.Contains(err.Error(), "\n") {
 				t.Fatalf("OpenCache: %v (%#v)", err, ce)
 			}
-			rep, err := FindDuplicates(context.Background(), modelsIn(t, coll), DupeOptions{Cache: c})
+			rep, err := Find(context.Background(), modelsIn(t, coll), Options{Cache: c})
 			if err != nil || len(rep.Groups) != 1 {
 				t.Fatalf("scan with the cache: %v %+v", err, rep)
 			}

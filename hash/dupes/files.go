@@ -1,4 +1,4 @@
-package hash
+package dupes
 
 import (
 	"fmt"
@@ -12,13 +12,13 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 )
 
-// NoteSharesFiles is the code of a DupeNote: the model shares files (shards, its index) with other
+// NoteSharesFiles is the code of a Note: the model shares files (shards, its index) with other
 // scanned models, so deleting it would break them. Such a model is never offered as a copy to delete;
 // it can only be the kept, first, member of a group.
 const NoteSharesFiles = "shares-files"
 
-// DupeNote is something the scan found that is no duplicate but bears on deleting: Code says what.
-type DupeNote struct {
+// Note is something the scan found that is no duplicate but bears on deleting: Code says what.
+type Note struct {
 	Code string `json:"code"`
 	Path string `json:"path"`
 	// With are the other models concerned.
@@ -146,7 +146,7 @@ func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
 // markShared marks the models that share a file with another (a shard of two sets, an index and a
 // file named on its own) and returns a note for each. Only sets can share a file: two single files
 // that are one file were already made one model.
-func markShared(live []*scanned) []DupeNote {
+func markShared(live []*scanned) []Note {
 	owners := map[fileKey][]int{}
 	for i, f := range live {
 		if f.files != nil {
@@ -180,10 +180,10 @@ func markShared(live []*scanned) []DupeNote {
 			}
 		}
 	}
-	notes := make([]DupeNote, 0, len(with))
+	notes := make([]Note, 0, len(with))
 	for i, js := range with {
 		live[i].shared = true
-		n := DupeNote{Code: NoteSharesFiles, Path: live[i].path}
+		n := Note{Code: NoteSharesFiles, Path: live[i].path}
 		for j := range js {
 			n.With = append(n.With, live[j].path)
 		}
