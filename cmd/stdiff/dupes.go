@@ -93,7 +93,7 @@ func (c *dupesCmd) run(o *out) int {
 		return exitTrouble
 	}
 	if cache != nil {
-		if err := cache.Save(); err != nil {
+		if err := cache.Save(o.ctx); err != nil {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(cache.Path()), err)
 		}
 	}

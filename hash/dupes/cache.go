@@ -2,6 +2,7 @@ package dupes
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -219,8 +220,9 @@ func (c *Cache) Path() string { return c.path }
 // Save writes the cache if it changed. Under a lock shared with other runs (waiting at most
 // CacheLockWait, then returning ErrCacheLocked), it merges what the file on disk holds by now, drops
 // entries of files that no longer exist and the least recently used beyond the bounds, and writes a
-// temporary file renamed over the old one, so the cache is never seen half-written.
-func (c *Cache) Save() error {
+// temporary file renamed over the old one, so the cache is never seen half-written. Once ctx is done it
+// stops waiting for the lock and returns ctx.Err().
+func (c *Cache) Save(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.dirty || c.off {
@@ -230,7 +232,7 @@ func (c *Cache) Save() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	unlock, err := lockFile(c.path+".lock", c.lockWait)
+	unlock, err := lockFile(ctx, c.path+".lock", c.lockWait)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@
 package dupes
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,21 +17,28 @@ import (
 func TestCacheLockBounded(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, CacheFile)
-	unlock, err := lockFile(path+".lock", time.Second)
+	unlock, err := lockFile(t.Context(), path+".lock", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, _ := OpenCache(path)
 	c.lockWait = 50 * time.Millisecond
 	putPath(c, cacheFiles(t, dir, "f", 1)[0])
-	if err := c.Save(); !errors.Is(err, ErrCacheLocked) {
+	if err := c.Save(context.Background()); !errors.Is(err, ErrCacheLocked) {
 		t.Errorf("saving while another holds the lock: %v", err)
+	}
+	// Waiting for the lock ends with the caller's context.
+	c.lockWait = CacheLockWait
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	if err := c.Save(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("saving, cancelled while waiting for the lock: %v", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("written without the lock: %v", err)
 	}
 	unlock()
-	if err := c.Save(); err != nil || len(cachedNames(t, path)) != 1 {
+	if err := c.Save(context.Background()); err != nil || len(cachedNames(t, path)) != 1 {
 		t.Errorf("saving once the lock is free: %v", err)
 	}
 }
@@ -47,7 +55,7 @@ func TestCacheFIFO(t *testing.T) {
 		t.Fatalf("OpenCache: %v", err)
 	}
 	putPath(c, path)
-	if err := c.Save(); err != nil {
+	if err := c.Save(context.Background()); err != nil {
 		t.Errorf("Save: %v", err)
 	}
 }
@@ -66,7 +74,7 @@ func TestCacheUnreadable(t *testing.T) {
 		t.Fatalf("OpenCache: %v", err)
 	}
 	putPath(c, cacheFiles(t, dir, "f", 1)[0])
-	if err := c.Save(); err != nil || len(cachedNames(t, path)) != 1 {
+	if err := c.Save(context.Background()); err != nil || len(cachedNames(t, path)) != 1 {
 		t.Errorf("Save: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func TestCacheNotACache(t *testing.T) {
 			if err != nil || len(rep.Groups) != 1 {
 				t.Fatalf("scan with the cache: %v %+v", err, rep)
 			}
-			if err := c.Save(); err != nil {
+			if err := c.Save(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			c, err = OpenCache(path)
@@ -138,7 +138,7 @@ func TestCacheConcurrentSaves(t *testing.T) {
 	for _, c := range caches {
 		go func() {
 			<-start
-			errs <- c.Save()
+			errs <- c.Save(context.Background())
 		}()
 	}
 	close(start)
@@ -160,16 +160,16 @@ func TestCacheMerge(t *testing.T) {
 	files := cacheFiles(t, dir, "f", 2)
 	first, _ := OpenCache(path)
 	putPath(first, files[0])
-	first.Save()
+	first.Save(context.Background())
 	a, _ := OpenCache(path)
 	b, _ := OpenCache(path)
 	b.now = func() time.Time { return time.Now().Add(48 * time.Hour) }
 	b.put(&scanned{path: files[0], size: 99, structure: "st1:new"})
-	if err := b.Save(); err != nil {
+	if err := b.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	putPath(a, files[1])
-	if err := a.Save(); err != nil {
+	if err := a.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := OpenCache(path)
@@ -191,7 +191,7 @@ func TestCacheBounds(t *testing.T) {
 		clock = clock.Add(time.Hour)
 		putPath(c, p)
 	}
-	if err := c.Save(); err != nil {
+	if err := c.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(cachedNames(t, path)); got != "[f002.safetensors f003.safetensors f004.safetensors f005.safetensors]" {
@@ -200,7 +200,7 @@ func TestCacheBounds(t *testing.T) {
 	c, _ = OpenCache(path)
 	c.dirty = true
 	c.maxBytes = 400
-	if err := c.Save(); err != nil {
+	if err := c.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(path)
@@ -218,11 +218,11 @@ func TestCachePrune(t *testing.T) {
 	c, _ := OpenCache(path)
 	putPath(c, files[0])
 	putPath(c, files[1])
-	c.Save()
+	c.Save(context.Background())
 	os.Remove(files[1])
 	c, _ = OpenCache(path)
 	putPath(c, files[2])
-	if err := c.Save(); err != nil {
+	if err := c.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(cachedNames(t, path)); got != "[f000.safetensors f002.safetensors]" {
@@ -242,7 +242,7 @@ func fullCache(b *testing.B, n int) string {
 			hasHeaderHash: true, hasSample: true, content: "ct1:8edf9735c66ec917c0e9b7814ce165aa9536dec4e41c7913bed7a912ba4e0f62"}
 		c.put(f)
 	}
-	if err := c.Save(); err != nil {
+	if err := c.Save(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -269,7 +269,7 @@ func BenchmarkCacheSave(b *testing.B) {
 	}
 	for b.Loop() {
 		c.dirty = true
-		if err := c.Save(); err != nil {
+		if err := c.Save(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

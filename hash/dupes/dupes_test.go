@@ -158,7 +158,7 @@ func TestDupesCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := cache.Save(); err != nil {
+		if err := cache.Save(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(want) {

@@ -3,6 +3,7 @@
 package dupes
 
 import (
+	"context"
 	"errors"
 	"os"
 	"syscall"
@@ -10,9 +11,9 @@ import (
 )
 
 // lockFile takes an exclusive advisory lock (flock) on the file at path, creating it, waiting at most
-// wait for another holder; unlock releases it. The lock file is left in place: removing it would let
+// wait for another holder, and not once ctx is done; unlock releases it. The lock file is left in place: removing it would let
 // two runs lock two different files.
-func lockFile(path string, wait time.Duration) (unlock func(), err error) {
+func lockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, err
@@ -35,6 +36,11 @@ func lockFile(path string, wait time.Duration) (unlock func(), err error) {
 			f.Close()
 			return nil, ErrCacheLocked
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -2,8 +2,13 @@
 
 package dupes
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // lockFile does nothing here: without flock, concurrent saves are still atomic (each writes a whole
 // cache and renames it), but one run's new entries may be lost.
-func lockFile(string, time.Duration) (unlock func(), err error) { return func() {}, nil }
+func lockFile(context.Context, string, time.Duration) (unlock func(), err error) {
+	return func() {}, nil
+}
