@@ -441,3 +441,15 @@ func TestWholeFileHashesWithoutHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestKindNames: every kind a manifest may hold has a name for messages.
+func TestKindNames(t *testing.T) {
+	for _, k := range Kinds {
+		if KindName(k) == "" {
+			t.Errorf("kind %s has no name", k)
+		}
+	}
+	if KindName("st1") != "structure ID" || KindName("md5") != "" {
+		t.Error("KindName")
+	}
+}

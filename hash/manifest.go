@@ -24,17 +24,33 @@ type ManifestEntry struct {
 	Line  int
 }
 
-// Kinds a manifest may hold, in the order stdiff prints them.
-var Kinds = []string{"st1", "ct1", "sha256", "autov1", "autov2", "autov3", "blake3", "crc32"}
+// kinds are the kinds a manifest may hold, in the order stdiff prints them, with their names in messages.
+var kinds = []struct{ kind, name string }{
+	{"st1", "structure ID"}, {"ct1", "content ID"}, {"sha256", "SHA256"}, {"autov1", "AutoV1"},
+	{"autov2", "AutoV2"}, {"autov3", "AutoV3"}, {"blake3", "BLAKE3"}, {"crc32", "CRC32"},
+}
 
-func knownKind(k string) bool {
-	for _, x := range Kinds {
-		if x == k {
-			return true
+// Kinds a manifest may hold, in the order stdiff prints them.
+var Kinds = func() []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.kind
+	}
+	return out
+}()
+
+// KindName names a manifest kind in messages: "structure ID" for st1, "SHA256" for sha256 ("" for a
+// kind a manifest may not hold).
+func KindName(kind string) string {
+	for _, k := range kinds {
+		if k.kind == kind {
+			return k.name
 		}
 	}
-	return false
+	return ""
 }
+
+func knownKind(k string) bool { return KindName(k) != "" }
 
 // FormatLine formats one manifest line (with its newline).
 func FormatLine(kind, value, path string) string {

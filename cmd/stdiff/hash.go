@@ -210,10 +210,6 @@ func (ids *fileIDs) id(kind string) (string, error) {
 // errNoAutoV1 is why a file under hash.AutoV1MinSize bytes has no AutoV1.
 var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", textfmt.Thousands(hash.AutoV1MinSize))
 
-// kindNames name the manifest kinds in messages.
-var kindNames = map[string]string{"st1": "structure ID", "ct1": "content ID", "sha256": "SHA256", "autov1": "AutoV1",
-	"autov2": "AutoV2", "autov3": "AutoV3", "blake3": "BLAKE3", "crc32": "CRC32"}
-
 // manifestLines are the lines `stdiff hash` prints for a file: a manifest --check reads back. A hash the
 // file does not have is left out.
 func manifestLines(path string, ids *fileIDs) []string {
@@ -418,7 +414,7 @@ func compareIDs(want map[string]string, ids *fileIDs) (bool, string) {
 		}
 		v, why := ids.id(k)
 		if v == "" && why != nil {
-			return false, "no " + kindNames[k] + ": " + errorText(why)
+			return false, "no " + hash.KindName(k) + ": " + errorText(why)
 		}
 		got[k] = strings.ToLower(v)
 	}
