@@ -66,3 +66,14 @@ func TestFindingsFolded(t *testing.T) {
 		t.Errorf("strict verdict: %v", m.RefErr)
 	}
 }
+
+// TestOutcome: outcomes order from best to worst (the CLI's exit statuses 0, 1, 2), so several
+// reports come to their max.
+func TestOutcome(t *testing.T) {
+	if Clean != 0 || Found != 1 || Trouble != 2 || max(Clean, Trouble, Found) != Trouble || max(Clean, Found) != Found {
+		t.Error("outcomes are not ordered 0, 1, 2")
+	}
+	if Clean.String() != "clean" || Found.String() != "found" || Trouble.String() != "trouble" || Outcome(7).String() != "Outcome(7)" {
+		t.Error("String")
+	}
+}
