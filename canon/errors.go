@@ -35,6 +35,7 @@ type RefError struct {
 	Offset  int64
 }
 
+// Error is the kind and the message: "InvalidOffset: invalid offset for tensor \"w\"".
 func (e *RefError) Error() string { return string(e.Kind) + ": " + e.Message }
 
 // ErrUnreadable is wrapped by every error that means a source could not be read at all

@@ -1,6 +1,6 @@
 // Package diff compares two models. Compare computes a Report once; renderers turn it into text, JSON
-// or Markdown. Nothing here reads files: the caller brings the models (and, to compare bytes, the
-// per-tensor digests from package hash).
+// or Markdown. Nothing here reads files or decides about the terminal: the caller brings the models
+// (and, to compare bytes, the per-tensor digests from package hash) and, for colour, a textfmt.Palette.
 package diff
 
 import (
@@ -236,6 +236,7 @@ type PatternError struct {
 	Err     error
 }
 
+// Error names the pattern and what is wrong with it.
 func (e *PatternError) Error() string {
 	what := map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option]
 	if errors.Is(e.Err, ErrNoMatch) {

@@ -1,6 +1,8 @@
 // Package hash computes identities of models: the structure ID (names, dtypes, shapes), the content ID
 // (also every tensor's bytes), and the hashes the LoRA ecosystem uses (SHA256, AutoV1/V2/V3, BLAKE3,
-// CRC32). Byte work is streamed with positioned reads, in parallel, in bounded memory.
+// CRC32); it parses and writes the manifests `stdiff hash --check` verifies. Byte work is streamed with
+// positioned reads, in parallel, in bounded memory. It never prints, and never holds a file's bytes
+// whole; finding duplicates among many models is package hash/dupes.
 package hash
 
 import (

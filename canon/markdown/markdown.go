@@ -1,6 +1,7 @@
 // Package markdown escapes names and values read from files for Markdown output (CommonMark with
 // GitHub's tables), so that nothing in a file can add markup, raw HTML, a link, an image or a table
-// cell. It is the project's one Markdown escaper: every Markdown writer uses it.
+// cell. It is the project's one Markdown escaper: every Markdown writer uses it. It never writes
+// markup of its own: the writers do.
 //
 // Each function first applies textfmt.Escape (control characters, newlines, bidirectional overrides and
 // invalid UTF-8 become visible escapes such as \n), so the rendered text is exactly what the text

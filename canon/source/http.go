@@ -72,6 +72,7 @@ type HTTPError struct {
 	Text   string
 }
 
+// Error is the status ("HTTP 404 Not Found") and what more there is to say, or Text alone.
 func (e *HTTPError) Error() string {
 	if e.Status == 0 {
 		return e.Text

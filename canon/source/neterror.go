@@ -44,6 +44,7 @@ type NetError struct {
 	again bool
 }
 
+// Error is Msg.
 func (e *NetError) Error() string { return e.Msg }
 
 // Unwrap gives the cause.

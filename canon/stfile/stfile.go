@@ -1,6 +1,7 @@
 // Package stfile builds safetensors files in memory, for tests, fixtures and benchmarks. It writes what
 // the reference writer writes by default (compact JSON, `__metadata__` first, space padding to a multiple
-// of 8, contiguous offsets in tensor order) and can deviate from it on purpose.
+// of 8, contiguous offsets in tensor order) and can deviate from it on purpose. It never touches the
+// file system: callers write what Build returns.
 package stfile
 
 import (

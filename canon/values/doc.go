@@ -1,7 +1,8 @@
 // Package values reads tensor values: it decodes every dtype the reference knows into float64, encodes
 // float64 values into the narrow float formats with round-to-nearest-even, and computes statistics of
 // one tensor (Summary → Stats) and of two tensors of the same element count (PairStats → Diff) in one
-// streaming pass.
+// streaming pass. It never holds a tensor whole: bytes are read in chunks of ChunkElements elements,
+// on a bounded number of goroutines (package canon/pool), and it never prints.
 //
 // # Decoding
 //

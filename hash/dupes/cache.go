@@ -108,6 +108,7 @@ type CacheError struct {
 	Reason string
 }
 
+// Error says what is wrong with the cache and what stdiff does about it.
 func (e *CacheError) Error() string {
 	switch e.Problem {
 	case CacheNotFile:

@@ -1,7 +1,7 @@
 // Package ggufw builds GGUF files in memory, for tests, fixtures and benchmarks. By default it writes
 // what ggml's own writer writes (version 3, little-endian, tensor data padded to the alignment, each
 // tensor right after the previous one) and can deviate from it on purpose: any value type number,
-// any bytes, any offsets.
+// any bytes, any offsets. It never touches the file system: callers write what it builds.
 package ggufw
 
 import (

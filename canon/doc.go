@@ -1,0 +1,16 @@
+// Package canon is the safetensors format and what every model format stdiff reads shares: the header
+// reader (Read: the 8-byte length and the N header bytes, nothing else), the reference reader's strict
+// verdict (RefError, in the reference's own error kinds) beside lenient diagnoses (Finding, with stable
+// codes), the Model that results, its canonical form (what structure and content IDs hash), shard sets
+// (Index, ReadSet, SetSource), the in-place repair of NUL padding (FixNulPadding), the Source interface
+// byte readers use, the errors of reading (ReadError, which keeps its cause) and the Outcome a report
+// comes to.
+//
+// Sub-packages do the rest: canon/source opens models by name (files, sets, URLs, hf://), canon/lora
+// reads the LoRA world's conventions, canon/values reads tensor values, canon/gguf reads GGUF headers,
+// canon/textfmt and canon/markdown format text, canon/pool runs work in parallel.
+//
+// It never prints, never reads the environment and never opens a network connection; the only files it
+// opens by name are those FixNulPadding repairs (and OpenRegular, for package canon/source). A header is
+// never allocated before its length is checked against the limit and the file's size.
+package canon
