@@ -105,8 +105,8 @@ type Report struct {
 	Verdict  VerdictReport  `json:"verdict"`
 	Tensors  TensorReport   `json:"tensors"`
 	Metadata MetadataReport `json:"metadata"`
-	// Notes are differences that do not count: layout, order, padding, and what was left out.
-	Notes []string `json:"notes"`
+	// Notes are differences that do not count (layout, order, padding) and what was left out.
+	Notes []Note `json:"notes"`
 }
 
 // VerdictReport holds the reference reader's verdict on both sides.
@@ -171,22 +171,22 @@ func Compare(a, b Side, opt Options) *Report {
 		TensorsCompared: !opt.MetadataOnly, MetadataCompared: !opt.IgnoreMetadata}
 	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}
 	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
-	r.Notes = []string{}
+	r.Notes = []Note{}
 	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
 	r.Verdict.Changed = !r.Verdict.A.same(r.Verdict.B)
 	if !r.Verdict.Changed && !r.Verdict.A.Valid {
-		r.Notes = append(r.Notes, fmt.Sprintf("the reference reader rejects both models (%s)", *r.Verdict.A.Kind))
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)}))
 	}
 	var matched [][2]int
 	if !opt.MetadataOnly {
 		matched = compareTensors(r, a, b, opt)
 	} else {
-		r.Notes = append(r.Notes, "tensors not compared (--metadata-only)")
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteMetadataOnly}))
 	}
 	if !opt.IgnoreMetadata {
 		compareMetadata(r, a.Model, b.Model, opt)
 	} else {
-		r.Notes = append(r.Notes, "metadata not compared (--ignore-metadata)")
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
 	}
 	r.Categories = categories(r)
 	r.Identical = len(r.Categories) == 0
@@ -196,7 +196,7 @@ func Compare(a, b Side, opt Options) *Report {
 		layoutNotes(r, a.Model, b.Model, matched)
 	}
 	if !r.ContentCompared && !opt.MetadataOnly {
-		r.Notes = append(r.Notes, "tensor bytes not compared (use --content)")
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteContentNotCompared}))
 	}
 	return r
 }
@@ -556,13 +556,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
 		if !skip(k) && (inA != inB || va != vb) {
-			show := func(v string, ok bool) string {
-				if !ok {
-					return "absent"
-				}
-				return strconv.Quote(v)
-			}
-			r.Notes = append(r.Notes, fmt.Sprintf("metadata %s is %s → %s (writer bookkeeping, not a difference)", k, show(va, inA), show(vb, inB)))
+			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
 	ignore := skip
@@ -609,10 +603,10 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	sort.Slice(r.Metadata.Removed, func(x, y int) bool { return r.Metadata.Removed[x].Key < r.Metadata.Removed[y].Key })
 	sort.Slice(r.Metadata.Changed, func(x, y int) bool { return r.Metadata.Changed[x].Key < r.Metadata.Changed[y].Key })
 	if reformatted > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d metadata values differ only in JSON formatting or key order", reformatted))
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteReformatted, Count: reformatted}))
 	}
 	if ignored > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d metadata keys ignored (--ignore-key/--ignore-volatile)", ignored))
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeysIgnored, Count: ignored}))
 	}
 }
 
@@ -626,11 +620,11 @@ func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 			}
 			return fmt.Sprintf("%d shards", len(m.Shards))
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("stored as %s → %s", files(a), files(b)))
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteSharding, Old: files(a), New: files(b)}))
 		return // offsets and header sizes of a file and a set do not compare
 	}
 	if a.HeaderLen != b.HeaderLen {
-		r.Notes = append(r.Notes, fmt.Sprintf("header length differs (%d → %d bytes): formatting, padding or key order", a.HeaderLen, b.HeaderLen))
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteHeaderSize, Old: strconv.FormatUint(a.HeaderLen, 10), New: strconv.FormatUint(b.HeaderLen, 10)}))
 	}
 	reordered, moved := false, false
 	for _, p := range matched {
@@ -638,13 +632,13 @@ func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
 	}
 	if reordered {
-		r.Notes = append(r.Notes, "tensors are listed in a different order in the header")
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteTensorOrder}))
 	}
 	if moved {
-		r.Notes = append(r.Notes, "tensor data is laid out differently (other offsets)")
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteOffsets}))
 	}
 	if metaOrder(a) != metaOrder(b) {
-		r.Notes = append(r.Notes, "metadata keys are in a different order")
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeyOrder}))
 	}
 }
 

@@ -540,3 +540,21 @@ func TestDataChangeDigests(t *testing.T) {
 		}
 	}
 }
+
+// TestNoteCodes: a re-saved model differs only in layout, and the report says how in codes (which dupes
+// and scripts read), each note with its message made from the code.
+func TestNoteCodes(t *testing.T) {
+	r := Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{})
+	want := []NoteCode{NoteHeaderSize, NoteTensorOrder, NoteOffsets, NoteKeyOrder}
+	if got := r.LayoutCodes(); !slices.Equal(got, want) {
+		t.Errorf("layout codes %v, want %v", got, want)
+	}
+	for _, code := range []NoteCode{NoteBothInvalid, NoteMetadataOnly, NoteIgnoreMetadata, NoteKeysIgnored,
+		NoteContentNotCompared, NoteBookkeeping, NoteReformatted, NoteSharding, NoteHeaderSize, NoteTensorOrder,
+		NoteOffsets, NoteKeyOrder} {
+		n := newNote(Note{Code: code, Key: "k", Old: "a", New: "b", Count: 2})
+		if n.Message == "" || strings.Contains(n.Message, "%!") {
+			t.Errorf("%s: message %q", code, n.Message)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func Text(w io.Writer, r *Report, opt TextOptions) {
 	if len(r.Notes) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
 		for _, n := range r.Notes {
-			t.printf("  %s\n", t.opt.Palette.Dim(n))
+			t.printf("  %s\n", t.opt.Palette.Dim(n.Message))
 		}
 	}
 	t.printf("\n%s\n", Summary(r))
@@ -321,7 +321,7 @@ func Markdown(w io.Writer, r *Report) {
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {
-			p("- %s\n", markdown.Text(n))
+			p("- %s\n", markdown.Text(n.Message))
 		}
 	}
 }

@@ -281,15 +281,14 @@ func differences(o *out, g dupes.Group) map[string]string {
 			what = append(what, "metadata: "+strings.Join(keys, ", "))
 		}
 		var layout []string
+		labels := map[diff.NoteCode]string{diff.NoteHeaderSize: "header size", diff.NoteTensorOrder: "tensor order",
+			diff.NoteOffsets: "offsets", diff.NoteKeyOrder: "key order"}
 		for _, n := range r.Notes {
-			if strings.HasPrefix(n, "stored as") {
-				layout = append(layout, n)
-			}
-			for _, l := range [][2]string{{"listed in a different order", "tensor order"}, {"laid out", "offsets"},
-				{"metadata keys are in a different order", "key order"}, {"header length", "header size"}} {
-				if strings.Contains(n, l[0]) {
-					layout = append(layout, l[1])
-				}
+			switch {
+			case n.Code == diff.NoteSharding:
+				layout = append(layout, n.Message)
+			case labels[n.Code] != "":
+				layout = append(layout, labels[n.Code])
 			}
 		}
 		if len(layout) > 0 {

@@ -1,0 +1,105 @@
+package diff
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// NoteCode names a note: a difference between the models that does not count (layout, formatting,
+// writer bookkeeping), or something left out of the comparison. Codes are stable and safe to match in
+// scripts; the README lists them.
+type NoteCode string
+
+// Note codes.
+const (
+	// NoteBothInvalid: the reference reader rejects both models, for the same reason.
+	NoteBothInvalid NoteCode = "verdict.both-invalid"
+	// NoteMetadataOnly: tensors were left out (--metadata-only).
+	NoteMetadataOnly NoteCode = "scope.metadata-only"
+	// NoteIgnoreMetadata: metadata was left out (--ignore-metadata).
+	NoteIgnoreMetadata NoteCode = "scope.ignore-metadata"
+	// NoteKeysIgnored: Count metadata keys were left out (--ignore-key, --ignore-volatile).
+	NoteKeysIgnored NoteCode = "scope.keys-ignored"
+	// NoteContentNotCompared: tensor bytes were not compared.
+	NoteContentNotCompared NoteCode = "scope.content-not-compared"
+	// NoteBookkeeping: a key a writer adds about itself (Key) differs: Old → New ("" when absent).
+	NoteBookkeeping NoteCode = "metadata.bookkeeping"
+	// NoteReformatted: Count JSON metadata values differ only in formatting or key order.
+	NoteReformatted NoteCode = "metadata.reformatted"
+	// NoteSharding: one side is one file, the other a set of shards, or the shard counts differ.
+	NoteSharding NoteCode = "layout.sharding"
+	// NoteHeaderSize: the header lengths differ (formatting, padding or key order).
+	NoteHeaderSize NoteCode = "layout.header-size"
+	// NoteTensorOrder: the tensors are listed in another order in the header.
+	NoteTensorOrder NoteCode = "layout.order"
+	// NoteOffsets: the tensor data is laid out at other offsets.
+	NoteOffsets NoteCode = "layout.offsets"
+	// NoteKeyOrder: the metadata keys are in another order.
+	NoteKeyOrder NoteCode = "layout.key-order"
+)
+
+// Note is one note of a report: its code, the particulars its message is made from, and the message.
+type Note struct {
+	Code NoteCode `json:"code"`
+	// Key is the metadata key a note is about; Old and New the two sides' values, as the message shows them.
+	Key string `json:"key,omitempty"`
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
+	// Count is how many things a note counts.
+	Count int `json:"count,omitempty"`
+	// Message is the note in words, made from the code and the particulars.
+	Message string `json:"message"`
+}
+
+// IsLayout reports whether a note is about how the same model is laid out on disk.
+func (c NoteCode) IsLayout() bool { return strings.HasPrefix(string(c), "layout.") }
+
+// newNote makes a note and its message from its code and particulars.
+func newNote(n Note) Note {
+	switch n.Code {
+	case NoteBothInvalid:
+		n.Message = fmt.Sprintf("the reference reader rejects both models (%s)", n.Old)
+	case NoteMetadataOnly:
+		n.Message = "tensors not compared (--metadata-only)"
+	case NoteIgnoreMetadata:
+		n.Message = "metadata not compared (--ignore-metadata)"
+	case NoteKeysIgnored:
+		n.Message = fmt.Sprintf("%d metadata keys ignored (--ignore-key/--ignore-volatile)", n.Count)
+	case NoteContentNotCompared:
+		n.Message = "tensor bytes not compared (use --content)"
+	case NoteBookkeeping:
+		show := func(v string) string {
+			if v == "" {
+				return "absent"
+			}
+			return strconv.Quote(v)
+		}
+		n.Message = fmt.Sprintf("metadata %s is %s → %s (writer bookkeeping, not a difference)", n.Key, show(n.Old), show(n.New))
+	case NoteReformatted:
+		n.Message = fmt.Sprintf("%d metadata values differ only in JSON formatting or key order", n.Count)
+	case NoteSharding:
+		n.Message = fmt.Sprintf("stored as %s → %s", n.Old, n.New)
+	case NoteHeaderSize:
+		n.Message = fmt.Sprintf("header length differs (%s → %s bytes): formatting, padding or key order", n.Old, n.New)
+	case NoteTensorOrder:
+		n.Message = "tensors are listed in a different order in the header"
+	case NoteOffsets:
+		n.Message = "tensor data is laid out differently (other offsets)"
+	case NoteKeyOrder:
+		n.Message = "metadata keys are in a different order"
+	}
+	return n
+}
+
+// LayoutCodes lists the layout notes of a report: how two models with the same tensors and metadata
+// differ on disk.
+func (r *Report) LayoutCodes() []NoteCode {
+	var out []NoteCode
+	for _, n := range r.Notes {
+		if n.Code.IsLayout() {
+			out = append(out, n.Code)
+		}
+	}
+	return out
+}
