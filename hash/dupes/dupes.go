@@ -3,10 +3,12 @@
 // then a small sample of tensor bytes, and whole tensors only where samples agree; a Cache remembers
 // what it learnt of files that have not changed since. It counts each real file once (hard and
 // symbolic links, shards shared between sets) and never offers a model that other models need as a
-// copy to delete.
+// copy to delete. Find returns a Report: plain data, with how each copy differs from the model to keep
+// as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
 //
-// It never prints and reads no environment: where the cache lives is the caller's choice (the CLI's
-// default is $STDIFF_CACHE_DIR, else the user cache folder).
+// It never prints (the writers write to the io.Writer they are given) and reads no environment: where
+// the cache lives is the caller's choice (the CLI's default is $STDIFF_CACHE_DIR, else the user cache
+// folder).
 package dupes
 
 import (
@@ -16,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"sort"
@@ -59,30 +62,42 @@ type Options struct {
 	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
 	Workers int
 	// Progress, when set, is called (from several goroutines) as files are read: stage is "headers",
-	// "samples" or "content"; n files of total done; bytes is tensor bytes read so far.
+	// "samples", "content" or "differences"; n files (groups, for "content" and "differences") of
+	// total done; bytes is tensor bytes read so far.
 	Progress func(stage string, n, total int, bytes int64)
 }
 
-// File is one model of a group: a file, a shard set named by its index, or a URL.
-type File struct {
+// Member is one model of a group: a file, a shard set named by its index, or a URL.
+type Member struct {
 	Path string `json:"path"`
 	// Size is the model's size on disk: for a shard set, its index and shards (each file once).
 	Size    int64 `json:"size"`
 	DataLen int64 `json:"data_len"`
-	// Header is the BLAKE3 of the file's header bytes: within a content group, equal headers mean
-	// identical files.
+	// Shards is the number of shards of a shard set; 0 for a model in one file.
+	Shards int `json:"shards,omitempty"`
+	// Header is the BLAKE3 of the file's header bytes (a set's: of its shards' names and headers):
+	// within a content group, equal headers mean identical files.
 	Header string `json:"header_blake3,omitempty"`
+	// Differences say how a member of a content group differs from the group's keeper; nil for the
+	// keeper, for members of other groups, and for a member that could not be read again to compare.
+	Differences *Differences `json:"differences,omitempty"`
+	// IdenticalTo is the keeper's path when the member's header bytes are the keeper's: the two are
+	// the same file (a member of a content group only).
+	IdenticalTo string `json:"identical_to,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
 type Group struct {
 	Level Level `json:"level"`
-	// Files are the group's models. In bytes and content groups the first is the one to keep (see
+	// Files are the paths of Members, in the same order.
+	Files []string `json:"files"`
+	// Members are the group's models. In bytes and content groups the first is the one to keep (see
 	// Keeper), the others in path order; deleting those others, with their shards, breaks no scanned
-	// model, since models that share files with others are never among them.
-	Files       []File `json:"files"`
-	StructureID string `json:"structure_id"`
-	ContentID   string `json:"content_id,omitempty"`
+	// model, since models that share files with others are never among them. Structure groups are
+	// in path order.
+	Members     []Member `json:"members"`
+	StructureID string   `json:"structure_id"`
+	ContentID   string   `json:"content_id,omitempty"`
 	// Keeper is the path of the first model, the one to keep: for bytes and content groups.
 	Keeper string `json:"keeper,omitempty"`
 	// Reclaimable is what deleting all models but the first would free, counting each real file once
@@ -95,7 +110,8 @@ type Skipped struct {
 	Path string `json:"path"`
 	// Reason is Err in words, without the path.
 	Reason string `json:"reason"`
-	// Err is why: the error reading the model, or one wrapping ErrInvalid.
+	// Err is why: the error reading the model, or one wrapping ErrInvalid; nil for a model reached
+	// twice (through links).
 	Err error `json:"-"`
 }
 
@@ -104,8 +120,33 @@ func skip(path string, err error) Skipped {
 	return Skipped{Path: path, Reason: reasonOf(err), Err: err}
 }
 
+// Failure is a path named to Find that could not be scanned: one that does not exist, or a folder
+// (or a file under it) that cannot be read.
+type Failure struct {
+	Path string `json:"path"`
+	// Error is Err in words, without the path.
+	Error string `json:"error"`
+	// Err is the error: a *canon.ReadError naming the path; errors.Is(Err, fs.ErrNotExist) for a
+	// path that does not exist.
+	Err error `json:"-"`
+}
+
+// ErrNoSuchPath is the cause of the Failure of a path that does not exist: "no such file or folder".
+// It matches fs.ErrNotExist.
+var ErrNoSuchPath error = noSuchPath{}
+
+type noSuchPath struct{}
+
+func (noSuchPath) Error() string        { return "no such file or folder" }
+func (noSuchPath) Is(target error) bool { return target == fs.ErrNotExist }
+
+// Schema is the report's schema: the first field of its JSON and of each JSONL record.
+const Schema = "stdiff.dupes/v1"
+
 // Report is the outcome of a scan.
 type Report struct {
+	// Schema is always the constant Schema.
+	Schema  string    `json:"schema"`
 	Groups  []Group   `json:"groups"`
 	Skipped []Skipped `json:"skipped"`
 	// Notes are about models that are no duplicates but bear on deleting (models sharing files).
@@ -117,6 +158,22 @@ type Report struct {
 	// Reclaimable is what keeping one model of each set of same-content models would free, each real
 	// file counted once.
 	Reclaimable int64 `json:"reclaimable"`
+	// Errors are the paths that could not be scanned at all (a missing path, an unreadable folder):
+	// the scan went on without them, but its answer is incomplete. Writers leave them out; callers
+	// report them (the CLI on stderr).
+	Errors []Failure `json:"errors"`
+}
+
+// Outcome is what the scan comes to: Trouble when a path could not be scanned, else Found when there
+// are duplicates, else Clean. Skipped models (unreadable or invalid files) do not change it.
+func (r *Report) Outcome() canon.Outcome {
+	switch {
+	case len(r.Errors) > 0:
+		return canon.Trouble
+	case len(r.Groups) > 0:
+		return canon.Found
+	}
+	return canon.Clean
 }
 
 // scanned is what the scan keeps of one file: small, so that a collection of any size fits.
@@ -140,6 +197,8 @@ type scanned struct {
 	err error
 	// symlink is true when the path is a symbolic link.
 	symlink bool
+	// shards is the number of shards of a shard set (0: one file).
+	shards int
 	// set is true for a model opened whole by source.Open: a shard set named by its index (its
 	// header hash is that of its shards' headers) or a URL.
 	set bool
@@ -152,17 +211,27 @@ type scanned struct {
 	opt *source.Options
 }
 
-// Find groups models by what they share, staged so that most files need their header only:
-// files are grouped by structure ID and data size (a file alone there is nobody's duplicate); the
-// rest are split by a sample of tensor bytes (a few KiB of up to 16 tensors, chosen by name, so the
-// sample ignores layout); full content IDs are computed only for what is left. Identical headers
-// within a content group make a bytes group. Unreadable and invalid files are skipped with a reason.
-func Find(ctx context.Context, paths []string, opt Options) (*Report, error) {
+// Find groups the models under roots by what they share. Roots are files, shard sets (their
+// *.safetensors.index.json), URLs and folders, searched recursively (source.Walk); a root that does
+// not exist, or a folder that cannot be read, is a Failure in Report.Errors and the scan goes on.
+//
+// It is staged so that most files need their header only: files are grouped by structure ID and data
+// size (a file alone there is nobody's duplicate); the rest are split by a sample of tensor bytes (a
+// few KiB of up to 16 tensors, chosen by name, so the sample ignores layout); full content IDs are
+// computed only for what is left. Identical headers within a content group make a bytes group; the
+// other members of a content group are compared with its keeper (their headers, read again) to say
+// how they differ. Unreadable and invalid files are skipped with a reason. The error is ctx's, when
+// it is done before the scan is.
+func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
-	rep := &Report{Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}}
+	rep := &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}
+	paths := walk(ctx, roots, rep)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var bytesRead atomic.Int64
 	progress := func(stage string, n, total int) {
 		if opt.Progress != nil {
@@ -239,6 +308,7 @@ func Find(ctx context.Context, paths []string, opt Options) (*Report, error) {
 	rep.TensorBytesRead = bytesRead.Load()
 
 	// Results: content groups, bytes groups within them, then structure groups.
+	var contentGroups []contentGroup
 	var hashed []*scanned
 	for _, f := range candidates {
 		if f.err != nil {
@@ -269,6 +339,7 @@ func Find(ctx context.Context, paths []string, opt Options) (*Report, error) {
 		}
 		if len(byHeader) > 1 {
 			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g))
+			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, g})
 		}
 	}
 	if opt.Structure {
@@ -278,13 +349,24 @@ func Find(ctx context.Context, paths []string, opt Options) (*Report, error) {
 			}
 		}
 	}
+	// Differences, before rep.Groups is sorted (contentGroups know their groups by index).
+	done.Store(0)
+	pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
+		cg := contentGroups[i]
+		differences(ctx, &rep.Groups[cg.index], cg.members)
+		progress("differences", int(done.Add(1)), len(contentGroups))
+		return nil
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rank := map[Level]int{LevelBytes: 0, LevelContent: 1, LevelStructure: 2}
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
 		if a.Level != b.Level {
 			return rank[a.Level] < rank[b.Level]
 		}
-		return a.Files[0].Path < b.Files[0].Path
+		return a.Files[0] < b.Files[0]
 	})
 	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
 	if opt.Cache != nil {
@@ -309,19 +391,21 @@ func sameContent(g []*scanned) bool {
 // makeGroup makes a group of g: bytes and content groups as keepSafe ordered them, structure groups in
 // path order.
 func makeGroup(level Level, g []*scanned) Group {
-	files := make([]File, len(g))
+	if level == LevelStructure {
+		g = append([]*scanned(nil), g...)
+		sort.Slice(g, func(i, j int) bool { return g[i].path < g[j].path })
+	}
+	grp := Group{Level: level, Files: make([]string, len(g)), Members: make([]Member, len(g)), StructureID: g[0].structure}
 	for i, f := range g {
-		files[i] = File{Path: f.path, Size: f.size, DataLen: f.dataLen}
+		grp.Files[i] = f.path
+		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards}
 		if f.hasHeaderHash {
-			files[i].Header = hex.EncodeToString(f.headerHash[:])
+			grp.Members[i].Header = hex.EncodeToString(f.headerHash[:])
 		}
 	}
-	grp := Group{Level: level, Files: files, StructureID: g[0].structure}
-	if level == LevelStructure {
-		sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-		return grp
+	if level != LevelStructure {
+		grp.ContentID, grp.Keeper, grp.Reclaimable = g[0].content, g[0].path, freed(g)
 	}
-	grp.ContentID, grp.Keeper, grp.Reclaimable = g[0].content, g[0].path, freed(g)
 	return grp
 }
 
@@ -351,7 +435,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {
-			return nil, &canon.ReadError{Name: path, Op: "stat", Err: err}
+			return nil, canon.PathError("stat", path, err)
 		}
 		f.size, f.mtime = st.Size(), st.ModTime().UnixNano()
 		if lst, err := os.Lstat(path); err == nil {
@@ -403,7 +487,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
-	f.dataLen, f.structure = m.DataLen(), hash.StructureID(m)
+	f.dataLen, f.structure, f.shards = m.DataLen(), hash.StructureID(m), len(m.Shards)
 	return f, nil
 }
 

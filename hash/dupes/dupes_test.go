@@ -82,7 +82,7 @@ func groupsOf(rep *Report) map[Level][]string {
 	got := map[Level][]string{}
 	for _, g := range rep.Groups {
 		var names []string
-		for _, f := range g.Files {
+		for _, f := range g.Members {
 			names = append(names, filepath.Base(f.Path))
 		}
 		sort.Strings(names)

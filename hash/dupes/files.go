@@ -12,15 +12,18 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 )
 
+// NoteCode says what a Note is about. Codes are stable and safe to match in scripts.
+type NoteCode string
+
 // NoteSharesFiles is the code of a Note: the model shares files (shards, its index) with other
 // scanned models, so deleting it would break them. Such a model is never offered as a copy to delete;
 // it can only be the kept, first, member of a group.
-const NoteSharesFiles = "shares-files"
+const NoteSharesFiles NoteCode = "shares-files"
 
 // Note is something the scan found that is no duplicate but bears on deleting: Code says what.
 type Note struct {
-	Code string `json:"code"`
-	Path string `json:"path"`
+	Code NoteCode `json:"code"`
+	Path string   `json:"path"`
 	// With are the other models concerned.
 	With []string `json:"with"`
 }

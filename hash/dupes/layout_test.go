@@ -167,8 +167,8 @@ func TestSetCopyReclaimsItsFiles(t *testing.T) {
 		size += st.Size()
 	}
 	if len(rep.Groups) < 1 || rep.Groups[0].Level != LevelBytes || rep.Groups[0].Keeper != revs[0] ||
-		len(rep.Groups[0].Files) != 2 || rep.Groups[0].Files[1].Path != cp || rep.Groups[0].Reclaimable != size ||
-		rep.Groups[0].Files[1].Size != size || rep.Reclaimable != size {
+		len(rep.Groups[0].Files) != 2 || rep.Groups[0].Members[1].Path != cp || rep.Groups[0].Reclaimable != size ||
+		rep.Groups[0].Members[1].Size != size || rep.Reclaimable != size {
 		t.Errorf("groups %+v, reclaimable %d, want the copy's %d bytes", rep.Groups, rep.Reclaimable, size)
 	}
 }
@@ -184,7 +184,7 @@ func TestShardAloneIsNotACopyOfItsSet(t *testing.T) {
 	cp := filepath.Join(dir, "loras", "copy.safetensors")
 	mustWrite(t, cp, s1)
 	rep := scan(t, set, alone, cp)
-	if len(rep.Groups) != 1 || rep.Groups[0].Keeper != alone || rep.Groups[0].Files[1].Path != cp {
+	if len(rep.Groups) != 1 || rep.Groups[0].Keeper != alone || rep.Groups[0].Members[1].Path != cp {
 		t.Errorf("groups %+v", rep.Groups)
 	}
 	if len(rep.Notes) != 2 || rep.Notes[0].Path != alone || rep.Notes[1].Path != set {
@@ -433,11 +433,11 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				}
 			}
 			for _, g := range rep.Groups {
-				for _, f := range g.Files {
+				for _, f := range g.Members {
 					if grouped[f.Path] == nil {
 						grouped[f.Path] = map[string]bool{}
 					}
-					for _, o := range g.Files {
+					for _, o := range g.Members {
 						grouped[f.Path][o.Path] = true
 					}
 				}
@@ -447,12 +447,12 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 					}
 					continue
 				}
-				keeper := g.Files[0].Path
+				keeper := g.Members[0].Path
 				if g.Keeper != keeper {
 					t.Errorf("keeper %s is not the first of %+v", g.Keeper, g.Files)
 				}
 				deleted := map[realFile]bool{}
-				for _, f := range g.Files[1:] {
+				for _, f := range g.Members[1:] {
 					for rf := range files[f.Path] {
 						deleted[rf] = true
 					}
@@ -469,7 +469,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 						continue
 					}
 					sameAsDeleted := false
-					for _, f := range g.Files[1:] {
+					for _, f := range g.Members[1:] {
 						sameAsDeleted = sameAsDeleted || sameFiles(files[p], files[f.Path])
 					}
 					if !sameAsDeleted {
@@ -520,7 +520,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 func groupedAt(rep *Report, level Level, a, b string) bool {
 	for _, g := range rep.Groups {
 		var n int
-		for _, f := range g.Files {
+		for _, f := range g.Members {
 			if f.Path == a || f.Path == b {
 				n++
 			}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stdiff/stdiff/hash/dupes"
+)
+
+// dupesCollection copies fixtures into a folder: a copy, edited metadata, a re-saved file, other
+// weights, an invalid file.
+func dupesCollection(t *testing.T) string {
+	dir := t.TempDir()
+	for name, from := range map[string]string{"a/mychar.safetensors": "base", "b/copy.safetensors": "base",
+		"b/retitled.safetensors": "retitled", "b/resaved.safetensors": "reordered", "a/v2.safetensors": "retrained",
+		"a/broken.safetensors": "truncated"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", from+".safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDupesIsTheLibrarys: what `stdiff dupes` prints is dupes.Find's report through its writer, byte
+// for byte, in every format; -q prints nothing and answers with the same exit status.
+func TestDupesIsTheLibrarys(t *testing.T) {
+	dir := dupesCollection(t)
+	missing := filepath.Join(dir, "missing")
+	rep, err := dupes.Find(t.Context(), []string{dir, missing}, dupes.Options{Structure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, write := range map[string]func(*bytes.Buffer) error{
+		"json":     func(b *bytes.Buffer) error { return dupes.WriteJSON(b, rep) },
+		"markdown": func(b *bytes.Buffer) error { return dupes.WriteMarkdown(b, rep) },
+		"text":     func(b *bytes.Buffer) error { return dupes.WriteText(b, rep, dupes.TextOptions{}) },
+	} {
+		var want, stdout, stderr bytes.Buffer
+		if err := write(&want); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--format", format, "--color", "never", "dupes", "--no-cache", "--level", "structure", dir, missing}
+		if code := run(args, &stdout, &stderr); code != exitTrouble || !bytes.Equal(stdout.Bytes(), want.Bytes()) {
+			t.Errorf("%s: exit %d, stdout\n%s\nwant\n%s", format, code, stdout.Bytes(), want.Bytes())
+		}
+		if want := "stdiff: " + missing + ": no such file or folder\n"; stderr.String() != want {
+			t.Errorf("%s: stderr %q, want %q", format, stderr.String(), want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"dupes", "-q", "--no-cache", dir}, exitFound},
+		{[]string{"dupes", "--quiet", "--no-cache", filepath.Join(dir, "a")}, exitOK},
+		{[]string{"--json", "dupes", "-q", "--no-cache", dir, missing}, exitTrouble},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(c.args, &stdout, &stderr); code != c.code || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d (want %d), stdout %q", c.args, code, c.code, stdout.String())
+		}
+	}
+}

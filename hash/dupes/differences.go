@@ -1,0 +1,137 @@
+package dupes
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/diff"
+)
+
+// Differences say how a member of a content group differs from the group's keeper: the same tensors,
+// so only metadata and layout can. All lists are empty, never nil, when there is nothing to list.
+type Differences struct {
+	// Metadata are the metadata keys the member adds, lacks or has with another value.
+	Metadata MetadataKeys `json:"metadata"`
+	// Layout are the codes of diff's layout notes (diff.NoteCode.IsLayout): how the same tensors are
+	// laid out on disk (header size, tensor order, offsets, key order, sharding).
+	Layout []diff.NoteCode `json:"layout"`
+	// Sidecars are the sidecar files that differ; not compared yet: always empty.
+	Sidecars []string `json:"sidecars"`
+}
+
+// MetadataKeys are metadata keys, by kind of change, each list in the member's order (removed keys:
+// the keeper's).
+type MetadataKeys struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	Changed []string `json:"changed"`
+}
+
+// Empty reports whether the member differs from the keeper in no key and no layout: their headers
+// differ in a way neither says (formatting a diff does not count, writer bookkeeping).
+func (d *Differences) Empty() bool {
+	m := d.Metadata
+	return len(m.Added)+len(m.Removed)+len(m.Changed)+len(d.Layout)+len(d.Sidecars) == 0
+}
+
+// noDifferences is a Differences that lists nothing.
+func noDifferences() *Differences {
+	return &Differences{Metadata: MetadataKeys{Added: []string{}, Removed: []string{}, Changed: []string{}},
+		Layout: []diff.NoteCode{}, Sidecars: []string{}}
+}
+
+// contentGroup is a content group of a report, by index, and its scanned members in the group's order.
+type contentGroup struct {
+	index   int
+	members []*scanned
+}
+
+// differences fills in how each member of a content group g (scanned as members) differs from its
+// keeper: identical when their header bytes are, else what diff.Compare finds in their headers. A
+// member (or keeper) that cannot be read again gets no Differences.
+func differences(ctx context.Context, g *Group, members []*scanned) {
+	keeper := &g.Members[0]
+	var first *canon.Model
+	for i := 1; i < len(g.Members); i++ {
+		m := &g.Members[i]
+		if m.Header != "" && m.Header == keeper.Header {
+			m.IdenticalTo, m.Differences = keeper.Path, noDifferences()
+			continue
+		}
+		if first == nil {
+			var err error
+			if first, err = readModel(ctx, members[0]); err != nil {
+				return
+			}
+		}
+		model, err := readModel(ctx, members[i])
+		if err != nil {
+			continue
+		}
+		m.Differences = compare(first, model)
+	}
+}
+
+// compare says how model b differs from a, which have the same tensors.
+func compare(a, b *canon.Model) *Differences {
+	r := diff.Compare(diff.Side{Model: a}, diff.Side{Model: b}, diff.Options{})
+	d := noDifferences()
+	d.Layout = append(d.Layout, r.LayoutCodes()...)
+	for _, e := range r.Metadata.Added {
+		d.Metadata.Added = append(d.Metadata.Added, e.Key)
+	}
+	for _, e := range r.Metadata.Removed {
+		d.Metadata.Removed = append(d.Metadata.Removed, e.Key)
+	}
+	for _, c := range r.Metadata.Changed {
+		d.Metadata.Changed = append(d.Metadata.Changed, c.Key)
+	}
+	return d
+}
+
+// readModel reads a scanned model's header again (the model, not its tensor bytes).
+func readModel(ctx context.Context, f *scanned) (*canon.Model, error) {
+	o, err := f.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return o.Model, nil
+}
+
+// walk expands roots into the models to scan (source.Walk), recording in rep.Errors the roots that do
+// not exist and what cannot be read under the others.
+func walk(ctx context.Context, roots []string, rep *Report) []string {
+	fail := func(err error) {
+		f := Failure{Error: reasonOf(err), Err: err}
+		var re *canon.ReadError
+		if errors.As(err, &re) {
+			f.Path = re.Name
+		}
+		rep.Errors = append(rep.Errors, f)
+	}
+	var found []string
+	for _, r := range roots {
+		if !source.IsRemote(r) {
+			if _, err := os.Stat(r); errors.Is(err, fs.ErrNotExist) {
+				fail(&canon.ReadError{Name: r, Op: "stat", Err: ErrNoSuchPath})
+				continue
+			} else if err != nil {
+				fail(canon.PathError("stat", r, err))
+				continue
+			}
+		}
+		found = append(found, r)
+	}
+	paths, errs := source.Walk(ctx, found, source.WalkOptions{})
+	for _, err := range errs {
+		if ctx.Err() == nil {
+			fail(err)
+		}
+	}
+	return paths
+}

@@ -1,0 +1,268 @@
+package dupes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff"
+)
+
+// TextOptions tune WriteText.
+type TextOptions struct {
+	// Palette colours the text (the zero Palette: none).
+	Palette textfmt.Palette
+	// Full shortens nothing: every metadata key a member differs in (else the first 4), every model a
+	// note names (else the first 3).
+	Full bool
+}
+
+// Shortened lists are cut after this many items, unless TextOptions.Full.
+const (
+	keysShown = 4
+	withShown = 3
+)
+
+// Record is one member of a group as WriteJSONL writes it: the group's level, keeper and IDs, then the
+// member's fields, so that each line stands alone.
+type Record struct {
+	Schema      string `json:"schema"`
+	Level       Level  `json:"level"`
+	Keeper      string `json:"keeper,omitempty"`
+	StructureID string `json:"structure_id"`
+	ContentID   string `json:"content_id,omitempty"`
+	Member
+}
+
+// Records are the report's records for JSONL: one per member of each group, in the report's order.
+func (r *Report) Records() []Record {
+	var out []Record
+	for _, g := range r.Groups {
+		for _, m := range g.Members {
+			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, ContentID: g.ContentID, Member: m})
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the report as indented JSON (textfmt.WriteJSON).
+func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+
+// WriteJSONL writes one compact JSON record per member of each group (Records): nothing when there
+// are no duplicates. Skipped models, notes and totals are in the JSON only.
+func WriteJSONL(w io.Writer, r *Report) error {
+	recs := r.Records()
+	out := make([]any, len(recs))
+	for i := range recs {
+		out[i] = &recs[i]
+	}
+	return textfmt.WriteJSONL(w, out...)
+}
+
+// printer writes formatted text and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// WriteText writes the report for a terminal: each group with its members (how each differs from the
+// keeper), the notes, the skipped models, and a summary line. Names from files are escaped
+// (textfmt.Escape). Report.Errors are left to the caller.
+func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+	p := &printer{w: w}
+	pal := opt.Palette
+	for _, g := range r.Groups {
+		switch g.Level {
+		case LevelBytes:
+			p.printf("%s  %d identical files, %s each, %s reclaimable\n", pal.Bold(string(g.Level)), len(g.Members),
+				textfmt.Bytes(uint64(g.Members[0].Size)), textfmt.Bytes(uint64(g.Reclaimable)))
+		case LevelContent:
+			p.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", pal.Bold(string(g.Level)),
+				len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
+		default:
+			p.printf("%s  %d files of the same architecture, different weights\n", pal.Bold(string(g.Level)), len(g.Members))
+		}
+		width := 0
+		for _, m := range g.Members {
+			width = max(width, min(len(textfmt.Escape(m.Path)), 60))
+		}
+		for _, m := range g.Members {
+			if d := describe(g, m, opt.Full, textfmt.Escape); d != "" {
+				p.printf("  %-*s  %s\n", width, textfmt.Escape(m.Path), pal.Dim(d))
+			} else {
+				p.printf("  %s\n", textfmt.Escape(m.Path))
+			}
+		}
+		p.printf("\n")
+	}
+	for _, ns := range notesByCode(r.Notes) {
+		p.printf("%s\n", pal.Yellow(notesHeading(ns)))
+		for _, n := range ns {
+			p.printf("  %s: with %s\n", textfmt.Escape(n.Path), strings.Join(shorten(n.With, withShown, "%d more", opt.Full, textfmt.Escape), ", "))
+		}
+		p.printf("\n")
+	}
+	if len(r.Skipped) > 0 {
+		p.printf("%s\n", pal.Yellow(fmt.Sprintf("skipped %s:", textfmt.Plural(len(r.Skipped), "file"))))
+		for _, s := range r.Skipped {
+			p.printf("  %s: %s\n", textfmt.Escape(s.Path), textfmt.Escape(s.Reason))
+		}
+		p.printf("\n")
+	}
+	p.printf("%s\n", summary(r))
+	return p.err
+}
+
+// WriteMarkdown writes the report as Markdown: a list per group, the notes and the skipped models,
+// and the summary line; every name from a file goes through canon/markdown.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	p := &printer{w: w}
+	for _, g := range r.Groups {
+		p.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Members), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
+		for _, m := range g.Members {
+			line := markdown.Text(m.Path)
+			if d := describe(g, m, false, func(s string) string { return s }); d != "" {
+				line += " — " + markdown.Text(d)
+			}
+			p.printf("- %s\n", line)
+		}
+		p.printf("\n")
+	}
+	for _, ns := range notesByCode(r.Notes) {
+		p.printf("%s\n\n", markdown.Text(notesHeading(ns)))
+		for _, n := range ns {
+			p.printf("- %s: with %s\n", markdown.Text(n.Path), strings.Join(shorten(n.With, withShown, "%d more", false, markdown.Text), ", "))
+		}
+		p.printf("\n")
+	}
+	if len(r.Skipped) > 0 {
+		p.printf("skipped %s:\n\n", textfmt.Plural(len(r.Skipped), "file"))
+		for _, s := range r.Skipped {
+			p.printf("- %s: %s\n", markdown.Text(s.Path), markdown.Text(s.Reason))
+		}
+		p.printf("\n")
+	}
+	p.printf("%s\n", summary(r))
+	return p.err
+}
+
+// layoutLabels name layout codes in text; sharding is said with the shard counts.
+var layoutLabels = map[diff.NoteCode]string{diff.NoteHeaderSize: "header size", diff.NoteTensorOrder: "tensor order",
+	diff.NoteOffsets: "offsets", diff.NoteKeyOrder: "key order"}
+
+// describe says in words how member m of g differs from g's keeper ("" when there is nothing to
+// say), names from files passed through esc.
+func describe(g Group, m Member, full bool, esc func(string) string) string {
+	d := m.Differences
+	switch {
+	case m.IdenticalTo != "":
+		return "identical to " + esc(m.IdenticalTo)
+	case d == nil:
+		return ""
+	case d.Empty():
+		return "same metadata; header bytes differ"
+	}
+	var what, keys []string
+	for _, k := range d.Metadata.Added {
+		keys = append(keys, "+"+k)
+	}
+	for _, k := range d.Metadata.Removed {
+		keys = append(keys, "-"+k)
+	}
+	keys = append(keys, d.Metadata.Changed...)
+	if len(keys) > 0 {
+		what = append(what, "metadata: "+strings.Join(shorten(keys, keysShown, "… %d more", full, esc), ", "))
+	}
+	var layout []string
+	for _, c := range d.Layout {
+		switch {
+		case c == diff.NoteSharding:
+			layout = append(layout, "stored as "+storedAs(g.Members[0].Shards)+" → "+storedAs(m.Shards))
+		case layoutLabels[c] != "":
+			layout = append(layout, layoutLabels[c])
+		default:
+			layout = append(layout, string(c))
+		}
+	}
+	if len(layout) > 0 {
+		what = append(what, "layout: "+strings.Join(layout, ", "))
+	}
+	if len(d.Sidecars) > 0 {
+		what = append(what, "sidecars: "+strings.Join(shorten(d.Sidecars, keysShown, "… %d more", full, esc), ", "))
+	}
+	return strings.Join(what, "; ")
+}
+
+// storedAs says how a model is stored: "1 file" or "N shards".
+func storedAs(shards int) string {
+	if shards == 0 {
+		return "1 file"
+	}
+	return textfmt.Plural(shards, "shard")
+}
+
+// shorten passes items through esc, keeping the first n unless full, then says how many more there
+// are with the format more.
+func shorten(items []string, n int, more string, full bool, esc func(string) string) []string {
+	out := make([]string, 0, min(len(items), n+1))
+	for i, s := range items {
+		if !full && i == n {
+			return append(out, fmt.Sprintf(more, len(items)-n))
+		}
+		out = append(out, esc(s))
+	}
+	return out
+}
+
+// notesByCode groups notes by code, codes in order of their first note.
+func notesByCode(notes []Note) [][]Note {
+	idx := map[NoteCode]int{}
+	var out [][]Note
+	for _, n := range notes {
+		i, ok := idx[n.Code]
+		if !ok {
+			i = len(out)
+			idx[n.Code] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], n)
+	}
+	return out
+}
+
+// notesHeading introduces the notes ns, all of one code.
+func notesHeading(ns []Note) string {
+	if ns[0].Code == NoteSharesFiles {
+		return fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
+			textfmt.Plural(len(ns), "model"), ns[0].Code)
+	}
+	return string(ns[0].Code) + ":"
+}
+
+// summary is the last line: models scanned, groups by level, what could be freed, tensor bytes read.
+func summary(r *Report) string {
+	counts := map[Level]int{}
+	for _, g := range r.Groups {
+		counts[g.Level]++
+	}
+	var parts []string
+	for _, l := range []Level{LevelBytes, LevelContent, LevelStructure} {
+		if counts[l] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
+		}
+	}
+	found := "no duplicates"
+	if len(parts) > 0 {
+		found = textfmt.Plural(len(r.Groups), "group") + " (" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf("%s scanned: %s, %s reclaimable; %s of tensor data read", textfmt.Plural(r.Files, "model"), found,
+		textfmt.Bytes(uint64(r.Reclaimable)), textfmt.Bytes(uint64(r.TensorBytesRead)))
+}
