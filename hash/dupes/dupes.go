@@ -164,13 +164,19 @@ type Report struct {
 	Errors []Failure `json:"errors"`
 }
 
-// Outcome is what the scan comes to: Trouble when a path could not be scanned, else Found when there
-// are duplicates, else Clean. Skipped models (unreadable or invalid files) do not change it.
+// Outcome is what the scan comes to: Trouble when a path could not be scanned or a model could not be
+// read (a skipped model whose Err wraps canon.ErrUnreadable), else Found when there are duplicates,
+// else Clean. Invalid models, skipped too, do not change it.
 func (r *Report) Outcome() canon.Outcome {
-	switch {
-	case len(r.Errors) > 0:
+	if len(r.Errors) > 0 {
 		return canon.Trouble
-	case len(r.Groups) > 0:
+	}
+	for _, s := range r.Skipped {
+		if errors.Is(s.Err, canon.ErrUnreadable) {
+			return canon.Trouble
+		}
+	}
+	if len(r.Groups) > 0 {
 		return canon.Found
 	}
 	return canon.Clean

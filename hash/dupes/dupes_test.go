@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -143,6 +144,9 @@ func TestSkippedKeepErrors(t *testing.T) {
 	}
 	if len(rep.Groups) != 1 || len(rep.Groups[0].Files) != 2 || rep.Groups[0].ContentID == "" {
 		t.Errorf("groups: %+v", rep.Groups)
+	}
+	if rep.Outcome() != canon.Trouble {
+		t.Errorf("outcome %v with a model that could not be read", rep.Outcome())
 	}
 }
 

@@ -109,8 +109,10 @@ func TestFindWalksFolders(t *testing.T) {
 	if len(rep.Skipped) != 0 || rep.Files != 1 || rep.Outcome() != canon.Trouble {
 		t.Errorf("skipped %+v, %d models, outcome %v", rep.Skipped, rep.Files, rep.Outcome())
 	}
-	if rep, err = Find(t.Context(), []string{filepath.Join(dir, "g")}, Options{}); err != nil || rep.Outcome() != canon.Clean {
-		t.Errorf("unrelated files: %v, %+v", err, rep)
+	for _, sub := range []string{"g", "h"} { // unrelated files; an invalid file (read, and rejected)
+		if rep, err = Find(t.Context(), []string{filepath.Join(dir, sub)}, Options{}); err != nil || rep.Outcome() != canon.Clean {
+			t.Errorf("%s: %v, %+v", sub, err, rep)
+		}
 	}
 }
 
