@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
@@ -25,19 +26,19 @@ func TestReportsStreamAsEncoded(t *testing.T) {
 		defer o.Close()
 		return o.Model
 	}
-	var files []checkFileJSON
-	for _, name := range []string{"base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors"} {
-		m := read(name)
-		files = append(files, checkFileJSON{Path: name, Valid: m.Valid(), Findings: findingsJSON(m.Findings), FindingCounts: m.FindingCounts()})
+	var specs []string
+	for _, name := range []string{"base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors", "missing.safetensors"} {
+		specs = append(specs, filepath.Join("..", "..", "testdata", name))
 	}
-	values["check"] = filesJSON{Schema: "stdiff.check/v1", Files: files}
+	values["check"] = check.Run(t.Context(), specs, check.Options{})
 	for _, name := range []string{"lora.safetensors", "hostile.safetensors"} {
-		in, err := inspectFile(context.Background(), source.Options{}, filepath.Join("..", "..", "testdata", name), false)
+		card, err := inspect.Inspect(t.Context(), filepath.Join("..", "..", "testdata", name), inspect.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		values["inspect "+name] = (&inspectCmd{}).toJSON(in)
+		values["inspect "+name] = card
 	}
+	values["inspect --short"] = inspect.Short(t.Context(), []string{filepath.Join("..", "..", "testdata")}, inspect.Options{})
 	m := read("lora.safetensors")
 	values["hash"] = filesJSON{Schema: "stdiff.hash/v1", Files: []any{hashFileJSON{Path: "x", StructureID: hash.Hex(hash.StructureID(m))},
 		hashFileJSON{Path: "y", Ecosystem: &hash.Ecosystem{SHA256: "abc"}}, hashErrorJSON{Path: "z", Error: "bad"}}}

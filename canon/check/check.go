@@ -1,0 +1,251 @@
+// Package check gives the reference reader's verdict on models and names every defect stdiff finds
+// in them, and with Options.Fix first repairs NUL-padded headers in place. Run computes a Report
+// once; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it. The way findings are shown
+// (Findings, WriteFindings, FindingMarkdown) lives here too, for every report that lists findings.
+//
+// It never prints on its own, reads no environment variable and decides nothing about the
+// terminal: the caller passes how to open models (source.Options), a writer and, for colour, a
+// textfmt.Palette.
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/values"
+)
+
+// Schema is the version of the report's JSON, its first field.
+const Schema = "stdiff.check/v1"
+
+// Options tune Run.
+type Options struct {
+	// Source says how models are opened (the Hub's endpoint and token, HTTP settings).
+	Source source.Options
+	// Fix repairs a header padded with NUL bytes in place before the file is checked (see
+	// canon.FixNulPadding). Only one local file can be repaired, never a folder, an index or a URL.
+	Fix bool
+	// Values, when set, reads the tensor values of every model that could be read: its statistics go
+	// to File.Tensors and its findings (values-nan, values-inf, …) to File.Findings; an error makes the
+	// file unreadable (File.Err). It is the hook for `check --values`, which stdiff does not have yet.
+	Values func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error)
+}
+
+// Report is what check says of every model it was given, in order.
+type Report struct {
+	Schema string `json:"schema"`
+	Files  []File `json:"files"`
+}
+
+// File is the verdict on one model and every defect found in it.
+type File struct {
+	// Path is the model as it was named (a file, a shard set, a URL).
+	Path string `json:"path"`
+	// Valid is the reference reader's verdict; ReferenceError is its error (nil when Valid).
+	Valid          bool      `json:"valid"`
+	ReferenceError *RefError `json:"reference_error"`
+	// Findings lists at most canon.MaxFindingsPerCode findings of one code; FindingCounts counts
+	// every finding of each code.
+	Findings      []Finding      `json:"findings"`
+	FindingCounts map[string]int `json:"finding_counts"`
+	// Error is Err's message: the model could not be read (or repaired), and nothing else here holds.
+	Error string `json:"error,omitempty"`
+	// Fixed says what Options.Fix repaired (nil when it changed nothing).
+	Fixed *Fix `json:"fixed,omitempty"`
+	// Tensors holds the value statistics of each tensor when Options.Values is set.
+	Tensors []TensorValues `json:"tensors,omitempty"`
+
+	// Err is why the model could not be read or repaired: a *canon.ReadError, or a *FixError when
+	// Options.Fix was asked of something that is not one local file.
+	Err error `json:"-"`
+	// FixErr is why Options.Fix left a file that was then checked as it was (a *FixError wrapping
+	// canon.ErrNotFixable): it has defects a repair must not touch.
+	FixErr error `json:"-"`
+	// What the text shows besides: the name the model was read under (a URL for hf://), its tensor
+	// count, header length, and number of shards (0 for a single file).
+	Name        string `json:"-"`
+	TensorCount int    `json:"-"`
+	HeaderLen   uint64 `json:"-"`
+	Shards      int    `json:"-"`
+}
+
+// RefError is the reference reader's error as the reports show it.
+type RefError struct {
+	Kind    canon.RefKind `json:"kind"`
+	Message string        `json:"message"`
+	Offset  int64         `json:"offset"`
+}
+
+// RefErrorOf is e as the reports show it, nil for nil (a valid model).
+func RefErrorOf(e *canon.RefError) *RefError {
+	if e == nil {
+		return nil
+	}
+	return &RefError{Kind: e.Kind, Message: e.Message, Offset: e.Offset}
+}
+
+// Fix is what Options.Fix repaired: Bytes NUL bytes became spaces, in the file range [Start, End).
+type Fix struct {
+	Bytes int   `json:"bytes"`
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+// TensorValues is the value statistics of one tensor (see Options.Values).
+type TensorValues struct {
+	Name   string       `json:"name"`
+	Values values.Stats `json:"values"`
+}
+
+// ErrNotLocal is wrapped when Options.Fix is asked of something that is not one local file.
+var ErrNotLocal = errors.New("--fix repairs one local file, not a folder, an index or a URL")
+
+// FixError is why Options.Fix did not repair a file (it wraps ErrNotLocal or canon.ErrNotFixable),
+// with what to do instead.
+type FixError struct {
+	// Path is the model as it was named.
+	Path string
+	// Err is the cause; its message names the file.
+	Err error
+	// Hint says what to do instead.
+	Hint string
+}
+
+// Error is the cause's message: "model.safetensors: not fixable in place: …".
+func (e *FixError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the cause.
+func (e *FixError) Unwrap() error { return e.Err }
+
+// Run checks every model spec names (a file, a shard set, a URL: see source.Open), one after the
+// other, reading headers only. A model that cannot be read gets a File with Err set and the others
+// are checked all the same; once ctx is done every model left fails with an error wrapping ctx.Err().
+func Run(ctx context.Context, specs []string, opt Options) *Report {
+	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
+	for _, spec := range specs {
+		r.Files = append(r.Files, checkOne(ctx, spec, opt))
+	}
+	return r
+}
+
+func checkOne(ctx context.Context, spec string, opt Options) File {
+	f := File{Path: spec, Name: spec}
+	if opt.Fix {
+		if !isLocalFile(spec) {
+			return f.failed(&FixError{Path: spec, Err: fmt.Errorf("%s: %w", spec, ErrNotLocal),
+				Hint: "fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors"})
+		}
+		res, err := canon.FixNulPadding(ctx, spec)
+		switch {
+		case errors.Is(err, canon.ErrNotFixable):
+			f.FixErr = &FixError{Path: spec, Err: err, Hint: "only NUL padding can be repaired in place; re-save the file with a safetensors writer"}
+		case err != nil:
+			return f.failed(err)
+		case res.Changed > 0:
+			f.Fixed = &Fix{Bytes: res.Changed, Start: res.Start, End: res.End}
+		}
+	}
+	o, err := source.Open(ctx, spec, opt.Source)
+	if err != nil {
+		return f.failed(err)
+	}
+	defer o.Close()
+	m := o.Model
+	if opt.Values != nil {
+		tv, fs, err := opt.Values(ctx, o)
+		if err != nil {
+			return f.failed(err)
+		}
+		f.Tensors = tv
+		for _, x := range fs {
+			m.AddFinding(x)
+		}
+	}
+	f.Name, f.Valid, f.ReferenceError = m.Name, m.Valid(), RefErrorOf(m.RefErr)
+	f.Findings, f.FindingCounts = Findings(m.Findings), m.FindingCounts()
+	f.TensorCount, f.HeaderLen, f.Shards = len(m.Tensors), m.HeaderLen, len(m.Shards)
+	return f
+}
+
+// failed is f for a model that could not be read (or repaired): its error, no findings.
+func (f File) failed(err error) File {
+	f.Err, f.Error = err, err.Error()
+	f.Findings, f.FindingCounts = []Finding{}, map[string]int{}
+	return f
+}
+
+// isLocalFile reports whether spec names one local file (a shard counts), not a folder, an index or
+// a URL. A path that cannot be looked at counts as a file: repairing it then says why it cannot.
+func isLocalFile(spec string) bool {
+	if source.IsRemote(spec) {
+		return false
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		return true
+	}
+	return !st.IsDir() && !strings.HasSuffix(spec, ".index.json")
+}
+
+// Outcome is Trouble when a model could not be read, Found when one is invalid or has a finding of
+// severity error, else Clean.
+func (r *Report) Outcome() canon.Outcome {
+	o := canon.Clean
+	for i := range r.Files {
+		o = max(o, r.Files[i].Outcome())
+	}
+	return o
+}
+
+// Outcome is Trouble when the model could not be read, Found when it is invalid or has a finding of
+// severity error, else Clean.
+func (f *File) Outcome() canon.Outcome {
+	switch {
+	case f.Err != nil || f.Error != "":
+		return canon.Trouble
+	case !f.Valid || HasError(f.Findings):
+		return canon.Found
+	}
+	return canon.Clean
+}
+
+// Finding is a canon.Finding as the reports show it: the offset is null (nil) when the finding is
+// about the whole file rather than a byte of it.
+type Finding struct {
+	Code     string         `json:"code"`
+	Severity canon.Severity `json:"severity"`
+	Offset   *int64         `json:"offset"`
+	Message  string         `json:"message"`
+	Hint     string         `json:"hint,omitempty"`
+	RefKind  canon.RefKind  `json:"reference_kind,omitempty"`
+	Fixable  bool           `json:"fixable,omitempty"`
+}
+
+// Findings converts findings for a report, in order (an empty list, never nil).
+func Findings(fs []canon.Finding) []Finding {
+	out := make([]Finding, 0, len(fs))
+	for _, f := range fs {
+		j := Finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable}
+		if f.Offset >= 0 {
+			off := f.Offset
+			j.Offset = &off
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// HasError reports whether a finding of severity error is among fs.
+func HasError(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == canon.SevError {
+			return true
+		}
+	}
+	return false
+}

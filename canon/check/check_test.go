@@ -1,0 +1,254 @@
+package check_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/values"
+)
+
+func fixture(name string) string { return filepath.Join("..", "..", "testdata", name) }
+
+// copyFixture copies a fixture into a temporary folder, for tests that repair it.
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(fixture(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunVerdicts: each model gets its record, in order: the reference's verdict, the findings with
+// their codes, and for a missing file an error that keeps its cause; the outcome is the worst.
+func TestRunVerdicts(t *testing.T) {
+	specs := []string{fixture("base.safetensors"), fixture("nul-padded.safetensors"), fixture("repeated.safetensors"), fixture("missing.safetensors")}
+	r := check.Run(t.Context(), specs, check.Options{})
+	if r.Schema != "stdiff.check/v1" || len(r.Files) != 4 {
+		t.Fatalf("schema %q, %d files", r.Schema, len(r.Files))
+	}
+	base, nul, rep, missing := r.Files[0], r.Files[1], r.Files[2], r.Files[3]
+	if !base.Valid || base.ReferenceError != nil || len(base.Findings) != 0 || base.Outcome() != canon.Clean || base.TensorCount != 14 {
+		t.Errorf("base: %+v", base)
+	}
+	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != canon.InvalidHeaderDeserialization ||
+		len(nul.Findings) != 1 || nul.Findings[0].Code != canon.CodeNulPadding || nul.Findings[0].Offset == nil || nul.Outcome() != canon.Found {
+		t.Errorf("nul-padded: %+v", nul)
+	}
+	if !rep.Valid || rep.FindingCounts[canon.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
+		t.Errorf("repeated (valid, warnings only): %+v", rep)
+	}
+	if !errors.Is(missing.Err, fs.ErrNotExist) || missing.Error == "" || missing.Findings == nil || missing.Outcome() != canon.Trouble {
+		t.Errorf("missing: %+v", missing)
+	}
+	if got := r.Outcome(); got != canon.Trouble {
+		t.Errorf("outcome %v, want trouble", got)
+	}
+	if got := check.Run(t.Context(), specs[:2], check.Options{}).Outcome(); got != canon.Found {
+		t.Errorf("outcome without the missing file %v, want found", got)
+	}
+}
+
+// TestFix: Options.Fix repairs NUL padding and says so; refuses other defects (the file untouched and
+// still checked) and anything that is not one local file (an error, nothing checked).
+func TestFix(t *testing.T) {
+	nul := copyFixture(t, "nul-padded.safetensors")
+	truncated := copyFixture(t, "truncated.safetensors")
+	before, _ := os.ReadFile(truncated)
+	r := check.Run(t.Context(), []string{nul, truncated, filepath.Dir(nul)}, check.Options{Fix: true})
+	fixed, refused, folder := r.Files[0], r.Files[1], r.Files[2]
+	if fixed.Fixed == nil || fixed.Fixed.Bytes != 3 || fixed.Fixed.Start != 1669 || fixed.Fixed.End != 1672 || !fixed.Valid || fixed.Outcome() != canon.Clean {
+		t.Errorf("nul-padded: %+v (fixed %+v)", fixed, fixed.Fixed)
+	}
+	var fe *check.FixError
+	if !errors.As(refused.FixErr, &fe) || !errors.Is(refused.FixErr, canon.ErrNotFixable) || fe.Hint == "" || refused.Err != nil {
+		t.Errorf("truncated: fix error %v, err %v", refused.FixErr, refused.Err)
+	}
+	if refused.Valid || refused.Outcome() != canon.Found || refused.Fixed != nil {
+		t.Errorf("truncated, refused, is still checked: %+v", refused)
+	}
+	if after, _ := os.ReadFile(truncated); !bytes.Equal(after, before) {
+		t.Error("a refused file was changed")
+	}
+	if !errors.Is(folder.Err, check.ErrNotLocal) || !errors.As(folder.Err, &fe) || !strings.Contains(folder.Error, filepath.Dir(nul)) || folder.Outcome() != canon.Trouble {
+		t.Errorf("folder: %+v", folder)
+	}
+	if s := check.Run(t.Context(), []string{"https://example.invalid/m.safetensors"}, check.Options{Fix: true}).Files[0]; !errors.Is(s.Err, check.ErrNotLocal) {
+		t.Errorf("URL: %v, want ErrNotLocal (and no request)", s.Err)
+	}
+}
+
+// TestValuesHook: what Options.Values returns lands in the record (statistics in Tensors, findings
+// among the findings); its error makes the model unreadable.
+func TestValuesHook(t *testing.T) {
+	called := 0
+	hook := func(ctx context.Context, o *source.Opened) ([]check.TensorValues, []canon.Finding, error) {
+		called++
+		if o.Model.Valid() {
+			return []check.TensorValues{{Name: o.Model.Tensors[0].Name, Values: values.Stats{Count: 3, NaN: 1}}},
+				[]canon.Finding{{Code: "values-nan", Severity: canon.SevWarning, Offset: -1, Message: "1 NaN"}}, nil
+		}
+		return nil, nil, errors.New("cannot read the values")
+	}
+	r := check.Run(t.Context(), []string{fixture("base.safetensors"), fixture("truncated.safetensors")}, check.Options{Values: hook})
+	good, bad := r.Files[0], r.Files[1]
+	if called != 2 || len(good.Tensors) != 1 || good.Tensors[0].Values.NaN != 1 || good.FindingCounts["values-nan"] != 1 || good.Findings[0].Offset != nil {
+		t.Errorf("hook called %d times; record %+v", called, good)
+	}
+	if bad.Err == nil || bad.Outcome() != canon.Trouble {
+		t.Errorf("hook error: %+v", bad)
+	}
+	var j bytes.Buffer
+	if err := check.WriteJSON(&j, &check.Report{Schema: check.Schema, Files: []check.File{good}}); err != nil || !strings.Contains(j.String(), `"nan": 1`) {
+		t.Errorf("JSON (%v) lacks the values:\n%s", err, j.String())
+	}
+}
+
+// manyFindings is a file with five duplicate-tensor-name warnings, of which the record keeps only
+// kept (as canon keeps at most MaxFindingsPerCode) and counts them all.
+func manyFindings(t *testing.T, kept int) check.File {
+	r := check.Run(t.Context(), []string{fixture("repeated.safetensors")}, check.Options{})
+	f := r.Files[0]
+	f.Findings = f.Findings[:kept]
+	return f
+}
+
+// TestWriteTextFolds: past three findings of a code the text says how many more; Full lists every
+// finding kept and then how many were not kept.
+func TestWriteTextFolds(t *testing.T) {
+	for _, c := range []struct {
+		full        bool
+		kept, lines int
+		more        string
+	}{
+		{false, 5, 3, "  … and 2 more duplicate-tensor-name\n"},
+		{true, 5, 5, ""},
+		{true, 4, 4, "  … and 1 more duplicate-tensor-name\n"},
+		{false, 2, 2, "  … and 3 more duplicate-tensor-name\n"},
+	} {
+		var b bytes.Buffer
+		r := &check.Report{Schema: check.Schema, Files: []check.File{manyFindings(t, c.kept)}}
+		if err := check.WriteText(&b, r, check.TextOptions{Full: c.full}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if n := strings.Count(out, "  warning duplicate-tensor-name at byte"); n != c.lines {
+			t.Errorf("full %v, %d kept: %d finding lines, want %d:\n%s", c.full, c.kept, n, c.lines, out)
+		}
+		if c.more != "" && !strings.HasSuffix(out, c.more) || c.more == "" && strings.Contains(out, "more") {
+			t.Errorf("full %v, %d kept: want the last line %q:\n%s", c.full, c.kept, c.more, out)
+		}
+	}
+}
+
+// TestWriteJSONL: a JSONL record is its file's record in the JSON, with the schema.
+func TestWriteJSONL(t *testing.T) {
+	r := check.Run(t.Context(), []string{fixture("base.safetensors"), fixture("nul-padded.safetensors"), fixture("missing.safetensors")}, check.Options{})
+	var j, l bytes.Buffer
+	if err := check.WriteJSON(&j, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := check.WriteJSONL(&l, r); err != nil {
+		t.Fatal(err)
+	}
+	var whole struct{ Files []map[string]any }
+	if err := json.Unmarshal(j.Bytes(), &whole); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(l.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), l.String())
+	}
+	for i, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(line, `{"schema":"stdiff.check/v1",`) {
+			t.Errorf("line %d does not open on the schema: %s", i, line)
+		}
+		delete(rec, "schema")
+		a, _ := json.Marshal(rec)
+		b, _ := json.Marshal(whole.Files[i])
+		if !bytes.Equal(a, b) {
+			t.Errorf("line %d\n%s\nis not the JSON's record\n%s", i, a, b)
+		}
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWritersReturnErrors: a writer that cannot write says so.
+func TestWritersReturnErrors(t *testing.T) {
+	r := check.Run(t.Context(), []string{fixture("nul-padded.safetensors")}, check.Options{})
+	for name, write := range map[string]func() error{
+		"text":     func() error { return check.WriteText(failWriter{}, r, check.TextOptions{}) },
+		"markdown": func() error { return check.WriteMarkdown(failWriter{}, r) },
+		"json":     func() error { return check.WriteJSON(failWriter{}, r) },
+		"jsonl":    func() error { return check.WriteJSONL(failWriter{}, r) },
+	} {
+		if err := write(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestOffsetNull: a finding about the whole file has offset null in JSON, one about a byte its offset.
+func TestOffsetNull(t *testing.T) {
+	fs := check.Findings([]canon.Finding{{Code: "a", Offset: -1}, {Code: "b", Offset: 0}})
+	b, _ := json.Marshal(fs)
+	if want := `[{"code":"a","severity":"","offset":null,"message":""},{"code":"b","severity":"","offset":0,"message":""}]`; string(b) != want {
+		t.Errorf("got %s\nwant %s", b, want)
+	}
+	if check.Findings(nil) == nil {
+		t.Error("no findings is an empty list, not null")
+	}
+}
+
+// TestShardSetText: a set is named with its shard count; a set whose shards are valid but which is
+// not (a tensor in two shards) says so.
+func TestShardSetText(t *testing.T) {
+	dir := t.TempDir()
+	a := stfile.File{Tensors: []stfile.Tensor{{Name: "a", DType: "F32", Shape: []uint64{2}}}}
+	b := stfile.File{Tensors: []stfile.Tensor{{Name: "b", DType: "F32", Shape: []uint64{2}}}}
+	for name, f := range map[string]stfile.File{"m-00001-of-00002.safetensors": a, "m-00002-of-00002.safetensors": b} {
+		if err := os.WriteFile(filepath.Join(dir, name), f.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func() string {
+		var out bytes.Buffer
+		r := check.Run(t.Context(), []string{filepath.Join(dir, "m-00001-of-00002.safetensors")}, check.Options{})
+		if err := check.WriteText(&out, r, check.TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if got := text(); !strings.Contains(got, ": OK (2 tensors in 2 shards)\n") {
+		t.Errorf("valid set: %s", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "m-00002-of-00002.safetensors"), a.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(); !strings.Contains(got, ": INVALID: every shard is valid, but the set is not\n") || !strings.Contains(got, canon.CodeTensorInTwoShards) {
+		t.Errorf("invalid set: %s", got)
+	}
+}

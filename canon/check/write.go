@@ -1,0 +1,151 @@
+package check
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
+)
+
+// TextOptions tune the text rendering.
+type TextOptions struct {
+	// Palette colours the verdict and the severities when its On is set.
+	Palette textfmt.Palette
+	// Full lists every finding kept; otherwise past the first FoldedFindings of a code the text says
+	// how many more there are.
+	Full bool
+}
+
+// FoldedFindings is how many findings of one code the text shows unless TextOptions.Full is set.
+const FoldedFindings = 3
+
+// WriteText writes the report for a terminal: a verdict line per model that could be read, its
+// findings indented below. Models that could not be read are left out: their errors are the caller's
+// to show (File.Err, File.FixErr).
+func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+	b := bufio.NewWriter(w)
+	p := opt.Palette
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.Err != nil || f.Error != "" {
+			continue
+		}
+		name := textfmt.Escape(f.Name)
+		if f.Fixed != nil {
+			fmt.Fprintf(b, "%s: fixed: %d NUL padding bytes (file bytes %d to %d) are now spaces; no tensor byte changed\n",
+				name, f.Fixed.Bytes, f.Fixed.Start, f.Fixed.End-1)
+		}
+		switch {
+		case f.Valid && f.Shards > 0 && !HasError(f.Findings):
+			fmt.Fprintf(b, "%s: %s (%d tensors in %s)\n", name, p.Green("OK"), f.TensorCount, textfmt.Plural(f.Shards, "shard"))
+		case f.Valid && f.Shards > 0:
+			fmt.Fprintf(b, "%s: %s: every shard is valid, but the set is not\n", name, p.Red("INVALID"))
+		case f.Valid:
+			fmt.Fprintf(b, "%s: %s (%s, header %s bytes)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"), textfmt.Thousands(f.HeaderLen))
+		case f.ReferenceError != nil:
+			fmt.Fprintf(b, "%s: %s: %s: %s\n", name, p.Red("INVALID"), f.ReferenceError.Kind, textfmt.Escape(f.ReferenceError.Message))
+		default:
+			fmt.Fprintf(b, "%s: %s\n", name, p.Red("INVALID"))
+		}
+		WriteFindings(b, f.Findings, f.FindingCounts, "  ", opt)
+	}
+	return b.Flush()
+}
+
+// WriteFindings writes findings as indented lines: severity, code, offset, message, and the hint
+// below. Unless opt.Full is set, past the first FoldedFindings of a code it writes "… and N more CODE"
+// instead; counts (per code, as File.FindingCounts) also covers findings not in fs, which that line
+// counts too.
+func WriteFindings(w io.Writer, fs []Finding, counts map[string]int, indent string, opt TextOptions) error {
+	b := bufio.NewWriter(w)
+	limit := FoldedFindings
+	kept := map[string]int{}
+	for _, f := range fs {
+		kept[f.Code]++
+	}
+	shown := map[string]int{}
+	for _, f := range fs {
+		if !opt.Full && shown[f.Code] == limit {
+			continue
+		}
+		shown[f.Code]++
+		sev := string(f.Severity)
+		switch f.Severity {
+		case canon.SevError:
+			sev = opt.Palette.Red(sev)
+		case canon.SevWarning:
+			sev = opt.Palette.Yellow(sev)
+		default:
+			sev = opt.Palette.Cyan(sev)
+		}
+		fmt.Fprintf(b, "%s%s %s%s: %s\n", indent, sev, f.Code, at(f.Offset), textfmt.Escape(f.Message))
+		if f.Hint != "" {
+			fmt.Fprintf(b, "%s  hint: %s\n", indent, textfmt.Escape(f.Hint))
+		}
+		last := kept[f.Code]
+		if !opt.Full {
+			last = min(last, limit)
+		}
+		if n := max(counts[f.Code], kept[f.Code]) - shown[f.Code]; shown[f.Code] == last && n > 0 {
+			fmt.Fprintf(b, "%s… and %s more %s\n", indent, textfmt.Thousands(uint64(n)), f.Code)
+		}
+	}
+	return b.Flush()
+}
+
+// at is " at byte N", or "" for a finding about the whole file.
+func at(offset *int64) string {
+	if offset == nil {
+		return ""
+	}
+	return fmt.Sprintf(" at byte %d", *offset)
+}
+
+// FindingMarkdown is a finding on one line of Markdown: severity in bold, code, offset, message.
+func FindingMarkdown(f Finding) string {
+	return fmt.Sprintf("**%s** %s%s: %s", markdown.Text(string(f.Severity)), markdown.Code(f.Code), at(f.Offset), markdown.Text(f.Message))
+}
+
+// WriteMarkdown writes the report as a table: each model's verdict and its findings.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	b := bufio.NewWriter(w)
+	b.WriteString("| file | verdict | findings |\n|---|---|---|\n")
+	for _, f := range r.Files {
+		verdict := "valid"
+		switch {
+		case f.Error != "":
+			verdict = "unreadable: " + markdown.Text(f.Error)
+		case f.ReferenceError != nil:
+			verdict = "**invalid** (" + markdown.Text(string(f.ReferenceError.Kind)) + ")"
+		}
+		found := make([]string, len(f.Findings))
+		for i, fd := range f.Findings {
+			found[i] = FindingMarkdown(fd)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", markdown.Text(f.Path), verdict, strings.Join(found, "<br>"))
+	}
+	return b.Flush()
+}
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+
+// WriteJSONL writes one compact JSON record per model: the fields of its record in the JSON, after
+// "schema".
+func WriteJSONL(w io.Writer, r *Report) error {
+	records := make([]any, len(r.Files))
+	for i := range r.Files {
+		records[i] = jsonlRecord{Schema: r.Schema, File: &r.Files[i]}
+	}
+	return textfmt.WriteJSONL(w, records...)
+}
+
+// jsonlRecord is a File on its own, with the report's schema first.
+type jsonlRecord struct {
+	Schema string `json:"schema"`
+	*File
+}

@@ -1,0 +1,243 @@
+// Package inspect says what a model is: Inspect makes its card (sizes, parameters per dtype,
+// metadata, tensors, what the LoRA conventions say of it, every finding) and Short the one-row-a-model
+// table of whole folders (`inspect --short`). Writers render both as text, JSON, JSON Lines and
+// Markdown.
+//
+// It never prints on its own, reads no environment variable and decides nothing about the
+// terminal: the caller passes how to open models (source.Options), a writer and, for colour, a
+// textfmt.Palette. It reads headers and the sidecar files next to a model, and tensor data only
+// with Options.Verify.
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash"
+)
+
+// Schema is the version of a card's JSON, its first field.
+const Schema = "stdiff.inspect/v1"
+
+// Options tune Inspect and Short.
+type Options struct {
+	// Source says how models are opened (the Hub's endpoint and token, HTTP settings).
+	Source source.Options
+	// Verify reads each model's data to check the hashes a trainer embedded in its metadata
+	// (sshs_model_hash, modelspec.hash_sha256) against its real AutoV3: each gives a finding.
+	Verify bool
+	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
+	// Card.TensorCount still counts them all. 0 lists every tensor.
+	MaxTensors int
+	// Workers is how many models Short reads at once (0: twice GOMAXPROCS, as reading headers mostly
+	// waits for the disk or the network).
+	Workers int
+}
+
+// Card is what one model is.
+type Card struct {
+	Schema string `json:"schema"`
+	// Path is the name the model was read under (a URL for hf://).
+	Path  string `json:"path"`
+	Valid bool   `json:"valid"`
+	// ReferenceError is the reference reader's error (nil when Valid).
+	ReferenceError *check.RefError `json:"reference_error"`
+	// FileSize is the size of the file (of every shard, for a set); HeaderLen the header's length N;
+	// DataLen the length of the data section (0 when the file is shorter than its header says).
+	FileSize  int64  `json:"file_size"`
+	HeaderLen uint64 `json:"header_len"`
+	DataLen   int64  `json:"data_len"`
+	// TensorCount counts every tensor; Params counts their elements per dtype, ParamsTotal in all.
+	TensorCount int    `json:"tensor_count"`
+	Params      Params `json:"params"`
+	ParamsTotal uint64 `json:"params_total"`
+	// Metadata is `__metadata__` in file order (a JSON object).
+	Metadata Metadata `json:"metadata"`
+	// Info is what the LoRA conventions and the tensors say the model is.
+	Info Info `json:"info"`
+	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
+	Tensors []Tensor `json:"tensors"`
+	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
+	// the embedded hashes: at most canon.MaxFindingsPerCode of a code; FindingCounts counts them all.
+	Findings      []check.Finding `json:"findings"`
+	FindingCounts map[string]int  `json:"finding_counts"`
+
+	// What the text shows besides: whether the header could be read at all, whether it has a
+	// `__metadata__` (Metadata is empty for an empty one and for none), the number of shards (0 for
+	// one file), and whether Options.Verify checked the embedded hashes.
+	HeaderParsed bool `json:"-"`
+	HasMetadata  bool `json:"-"`
+	Shards       int  `json:"-"`
+	Verified     bool `json:"-"`
+}
+
+// Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
+type Info struct {
+	lora.Info
+	// DeclaredRank is ss_network_dim as a whole number, nil when absent or not one (Info.Info.DeclaredRank
+	// keeps the text as written).
+	DeclaredRank *int64 `json:"declared_rank"`
+	// DeclaredAlpha is ss_network_alpha as a number, nil when absent or not a finite number.
+	DeclaredAlpha *float64 `json:"declared_alpha"`
+}
+
+// Tensor is one tensor entry of the header.
+type Tensor struct {
+	Name  string      `json:"name"`
+	DType canon.DType `json:"dtype"`
+	Shape []uint64    `json:"shape"`
+	// DataOffsets are relative to the data section (of the set, for a shard set).
+	DataOffsets [2]uint64 `json:"data_offsets"`
+	Bytes       uint64    `json:"bytes"`
+}
+
+// Metadata is metadata in file order; its JSON is an object with the keys in that order.
+type Metadata []canon.MetaEntry
+
+// MarshalJSON writes {"key": "value", …} in order.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range m {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(e.Key)
+		v, _ := json.Marshal(e.Value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Params is element counts per dtype, in order of first appearance; its JSON is an object
+// {"F32": n, …} in that order.
+type Params []canon.ParamCount
+
+// MarshalJSON writes {"dtype": elements, …} in order.
+func (p Params) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range p {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(string(c.DType))
+		fmt.Fprintf(&b, "%s:%d", k, c.Elements)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Outcome is Found when the card has a finding of severity error, else Clean.
+func (c *Card) Outcome() canon.Outcome {
+	if check.HasError(c.Findings) {
+		return canon.Found
+	}
+	return canon.Clean
+}
+
+// read is one model as inspect sees it: its header, its Info, every finding.
+type read struct {
+	m        *canon.Model
+	info     lora.Info
+	findings []canon.Finding
+	verified bool
+}
+
+// readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
+// data), and derives its Info.
+func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
+	o, err := source.Open(ctx, spec, opt.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	m := o.Model
+	var sidecars []lora.Sidecar
+	var sidecarFindings []canon.Finding
+	if !o.Remote && m.Shards == nil {
+		sidecars, sidecarFindings = lora.LoadSidecars(ctx, spec)
+	}
+	r := &read{m: m, info: lora.Derive(m, sidecars, spec)}
+	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
+	if opt.Verify && m.HeaderParsed && m.Shards == nil && len(r.info.EmbeddedHashes) > 0 {
+		e, _, err := hash.FileHashes(ctx, o.Source, m, false, hash.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if err := o.Unchanged(); err != nil {
+			return nil, err
+		}
+		r.findings = append(r.findings, hash.VerifyEmbedded(m, e.AutoV3)...)
+		r.verified = true
+	}
+	return r, nil
+}
+
+// Inspect reads the model spec names (a file, a shard set, a URL: see source.Open) and makes its
+// card. Only the header and the sidecar files next to a local model are read, and with opt.Verify
+// the data. An error means the model could not be read (a *canon.ReadError); an invalid model still
+// gets its card.
+func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
+	r, err := readModel(ctx, spec, opt)
+	if err != nil {
+		return nil, err
+	}
+	m := r.m
+	per, total := m.Params()
+	if per == nil {
+		per = []canon.ParamCount{}
+	}
+	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
+		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
+		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info),
+		Findings: check.Findings(r.findings), FindingCounts: canon.CountFindings(r.findings, m.Omitted),
+		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified}
+	if c.Metadata == nil {
+		c.Metadata = Metadata{}
+	}
+	tensors := m.Tensors
+	if opt.MaxTensors > 0 && len(tensors) > opt.MaxTensors {
+		tensors = tensors[:opt.MaxTensors]
+	}
+	c.Tensors = make([]Tensor, len(tensors))
+	for i, t := range tensors {
+		shape := t.Shape
+		if shape == nil {
+			shape = []uint64{}
+		}
+		c.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: shape, DataOffsets: [2]uint64{t.Begin, t.End}, Bytes: t.Len()}
+	}
+	return c, nil
+}
+
+// infoOf is in with its declared rank and alpha as numbers.
+func infoOf(in lora.Info) Info {
+	out := Info{Info: in}
+	if f, ok := number(in.DeclaredRank); ok && f == math.Trunc(f) && f >= 0 && f <= 1<<53 {
+		n := int64(f)
+		out.DeclaredRank = &n
+	}
+	if f, ok := number(in.DeclaredAlpha); ok {
+		out.DeclaredAlpha = &f
+	}
+	return out
+}
+
+// number reads s as a finite decimal number.
+func number(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}

@@ -1,0 +1,110 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"runtime"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/pool"
+	"github.com/stdiff/stdiff/canon/source"
+)
+
+// ShortSchema is the version of the JSON of `inspect --short`, its first field.
+const ShortSchema = "stdiff.inspect-short/v1"
+
+// ShortReport is one row per model found under some folders (and files, URLs): `inspect --short`.
+type ShortReport struct {
+	Schema string `json:"schema"`
+	Files  []Row  `json:"files"`
+	// Errors are what the walk could not read (a folder, a file, as *canon.ReadError values) and,
+	// when ctx ended the work early, ctx.Err(). They have no row.
+	Errors []error `json:"-"`
+}
+
+// Row is what one model is, in a few words.
+type Row struct {
+	// Path is the model as found or named (a shard set by its index).
+	Path string `json:"path"`
+	// Name, Kind, Family, BaseModel, Rank and Triggers are those of the card's Info.
+	Name      string      `json:"name"`
+	Kind      lora.Kind   `json:"kind"`
+	Family    lora.Family `json:"family"`
+	BaseModel string      `json:"base_model"`
+	Rank      int         `json:"rank"`
+	// Size is the file's size (of every shard, for a set).
+	Size     int64    `json:"size"`
+	Triggers []string `json:"triggers"`
+	// Valid is the reference reader's verdict; HeaderParsed is false when the file has no readable
+	// header at all (not a model: an LFS pointer, an HTML page).
+	Valid        bool `json:"valid"`
+	HeaderParsed bool `json:"header_parsed"`
+	// Error is Err's message: the model could not be read, and nothing else here holds.
+	Error string `json:"error,omitempty"`
+	Err   error  `json:"-"`
+}
+
+// Short finds the models under roots (see source.Walk: folders are searched for .safetensors
+// files and shard sets; files and URLs are taken as they are) and reads each one's header and
+// sidecars (and with opt.Verify its data), several at a time, for a row each, in path order.
+// Once ctx is done it stops: the models not read then have rows with Err ctx.Err(), which is among
+// the report's Errors too.
+func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
+	paths, errs := source.Walk(ctx, roots, source.WalkOptions{})
+	r := &ShortReport{Schema: ShortSchema, Files: make([]Row, len(paths)), Errors: errs}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	err := pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
+		r.Files[i] = rowOf(ctx, paths[i], opt)
+		return nil
+	})
+	if err != nil {
+		for i := range r.Files {
+			if r.Files[i].Path == "" { // never read
+				r.Files[i] = Row{Path: paths[i], Triggers: []string{}, Err: err, Error: err.Error()}
+			}
+		}
+		if len(errs) == 0 || errs[len(errs)-1] != err {
+			r.Errors = append(r.Errors, err)
+		}
+	}
+	return r
+}
+
+func rowOf(ctx context.Context, path string, opt Options) Row {
+	in, err := readModel(ctx, path, opt)
+	if err != nil {
+		return Row{Path: path, Triggers: []string{}, Err: err, Error: errorText(err)}
+	}
+	return Row{Path: path, Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel,
+		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: in.info.Triggers, Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed}
+}
+
+// errorText is err on its own in a row that names the model already: a *canon.ReadError's reason.
+func errorText(err error) string {
+	var re *canon.ReadError
+	if errors.As(err, &re) {
+		return re.Reason()
+	}
+	return err.Error()
+}
+
+// Outcome is Trouble when something could not be read, Found when a model is invalid, else Clean.
+func (r *ShortReport) Outcome() canon.Outcome {
+	o := canon.Clean
+	if len(r.Errors) > 0 {
+		o = canon.Trouble
+	}
+	for i := range r.Files {
+		switch f := &r.Files[i]; {
+		case f.Err != nil || f.Error != "":
+			o = canon.Trouble
+		case !f.Valid:
+			o = max(o, canon.Found)
+		}
+	}
+	return o
+}
