@@ -38,9 +38,7 @@ func TestReportsStreamAsEncoded(t *testing.T) {
 		}
 		values["inspect "+name] = (&inspectCmd{}).toJSON(in)
 	}
-	m := read("lora.safetensors")
-	values["hash"] = filesJSON{Schema: "stdiff.hash/v1", Files: []any{hashFileJSON{Path: "x", StructureID: hash.Hex(hash.StructureID(m))},
-		hashFileJSON{Path: "y", Ecosystem: &hash.Ecosystem{SHA256: "abc"}}, hashErrorJSON{Path: "z", Error: "bad"}}}
+	values["hash"] = hash.Run(t.Context(), []string{filepath.Join("..", "..", "testdata", "lora.safetensors"), "z"}, hash.Options{All: true})
 	for name, v := range values {
 		var want, got bytes.Buffer
 		enc := json.NewEncoder(&want)
