@@ -30,12 +30,11 @@ func (c *hashCmd) run(o *out) int {
 	opt := hash.Options{Content: c.Content, All: c.All, Canonical: c.Canonical, Source: o.src,
 		Reading:  func(name string, total int64) { prog.stop(); prog = o.progress("hashing "+name, total) },
 		Progress: func(n int64) { prog.add(n) }}
-	done := func() { prog.stop() }
 	if c.Check != "" {
-		return c.check(o, opt, done)
+		return c.check(o, opt, func() { prog.stop() })
 	}
 	rep := hash.Run(o.ctx, c.Files, opt)
-	done()
+	prog.stop()
 	var err error
 	if c.Canonical && !c.Quiet {
 		err = hash.WriteCanonical(o.w, rep)
@@ -54,8 +53,7 @@ func (c *hashCmd) run(o *out) int {
 	return wrote(o, err, rep.Outcome())
 }
 
-// check verifies a manifest: each file once, computing only what its lines need. With -q, text shows
-// only the files that FAILED.
+// check verifies a manifest (see hash.Verify); with -q, text shows only the files that FAILED.
 func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 	rep, err := hash.VerifyManifest(o.ctx, c.Check, opt)
 	done()
@@ -107,3 +105,6 @@ func contentDigests(o *out, opened *source.Opened, name string) ([][32]byte, err
 }
 
 var headerError = hash.HeaderError
+
+// manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.
+func (c *hashCmd) manyFiles() bool { return len(c.Files) > 1 || c.Check != "" }
