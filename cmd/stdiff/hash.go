@@ -35,13 +35,7 @@ func (c *hashCmd) run(o *out) int {
 	}
 	rep := hash.Run(o.ctx, c.Files, opt)
 	prog.stop()
-	var err error
-	if c.Canonical && !c.Quiet {
-		err = hash.WriteCanonical(o.w, rep)
-	} else if !c.Quiet {
-		err = write(o, rep, hash.TextOptions{Palette: o.pal}, hash.WriteText, hash.WriteJSON, hash.WriteJSONL, hash.WriteMarkdown)
-	}
-	for i := range rep.Files {
+	for i := range rep.Files { // first, as sha256sum and dupes do
 		if f := &rep.Files[i]; f.Err != nil {
 			o.readFailed(f.Err)
 		} else {
@@ -49,6 +43,12 @@ func (c *hashCmd) run(o *out) int {
 				o.errorf(d.Hint, "%s", d.Message)
 			}
 		}
+	}
+	var err error
+	if c.Canonical && !c.Quiet {
+		err = hash.WriteCanonical(o.w, rep)
+	} else if !c.Quiet {
+		err = write(o, rep, hash.TextOptions{Palette: o.pal}, hash.WriteText, hash.WriteJSON, hash.WriteJSONL, hash.WriteMarkdown)
 	}
 	return wrote(o, err, rep.Outcome())
 }
@@ -61,13 +61,13 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 		o.readFailed(err)
 		return exitTrouble
 	}
-	if !c.Quiet || o.format == "text" {
-		err = write(o, rep, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}, hash.WriteVerifyText, hash.WriteVerifyJSON, hash.WriteVerifyJSONL, hash.WriteVerifyMarkdown)
-	}
 	for i := range rep.Files {
 		if e := rep.Files[i].Err; e != nil {
 			o.readFailed(e)
 		}
+	}
+	if !c.Quiet || o.format == "text" {
+		err = write(o, rep, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}, hash.WriteVerifyText, hash.WriteVerifyJSON, hash.WriteVerifyJSONL, hash.WriteVerifyMarkdown)
 	}
 	if rep.Outcome() == canon.Found && o.format != "json" && o.format != "jsonl" {
 		o.errorf("", "%d of %d files did not match", rep.Failed(), len(rep.Files))
