@@ -7,18 +7,31 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/zeebo/blake3"
 )
 
 // chunkSize is how much one worker reads at a time; memory use is workers × chunkSize.
 const chunkSize = 1 << 20
 
-// Options tunes byte work.
+// Options tunes byte work, and says what Run and Verify compute and how they open models.
 type Options struct {
 	// Workers is the number of tensors hashed at once (default: GOMAXPROCS).
 	Workers int
 	// Progress, when set, is called from worker goroutines with the number of bytes just hashed.
 	Progress func(n int64)
+	// Reading, when set, is called by Run and Verify before a model's bytes are read, with its name and
+	// how many bytes will be read; Progress then counts them. Models are read one after another.
+	Reading func(name string, total int64)
+
+	// Content: Run computes content IDs too.
+	Content bool
+	// All: Run computes the ecosystem hashes too, and verifies the hashes embedded in the metadata.
+	All bool
+	// Canonical: Run keeps each model's canonical form (File.Canonical).
+	Canonical bool
+	// Source tunes how Run and Verify open models (the Hub's endpoint and token, HTTP limits).
+	Source source.Options
 }
 
 // TensorDigests returns the BLAKE3-256 of every tensor's bytes, in m.Tensors order. Tensors are hashed

@@ -1,8 +1,11 @@
 // Package hash computes identities of models: the structure ID (names, dtypes, shapes), the content ID
 // (also every tensor's bytes), and the hashes the LoRA ecosystem uses (SHA256, AutoV1/V2/V3, BLAKE3,
-// CRC32); it parses and writes the manifests `stdiff hash --check` verifies. Byte work is streamed with
-// positioned reads, in parallel, in bounded memory. It never prints, and never holds a file's bytes
-// whole; finding duplicates among many models is package hash/dupes.
+// CRC32); it parses and writes the manifests `stdiff hash --check` verifies. Run and Verify are the
+// reports of `stdiff hash` and `stdiff hash --check` (plain data, with codes for what changed), opening
+// models through canon/source; the Write* functions render them as text, JSON, JSONL and Markdown.
+// Byte work is streamed with positioned reads, in parallel, in bounded memory. It never prints (its
+// writers write to the io.Writer they are given), never reads the environment, and never holds a
+// file's bytes whole; finding duplicates among many models is package hash/dupes.
 package hash
 
 import (

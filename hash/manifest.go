@@ -2,6 +2,7 @@ package hash
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -62,12 +63,14 @@ func FormatLine(kind, value, path string) string {
 	return fmt.Sprintf("%s%s:%s  %s\n", prefix, kind, value, path)
 }
 
-// ParseManifest reads a manifest. Errors name the line.
+// ParseManifest reads a manifest. A line it cannot read is a *ManifestError naming the line.
 func ParseManifest(r io.Reader) ([]ManifestEntry, error) {
 	var out []ManifestEntry
+	n := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	for sc.Scan() {
+		n++
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -79,20 +82,27 @@ func ParseManifest(r io.Reader) ([]ManifestEntry, error) {
 		id, path, ok := strings.Cut(line, "  ")
 		kind, value, ok2 := strings.Cut(id, ":")
 		if !ok || !ok2 || path == "" || !knownKind(kind) || value == "" {
-			return nil, fmt.Errorf("line %d: expected `<kind>:<hash>  <path>` with kind one of %s", n, strings.Join(Kinds, ", "))
+			return nil, lineError(n, fmt.Errorf("expected `<kind>:<hash>  <path>` with kind one of %s", strings.Join(Kinds, ", ")))
 		}
 		if escaped {
 			var err error
 			if path, err = unescapePath(path); err != nil {
-				return nil, fmt.Errorf("line %d: %v", n, err)
+				return nil, lineError(n, err)
 			}
 		}
 		out = append(out, ManifestEntry{Kind: kind, Value: strings.ToLower(value), Path: path, Line: n})
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, lineError(n+1, errors.New("line longer than 1 MiB"))
+	} else if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// lineError is a manifest line that cannot be read.
+func lineError(n int, err error) *ManifestError {
+	return &ManifestError{Line: n, Err: err, Hint: "the manifest's lines look like `st1:<hex>  model.safetensors`, as `stdiff hash` prints them"}
 }
 
 func unescapePath(p string) (string, error) {

@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/inspect"
-	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -18,14 +16,6 @@ import (
 // byte for byte what encoding/json writes.
 func TestReportsStreamAsEncoded(t *testing.T) {
 	values := map[string]any{}
-	read := func(name string) *canon.Model {
-		o, err := source.Open(t.Context(), filepath.Join("..", "..", "testdata", name), source.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer o.Close()
-		return o.Model
-	}
 	var specs []string
 	for _, name := range []string{"base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors", "missing.safetensors"} {
 		specs = append(specs, filepath.Join("..", "..", "testdata", name))
@@ -39,9 +29,7 @@ func TestReportsStreamAsEncoded(t *testing.T) {
 		values["inspect "+name] = card
 	}
 	values["inspect --short"] = inspect.Short(t.Context(), []string{filepath.Join("..", "..", "testdata")}, inspect.Options{})
-	m := read("lora.safetensors")
-	values["hash"] = filesJSON{Schema: "stdiff.hash/v1", Files: []any{hashFileJSON{Path: "x", StructureID: hash.Hex(hash.StructureID(m))},
-		hashFileJSON{Path: "y", Ecosystem: &hash.Ecosystem{SHA256: "abc"}}, hashErrorJSON{Path: "z", Error: "bad"}}}
+	values["hash"] = hash.Run(t.Context(), []string{filepath.Join("..", "..", "testdata", "lora.safetensors"), "z"}, hash.Options{All: true})
 	for name, v := range values {
 		var want, got bytes.Buffer
 		enc := json.NewEncoder(&want)

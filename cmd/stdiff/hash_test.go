@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/hash"
+)
+
+// TestHashIsTheLibrary: what `stdiff hash` prints, in each format, is byte for byte what hash.Run and
+// the format's writer give, and `stdiff hash --check` likewise hash.VerifyManifest and its writers;
+// the exit status is the report's outcome.
+func TestHashIsTheLibrary(t *testing.T) {
+	td := func(name string) string { return filepath.Join("..", "..", "testdata", name) }
+	files := []string{td("base.safetensors"), td("lfs-pointer.safetensors"), td("truncated.safetensors"), td("lora.safetensors"), td("gone.safetensors")}
+	var manifest bytes.Buffer
+	if code := run(append([]string{"hash", "--content", "--all"}, files[:3]...), &manifest, new(bytes.Buffer)); code != exitFound {
+		t.Fatalf("manifest: exit %d", code)
+	}
+	manifestPath := filepath.Join(t.TempDir(), "MANIFEST")
+	if err := os.WriteFile(manifestPath, append(manifest.Bytes(), "st1:00  "+files[3]+"\nst1:00  "+files[4]+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := hash.Options{Content: true, All: true}
+	rep := hash.Run(t.Context(), files, opt)
+	check, err := hash.VerifyManifest(t.Context(), manifestPath, hash.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		format string
+		write  func(*bytes.Buffer) error
+	}{
+		{"json", func(b *bytes.Buffer) error { return hash.WriteJSON(b, rep) }},
+		{"jsonl", func(b *bytes.Buffer) error { return hash.WriteJSONL(b, rep) }},
+		{"markdown", func(b *bytes.Buffer) error { return hash.WriteMarkdown(b, rep) }},
+		{"text", func(b *bytes.Buffer) error { return hash.WriteText(b, rep, hash.TextOptions{}) }},
+		{"json --check", func(b *bytes.Buffer) error { return hash.WriteVerifyJSON(b, check) }},
+		{"jsonl --check", func(b *bytes.Buffer) error { return hash.WriteVerifyJSONL(b, check) }},
+		{"markdown --check", func(b *bytes.Buffer) error { return hash.WriteVerifyMarkdown(b, check) }},
+		{"text --check", func(b *bytes.Buffer) error { return hash.WriteVerifyText(b, check, hash.TextOptions{}) }},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			var want bytes.Buffer
+			if err := c.write(&want); err != nil {
+				t.Fatal(err)
+			}
+			cmd := &hashCmd{Content: true, All: true, Files: files}
+			outcome := rep.Outcome()
+			if format, ok := strings.CutSuffix(c.format, " --check"); ok {
+				c.format, cmd, outcome = format, &hashCmd{Check: manifestPath}, check.Outcome()
+			}
+			var stdout, stderr bytes.Buffer
+			o := &out{ctx: t.Context(), w: &stdout, errw: &stderr, format: c.format}
+			if code := cmd.run(o); code != int(outcome) {
+				t.Errorf("exit %d, want %d", code, outcome)
+			}
+			if !bytes.Equal(stdout.Bytes(), want.Bytes()) {
+				t.Errorf("the CLI printed\n%s\nthe library writes\n%s", stdout.Bytes(), want.Bytes())
+			}
+		})
+	}
+	// --json, as main parses it, is the JSON writer's output.
+	for _, args := range [][]string{append([]string{"hash", "--json", "--content", "--all"}, files...), {"hash", "--json", "--check", manifestPath}} {
+		var stdout, want bytes.Buffer
+		run(args, &stdout, new(bytes.Buffer))
+		if args[2] == "--check" {
+			err = hash.WriteVerifyJSON(&want, check)
+		} else {
+			err = hash.WriteJSON(&want, rep)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(stdout.Bytes(), want.Bytes()) {
+			t.Errorf("stdiff %s printed\n%s\nthe library writes\n%s", strings.Join(args[:3], " "), stdout.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// TestHashManyFilesCollects: hashing many files turns garbage collection back on (main turns it off),
+// as each file's read buffers are garbage once it is hashed: 2,000 small files with --content peaked at
+// 500 MB without, 130 MB with.
+func TestHashManyFilesCollects(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, c := range []struct {
+		cmd  *hashCmd
+		want int
+	}{
+		{&hashCmd{Files: []string{"a"}}, -1},
+		{&hashCmd{Files: []string{"a", "b"}}, 400},
+		{&hashCmd{Check: "MANIFEST"}, 400},
+	} {
+		debug.SetGCPercent(-1)
+		memoryPolicy(c.cmd)
+		if got := debug.SetGCPercent(-1); got != c.want {
+			t.Errorf("%+v: GC percent %d, want %d", c.cmd, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,368 @@
+package hash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
+)
+
+// Schema is the "schema" of a Report in JSON, and of each of its JSONL records.
+const Schema = "stdiff.hash/v1"
+
+// Report is what `stdiff hash` says of models: one File per model named, in the order named.
+type Report struct {
+	Schema string `json:"schema"`
+	Files  []File `json:"files"`
+}
+
+// File is what Run found for one model: its IDs, and why those it lacks are missing. Err set means the
+// model could not be opened or read at all, and then only Path is meaningful.
+//
+// In JSON (see MarshalJSON) a file is {path, size, mtime, valid, reference_error, structure_id,
+// content_id (with Options.Content), the ecosystem hashes (with Options.All), findings}, each hash null
+// where the file has none; a file that could not be read is {path, error}.
+type File struct {
+	Path string
+	// Size and MTime (UTC) are the local file's, as it was when opened: -1 and the zero time for a URL or
+	// a shard set.
+	Size  int64
+	MTime time.Time
+	// Valid is the reference reader's verdict; RefErr says why it rejects the file.
+	Valid  bool
+	RefErr *canon.RefError
+	// StructureID is "" when the header cannot be read (HeaderErr says why).
+	StructureID Hex
+	// ContentID is nil unless asked for (Options.Content), and "" when the file has none: its header
+	// cannot be read, or its tensors lie past its end (ContentErr says why).
+	ContentID *Hex
+	// Ecosystem is nil unless asked for (Options.All).
+	Ecosystem *Ecosystem
+	// Findings are those of the hashes embedded in the metadata (see VerifyEmbedded), with Options.All.
+	Findings []canon.Finding
+	// Canonical is the canonical form the structure ID hashes (with Options.Content, the content form the
+	// content ID hashes), with Options.Canonical; nil when the file has no such ID.
+	Canonical []byte
+	// HeaderErr says why the header-based IDs (structure ID, content ID, AutoV3) are missing; ContentErr
+	// why the content ID is (with Options.Content).
+	HeaderErr, ContentErr error
+	// Err is why the model could not be opened or read.
+	Err error
+}
+
+// Run opens each spec (a file, a shard set, a URL or hf://, as canon/source opens them) and computes
+// its structure ID and, as opt asks, its content ID, ecosystem hashes and canonical form. Models are
+// read one after another, each one's bytes in parallel; a model that cannot be read gets a File with
+// Err, and Run goes on with the next.
+func Run(ctx context.Context, specs []string, opt Options) *Report {
+	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
+	for _, spec := range specs {
+		r.Files = append(r.Files, hashFile(ctx, spec, opt))
+	}
+	return r
+}
+
+// Outcome is Trouble when a model could not be read, else Found when one is invalid or lacks a content
+// ID asked for, else Clean.
+func (r *Report) Outcome() canon.Outcome {
+	o := canon.Clean
+	for i := range r.Files {
+		f := &r.Files[i]
+		switch {
+		case f.Err != nil:
+			o = canon.Trouble
+		case !f.Valid || f.ContentErr != nil:
+			o = max(o, canon.Found)
+		}
+	}
+	return o
+}
+
+// hashFile computes what opt asks for one model (see Run).
+func hashFile(ctx context.Context, spec string, opt Options) File {
+	opened, err := source.Open(ctx, spec, opt.Source)
+	if err != nil {
+		return File{Path: spec, Err: err}
+	}
+	defer opened.Close()
+	f := File{Path: spec, Size: -1}
+	if err := f.fill(ctx, opened, opt); err != nil {
+		return File{Path: spec, Err: err}
+	}
+	return f
+}
+
+// fill computes the header's IDs, then reads the bytes: in one pass when ecosystem hashes are wanted,
+// else the tensors only. A model whose header cannot be read still has its whole-file hashes.
+func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) error {
+	m, src := opened.Model, opened.Source
+	content, all, canonical := opt.Content, opt.All, opt.Canonical
+	if all && m.Shards != nil {
+		return &canon.ReadError{Name: f.Path, Err: errors.New("ecosystem hashes (--all) are hashes of files, and this is a set of shards"),
+			Hint: "hash the shard files one by one, or drop --all"}
+	}
+	if fs, ok := src.(*source.FileSource); ok {
+		st, err := fs.File().Stat()
+		if err != nil {
+			return canon.PathError("stat", f.Path, err)
+		}
+		f.Size, f.MTime = fs.Size(), st.ModTime().UTC()
+	}
+	f.Valid, f.RefErr = m.Valid(), m.RefErr
+	if m.HeaderParsed {
+		f.StructureID = Hex(StructureID(m))
+		if content {
+			f.ContentErr = CheckRanges(src, m)
+		}
+	} else {
+		f.HeaderErr = HeaderError(m)
+		if content {
+			f.ContentErr = f.HeaderErr
+		}
+	}
+	digests := content && f.ContentErr == nil
+	var d [][32]byte
+	var err error
+	switch {
+	case all:
+		if opt.Reading != nil {
+			opt.Reading(f.Path, src.Size())
+		}
+		var e Ecosystem
+		if e, d, err = FileHashes(ctx, src, m, digests, opt); err != nil {
+			return err
+		}
+		f.Ecosystem, f.Findings = &e, VerifyEmbedded(m, e.AutoV3)
+	case digests:
+		if opt.Reading != nil {
+			opt.Reading(f.Path, m.DataLen())
+		}
+		if d, err = Digests(ctx, opened, opt); err != nil {
+			return err
+		}
+	}
+	if err := opened.Unchanged(); err != nil {
+		return err
+	}
+	if content {
+		id := Hex("")
+		if digests {
+			id = Hex(ContentID(m, d))
+		}
+		f.ContentID = &id
+	}
+	switch {
+	case canonical && content && digests:
+		f.Canonical = canon.CanonicalContent(m, d)
+	case canonical && !content && m.HeaderParsed:
+		f.Canonical = canon.Canonical(m)
+	}
+	return nil
+}
+
+// Digests returns the per-tensor digests of an opened model (see TensorDigests): read in parallel from
+// a local file, which must not have changed since it was opened, and front to back from a remote one
+// (see StreamDigests).
+func Digests(ctx context.Context, opened *source.Opened, opt Options) ([][32]byte, error) {
+	if opened.Remote {
+		return StreamDigests(ctx, opened.Source, opened.Model, opt)
+	}
+	d, err := TensorDigests(ctx, opened.Source, opened.Model, opt)
+	if err != nil {
+		return nil, err
+	}
+	return d, opened.Unchanged()
+}
+
+// HeaderError explains why a model's header could not be read at all (m.HeaderParsed false), from its
+// first error finding: a *canon.ReadError with the finding's hint.
+func HeaderError(m *canon.Model) error {
+	for _, f := range m.Findings {
+		if f.Severity == canon.SevError {
+			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %s", f.Message), Hint: f.Hint}
+		}
+	}
+	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %v", m.RefErr)}
+}
+
+// errNoAutoV1 is why a file under AutoV1MinSize bytes has no AutoV1.
+var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", textfmt.Thousands(AutoV1MinSize))
+
+// Hash returns the file's hash of one manifest kind (see Kinds), without the kind's prefix, or "" when
+// it has none: then with why, when it cannot have one (a header that cannot be read, a file too small
+// for an AutoV1), and nil when it was not asked for.
+func (f *File) Hash(kind string) (string, error) {
+	switch kind {
+	case "st1":
+		if f.StructureID == "" {
+			return "", f.HeaderErr
+		}
+		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+	case "ct1":
+		if f.ContentID == nil {
+			return "", nil
+		}
+		if *f.ContentID == "" {
+			return "", f.ContentErr
+		}
+		return strings.TrimPrefix(string(*f.ContentID), ContentPrefix), nil
+	}
+	e := f.Ecosystem
+	if e == nil {
+		return "", nil
+	}
+	switch kind {
+	case "sha256":
+		return e.SHA256, nil
+	case "autov1":
+		if e.AutoV1 == "" {
+			return "", errNoAutoV1
+		}
+		return string(e.AutoV1), nil
+	case "autov2":
+		return e.AutoV2, nil
+	case "autov3":
+		if e.AutoV3 == "" {
+			return "", f.HeaderErr
+		}
+		return string(e.AutoV3), nil
+	case "blake3":
+		return e.BLAKE3, nil
+	case "crc32":
+		return e.CRC32, nil
+	}
+	return "", nil
+}
+
+// Diagnostic is a line for the user beside a file's record (the CLI writes it to stderr): a message
+// that names the file, printable as it is, and what to do about it ("" when nothing).
+type Diagnostic struct {
+	Message, Hint string
+}
+
+// Diagnostics says what a file's record leaves unsaid: why IDs are missing (a header that cannot be
+// read, tensors past the end of the file), or that the reference reader rejects the file and the IDs
+// describe what could be read; with findings, also its findings of severity warning or error (an
+// embedded hash that does not match). A file that could not be read (Err) has none: its error says it.
+func (f *File) Diagnostics(findings bool) []Diagnostic {
+	if f.Err != nil {
+		return nil
+	}
+	var out []Diagnostic
+	path := textfmt.Escape(f.Path)
+	hint := func(err error) string {
+		var re *canon.ReadError
+		if errors.As(err, &re) && re.Hint != "" {
+			return re.Hint
+		}
+		return "`stdiff check " + path + "` says what is wrong"
+	}
+	switch {
+	case f.HeaderErr != nil:
+		missing := []string{"structure ID"}
+		if f.ContentID != nil {
+			missing = append(missing, "content ID")
+		}
+		if f.Ecosystem != nil && f.Ecosystem.AutoV3 == "" {
+			missing = append(missing, "AutoV3")
+		}
+		list := missing[0]
+		if k := len(missing); k > 1 {
+			list = strings.Join(missing[:k-1], ", ") + " or " + missing[k-1]
+		}
+		out = append(out, Diagnostic{path + ": " + textfmt.Escape(reason(f.HeaderErr)) + "; no " + list, hint(f.HeaderErr)})
+	case f.ContentErr != nil:
+		out = append(out, Diagnostic{path + ": " + textfmt.Escape(reason(f.ContentErr)) + "; no content ID", hint(f.ContentErr)})
+	case !f.Valid:
+		out = append(out, Diagnostic{fmt.Sprintf("%s: warning: the reference reader rejects this file (%s); the IDs describe what could be read", path, f.RefErr.Kind), hint(nil)})
+	}
+	if findings {
+		for _, fd := range f.Findings {
+			if fd.Severity != canon.SevInfo {
+				out = append(out, Diagnostic{path + ": " + fd.Code + ": " + textfmt.Escape(fd.Message), fd.Hint})
+			}
+		}
+	}
+	return out
+}
+
+// reason is an error as one line, without the file's name where the error names it.
+func reason(err error) string {
+	var re *canon.ReadError
+	if errors.As(err, &re) {
+		return re.Reason()
+	}
+	return err.Error()
+}
+
+// fileRecord is a File as JSON shows it.
+type fileRecord struct {
+	Schema         string          `json:"schema,omitempty"`
+	Path           string          `json:"path"`
+	Size           *int64          `json:"size"`
+	MTime          *string         `json:"mtime"`
+	Valid          bool            `json:"valid"`
+	ReferenceError *refErrorRecord `json:"reference_error"`
+	StructureID    Hex             `json:"structure_id"`
+	ContentID      *Hex            `json:"content_id,omitempty"`
+	*Ecosystem
+	Findings []findingRecord `json:"findings,omitempty"`
+}
+
+// errorRecord is a file that could not be read, as JSON shows it.
+type errorRecord struct {
+	Schema string `json:"schema,omitempty"`
+	Path   string `json:"path"`
+	Error  string `json:"error"`
+}
+
+// refErrorRecord is the reference reader's error as JSON shows it (as `check` does).
+type refErrorRecord struct {
+	Kind    canon.RefKind `json:"kind"`
+	Message string        `json:"message"`
+	Offset  int64         `json:"offset"`
+}
+
+// findingRecord is a finding as JSON shows it (as `check` does): offset null when it is about the whole file.
+type findingRecord struct {
+	Code     string        `json:"code"`
+	Severity string        `json:"severity"`
+	Offset   *int64        `json:"offset"`
+	Message  string        `json:"message"`
+	Hint     string        `json:"hint,omitempty"`
+	RefKind  canon.RefKind `json:"reference_kind,omitempty"`
+	Fixable  bool          `json:"fixable,omitempty"`
+}
+
+// MarshalJSON writes the file's JSON record (see File).
+func (f File) MarshalJSON() ([]byte, error) { return json.Marshal(f.record("")) }
+
+// record is the file's JSON record, with schema when it stands alone (a JSONL line).
+func (f *File) record(schema string) any {
+	if f.Err != nil {
+		return errorRecord{Schema: schema, Path: f.Path, Error: f.Err.Error()}
+	}
+	r := fileRecord{Schema: schema, Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem}
+	if f.Size >= 0 {
+		size, mtime := f.Size, f.MTime.Format(time.RFC3339Nano)
+		r.Size, r.MTime = &size, &mtime
+	}
+	if e := f.RefErr; e != nil {
+		r.ReferenceError = &refErrorRecord{Kind: e.Kind, Message: e.Message, Offset: e.Offset}
+	}
+	for _, fd := range f.Findings {
+		j := findingRecord{Code: fd.Code, Severity: string(fd.Severity), Message: fd.Message, Hint: fd.Hint, RefKind: fd.RefKind, Fixable: fd.Fixable}
+		if fd.Offset >= 0 {
+			off := fd.Offset
+			j.Offset = &off
+		}
+		r.Findings = append(r.Findings, j)
+	}
+	return r
+}

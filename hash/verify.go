@@ -1,0 +1,262 @@
+package hash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// VerifySchema is the "schema" of a VerifyReport in JSON, and of each of its JSONL records.
+const VerifySchema = "stdiff.hash-check/v1"
+
+// VerifyReport is what `stdiff hash --check` says of a manifest: one VerifyResult per file it names,
+// in the order of their first lines.
+type VerifyReport struct {
+	Schema string         `json:"schema"`
+	Files  []VerifyResult `json:"files"`
+}
+
+// Code says why a file failed a manifest's check: what changed, most telling first, or which hash the
+// file cannot have. Codes are stable and safe to match in scripts; the README lists them.
+type Code string
+
+// Codes of a failed check.
+const (
+	// ChangeStructure: the structure ID differs: tensor names, dtypes, shapes or count.
+	ChangeStructure Code = "change.structure"
+	// ChangeContent: the content ID differs and the structure is the same: tensor bytes changed.
+	ChangeContent Code = "change.content"
+	// ChangeLayout: AutoV3 differs and the content ID is the same: tensor order or gaps in the data.
+	ChangeLayout Code = "change.layout"
+	// ChangeHeader: a whole-file hash differs and AutoV3 is the same: metadata or formatting.
+	ChangeHeader Code = "change.header"
+	// ChangeFile: whole-file hashes differ (Mismatched lists them); when the content ID was checked
+	// too, every tensor is the same.
+	ChangeFile Code = "change.file"
+	// UnavailableStructure: the manifest has a structure ID and the file has none (its header cannot
+	// be read).
+	UnavailableStructure Code = "unavailable.structure"
+	// UnavailableContent: the manifest has a content ID and the file has none (its header cannot be
+	// read, or its tensors lie past its end).
+	UnavailableContent Code = "unavailable.content"
+	// UnavailableAutoV1: the manifest has an AutoV1 and the file is too small to have one.
+	UnavailableAutoV1 Code = "unavailable.autov1"
+	// UnavailableAutoV3: the manifest has an AutoV3 and the file's header length does not say where
+	// its data starts.
+	UnavailableAutoV3 Code = "unavailable.autov3"
+)
+
+// unavailable is the code of each kind a file may be unable to have.
+var unavailable = map[string]Code{"st1": UnavailableStructure, "ct1": UnavailableContent, "autov1": UnavailableAutoV1, "autov3": UnavailableAutoV3}
+
+// VerifyResult is the check of one file. Err set means it could not be opened or read; it then failed.
+type VerifyResult struct {
+	Path string `json:"path"`
+	OK   bool   `json:"ok"`
+	// Code says why the file failed ("" when OK or unreadable); Reason is the same in words, made from
+	// the code, Mismatched and Why.
+	Code   Code   `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Checked are the kinds the manifest lists for the file, in the order of Kinds.
+	Checked []string `json:"checked"`
+	// Mismatched are the kinds whose hashes differ, in the order of Kinds.
+	Mismatched []string `json:"mismatched,omitempty"`
+	// Why is, for an unavailable.* code, why the file cannot have that hash.
+	Why error `json:"-"`
+	// Err is why the file could not be opened or read.
+	Err error `json:"-"`
+}
+
+// MarshalJSON writes the result's JSON record: its fields as tagged, and "error" with Err's message.
+func (v VerifyResult) MarshalJSON() ([]byte, error) { return json.Marshal(v.record("")) }
+
+// verifyRecord is a VerifyResult as JSON shows it.
+type verifyRecord struct {
+	Schema     string   `json:"schema,omitempty"`
+	Path       string   `json:"path"`
+	OK         bool     `json:"ok"`
+	Code       Code     `json:"code,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Checked    []string `json:"checked"`
+	Mismatched []string `json:"mismatched,omitempty"`
+	Error      string   `json:"error,omitempty"`
+}
+
+func (v *VerifyResult) record(schema string) verifyRecord {
+	r := verifyRecord{Schema: schema, Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched}
+	if v.Err != nil {
+		r.Error = v.Err.Error()
+	}
+	return r
+}
+
+// Outcome is Trouble when a file could not be read, else Found when one failed, else Clean.
+func (r *VerifyReport) Outcome() canon.Outcome {
+	o := canon.Clean
+	for i := range r.Files {
+		switch f := &r.Files[i]; {
+		case f.Err != nil:
+			o = canon.Trouble
+		case !f.OK:
+			o = max(o, canon.Found)
+		}
+	}
+	return o
+}
+
+// Failed counts the files that were read and did not match.
+func (r *VerifyReport) Failed() int {
+	n := 0
+	for i := range r.Files {
+		if f := &r.Files[i]; !f.OK && f.Err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// ManifestError is a manifest that cannot be verified: a line that is not a manifest line (Line, from
+// 1), or no hashes at all (Line 0).
+type ManifestError struct {
+	Line int
+	Err  error
+	// Hint says what to do about it.
+	Hint string
+}
+
+// Error is "line N: " and what is wrong with it, or what is wrong with the whole manifest.
+func (e *ManifestError) Error() string {
+	if e.Line > 0 {
+		return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *ManifestError) Unwrap() error { return e.Err }
+
+// ErrEmptyManifest is the cause of the ManifestError of a manifest without a single hash.
+var ErrEmptyManifest = errors.New("no hashes in the manifest")
+
+// Verify reads a manifest (see ParseManifest) and checks each file it names, once, computing only
+// what its lines need: the structure ID, the content ID when a ct1 line asks, the ecosystem hashes in
+// one pass when any of theirs does. A manifest that cannot be read or holds no hash is an error (a
+// *ManifestError when it is the manifest's fault); a file that cannot be read is a result with Err.
+func Verify(ctx context.Context, manifest io.Reader, opt Options) (*VerifyReport, error) {
+	entries, err := ParseManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, &ManifestError{Err: ErrEmptyManifest, Hint: "write one with `stdiff hash FILE… > MANIFEST`"}
+	}
+	var order []string
+	want := map[string]map[string]string{}
+	for _, e := range entries {
+		if want[e.Path] == nil {
+			want[e.Path] = map[string]string{}
+			order = append(order, e.Path)
+		}
+		want[e.Path][e.Kind] = e.Value
+	}
+	r := &VerifyReport{Schema: VerifySchema, Files: make([]VerifyResult, 0, len(order))}
+	for _, path := range order {
+		r.Files = append(r.Files, verifyFile(ctx, path, want[path], opt))
+	}
+	return r, nil
+}
+
+// VerifyManifest verifies the manifest in the file at path (see Verify). Its errors are *canon.ReadError
+// values naming the manifest, with the hint of a ManifestError.
+func VerifyManifest(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, canon.PathError("open", path, err)
+	}
+	defer f.Close()
+	r, err := Verify(ctx, f, opt)
+	if err != nil {
+		if me := (*ManifestError)(nil); errors.As(err, &me) {
+			return nil, &canon.ReadError{Name: path, Err: err, Hint: me.Hint}
+		}
+		return nil, &canon.ReadError{Name: path, Op: "read", Err: err}
+	}
+	return r, nil
+}
+
+// verifyFile hashes one file as far as want needs and compares.
+func verifyFile(ctx context.Context, path string, want map[string]string, opt Options) VerifyResult {
+	v := VerifyResult{Path: path, Checked: []string{}}
+	all := false
+	for _, k := range Kinds {
+		if _, ok := want[k]; ok {
+			v.Checked = append(v.Checked, k)
+			all = all || (k != "st1" && k != "ct1")
+		}
+	}
+	_, opt.Content = want["ct1"]
+	opt.All, opt.Canonical = all, false
+	f := hashFile(ctx, path, opt)
+	if f.Err != nil {
+		v.Err = f.Err
+		return v
+	}
+	for _, k := range v.Checked {
+		got, why := f.Hash(k)
+		if got == "" && why != nil {
+			v.Code, v.Why = unavailable[k], why
+			v.Reason = "no " + KindName(k) + ": " + reason(why)
+			return v
+		}
+		if strings.ToLower(got) != want[k] {
+			v.Mismatched = append(v.Mismatched, k)
+		}
+	}
+	v.OK = len(v.Mismatched) == 0
+	if !v.OK {
+		v.Code = changeCode(v.Checked, v.Mismatched)
+		v.Reason = changeReason(v.Code, v.Checked, v.Mismatched)
+	}
+	return v
+}
+
+// changeCode says what changed, most telling first, from which hashes were checked and which differ.
+func changeCode(checked, bad []string) Code {
+	has := func(list []string, k string) bool { return slices.Contains(list, k) }
+	switch {
+	case has(bad, "st1"):
+		return ChangeStructure
+	case has(bad, "ct1"):
+		return ChangeContent
+	case has(bad, "autov3") && has(checked, "ct1"):
+		return ChangeLayout
+	case has(checked, "autov3") && !has(bad, "autov3"):
+		return ChangeHeader
+	}
+	return ChangeFile
+}
+
+// changeReason is a change code in words.
+func changeReason(c Code, checked, bad []string) string {
+	switch c {
+	case ChangeStructure:
+		return "structure changed: tensor names, dtypes, shapes or count differ"
+	case ChangeContent:
+		return "tensor bytes changed; names, dtypes and shapes are the same"
+	case ChangeLayout:
+		return "data layout changed (tensor order or gaps); every tensor is the same"
+	case ChangeHeader:
+		return "header changed (metadata or formatting); the data section is the same"
+	}
+	if slices.Contains(checked, "ct1") {
+		return "file bytes changed; every tensor is the same (metadata or layout edited)"
+	}
+	return "file bytes changed (" + strings.Join(bad, ", ") + " differ)"
+}

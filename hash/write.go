@@ -1,0 +1,167 @@
+package hash
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/textfmt"
+)
+
+// TextOptions tune the text writers.
+type TextOptions struct {
+	// Palette colours OK and FAILED (the zero Palette: no colour).
+	Palette textfmt.Palette
+	// Full is accepted for symmetry with the other commands' writers: hash output folds nothing.
+	Full bool
+	// OnlyFailed leaves out the files a check found OK (as sha256sum --quiet does).
+	OnlyFailed bool
+}
+
+// writer remembers the first write error, so that writers can write line after line and check once.
+type writer struct {
+	w   io.Writer
+	err error
+}
+
+func (w *writer) printf(format string, args ...any) {
+	if w.err == nil {
+		_, w.err = fmt.Fprintf(w.w, format, args...)
+	}
+}
+
+// WriteText writes a report as a manifest (see ParseManifest): a `<kind>:<hash>  <path>` line per hash
+// each file has, in the order of Kinds, which `stdiff hash --check` reads back. A file that could not
+// be read has no lines.
+func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+	out := &writer{w: w}
+	for i := range r.Files {
+		f := &r.Files[i]
+		for _, kind := range Kinds {
+			if v, _ := f.Hash(kind); v != "" {
+				out.printf("%s", FormatLine(kind, v, f.Path))
+			}
+		}
+	}
+	return out.err
+}
+
+// WriteCanonical writes each file's canonical form (File.Canonical, kept with Options.Canonical), one
+// after another.
+func WriteCanonical(w io.Writer, r *Report) error {
+	for i := range r.Files {
+		if _, err := w.Write(r.Files[i].Canonical); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes a report as one indented JSON object: {schema, files: [...]}.
+func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+
+// WriteJSONL writes a report as JSON Lines: one compact record per file, the same fields as the file's
+// record in WriteJSON's output, each with "schema".
+func WriteJSONL(w io.Writer, r *Report) error {
+	records := make([]any, len(r.Files))
+	for i := range r.Files {
+		records[i] = r.Files[i].record(Schema)
+	}
+	return textfmt.WriteJSONL(w, records...)
+}
+
+// WriteMarkdown writes a report as a Markdown table: a row per file that could be read, with its
+// structure ID and, as asked, its content ID and ecosystem hashes ("—" where it has none).
+func WriteMarkdown(w io.Writer, r *Report) error {
+	out := &writer{w: w}
+	head := false
+	for i := range r.Files {
+		f := &r.Files[i]
+		if f.Err != nil {
+			continue
+		}
+		kinds := []string{"st1"}
+		if f.ContentID != nil {
+			kinds = append(kinds, "ct1")
+		}
+		if f.Ecosystem != nil {
+			kinds = append(kinds, Kinds[2:]...)
+		}
+		if !head {
+			head = true
+			names := []string{"file"}
+			for _, k := range kinds {
+				names = append(names, KindName(k))
+			}
+			out.printf("| %s |\n|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+		}
+		row := []string{markdown.Text(f.Path)}
+		for _, k := range kinds {
+			v, _ := f.Hash(k)
+			switch {
+			case v == "":
+				v = "—"
+			case k == "st1":
+				v = markdown.Code(string(f.StructureID))
+			case k == "ct1":
+				v = markdown.Code(string(*f.ContentID))
+			default:
+				v = markdown.Code(v)
+			}
+			row = append(row, v)
+		}
+		out.printf("| %s |\n", strings.Join(row, " | "))
+	}
+	return out.err
+}
+
+// WriteVerifyText writes a check as sha256sum -c does: `<path>: OK`, `<path>: FAILED (<reason>)`, or
+// `<path>: FAILED open or read` for a file that could not be read.
+func WriteVerifyText(w io.Writer, r *VerifyReport, opt TextOptions) error {
+	out := &writer{w: w}
+	for i := range r.Files {
+		f := &r.Files[i]
+		path := textfmt.Escape(f.Path)
+		switch {
+		case f.Err != nil:
+			out.printf("%s: %s open or read\n", path, opt.Palette.Red("FAILED"))
+		case !f.OK:
+			out.printf("%s: %s (%s)\n", path, opt.Palette.Red("FAILED"), textfmt.Escape(f.Reason))
+		case !opt.OnlyFailed:
+			out.printf("%s: %s\n", path, opt.Palette.Green("OK"))
+		}
+	}
+	return out.err
+}
+
+// WriteVerifyJSON writes a check as one indented JSON object: {schema, files: [...]}.
+func WriteVerifyJSON(w io.Writer, r *VerifyReport) error { return textfmt.WriteJSON(w, r) }
+
+// WriteVerifyJSONL writes a check as JSON Lines: one compact record per file, the same fields as the
+// file's record in WriteVerifyJSON's output, each with "schema".
+func WriteVerifyJSONL(w io.Writer, r *VerifyReport) error {
+	records := make([]any, len(r.Files))
+	for i := range r.Files {
+		records[i] = r.Files[i].record(VerifySchema)
+	}
+	return textfmt.WriteJSONL(w, records...)
+}
+
+// WriteVerifyMarkdown writes a check as a Markdown table: a row per file, OK or **FAILED** with why.
+func WriteVerifyMarkdown(w io.Writer, r *VerifyReport) error {
+	out := &writer{w: w}
+	out.printf("| file | result |\n|---|---|\n")
+	for i := range r.Files {
+		f := &r.Files[i]
+		verdict := "OK"
+		switch {
+		case f.Err != nil:
+			verdict = "**FAILED** open or read"
+		case !f.OK:
+			verdict = "**FAILED** (" + markdown.Text(f.Reason) + ")"
+		}
+		out.printf("| %s | %s |\n", markdown.Text(f.Path), verdict)
+	}
+	return out.err
+}
