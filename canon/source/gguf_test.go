@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http/httptest"
@@ -310,5 +311,20 @@ func TestRemoteGGUFHeaderBytes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWalkGGUF: a walk finds GGUF files beside safetensors files.
+func TestWalkGGUF(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.gguf", "b.safetensors", "c.GGUF", "d.bin"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, errs := Walk(context.Background(), []string{dir}, WalkOptions{})
+	want := []string{filepath.Join(dir, "a.gguf"), filepath.Join(dir, "b.safetensors"), filepath.Join(dir, "c.GGUF")}
+	if !reflect.DeepEqual(got, want) || len(errs) != 0 {
+		t.Errorf("walk: %q %v", got, errs)
 	}
 }
