@@ -33,7 +33,8 @@ func (d DType) Bits() (uint64, bool) {
 	return b, ok
 }
 
-// Known reports whether the reference reader accepts d.
+// Known reports whether the safetensors reference reader accepts d (ggml's block types are not
+// among them).
 func (d DType) Known() bool {
 	_, ok := d.Bits()
 	return ok

@@ -106,7 +106,8 @@ type MetaEntry struct {
 type Model struct {
 	// Name is the source's name (a path or URL).
 	Name string
-	// Format is the file's format, as its first bytes say (FormatSafetensors, FormatGGUF).
+	// Format is the file's format, as its first bytes say (FormatSafetensors, FormatGGUF); a Model
+	// built by hand with no Format is taken for safetensors.
 	Format Format
 	// FileSize is the total size in bytes.
 	FileSize int64
