@@ -3,6 +3,7 @@ package canon
 import (
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -17,5 +18,21 @@ func BenchmarkRead50k(b *testing.B) {
 		if !m.Valid() || len(m.Tensors) != 50000 {
 			b.Fatalf("bad read: %v, %d tensors", m.RefErr, len(m.Tensors))
 		}
+	}
+}
+
+// BenchmarkReadGGUF reads a llama-like GGUF header with 50,000 tensors and a 150,000-token tokenizer
+// from memory into a Model: package gguf's reading plus the Model made of it. MB/s is of the header.
+func BenchmarkReadGGUF(b *testing.B) {
+	data := ggufw.Synthetic(50000, 150000).Build()
+	m := ReadBytes("bench", data)
+	if !m.Valid() || len(m.Tensors) != 50000 {
+		b.Fatalf("bad read: %v, %d tensors", m.RefErr, len(m.Tensors))
+	}
+	b.SetBytes(m.DataOffset())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ReadBytes("bench", data)
 	}
 }

@@ -18,9 +18,17 @@ import (
 //
 // Version 1, content: the line "stdiff-content/1\n", then the same tensor lines, each with
 // " <BLAKE3-256 of the tensor's bytes, 64 lower-case hex digits>" before the newline.
+//
+// GGUF models have their own first lines, "stdiff-structure-gguf/1\n" and "stdiff-content-gguf/1\n",
+// so that a GGUF file and a safetensors file never share an ID; their tensor lines are written the same
+// way: the dtype is ggml's type name in lower case (q4_k, iq2_xxs, f16), the shape is row-major
+// (ggml's ne order reversed, as safetensors writes shapes), and the byte length is ggml's size of the
+// tensor, without the padding that follows it in the file.
 const (
-	CanonicalStructureV1 = "stdiff-structure/1\n"
-	CanonicalContentV1   = "stdiff-content/1\n"
+	CanonicalStructureV1     = "stdiff-structure/1\n"
+	CanonicalContentV1       = "stdiff-content/1\n"
+	CanonicalStructureGGUFV1 = "stdiff-structure-gguf/1\n"
+	CanonicalContentGGUFV1   = "stdiff-content-gguf/1\n"
 )
 
 // CanonicalOrder returns the indices of m.Tensors sorted by name bytes: the order of the canonical form.
@@ -45,13 +53,19 @@ func CanonicalOrder(m *Model) []int {
 	return idx
 }
 
-// Canonical returns the canonical structure form of m (version 1).
+// Canonical returns the canonical structure form of m (version 1; GGUF's for a GGUF model).
 func Canonical(m *Model) []byte {
+	if m.Format == FormatGGUF {
+		return canonical(m, CanonicalStructureGGUFV1, nil)
+	}
 	return canonical(m, CanonicalStructureV1, nil)
 }
 
 // CanonicalContent returns the canonical content form: digests[i] is the BLAKE3-256 of m.Tensors[i]'s bytes.
 func CanonicalContent(m *Model, digests [][32]byte) []byte {
+	if m.Format == FormatGGUF {
+		return canonical(m, CanonicalContentGGUFV1, digests)
+	}
 	return canonical(m, CanonicalContentV1, digests)
 }
 
@@ -90,8 +104,11 @@ func canonical(m *Model, version string, digests [][32]byte) []byte {
 // lowerDTypes holds the canonical (lower-case) spelling of every known dtype, so that writing the
 // canonical form allocates nothing per tensor.
 var lowerDTypes = func() map[DType]string {
-	m := make(map[DType]string, len(dtypeBits))
+	m := make(map[DType]string, len(dtypeBits)+len(ggmlDTypes))
 	for d := range dtypeBits {
+		m[d] = strings.ToLower(string(d))
+	}
+	for d := range ggmlDTypes {
 		m[d] = strings.ToLower(string(d))
 	}
 	return m

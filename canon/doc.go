@@ -1,10 +1,11 @@
 // Package canon is the safetensors format and what every model format stdiff reads shares: the header
-// reader (Read: the 8-byte length and the N header bytes, nothing else), the reference reader's strict
-// verdict (RefError, in the reference's own error kinds) beside lenient diagnoses (Finding, with stable
-// codes), the Model that results, its canonical form (what structure and content IDs hash), shard sets
-// (Index, ReadSet, SetSource), the in-place repair of NUL padding (FixNulPadding), the Source interface
-// byte readers use, the errors of reading (ReadError, which keeps its cause) and the Outcome a report
-// comes to.
+// reader (Read, which tells the formats apart by their first bytes: for safetensors the 8-byte length
+// and the N header bytes, nothing else; for GGUF the header as package canon/gguf reads it), the
+// reference reader's strict verdict (RefError, in the reference's own error kinds; llama.cpp's rules for
+// GGUF) beside lenient diagnoses (Finding, with stable codes), the Model that results, its canonical form
+// (what structure and content IDs hash), shard sets and split GGUF models (Index, ReadSet, SetSource),
+// the in-place repair of NUL padding (FixNulPadding), the Source interface byte readers use, the errors
+// of reading (ReadError, which keeps its cause) and the Outcome a report comes to.
 //
 // Sub-packages do the rest: canon/source opens models by name (files, sets, URLs, hf://), canon/lora
 // reads the LoRA world's conventions, canon/values reads tensor values, canon/gguf reads GGUF headers,

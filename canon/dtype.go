@@ -1,8 +1,15 @@
 package canon
 
-import "strings"
+import (
+	"strconv"
+	"strings"
 
-// DType is a tensor element type as the reference reader spells it (case-sensitive).
+	"github.com/stdiff/stdiff/canon/gguf"
+)
+
+// DType is a tensor element type as the reference reader spells it (case-sensitive), or for GGUF as
+// ggml names it in upper case (see Tensor.DType). The names the two formats share (F32, F16, BF16,
+// I8, I16, I32, I64, F64) mean the same element type in both.
 type DType string
 
 // dtypeBits maps every dtype the reference reader accepts to its size in bits.
@@ -26,7 +33,8 @@ func (d DType) Bits() (uint64, bool) {
 	return b, ok
 }
 
-// Known reports whether the reference reader accepts d.
+// Known reports whether the safetensors reference reader accepts d (ggml's block types are not
+// among them).
 func (d DType) Known() bool {
 	_, ok := d.Bits()
 	return ok
@@ -45,4 +53,38 @@ func suggestDType(d string) DType {
 		"E8M0": "F8_E8M0", "FP4": "F4", "BOOLEAN": "BOOL",
 	}
 	return aliases[u]
+}
+
+// ggmlDTypes maps the DType of every ggml type to its number.
+var ggmlDTypes = func() map[DType]gguf.GGMLType {
+	m := make(map[DType]gguf.GGMLType, len(gguf.Types))
+	for i := range gguf.Types {
+		if n := gguf.Types[i].Name; n != "" {
+			m[DType(n)] = gguf.GGMLType(i)
+		}
+	}
+	return m
+}()
+
+// ggml returns the ggml type d names, and false when d is no ggml type name.
+func (d DType) ggml() (gguf.GGMLType, bool) {
+	t, ok := ggmlDTypes[d]
+	return t, ok
+}
+
+// ggmlDType is the DType of ggml type t: its name, or "TYPE_N" for a number ggml does not know.
+func ggmlDType(t gguf.GGMLType) DType {
+	if info, ok := t.Info(); ok && info.Name != "" {
+		return DType(info.Name)
+	}
+	return DType("TYPE_" + strconv.FormatUint(uint64(t), 10))
+}
+
+// neOrder is a row-major shape in ggml's ne order (innermost first), and back: the reverse of s.
+func neOrder(s []uint64) []uint64 {
+	r := make([]uint64, len(s))
+	for i, d := range s {
+		r[len(s)-1-i] = d
+	}
+	return r
 }

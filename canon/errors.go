@@ -7,10 +7,12 @@ import (
 	"syscall"
 )
 
-// RefKind names an error of the reference reader (huggingface/safetensors, SafeTensorError).
+// RefKind names an error of the reference reader: for safetensors one of huggingface/safetensors'
+// SafeTensorError kinds below; for GGUF the rule of llama.cpp's reader the file breaks, as package gguf
+// names it (RefKind(gguf.RuleVersion) is "version"; see gguf.Rule).
 type RefKind string
 
-// The reference reader's error kinds, in the order its checks run.
+// The safetensors reference reader's error kinds, in the order its checks run.
 const (
 	HeaderTooSmall               RefKind = "HeaderTooSmall"
 	HeaderTooLarge               RefKind = "HeaderTooLarge"
@@ -28,7 +30,8 @@ const (
 const MaxHeaderLen = 100_000_000
 
 // RefError is the reference reader's verdict on an invalid file: its error kind, a message in the
-// spirit of the reference's own, and the byte offset in the file the error points at (-1 if none).
+// spirit of the reference's own, and the byte offset in the file the error points at (-1 if none). For
+// GGUF it is llama.cpp's verdict as package gguf gives it (gguf.Error).
 type RefError struct {
 	Kind    RefKind
 	Message string

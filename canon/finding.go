@@ -132,4 +132,8 @@ const (
 	CodeTensorNotInIndex   = "tensor-not-in-index"
 	CodeIndexTotalSize     = "index-total-size"
 	CodeIncompleteSet      = "incomplete-shard-set"
+	CodeShardFormat        = "shard-format-differs"
+	CodeSplitNumber        = "split-number"
+	CodeSplitCount         = "split-count"
+	CodeSplitTensorCount   = "split-tensor-count"
 )

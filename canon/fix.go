@@ -39,9 +39,9 @@ var (
 // bytes after the JSON object change (to spaces); the length N and every tensor byte stay as they are.
 //
 // It refuses (wrapping ErrNotFixable, file untouched) unless the repaired file passes the reference's
-// checks. For the whole repair it holds an exclusive advisory lock on the file where the system has
-// one (flock: Linux, macOS, the BSDs), waiting at most FixLockWait for another holder (then it fails,
-// wrapping ErrLocked). A lock does not stop programs that do not ask for it, so just before writing it
+// checks; it refuses every GGUF file, which has no such padding. For the whole repair it holds an
+// exclusive advisory lock on the file where the system has one (flock: Linux, macOS, the BSDs), waiting
+// at most FixLockWait for another holder (then it fails, wrapping ErrLocked). A lock does not stop programs that do not ask for it, so just before writing it
 // compares the file's size and the bytes it is about to replace with what it checked, and writes only
 // bytes that are NUL at that moment; if the file is not valid afterwards, it puts back the NUL bytes
 // where its spaces still are and fails. When it returns an error, the file holds no byte of its.
@@ -70,6 +70,9 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 	m, err := readLocked(f, path)
 	if err != nil {
 		return FixResult{}, err
+	}
+	if m.Format == FormatGGUF {
+		return FixResult{}, fmt.Errorf("%s: %w: GGUF files have no padding to repair (only the NUL padding of a safetensors header is repaired in place)", path, ErrNotFixable)
 	}
 	if m.Valid() {
 		return FixResult{}, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -162,5 +163,23 @@ func TestFixUndone(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("after the undo:\n%q\nwant\n%q", got[pad:end], want[pad:end])
+	}
+}
+
+// TestFixRefusesGGUF: --fix has nothing to repair in a GGUF file, valid or not, and leaves it as it is.
+func TestFixRefusesGGUF(t *testing.T) {
+	valid := ggufFixture().Build()
+	for name, b := range map[string][]byte{"valid": valid, "truncated": valid[:len(valid)-10]} {
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := FixNulPadding(t.Context(), path)
+		if !errors.Is(err, ErrNotFixable) || !strings.Contains(err.Error(), "GGUF files have no padding to repair") || res.Changed != 0 {
+			t.Errorf("%s: %v, %+v", name, err, res)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, b) {
+			t.Errorf("%s: the file changed", name)
+		}
 	}
 }

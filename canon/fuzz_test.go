@@ -7,10 +7,13 @@ import (
 )
 
 // FuzzRead feeds arbitrary files to the reader: it must never panic or hang, must allocate no more than
-// the verified header, and its findings must agree with its verdict.
+// the verified header, and its findings must agree with its verdict. GGUF-looking input is fuzzed too.
 func FuzzRead(f *testing.F) {
 	for _, c := range edgeCases() {
 		f.Add(c.b)
+	}
+	for _, b := range ggufSeeds() {
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m := ReadBytes("fuzz", b)
@@ -34,8 +37,29 @@ func FuzzHeader(f *testing.F) {
 	})
 }
 
+// ggufSeeds are GGUF files for FuzzRead: valid ones, a big-endian one, the formats before GGUF.
+func ggufSeeds() [][]byte {
+	rng := rand.New(rand.NewSource(1))
+	seeds := [][]byte{ggufFixture().Build(), []byte("GGUF"), []byte("tjgg\x03\x00\x00\x00"), []byte("GGUF\x01\x00\x00\x00\x00")}
+	be := ggufFixture()
+	be.BigEndian = true
+	seeds = append(seeds, be.Build())
+	for range 4 {
+		seeds = append(seeds, randomGGUF(rng).Build())
+	}
+	return seeds
+}
+
 func checkInvariants(t *testing.T, m *Model) {
 	t.Helper()
+	Canonical(m) // never panics, whatever the model
+	if m.Format == FormatGGUF && m.RefErr == nil {
+		for _, tn := range m.Tensors {
+			if m.DataOffset()+int64(tn.End) > m.FileSize || tn.End < tn.Begin {
+				t.Fatalf("valid GGUF file with tensor %q past its end", tn.Name)
+			}
+		}
+	}
 	if m.RefErr == nil {
 		for _, f := range m.Findings {
 			if f.Severity == SevError {

@@ -1,15 +1,37 @@
 package canon
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/stdiff/stdiff/canon/gguf"
+)
+
+// Format names the file format a Model was read from.
+type Format string
+
+// The formats Read tells apart by their first bytes.
+const (
+	// FormatSafetensors: an 8-byte little-endian header length, a JSON header, the data.
+	FormatSafetensors Format = "safetensors"
+	// FormatGGUF: llama.cpp's GGUF (magic "GGUF"), and the formats before it (GGML, GGMF, GGJT),
+	// which are recognised and named but not read.
+	FormatGGUF Format = "gguf"
+)
 
 // Tensor is one tensor entry of a header.
 type Tensor struct {
-	Name  string
+	Name string
+	// DType is the element type: as safetensors spells it ("F32", "BF16"), or for GGUF ggml's type
+	// name in upper case ("F32", "Q4_K", "IQ2_XXS"; "TYPE_N" for a type number ggml does not know).
 	DType DType
+	// Shape in row-major order, outermost dimension first, as safetensors and PyTorch write it. For
+	// GGUF this is ggml's ne order reversed: a ggml tensor of ne [4096, 32000] has Shape [32000, 4096].
 	Shape []uint64
-	// Begin and End are the data_offsets: byte offsets relative to the start of the data section.
+	// Begin and End are the data_offsets: byte offsets relative to the start of the data section. For
+	// GGUF, Begin is the tensor info's offset and End = Begin + the byte length its type and shape call
+	// for (End = Begin when that length is unknown: an unknown type, a partial block, an overflow).
 	Begin, End uint64
-	// HeaderOffset is the file offset of the entry's name in the header.
+	// HeaderOffset is the file offset of the entry's name in the header (for GGUF, of the tensor info).
 	HeaderOffset int64
 }
 
@@ -35,10 +57,14 @@ func (t *Tensor) Elements() (n uint64, ok bool) {
 }
 
 // ExpectedLen is the byte length the dtype and shape call for. ok is false when the dtype is unknown,
-// the size overflows, or the bit count is not a whole number of bytes.
+// the size overflows, or the bit count is not a whole number of bytes. A ggml block type (Q4_K, …)
+// takes whole blocks: its rows (the last dimension of Shape) must be a whole number of blocks.
 func (t *Tensor) ExpectedLen() (n uint64, ok bool) {
 	b, known := t.DType.Bits()
 	if !known {
+		if gt, isGGML := t.DType.ggml(); isGGML {
+			return gt.ByteLen(neOrder(t.Shape))
+		}
 		return 0, false
 	}
 	e, ok := t.Elements()
@@ -52,33 +78,51 @@ func (t *Tensor) ExpectedLen() (n uint64, ok bool) {
 	return lo / 8, true
 }
 
-// MetaEntry is one `__metadata__` key and its value.
+// MetaEntry is one metadata entry: a `__metadata__` key and its value, or a GGUF key-value pair.
 type MetaEntry struct {
-	Key   string
+	Key string
+	// Value is the value as text. Safetensors values are strings. GGUF values: numbers in decimal,
+	// bools as true or false, strings as they are (their first gguf.MaxInline bytes when longer), and
+	// arrays as a summary of their element type and length, followed by their elements when there are
+	// at most 16 short ones ("[int32 × 3: 8, 8, 0]", "[string × 2: \"a\", \"b\"]") or else the first
+	// 16 hex digits of the BLAKE3 of their bytes in the file ("[string × 32000, blake3 4f1c…]"), so
+	// that two arrays with the same summary hold the same elements.
 	Value string
+	// Type is the GGUF value type as the GGUF specification names it ("uint32", "string", "array", …),
+	// and "" for safetensors.
+	Type string
 	// Offset is the file offset of the key in the header.
 	Offset int64
-	// NotString is true when the file stored a non-string JSON value (which strict readers reject);
-	// Value then holds its JSON text.
+	// NotString is true when a safetensors file stored a non-string JSON value (which strict readers
+	// reject); Value then holds its JSON text. It is false for GGUF, whose values are typed (see Type).
 	NotString bool
 }
 
-// Model is what stdiff knows about one safetensors file (or, later, a shard set) from its header.
+// Model is what stdiff knows about one model file (safetensors or GGUF), or a shard set, from its
+// header.
 //
 // Read fills it leniently: a file the reference rejects still yields every tensor and metadata entry
 // that could be read, with the defects in Findings. RefErr is the reference reader's strict verdict.
 type Model struct {
 	// Name is the source's name (a path or URL).
 	Name string
+	// Format is the file's format, as its first bytes say (FormatSafetensors, FormatGGUF); a Model
+	// built by hand with no Format is taken for safetensors.
+	Format Format
 	// FileSize is the total size in bytes.
 	FileSize int64
-	// HeaderLen is N, the header length stored in the first 8 bytes.
+	// HeaderLen is the size of the header: for safetensors N, the header length stored in the first 8
+	// bytes; for GGUF every byte before the data section (magic, counts, key-value pairs, tensor infos
+	// and the padding after them), or where reading stopped when the header could not be read.
 	HeaderLen uint64
-	// Tensors in header order. A name written twice appears once, with the last entry (as in the reference).
+	// Tensors in header order. A name written twice appears once: safetensors keeps the last entry (as
+	// the reference does), GGUF the first (llama.cpp rejects such a file).
 	Tensors []Tensor
-	// Metadata in header order; a key written twice appears once, with the last value.
+	// Metadata in header order; a key written twice appears once, with the last value for safetensors
+	// and the first for GGUF (the pair llama.cpp's look-up finds; it rejects such a file).
 	Metadata []MetaEntry
-	// HasMetadata is true when `__metadata__` was present and not null.
+	// HasMetadata is true when `__metadata__` was present and not null, or a GGUF file has key-value
+	// pairs.
 	HasMetadata bool
 	// Findings in the order of the checks that produced them: at most MaxFindingsPerCode of each code.
 	Findings []Finding
@@ -87,13 +131,20 @@ type Model struct {
 	Omitted map[string]int
 	// RefErr is nil when the reference reader accepts the file, else its error.
 	RefErr *RefError
-	// HeaderParsed is true when the header's JSON could be read (possibly with defects lenient mode names).
+	// HeaderParsed is true when the header's JSON could be read (possibly with defects lenient mode
+	// names); for GGUF, when the header could be read to the end of its tensor infos.
 	HeaderParsed bool
 	// Shards describe the files of a sharded model (nil for one file). Tensor offsets are then in the
 	// space of the set's SetSource, whose data starts at 0.
 	Shards []ShardInfo
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
+	// It is nil for GGUF, whose header is read through a bounded buffer and never held whole.
 	RawHeader []byte
+	// GGUF is the GGUF header as package gguf reads it (typed key-value pairs, lazy arrays, tensor
+	// infos in ggml's terms), for format-specific work; nil for safetensors. For a split GGUF set it is
+	// the first file's (which holds the model's metadata). Its arrays read their elements through the
+	// source the model was read from, as long as that is open.
+	GGUF *gguf.File
 
 	// kept counts Findings per code, for add.
 	kept map[string]int
@@ -104,10 +155,18 @@ type Model struct {
 // Valid reports whether the reference reader accepts the file.
 func (m *Model) Valid() bool { return m.RefErr == nil }
 
-// DataOffset is the file offset of the first data byte: 8+N, or 0 for a shard set.
+// DataOffset is the file offset of the first data byte: 8+N for safetensors; for GGUF where the
+// header says the data section starts (past the padding to the alignment), or the file size when the
+// header could not be read; 0 for a shard set.
 func (m *Model) DataOffset() int64 {
-	if m.Shards != nil {
+	switch {
+	case m.Shards != nil:
 		return 0
+	case m.GGUF != nil:
+		if m.GGUF.DataOffset < 0 {
+			return m.FileSize
+		}
+		return m.GGUF.DataOffset
 	}
 	return 8 + int64(m.HeaderLen)
 }
@@ -155,7 +214,8 @@ type ParamCount struct {
 }
 
 // Params counts elements and bytes per dtype, in order of first appearance, plus a total (DType "").
-// Sub-byte dtypes are counted by element, so F4 weights count 2 per byte.
+// Sub-byte dtypes are counted by element, so F4 weights count 2 per byte, and so are ggml's block
+// types: a Q4_K tensor of 256 elements counts 256 parameters in its 144 bytes.
 func (m *Model) Params() (per []ParamCount, total ParamCount) {
 	idx := map[DType]int{}
 	for i := range m.Tensors {

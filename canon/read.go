@@ -11,27 +11,38 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// Read reads a model's header from r, a file of size bytes shown as name: the 8-byte length and the N
-// header bytes, nothing else.
+// Read reads a model's header from r, a file of size bytes shown as name, choosing the format by the
+// file's first bytes: GGUF (and the formats before it, which it names) when they are a GGUF magic,
+// else safetensors. For safetensors it reads the 8-byte length and the N header bytes, nothing else; for
+// GGUF the key-value pairs and tensor infos through a bounded buffer (package gguf), nothing of the
+// tensor data.
 //
 // It returns an error only when r cannot be read (the Sources of this module and their sub-packages
-// return errors wrapping ErrUnreadable). A file that was read but is not valid safetensors yields a
-// Model whose RefErr is the reference reader's verdict and whose Findings name every defect found;
-// everything that could still be read is in the Model. Read allocates the header only after checking N
-// against the limit and size.
+// return errors wrapping ErrUnreadable). A file that was read but is not valid yields a Model whose
+// RefErr is the reference reader's verdict (for GGUF, llama.cpp's) and whose Findings name every defect
+// found; everything that could still be read is in the Model. Read allocates the header only after
+// checking N against the limit and size; the GGUF reader checks every count against the bytes left.
 func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	if size < 0 {
 		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}
 	}
-	m := &Model{Name: name, FileSize: size}
+	head := make([]byte, min(size, 8))
+	if err := readFull(r, head, 0); err != nil {
+		return nil, err
+	}
+	// A GGUF magic ("GGUF", or "lmgg", "fmgg", "tjgg" for the formats before it) read as the low half of
+	// a safetensors header length makes N at least 0x46554747 (1,179,993,927) bytes, far over the
+	// reference's 100,000,000-byte limit: no valid safetensors file starts with one, so nothing is lost
+	// by reading such a file as GGUF.
+	if _, ok := gguf.Sniff(head); ok {
+		return readGGUF(r, size, name)
+	}
+	m := &Model{Name: name, Format: FormatSafetensors, FileSize: size}
 	if size < 8 {
-		head := make([]byte, max(size, 0))
-		if err := readFull(r, head, 0); err != nil {
-			return nil, err
-		}
 		m.RefErr = &RefError{Kind: HeaderTooSmall, Message: "header too small", Offset: 0}
 		if size == 0 {
 			m.add(Finding{Code: CodeEmptyFile, Severity: SevError, Offset: 0, RefKind: HeaderTooSmall,
@@ -42,11 +53,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 		}
 		return m, nil
 	}
-	var lenBuf [8]byte
-	if err := readFull(r, lenBuf[:], 0); err != nil {
-		return nil, err
-	}
-	n := binary.LittleEndian.Uint64(lenBuf[:])
+	n := binary.LittleEndian.Uint64(head)
 	m.HeaderLen = n
 	if n > MaxHeaderLen {
 		m.RefErr = &RefError{Kind: HeaderTooLarge, Message: "header too large", Offset: 0}
@@ -521,9 +528,6 @@ func diagnoseNotSafetensors(head []byte, n uint64, size int64) Finding {
 	case len(head) > 0 && head[0] == 0x80 && len(head) > 1 && head[1] <= 5:
 		f.Code = CodeNotSafetensors
 		f.Message = "this is a Python pickle (a PyTorch checkpoint?), not a safetensors file"
-	case bytes.HasPrefix(head, []byte("GGUF")):
-		f.Code = CodeNotSafetensors
-		f.Message = "this is a GGUF file, not a safetensors file"
 	case len(head) > 0 && (head[0] == '{' || head[0] == '['):
 		f.Code = CodeNotSafetensors
 		f.Message = "this is a JSON text file, not a safetensors file (a config or index file under the wrong name?)"

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -111,9 +112,23 @@ func checkShardName(s string) error {
 // shardPattern matches the names sharded files get: model-00001-of-00003.safetensors.
 var shardPattern = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.safetensors$`)
 
+// ggufSplitPattern matches the names llama.cpp's gguf-split gives the files of a split model:
+// model-00001-of-00003.gguf.
+var ggufSplitPattern = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
+
 // ShardPattern reports whether name (a base name) is a shard's, and if so the prefix and the count.
 func ShardPattern(name string) (prefix string, k, n int, ok bool) {
-	g := shardPattern.FindStringSubmatch(name)
+	return matchShard(shardPattern, name)
+}
+
+// GGUFSplitPattern reports whether name (a base name) is a file of a split GGUF model, named as
+// llama.cpp names them (prefix-0000K-of-0000N.gguf), and if so the prefix, K and N.
+func GGUFSplitPattern(name string) (prefix string, k, n int, ok bool) {
+	return matchShard(ggufSplitPattern, name)
+}
+
+func matchShard(re *regexp.Regexp, name string) (prefix string, k, n int, ok bool) {
+	g := re.FindStringSubmatch(name)
 	if g == nil {
 		return "", 0, 0, false
 	}
@@ -166,18 +181,24 @@ func (s *SetSource) Name() string { return s.name }
 type ShardOpener func(shard string) (Source, error)
 
 // ReadSet reads a sharded model: every shard's header, and the index when there is one (idx may be
-// nil: the shards then come from their names). The Model it returns is the whole model: tensors of all
-// shards (their offsets in the SetSource's space), the shards' metadata, and the set's findings
-// (tensors the index and the shards disagree on, a tensor in two shards, a wrong total_size) besides
-// each shard's own, named. Its structure and content IDs equal those of the same model in one file.
-// A shard that cannot be opened or read is an error. RefErr is the first shard the reference rejects;
-// the set's own defects are error findings (the reference reads files, not sets).
+// nil: the shards then come from their names, in order). The Model it returns is the whole model:
+// tensors of all shards (their offsets in the SetSource's space), the shards' metadata, and the set's
+// findings (tensors the index and the shards disagree on, a tensor in two shards, a wrong total_size,
+// shards of different formats) besides each shard's own, named. Its structure and content IDs equal
+// those of the same model in one file. A shard that cannot be opened or read is an error. RefErr is the
+// first shard the reference rejects; the set's own defects are error findings (the reference reads
+// files, not sets).
+//
+// A split GGUF model (llama.cpp's gguf-split: prefix-00001-of-0000N.gguf …) is read the same way, its
+// files in order. Its Format is FormatGGUF, its GGUF the first file's header, its metadata leaves out
+// the split.* keys (they describe the files, as Shards does), and the set is checked as llama.cpp's
+// loader checks it (see gguf.RuleSplit): a set the loader rejects has a RefErr of that rule.
 func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model, *SetSource, error) {
 	set := &SetSource{name: name}
 	m := &Model{Name: name, HeaderParsed: true}
 	inShard := map[string]string{}
-	var valid = true
-	for _, sh := range shards {
+	var ggufFiles []*gguf.File // per shard, nil for one that is not GGUF
+	for k, sh := range shards {
 		src, err := open(sh)
 		if err != nil {
 			return nil, nil, err
@@ -186,6 +207,13 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		if err != nil {
 			return nil, nil, err
 		}
+		if k == 0 {
+			m.Format, m.GGUF = sm.Format, sm.GGUF
+		} else if sm.Format != m.Format {
+			m.add(Finding{Code: CodeShardFormat, Severity: SevError, Offset: -1,
+				Message: fmt.Sprintf("%s is a %s file, but %s is %s: the shards of one model share a format", sh, sm.Format, shards[0], m.Format)})
+		}
+		ggufFiles = append(ggufFiles, sm.GGUF)
 		m.Shards = append(m.Shards, ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
 		for _, f := range sm.Findings {
 			f.Message = sh + ": " + f.Message
@@ -194,14 +222,16 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		for code, n := range sm.Omitted {
 			m.omit(code, n) // the shard kept MaxFindingsPerCode of them, and so does the set now
 		}
-		if !sm.Valid() && valid {
-			valid = false
+		if !sm.Valid() && m.RefErr == nil {
 			m.RefErr = &RefError{Kind: sm.RefErr.Kind, Message: sh + ": " + sm.RefErr.Message, Offset: sm.RefErr.Offset}
 		}
 		m.HeaderParsed = m.HeaderParsed && sm.HeaderParsed
 		for _, e := range sm.Metadata {
+			if sm.Format == FormatGGUF && isSplitKey(e.Key) {
+				continue
+			}
 			if v, ok := m.Meta(e.Key); !ok {
-				m.Metadata = append(m.Metadata, MetaEntry{Key: e.Key, Value: e.Value, Offset: -1, NotString: e.NotString})
+				m.Metadata = append(m.Metadata, MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type, Offset: -1, NotString: e.NotString})
 				m.HasMetadata = true
 			} else if v != e.Value {
 				m.add(Finding{Code: CodeShardMetadata, Severity: SevInfo, Offset: -1,
@@ -210,8 +240,13 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		}
 		for _, t := range sm.Tensors {
 			if other, dup := inShard[t.Name]; dup {
-				m.add(Finding{Code: CodeTensorInTwoShards, Severity: SevError, Offset: -1,
-					Message: fmt.Sprintf("tensor %q is in %s and in %s: loaders disagree on which to use", t.Name, other, sh)})
+				f := Finding{Code: CodeTensorInTwoShards, Severity: SevError, Offset: -1,
+					Message: fmt.Sprintf("tensor %q is in %s and in %s: loaders disagree on which to use", t.Name, other, sh)}
+				if m.Format == FormatGGUF { // llama.cpp's loader rejects the set
+					f.RefKind = RefKind(gguf.RuleDuplicateTensor)
+					m.setRef(f.RefKind, f.Message, -1)
+				}
+				m.add(f)
 				continue
 			}
 			inShard[t.Name] = sh
@@ -224,6 +259,9 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		set.size += max(sm.DataLen(), 0)
 	}
 	m.FileSize = set.size
+	if m.Format == FormatGGUF && len(shards) > 0 {
+		m.checkSplit(shards, ggufFiles)
+	}
 	if idx != nil {
 		var total int64
 		for _, t := range m.Tensors {
@@ -277,10 +315,77 @@ type ShardInfo struct {
 
 // ShardNames lists a set's shard file names from one shard's name (see ShardPattern):
 // prefix-00001-of-0000N.safetensors to prefix-0000N-of-0000N.safetensors.
-func ShardNames(prefix string, n int) []string {
+func ShardNames(prefix string, n int) []string { return shardNames(prefix, n, ".safetensors") }
+
+// GGUFSplitNames lists the file names of a split GGUF model (see GGUFSplitPattern):
+// prefix-00001-of-0000N.gguf to prefix-0000N-of-0000N.gguf.
+func GGUFSplitNames(prefix string, n int) []string { return shardNames(prefix, n, ".gguf") }
+
+func shardNames(prefix string, n int, ext string) []string {
 	out := make([]string, n)
 	for k := range out {
-		out[k] = fmt.Sprintf("%s-%05d-of-%05d.safetensors", prefix, k+1, n)
+		out[k] = fmt.Sprintf("%s-%05d-of-%05d%s", prefix, k+1, n, ext)
 	}
 	return out
+}
+
+// isSplitKey reports whether key is one of the keys that say where a file stands in a split GGUF model.
+func isSplitKey(key string) bool {
+	return key == gguf.SplitNoKey || key == gguf.SplitCountKey || key == gguf.SplitTensorsKey
+}
+
+// checkSplit checks a split GGUF model as llama.cpp's loader does: files[k] (named names[k]) must say
+// it is file k (split.no), the first must say how many files (split.count) and tensors
+// (split.tensors.count) the set has, each key of the type llama.cpp requires. What the loader rejects
+// is an error with the rule gguf.RuleSplit (and the set's verdict, unless a file already failed); a
+// later file whose split.count disagrees, which the loader does not read, is a warning.
+func (m *Model) checkSplit(names []string, files []*gguf.File) {
+	const hint = "the files do not belong together, or one was renamed or replaced: fetch the set again"
+	fail := func(code, msg string) {
+		m.add(Finding{Code: code, Severity: SevError, Offset: -1, Message: msg, Hint: hint, RefKind: RefKind(gguf.RuleSplit)})
+		m.setRef(RefKind(gguf.RuleSplit), msg, -1)
+	}
+	n := int64(len(files))
+	for k, f := range files {
+		if f == nil { // not a GGUF file: already reported
+			continue
+		}
+		if no, problem := splitValue(f, gguf.SplitNoKey, gguf.ValUint16); problem != "" {
+			fail(CodeSplitNumber, names[k]+": "+problem)
+		} else if no != int64(k) {
+			fail(CodeSplitNumber, fmt.Sprintf("%s: %s is %d, but the file is number %d of the set (counted from 0)", names[k], gguf.SplitNoKey, no, k))
+		}
+		count, problem := splitValue(f, gguf.SplitCountKey, gguf.ValUint16)
+		switch {
+		case k == 0 && problem != "":
+			fail(CodeSplitCount, names[k]+": "+problem)
+		case k == 0 && count != n:
+			fail(CodeSplitCount, fmt.Sprintf("%s: %s is %d, but the set has %d files", names[k], gguf.SplitCountKey, count, n))
+		case k > 0 && problem == "" && count != n:
+			m.add(Finding{Code: CodeSplitCount, Severity: SevWarning, Offset: -1,
+				Message: fmt.Sprintf("%s: %s is %d, but the set has %d files (llama.cpp reads the first file's only)", names[k], gguf.SplitCountKey, count, n)})
+		}
+	}
+	if files[0] == nil {
+		return
+	}
+	if want, problem := splitValue(files[0], gguf.SplitTensorsKey, gguf.ValInt32); problem != "" {
+		fail(CodeSplitTensorCount, names[0]+": "+problem)
+	} else if want != int64(len(m.Tensors)) {
+		fail(CodeSplitTensorCount, fmt.Sprintf("%s: %s is %d, but the files hold %d tensors", names[0], gguf.SplitTensorsKey, want, len(m.Tensors)))
+	}
+}
+
+// splitValue is the integer value of key in f; problem says why there is none llama.cpp would read:
+// the key is missing or its value is not of type t.
+func splitValue(f *gguf.File, key string, t gguf.ValueType) (v int64, problem string) {
+	kv := f.KV(key)
+	switch {
+	case kv == nil:
+		return 0, "has no " + key + ", which llama.cpp needs in a split model"
+	case kv.Value.Type != t:
+		return 0, fmt.Sprintf("%s is a %s, not the %s llama.cpp requires", key, kv.Value.Type, t)
+	}
+	v, _ = kv.Value.Int()
+	return v, ""
 }

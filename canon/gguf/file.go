@@ -15,6 +15,11 @@
 // checked against the bytes that remain before anything is allocated for it, so a claimed 2^60-element
 // array costs nothing. Large arrays (a tokenizer's vocabulary) are kept as their offset, length, first
 // HeadLen elements and a BLAKE3 digest; their elements are read on demand through the io.ReaderAt.
+//
+// Most callers do not use this package directly: canon.Read calls Read for any file that starts with a
+// GGUF magic (or one of the formats before GGUF) and makes a canon.Model of the File (canon.Model.GGUF
+// keeps it for format-specific work); package canon also checks split models, the one rule (RuleSplit)
+// that spans files.
 package gguf
 
 import (
@@ -82,6 +87,21 @@ const (
 	RuleDataSize Rule = "data-size"
 	// RuleTensorBounds: every tensor's bytes lie within the file (llama.cpp's model loader).
 	RuleTensorBounds Rule = "tensor-bounds"
+	// RuleSplit: the files of a split model agree (llama.cpp's model loader): the first says how many
+	// files there are (SplitCountKey) and how many tensors they hold (SplitTensorsKey), each says which
+	// file it is (SplitNoKey), with the types llama.cpp requires. Read checks single files only; canon
+	// checks this rule on a set of files.
+	RuleSplit Rule = "split"
+)
+
+// The keys of a split model (llama.cpp's gguf-split writes them into every file of the set).
+const (
+	// SplitNoKey is the file's number in the set, from 0 (uint16).
+	SplitNoKey = "split.no"
+	// SplitCountKey is the number of files in the set (uint16).
+	SplitCountKey = "split.count"
+	// SplitTensorsKey is the number of tensors in the whole set (int32).
+	SplitTensorsKey = "split.tensors.count"
 )
 
 // Limits gguf.cpp applies (on a 64-bit host).

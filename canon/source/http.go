@@ -456,8 +456,8 @@ func (s *HTTPSource) short(got, want int64, err error) error {
 	}
 }
 
-// ReadAt reads len(p) bytes at off: from the prefix, with a range request, or (server without ranges)
-// from the one response, forward only.
+// ReadAt reads len(p) bytes at off: from the prefix, with a range request for what the prefix does not
+// hold, or (server without ranges) from the one response, forward only.
 func (s *HTTPSource) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 || off+int64(len(p)) > s.size {
 		if off >= s.size {
@@ -497,8 +497,13 @@ func (s *HTTPSource) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return len(p), nil
 	}
+	// A read that starts in the prefix takes that part from it and asks for the rest only.
+	k := 0
+	if off < int64(len(s.prefix)) {
+		k = copy(p, s.prefix[off:])
+	}
 	s.mu.Unlock()
-	if err := s.retry(func() error { return s.readRange(p, off) }); err != nil {
+	if err := s.retry(func() error { return s.readRange(p[k:], off+int64(k)) }); err != nil {
 		return 0, s.fail(err)
 	}
 	return len(p), nil

@@ -1,7 +1,8 @@
-// Package source opens models by name: a local file, a shard set (its index, the folder holding it, or
-// any of its shards), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the Hugging Face
-// Hub; and it walks folders for the models under them. It reads headers only; the bytes stay behind a
-// canon.Source, read on demand, for HTTP with range requests.
+// Package source opens models by name: a local file (safetensors or GGUF), a shard set (its index, the
+// folder holding it, or any of its shards; any file of a split GGUF model), an http(s) URL, or an
+// hf://ORG/REPO[@REVISION][/PATH] address on the Hugging Face Hub; and it walks folders for the models
+// under them. It reads headers only; the bytes stay behind a canon.Source, read on demand, for HTTP
+// with range requests.
 //
 // It never reads the environment (the Hub's endpoint, a token and time limits come in Options, which
 // the caller fills, from HF_ENDPOINT and HF_TOKEN for the CLI) and never prints.
@@ -21,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
 )
 
 // DefaultEndpoint is where hf:// addresses point when Options.Endpoint is empty: the public Hub.
@@ -84,8 +86,10 @@ func IsRemote(spec string) bool {
 	return strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") || strings.HasPrefix(spec, "hf://")
 }
 
-// Open opens whatever names a model: a .safetensors file; a *.safetensors.index.json, a folder
-// holding one, or any shard named …-0000K-of-0000N.safetensors (the whole set, as one model); an http(s)
+// Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
+// bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
+// …-0000K-of-0000N.safetensors (the whole set, as one model); any file of a split GGUF model named
+// …-0000K-of-0000N.gguf, as llama.cpp's gguf-split names them (the whole set, as one model); an http(s)
 // URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with opt.Token). Only headers are read. ctx
 // bounds the opening and, for remote models, every later read of the Source; once it is done, Open
 // fails at once with an error wrapping ctx.Err(). Errors are *canon.ReadError values.
@@ -112,25 +116,53 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		return openLocalSet(spec, spec, nil)
 	}
 	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
-		dir := filepath.Dir(spec)
-		idx := filepath.Join(dir, prefix+".safetensors.index.json")
+		idx := filepath.Join(filepath.Dir(spec), prefix+".safetensors.index.json")
 		if _, err := os.Stat(idx); err != nil {
 			idx = ""
 		}
-		o, err := openLocalSet(spec, idx, canon.ShardNames(prefix, n))
-		if err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return o, err
-		}
-		// Not all of the set is here: read the one file, and say so.
-		o, err2 := OpenFileModel(ctx, spec)
-		if err2 != nil {
-			return nil, err2
-		}
-		o.Model.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
-			Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%s); read as one file", missingName(err))})
-		return o, nil
+		return openLocalShard(ctx, spec, idx, canon.ShardNames(prefix, n))
 	}
-	return OpenFileModel(ctx, spec)
+	if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
+		return openLocalShard(ctx, spec, "", canon.GGUFSplitNames(prefix, n))
+	}
+	o, err := OpenFileModel(ctx, spec)
+	if err == nil {
+		noteLoneSplit(o.Model)
+	}
+	return o, err
+}
+
+// openLocalShard opens the set of the shard spec (by its index idxPath, or else the names); when not all
+// of the set is here it reads the one file, and says so.
+func openLocalShard(ctx context.Context, spec, idxPath string, names []string) (*Opened, error) {
+	o, err := openLocalSet(spec, idxPath, names)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return o, err
+	}
+	o, err2 := OpenFileModel(ctx, spec)
+	if err2 != nil {
+		return nil, err2
+	}
+	o.Model.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
+		Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%s); read as one file", missingName(err))})
+	return o, nil
+}
+
+// noteLoneSplit notes that a GGUF file read on its own says it is one file of a split model: its name
+// is not one llama.cpp gives split files, so the others cannot be found.
+func noteLoneSplit(m *canon.Model) {
+	if m.GGUF == nil {
+		return
+	}
+	kv := m.GGUF.KV(gguf.SplitCountKey)
+	if kv == nil {
+		return
+	}
+	if n, _ := kv.Value.Int(); n > 1 {
+		m.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
+			Message: fmt.Sprintf("the file says it is one of the %d files of a split model (%s), but it is not named like one (…-00001-of-%05d.gguf), so the others cannot be found; read as one file", n, gguf.SplitCountKey, n),
+			Hint:    "keep the names llama.cpp's gguf-split gave the files, or join them with `llama-gguf-split --merge`"})
+	}
 }
 
 // missingName says which file a missing-shard error is about: "m-00002-of-00002.safetensors is missing".
@@ -260,7 +292,7 @@ func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) 
 			}
 			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
 				return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json"),
-					Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors"}
+					Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
 			}
 			return o, err
 		}
@@ -286,18 +318,24 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 		o.closers = append(o.closers, src)
 		return src, nil
 	}
-	if strings.HasSuffix(base, ".index.json") {
-		idx, err := fetchIndex(ctx, rawURL, opt)
-		if err != nil {
-			return nil, err
-		}
-		m, set, err := canon.ReadSet(rawURL, idx, idx.Shards, openShard)
+	readSet := func(idx *canon.Index, names []string) (*Opened, error) {
+		m, set, err := canon.ReadSet(rawURL, idx, names, openShard)
 		if err != nil {
 			o.Close()
 			return nil, err
 		}
 		o.Model, o.Source = m, set
 		return o, nil
+	}
+	if strings.HasSuffix(base, ".index.json") {
+		idx, err := fetchIndex(ctx, rawURL, opt)
+		if err != nil {
+			return nil, err
+		}
+		return readSet(idx, idx.Shards)
+	}
+	if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
+		return readSet(nil, canon.GGUFSplitNames(prefix, n))
 	}
 	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
 		idx, err := fetchIndex(ctx, shardURL(prefix+".safetensors.index.json"), opt)
@@ -308,19 +346,17 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 		} else if !errors.As(err, &he) || he.Status != http.StatusNotFound {
 			return nil, err
 		}
-		m, set, err := canon.ReadSet(rawURL, idx, names, openShard)
-		if err != nil {
-			o.Close()
-			return nil, err
-		}
-		o.Model, o.Source = m, set
-		return o, nil
+		return readSet(idx, names)
 	}
 	src, err := OpenHTTP(ctx, rawURL, opt)
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, true)
+	o, err = openSingle(src, true)
+	if err == nil {
+		noteLoneSplit(o.Model)
+	}
+	return o, err
 }
 
 // fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).

@@ -18,8 +18,9 @@ type WalkOptions struct {
 }
 
 // Walk expands the folders among roots into the models under them, recursively, in path order:
-// .safetensors files, and shard sets as their *.safetensors.index.json (their shards then not on their
-// own). It follows links to files but not to folders, so that a link loop cannot trap it, and skips what
+// .safetensors and .gguf files (the name only picks the candidates; reading them tells their format),
+// and shard sets as their *.safetensors.index.json (their shards then not on their own). The files of a
+// split GGUF model, like the shards of a set without an index, are listed one by one. It follows links to files but not to folders, so that a link loop cannot trap it, and skips what
 // is not a regular file. Roots that are not folders (files, URLs, paths that do not exist) are kept as
 // they are, for the caller to open and report. A folder or file it cannot read is an error (a
 // *canon.ReadError naming it) and the walk goes on; once ctx is done it stops, with ctx.Err() last
@@ -62,7 +63,7 @@ func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []err
 						}
 					}
 				}
-			case strings.HasSuffix(name, ".safetensors"):
+			case strings.HasSuffix(name, ".safetensors"), strings.HasSuffix(name, ".gguf"):
 				paths = append(paths, p)
 			default:
 				return nil

@@ -1,0 +1,126 @@
+package canon
+
+import (
+	"encoding/hex"
+	"errors"
+	"io"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/gguf"
+)
+
+// readGGUF reads a GGUF file (or names one of the formats before GGUF) with package gguf and makes a
+// Model of it. Like Read, it fails only when r cannot be read, with r's own error.
+func readGGUF(r io.ReaderAt, size int64, name string) (*Model, error) {
+	f, err := gguf.Read(r, size, name)
+	if err != nil {
+		if cause := errors.Unwrap(err); cause != nil { // gguf.Read puts the name before r's error
+			return nil, cause
+		}
+		return nil, err
+	}
+	return modelOfGGUF(f), nil
+}
+
+// modelOfGGUF is the Model of a GGUF header: ggml's verdict as RefErr (its rule as the kind), the
+// findings with their codes, the pairs as metadata and the tensor infos as tensors in canon's terms.
+func modelOfGGUF(f *gguf.File) *Model {
+	m := &Model{Name: f.Name, Format: FormatGGUF, FileSize: f.Size, GGUF: f, HeaderParsed: f.DataOffset >= 0}
+	if f.DataOffset >= 0 {
+		m.HeaderLen = uint64(f.DataOffset)
+	} else {
+		m.HeaderLen = uint64(max(f.HeaderEnd, 0))
+	}
+	if v := f.Verdict; v != nil {
+		m.RefErr = &RefError{Kind: RefKind(v.Rule), Message: v.Message, Offset: v.Offset}
+	}
+	dupTensors := false
+	for _, fd := range f.Findings {
+		m.add(Finding{Code: fd.Code, Severity: Severity(fd.Severity), Offset: fd.Offset, Message: fd.Message, Hint: fd.Hint, RefKind: RefKind(fd.Rule)})
+		dupTensors = dupTensors || fd.Code == gguf.CodeDuplicateTensor
+	}
+
+	m.Metadata = make([]MetaEntry, 0, len(f.KVs))
+	seen := make(map[string]bool, len(f.KVs))
+	for i := range f.KVs {
+		kv := &f.KVs[i]
+		if seen[kv.Key] {
+			continue
+		}
+		seen[kv.Key] = true
+		m.Metadata = append(m.Metadata, MetaEntry{Key: kv.Key, Value: ggufValueText(kv.Value), Type: kv.Value.Type.String(), Offset: kv.Offset})
+	}
+	m.HasMetadata = len(m.Metadata) > 0
+
+	// Every shape shares one allocation; a name seen before (llama.cpp rejects the file) is skipped.
+	nDims := 0
+	for i := range f.Tensors {
+		nDims += len(f.Tensors[i].Dims)
+	}
+	shapes := make([]uint64, 0, nDims)
+	var names map[string]bool
+	if dupTensors {
+		names = make(map[string]bool, len(f.Tensors))
+	}
+	m.Tensors = make([]Tensor, 0, len(f.Tensors))
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		if names != nil {
+			if names[ti.Name] {
+				continue
+			}
+			names[ti.Name] = true
+		}
+		start := len(shapes)
+		for k := len(ti.Dims) - 1; k >= 0; k-- {
+			shapes = append(shapes, ti.Dims[k])
+		}
+		t := Tensor{Name: ti.Name, DType: ggmlDType(ti.Type), Shape: shapes[start:len(shapes):len(shapes)],
+			Begin: ti.Offset, End: ti.Offset, HeaderOffset: ti.HeaderOffset}
+		if end, carry := bits.Add64(ti.Offset, ti.Size, 0); ti.SizeOK && carry == 0 {
+			t.End = end
+		}
+		m.Tensors = append(m.Tensors, t)
+	}
+	return m
+}
+
+// maxListed is the longest array text listed element by element; longer arrays are summarised.
+const maxListed = 200
+
+// ggufValueText is a GGUF value as MetaEntry.Value shows it (see there).
+func ggufValueText(v gguf.Value) string {
+	a := v.Array
+	if v.Type != gguf.ValArray || a == nil {
+		return v.String()
+	}
+	kind := "[" + a.ElemType.String() + " × " + strconv.FormatUint(a.Len, 10)
+	if a.Len == 0 {
+		return kind + "]"
+	}
+	if a.Len == uint64(len(a.Head)) {
+		var b strings.Builder
+		b.WriteString(kind)
+		b.WriteString(": ")
+		for i, e := range a.Head {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if s, isStr := e.Str(); isStr {
+				b.WriteString(strconv.Quote(s))
+			} else {
+				b.WriteString(e.String())
+			}
+			if b.Len() > maxListed {
+				break
+			}
+		}
+		if b.Len() <= maxListed {
+			b.WriteByte(']')
+			return b.String()
+		}
+	}
+	return kind + ", blake3 " + hex.EncodeToString(a.Digest[:8]) + "]"
+}
