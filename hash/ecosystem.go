@@ -64,6 +64,9 @@ const AutoV1MinSize = autoV1End
 // source of size bytes, so that AutoV3 is defined: the file has the 8-byte length, the length is within
 // the reference's limit, and 8+N bytes fit in the file. A shard set's data always starts at 0.
 func HasDataSection(m *canon.Model, size int64) bool {
+	if m.Format == canon.FormatGGUF {
+		return false // AutoV3 hashes what follows a safetensors header; a GGUF file has none
+	}
 	if m.Shards != nil {
 		return true
 	}

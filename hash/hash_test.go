@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
@@ -451,5 +452,24 @@ func TestKindNames(t *testing.T) {
 	}
 	if KindName("st1") != "structure ID" || KindName("md5") != "" {
 		t.Error("KindName")
+	}
+}
+
+// TestGGUFHasNoAutoV3: AutoV3 hashes what follows a safetensors header; a GGUF file has none, so it has
+// no AutoV3, while its whole-file hashes are those of its bytes.
+func TestGGUFHasNoAutoV3(t *testing.T) {
+	b := ggufw.Synthetic(4, 16).Build()
+	src := canon.SourceOf(bytes.NewReader(b), int64(len(b)), "m.gguf")
+	m, err := canon.Read(src, src.Size(), src.Name())
+	if err != nil || m.Format != canon.FormatGGUF || !m.Valid() {
+		t.Fatalf("read: %v, format %q, verdict %v", err, m.Format, m.RefErr)
+	}
+	e, d, err := FileHashes(context.Background(), src, m, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := sha256.Sum256(b)
+	if e.SHA256 != hex.EncodeToString(whole[:]) || e.AutoV3 != "" || len(d) != len(m.Tensors) {
+		t.Errorf("SHA256 %s, AutoV3 %q, %d digests of %d tensors", e.SHA256, e.AutoV3, len(d), len(m.Tensors))
 	}
 }
