@@ -33,8 +33,14 @@ type Info struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Author      string `json:"author,omitempty"`
-	// Triggers are the trigger words, most reliable first; TriggerDetails says where each came from.
-	Triggers       []string  `json:"triggers"`
+	// Triggers are the declared trigger words, most reliable first: CivitAI's trained words, the A1111
+	// card, the LoRA Manager card, ssmd_keywords, modelspec.trigger_phrase.
+	Triggers []string `json:"triggers"`
+	// GuessedTriggers are words guessed from the training data (kohya dataset folder names, the most
+	// frequent tags), not declared by anyone; never repeats a word of Triggers.
+	GuessedTriggers []string `json:"guessed_triggers"`
+	// TriggerDetails has every word of Triggers then of GuessedTriggers, with where it came from;
+	// TriggerGroups groups them by source.
 	TriggerDetails []Trigger `json:"trigger_details"`
 	BaseModel      string    `json:"base_model"`
 	CivitAI        CivitAI   `json:"civitai"`
@@ -70,6 +76,36 @@ type Trigger struct {
 	// Derived is true for words guessed from the training data (folder names, frequent tags), not
 	// declared by a person or trainer.
 	Derived bool `json:"derived"`
+}
+
+// TriggerGroup is the trigger words that came from one source.
+type TriggerGroup struct {
+	Source  string
+	Derived bool
+	Words   []string
+}
+
+// TriggerGroups groups TriggerDetails by source, in the order each source first gave a word (declared
+// sources first, then guessed ones), each group's words in their order: what a writer shows as
+// "pepper, witch (sidecar pepper.civitai.info trainedWords) · carrot (metadata ssmd_keywords)".
+func (in *Info) TriggerGroups() []TriggerGroup {
+	type key struct {
+		source  string
+		derived bool
+	}
+	var groups []TriggerGroup
+	at := map[key]int{}
+	for _, t := range in.TriggerDetails {
+		k := key{t.Source, t.Derived}
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, TriggerGroup{Source: t.Source, Derived: t.Derived})
+		}
+		groups[i].Words = append(groups[i].Words, t.Word)
+	}
+	return groups
 }
 
 // CivitAI holds the ids that locate a model on CivitAI (0 when unknown; null in JSON).
@@ -164,7 +200,7 @@ func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Fin
 // Derive works out a model's Info from its metadata, its sidecars and its tensors. fileName is the
 // model's file name, the name of last resort.
 func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
-	in := Info{Triggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
+	in := Info{Triggers: []string{}, GuessedTriggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
 	meta := func(key string) string {
 		v, _ := m.Meta(key)
 		v = strings.TrimSpace(v)
@@ -321,9 +357,10 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 
 var repeatsDir = regexp.MustCompile(`^\d+_(.+)$`)
 
-// triggers collects trigger words in the conventions' order of reliability: curated (CivitAI's trained
-// words, the A1111 card, AddNet keywords, ModelSpec), trainer-declared, then derived from the training
-// data (folder names, then the most frequent tags).
+// triggers collects trigger words in the conventions' order of reliability: declared (CivitAI's trained
+// words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec) into Triggers,
+// then guessed from the training data (folder names, then the most frequent tags) into
+// GuessedTriggers. Each word once, with the first source that gave it.
 func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	seen := map[string]bool{}
 	add := func(word, source string, derived bool) {
@@ -333,22 +370,33 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			return
 		}
 		seen[k] = true
-		in.Triggers = append(in.Triggers, word)
+		if derived {
+			in.GuessedTriggers = append(in.GuessedTriggers, word)
+		} else {
+			in.Triggers = append(in.Triggers, word)
+		}
 		in.TriggerDetails = append(in.TriggerDetails, Trigger{Word: word, Source: source, Derived: derived})
 	}
-	if s := sc[".civitai.info"]; s != nil {
-		words, isList := s.Data["trainedWords"].([]any)
-		if v, present := s.Data["trainedWords"]; present && !isList && v != nil {
-			in.badSidecar(s, []string{"trainedWords"}, "a list")
+	// trainedWords: CivitAI's list, each entry possibly "a, b".
+	trainedWords := func(kind string, path ...string) {
+		s := sc[kind]
+		if s == nil {
+			return
+		}
+		v, present := lookup(s.Data, path...)
+		words, isList := v.([]any)
+		if present && !isList && v != nil {
+			in.badSidecar(s, path, "a list")
 		}
 		for _, w := range words {
 			if str, ok := w.(string); ok {
 				for _, part := range strings.Split(str, ",") {
-					add(part, "sidecar "+filepath.Base(s.Path)+" trainedWords", false)
+					add(part, "sidecar "+filepath.Base(s.Path)+" "+strings.Join(path, "."), false)
 				}
 			}
 		}
 	}
+	trainedWords(".civitai.info", "trainedWords")
 	if s := sc[".json"]; s != nil {
 		v, present := s.Data["activation text"]
 		if str, ok := v.(string); ok {
@@ -359,6 +407,7 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			in.badSidecar(s, []string{"activation text"}, "a string")
 		}
 	}
+	trainedWords(".metadata.json", "civitai", "trainedWords")
 	for _, k := range []string{"ssmd_keywords", "modelspec.trigger_phrase", "trained_words"} {
 		for _, part := range strings.Split(meta(k), ",") {
 			add(part, "metadata "+k, false)
@@ -400,7 +449,7 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			return tags[i] < tags[j]
 		})
 		for _, t := range tags[:min(len(tags), 5)] {
-			add(t, "ss_tag_frequency (most frequent tags)", true)
+			add(t, "metadata ss_tag_frequency (most frequent tags)", true)
 		}
 	}
 }
