@@ -1,7 +1,7 @@
 // Package lora reads the conventions of the LoRA world: what a model is (Info) from the metadata its
 // trainers write (kohya ss_*, AddNet ssmd_*, Stability modelspec.*), from the sidecar files other tools
 // leave next to it (CivitAI .civitai.info, A1111 .json, …), and from its tensors (kind, naming scheme,
-// base family, rank). It also holds the one table of metadata keys the commands treat specially: the
+// base family, rank, learnt tokens). It also holds the one table of metadata keys the commands treat specially: the
 // keys trainers embed file hashes in (EmbeddedHashKeys), the keys that change on every training run
 // (VolatileKeys), and writer bookkeeping (BookkeepingKeys).
 //
@@ -34,7 +34,7 @@ type Info struct {
 	Description string `json:"description,omitempty"`
 	Author      string `json:"author,omitempty"`
 	// Triggers are the declared trigger words, most reliable first: CivitAI's trained words, the A1111
-	// card, the LoRA Manager card, ssmd_keywords, modelspec.trigger_phrase.
+	// card, the LoRA Manager card, ssmd_keywords, modelspec.trigger_phrase, the tokens the model carries.
 	Triggers []string `json:"triggers"`
 	// GuessedTriggers are words guessed from the training data (kohya dataset folder names, the most
 	// frequent tags), not declared by anyone; never repeats a word of Triggers.
@@ -60,6 +60,10 @@ type Info struct {
 	// every rank when they differ.
 	Rank  int   `json:"rank"`
 	Ranks []int `json:"ranks,omitempty"`
+	// EmbeddedTokens are the learnt tokens the file carries, in file order: a LoRA's pivotal-tuning
+	// tokens (lora_diffusion's <s1>, A1111's bundle_emb.NAME) or a diffusers textual inversion's
+	// <token>. They are trigger words too.
+	EmbeddedTokens []string `json:"embedded_tokens,omitempty"`
 
 	// Sources maps each field above that has a value to where it came from ("metadata ss_output_name",
 	// "sidecar x.civitai.info", "tensors", "file name").
@@ -273,8 +277,8 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	}
 
 	in.civitaiIDs(m, sc)
-	in.triggers(meta, sc)
 	in.fromTensors(m)
+	in.triggers(meta, sc)
 	if in.DeclaredRank != "" && in.Rank > 0 && len(in.Ranks) == 0 {
 		if d, err := strconv.Atoi(in.DeclaredRank); err == nil && d != in.Rank {
 			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: metaOffset(m, "ss_network_dim"),
@@ -358,9 +362,9 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 var repeatsDir = regexp.MustCompile(`^\d+_(.+)$`)
 
 // triggers collects trigger words in the conventions' order of reliability: declared (CivitAI's trained
-// words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec) into Triggers,
-// then guessed from the training data (folder names, then the most frequent tags) into
-// GuessedTriggers. Each word once, with the first source that gave it.
+// words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec, the tokens the
+// model carries) into Triggers, then guessed from the training data (folder names, then the most
+// frequent tags) into GuessedTriggers. Each word once, with the first source that gave it.
 func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	seen := map[string]bool{}
 	add := func(word, source string, derived bool) {
@@ -412,6 +416,9 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 		for _, part := range strings.Split(meta(k), ",") {
 			add(part, "metadata "+k, false)
 		}
+	}
+	for _, tok := range in.EmbeddedTokens {
+		add(tok, "tensors (embedded tokens)", false)
 	}
 	// Derived: kohya dataset folders named <repeats>_<words>.
 	var dirs []string

@@ -246,8 +246,8 @@ func TestInfoKinds(t *testing.T) {
 		{"flux", ts("lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", []uint64{16, 3072}), "lora", "kohya", "flux", 16},
 		{"peft llm", ts("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", []uint64{8, 4096},
 			"base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight", []uint64{4096, 8}), "lora", "peft", "llm", 8},
-		{"textual inversion sd1", ts("emb_params", []uint64{4, 768}), "textual-inversion", "unknown", "sd1", 0},
-		{"textual inversion sdxl", ts("clip_l", []uint64{4, 768}, "clip_g", []uint64{4, 1280}), "textual-inversion", "unknown", "sdxl", 0},
+		{"textual inversion sd1", ts("emb_params", []uint64{4, 768}), "textual-inversion", "a1111", "sd1", 0},
+		{"textual inversion sdxl", ts("clip_l", []uint64{4, 768}, "clip_g", []uint64{4, 1280}), "textual-inversion", "a1111", "sdxl", 0},
 		{"sd1 checkpoint", ts("model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight", []uint64{320, 768}), "checkpoint", "ldm", "sd1", 0},
 		{"llm checkpoint", ts("model.layers.0.self_attn.q_proj.weight", []uint64{64, 64}, "lm_head.weight", []uint64{100, 64}), "checkpoint", "transformers", "llm", 0},
 	}
@@ -317,7 +317,7 @@ func TestKeyTables(t *testing.T) {
 // TestInfoJSON: the JSON names writers and scripts read; triggers and guessed_triggers are lists, never
 // null.
 func TestInfoJSON(t *testing.T) {
-	in := Derive(canon.ReadBytes("x", stfile.File{Tensors: []stfile.Tensor{{Name: "x", DType: "F16", Shape: []uint64{1}}}}.Build()), nil, "x.safetensors")
+	in := deriveBytes("x.safetensors", tensors("x", []uint64{1}))
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -326,6 +326,11 @@ func TestInfoJSON(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s not in %s", want, b)
 		}
+	}
+	in.EmbeddedTokens = []string{"pepper"}
+	b, _ = json.Marshal(in)
+	if !strings.Contains(string(b), `"embedded_tokens":["pepper"]`) {
+		t.Errorf("embedded_tokens not in %s", b)
 	}
 }
 
