@@ -1,9 +1,10 @@
 // Package lora reads the conventions of the LoRA world: what a model is (Info) from the metadata its
 // trainers write (kohya ss_*, AddNet ssmd_*, Stability modelspec.*), from the sidecar files other tools
-// leave next to it (CivitAI .civitai.info, A1111 .json, …), and from its tensors (kind, naming scheme,
-// base family, rank, learnt tokens). It also holds the one table of metadata keys the commands treat specially: the
-// keys trainers embed file hashes in (EmbeddedHashKeys), the keys that change on every training run
-// (VolatileKeys), and writer bookkeeping (BookkeepingKeys).
+// leave next to it (CivitAI .civitai.info, A1111 .json, PEFT adapter_config.json, …), and from its
+// tensors (kind, naming scheme, base family, rank, learnt tokens). It also holds the one table of
+// metadata keys the commands treat specially: the keys trainers embed file hashes in
+// (EmbeddedHashKeys), the keys that change on every training run (VolatileKeys), and writer
+// bookkeeping (BookkeepingKeys).
 //
 // It never prints, and reads no file but a model's sidecars.
 package lora
@@ -44,10 +45,16 @@ type Info struct {
 	TriggerDetails []Trigger `json:"trigger_details"`
 	BaseModel      string    `json:"base_model"`
 	CivitAI        CivitAI   `json:"civitai"`
-	NetworkModule  string    `json:"network_module,omitempty"`
-	// DeclaredRank and DeclaredAlpha are what the metadata says (ss_network_dim, ss_network_alpha).
+	// NetworkModule is the trainer's name for the network: ss_network_module (networks.lora,
+	// lycoris.kohya, …) or a PEFT adapter_config.json's peft_type (LORA, IA3, …).
+	NetworkModule string `json:"network_module,omitempty"`
+	// DeclaredRank and DeclaredAlpha are what the metadata (ss_network_dim, ss_network_alpha) or a PEFT
+	// adapter_config.json (r, lora_alpha) says.
 	DeclaredRank  string `json:"declared_rank,omitempty"`
 	DeclaredAlpha string `json:"declared_alpha,omitempty"`
+	// TargetModules are the layers a PEFT adapter_config.json says the adapter changes (a list of names,
+	// or one regular expression or "all-linear", as PEFT allows).
+	TargetModules []string `json:"target_modules,omitempty"`
 	// EmbeddedHashes are the hashes a trainer wrote into the metadata (verified by `hash --all` and
 	// `inspect --verify`).
 	EmbeddedHashes map[string]string `json:"embedded_hashes,omitempty"`
@@ -66,7 +73,7 @@ type Info struct {
 	EmbeddedTokens []string `json:"embedded_tokens,omitempty"`
 
 	// Sources maps each field above that has a value to where it came from ("metadata ss_output_name",
-	// "sidecar x.civitai.info", "tensors", "file name").
+	// "sidecar x.civitai.info", "sidecar adapter_config.json", "tensors", "file name").
 	Sources map[string]string `json:"sources"`
 	// Findings are problems found while deriving the info (bad sidecars, metadata that disagrees with the
 	// tensors).
@@ -129,33 +136,63 @@ func (c CivitAI) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"model_id": id(c.ModelID), "version_id": id(c.VersionID)})
 }
 
+// Sidecar kinds: the endings of the files other tools write next to a model (<stem><ending>), and the
+// fixed name of PEFT's config.
+const (
+	SidecarCivitAI    = ".civitai.info"  // Civitai Helper, SD Civitai Browser: CivitAI's model version record
+	SidecarMetadata   = ".metadata.json" // LoRA Manager's card
+	SidecarAPIInfo    = ".api_info.json" // CivitAI's model record
+	SidecarA1111      = ".json"          // the AUTOMATIC1111 web UI's card
+	SidecarPEFTConfig = "adapter_config.json"
+)
+
+// peftWeightsPrefix starts the name of the weights PEFT saves beside adapter_config.json.
+const peftWeightsPrefix = "adapter_model"
+
 // Sidecar is a JSON file another tool wrote next to a model.
 type Sidecar struct {
-	// Kind is the file name's ending: ".civitai.info", ".json", ".metadata.json" or ".api_info.json".
+	// Kind is the file name's ending (SidecarCivitAI, SidecarMetadata, SidecarAPIInfo, SidecarA1111),
+	// or SidecarPEFTConfig for PEFT's adapter_config.json beside adapter_model*.safetensors.
 	Kind string
 	Path string
 	Data map[string]any
 }
 
-// sidecarKinds are the sidecar endings stdiff reads, in order of how much they are trusted.
-var sidecarKinds = []string{".civitai.info", ".metadata.json", ".api_info.json", ".json"}
+// sidecarKinds are the sidecar kinds stdiff reads, in order of how much they are trusted.
+var sidecarKinds = []string{SidecarCivitAI, SidecarMetadata, SidecarAPIInfo, SidecarA1111, SidecarPEFTConfig}
+
+// sidecarPath is where a sidecar of a kind would be for a model, "" when the model has none of that
+// kind: PEFT saves adapter_model.safetensors and adapter_config.json in one folder, whatever the
+// folder is called, so only a model named adapter_model* has one.
+func sidecarPath(modelPath, kind string) string {
+	if kind == SidecarPEFTConfig {
+		if !strings.HasPrefix(filepath.Base(modelPath), peftWeightsPrefix) {
+			return ""
+		}
+		return filepath.Join(filepath.Dir(modelPath), SidecarPEFTConfig)
+	}
+	return strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + kind
+}
 
 // maxSidecar is the largest sidecar read; larger ones are reported, not read.
 const maxSidecar = 16 << 20
 
 // LoadSidecars reads the sidecar files next to a local model (<stem>.civitai.info, <stem>.json,
-// <stem>.metadata.json, <stem>.api_info.json). A sidecar that cannot be used (not JSON, not an object,
-// too large, unreadable) becomes a finding; it never stops the model from being inspected. Once ctx is
-// done it reads no more sidecars and returns what it has.
+// <stem>.metadata.json, <stem>.api_info.json, and PEFT's adapter_config.json beside
+// adapter_model*.safetensors). A sidecar that cannot be used (not JSON, not an object, too large,
+// unreadable) becomes a finding; it never stops the model from being inspected. Once ctx is done it
+// reads no more sidecars and returns what it has.
 func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Finding) {
-	stem := strings.TrimSuffix(modelPath, filepath.Ext(modelPath))
 	var out []Sidecar
 	var fs []canon.Finding
 	for _, kind := range sidecarKinds {
 		if ctx.Err() != nil {
 			break
 		}
-		path := stem + kind
+		path := sidecarPath(modelPath, kind)
+		if path == "" {
+			continue
+		}
 		st, err := os.Stat(path)
 		if err != nil {
 			continue
@@ -245,28 +282,34 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 
 	// Name: what a person set, then CivitAI, then what the trainer wrote, then the file.
 	fromMeta(&in.Name, "name", "ssmd_display_name")
-	fromSidecar(&in.Name, "name", ".civitai.info", "model", "name")
-	fromSidecar(&in.Name, "name", ".metadata.json", "model_name")
-	fromSidecar(&in.Name, "name", ".api_info.json", "name")
+	fromSidecar(&in.Name, "name", SidecarCivitAI, "model", "name")
+	fromSidecar(&in.Name, "name", SidecarMetadata, "model_name")
+	fromSidecar(&in.Name, "name", SidecarAPIInfo, "name")
 	fromMeta(&in.Name, "name", "modelspec.title", "ss_output_name")
 	set(&in.Name, "name", strings.TrimSuffix(filepath.Base(fileName), filepath.Ext(fileName)), "file name")
 
 	fromMeta(&in.Description, "description", "ssmd_description", "modelspec.description")
-	fromSidecar(&in.Description, "description", ".json", "description")
-	fromSidecar(&in.Description, "description", ".metadata.json", "modelDescription")
-	fromSidecar(&in.Description, "description", ".civitai.info", "description")
+	fromSidecar(&in.Description, "description", SidecarA1111, "description")
+	fromSidecar(&in.Description, "description", SidecarMetadata, "modelDescription")
+	fromSidecar(&in.Description, "description", SidecarCivitAI, "description")
 	fromMeta(&in.Author, "author", "ssmd_author", "modelspec.author")
-	fromSidecar(&in.Author, "author", ".api_info.json", "creator", "username")
-	fromSidecar(&in.Author, "author", ".civitai.info", "creator", "username")
+	fromSidecar(&in.Author, "author", SidecarAPIInfo, "creator", "username")
+	fromSidecar(&in.Author, "author", SidecarCivitAI, "creator", "username")
 
-	fromSidecar(&in.BaseModel, "base_model", ".civitai.info", "baseModel")
-	fromSidecar(&in.BaseModel, "base_model", ".metadata.json", "base_model")
-	fromSidecar(&in.BaseModel, "base_model", ".json", "sd version")
+	fromSidecar(&in.BaseModel, "base_model", SidecarCivitAI, "baseModel")
+	fromSidecar(&in.BaseModel, "base_model", SidecarMetadata, "base_model")
+	fromSidecar(&in.BaseModel, "base_model", SidecarA1111, "sd version")
+	fromSidecar(&in.BaseModel, "base_model", SidecarPEFTConfig, "base_model_name_or_path")
 	fromMeta(&in.BaseModel, "base_model", "ss_base_model_version", "modelspec.architecture", "ss_sd_model_name")
 
 	fromMeta(&in.NetworkModule, "network_module", "ss_network_module")
 	fromMeta(&in.DeclaredRank, "declared_rank", "ss_network_dim")
+	rankFromMeta := in.DeclaredRank != ""
 	fromMeta(&in.DeclaredAlpha, "declared_alpha", "ss_network_alpha")
+	if s := sc[SidecarPEFTConfig]; s != nil {
+		fromSidecar(&in.NetworkModule, "network_module", SidecarPEFTConfig, "peft_type")
+		in.peftConfig(s, set)
+	}
 	for _, k := range EmbeddedHashKeys {
 		if v := meta(k.Key); v != "" {
 			if in.EmbeddedHashes == nil {
@@ -281,11 +324,57 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	in.triggers(meta, sc)
 	if in.DeclaredRank != "" && in.Rank > 0 && len(in.Ranks) == 0 {
 		if d, err := strconv.Atoi(in.DeclaredRank); err == nil && d != in.Rank {
-			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: metaOffset(m, "ss_network_dim"),
-				Message: fmt.Sprintf("ss_network_dim says rank %d but the tensors have rank %d", d, in.Rank)})
+			by, at := SidecarPEFTConfig+" r", int64(-1)
+			if rankFromMeta {
+				by, at = "ss_network_dim", metaOffset(m, "ss_network_dim")
+			}
+			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: at,
+				Message: fmt.Sprintf("%s says rank %d but the tensors have rank %d", by, d, in.Rank)})
 		}
 	}
 	return in
+}
+
+// peftConfig reads the numbers and lists of a PEFT adapter_config.json: the rank r and lora_alpha
+// (when the metadata said nothing), and target_modules. set is Derive's: it fills an empty field and
+// records where the value came from.
+func (in *Info) peftConfig(s *Sidecar, set func(field *string, name, value, source string) bool) {
+	src := "sidecar " + filepath.Base(s.Path)
+	for _, f := range []struct {
+		field     *string
+		name, key string
+	}{{&in.DeclaredRank, "declared_rank", "r"}, {&in.DeclaredAlpha, "declared_alpha", "lora_alpha"}} {
+		switch v := s.Data[f.key].(type) {
+		case nil:
+		case float64:
+			set(f.field, f.name, strconv.FormatFloat(v, 'f', -1, 64), src)
+		default:
+			in.badSidecar(s, []string{f.key}, "a number")
+		}
+	}
+	switch v := s.Data["target_modules"].(type) {
+	case nil:
+	case string: // a regular expression, or "all-linear"
+		if v != "" {
+			in.TargetModules = []string{v}
+		}
+	case []any:
+		for _, x := range v {
+			if str, ok := x.(string); ok {
+				in.TargetModules = append(in.TargetModules, str)
+			} else {
+				in.badSidecar(s, []string{"target_modules"}, "a list of names")
+				in.TargetModules = nil
+				break
+			}
+		}
+	default:
+		in.badSidecar(s, []string{"target_modules"}, "a list of names")
+	}
+	if len(in.TargetModules) > 0 {
+		sort.Strings(in.TargetModules)
+		in.Sources["target_modules"] = src
+	}
 }
 
 // badSidecar records a sidecar field of the wrong type, once per sidecar and field.
@@ -324,27 +413,27 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 			in.Sources[name] = source
 		}
 	}
-	for _, kind := range []string{".civitai.info", ".metadata.json", ".api_info.json", ".json"} {
+	for _, kind := range []string{SidecarCivitAI, SidecarMetadata, SidecarAPIInfo, SidecarA1111} {
 		s := sc[kind]
 		if s == nil {
 			continue
 		}
 		src := "sidecar " + filepath.Base(s.Path)
 		switch kind {
-		case ".civitai.info":
+		case SidecarCivitAI:
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 			v, _ = lookup(s.Data, "id")
 			setID(&in.CivitAI.VersionID, "civitai.version_id", v, src)
-		case ".metadata.json":
+		case SidecarMetadata:
 			v, _ := lookup(s.Data, "civitai", "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 			v, _ = lookup(s.Data, "civitai", "id")
 			setID(&in.CivitAI.VersionID, "civitai.version_id", v, src)
-		case ".api_info.json":
+		case SidecarAPIInfo:
 			v, _ := lookup(s.Data, "id")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
-		case ".json":
+		case SidecarA1111:
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 		}
@@ -400,8 +489,8 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			}
 		}
 	}
-	trainedWords(".civitai.info", "trainedWords")
-	if s := sc[".json"]; s != nil {
+	trainedWords(SidecarCivitAI, "trainedWords")
+	if s := sc[SidecarA1111]; s != nil {
 		v, present := s.Data["activation text"]
 		if str, ok := v.(string); ok {
 			for _, part := range strings.Split(str, ",") {
@@ -411,7 +500,7 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			in.badSidecar(s, []string{"activation text"}, "a string")
 		}
 	}
-	trainedWords(".metadata.json", "civitai", "trainedWords")
+	trainedWords(SidecarMetadata, "civitai", "trainedWords")
 	for _, k := range []string{"ssmd_keywords", "modelspec.trigger_phrase", "trained_words"} {
 		for _, part := range strings.Split(meta(k), ",") {
 			add(part, "metadata "+k, false)

@@ -327,10 +327,12 @@ func TestInfoJSON(t *testing.T) {
 			t.Errorf("%s not in %s", want, b)
 		}
 	}
-	in.EmbeddedTokens = []string{"pepper"}
+	in.TargetModules, in.EmbeddedTokens = []string{"q_proj"}, []string{"pepper"}
 	b, _ = json.Marshal(in)
-	if !strings.Contains(string(b), `"embedded_tokens":["pepper"]`) {
-		t.Errorf("embedded_tokens not in %s", b)
+	for _, want := range []string{`"target_modules":["q_proj"]`, `"embedded_tokens":["pepper"]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s not in %s", want, b)
+		}
 	}
 }
 
@@ -361,5 +363,59 @@ func TestTriggerGroups(t *testing.T) {
 	}
 	if len(in.TriggerDetails) != len(in.Triggers)+len(in.GuessedTriggers) {
 		t.Errorf("details %d, triggers %d + guessed %d", len(in.TriggerDetails), len(in.Triggers), len(in.GuessedTriggers))
+	}
+}
+
+// TestPEFTConfigSidecar: PEFT's adapter_config.json beside adapter_model.safetensors gives the base
+// model, the method, the declared rank and alpha and the target modules, each with its source; it
+// belongs to that file name only.
+func TestPEFTConfigSidecar(t *testing.T) {
+	adapter := tensors(peftQ+".lora_A.weight", []uint64{8, 4096}, peftQ+".lora_B.weight", []uint64{4096, 8})
+	config := `{"peft_type": "LORA", "base_model_name_or_path": "meta-llama/Llama-2-7b-hf", "r": 8, "lora_alpha": 16,
+		"target_modules": ["v_proj", "q_proj"], "task_type": "CAUSAL_LM"}`
+	dir := t.TempDir()
+	path := writeFiles(t, dir, "adapter_model.safetensors", adapter, map[string]string{"adapter_config.json": config})
+	in, fs := infoOf(t, path)
+	if len(fs) != 0 {
+		t.Errorf("findings: %+v", fs)
+	}
+	src := "sidecar adapter_config.json"
+	if in.BaseModel != "meta-llama/Llama-2-7b-hf" || in.NetworkModule != "LORA" || in.DeclaredRank != "8" || in.DeclaredAlpha != "16" ||
+		!reflect.DeepEqual(in.TargetModules, []string{"q_proj", "v_proj"}) || in.Kind != KindLoRA || in.Naming != NamingPEFT || in.Rank != 8 {
+		t.Errorf("info: %+v", in)
+	}
+	for _, field := range []string{"base_model", "network_module", "declared_rank", "declared_alpha", "target_modules"} {
+		if in.Sources[field] != src {
+			t.Errorf("source of %s: %q", field, in.Sources[field])
+		}
+	}
+
+	// A rank the tensors contradict; target_modules as one regular expression; alpha a fraction.
+	dir = t.TempDir()
+	path = writeFiles(t, dir, "adapter_model.safetensors", adapter,
+		map[string]string{"adapter_config.json": `{"r": 16, "lora_alpha": 0.5, "target_modules": ".*(q|v)_proj"}`})
+	in, fs = infoOf(t, path)
+	if len(fs) != 1 || fs[0].Code != canon.CodeRankMismatch || fs[0].Message != "adapter_config.json r says rank 16 but the tensors have rank 8" {
+		t.Errorf("findings: %+v", fs)
+	}
+	if in.DeclaredAlpha != "0.5" || !reflect.DeepEqual(in.TargetModules, []string{".*(q|v)_proj"}) {
+		t.Errorf("info: %+v", in)
+	}
+
+	// Wrong types are findings; the rest of the config still counts.
+	dir = t.TempDir()
+	path = writeFiles(t, dir, "adapter_model.safetensors", adapter,
+		map[string]string{"adapter_config.json": `{"r": "8", "target_modules": [1], "base_model_name_or_path": "m"}`})
+	in, fs = infoOf(t, path)
+	if len(fs) != 2 || fs[0].Code != canon.CodeBadSidecar || !strings.Contains(fs[0].Message, "r is not a number") ||
+		!strings.Contains(fs[1].Message, "target_modules is not a list of names") || in.BaseModel != "m" || in.TargetModules != nil {
+		t.Errorf("findings %+v info %+v", fs, in)
+	}
+
+	// Another model in the same folder does not take PEFT's config for its own.
+	dir = t.TempDir()
+	path = writeFiles(t, dir, "other.safetensors", adapter, map[string]string{"adapter_config.json": config})
+	if in, _ := infoOf(t, path); in.BaseModel != "" || in.DeclaredRank != "" {
+		t.Errorf("config taken by other.safetensors: %+v", in)
 	}
 }
