@@ -3,8 +3,8 @@
 // leave next to it (CivitAI .civitai.info, A1111 .json, PEFT adapter_config.json, …), and from its
 // tensors (kind, naming scheme, base family, rank, learnt tokens). It also holds the one table of
 // metadata keys the commands treat specially: the keys trainers embed file hashes in
-// (EmbeddedHashKeys), the keys that change on every training run (VolatileKeys), and writer
-// bookkeeping (BookkeepingKeys).
+// (EmbeddedHashKeys), the keys that change on every training run (VolatileKeys), writer bookkeeping
+// (BookkeepingKeys), and the keys a card shows rather than folds into a count (KeysThatMatter).
 //
 // It never prints, and reads no file but a model's sidecars.
 package lora
@@ -244,11 +244,10 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	in := Info{Triggers: []string{}, GuessedTriggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
 	meta := func(key string) string {
 		v, _ := m.Meta(key)
-		v = strings.TrimSpace(v)
-		if v == "None" || v == "null" {
+		if saysNothing(v) {
 			return ""
 		}
-		return v
+		return strings.TrimSpace(v)
 	}
 	set := func(field *string, name, value, source string) bool {
 		if *field != "" || strings.TrimSpace(value) == "" {
@@ -375,6 +374,13 @@ func (in *Info) peftConfig(s *Sidecar, set func(field *string, name, value, sour
 		sort.Strings(in.TargetModules)
 		in.Sources["target_modules"] = src
 	}
+}
+
+// saysNothing reports whether a metadata value is empty, or Python's or JSON's nothing (trainers write
+// str(None)).
+func saysNothing(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "" || v == "None" || v == "null"
 }
 
 // badSidecar records a sidecar field of the wrong type, once per sidecar and field.
