@@ -140,20 +140,31 @@ var partSuffixes = []struct {
 	{".bias_indices", pSparse}, {".bias_values", pSparse}, {".bias_size", pSparse},
 }
 
-// partsByTail indexes partSuffixes by their last segment (after the last '.' or ':'), so that a name
-// is matched only against the endings it could have.
+// partsByTail indexes partSuffixes by their last two segments ("lora_down.weight", "down.weight"), or
+// their one segment ("diff", "down"), so that a name is matched only against the endings it could have.
 var partsByTail = func() map[string][]int {
 	idx := map[string][]int{}
 	for i, s := range partSuffixes {
-		t := tail(s.suffix)
-		idx[t] = append(idx[t], i)
+		t1, t2 := tails(s.suffix[1:]) // the ending's own first separator does not count
+		if t2 == "" {
+			t2 = t1
+		}
+		idx[t2] = append(idx[t2], i)
 	}
 	return idx
 }()
 
-// tail is a name's last segment, after its last '.' or ':'.
-func tail(name string) string {
-	return name[strings.LastIndexAny(name, ".:")+1:]
+// tails returns a name's last segment and its last two segments ("" when it has one), segments
+// being separated by '.' or ':'.
+func tails(name string) (last, lastTwo string) {
+	i := strings.LastIndexAny(name, ".:")
+	if i < 0 {
+		return name, ""
+	}
+	if j := strings.LastIndexAny(name[:i], ".:"); j >= 0 {
+		return name[i+1:], name[j+1:]
+	}
+	return name[i+1:], name
 }
 
 // splitPart returns the module a tensor belongs to and the part it plays there (pNone when its name
@@ -163,10 +174,13 @@ func splitPart(name string) (module string, p part) {
 	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
 		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
 	}
+	last, lastTwo := tails(match)
 	best := -1
-	for _, i := range partsByTail[tail(match)] {
-		if strings.HasSuffix(match, partSuffixes[i].suffix) && (best < 0 || len(partSuffixes[i].suffix) > len(partSuffixes[best].suffix)) {
-			best = i
+	for _, key := range [2]string{last, lastTwo} {
+		for _, i := range partsByTail[key] {
+			if strings.HasSuffix(match, partSuffixes[i].suffix) && (best < 0 || len(partSuffixes[i].suffix) > len(partSuffixes[best].suffix)) {
+				best = i
+			}
 		}
 	}
 	if best < 0 {

@@ -3,6 +3,7 @@ package lora
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
@@ -104,6 +105,24 @@ func TestInfoFormats(t *testing.T) {
 		in := deriveBytes(c.name, c.f)
 		if in.Kind != c.kind || in.Naming != c.naming || in.Family != c.family || in.Rank != c.rank {
 			t.Errorf("%s: %s %s %s rank %d; want %s %s %s %d", c.name, in.Kind, in.Naming, in.Family, in.Rank, c.kind, c.naming, c.family, c.rank)
+		}
+	}
+}
+
+// TestSplitPart: every adapter ending is found through the index, with its module, also behind PEFT's
+// adapter name; other names are no part.
+func TestSplitPart(t *testing.T) {
+	for _, ps := range partSuffixes {
+		for _, name := range []string{"unet.mid_block.attn2.to_k" + ps.suffix, "to_k" + strings.Replace(ps.suffix, ".weight", ".default.weight", 1)} {
+			want := strings.TrimSuffix(strings.Replace(name, ".default", "", 1), ps.suffix)
+			if mod, p := splitPart(name); p != ps.p || mod != want {
+				t.Errorf("%s: module %q part %d; want %q %d", name, mod, p, want, ps.p)
+			}
+		}
+	}
+	for _, name := range []string{"model.layers.0.self_attn.q_proj.weight", "diff", "lora_down.weight", "x.lora_down.weight.bias", ""} {
+		if mod, p := splitPart(name); p != pNone {
+			t.Errorf("%s: module %q part %d", name, mod, p)
 		}
 	}
 }
