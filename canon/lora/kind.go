@@ -13,6 +13,7 @@ type Kind string
 
 // Kinds of model. An adapter's kind is the algorithm most of its modules use.
 const (
+	// KindCheckpoint is a whole model (an SD checkpoint, an LLM's weights), not an adapter.
 	KindCheckpoint Kind = "checkpoint"
 	// KindLoRA is a low-rank adapter: a down and an up projection per module (kohya, diffusers, PEFT,
 	// MLX, cloneofsimo's lora_diffusion).
@@ -45,7 +46,8 @@ const (
 	// KindTextualInversion is a set of learnt token embeddings (A1111 string_to_param / emb_params /
 	// clip_l+clip_g, diffusers <token> tensors).
 	KindTextualInversion Kind = "textual-inversion"
-	KindUnknown          Kind = "unknown"
+	// KindUnknown is a file whose tensors stdiff cannot name: no guess.
+	KindUnknown Kind = "unknown"
 )
 
 // Naming is the scheme of a model's tensor names: which tool wrote them.
