@@ -236,7 +236,7 @@ func TestShort(t *testing.T) {
 		rows[filepath.Base(row.Path)] = row
 	}
 	a, b, gone := rows["a.safetensors"], rows["b.safetensors"], rows["gone.safetensors"]
-	if a.Name != "mychar_v1" || a.Kind != lora.KindLoRA || a.Rank != 4 || !a.Valid || !a.HeaderParsed || a.Size != int64(len(lb)) || len(a.Triggers) != 3 {
+	if a.Name != "mychar_v1" || a.Kind != lora.KindLoRA || a.Rank != 4 || !a.Valid || !a.HeaderParsed || a.Size != int64(len(lb)) || len(a.Triggers) != 0 { // its words are all guessed
 		t.Errorf("lora: %+v", a)
 	}
 	if b.Valid || b.HeaderParsed || b.Err != nil {

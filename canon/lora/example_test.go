@@ -31,3 +31,33 @@ func ExampleDerive() {
 	// outdoors (guessed: true)
 	// e3b0c44298fc
 }
+
+// The metadata keys a card shows, in order, and how many it folds; the trigger words by source.
+func ExampleSplitMetadata() {
+	const path = "../../testdata/lora.safetensors"
+	o, err := source.Open(context.Background(), path, source.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer o.Close()
+	shown, folded := lora.SplitMetadata(o.Model.Metadata)
+	for _, e := range shown {
+		fmt.Println(e.Key, "=", e.Value[:min(len(e.Value), 16)])
+	}
+	fmt.Println(folded, "more")
+	in := lora.Derive(o.Model, nil, path)
+	for _, g := range in.TriggerGroups() {
+		fmt.Printf("%q from %s (guessed: %v)\n", g.Words, g.Source, g.Derived)
+	}
+	// Output:
+	// ss_output_name = mychar_v1
+	// ss_base_model_version = sd_v1
+	// ss_network_module = networks.lora
+	// ss_network_dim = 4
+	// ss_network_alpha = 1
+	// sshs_model_hash = e3b0c44298fc1c14
+	// 2 more
+	// ["mychar woman"] from folder name 10_mychar woman (guessed: true)
+	// ["smile" "outdoors"] from metadata ss_tag_frequency (most frequent tags) (guessed: true)
+}

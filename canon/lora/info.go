@@ -1,9 +1,10 @@
 // Package lora reads the conventions of the LoRA world: what a model is (Info) from the metadata its
 // trainers write (kohya ss_*, AddNet ssmd_*, Stability modelspec.*), from the sidecar files other tools
-// leave next to it (CivitAI .civitai.info, A1111 .json, …), and from its tensors (kind, naming scheme,
-// base family, rank). It also holds the one table of metadata keys the commands treat specially: the
-// keys trainers embed file hashes in (EmbeddedHashKeys), the keys that change on every training run
-// (VolatileKeys), and writer bookkeeping (BookkeepingKeys).
+// leave next to it (CivitAI .civitai.info, A1111 .json, PEFT adapter_config.json, …), and from its
+// tensors (kind, naming scheme, base family, rank, learnt tokens). It also holds the one table of
+// metadata keys the commands treat specially: the keys trainers embed file hashes in
+// (EmbeddedHashKeys), the keys that change on every training run (VolatileKeys), writer bookkeeping
+// (BookkeepingKeys), and the keys a card shows rather than folds into a count (KeysThatMatter).
 //
 // It never prints, and reads no file but a model's sidecars.
 package lora
@@ -33,15 +34,27 @@ type Info struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Author      string `json:"author,omitempty"`
-	// Triggers are the trigger words, most reliable first; TriggerDetails says where each came from.
-	Triggers       []string  `json:"triggers"`
+	// Triggers are the declared trigger words, most reliable first: CivitAI's trained words, the A1111
+	// card, the LoRA Manager card, ssmd_keywords, modelspec.trigger_phrase, the tokens the model carries.
+	Triggers []string `json:"triggers"`
+	// GuessedTriggers are words guessed from the training data (kohya dataset folder names, the most
+	// frequent tags), not declared by anyone; never repeats a word of Triggers.
+	GuessedTriggers []string `json:"guessed_triggers"`
+	// TriggerDetails has every word of Triggers then of GuessedTriggers, with where it came from;
+	// TriggerGroups groups them by source.
 	TriggerDetails []Trigger `json:"trigger_details"`
 	BaseModel      string    `json:"base_model"`
 	CivitAI        CivitAI   `json:"civitai"`
-	NetworkModule  string    `json:"network_module,omitempty"`
-	// DeclaredRank and DeclaredAlpha are what the metadata says (ss_network_dim, ss_network_alpha).
+	// NetworkModule is the trainer's name for the network: ss_network_module (networks.lora,
+	// lycoris.kohya, …) or a PEFT adapter_config.json's peft_type (LORA, IA3, …).
+	NetworkModule string `json:"network_module,omitempty"`
+	// DeclaredRank and DeclaredAlpha are what the metadata (ss_network_dim, ss_network_alpha) or a PEFT
+	// adapter_config.json (r, lora_alpha) says.
 	DeclaredRank  string `json:"declared_rank,omitempty"`
 	DeclaredAlpha string `json:"declared_alpha,omitempty"`
+	// TargetModules are the layers a PEFT adapter_config.json says the adapter changes (a list of names,
+	// or one regular expression or "all-linear", as PEFT allows).
+	TargetModules []string `json:"target_modules,omitempty"`
 	// EmbeddedHashes are the hashes a trainer wrote into the metadata (verified by `hash --all` and
 	// `inspect --verify`).
 	EmbeddedHashes map[string]string `json:"embedded_hashes,omitempty"`
@@ -54,9 +67,13 @@ type Info struct {
 	// every rank when they differ.
 	Rank  int   `json:"rank"`
 	Ranks []int `json:"ranks,omitempty"`
+	// EmbeddedTokens are the learnt tokens the file carries, in file order: a LoRA's pivotal-tuning
+	// tokens (lora_diffusion's <s1>, A1111's bundle_emb.NAME) or a diffusers textual inversion's
+	// <token>. They are trigger words too.
+	EmbeddedTokens []string `json:"embedded_tokens,omitempty"`
 
 	// Sources maps each field above that has a value to where it came from ("metadata ss_output_name",
-	// "sidecar x.civitai.info", "tensors", "file name").
+	// "sidecar x.civitai.info", "sidecar adapter_config.json", "tensors", "file name").
 	Sources map[string]string `json:"sources"`
 	// Findings are problems found while deriving the info (bad sidecars, metadata that disagrees with the
 	// tensors).
@@ -70,6 +87,36 @@ type Trigger struct {
 	// Derived is true for words guessed from the training data (folder names, frequent tags), not
 	// declared by a person or trainer.
 	Derived bool `json:"derived"`
+}
+
+// TriggerGroup is the trigger words that came from one source.
+type TriggerGroup struct {
+	Source  string
+	Derived bool
+	Words   []string
+}
+
+// TriggerGroups groups TriggerDetails by source, in the order each source first gave a word (declared
+// sources first, then guessed ones), each group's words in their order: what a writer shows as
+// "pepper, witch (sidecar pepper.civitai.info trainedWords) · carrot (metadata ssmd_keywords)".
+func (in *Info) TriggerGroups() []TriggerGroup {
+	type key struct {
+		source  string
+		derived bool
+	}
+	var groups []TriggerGroup
+	at := map[key]int{}
+	for _, t := range in.TriggerDetails {
+		k := key{t.Source, t.Derived}
+		i, ok := at[k]
+		if !ok {
+			i = len(groups)
+			at[k] = i
+			groups = append(groups, TriggerGroup{Source: t.Source, Derived: t.Derived})
+		}
+		groups[i].Words = append(groups[i].Words, t.Word)
+	}
+	return groups
 }
 
 // CivitAI holds the ids that locate a model on CivitAI (0 when unknown; null in JSON).
@@ -89,33 +136,63 @@ func (c CivitAI) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"model_id": id(c.ModelID), "version_id": id(c.VersionID)})
 }
 
+// Sidecar kinds: the endings of the files other tools write next to a model (<stem><ending>), and the
+// fixed name of PEFT's config.
+const (
+	SidecarCivitAI    = ".civitai.info"  // Civitai Helper, SD Civitai Browser: CivitAI's model version record
+	SidecarMetadata   = ".metadata.json" // LoRA Manager's card
+	SidecarAPIInfo    = ".api_info.json" // CivitAI's model record
+	SidecarA1111      = ".json"          // the AUTOMATIC1111 web UI's card
+	SidecarPEFTConfig = "adapter_config.json"
+)
+
+// peftWeightsPrefix starts the name of the weights PEFT saves beside adapter_config.json.
+const peftWeightsPrefix = "adapter_model"
+
 // Sidecar is a JSON file another tool wrote next to a model.
 type Sidecar struct {
-	// Kind is the file name's ending: ".civitai.info", ".json", ".metadata.json" or ".api_info.json".
+	// Kind is the file name's ending (SidecarCivitAI, SidecarMetadata, SidecarAPIInfo, SidecarA1111),
+	// or SidecarPEFTConfig for PEFT's adapter_config.json beside adapter_model*.safetensors.
 	Kind string
 	Path string
 	Data map[string]any
 }
 
-// sidecarKinds are the sidecar endings stdiff reads, in order of how much they are trusted.
-var sidecarKinds = []string{".civitai.info", ".metadata.json", ".api_info.json", ".json"}
+// sidecarKinds are the sidecar kinds stdiff reads, in order of how much they are trusted.
+var sidecarKinds = []string{SidecarCivitAI, SidecarMetadata, SidecarAPIInfo, SidecarA1111, SidecarPEFTConfig}
+
+// sidecarPath is where a sidecar of a kind would be for a model, "" when the model has none of that
+// kind: PEFT saves adapter_model.safetensors and adapter_config.json in one folder, whatever the
+// folder is called, so only a model named adapter_model* has one.
+func sidecarPath(modelPath, kind string) string {
+	if kind == SidecarPEFTConfig {
+		if !strings.HasPrefix(filepath.Base(modelPath), peftWeightsPrefix) {
+			return ""
+		}
+		return filepath.Join(filepath.Dir(modelPath), SidecarPEFTConfig)
+	}
+	return strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + kind
+}
 
 // maxSidecar is the largest sidecar read; larger ones are reported, not read.
 const maxSidecar = 16 << 20
 
 // LoadSidecars reads the sidecar files next to a local model (<stem>.civitai.info, <stem>.json,
-// <stem>.metadata.json, <stem>.api_info.json). A sidecar that cannot be used (not JSON, not an object,
-// too large, unreadable) becomes a finding; it never stops the model from being inspected. Once ctx is
-// done it reads no more sidecars and returns what it has.
+// <stem>.metadata.json, <stem>.api_info.json, and PEFT's adapter_config.json beside
+// adapter_model*.safetensors). A sidecar that cannot be used (not JSON, not an object, too large,
+// unreadable) becomes a finding; it never stops the model from being inspected. Once ctx is done it
+// reads no more sidecars and returns what it has.
 func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Finding) {
-	stem := strings.TrimSuffix(modelPath, filepath.Ext(modelPath))
 	var out []Sidecar
 	var fs []canon.Finding
 	for _, kind := range sidecarKinds {
 		if ctx.Err() != nil {
 			break
 		}
-		path := stem + kind
+		path := sidecarPath(modelPath, kind)
+		if path == "" {
+			continue
+		}
 		st, err := os.Stat(path)
 		if err != nil {
 			continue
@@ -164,14 +241,13 @@ func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Fin
 // Derive works out a model's Info from its metadata, its sidecars and its tensors. fileName is the
 // model's file name, the name of last resort.
 func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
-	in := Info{Triggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
+	in := Info{Triggers: []string{}, GuessedTriggers: []string{}, TriggerDetails: []Trigger{}, Sources: map[string]string{}}
 	meta := func(key string) string {
 		v, _ := m.Meta(key)
-		v = strings.TrimSpace(v)
-		if v == "None" || v == "null" {
+		if saysNothing(v) {
 			return ""
 		}
-		return v
+		return strings.TrimSpace(v)
 	}
 	set := func(field *string, name, value, source string) bool {
 		if *field != "" || strings.TrimSpace(value) == "" {
@@ -205,28 +281,34 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 
 	// Name: what a person set, then CivitAI, then what the trainer wrote, then the file.
 	fromMeta(&in.Name, "name", "ssmd_display_name")
-	fromSidecar(&in.Name, "name", ".civitai.info", "model", "name")
-	fromSidecar(&in.Name, "name", ".metadata.json", "model_name")
-	fromSidecar(&in.Name, "name", ".api_info.json", "name")
+	fromSidecar(&in.Name, "name", SidecarCivitAI, "model", "name")
+	fromSidecar(&in.Name, "name", SidecarMetadata, "model_name")
+	fromSidecar(&in.Name, "name", SidecarAPIInfo, "name")
 	fromMeta(&in.Name, "name", "modelspec.title", "ss_output_name")
 	set(&in.Name, "name", strings.TrimSuffix(filepath.Base(fileName), filepath.Ext(fileName)), "file name")
 
 	fromMeta(&in.Description, "description", "ssmd_description", "modelspec.description")
-	fromSidecar(&in.Description, "description", ".json", "description")
-	fromSidecar(&in.Description, "description", ".metadata.json", "modelDescription")
-	fromSidecar(&in.Description, "description", ".civitai.info", "description")
+	fromSidecar(&in.Description, "description", SidecarA1111, "description")
+	fromSidecar(&in.Description, "description", SidecarMetadata, "modelDescription")
+	fromSidecar(&in.Description, "description", SidecarCivitAI, "description")
 	fromMeta(&in.Author, "author", "ssmd_author", "modelspec.author")
-	fromSidecar(&in.Author, "author", ".api_info.json", "creator", "username")
-	fromSidecar(&in.Author, "author", ".civitai.info", "creator", "username")
+	fromSidecar(&in.Author, "author", SidecarAPIInfo, "creator", "username")
+	fromSidecar(&in.Author, "author", SidecarCivitAI, "creator", "username")
 
-	fromSidecar(&in.BaseModel, "base_model", ".civitai.info", "baseModel")
-	fromSidecar(&in.BaseModel, "base_model", ".metadata.json", "base_model")
-	fromSidecar(&in.BaseModel, "base_model", ".json", "sd version")
+	fromSidecar(&in.BaseModel, "base_model", SidecarCivitAI, "baseModel")
+	fromSidecar(&in.BaseModel, "base_model", SidecarMetadata, "base_model")
+	fromSidecar(&in.BaseModel, "base_model", SidecarA1111, "sd version")
+	fromSidecar(&in.BaseModel, "base_model", SidecarPEFTConfig, "base_model_name_or_path")
 	fromMeta(&in.BaseModel, "base_model", "ss_base_model_version", "modelspec.architecture", "ss_sd_model_name")
 
 	fromMeta(&in.NetworkModule, "network_module", "ss_network_module")
 	fromMeta(&in.DeclaredRank, "declared_rank", "ss_network_dim")
+	rankFromMeta := in.DeclaredRank != ""
 	fromMeta(&in.DeclaredAlpha, "declared_alpha", "ss_network_alpha")
+	if s := sc[SidecarPEFTConfig]; s != nil {
+		fromSidecar(&in.NetworkModule, "network_module", SidecarPEFTConfig, "peft_type")
+		in.peftConfig(s, set)
+	}
 	for _, k := range EmbeddedHashKeys {
 		if v := meta(k.Key); v != "" {
 			if in.EmbeddedHashes == nil {
@@ -237,15 +319,68 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	}
 
 	in.civitaiIDs(m, sc)
-	in.triggers(meta, sc)
 	in.fromTensors(m)
+	in.triggers(meta, sc)
 	if in.DeclaredRank != "" && in.Rank > 0 && len(in.Ranks) == 0 {
 		if d, err := strconv.Atoi(in.DeclaredRank); err == nil && d != in.Rank {
-			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: metaOffset(m, "ss_network_dim"),
-				Message: fmt.Sprintf("ss_network_dim says rank %d but the tensors have rank %d", d, in.Rank)})
+			by, at := SidecarPEFTConfig+" r", int64(-1)
+			if rankFromMeta {
+				by, at = "ss_network_dim", metaOffset(m, "ss_network_dim")
+			}
+			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: at,
+				Message: fmt.Sprintf("%s says rank %d but the tensors have rank %d", by, d, in.Rank)})
 		}
 	}
 	return in
+}
+
+// peftConfig reads the numbers and lists of a PEFT adapter_config.json: the rank r and lora_alpha
+// (when the metadata said nothing), and target_modules. set is Derive's: it fills an empty field and
+// records where the value came from.
+func (in *Info) peftConfig(s *Sidecar, set func(field *string, name, value, source string) bool) {
+	src := "sidecar " + filepath.Base(s.Path)
+	for _, f := range []struct {
+		field     *string
+		name, key string
+	}{{&in.DeclaredRank, "declared_rank", "r"}, {&in.DeclaredAlpha, "declared_alpha", "lora_alpha"}} {
+		switch v := s.Data[f.key].(type) {
+		case nil:
+		case float64:
+			set(f.field, f.name, strconv.FormatFloat(v, 'f', -1, 64), src)
+		default:
+			in.badSidecar(s, []string{f.key}, "a number")
+		}
+	}
+	switch v := s.Data["target_modules"].(type) {
+	case nil:
+	case string: // a regular expression, or "all-linear"
+		if v != "" {
+			in.TargetModules = []string{v}
+		}
+	case []any:
+		for _, x := range v {
+			if str, ok := x.(string); ok {
+				in.TargetModules = append(in.TargetModules, str)
+			} else {
+				in.badSidecar(s, []string{"target_modules"}, "a list of names")
+				in.TargetModules = nil
+				break
+			}
+		}
+	default:
+		in.badSidecar(s, []string{"target_modules"}, "a list of names")
+	}
+	if len(in.TargetModules) > 0 {
+		sort.Strings(in.TargetModules)
+		in.Sources["target_modules"] = src
+	}
+}
+
+// saysNothing reports whether a metadata value is empty, or Python's or JSON's nothing (trainers write
+// str(None)).
+func saysNothing(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "" || v == "None" || v == "null"
 }
 
 // badSidecar records a sidecar field of the wrong type, once per sidecar and field.
@@ -284,27 +419,27 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 			in.Sources[name] = source
 		}
 	}
-	for _, kind := range []string{".civitai.info", ".metadata.json", ".api_info.json", ".json"} {
+	for _, kind := range []string{SidecarCivitAI, SidecarMetadata, SidecarAPIInfo, SidecarA1111} {
 		s := sc[kind]
 		if s == nil {
 			continue
 		}
 		src := "sidecar " + filepath.Base(s.Path)
 		switch kind {
-		case ".civitai.info":
+		case SidecarCivitAI:
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 			v, _ = lookup(s.Data, "id")
 			setID(&in.CivitAI.VersionID, "civitai.version_id", v, src)
-		case ".metadata.json":
+		case SidecarMetadata:
 			v, _ := lookup(s.Data, "civitai", "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 			v, _ = lookup(s.Data, "civitai", "id")
 			setID(&in.CivitAI.VersionID, "civitai.version_id", v, src)
-		case ".api_info.json":
+		case SidecarAPIInfo:
 			v, _ := lookup(s.Data, "id")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
-		case ".json":
+		case SidecarA1111:
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 		}
@@ -321,9 +456,10 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 
 var repeatsDir = regexp.MustCompile(`^\d+_(.+)$`)
 
-// triggers collects trigger words in the conventions' order of reliability: curated (CivitAI's trained
-// words, the A1111 card, AddNet keywords, ModelSpec), trainer-declared, then derived from the training
-// data (folder names, then the most frequent tags).
+// triggers collects trigger words in the conventions' order of reliability: declared (CivitAI's trained
+// words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec, the tokens the
+// model carries) into Triggers, then guessed from the training data (folder names, then the most
+// frequent tags) into GuessedTriggers. Each word once, with the first source that gave it.
 func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	seen := map[string]bool{}
 	add := func(word, source string, derived bool) {
@@ -333,23 +469,34 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			return
 		}
 		seen[k] = true
-		in.Triggers = append(in.Triggers, word)
+		if derived {
+			in.GuessedTriggers = append(in.GuessedTriggers, word)
+		} else {
+			in.Triggers = append(in.Triggers, word)
+		}
 		in.TriggerDetails = append(in.TriggerDetails, Trigger{Word: word, Source: source, Derived: derived})
 	}
-	if s := sc[".civitai.info"]; s != nil {
-		words, isList := s.Data["trainedWords"].([]any)
-		if v, present := s.Data["trainedWords"]; present && !isList && v != nil {
-			in.badSidecar(s, []string{"trainedWords"}, "a list")
+	// trainedWords: CivitAI's list, each entry possibly "a, b".
+	trainedWords := func(kind string, path ...string) {
+		s := sc[kind]
+		if s == nil {
+			return
+		}
+		v, present := lookup(s.Data, path...)
+		words, isList := v.([]any)
+		if present && !isList && v != nil {
+			in.badSidecar(s, path, "a list")
 		}
 		for _, w := range words {
 			if str, ok := w.(string); ok {
 				for _, part := range strings.Split(str, ",") {
-					add(part, "sidecar "+filepath.Base(s.Path)+" trainedWords", false)
+					add(part, "sidecar "+filepath.Base(s.Path)+" "+strings.Join(path, "."), false)
 				}
 			}
 		}
 	}
-	if s := sc[".json"]; s != nil {
+	trainedWords(SidecarCivitAI, "trainedWords")
+	if s := sc[SidecarA1111]; s != nil {
 		v, present := s.Data["activation text"]
 		if str, ok := v.(string); ok {
 			for _, part := range strings.Split(str, ",") {
@@ -359,10 +506,14 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			in.badSidecar(s, []string{"activation text"}, "a string")
 		}
 	}
+	trainedWords(SidecarMetadata, "civitai", "trainedWords")
 	for _, k := range []string{"ssmd_keywords", "modelspec.trigger_phrase", "trained_words"} {
 		for _, part := range strings.Split(meta(k), ",") {
 			add(part, "metadata "+k, false)
 		}
+	}
+	for _, tok := range in.EmbeddedTokens {
+		add(tok, "tensors (embedded tokens)", false)
 	}
 	// Derived: kohya dataset folders named <repeats>_<words>.
 	var dirs []string
@@ -400,7 +551,7 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			return tags[i] < tags[j]
 		})
 		for _, t := range tags[:min(len(tags), 5)] {
-			add(t, "ss_tag_frequency (most frequent tags)", true)
+			add(t, "metadata ss_tag_frequency (most frequent tags)", true)
 		}
 	}
 }

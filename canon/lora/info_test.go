@@ -60,16 +60,26 @@ func kohyaSDXL(meta []stfile.KV) stfile.File {
 	return f
 }
 
-// writeModel writes a model and its sidecars into a fresh folder and returns the model's path.
+// writeModel writes pepper.safetensors and its sidecars (by ending) into a fresh folder and returns the
+// model's path.
 func writeModel(t *testing.T, f stfile.File, sidecars map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "pepper.safetensors")
+	files := map[string]string{}
+	for ext, body := range sidecars {
+		files["pepper"+ext] = body
+	}
+	return writeFiles(t, t.TempDir(), "pepper.safetensors", f, files)
+}
+
+// writeFiles writes a model under a name and other files (by name) into dir and returns the model's path.
+func writeFiles(t *testing.T, dir, name string, f stfile.File, files map[string]string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, f.Build(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for ext, body := range sidecars {
-		if err := os.WriteFile(filepath.Join(dir, "pepper"+ext), []byte(body), 0o644); err != nil {
+	for n, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,7 +116,9 @@ func TestInfoRealKohyaMetadata(t *testing.T) {
 		"civitai": in.CivitAI == CivitAI{},
 		// The folder is "img" (no <repeats>_ prefix), so only the most frequent tags are guessed; counts
 		// checked with Python: 1girl 96, brown hair 75, hat 63, solo 63, open mouth 46.
-		"triggers": reflect.DeepEqual(in.Triggers, []string{"1girl", "brown hair", "hat", "solo", "open mouth"}) && in.TriggerDetails[4].Derived,
+		// They are guesses, not triggers: the file declares none.
+		"triggers": len(in.Triggers) == 0 && reflect.DeepEqual(in.GuessedTriggers, []string{"1girl", "brown hair", "hat", "solo", "open mouth"}) &&
+			in.TriggerDetails[4].Derived && in.TriggerDetails[4].Source == "metadata ss_tag_frequency (most frequent tags)",
 	}
 	for k, ok := range want {
 		if ok != true {
@@ -124,20 +136,23 @@ func TestInfoSidecars(t *testing.T) {
 		check           func(in Info) bool
 	}{
 		{"none", "", "", func(in Info) bool {
-			return in.Name == "pepper_v2" && in.Triggers[0] == "pepper witch" && in.TriggerDetails[0].Derived &&
-				in.TriggerDetails[0].Source == "folder name 10_pepper witch"
+			return in.Name == "pepper_v2" && len(in.Triggers) == 0 && reflect.DeepEqual(in.GuessedTriggers, []string{"pepper witch", "hat"}) &&
+				in.TriggerDetails[0].Derived && in.TriggerDetails[0].Source == "folder name 10_pepper witch"
 		}},
 		{"civitai-helper", ".civitai.info", `{"id": 123, "modelId": 456, "name": "v1", "trainedWords": ["pepper", "carrot girl, witch"],
 			"baseModel": "SDXL 1.0", "model": {"name": "Pepper & Carrot", "type": "LORA"}, "creator": {"username": "artist"}}`, func(in Info) bool {
-			return in.Name == "Pepper & Carrot" && reflect.DeepEqual(in.Triggers[:3], []string{"pepper", "carrot girl", "witch"}) &&
+			return in.Name == "Pepper & Carrot" && reflect.DeepEqual(in.Triggers, []string{"pepper", "carrot girl", "witch"}) &&
+				reflect.DeepEqual(in.GuessedTriggers, []string{"pepper witch", "hat"}) &&
 				!in.TriggerDetails[0].Derived && in.BaseModel == "SDXL 1.0" && in.CivitAI == CivitAI{456, 123} &&
 				in.Author == "artist" && in.Sources["civitai.model_id"] == "sidecar pepper.civitai.info"
 		}},
 		{"a1111-card", ".json", `{"description": "a witch", "sd version": "SDXL", "activation text": "pepper, witch hat", "preferred weight": 0.8, "modelId": 99}`, func(in Info) bool {
-			return in.Description == "a witch" && in.Triggers[0] == "pepper" && in.Triggers[1] == "witch hat" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99
+			return in.Description == "a witch" && reflect.DeepEqual(in.Triggers, []string{"pepper", "witch hat"}) &&
+				in.TriggerDetails[0].Source == "sidecar pepper.json activation text" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99
 		}},
 		{"lora-manager", ".metadata.json", `{"model_name": "Pepper LM", "base_model": "Illustrious", "sha256": "ab", "civitai": {"id": 11, "modelId": 22, "trainedWords": ["x"]}}`, func(in Info) bool {
-			return in.Name == "Pepper LM" && in.BaseModel == "Illustrious" && in.CivitAI == CivitAI{22, 11}
+			return in.Name == "Pepper LM" && in.BaseModel == "Illustrious" && in.CivitAI == CivitAI{22, 11} &&
+				reflect.DeepEqual(in.Triggers, []string{"x"}) && in.TriggerDetails[0].Source == "sidecar pepper.metadata.json civitai.trainedWords"
 		}},
 		{"api-info", ".api_info.json", `{"id": 77, "name": "Pepper API", "creator": {"username": "maker"}, "modelVersions": []}`, func(in Info) bool {
 			return in.Name == "Pepper API" && in.CivitAI.ModelID == 77 && in.Author == "maker"
@@ -231,8 +246,8 @@ func TestInfoKinds(t *testing.T) {
 		{"flux", ts("lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", []uint64{16, 3072}), "lora", "kohya", "flux", 16},
 		{"peft llm", ts("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", []uint64{8, 4096},
 			"base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight", []uint64{4096, 8}), "lora", "peft", "llm", 8},
-		{"textual inversion sd1", ts("emb_params", []uint64{4, 768}), "textual-inversion", "unknown", "sd1", 0},
-		{"textual inversion sdxl", ts("clip_l", []uint64{4, 768}, "clip_g", []uint64{4, 1280}), "textual-inversion", "unknown", "sdxl", 0},
+		{"textual inversion sd1", ts("emb_params", []uint64{4, 768}), "textual-inversion", "a1111", "sd1", 0},
+		{"textual inversion sdxl", ts("clip_l", []uint64{4, 768}, "clip_g", []uint64{4, 1280}), "textual-inversion", "a1111", "sdxl", 0},
 		{"sd1 checkpoint", ts("model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn2.to_k.weight", []uint64{320, 768}), "checkpoint", "ldm", "sd1", 0},
 		{"llm checkpoint", ts("model.layers.0.self_attn.q_proj.weight", []uint64{64, 64}, "lm_head.weight", []uint64{100, 64}), "checkpoint", "transformers", "llm", 0},
 	}
@@ -273,11 +288,14 @@ func TestInfoRealAdapters(t *testing.T) {
 func FuzzDeriveInfo(f *testing.F) {
 	f.Add("ss_tag_frequency", `{"10_a b": {"x": 1}}`, "lora_unet_a.lora_down.weight", "https://civitai.com/models/1?modelVersionId=2")
 	f.Add("ss_dataset_dirs", `{"x": []}`, "emb_params", "::")
+	f.Add("<s1>", "<embed>", "<s1>", "")
+	f.Add("ss_network_dim", "4", "x.lokr_w2_a", "")
 	f.Fuzz(func(t *testing.T, key, value, tensor, source string) {
 		m := &canon.Model{Metadata: []canon.MetaEntry{{Key: key, Value: value}, {Key: "ssmd_source", Value: source}},
 			Tensors: []canon.Tensor{{Name: tensor, DType: "F16", Shape: []uint64{4, 8}}}}
 		in := Derive(m, nil, "x.safetensors")
-		if in.Kind == "" || in.Naming == "" || in.Family == "" || in.Triggers == nil {
+		if in.Kind == "" || in.Naming == "" || in.Family == "" || in.Triggers == nil || in.GuessedTriggers == nil ||
+			len(in.TriggerDetails) != len(in.Triggers)+len(in.GuessedTriggers) {
 			t.Fatalf("incomplete info: %+v", in)
 		}
 	})
@@ -293,5 +311,111 @@ func TestKeyTables(t *testing.T) {
 		if !volatile[k.Key] {
 			t.Errorf("%s is not among VolatileKeys", k.Key)
 		}
+	}
+}
+
+// TestInfoJSON: the JSON names writers and scripts read; triggers and guessed_triggers are lists, never
+// null.
+func TestInfoJSON(t *testing.T) {
+	in := deriveBytes("x.safetensors", tensors("x", []uint64{1}))
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"triggers":[]`, `"guessed_triggers":[]`, `"trigger_details":[]`, `"kind":"unknown"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s not in %s", want, b)
+		}
+	}
+	in.TargetModules, in.EmbeddedTokens = []string{"q_proj"}, []string{"pepper"}
+	b, _ = json.Marshal(in)
+	for _, want := range []string{`"target_modules":["q_proj"]`, `"embedded_tokens":["pepper"]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s not in %s", want, b)
+		}
+	}
+}
+
+// TestTriggerGroups: declared words and guesses are kept apart, and every word is credited to the
+// source it came from, so a writer can show "pepper, witch (sidecar …civitai.info trainedWords)" and
+// "hat (sidecar ….json activation text)" instead of crediting every word to the first source.
+func TestTriggerGroups(t *testing.T) {
+	meta := []stfile.KV{{Key: "ssmd_keywords", Value: "witch, carrot"}, {Key: "ss_tag_frequency", Value: `{"10_pepper witch": {"hat": 40, "pepper": 30}}`}}
+	path := writeModel(t, kohyaSDXL(meta), map[string]string{
+		".civitai.info": `{"trainedWords": ["pepper, witch"]}`,
+		".json":         `{"activation text": "hat, Pepper"}`,
+	})
+	in, fs := infoOf(t, path)
+	if len(fs) != 0 {
+		t.Errorf("findings: %+v", fs)
+	}
+	if !reflect.DeepEqual(in.Triggers, []string{"pepper", "witch", "hat", "carrot"}) || !reflect.DeepEqual(in.GuessedTriggers, []string{"pepper witch"}) {
+		t.Errorf("triggers %q guessed %q", in.Triggers, in.GuessedTriggers)
+	}
+	want := []TriggerGroup{
+		{Source: "sidecar pepper.civitai.info trainedWords", Words: []string{"pepper", "witch"}},
+		{Source: "sidecar pepper.json activation text", Words: []string{"hat"}},
+		{Source: "metadata ssmd_keywords", Words: []string{"carrot"}},
+		{Source: "folder name 10_pepper witch", Derived: true, Words: []string{"pepper witch"}},
+	}
+	if got := in.TriggerGroups(); !reflect.DeepEqual(got, want) {
+		t.Errorf("groups:\n got %+v\nwant %+v", got, want)
+	}
+	if len(in.TriggerDetails) != len(in.Triggers)+len(in.GuessedTriggers) {
+		t.Errorf("details %d, triggers %d + guessed %d", len(in.TriggerDetails), len(in.Triggers), len(in.GuessedTriggers))
+	}
+}
+
+// TestPEFTConfigSidecar: PEFT's adapter_config.json beside adapter_model.safetensors gives the base
+// model, the method, the declared rank and alpha and the target modules, each with its source; it
+// belongs to that file name only.
+func TestPEFTConfigSidecar(t *testing.T) {
+	adapter := tensors(peftQ+".lora_A.weight", []uint64{8, 4096}, peftQ+".lora_B.weight", []uint64{4096, 8})
+	config := `{"peft_type": "LORA", "base_model_name_or_path": "meta-llama/Llama-2-7b-hf", "r": 8, "lora_alpha": 16,
+		"target_modules": ["v_proj", "q_proj"], "task_type": "CAUSAL_LM"}`
+	dir := t.TempDir()
+	path := writeFiles(t, dir, "adapter_model.safetensors", adapter, map[string]string{"adapter_config.json": config})
+	in, fs := infoOf(t, path)
+	if len(fs) != 0 {
+		t.Errorf("findings: %+v", fs)
+	}
+	src := "sidecar adapter_config.json"
+	if in.BaseModel != "meta-llama/Llama-2-7b-hf" || in.NetworkModule != "LORA" || in.DeclaredRank != "8" || in.DeclaredAlpha != "16" ||
+		!reflect.DeepEqual(in.TargetModules, []string{"q_proj", "v_proj"}) || in.Kind != KindLoRA || in.Naming != NamingPEFT || in.Rank != 8 {
+		t.Errorf("info: %+v", in)
+	}
+	for _, field := range []string{"base_model", "network_module", "declared_rank", "declared_alpha", "target_modules"} {
+		if in.Sources[field] != src {
+			t.Errorf("source of %s: %q", field, in.Sources[field])
+		}
+	}
+
+	// A rank the tensors contradict; target_modules as one regular expression; alpha a fraction.
+	dir = t.TempDir()
+	path = writeFiles(t, dir, "adapter_model.safetensors", adapter,
+		map[string]string{"adapter_config.json": `{"r": 16, "lora_alpha": 0.5, "target_modules": ".*(q|v)_proj"}`})
+	in, fs = infoOf(t, path)
+	if len(fs) != 1 || fs[0].Code != canon.CodeRankMismatch || fs[0].Message != "adapter_config.json r says rank 16 but the tensors have rank 8" {
+		t.Errorf("findings: %+v", fs)
+	}
+	if in.DeclaredAlpha != "0.5" || !reflect.DeepEqual(in.TargetModules, []string{".*(q|v)_proj"}) {
+		t.Errorf("info: %+v", in)
+	}
+
+	// Wrong types are findings; the rest of the config still counts.
+	dir = t.TempDir()
+	path = writeFiles(t, dir, "adapter_model.safetensors", adapter,
+		map[string]string{"adapter_config.json": `{"r": "8", "target_modules": [1], "base_model_name_or_path": "m"}`})
+	in, fs = infoOf(t, path)
+	if len(fs) != 2 || fs[0].Code != canon.CodeBadSidecar || !strings.Contains(fs[0].Message, "r is not a number") ||
+		!strings.Contains(fs[1].Message, "target_modules is not a list of names") || in.BaseModel != "m" || in.TargetModules != nil {
+		t.Errorf("findings %+v info %+v", fs, in)
+	}
+
+	// Another model in the same folder does not take PEFT's config for its own.
+	dir = t.TempDir()
+	path = writeFiles(t, dir, "other.safetensors", adapter, map[string]string{"adapter_config.json": config})
+	if in, _ := infoOf(t, path); in.BaseModel != "" || in.DeclaredRank != "" {
+		t.Errorf("config taken by other.safetensors: %+v", in)
 	}
 }

@@ -1,6 +1,7 @@
 package lora
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -10,16 +11,43 @@ import (
 // Kind is what a model is, from its tensors.
 type Kind string
 
-// Kinds of model.
+// Kinds of model. An adapter's kind is the algorithm most of its modules use.
 const (
-	KindCheckpoint       Kind = "checkpoint"
-	KindLoRA             Kind = "lora"
-	KindLoCon            Kind = "locon" // a LoRA with convolution layers
-	KindLoHa             Kind = "loha"
-	KindLoKr             Kind = "lokr"
-	KindPEFTAdapter      Kind = "peft-adapter"
+	// KindCheckpoint is a whole model (an SD checkpoint, an LLM's weights), not an adapter.
+	KindCheckpoint Kind = "checkpoint"
+	// KindLoRA is a low-rank adapter: a down and an up projection per module (kohya, diffusers, PEFT,
+	// MLX, cloneofsimo's lora_diffusion).
+	KindLoRA Kind = "lora"
+	// KindLoCon is a LoRA with convolution layers (LyCORIS LoCon, kohya conv_dim).
+	KindLoCon Kind = "locon"
+	// KindLoHa is LyCORIS's Hadamard product of two low-rank pairs (hada_w1_a … hada_w2_b).
+	KindLoHa Kind = "loha"
+	// KindLoKr is LyCORIS's Kronecker product of two factors, either of them low-rank (lokr_w1 … lokr_w2_b).
+	KindLoKr Kind = "lokr"
+	// KindDoRA is a LoRA with a learnt magnitude per output (dora_scale, PEFT's lora_magnitude_vector).
+	KindDoRA Kind = "dora"
+	// KindOFT is orthogonal fine-tuning: block-diagonal rotations (kohya and LyCORIS oft_blocks of 3
+	// dimensions, LyCORIS's older oft_diag, PEFT's oft_R).
+	KindOFT Kind = "oft"
+	// KindBOFT is butterfly OFT (LyCORIS oft_blocks of 4 dimensions, PEFT's boft_R).
+	KindBOFT Kind = "boft"
+	// KindIA3 scales activations (LyCORIS weight + on_input, PEFT's ia3_l).
+	KindIA3 Kind = "ia3"
+	// KindGLoRA is LyCORIS's generalised LoRA (a1/a2/b1/b2 per module).
+	KindGLoRA Kind = "glora"
+	// KindLyCORISFull stores the whole difference of every weight it changes (diff, diff_b, w_norm,
+	// b_norm): LyCORIS's algo=full, or a full extraction.
+	KindLyCORISFull Kind = "lycoris-full"
+	// KindLyCORISDiff mixes low-rank modules with whole-weight differences or sparse bias corrections:
+	// what LyCORIS's extractor writes where a layer is not worth decomposing.
+	KindLyCORISDiff Kind = "lycoris-diff"
+	// KindPEFTAdapter is a PEFT adapter of a method stdiff does not recognise.
+	KindPEFTAdapter Kind = "peft-adapter"
+	// KindTextualInversion is a set of learnt token embeddings (A1111 string_to_param / emb_params /
+	// clip_l+clip_g, diffusers <token> tensors).
 	KindTextualInversion Kind = "textual-inversion"
-	KindUnknown          Kind = "unknown"
+	// KindUnknown is a file whose tensors stdiff cannot name: no guess.
+	KindUnknown Kind = "unknown"
 )
 
 // Naming is the scheme of a model's tensor names: which tool wrote them.
@@ -27,10 +55,19 @@ type Naming string
 
 // Naming schemes.
 const (
-	NamingKohya        Naming = "kohya"
-	NamingPEFT         Naming = "peft"
-	NamingMLX          Naming = "mlx"
-	NamingDiffusers    Naming = "diffusers"
+	// NamingKohya is kohya sd-scripts' lora_unet_… / lora_te… / oft_unet_… (also LyCORIS trained there).
+	NamingKohya Naming = "kohya"
+	// NamingLyCORIS is LyCORIS's own wrapper: lycoris_… (SimpleTuner and other trainers).
+	NamingLyCORIS Naming = "lycoris"
+	// NamingLoRADiffusion is cloneofsimo's lora_diffusion (early 2023): unet:N:up, text_encoder:N:down,
+	// ranks in unet:N:rank metadata, tokens marked <embed>.
+	NamingLoRADiffusion Naming = "lora-diffusion"
+	NamingPEFT          Naming = "peft"
+	NamingMLX           Naming = "mlx"
+	NamingDiffusers     Naming = "diffusers"
+	// NamingA1111 is the textual-inversion layouts the AUTOMATIC1111 web UI loads (string_to_param.*,
+	// emb_params, clip_l/clip_g), whoever wrote them (kohya's trainer writes the last two).
+	NamingA1111        Naming = "a1111"
 	NamingLDM          Naming = "ldm" // the original Stable Diffusion checkpoints
 	NamingTransformers Naming = "transformers"
 	NamingUnknown      Naming = "unknown"
@@ -50,140 +87,259 @@ const (
 	FamilyUnknown Family = "unknown"
 )
 
-// fromTensors works out what a model really is from its tensor names and shapes: its kind, the naming
-// scheme, the base family (where the shapes tell), and the adapter rank.
+// part is the part a tensor plays in an adapter module, told by the end of its name.
+type part uint8
+
+const (
+	pNone part = iota
+	pDown      // low-rank down projection [rank, in, …]
+	pUp
+	pMid       // LoCon's Tucker core (a convolution)
+	pMagnitude // DoRA's magnitude
+	pMLXA      // MLX lora_a [in, rank]
+	pHadaW1B   // [rank, in]
+	pHada      // the other LoHa factors
+	pLokrW1    // [a, c]
+	pLokrW1A   // [a, rank]
+	pLokrW1B   // [rank, c]
+	pLokrW2    // [b, d, …]
+	pLokrW2A   // [b, rank], or [rank, b] with a Tucker core
+	pLokrW2B   // [rank, d…]
+	pLokrT2    // LoKr's Tucker core
+	pLokr      // the other LoKr parts
+	pOFTBlocks // kohya / LyCORIS: 3 dimensions OFT, 4 BOFT
+	pOFT       // PEFT oft_R / oft_r, LyCORIS's older oft_diag
+	pBOFT      // PEFT boft_R / boft_s
+	pIA3
+	pGLoRAA2 // [rank, in, …]
+	pGLoRA   // the other GLoRA weights
+	pDiff    // a whole-weight difference
+	pSparse  // LyCORIS extract's sparse bias corrections
+	nParts
+)
+
+// partSuffixes maps the ends of tensor names to the part they play. PEFT's adapter name (".default")
+// is taken out of a name before it is matched.
+var partSuffixes = []struct {
+	suffix string
+	p      part
+}{
+	{".lora_down.weight", pDown}, {".lora.down.weight", pDown}, {"_lora.down.weight", pDown}, {".lora_A.weight", pDown},
+	{".lora_embedding_A", pDown}, {":down", pDown},
+	{".lora_up.weight", pUp}, {".lora.up.weight", pUp}, {"_lora.up.weight", pUp}, {".lora_B.weight", pUp},
+	{".lora_embedding_B", pUp}, {":up", pUp},
+	{".lora_mid.weight", pMid},
+	{".dora_scale", pMagnitude}, {".lora_magnitude_vector", pMagnitude}, {".lora_magnitude_vector.weight", pMagnitude},
+	{".lora_a", pMLXA}, {".lora_b", pUp},
+	{".hada_w1_b", pHadaW1B}, {".hada_w1_a", pHada}, {".hada_w2_a", pHada}, {".hada_w2_b", pHada}, {".hada_t1", pHada}, {".hada_t2", pHada},
+	{".lokr_w1", pLokrW1}, {".lokr_w1_a", pLokrW1A}, {".lokr_w1_b", pLokrW1B},
+	{".lokr_w2", pLokrW2}, {".lokr_w2_a", pLokrW2A}, {".lokr_w2_b", pLokrW2B}, {".lokr_t2", pLokrT2}, {".lokr_t1", pLokr},
+	{".oft_blocks", pOFTBlocks}, {".oft_diag", pOFT}, {".oft_R.weight", pOFT}, {".oft_R", pOFT}, {".oft_r", pOFT}, {".oft_s", pOFT},
+	{".boft_R", pBOFT}, {".boft_s", pBOFT},
+	{".ia3_l", pIA3}, {".on_input", pIA3},
+	{".a2.weight", pGLoRAA2}, {".a1.weight", pGLoRA}, {".b1.weight", pGLoRA}, {".b2.weight", pGLoRA}, {".bm.weight", pGLoRA},
+	{".diff", pDiff}, {".diff_b", pDiff}, {".w_norm", pDiff}, {".b_norm", pDiff},
+	{".bias_indices", pSparse}, {".bias_values", pSparse}, {".bias_size", pSparse},
+}
+
+// partsByTail indexes partSuffixes by their last two segments ("lora_down.weight", "down.weight"), or
+// their one segment ("diff", "down"), so that a name is matched only against the endings it could have.
+var partsByTail = func() map[string][]int {
+	idx := map[string][]int{}
+	for i, s := range partSuffixes {
+		t1, t2 := tails(s.suffix[1:]) // the ending's own first separator does not count
+		if t2 == "" {
+			t2 = t1
+		}
+		idx[t2] = append(idx[t2], i)
+	}
+	return idx
+}()
+
+// tails returns a name's last segment and its last two segments ("" when it has one), segments
+// being separated by '.' or ':'.
+func tails(name string) (last, lastTwo string) {
+	i := strings.LastIndexAny(name, ".:")
+	if i < 0 {
+		return name, ""
+	}
+	if j := strings.LastIndexAny(name[:i], ".:"); j >= 0 {
+		return name[i+1:], name[j+1:]
+	}
+	return name[i+1:], name
+}
+
+// splitPart returns the module a tensor belongs to and the part it plays there (pNone when its name
+// has no adapter ending).
+func splitPart(name string) (module string, p part) {
+	match := name
+	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
+		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
+	}
+	last, lastTwo := tails(match)
+	best := -1
+	for _, key := range [2]string{last, lastTwo} {
+		for _, i := range partsByTail[key] {
+			if strings.HasSuffix(match, partSuffixes[i].suffix) && (best < 0 || len(partSuffixes[i].suffix) > len(partSuffixes[best].suffix)) {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return "", pNone
+	}
+	return strings.TrimSuffix(match, partSuffixes[best].suffix), partSuffixes[best].p
+}
+
+// algo is the method one adapter module uses.
+type algo uint8
+
+const (
+	aNone algo = iota
+	aLoRA
+	aDoRA
+	aLoHa
+	aLoKr
+	aGLoRA
+	aOFT
+	aBOFT
+	aIA3
+	aFull
+	nAlgos
+)
+
+// algoKinds are the kinds of a model whose modules mostly use each algorithm, in the order that breaks
+// a tie.
+var algoKinds = [nAlgos]Kind{aLoRA: KindLoRA, aDoRA: KindDoRA, aLoHa: KindLoHa, aLoKr: KindLoKr, aGLoRA: KindGLoRA,
+	aOFT: KindOFT, aBOFT: KindBOFT, aIA3: KindIA3, aFull: KindLyCORISFull}
+
+// module is the tensors of one adapted layer, by the part each plays.
+type module struct {
+	shapes [nParts][]uint64
+	has    [nParts]bool
+	sparse bool
+}
+
+// dim returns dimension i of a part's shape, 0 when the part or the dimension is absent.
+func (md *module) dim(p part, i int) uint64 {
+	if s := md.shapes[p]; i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+// classify says which method a module uses, its rank (0 when it is not low-rank), the input width of
+// the layer it changes (0 when unknown) and whether that layer is a spatial convolution.
+func (md *module) classify() (a algo, rank int, in uint64, conv bool) {
+	switch {
+	case md.has[pDown]:
+		a, rank, in = aLoRA, int(md.dim(pDown, 0)), md.dim(pDown, 1)
+		if md.has[pMagnitude] {
+			a = aDoRA
+		}
+		s := md.shapes[pDown]
+		conv = md.has[pMid] || (len(s) == 4 && (s[2] > 1 || s[3] > 1))
+	case md.has[pMLXA]:
+		a, rank, in = aLoRA, int(md.dim(pMLXA, 1)), md.dim(pMLXA, 0)
+	case md.has[pHadaW1B]:
+		a, rank, in = aLoHa, int(md.dim(pHadaW1B, 0)), md.dim(pHadaW1B, 1)
+	case md.has[pLokrW1] || md.has[pLokrW1A] || md.has[pLokrW2] || md.has[pLokrW2A]:
+		a = aLoKr
+		// The layer's weight is w1 ⊗ w2, w1 [a, c] and w2 [b, d]: its input width is c·d.
+		c, d := md.dim(pLokrW1, 1), md.dim(pLokrW2, 1)
+		if c == 0 {
+			c = md.dim(pLokrW1B, 1)
+		}
+		if d == 0 {
+			d = md.dim(pLokrW2B, 1)
+		}
+		in = c * d
+		switch {
+		case md.has[pLokrW2A] && md.has[pLokrT2]:
+			rank = int(md.dim(pLokrW2A, 0))
+		case md.has[pLokrW2A]:
+			rank = int(md.dim(pLokrW2A, 1))
+		case md.has[pLokrW1A]:
+			rank = int(md.dim(pLokrW1A, 1))
+		} // both factors whole: a full-dimension LoKr, no rank
+	case md.has[pGLoRAA2]:
+		a, rank, in = aGLoRA, int(md.dim(pGLoRAA2, 0)), md.dim(pGLoRAA2, 1)
+	case md.has[pOFTBlocks] && len(md.shapes[pOFTBlocks]) == 4, md.has[pBOFT]:
+		a = aBOFT
+	case md.has[pOFTBlocks], md.has[pOFT]:
+		a = aOFT
+	case md.has[pIA3]:
+		a = aIA3
+	case md.has[pDiff]:
+		a = aFull
+		if s := md.shapes[pDiff]; len(s) >= 2 {
+			in = s[1]
+		}
+	}
+	return a, rank, in, conv
+}
+
+// loraDiffusionModule matches lora_diffusion's module names: <model>:<index>.
+var loraDiffusionModule = regexp.MustCompile(`^[A-Za-z_0-9]+:[0-9]+$`)
+
+// unetChannels are the SD UNets' channel widths; any other input width of a lora_diffusion UNet layer
+// is the text encoder's context width, which tells the family.
+var unetChannels = map[uint64]bool{320: true, 640: true, 1280: true}
+
+// isA1111TI reports whether a tensor name is one of the textual-inversion layouts A1111 loads.
+func isA1111TI(name string) bool {
+	return name == "emb_params" || name == "clip_l" || name == "clip_g" || strings.HasPrefix(name, "string_to_param")
+}
+
+// survey is what a model's tensors say, counted in one pass: how many names follow each naming
+// scheme and name each family's layers, the adapter modules, and the learnt tokens.
+type survey struct {
+	kohya, lycoris, loraDiffusion, peft, diffusers, mlx, ldm, hf int
+	flux, sd3, sdxl, llm                                         int
+	// a1111TI counts A1111 textual-inversion tensors; loose counts tensors of no adapter module
+	// (alphas, a checkpoint's weights).
+	a1111TI, loose int
+	tensors        int
+	// contexts counts the cross-attention context widths seen (768 SD1, 1024 SD2, 2048 SDXL); tiDim is
+	// the width of the last token embedding seen.
+	contexts map[uint64]int
+	tiDim    uint64
+	modules  map[string]*module
+	order    []string
+	// marked are the tokens declared as such (lora_diffusion's <embed> metadata, bundle_emb.NAME);
+	// angled the tensors named <token>, tokens only in a file of nothing else (diffusers' textual
+	// inversion).
+	marked, angled []string
+	seenToken      map[string]bool
+}
+
+// adapter is what the survey's modules come to.
+type adapter struct {
+	algos                [nAlgos]int
+	ranks                map[int]int
+	conv, sparse, lowish int
+}
+
+// fromTensors works out what a model really is from its tensor names and shapes (and, for
+// lora_diffusion's tokens, the metadata that marks them): its kind, the naming scheme, the base family
+// (where the shapes tell), the adapter rank and the tokens it carries.
 func (in *Info) fromTensors(m *canon.Model) {
-	var (
-		kohya, peft, diffusers, mlx, ldm, hf int
-		lora, conv, hada, lokr, ti           int
-		flux, sd3, sdxl, llm                 int
-		ranks                                = map[int]int{}
-		contexts                             = map[uint64]int{}
-		tiDim                                uint64
-	)
-	for i := range m.Tensors {
-		t := &m.Tensors[i]
-		name, shape := t.Name, t.Shape
-		switch {
-		case strings.HasPrefix(name, "lora_unet_") || strings.HasPrefix(name, "lora_te"):
-			kohya++
-			if strings.HasPrefix(name, "lora_te2_") {
-				sdxl++
-			}
-		case strings.HasPrefix(name, "base_model.model.") || strings.HasPrefix(name, "base_model."):
-			peft++
-		case strings.HasPrefix(name, "unet.") || strings.HasPrefix(name, "text_encoder") || strings.HasPrefix(name, "transformer."):
-			diffusers++
-		case strings.HasPrefix(name, "model.diffusion_model.") || strings.HasPrefix(name, "first_stage_model.") || strings.HasPrefix(name, "cond_stage_model."):
-			ldm++
-		case strings.HasPrefix(name, "model.layers.") || strings.HasPrefix(name, "model.embed_tokens") || strings.HasPrefix(name, "transformer.h.") || strings.HasPrefix(name, "lm_head."):
-			hf++
-		}
-		if strings.HasPrefix(name, "conditioner.embedders.1") {
-			sdxl++
-		}
-		switch {
-		case strings.Contains(name, "double_blocks") || strings.Contains(name, "single_blocks") || strings.Contains(name, "single_transformer_blocks"):
-			flux++
-		case strings.Contains(name, "joint_blocks"):
-			sd3++
-		case strings.Contains(name, "self_attn.q_proj") || strings.Contains(name, "mlp.gate_proj") || strings.Contains(name, "attn.c_attn"):
-			llm++
-		}
-		isDown := strings.HasSuffix(name, ".lora_down.weight") || strings.HasSuffix(name, ".lora.down.weight") ||
-			strings.HasSuffix(name, ".lora_A.weight") || strings.HasSuffix(name, ".lora_A.default.weight")
-		switch {
-		case isDown && len(shape) >= 2:
-			lora++
-			ranks[int(shape[0])]++
-			if len(shape) == 4 && (shape[2] > 1 || shape[3] > 1) {
-				conv++
-			}
-			if isCrossAttnKey(name) {
-				contexts[shape[1]]++
-			}
-		case strings.HasSuffix(name, ".lora_a") && len(shape) == 2: // MLX: [in, rank]
-			lora++
-			mlx++
-			ranks[int(shape[1])]++
-		case strings.Contains(name, "hada_w1_b") && len(shape) >= 1:
-			hada++
-			ranks[int(shape[0])]++
-		case strings.Contains(name, ".lokr_w"):
-			lokr++
-		case name == "emb_params" || strings.HasPrefix(name, "string_to_param") || name == "clip_l" || name == "clip_g":
-			ti++
-			if name == "clip_g" {
-				sdxl++
-			}
-			if len(shape) >= 1 {
-				tiDim = shape[len(shape)-1]
-			}
-		case strings.HasSuffix(name, "attn2.to_k.weight") && len(shape) == 2 && ldm > 0:
-			contexts[shape[1]]++
-		}
+	sv := surveyTensors(m)
+	ad := sv.adapter()
+	tokensOnly := sv.tokensOnly()
+	in.EmbeddedTokens = sv.marked
+	if tokensOnly {
+		in.EmbeddedTokens = append(in.EmbeddedTokens, sv.angled...)
 	}
+	in.Kind = sv.kind(&ad)
+	in.Naming = sv.naming(in.Kind)
+	in.Family = sv.family(in.Kind)
 	in.Sources["kind"], in.Sources["naming"], in.Sources["family"] = "tensors", "tensors", "tensors"
-
-	switch {
-	case hada > 0:
-		in.Kind = KindLoHa
-	case lokr > 0:
-		in.Kind = KindLoKr
-	case lora > 0 && conv > 0:
-		in.Kind = KindLoCon
-	case lora > 0:
-		in.Kind = KindLoRA
-	case peft > 0:
-		in.Kind = KindPEFTAdapter
-	case ti > 0 && len(m.Tensors) <= 4:
-		in.Kind = KindTextualInversion
-	case ldm > 0 || flux > 0 || sd3 > 0 || hf > 0 || len(m.Tensors) > 100:
-		in.Kind = KindCheckpoint
-	default:
-		in.Kind = KindUnknown
-	}
-
-	switch {
-	case kohya > 0:
-		in.Naming = NamingKohya
-	case peft > 0:
-		in.Naming = NamingPEFT
-	case mlx > 0:
-		in.Naming = NamingMLX
-	case diffusers > 0:
-		in.Naming = NamingDiffusers
-	case ldm > 0:
-		in.Naming = NamingLDM
-	case hf > 0:
-		in.Naming = NamingTransformers
-	default:
-		in.Naming = NamingUnknown
-	}
-
-	ctx := mostCommon(contexts)
-	switch {
-	case flux > 0:
-		in.Family = FamilyFlux
-	case sd3 > 0:
-		in.Family = FamilySD3
-	case sdxl > 0 || ctx == 2048 || tiDim == 1280:
-		in.Family = FamilySDXL
-	case ctx == 1024 || (in.Kind == KindTextualInversion && tiDim == 1024):
-		in.Family = FamilySD2
-	case ctx == 768 || (in.Kind == KindTextualInversion && tiDim == 768):
-		in.Family = FamilySD1
-	case llm > 0 || hf > 0:
-		in.Family = FamilyLLM
-	default:
-		in.Family = FamilyUnknown
-	}
-
-	if len(ranks) > 0 {
-		in.Rank = mostCommonInt(ranks)
+	if len(ad.ranks) > 0 {
+		in.Rank = mostCommonInt(ad.ranks)
 		in.Sources["rank"] = "tensors"
-		if len(ranks) > 1 {
-			for r := range ranks {
+		if len(ad.ranks) > 1 {
+			for r := range ad.ranks {
 				in.Ranks = append(in.Ranks, r)
 			}
 			sort.Ints(in.Ranks)
@@ -191,10 +347,223 @@ func (in *Info) fromTensors(m *canon.Model) {
 	}
 }
 
-// isCrossAttnKey reports whether a down projection is the key projection of a cross-attention layer,
-// whose input width is the text encoder's context dimension (768 SD1, 1024 SD2, 2048 SDXL).
-func isCrossAttnKey(name string) bool {
-	return strings.Contains(name, "attn2_to_k.") || strings.Contains(name, "attn2.to_k.") || strings.Contains(name, "attn2.processor.to_k")
+// surveyTensors counts what the tensors of a model say.
+func surveyTensors(m *canon.Model) *survey {
+	sv := &survey{tensors: len(m.Tensors), contexts: map[uint64]int{}, modules: map[string]*module{}, seenToken: map[string]bool{}}
+	embedMarked := map[string]bool{}
+	for _, e := range m.Metadata {
+		if e.Value == "<embed>" {
+			embedMarked[e.Key] = true
+		}
+	}
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		sv.countNaming(t.Name)
+		switch rest, bundled := strings.CutPrefix(t.Name, "bundle_emb."); {
+		case bundled: // a LoRA bundled with embeddings: bundle_emb.NAME.<A1111 layout>
+			tok, sub, _ := strings.Cut(rest, ".")
+			if isA1111TI(sub) {
+				sv.token(&sv.marked, tok, t.Shape)
+				if sub == "clip_g" {
+					sv.sdxl++
+				}
+			}
+		case embedMarked[t.Name]:
+			sv.loraDiffusion++
+			sv.token(&sv.marked, t.Name, t.Shape)
+		case isA1111TI(t.Name):
+			sv.a1111TI++
+			sv.token(nil, "", t.Shape)
+			if t.Name == "clip_g" {
+				sv.sdxl++
+			}
+		case strings.HasPrefix(t.Name, "<") && strings.HasSuffix(t.Name, ">") && len(t.Shape) >= 1 && len(t.Shape) <= 2:
+			sv.token(&sv.angled, t.Name, t.Shape)
+		default:
+			sv.addPart(t.Name, t.Shape)
+		}
+	}
+	return sv
+}
+
+// countNaming counts the naming scheme and the family a tensor's name shows.
+func (sv *survey) countNaming(name string) {
+	switch {
+	case strings.HasPrefix(name, "lora_unet_") || strings.HasPrefix(name, "lora_te") || strings.HasPrefix(name, "oft_unet_"):
+		sv.kohya++
+		if strings.HasPrefix(name, "lora_te2_") {
+			sv.sdxl++
+		}
+	case strings.HasPrefix(name, "lycoris_"):
+		sv.lycoris++
+	case strings.HasPrefix(name, "base_model.model.") || strings.HasPrefix(name, "base_model."):
+		sv.peft++
+	case strings.HasPrefix(name, "unet.") || strings.HasPrefix(name, "text_encoder.") || strings.HasPrefix(name, "text_encoder_2.") ||
+		strings.HasPrefix(name, "transformer."):
+		sv.diffusers++
+	case strings.HasPrefix(name, "model.diffusion_model.") || strings.HasPrefix(name, "first_stage_model.") || strings.HasPrefix(name, "cond_stage_model."):
+		sv.ldm++
+	case strings.HasPrefix(name, "model.layers.") || strings.HasPrefix(name, "model.embed_tokens") || strings.HasPrefix(name, "transformer.h.") || strings.HasPrefix(name, "lm_head."):
+		sv.hf++
+	}
+	if strings.HasPrefix(name, "conditioner.embedders.1") {
+		sv.sdxl++
+	}
+	switch {
+	case strings.Contains(name, "double_blocks") || strings.Contains(name, "single_blocks") || strings.Contains(name, "single_transformer_blocks"):
+		sv.flux++
+	case strings.Contains(name, "joint_blocks"):
+		sv.sd3++
+	case strings.Contains(name, "self_attn.q_proj") || strings.Contains(name, "mlp.gate_proj") || strings.Contains(name, "attn.c_attn"):
+		sv.llm++
+	}
+}
+
+// token records a learnt token (into list, once; tok "" records only the width).
+func (sv *survey) token(list *[]string, tok string, shape []uint64) {
+	if tok != "" && !sv.seenToken[tok] {
+		sv.seenToken[tok] = true
+		*list = append(*list, tok)
+	}
+	if len(shape) >= 1 {
+		sv.tiDim = shape[len(shape)-1]
+	}
+}
+
+// addPart files a tensor under its adapter module, or counts it as loose.
+func (sv *survey) addPart(name string, shape []uint64) {
+	mod, p := splitPart(name)
+	switch {
+	case p == pNone:
+		sv.loose++
+		if strings.HasSuffix(name, "attn2.to_k.weight") && len(shape) == 2 { // a checkpoint's cross-attention
+			sv.contexts[shape[1]]++
+		}
+		return
+	case (p == pDown || p == pUp) && loraDiffusionModule.MatchString(mod):
+		sv.loraDiffusion++
+	case p == pMLXA:
+		sv.mlx++
+	}
+	md := sv.modules[mod]
+	if md == nil {
+		md = &module{}
+		sv.modules[mod] = md
+		sv.order = append(sv.order, mod)
+	}
+	md.has[p] = true
+	md.shapes[p] = shape
+}
+
+// adapter classifies every module, counting methods, ranks and convolutions, and the context widths
+// the cross-attention layers show.
+func (sv *survey) adapter() adapter {
+	ad := adapter{ranks: map[int]int{}}
+	for _, name := range sv.order {
+		md := sv.modules[name]
+		if md.has[pSparse] {
+			ad.sparse++
+		}
+		a, rank, width, conv := md.classify()
+		ad.algos[a]++
+		if a != aFull && a != aNone {
+			ad.lowish++
+		}
+		if rank > 0 {
+			ad.ranks[rank]++
+		}
+		if conv {
+			ad.conv++
+		}
+		if width > 0 && (isCrossAttnKey(name) || strings.HasPrefix(name, "unet:") && !unetChannels[width]) {
+			sv.contexts[width]++
+		}
+	}
+	return ad
+}
+
+// tokensOnly reports whether the file is nothing but learnt tokens (a textual inversion).
+func (sv *survey) tokensOnly() bool {
+	return sv.loose == 0 && len(sv.order) == 0 && sv.a1111TI == 0 && len(sv.marked)+len(sv.angled) > 0
+}
+
+// kind is the model's kind: the method most of its adapter modules use, else what its names say.
+func (sv *survey) kind(ad *adapter) Kind {
+	best := aNone
+	for a := aLoRA; a < nAlgos; a++ {
+		if ad.algos[a] > ad.algos[best] {
+			best = a
+		}
+	}
+	switch {
+	case ad.sparse > 0 || ad.algos[aFull] > 0 && ad.lowish > 0:
+		return KindLyCORISDiff
+	case best == aLoRA && ad.conv > 0:
+		return KindLoCon
+	case best != aNone:
+		return algoKinds[best]
+	case sv.peft > 0:
+		return KindPEFTAdapter
+	case sv.a1111TI > 0 && sv.tensors <= 4, sv.tokensOnly():
+		return KindTextualInversion
+	case sv.ldm > 0 || sv.flux > 0 || sv.sd3 > 0 || sv.hf > 0 || sv.tensors > 100:
+		return KindCheckpoint
+	}
+	return KindUnknown
+}
+
+// naming is the scheme most specific to the names seen.
+func (sv *survey) naming(kind Kind) Naming {
+	switch {
+	case sv.loraDiffusion > 0:
+		return NamingLoRADiffusion
+	case sv.kohya > 0:
+		return NamingKohya
+	case sv.lycoris > 0:
+		return NamingLyCORIS
+	case sv.peft > 0:
+		return NamingPEFT
+	case sv.mlx > 0:
+		return NamingMLX
+	case sv.diffusers > 0:
+		return NamingDiffusers
+	case kind == KindTextualInversion && sv.a1111TI > 0:
+		return NamingA1111
+	case sv.tokensOnly() && len(sv.angled) > 0:
+		return NamingDiffusers
+	case sv.ldm > 0:
+		return NamingLDM
+	case sv.hf > 0:
+		return NamingTransformers
+	}
+	return NamingUnknown
+}
+
+// family is the base family the names and widths show; unknown rather than a guess.
+func (sv *survey) family(kind Kind) Family {
+	ctx := mostCommon(sv.contexts)
+	ti := kind == KindTextualInversion
+	switch {
+	case sv.flux > 0:
+		return FamilyFlux
+	case sv.sd3 > 0:
+		return FamilySD3
+	case sv.sdxl > 0 || ctx == 2048 || (ti && sv.tiDim == 1280):
+		return FamilySDXL
+	case ctx == 1024 || (ti && sv.tiDim == 1024):
+		return FamilySD2
+	case ctx == 768 || (ti && sv.tiDim == 768):
+		return FamilySD1
+	case sv.llm > 0 || sv.hf > 0:
+		return FamilyLLM
+	}
+	return FamilyUnknown
+}
+
+// isCrossAttnKey reports whether a module is the key projection of a cross-attention layer, whose
+// input width is the text encoder's context width (768 SD1, 1024 SD2, 2048 SDXL).
+func isCrossAttnKey(module string) bool {
+	return strings.HasSuffix(module, "attn2_to_k") || strings.HasSuffix(module, "attn2.to_k") || strings.HasSuffix(module, "attn2.processor.to_k")
 }
 
 func mostCommon(m map[uint64]int) uint64 {
