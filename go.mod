@@ -1,10 +1,10 @@
 module github.com/stdiff/stdiff
 
-go 1.26.8
+go 1.24.0
 
 require (
 	github.com/alecthomas/kong v1.17.0
-	github.com/rogpeppe/go-internal v1.16.0
+	github.com/rogpeppe/go-internal v1.14.1
 	github.com/sergi/go-diff v1.4.0
 	github.com/yuin/goldmark v1.8.7
 	github.com/zeebo/blake3 v0.2.4

@@ -30,6 +30,8 @@ func BenchmarkCompare50k(b *testing.B) {
 		if len(r.Tensors.Changed) != 5000 || len(r.Tensors.Renamed) != 5000 {
 			b.Fatalf("%d changed, %d renamed", len(r.Tensors.Changed), len(r.Tensors.Renamed))
 		}
-		Text(io.Discard, r, TextOptions{})
+		if err := WriteText(io.Discard, r, TextOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -28,6 +28,12 @@ type Options struct {
 	IgnoreVolatile bool
 	// Tensors, when set, are glob patterns (path.Match) that limit the comparison to matching tensor names.
 	Tensors []string
+	// Content makes Models read both models' tensor bytes, to compare them too (Compare takes the
+	// digests in Side instead).
+	Content bool
+	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
+	// just read, of either model.
+	Progress func(n int64)
 }
 
 // Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
@@ -84,6 +90,9 @@ type MetaChange struct {
 	Lines []Line `json:"lines,omitempty"`
 }
 
+// Schema names the JSON form of a Report and its version: the first field of every report.
+const Schema = "stdiff.diff/v1"
+
 // Report is the whole comparison, computed once and rendered many ways.
 type Report struct {
 	Schema string `json:"schema"`
@@ -107,6 +116,14 @@ type Report struct {
 	Metadata MetadataReport `json:"metadata"`
 	// Notes are differences that do not count (layout, order, padding) and what was left out.
 	Notes []Note `json:"notes"`
+}
+
+// Outcome is canon.Clean when the models are identical, else canon.Found.
+func (r *Report) Outcome() canon.Outcome {
+	if r.Identical {
+		return canon.Clean
+	}
+	return canon.Found
 }
 
 // VerdictReport holds the reference reader's verdict on both sides.
@@ -166,7 +183,7 @@ type MetadataReport struct {
 // Compare compares a with b. Patterns in opt that match nothing leave everything out: call
 // Options.CheckPatterns first to refuse them.
 func Compare(a, b Side, opt Options) *Report {
-	r := &Report{Schema: "stdiff.diff/v1", A: a.Model.Name, B: b.Model.Name,
+	r := &Report{Schema: Schema, A: a.Model.Name, B: b.Model.Name,
 		ContentCompared: a.Digests != nil && b.Digests != nil && !opt.MetadataOnly,
 		TensorsCompared: !opt.MetadataOnly, MetadataCompared: !opt.IgnoreMetadata}
 	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}

@@ -3,10 +3,10 @@ package diff
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path"
@@ -70,37 +70,29 @@ func TestGolden(t *testing.T) {
 		if content {
 			suffix = "-content"
 		}
-		var text, all, md, js bytes.Buffer
-		Text(&text, r, TextOptions{})
-		Text(&all, r, TextOptions{All: true})
-		Markdown(&md, r)
-		enc := json.NewEncoder(&js)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-		golden(t, "base-changed"+suffix+".txt", text.Bytes())
-		golden(t, "base-changed"+suffix+"-all.txt", all.Bytes())
-		golden(t, "base-changed"+suffix+".md", md.Bytes())
-		golden(t, "base-changed"+suffix+".json", js.Bytes())
+		golden(t, "base-changed"+suffix+".txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+		golden(t, "base-changed"+suffix+"-full.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) }))
+		golden(t, "base-changed"+suffix+".md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
+		golden(t, "base-changed"+suffix+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
 	}
-	var text bytes.Buffer
-	Text(&text, Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{}), TextOptions{})
-	golden(t, "base-reordered-content.txt", text.Bytes())
+	r := Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{})
+	golden(t, "base-reordered-content.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
 
 	// Only the reference reader's verdict differs.
-	r := Compare(fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false), Options{})
-	var vtext, vmd, vjs bytes.Buffer
-	Text(&vtext, r, TextOptions{})
-	Markdown(&vmd, r)
-	enc := json.NewEncoder(&vjs)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	r = Compare(fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false), Options{})
+	golden(t, "base-nul-padded.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+	golden(t, "base-nul-padded.md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
+	golden(t, "base-nul-padded.json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+}
+
+// written is what write writes.
+func written(t *testing.T, write func(w io.Writer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "base-nul-padded.txt", vtext.Bytes())
-	golden(t, "base-nul-padded.md", vmd.Bytes())
-	golden(t, "base-nul-padded.json", vjs.Bytes())
+	return b.Bytes()
 }
 
 // TestVerdictIsADifference: a file the reference reader rejects is not identical to one it loads, even

@@ -12,8 +12,7 @@ import (
 // every layer's q_proj converted from F32 to F16. Groups fold a report for people; the full lists stay
 // in TensorReport.
 type Group struct {
-	// Kind is "added", "removed", "changed" or "renamed".
-	Kind string `json:"kind"`
+	Kind ChangeKind `json:"kind"`
 	// Pattern is the names with their numbers folded: layers.{0..31}.self_attn.q_proj.weight. For
 	// renames it is the old names, and To the new ones.
 	Pattern string `json:"pattern"`
@@ -29,6 +28,21 @@ type Group struct {
 	// Confirmed is true for renames whose bytes were compared and are equal.
 	Confirmed bool `json:"confirmed,omitempty"`
 }
+
+// ChangeKind is what happened to the tensors of a group. Kinds are stable and safe to match in
+// scripts; the README lists them.
+type ChangeKind string
+
+// Change kinds.
+const (
+	Added   ChangeKind = "added"
+	Removed ChangeKind = "removed"
+	// Changed: on both sides under the same name, with another dtype, shape, size or bytes.
+	Changed ChangeKind = "changed"
+	// Renamed: removed under one name and added under another, with the same dtype, shape and size
+	// (and bytes, when compared).
+	Renamed ChangeKind = "renamed"
+)
 
 // FieldChange is one field of a tensor before and after.
 type FieldChange struct {
@@ -134,8 +148,9 @@ type pending struct {
 
 // fields splits the key of a group: its kind, then what changed, the template and, for renames, the
 // new names' template.
-func (p *pending) fields() (kind string, fields [4]string) {
-	kind, rest, _ := strings.Cut(p.key, "\x00")
+func (p *pending) fields() (kind ChangeKind, fields [4]string) {
+	k, rest, _ := strings.Cut(p.key, "\x00")
+	kind = ChangeKind(k)
 	for k := 0; k < len(fields) && len(rest) >= 4; k++ {
 		n := int(binary.LittleEndian.Uint32([]byte(rest[:4])))
 		fields[k], rest = rest[4:4+n], rest[4+n:]
@@ -144,7 +159,7 @@ func (p *pending) fields() (kind string, fields [4]string) {
 }
 
 // start begins a key in the buffer for kind.
-func (g *grouper) start(kind string) {
+func (g *grouper) start(kind ChangeKind) {
 	g.buf = append(append(g.buf[:0], kind...), 0)
 	g.nums = g.nums[:0]
 }
@@ -192,9 +207,9 @@ func groupChanges(t *TensorReport) []Group {
 		g.close(at)
 	}
 	for _, list := range []struct {
-		kind string
+		kind ChangeKind
 		ts   []Tensor
-	}{{"added", t.Added}, {"removed", t.Removed}} {
+	}{{Added, t.Added}, {Removed, t.Removed}} {
 		for i := range list.ts {
 			g.start(list.kind)
 			whatTensor(&list.ts[i])
@@ -204,7 +219,7 @@ func groupChanges(t *TensorReport) []Group {
 	}
 	for i := range t.Changed {
 		c := &t.Changed[i]
-		g.start("changed")
+		g.start(Changed)
 		at := g.open()
 		if len(c.Fields) == 1 && c.Fields[0] == "data" {
 			g.buf = append(g.buf, "data"...) // bytes changed: one group whatever the digests
@@ -221,7 +236,7 @@ func groupChanges(t *TensorReport) []Group {
 	}
 	for i := range t.Renamed {
 		rn := &t.Renamed[i]
-		g.start("renamed")
+		g.start(Renamed)
 		whatTensor(&rn.Tensor)
 		mark := len(g.buf)
 		g.template(rn.From)
@@ -271,12 +286,12 @@ func groupChanges(t *TensorReport) []Group {
 		what := fields[0]
 		gr.Kind, gr.Count = kind, len(gr.Names)
 		switch kind {
-		case "renamed":
+		case Renamed:
 			gr.Tensor, gr.Confirmed = what, confirmed
 			if gr.Count > 1 { // the numbers are the same on both sides
 				gr.Pattern, gr.To = foldPattern(fields[1], gr.Names), foldPattern(fields[2], gr.Names)
 			}
-		case "changed":
+		case Changed:
 			gr.Changes = p.changes
 			if what == "data" && gr.Count > 1 { // each member has digests of its own
 				gr.Changes = []FieldChange{{Field: "data"}}
@@ -284,11 +299,11 @@ func groupChanges(t *TensorReport) []Group {
 		default:
 			gr.Tensor = what
 		}
-		if kind != "renamed" && gr.Count > 1 {
+		if kind != Renamed && gr.Count > 1 {
 			gr.Pattern = foldPattern(fields[1], gr.Names)
 		}
 	}
-	rank := map[string]int{"removed": 0, "added": 1, "changed": 2, "renamed": 3}
+	rank := map[ChangeKind]int{Removed: 0, Added: 1, Changed: 2, Renamed: 3}
 	slices.SortStableFunc(out, func(x, y Group) int {
 		if x.Kind != y.Kind {
 			return rank[x.Kind] - rank[y.Kind]

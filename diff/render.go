@@ -14,26 +14,39 @@ import (
 type TextOptions struct {
 	// Palette colours the text (red for old, green for new) when its On is set.
 	Palette textfmt.Palette
-	// All lists every tensor instead of folding groups.
-	All bool
+	// Full lists every tensor instead of folding alike changes into one line per group.
+	Full bool
 	// Context is the number of unchanged lines kept around each change in a value diff (default 2).
 	Context int
 }
 
+// textWriter writes a report; after the first write error it writes nothing and keeps the error.
 type textWriter struct {
 	w   io.Writer
 	opt TextOptions
+	err error
 }
 
-func (t *textWriter) printf(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
+func (t *textWriter) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
+}
 
-// Text renders a report for a terminal: each change with its path, a marker (- removed, + added,
-// ~ changed, → renamed) and old and new values, value diffs folded, a summary line last.
-func Text(w io.Writer, r *Report, opt TextOptions) {
+// WriteJSON writes a report as indented JSON (schema stdiff.diff/v1), as textfmt.WriteJSON does.
+func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+
+// WriteJSONL writes a report as one line of compact JSON: the same fields as WriteJSON.
+func WriteJSONL(w io.Writer, r *Report) error { return textfmt.WriteJSONL(w, r) }
+
+// WriteText writes a report for a terminal: each change with its path, a marker (- removed, + added,
+// ~ changed, → renamed) and old and new values, value diffs folded, a summary line last. It returns
+// the first write error.
+func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	if opt.Context <= 0 {
 		opt.Context = 2
 	}
-	t := &textWriter{w, opt}
+	t := &textWriter{w: w, opt: opt}
 	t.printf("%s\n%s\n", t.opt.Palette.Red("--- "+textfmt.Escape(r.A)), t.opt.Palette.Green("+++ "+textfmt.Escape(r.B)))
 	if v := &r.Verdict; v.Changed {
 		t.printf("\n%s\n  %s reference reader  %s → %s\n", t.opt.Palette.Bold("verdict"), t.opt.Palette.Yellow("~"),
@@ -75,18 +88,19 @@ func Text(w io.Writer, r *Report, opt TextOptions) {
 		}
 	}
 	t.printf("\n%s\n", Summary(r))
+	return t.err
 }
 
-// tensorRows renders the tensor changes as (marker, name, what) rows: groups, or every tensor with All.
+// tensorRows renders the tensor changes as (marker, name, what) rows: groups, or every tensor with Full.
 func (t *textWriter) tensorRows(r *Report) [][3]string {
 	n := len(r.Tensors.Groups)
-	if t.opt.All {
+	if t.opt.Full {
 		n = len(r.Tensors.Added) + len(r.Tensors.Removed) + len(r.Tensors.Changed) + len(r.Tensors.Renamed)
 	}
 	rows := make([][3]string, 0, n)
-	marker := map[string]string{"removed": t.opt.Palette.Red("-"), "added": t.opt.Palette.Green("+"), "changed": t.opt.Palette.Yellow("~"), "renamed": t.opt.Palette.Cyan("→")}
+	marker := map[ChangeKind]string{Removed: t.opt.Palette.Red("-"), Added: t.opt.Palette.Green("+"), Changed: t.opt.Palette.Yellow("~"), Renamed: t.opt.Palette.Cyan("→")}
 	renames := map[string]string{}
-	if t.opt.All {
+	if t.opt.Full {
 		for _, rn := range r.Tensors.Renamed {
 			renames[rn.From] = rn.To
 		}
@@ -94,13 +108,13 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 	var shared string // what the group before says; a million alike groups share one text
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
-		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == "changed" || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
+		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == Changed || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
 			shared = t.groupText(g)
 		}
 		what := shared
-		if !t.opt.All {
+		if !t.opt.Full {
 			name := textfmt.Escape(g.Pattern)
-			if g.Kind == "renamed" {
+			if g.Kind == Renamed {
 				name += " → " + textfmt.Escape(g.To)
 			}
 			if g.Count > 1 {
@@ -111,7 +125,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 		}
 		for _, name := range g.Names {
 			shown := textfmt.Escape(name)
-			if g.Kind == "renamed" {
+			if g.Kind == Renamed {
 				shown += " → " + textfmt.Escape(renames[name])
 			}
 			rows = append(rows, [3]string{marker[g.Kind], shown, what})
@@ -123,11 +137,11 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 // groupText says what happened to the tensors of a group: their dtype and shape, or what changed.
 func (t *textWriter) groupText(g *Group) string {
 	switch g.Kind {
-	case "removed":
+	case Removed:
 		return t.opt.Palette.Red(g.Tensor)
-	case "added":
+	case Added:
 		return t.opt.Palette.Green(g.Tensor)
-	case "renamed":
+	case Renamed:
 		how := "likely: same dtype, shape and size (--content confirms)"
 		if g.Confirmed {
 			how = "same bytes"
@@ -254,10 +268,12 @@ func Summary(r *Report) string {
 	return strings.Join(parts, " · ")
 }
 
-// Markdown renders a report for a pull request comment. Names and values from the files are escaped
-// with package canon/markdown, so none of them can add markup, raw HTML or table cells.
-func Markdown(w io.Writer, r *Report) {
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+// WriteMarkdown writes a report for a pull request comment. Names and values from the files are
+// escaped with package canon/markdown, so none of them can add markup, raw HTML or table cells. It
+// returns the first write error.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	t := &textWriter{w: w} // no colour
+	p := t.printf
 	p("### stdiff: %s → %s\n\n", markdown.Code(r.A), markdown.Code(r.B))
 	p("**%s**\n", markdown.Text(Summary(r)))
 	if v := &r.Verdict; v.Changed {
@@ -268,10 +284,9 @@ func Markdown(w io.Writer, r *Report) {
 		for _, g := range r.Tensors.Groups {
 			what, name := g.Tensor, markdown.Code(g.Pattern)
 			switch g.Kind {
-			case "changed":
-				tw := &textWriter{opt: TextOptions{}}
-				what = tw.changeText(g.Changes)
-			case "renamed":
+			case Changed:
+				what = t.changeText(g.Changes)
+			case Renamed:
 				name += " → " + markdown.Code(g.To)
 				what = "likely rename (same dtype, shape, size)"
 				if g.Confirmed {
@@ -281,7 +296,7 @@ func Markdown(w io.Writer, r *Report) {
 			if g.Count > 1 {
 				what += fmt.Sprintf(" (%d tensors)", g.Count)
 			}
-			p("| %s | %s | %s |\n", map[string]string{"removed": "−", "added": "+", "changed": "~", "renamed": "→"}[g.Kind], name, markdown.Text(what))
+			p("| %s | %s | %s |\n", map[ChangeKind]string{Removed: "−", Added: "+", Changed: "~", Renamed: "→"}[g.Kind], name, markdown.Text(what))
 		}
 	}
 	m := &r.Metadata
@@ -324,4 +339,5 @@ func Markdown(w io.Writer, r *Report) {
 			p("- %s\n", markdown.Text(n.Message))
 		}
 	}
+	return t.err
 }

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,80 +18,82 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// Exit statuses, the contract with scripts.
-const (
-	exitOK      = 0
-	exitFound   = 1
-	exitTrouble = 2
-)
+// Exit statuses, the contract with scripts: canon.Outcome's Clean, Found and Trouble.
+const exitOK, exitFound, exitTrouble = 0, 1, 2
 
 type globals struct {
-	Format  string           `help:"Output format: text, json or markdown." enum:"text,json,markdown" default:"text" placeholder:"FORMAT"`
+	Format  string           `help:"Output format: text, json, jsonl (compact, one record per line) or markdown." enum:"text,json,jsonl,markdown" default:"text" placeholder:"FORMAT"`
 	JSON    bool             `help:"Short for --format=json." name:"json"`
 	Color   string           `help:"Colour: auto (only on a terminal, never with NO_COLOR), always or never." enum:"auto,always,never" default:"auto"`
 	Timeout *time.Duration   `help:"Stop after DURATION (30s, 5m, 1h; 0: no limit). Default: 2m when only headers are read and a URL or hf:// is named; otherwise no limit." placeholder:"DURATION"`
-	Version kong.VersionFlag `help:"Print the version and exit."`
+	Version kong.VersionFlag `help:"Print the version (and the VCS revision the build recorded) and exit."`
 }
 
 type cli struct {
 	globals
-	Diff    diffCmd    `cmd:"" default:"withargs" help:"Compare two models (the default command: stdiff A B)."`
-	Hash    hashCmd    `cmd:"" help:"Print structure IDs (and content IDs, ecosystem hashes); verify a manifest."`
-	Inspect inspectCmd `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
-	Check   checkCmd   `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
-	Dupes   dupesCmd   `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
+	Diff       diffCmd    `cmd:"" default:"withargs" help:"Compare two models (the default command: stdiff A B)."`
+	Hash       hashCmd    `cmd:"" help:"Print structure IDs (and content IDs, ecosystem hashes); verify a manifest."`
+	Inspect    inspectCmd `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
+	Check      checkCmd   `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
+	Dupes      dupesCmd   `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
+	Help       helpCmd    `cmd:"" help:"Show the help of a command, or this overview."`
+	VersionCmd struct{}   `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
 }
 
-// versionString is the version set at build time, else the module version `go install` recorded.
-func versionString() string {
-	if version == "dev" {
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return bi.Main.Version
-		}
+type helpCmd struct {
+	Command string `arg:"" optional:"" name:"COMMAND" help:"The command to explain."`
+}
+
+// command is implemented by every subcommand but help and version.
+type command interface{ run(o *out) int }
+
+// versionString is "stdiff VERSION": the version set at build time, else the module version the build
+// recorded (`go install …@v1.2.0`), then the VCS revision it recorded and whether the tree was modified.
+func versionString(v string, bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "stdiff " + v
 	}
-	return version
+	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	if rev := vcs["vcs.revision"]; rev != "" {
+		v += " (revision " + rev + map[string]string{"true": ", modified"}[vcs["vcs.modified"]] + ")"
+	}
+	return "stdiff " + v
 }
-
-// exitPanic carries kong's exit request (after --help or --version) out of the parser.
-type exitPanic int
 
 func main() {
 	// stdiff is short-lived and what it allocates (headers) lives to the end: it does not collect
-	// garbage until the heap nears a soft limit. Commands that read many files turn collection back on
-	// (see memoryPolicy).
+	// garbage until the heap nears a soft limit. Commands that read many files collect, rarely.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(softLimit)
 	watchHeap()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// manyFiles is implemented by commands that may read the headers of many files.
-type manyFiles interface {
-	manyFiles() bool
-}
+// manyFiles is implemented by commands that may read the headers of many files: they collect garbage.
+type manyFiles interface{ manyFiles() bool }
 
 func (c *dupesCmd) manyFiles() bool   { return true }
 func (c *inspectCmd) manyFiles() bool { return c.Short }
-
-// memoryPolicy is the one place the garbage collector is tuned for a command: one that reads many
-// headers, most of them garbage once read, collects, rarely (the others do not collect at all below
-// the soft limit, as main sets).
-func memoryPolicy(cmd command) {
-	if m, ok := cmd.(manyFiles); ok && m.manyFiles() {
-		debug.SetGCPercent(400)
-	}
-}
 
 // softLimit is the heap size up to which stdiff does not collect garbage.
 const softLimit = 512 << 20
@@ -103,8 +106,7 @@ func watchHeap() {
 	var arm func()
 	arm = func() {
 		runtime.SetFinalizer(new([16]byte), func(*[16]byte) { // runs after each collection
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > softLimit*3/4 {
+			if metrics.Read(sample); sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > softLimit*3/4 {
 				debug.SetGCPercent(50)
 				debug.SetMemoryLimit(math.MaxInt64)
 				return
@@ -115,6 +117,9 @@ func watchHeap() {
 	arm()
 }
 
+// exitPanic carries kong's exit request (after --help or --version) out of the parser.
+type exitPanic int
+
 // run is the whole program; it returns the exit status. Ctrl-C (or SIGTERM) cancels the command's
 // context; a second one ends the process at once.
 func run(args []string, stdout, stderr io.Writer) (code int) {
@@ -122,64 +127,59 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	defer stop()
 	context.AfterFunc(ctx, stop)
 	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("stdiff"),
-		kong.Description("Diff, hash, inspect and check safetensors models."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic(code)) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": versionString()},
-	)
+	bi, _ := debug.ReadBuildInfo()
+	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors models."),
+		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, bi)})
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %v\n", err)
 		return exitTrouble
 	}
 	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(exitPanic); ok {
-				code = int(e)
-				if code != 0 {
-					code = exitTrouble
-				}
-				return
+		switch r := recover().(type) {
+		case nil:
+		case exitPanic: // after --help or --version; kong's usage errors (80) are 2, as is no command
+			if code = exitOK; r != 0 || len(args) == 0 {
+				code = exitTrouble
 			}
+		default:
 			panic(r)
 		}
 	}()
 	if len(args) == 0 { // no command: the overview, on stderr, as a usage error
 		parser.Stdout = stderr
-		func() {
-			defer func() { _ = recover() }() // kong's exit after printing help
-			_, _ = parser.Parse([]string{"--help"})
-		}()
-		return exitTrouble
+		_, _ = parser.Parse([]string{"--help"})
 	}
 	kctx, err := parser.Parse(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "stdiff: %s\n", usageMessage(err))
-		var pe *kong.ParseError
-		if errors.As(err, &pe) && pe.Context != nil {
-			parser.Stdout = stderr // usage after an error belongs with the error
-			_ = pe.Context.PrintUsage(true)
-		}
-		return exitTrouble
+	if pe := (*kong.ParseError)(nil); errors.As(err, &pe) {
+		kctx = pe.Context
+	}
+	if err != nil || kctx.Selected() == nil {
+		return usageError(parser, kctx, "", "%s", strings.TrimSuffix(cmp.Or(err, errors.New("no command given")).Error(), "."))
+	}
+	if c.JSON && c.Format != "json" && slices.ContainsFunc(kctx.Path, func(p *kong.Path) bool { return p.Flag != nil && p.Flag.Name == "format" }) {
+		return usageError(parser, kctx, "--json is short for --format json: give one of them", "--json and --format %s ask for two formats", c.Format)
+	} else if c.JSON {
+		c.Format = "json"
+	}
+	cmd, isCommand := kctx.Selected().Target.Addr().Interface().(command)
+	switch name := c.Help.Command; {
+	case isCommand:
+	case kctx.Selected().Name == "version":
+		fmt.Fprintln(stdout, versionString(version, bi))
+		return exitOK
+	case name != "" && !slices.ContainsFunc(parser.Model.Children, func(n *kong.Node) bool { return n.Name == name }):
+		return usageError(parser, kctx, "`stdiff help` lists the commands", "no command %s", textfmt.Escape(strconv.Quote(name)))
+	default: // stdiff help [COMMAND]
+		_, _ = parser.Parse(append(strings.Fields(name), "--help")) // prints and exits
 	}
 	bout := newBufferedOut(stdout)
-	defer bout.Flush()
 	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format,
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
-	if c.JSON {
-		o.format = "json"
-	}
 	o.pal.On = o.format == "text" && colorWanted(c.Color)
-	cmd, ok := kctx.Selected().Target.Addr().Interface().(command)
-	if !ok {
-		fmt.Fprintf(stderr, "stdiff: no command given\n")
-		parser.Stdout = stderr
-		_ = kctx.PrintUsage(true)
-		return exitTrouble
+	if m, ok := cmd.(manyFiles); ok && m.manyFiles() {
+		debug.SetGCPercent(400) // the one place collection is tuned for a command
 	}
-	memoryPolicy(cmd)
 	limit := timeLimit(cmd, c.Timeout)
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -190,22 +190,23 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	switch err := o.ctx.Err(); {
 	case errors.Is(err, context.DeadlineExceeded):
 		o.errorf("allow more time with --timeout, e.g. --timeout 10m (0: no limit)", "timed out after %s", limit)
-		return exitTrouble
+		code = exitTrouble
 	case err != nil:
 		o.errorf("", "interrupted")
-		return exitTrouble
+		code = exitTrouble
+	}
+	if err := cmp.Or(bout.Flush(), o.writeErr); err != nil { // a failed write fails the flush too: one message
+		fmt.Fprintf(stderr, "stdiff: writing the output: %v\n", err)
+		code = exitTrouble
 	}
 	return code
 }
 
-// command is implemented by every subcommand.
-type command interface {
-	run(o *out) int
-}
-
-// usageMessage turns kong's error into stdiff's voice (lower case, no trailing period).
-func usageMessage(err error) string {
-	msg := err.Error()
-	msg = strings.TrimSuffix(msg, ".")
-	return msg
+// usageError prints a usage error in stdiff's voice, then how to use the command: exit status 2.
+func usageError(parser *kong.Kong, kctx *kong.Context, hint, format string, args ...any) int {
+	if io.WriteString(parser.Stderr, message(hint, format, args...)); kctx != nil {
+		parser.Stdout = parser.Stderr // usage after an error belongs with the error
+		_ = kctx.PrintUsage(true)
+	}
+	return exitTrouble
 }

@@ -104,7 +104,7 @@ func TestMarkdownHostile(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"diff", a, b}, {"diff", "--content", a, b}, {"diff", "--all", b, a},
+		{"diff", a, b}, {"diff", "--content", a, b}, {"diff", "--full", b, a},
 		{"check", a, b, bad, filepath.Join(dir, breakout+" missing")},
 		{"inspect", a, b, bad}, {"inspect", "--short", dir},
 		{"dupes", dir}, {"dupes", "--level", "structure", dir},

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"io"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// helpEnd is implemented by every command: the end of its --help, after kong's flags.
+type helpEnd interface {
+	helpEnd() string
+}
+
+// printHelp is kong's help, then, unless only a summary is asked for (after a usage error), the end
+// of the command's help (or, for the overview, of stdiff's): examples, exit statuses, what a model
+// may be.
+func printHelp(opt kong.HelpOptions, kctx *kong.Context) error {
+	if err := kong.DefaultHelpPrinter(opt, kctx); err != nil || opt.Summary {
+		return err
+	}
+	var end helpEnd = overviewHelp{}
+	if cmd := kctx.Selected(); cmd != nil {
+		end, _ = cmd.Target.Addr().Interface().(helpEnd)
+	}
+	if end == nil {
+		return nil
+	}
+	_, err := io.WriteString(kctx.Stdout, "\n"+end.helpEnd())
+	return err
+}
+
+// helpText is the end of a command's help: examples (pairs of what and the command line), the exit
+// statuses (broken into lines of at most 80 characters), and what a model may be.
+func helpText(exits string, examples ...string) string {
+	var b strings.Builder
+	b.WriteString("Examples:\n")
+	for i := 0; i+1 < len(examples); i += 2 {
+		b.WriteString("  # " + examples[i] + "\n  " + examples[i+1] + "\n")
+	}
+	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a file, a shard set (index, folder or any shard), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+}
+
+type overviewHelp struct{}
+
+func (overviewHelp) helpEnd() string {
+	return helpText("0 identical / valid / nothing found, 1 different / invalid /\nduplicates found, 2 trouble",
+		"what changed between two models, from their headers", "stdiff old.safetensors new.safetensors",
+		"is every file loadable by strict readers?", "stdiff check *.safetensors",
+		"the help of a command", "stdiff help diff")
+}
+
+func (*diffCmd) helpEnd() string {
+	return helpText("0 identical, 1 different (a changed reference verdict counts), 2\ntrouble (usage error, unreadable model, a pattern that matches nothing)",
+		"what changed, from the headers alone", "stdiff old.safetensors new.safetensors",
+		"tensor bytes too, as JSON", "stdiff --content --json ./model hf://org/model@main",
+		"the exit status only, leaving out keys that change on every training run", "stdiff -q --ignore-volatile a.safetensors b.safetensors && echo same")
+}
+
+func (*checkCmd) helpEnd() string {
+	return helpText("0 every model valid, 1 a model the reference reader rejects, 2\ntrouble (usage error, unreadable model, a repair refused or failed)",
+		"the reference reader's verdict and every defect found", "stdiff check model.safetensors",
+		"repair a NUL-padded header in place", "stdiff check --fix model.safetensors",
+		"a shard set on the Hub, one JSON record per model", "stdiff check --format jsonl hf://org/model")
+}
+
+func (*inspectCmd) helpEnd() string {
+	return helpText("0 fine, 1 a model the reference reader rejects, 2 trouble (usage\nerror, unreadable model)",
+		"what a model is: name, triggers, base model, kind, rank, metadata", "stdiff inspect lora.safetensors",
+		"a folder as a table, one row per model", "stdiff inspect --short ~/loras",
+		"every tensor and every metadata value, whole", "stdiff inspect --full model.safetensors")
+}
+
+func (*hashCmd) helpEnd() string {
+	return helpText("0 every ID computed (with --check: every file matches), 1 a model\nthe reference reader rejects or a file that does not match, 2 trouble",
+		"structure IDs, from the headers", "stdiff hash *.safetensors",
+		"a manifest with every hash, then verify it", "stdiff hash --all *.safetensors > SUMS && stdiff hash --check SUMS",
+		"content IDs of a model on the Hub", "stdiff hash --content hf://org/model")
+}
+
+func (*dupesCmd) helpEnd() string {
+	return helpText("0 no duplicates, 1 duplicates found, 2 trouble (usage error,\nunreadable path)",
+		"duplicates under a folder, including copies with edited metadata", "stdiff dupes ~/loras",
+		"also models of the same architecture", "stdiff dupes --level structure ~/loras",
+		"as JSON, without the cache of content IDs", "stdiff dupes --json --no-cache ~/loras ~/models")
+}

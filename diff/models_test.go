@@ -1,0 +1,133 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
+)
+
+// counted is a source that counts the bytes read from it.
+type counted struct {
+	canon.Source
+	n *atomic.Int64
+}
+
+func (c counted) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.Source.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// opened opens a fixture, reads through it counted in n.
+func opened(t *testing.T, name string, n *atomic.Int64) *source.Opened {
+	t.Helper()
+	o, err := source.Open(t.Context(), filepath.Join("..", "testdata", name), source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	o.Source = counted{o.Source, n}
+	return o
+}
+
+// TestModels: Models reads bytes only with Content, and only once it knows the comparison can be
+// made: a header that could not be read, or a pattern that filters nothing, is refused first.
+func TestModels(t *testing.T) {
+	var n atomic.Int64
+	base, retrained := opened(t, "base.safetensors", &n), opened(t, "retrained.safetensors", &n)
+
+	r, err := Models(t.Context(), base, retrained, Options{})
+	if err != nil || r.ContentCompared || !r.Identical || n.Load() != 0 {
+		t.Fatalf("headers only: identical %v, content compared %v, %d bytes read, %v", r.Identical, r.ContentCompared, n.Load(), err)
+	}
+	r, err = Models(t.Context(), base, retrained, Options{Content: true, Progress: func(int64) {}})
+	if err != nil || !r.ContentCompared || len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].Fields[0] != "data" || n.Load() == 0 {
+		t.Fatalf("content: %+v, %d bytes read, %v", r.Tensors.Changed, n.Load(), err)
+	}
+	if r.Outcome() != canon.Found {
+		t.Errorf("outcome %v, want found", r.Outcome())
+	}
+
+	n.Store(0)
+	_, err = Models(t.Context(), base, retrained, Options{Content: true, Tensors: []string{"layrs.*"}})
+	var pe *PatternError
+	if !errors.As(err, &pe) || pe.Pattern != "layrs.*" || !errors.Is(err, ErrNoMatch) || n.Load() != 0 {
+		t.Errorf("a pattern matching nothing: %v, %d bytes read", err, n.Load())
+	}
+	_, err = Models(t.Context(), base, retrained, Options{Content: true, MetadataOnly: true})
+	if err != nil || n.Load() != 0 {
+		t.Errorf("metadata only: %v, %d bytes read", err, n.Load())
+	}
+
+	lfs := opened(t, "lfs-pointer.safetensors", &n)
+	_, err = Models(t.Context(), base, lfs, Options{Content: true})
+	var re *canon.ReadError
+	if !errors.As(err, &re) || re.Name != lfs.Model.Name || !strings.Contains(re.Reason(), "Git LFS pointer") || n.Load() != 0 {
+		t.Errorf("an unreadable header: %v, %d bytes read", err, n.Load())
+	}
+}
+
+var errFull = errors.New("disk full")
+
+// full accepts limit bytes, then fails every write, counting them.
+type full struct {
+	limit, failed int
+}
+
+func (f *full) Write(p []byte) (int, error) {
+	if f.limit < len(p) {
+		f.failed++
+		return 0, errFull
+	}
+	f.limit -= len(p)
+	return len(p), nil
+}
+
+// TestWritersReturnErrors: every writer returns the first write error, and the text writers stop
+// writing at it.
+func TestWritersReturnErrors(t *testing.T) {
+	r := Compare(fixture(t, "base.safetensors", false), fixture(t, "changed.safetensors", false), Options{})
+	for name, write := range map[string]func(io.Writer) error{
+		"text":     func(w io.Writer) error { return WriteText(w, r, TextOptions{}) },
+		"full":     func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) },
+		"markdown": func(w io.Writer) error { return WriteMarkdown(w, r) },
+		"json":     func(w io.Writer) error { return WriteJSON(w, r) },
+		"jsonl":    func(w io.Writer) error { return WriteJSONL(w, r) },
+	} {
+		f := &full{limit: 100}
+		if err := write(f); !errors.Is(err, errFull) {
+			t.Errorf("%s: %v, want %v", name, err, errFull)
+		}
+		if f.failed != 1 && name != "json" && name != "jsonl" {
+			t.Errorf("%s: %d writes failed, want 1 (nothing written after an error)", name, f.failed)
+		}
+		if err := write(io.Discard); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestJSONL: the JSONL form is the JSON report on one line, the same fields in the same order.
+func TestJSONL(t *testing.T) {
+	r := Compare(fixture(t, "base.safetensors", false), fixture(t, "changed.safetensors", false), Options{})
+	js := written(t, func(w io.Writer) error { return WriteJSON(w, r) })
+	line := written(t, func(w io.Writer) error { return WriteJSONL(w, r) })
+	if strings.Count(string(line), "\n") != 1 || !strings.HasPrefix(string(line), `{"schema":"stdiff.diff/v1",`) {
+		t.Fatalf("not one line starting with the schema: %.80s", line)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, js); err != nil {
+		t.Fatal(err)
+	}
+	if compact.String()+"\n" != string(line) {
+		t.Errorf("JSONL is not the JSON report compacted:\n%s\n%s", line, compact.String())
+	}
+}
