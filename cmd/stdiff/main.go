@@ -92,6 +92,14 @@ func main() {
 // manyFiles is implemented by commands that may read the headers of many files: they collect garbage.
 type manyFiles interface{ manyFiles() bool }
 
+// memoryPolicy is the one place garbage collection is tuned for a command: commands that read many
+// files collect, rarely; the others do not collect below the soft limit (see main).
+func memoryPolicy(cmd any) {
+	if m, ok := cmd.(manyFiles); ok && m.manyFiles() {
+		debug.SetGCPercent(400)
+	}
+}
+
 func (c *dupesCmd) manyFiles() bool   { return true }
 func (c *inspectCmd) manyFiles() bool { return c.Short }
 
@@ -177,9 +185,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format,
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
 	o.pal.On = o.format == "text" && colorWanted(c.Color)
-	if m, ok := cmd.(manyFiles); ok && m.manyFiles() {
-		debug.SetGCPercent(400) // the one place collection is tuned for a command
-	}
+	memoryPolicy(cmd)
 	limit := timeLimit(cmd, c.Timeout)
 	if limit > 0 {
 		var cancel context.CancelFunc
