@@ -1,7 +1,9 @@
 package textfmt
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,5 +74,37 @@ func TestPalette(t *testing.T) {
 	}
 	if on.Green("") != "" {
 		t.Error("an empty string is painted")
+	}
+}
+
+// TestSyncWriter: concurrent writes arrive whole and in full; nothing reaches the writer before Flush.
+func TestSyncWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewSyncWriter(&b)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				fmt.Fprintf(w, "line %d\n", i)
+			}
+		}()
+	}
+	wg.Wait()
+	if b.Len() != 0 {
+		t.Fatalf("%d bytes written before Flush", b.Len())
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "line ") || len(l) != 6 {
+			t.Fatalf("torn line %q", l)
+		}
+	}
+	if len(lines) != 800 {
+		t.Errorf("%d lines, want 800", len(lines))
 	}
 }

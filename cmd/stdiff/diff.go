@@ -51,29 +51,25 @@ func (c *diffCmd) run(o *out) int {
 	}
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
 		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, Content: c.Content}
-	prog := &progress{}
+	stop := func() {}
 	if c.Content && !c.MetadataOnly {
-		prog = o.progress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())
-		opt.Progress = prog.add
+		opt.Progress, stop = o.bytesProgress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())
 	}
 	r, err := diff.Models(o.ctx, sides[0], sides[1], opt)
 	var pe *diff.PatternError
-	switch prog.stop(); {
+	switch stop(); {
 	case errors.As(err, &pe):
 		c.patternFailed(o, pe)
 		return exitTrouble
 	case err != nil:
 		o.readFailed(err)
 		return exitTrouble
-	case c.Quiet:
-		return int(r.Outcome())
 	}
-	return max(int(r.Outcome()), o.write(writers{
-		"text":     func(w io.Writer) error { return diff.WriteText(w, r, diff.TextOptions{Palette: o.pal, Full: c.Full}) },
-		"json":     func(w io.Writer) error { return diff.WriteJSON(w, r) },
-		"jsonl":    func(w io.Writer) error { return diff.WriteJSONL(w, r) },
-		"markdown": func(w io.Writer) error { return diff.WriteMarkdown(w, r) },
-	}))
+	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{
+		text: func(w io.Writer, r *diff.Report) error {
+			return diff.WriteText(w, r, diff.TextOptions{Palette: o.pal, Full: c.Full})
+		},
+		json: diff.WriteJSON, jsonl: diff.WriteJSONL, markdown: diff.WriteMarkdown})
 }
 
 // patternFailed reports a --tensor or --ignore-key pattern that filters nothing.

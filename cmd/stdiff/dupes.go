@@ -3,11 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
@@ -59,7 +58,13 @@ func (c *dupesCmd) run(o *out) int {
 		o.errorf("try `stdiff dupes ~/loras`", "dupes needs at least one PATH")
 		return exitTrouble
 	}
-	stop := o.stageProgress(&opt.Progress)
+	var stage string
+	var n, total int
+	var read int64
+	mu, stop := o.progress(func() string {
+		return fmt.Sprintf("%s: %d of %d, %s of tensor data read", stage, n, total, textfmt.Bytes(uint64(read)))
+	})
+	opt.Progress = func(s string, k, t int, b int64) { mu.Lock(); stage, n, total, read = s, k, t, b; mu.Unlock() }
 	rep, err := dupes.Find(o.ctx, c.Paths, opt)
 	stop()
 	if err != nil {
@@ -74,41 +79,9 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	if !c.Quiet {
-		switch o.format {
-		case "json":
-			err = dupes.WriteJSON(o.w, rep)
-		case "jsonl":
-			err = dupes.WriteJSONL(o.w, rep)
-		case "markdown":
-			err = dupes.WriteMarkdown(o.w, rep)
-		default:
-			err = dupes.WriteText(o.w, rep, dupes.TextOptions{Palette: o.pal, Full: c.Full})
-		}
-		if err != nil {
-			o.errorf("", "writing the report: %v", err)
-			return exitTrouble
-		}
-	}
-	return int(rep.Outcome())
-}
-
-// stageProgress sets *update to show the stages of a scan on stderr when it is a terminal, at most ten
-// times a second; the func it returns clears the line.
-func (o *out) stageProgress(update *func(stage string, n, total int, bytes int64)) func() {
-	f, ok := o.errw.(*os.File)
-	if !ok || !isTerminal(f) {
-		return func() {}
-	}
-	var mu sync.Mutex
-	var last time.Time
-	*update = func(stage string, n, total int, bytes int64) {
-		mu.Lock()
-		defer mu.Unlock()
-		if n == total || time.Since(last) >= 100*time.Millisecond {
-			last = time.Now()
-			fmt.Fprintf(f, "\r\x1b[K%s: %d of %d, %s of tensor data read", stage, n, total, textfmt.Bytes(uint64(bytes)))
-		}
-	}
-	return func() { fmt.Fprint(f, "\r\x1b[K") }
+	return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{
+		text: func(w io.Writer, r *dupes.Report) error {
+			return dupes.WriteText(w, r, dupes.TextOptions{Palette: o.pal, Full: c.Full})
+		},
+		json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
 }

@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -26,15 +25,15 @@ func (c *hashCmd) run(o *out) int {
 		}
 		return exitTrouble
 	}
-	prog := &progress{} // on a terminal, for the model whose bytes are being read
+	add, stop := func(int64) {}, func() {} // on a terminal, for the model whose bytes are being read
 	opt := hash.Options{Content: c.Content, All: c.All, Canonical: c.Canonical, Source: o.src,
-		Reading:  func(name string, total int64) { prog.stop(); prog = o.progress("hashing "+name, total) },
-		Progress: func(n int64) { prog.add(n) }}
+		Reading:  func(name string, total int64) { stop(); add, stop = o.bytesProgress("hashing "+name, total) },
+		Progress: func(n int64) { add(n) }}
 	if c.Check != "" {
-		return c.check(o, opt, func() { prog.stop() })
+		return c.check(o, opt, func() { stop() })
 	}
 	rep := hash.Run(o.ctx, c.Files, opt)
-	prog.stop()
+	stop()
 	for i := range rep.Files { // first, as sha256sum and dupes do
 		if f := &rep.Files[i]; f.Err != nil {
 			o.readFailed(f.Err)
@@ -44,13 +43,12 @@ func (c *hashCmd) run(o *out) int {
 			}
 		}
 	}
-	var err error
-	if c.Canonical && !c.Quiet {
-		err = hash.WriteCanonical(o.w, rep)
-	} else if !c.Quiet {
-		err = write(o, rep, hash.TextOptions{Palette: o.pal}, hash.WriteText, hash.WriteJSON, hash.WriteJSONL, hash.WriteMarkdown)
+	ws := writers[*hash.Report]{json: hash.WriteJSON, jsonl: hash.WriteJSONL, markdown: hash.WriteMarkdown,
+		text: func(w io.Writer, r *hash.Report) error { return hash.WriteText(w, r, hash.TextOptions{Palette: o.pal}) }}
+	if c.Canonical {
+		ws = writers[*hash.Report]{text: hash.WriteCanonical} // whatever the format
 	}
-	return wrote(o, err, rep.Outcome())
+	return write(o, rep, c.Quiet, rep.Outcome(), ws)
 }
 
 // check verifies a manifest (see hash.Verify); with -q, text shows only the files that FAILED.
@@ -66,45 +64,15 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 			o.readFailed(e)
 		}
 	}
-	if !c.Quiet || o.format == "text" {
-		err = write(o, rep, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}, hash.WriteVerifyText, hash.WriteVerifyJSON, hash.WriteVerifyJSONL, hash.WriteVerifyMarkdown)
-	}
 	if rep.Outcome() == canon.Found && o.format != "json" && o.format != "jsonl" {
-		o.errorf("", "%d of %d files did not match", rep.Failed(), len(rep.Files))
+		defer o.errorf("", "%d of %d files did not match", rep.Failed(), len(rep.Files)) // after the report
 	}
-	return wrote(o, err, rep.Outcome())
+	return write(o, rep, c.Quiet && o.format != "text", rep.Outcome(), writers[*hash.VerifyReport]{
+		text: func(w io.Writer, r *hash.VerifyReport) error {
+			return hash.WriteVerifyText(w, r, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet})
+		},
+		json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown})
 }
-
-// write writes a report with the writer of the format asked for.
-func write[R any](o *out, r R, opt hash.TextOptions, text func(io.Writer, R, hash.TextOptions) error, json, jsonl, md func(io.Writer, R) error) error {
-	switch o.format {
-	case "json":
-		return json(o.w, r)
-	case "jsonl":
-		return jsonl(o.w, r)
-	case "markdown":
-		return md(o.w, r)
-	}
-	return text(o.w, r, opt)
-}
-
-// wrote is the exit status of a report written (or not: err) that came to outcome.
-func wrote(o *out, err error, outcome canon.Outcome) int {
-	if err != nil {
-		o.errorf("", "writing the report: %v", err)
-		return exitTrouble
-	}
-	return int(outcome)
-}
-
-// contentDigests and headerError serve diff.go until it calls package hash itself.
-func contentDigests(o *out, opened *source.Opened, name string) ([][32]byte, error) {
-	prog := o.progress("reading "+name, opened.Model.DataLen())
-	defer prog.stop()
-	return hash.Digests(o.ctx, opened, hash.Options{Progress: prog.add})
-}
-
-var headerError = hash.HeaderError
 
 // manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.
 func (c *hashCmd) manyFiles() bool { return len(c.Files) > 1 || c.Check != "" }

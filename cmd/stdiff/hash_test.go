@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -55,10 +56,11 @@ func TestHashIsTheLibrary(t *testing.T) {
 				c.format, cmd, outcome = format, &hashCmd{Check: manifestPath}, check.Outcome()
 			}
 			var stdout, stderr bytes.Buffer
-			o := &out{ctx: t.Context(), w: &stdout, errw: &stderr, format: c.format}
+			o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: c.format}
 			if code := cmd.run(o); code != int(outcome) {
 				t.Errorf("exit %d, want %d", code, outcome)
 			}
+			o.w.Flush()
 			if !bytes.Equal(stdout.Bytes(), want.Bytes()) {
 				t.Errorf("the CLI printed\n%s\nthe library writes\n%s", stdout.Bytes(), want.Bytes())
 			}

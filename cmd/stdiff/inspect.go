@@ -8,17 +8,16 @@ import (
 )
 
 type inspectCmd struct {
-	Full    bool     `help:"Fold and shorten nothing: every tensor (text lists the first 10), every metadata value and hash whole, every finding."`
-	Tensors bool     `hidden:"" help:"The old name of --full."`
-	Short   bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors files."`
-	Verify  bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256)."`
-	Quiet   bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
-	Files   []string `arg:"" name:"PATH" help:"Model files (and with --short, folders)." type:"string"`
+	Full   bool     `help:"Fold and shorten nothing: every tensor (text lists the first 10), every metadata value and hash whole, every finding."`
+	Short  bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors files."`
+	Verify bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256)."`
+	Quiet  bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
+	Files  []string `arg:"" name:"PATH" help:"Model files (and with --short, folders)." type:"string"`
 }
 
 func (c *inspectCmd) run(o *out) int {
 	opt := inspect.Options{Source: o.src, Verify: c.Verify}
-	text := inspect.TextOptions{Palette: o.pal, Full: c.Full || c.Tensors}
+	text := inspect.TextOptions{Palette: o.pal, Full: c.Full}
 	if c.Short {
 		return c.runShort(o, opt, text)
 	}
@@ -38,12 +37,12 @@ func (c *inspectCmd) run(o *out) int {
 			continue
 		}
 		if written++; written > 1 && o.format == "text" {
-			o.printf("\n") // a blank line between cards
+			io.WriteString(o.w, "\n") // a blank line between cards
 		}
-		if !writeFormatted(o, card, formatWriters[*inspect.Card]{
-			text:     func(w io.Writer, card *inspect.Card) error { return inspect.WriteText(w, card, text) },
-			markdown: inspect.WriteMarkdown, json: inspect.WriteJSON, jsonl: inspect.WriteJSONL}) {
-			return exitTrouble
+		if code := write(o, card, false, card.Outcome(), writers[*inspect.Card]{
+			text: func(w io.Writer, card *inspect.Card) error { return inspect.WriteText(w, card, text) },
+			json: inspect.WriteJSON, jsonl: inspect.WriteJSONL, markdown: inspect.WriteMarkdown}); code == exitTrouble {
+			return code
 		}
 	}
 	return int(status)

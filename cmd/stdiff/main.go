@@ -181,8 +181,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	default: // stdiff help [COMMAND]
 		_, _ = parser.Parse(append(strings.Fields(name), "--help")) // prints and exits
 	}
-	bout := newBufferedOut(stdout)
-	o := &out{ctx: ctx, w: bout, errw: stderr, format: c.Format,
+	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), errw: stderr, format: c.Format,
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
 	o.pal.On = o.format == "text" && colorWanted(c.Color)
 	memoryPolicy(cmd)
@@ -201,7 +200,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		o.errorf("", "interrupted")
 		code = exitTrouble
 	}
-	if err := cmp.Or(bout.Flush(), o.writeErr); err != nil { // a failed write fails the flush too: one message
+	if err := cmp.Or(o.w.Flush(), o.written); err != nil { // a failed write fails the flush too: one message
 		fmt.Fprintf(stderr, "stdiff: writing the output: %v\n", err)
 		code = exitTrouble
 	}

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -20,13 +19,12 @@ import (
 // to print: the two streams, the format, and colour.
 type out struct {
 	ctx     context.Context
-	w, errw io.Writer
+	w       *textfmt.SyncWriter
+	errw    io.Writer
 	format  string // text, json, jsonl or markdown
 	pal     textfmt.Palette
-	// src opens models: the Hub's endpoint and token, from the environment.
-	src source.Options
-	// writeErr is why writing the report failed.
-	writeErr error
+	src     source.Options // opens models: the Hub's endpoint and token, from the environment
+	written error          // why writing the report failed
 }
 
 // open opens a model named on the command line: a file, a shard set, a URL (headers only).
@@ -35,9 +33,7 @@ func (o *out) open(spec string) (*source.Opened, error) { return source.Open(o.c
 // errorf prints one error line in stdiff's voice: "stdiff: …", then "hint: …" when there is one.
 // What was printed on stdout before is flushed first, so that on a terminal the two keep their order.
 func (o *out) errorf(hint string, format string, args ...any) {
-	if f, ok := o.w.(*bufferedOut); ok {
-		f.Flush()
-	}
+	o.w.Flush()
 	io.WriteString(o.errw, message(hint, format, args...)) // one write: concurrent messages do not interleave
 }
 
@@ -49,53 +45,43 @@ func message(hint string, format string, args ...any) string {
 	return fmt.Sprintf("stdiff: "+format+"\n", args...) + hint
 }
 
-// bufferedOut buffers stdout: written line by line, a report of a million lines cost a million system
-// calls. It is safe for concurrent use.
-type bufferedOut struct {
-	mu sync.Mutex
-	w  *bufio.Writer
+// readFailed reports why a model could not be read (or repaired), with its hint; nothing for nil.
+// Errors that only say the command was interrupted or ran out of time are left to run, which says so
+// once.
+func (o *out) readFailed(err error) {
+	var re *canon.ReadError
+	var fe *check.FixError
+	switch {
+	case err == nil || o.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case errors.As(err, &fe):
+		o.errorf(fe.Hint, "%s", textfmt.Escape(fe.Error()))
+	case errors.As(err, &re):
+		o.errorf(re.Hint, "%s: %s", textfmt.Escape(re.Name), re.Reason())
+	default:
+		o.errorf("", "%s", textfmt.Escape(err.Error()))
+	}
 }
 
-func newBufferedOut(w io.Writer) *bufferedOut { return &bufferedOut{w: bufio.NewWriterSize(w, 64<<10)} }
-
-func (b *bufferedOut) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.w.Write(p)
+// writers are a report's writers, one for each --format.
+type writers[R any] struct {
+	text, json, jsonl, markdown func(io.Writer, R) error
 }
 
-// Flush writes what is buffered.
-func (b *bufferedOut) Flush() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.w.Flush()
-}
-
-// writers are a report's writers, by --format.
-type writers map[string]func(w io.Writer) error
-
-// write writes a report in the format asked for. When that fails it returns exitTrouble and keeps
-// the error for run, which says it once, with stdout's.
-func (o *out) write(ws writers) int {
-	if err := ws[o.format](o.w); err != nil {
-		o.writeErr = err
+// write writes r with the writer --format picks (nothing with quiet) and returns the exit status of
+// outcome, or 2 when writing failed (run says why, once).
+func write[R any](o *out, r R, quiet bool, outcome canon.Outcome, ws writers[R]) int {
+	w := map[string]func(io.Writer, R) error{"json": ws.json, "jsonl": ws.jsonl, "markdown": ws.markdown}[o.format]
+	if w == nil {
+		w = ws.text
+	}
+	if quiet || o.ctx.Err() != nil {
+		return int(outcome)
+	}
+	if err := w(o.w, r); err != nil {
+		o.written = err
 		return exitTrouble
 	}
-	return exitOK
-}
-
-// readFailed reports an error from opening or reading a source. Errors that only say the command was
-// interrupted or ran out of time are left to run, which says so once.
-func (o *out) readFailed(err error) {
-	if o.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return
-	}
-	var re *canon.ReadError
-	if errors.As(err, &re) {
-		o.errorf(re.Hint, "%s: %s", textfmt.Escape(re.Name), re.Reason())
-		return
-	}
-	o.errorf("", "%s", textfmt.Escape(err.Error()))
+	return int(outcome)
 }
 
 // isTerminal reports whether f is a character device (a terminal), without extra dependencies.
@@ -119,46 +105,44 @@ func colorWanted(mode string) bool {
 	return isTerminal(os.Stdout)
 }
 
-// progress shows how far byte work has come, on stderr, only when stderr is a terminal.
-type progress struct {
-	done        atomic.Int64
-	stopc, gone chan struct{}
-}
-
-// progress starts a progress line for work of total bytes; add reports bytes done, stop clears the line.
-func (o *out) progress(label string, total int64) *progress {
-	p := &progress{}
-	if f, ok := o.errw.(*os.File); ok && isTerminal(f) && total >= 64<<20 {
-		p.stopc, p.gone = make(chan struct{}), make(chan struct{})
-		go p.show(f, textfmt.Escape(label), total)
+// progress shows a line saying how far work has come on stderr, redrawn five times a second, only
+// when stderr is a terminal: line says it (under a lock held while the work's callbacks update it).
+// The func it returns clears the line.
+func (o *out) progress(line func() string) (mu *sync.Mutex, stop func()) {
+	mu = &sync.Mutex{}
+	f, ok := o.errw.(*os.File)
+	if !ok || !isTerminal(f) {
+		return mu, func() {}
 	}
-	return p
-}
-
-func (p *progress) show(f *os.File, label string, total int64) {
-	defer close(p.gone)
-	start, tick := time.Now(), time.NewTicker(200*time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-p.stopc:
-			fmt.Fprintf(f, "\r\x1b[K")
-			return
-		case <-tick.C:
-			d, eta := p.done.Load(), ""
-			if d > 0 {
-				eta = fmt.Sprintf(", %s left", time.Duration(float64(time.Since(start))*float64(total-d)/float64(d)).Round(time.Second))
+	done, gone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(gone)
+		for tick := time.NewTicker(200 * time.Millisecond); ; {
+			select {
+			case <-done:
+				tick.Stop()
+				fmt.Fprint(f, "\r\x1b[K")
+				return
+			case <-tick.C:
+				mu.Lock()
+				fmt.Fprintf(f, "\r\x1b[K%s", line())
+				mu.Unlock()
 			}
-			fmt.Fprintf(f, "\r\x1b[K%s: %s of %s (%d%%%s)", label, textfmt.Bytes(uint64(d)), textfmt.Bytes(uint64(total)), 100*d/max(total, 1), eta)
 		}
-	}
+	}()
+	return mu, func() { close(done); <-gone }
 }
 
-func (p *progress) add(n int64) { p.done.Add(n) }
-
-func (p *progress) stop() {
-	if p.stopc != nil {
-		close(p.stopc)
-		<-p.gone
-	}
+// bytesProgress shows how many of total bytes work has read; add is the work's callback.
+func (o *out) bytesProgress(label string, total int64) (add func(int64), stop func()) {
+	var n int64
+	start := time.Now()
+	mu, stop := o.progress(func() string {
+		eta := ""
+		if n > 0 {
+			eta = fmt.Sprintf(", %s left", time.Duration(float64(time.Since(start))*float64(total-n)/float64(n)).Round(time.Second))
+		}
+		return fmt.Sprintf("%s: %s of %s (%d%%%s)", textfmt.Escape(label), textfmt.Bytes(uint64(n)), textfmt.Bytes(uint64(total)), 100*n/max(total, 1), eta)
+	})
+	return func(k int64) { mu.Lock(); n += k; mu.Unlock() }, stop
 }

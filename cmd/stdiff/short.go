@@ -12,10 +12,7 @@ func (c *inspectCmd) runShort(o *out, opt inspect.Options, text inspect.TextOpti
 	for _, err := range r.Errors {
 		o.readFailed(err)
 	}
-	if !c.Quiet && o.ctx.Err() == nil && !writeFormatted(o, r, formatWriters[*inspect.ShortReport]{
-		text:     func(w io.Writer, r *inspect.ShortReport) error { return inspect.WriteShortText(w, r, text) },
-		markdown: inspect.WriteShortMarkdown, json: inspect.WriteShortJSON, jsonl: inspect.WriteShortJSONL}) {
-		return exitTrouble
-	}
-	return int(r.Outcome())
+	return write(o, r, c.Quiet, r.Outcome(), writers[*inspect.ShortReport]{
+		text: func(w io.Writer, r *inspect.ShortReport) error { return inspect.WriteShortText(w, r, text) },
+		json: inspect.WriteShortJSON, jsonl: inspect.WriteShortJSONL, markdown: inspect.WriteShortMarkdown})
 }
