@@ -13,9 +13,21 @@ import (
 // second side). Two NaNs are close only with EqualNaN; an infinity is close only to the same infinity.
 // The zero Tolerance asks for equal values.
 type Tolerance struct {
-	Atol, Rtol float64
-	EqualNaN   bool
+	Atol     float64 `json:"atol"`
+	Rtol     float64 `json:"rtol"`
+	EqualNaN bool    `json:"equal_nan"`
 }
+
+// Check returns an error wrapping ErrTolerance when Atol or Rtol is negative or not finite.
+func (t Tolerance) Check() error {
+	if !(t.Atol >= 0 && t.Rtol >= 0 && isFinite(t.Atol) && isFinite(t.Rtol)) {
+		return fmt.Errorf("%w: atol %g and rtol %g must be finite and not negative", ErrTolerance, t.Atol, t.Rtol)
+	}
+	return nil
+}
+
+// IsZero reports whether t is the zero Tolerance, which asks for equal values (NaN unequal to NaN).
+func (t Tolerance) IsZero() bool { return t == Tolerance{} }
 
 // Diff is the comparison of two tensors with the same number of elements, element by element in
 // flat (row-major) order. Side a is the old tensor, side b the new one.
@@ -148,8 +160,8 @@ type scratch struct {
 // NewPairStats returns an empty accumulator for tensors of dtypes a and b (possibly different)
 // compared under tol.
 func NewPairStats(a, b canon.DType, tol Tolerance) (*PairStats, error) {
-	if !(tol.Atol >= 0 && tol.Rtol >= 0 && isFinite(tol.Atol) && isFinite(tol.Rtol)) {
-		return nil, fmt.Errorf("%w: atol %g and rtol %g must be finite and not negative", ErrTolerance, tol.Atol, tol.Rtol)
+	if err := tol.Check(); err != nil {
+		return nil, err
 	}
 	fa, err := lookup(a)
 	if err != nil {
@@ -251,6 +263,33 @@ func (p *PairStats) Add(a, b []byte) error {
 			f, g = blockF64(s.a[:k], s.b[:k], p.t)
 		}
 		p.realBlock(f, g, ab, bb, s.a[:k], s.b[:k], p.kern == kernF64)
+	}
+	return nil
+}
+
+// addSame feeds the next elements of both tensors when they are the same bytes of one dtype: it gives
+// what Add(b, b) gives, bit for bit (the same sums in the same order), decoding one side only.
+func (p *PairStats) addSame(b []byte) error {
+	if p.fa != p.fb || p.kern == kernComplex {
+		return p.Add(b, b)
+	}
+	n, err := p.fa.elements(int64(len(b)))
+	if err != nil {
+		return err
+	}
+	if p.buf == nil {
+		p.buf = new(scratch)
+	}
+	x := p.buf.a[:]
+	for off := 0; off < int(n); off += blockLen {
+		k := min(blockLen, int(n)-off)
+		raw := b[p.fa.byteLen(off):p.fa.byteLen(off+k)]
+		p.fa.decode(x[:k], raw)
+		sq := 0.0
+		for _, v := range x[:k] {
+			sq += v * v // step's a2, b2 and ab when x == y
+		}
+		p.realBlock(fsums{a2: sq, b2: sq}, gsums{ab: sq, same: uint64(k)}, raw, raw, x[:k], x[:k], true)
 	}
 	return nil
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/pool"
 )
 
 // ChunkElements is how many elements one chunk holds: a tensor is always split into chunks of this
@@ -30,6 +28,9 @@ type Options struct {
 	// Workers is how many chunks are read and computed at once (default GOMAXPROCS). Memory use is
 	// about Workers × ChunkElements × the bytes of an element, on each side.
 	Workers int
+	// Memory bounds the buffers of CompareAll and SummarizeAll (default DefaultMemory): they run fewer
+	// than Workers goroutines when the buffers of that many would not fit, whatever the number of cores.
+	Memory int64
 	// Tolerance is used by CompareTensors.
 	Tolerance Tolerance
 	// Progress, when set, is called from worker goroutines with the number of bytes just read.
@@ -131,10 +132,7 @@ func (t Tensor) read(f *format, buf []byte, lo, hi int64, progress func(int64)) 
 	b := buf[:f.byteLen(int(hi-lo))]
 	off := t.Off + lo/int64(f.group)*int64(f.groupBytes)
 	if _, err := t.R.ReadAt(b, off); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, fmt.Errorf("reading %s tensor bytes at offset %d: %w", t.DType, off, err)
+		return nil, readError(t, off, err)
 	}
 	if progress != nil {
 		progress(int64(len(b)))
@@ -142,29 +140,19 @@ func (t Tensor) read(f *format, buf []byte, lo, hi int64, progress func(int64)) 
 	return b, nil
 }
 
+// readError is the error of a read of t's bytes at offset off that failed.
+func readError(t Tensor, off int64, err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("reading %s tensor bytes at offset %d: %w", t.DType, off, err)
+}
+
 // forChunks runs work over every chunk of n elements on up to workers goroutines, and hands each
-// chunk's result to merge in chunk order, as soon as the chunks before it are merged (chunks are
-// handed out in order, so few results wait). newWorker makes each goroutine's work function, with its
-// own buffers. The first error stops the rest.
+// chunk's result to merge in chunk order (see forItems). newWorker makes each goroutine's work
+// function, with its own buffers. The first error stops the rest.
 func forChunks[T any](ctx context.Context, n int64, workers int, newWorker func() func(lo, hi int64) (T, error), merge func(T)) error {
-	total := int((n + ChunkElements - 1) / ChunkElements)
-	var mu sync.Mutex
-	pending := map[int]T{}
-	merged := 0
-	return pool.RunWith(ctx, workers, total, newWorker, func(_ context.Context, work func(lo, hi int64) (T, error), i int) error {
-		lo := int64(i) * ChunkElements
-		r, err := work(lo, min(lo+ChunkElements, n))
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		pending[i] = r
-		for r, ok := pending[merged]; ok; r, ok = pending[merged] {
-			delete(pending, merged)
-			merge(r)
-			merged++
-		}
-		return nil
-	})
+	return forItems(ctx, []int64{n}, workers, newWorker, func(work func(lo, hi int64) (T, error), _ int, lo, hi int64) (T, error) {
+		return work(lo, hi)
+	}, func(_ int, r T) { merge(r) }, func(int) bool { return true })
 }

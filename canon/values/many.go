@@ -1,0 +1,360 @@
+package values
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stdiff/stdiff/canon/pool"
+)
+
+// DefaultMemory is the buffer budget of CompareAll and SummarizeAll when Options.Memory is 0.
+const DefaultMemory = 32 << 20
+
+// scanBytes is the chunk size in which the bytes of a dtype this package cannot decode are compared.
+const scanBytes = 1 << 20
+
+// Pair is two tensors compared element by element: A is the old one, B the new one.
+type Pair struct{ A, B Tensor }
+
+// Comparison is what CompareAll found about one pair.
+type Comparison struct {
+	// Equal is true when both tensors have the same dtype and the same bytes.
+	Equal bool
+	// Diff holds the statistics of a pair that is not Equal when both dtypes decode; nil otherwise (the
+	// bytes of a dtype this package cannot decode, such as GGUF's quantised types, are only compared).
+	Diff *Diff
+}
+
+// CompareAll compares every pair, reading each tensor's bytes in chunks on a bounded number of
+// goroutines, and calls done once for each pair with what it found: never two calls at once, in no
+// particular order of pairs. When done returns false, CompareAll starts no more work and returns nil.
+//
+// Pairs of one dtype are first compared byte by byte, as cmp does, so that equal tensors cost no
+// decoding; a pair found to differ is then read again and compared by value, where chunks whose bytes
+// are equal are decoded on one side only. A pair of different dtypes (both decodable, with the same
+// number of elements) is compared by value at once. The statistics are those CompareTensors gives,
+// bit for bit, whatever the number of goroutines.
+//
+// Memory: buffers for Options.Workers goroutines, as many as Options.Memory allows (at least one),
+// plus a few hundred bytes per chunk of the tensors being compared. Options.Progress is told of every
+// byte read once: bytes read again by the comparison by value are not counted twice.
+func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int, c Comparison) bool) error {
+	type scanItem struct {
+		pair  int
+		chunk int64 // bytes per chunk
+		n     int64 // bytes
+	}
+	var scan []scanItem
+	var valued []int // pairs compared by value at once (different dtypes)
+	for i, p := range pairs {
+		if p.A.Off < 0 || p.A.Len < 0 || p.B.Off < 0 || p.B.Len < 0 {
+			return fmt.Errorf("pair %d: %w: negative offset or length", i, ErrLength)
+		}
+		if p.A.DType == p.B.DType {
+			if p.A.Len != p.B.Len {
+				return fmt.Errorf("pair %d: %w: %d bytes against %d", i, ErrLength, p.A.Len, p.B.Len)
+			}
+			cb := int64(scanBytes)
+			if f, err := lookup(p.A.DType); err == nil {
+				if _, err := f.elements(p.A.Len); err != nil {
+					return fmt.Errorf("pair %d: %w", i, err)
+				}
+				cb = int64(f.byteLen(ChunkElements))
+			}
+			scan = append(scan, scanItem{i, cb, p.A.Len})
+			continue
+		}
+		if _, _, err := elementsOfPair(p); err != nil {
+			return fmt.Errorf("pair %d: %w", i, err)
+		}
+		valued = append(valued, i)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex // serialises done
+	stopped := false
+	// report hands a pair's comparison to done and says whether to go on.
+	report := func(i int, c Comparison) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped && !done(i, c) {
+			stopped = true
+			cancel()
+		}
+		return !stopped
+	}
+	// finish is err, or nil once done asked to stop.
+	finish := func(err error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return nil
+		}
+		return err
+	}
+
+	// Pass 1: bytes. A pair's chunks are skipped once one of them differs.
+	starts := make([]int, len(scan)+1)
+	widest := int64(0)
+	for k, s := range scan {
+		starts[k+1] = starts[k] + int((s.n+s.chunk-1)/s.chunk)
+		widest = max(widest, s.chunk)
+	}
+	differs := make([]atomic.Bool, len(scan))
+	owed := make([]atomic.Int64, len(pairs)) // bytes pass 1 told Progress of, per pair
+	err := pool.RunWith(ctx, workersFor(opt, 2*widest), starts[len(scan)], func() [2][]byte {
+		return [2][]byte{make([]byte, widest), make([]byte, widest)}
+	}, func(_ context.Context, buf [2][]byte, j int) error {
+		k := sort.Search(len(scan), func(k int) bool { return starts[k+1] > j })
+		s := scan[k]
+		if differs[k].Load() {
+			return nil
+		}
+		off := int64(j-starts[k]) * s.chunk
+		n := min(s.chunk, s.n-off)
+		p := pairs[s.pair]
+		a, b := buf[0][:n], buf[1][:n]
+		if err := readAt(p.A, a, off); err != nil {
+			return err
+		}
+		if err := readAt(p.B, b, off); err != nil {
+			return err
+		}
+		owed[s.pair].Add(2 * n)
+		if opt.Progress != nil {
+			opt.Progress(2 * n)
+		}
+		if !bytes.Equal(a, b) && differs[k].CompareAndSwap(false, true) && !Supported(p.A.DType) {
+			report(s.pair, Comparison{}) // bytes only: known now
+		}
+		return nil
+	})
+	if err != nil {
+		return finish(err)
+	}
+	for k, s := range scan {
+		switch {
+		case !differs[k].Load():
+			if !report(s.pair, Comparison{Equal: true}) {
+				return nil
+			}
+		case Supported(pairs[s.pair].A.DType):
+			valued = append(valued, s.pair)
+		}
+	}
+
+	// Pass 2: values, pairs in order, each one's chunks merged in order.
+	sort.Ints(valued)
+	counts := make([]int64, len(valued))
+	protos := make([]*PairStats, len(valued))
+	totals := make([]*PairStats, len(valued))
+	widest = 0
+	for k, i := range valued {
+		fa, na, _ := elementsOfPair(pairs[i])
+		fb, _ := lookup(pairs[i].B.DType)
+		counts[k] = na
+		if protos[k], err = NewPairStats(pairs[i].A.DType, pairs[i].B.DType, opt.Tolerance); err != nil {
+			return err
+		}
+		totals[k] = protos[k].empty()
+		widest = max(widest, int64(fa.byteLen(ChunkElements)+fb.byteLen(ChunkElements)))
+	}
+	credit := func(pair int, n int64) { // tell Progress of the bytes pass 1 did not
+		for {
+			o := owed[pair].Load()
+			take := min(o, n)
+			if owed[pair].CompareAndSwap(o, o-take) {
+				if n > take && opt.Progress != nil {
+					opt.Progress(n - take)
+				}
+				return
+			}
+		}
+	}
+	type worker struct {
+		buf []byte
+		dec *scratch
+	}
+	err = forItems(ctx, counts, workersFor(opt, widest), func() *worker {
+		return &worker{buf: make([]byte, widest)}
+	}, func(w *worker, k int, lo, hi int64) (*PairStats, error) {
+		p := pairs[valued[k]]
+		fa, _ := lookup(p.A.DType)
+		fb, _ := lookup(p.B.DType)
+		na := fa.byteLen(int(hi - lo))
+		a, b := w.buf[:na], w.buf[na:na+fb.byteLen(int(hi-lo))]
+		if err := readAt(p.A, a, lo/int64(fa.group)*int64(fa.groupBytes)); err != nil {
+			return nil, err
+		}
+		if err := readAt(p.B, b, lo/int64(fb.group)*int64(fb.groupBytes)); err != nil {
+			return nil, err
+		}
+		credit(valued[k], int64(len(a)+len(b)))
+		s := protos[k].empty()
+		s.buf = w.dec
+		var err error
+		if fa == fb && bytes.Equal(a, b) {
+			err = s.addSame(a)
+		} else {
+			err = s.Add(a, b)
+		}
+		w.dec, s.buf = s.buf, nil
+		return s, err
+	}, func(k int, s *PairStats) { totals[k].Merge(s) }, func(k int) bool {
+		d := totals[k].Result()
+		totals[k] = nil
+		return report(valued[k], Comparison{Diff: &d})
+	})
+	return finish(err)
+}
+
+// SummarizeAll reads every tensor once, in chunks on a bounded number of goroutines (see CompareAll
+// for the memory it takes), and calls done with each one's Stats, in tensor order, never two calls at
+// once. When done returns false, SummarizeAll starts no more work and returns nil. Every tensor's
+// dtype must be one this package decodes (Supported).
+func SummarizeAll(ctx context.Context, tensors []Tensor, opt Options, done func(i int, s Stats) bool) error {
+	counts := make([]int64, len(tensors))
+	formats := make([]*format, len(tensors))
+	widest := 0
+	for i, t := range tensors {
+		f, n, err := t.elements()
+		if err != nil {
+			return fmt.Errorf("tensor %d: %w", i, err)
+		}
+		formats[i], counts[i] = f, n
+		widest = max(widest, f.byteLen(ChunkElements))
+	}
+	totals := make([]*Summary, len(tensors))
+	type worker struct {
+		buf []byte
+		dec *[blockLen]float64
+	}
+	return forItems(ctx, counts, workersFor(opt, int64(widest)), func() *worker {
+		return &worker{buf: make([]byte, widest)}
+	}, func(w *worker, k int, lo, hi int64) (*Summary, error) {
+		f := formats[k]
+		b, err := tensors[k].read(f, w.buf, lo, hi, opt.Progress)
+		if err != nil {
+			return nil, err
+		}
+		s := newSummary(f)
+		s.buf = w.dec
+		err = s.Add(b)
+		w.dec, s.buf = s.buf, nil
+		return s, err
+	}, func(k int, s *Summary) {
+		if totals[k] == nil {
+			totals[k] = newSummary(formats[k])
+		}
+		totals[k].Merge(s)
+	}, func(k int) bool {
+		if totals[k] == nil {
+			totals[k] = newSummary(formats[k])
+		}
+		st := totals[k].Result()
+		totals[k] = nil
+		return done(k, st)
+	})
+}
+
+// elementsOfPair returns the format and element count of both sides of a pair of possibly different
+// dtypes, or an error when a dtype cannot be decoded or the counts differ.
+func elementsOfPair(p Pair) (*format, int64, error) {
+	fa, na, err := p.A.elements()
+	if err != nil {
+		return nil, 0, err
+	}
+	_, nb, err := p.B.elements()
+	if err != nil {
+		return nil, 0, err
+	}
+	if na != nb {
+		return nil, 0, fmt.Errorf("%w: %d %s elements against %d %s elements", ErrLength, na, p.A.DType, nb, p.B.DType)
+	}
+	return fa, na, nil
+}
+
+// workersFor is how many goroutines work at once: Options.Workers (default GOMAXPROCS), fewer when
+// their buffers of perWorker bytes each would not fit in Options.Memory; at least one.
+func workersFor(opt Options, perWorker int64) int {
+	w := opt.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	budget := opt.Memory
+	if budget <= 0 {
+		budget = DefaultMemory
+	}
+	if perWorker > 0 {
+		w = min(w, int(max(budget/perWorker, 1)))
+	}
+	return w
+}
+
+// readAt reads len(b) bytes of t at offset off within the tensor.
+func readAt(t Tensor, b []byte, off int64) error {
+	if _, err := t.R.ReadAt(b, t.Off+off); err != nil {
+		return readError(t, t.Off+off, err)
+	}
+	return nil
+}
+
+// forItems runs work over the chunks of every item (item k has n[k] elements, cut every ChunkElements)
+// on up to workers goroutines, handed out in item then chunk order, each goroutine with state of its
+// own from newWorker. Each chunk's result goes to merge in that order, as soon as the chunks before it
+// are merged, and finish(k) is called once every chunk of item k is merged (items in order, empty ones
+// included). When finish returns false no more work is started and forItems returns nil; the first
+// error stops the rest.
+func forItems[S, T any](ctx context.Context, n []int64, workers int, newWorker func() S, work func(s S, k int, lo, hi int64) (T, error), merge func(k int, r T), finish func(k int) bool) error {
+	starts := make([]int, len(n)+1)
+	for k, x := range n {
+		starts[k+1] = starts[k] + int((x+ChunkElements-1)/ChunkElements)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	pending := map[int]T{}
+	next, item, stopped := 0, 0, false
+	advance := func() { // finish the items whose chunks are all merged; under mu
+		for !stopped && item < len(n) && starts[item+1] <= next {
+			if !finish(item) {
+				stopped = true
+				cancel()
+			}
+			item++
+		}
+	}
+	if advance(); stopped {
+		return nil
+	}
+	err := pool.RunWith(ctx, workers, starts[len(n)], newWorker, func(_ context.Context, s S, j int) error {
+		k := sort.Search(len(n), func(k int) bool { return starts[k+1] > j })
+		lo := int64(j-starts[k]) * ChunkElements
+		r, err := work(s, k, lo, min(lo+ChunkElements, n[k]))
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		pending[j] = r
+		for r, ok := pending[next]; ok && !stopped; r, ok = pending[next] {
+			delete(pending, next)
+			merge(item, r) // advance left item at the one chunk next belongs to
+			next++
+			advance()
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if stopped {
+		return nil
+	}
+	return err
+}
