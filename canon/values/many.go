@@ -19,14 +19,20 @@ const DefaultMemory = 32 << 20
 const scanBytes = 1 << 20
 
 // Pair is two tensors compared element by element: A is the old one, B the new one.
-type Pair struct{ A, B Tensor }
+type Pair struct {
+	A, B Tensor
+	// BytesOnly compares the bytes of a pair of one dtype and leaves the values alone (no Diff), as
+	// for a dtype this package cannot decode: for a caller to whom a difference is all that matters.
+	BytesOnly bool
+}
 
 // Comparison is what CompareAll found about one pair.
 type Comparison struct {
 	// Equal is true when both tensors have the same dtype and the same bytes.
 	Equal bool
 	// Diff holds the statistics of a pair that is not Equal when both dtypes decode; nil otherwise (the
-	// bytes of a dtype this package cannot decode, such as GGUF's quantised types, are only compared).
+	// bytes of a dtype this package cannot decode, such as GGUF's quantised types, and of a pair
+	// marked BytesOnly, are only compared).
 	Diff *Diff
 }
 
@@ -35,7 +41,8 @@ type Comparison struct {
 // particular order of pairs. When done returns false, CompareAll starts no more work and returns nil.
 //
 // Pairs of one dtype are first compared byte by byte, as cmp does, so that equal tensors cost no
-// decoding; a pair found to differ is then read again and compared by value, where chunks whose bytes
+// decoding (and a pair that cannot be decoded, or is BytesOnly, is reported as soon as a difference is
+// found); a pair found to differ is then read again and compared by value, where chunks whose bytes
 // are equal are decoded on one side only. A pair of different dtypes (both decodable, with the same
 // number of elements) is compared by value at once. The statistics are those CompareTensors gives,
 // bit for bit, whatever the number of goroutines.
@@ -130,7 +137,7 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		if opt.Progress != nil {
 			opt.Progress(2 * n)
 		}
-		if !bytes.Equal(a, b) && differs[k].CompareAndSwap(false, true) && !Supported(p.A.DType) {
+		if !bytes.Equal(a, b) && differs[k].CompareAndSwap(false, true) && (p.BytesOnly || !Supported(p.A.DType)) {
 			report(s.pair, Comparison{}) // bytes only: known now
 		}
 		return nil
@@ -144,7 +151,7 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 			if !report(s.pair, Comparison{Equal: true}) {
 				return nil
 			}
-		case Supported(pairs[s.pair].A.DType):
+		case !pairs[s.pair].BytesOnly && Supported(pairs[s.pair].A.DType):
 			valued = append(valued, s.pair)
 		}
 	}

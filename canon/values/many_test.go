@@ -48,7 +48,7 @@ func manyPairs(r *rand.Rand) (pairs []Pair, want []Comparison) {
 	add := func(dta canon.DType, a []byte, dtb canon.DType, b []byte) {
 		ta := Tensor{DType: dta, R: byteReader(a), Len: int64(len(a))}
 		tb := Tensor{DType: dtb, R: byteReader(b), Len: int64(len(b))}
-		pairs = append(pairs, Pair{ta, tb})
+		pairs = append(pairs, Pair{A: ta, B: tb})
 		c := Comparison{Equal: dta == dtb && bytes.Equal(a, b)}
 		if !c.Equal && Supported(dta) && Supported(dtb) {
 			d, err := CompareTensors(context.Background(), ta, tb, Options{Workers: 1, Tolerance: Tolerance{Atol: 1e-3}})
@@ -157,28 +157,28 @@ func TestCompareAllErrors(t *testing.T) {
 	r := byteReader(make([]byte, 64))
 	never := func(int, Comparison) bool { t.Error("reported"); return true }
 	for _, p := range []Pair{
-		{Tensor{DType: "F32", R: r, Len: 8}, Tensor{DType: "F32", R: r, Len: 12}},
-		{Tensor{DType: "F32", R: r, Len: 8}, Tensor{DType: "BF16", R: r, Len: 8}},
-		{Tensor{DType: "F32", R: r, Len: 6}, Tensor{DType: "F32", R: r, Len: 6}},
-		{Tensor{DType: "F32", R: r, Len: -4}, Tensor{DType: "F32", R: r, Len: -4}},
+		{A: Tensor{DType: "F32", R: r, Len: 8}, B: Tensor{DType: "F32", R: r, Len: 12}},
+		{A: Tensor{DType: "F32", R: r, Len: 8}, B: Tensor{DType: "BF16", R: r, Len: 8}},
+		{A: Tensor{DType: "F32", R: r, Len: 6}, B: Tensor{DType: "F32", R: r, Len: 6}},
+		{A: Tensor{DType: "F32", R: r, Len: -4}, B: Tensor{DType: "F32", R: r, Len: -4}},
 	} {
 		if err := CompareAll(ctx, []Pair{p}, Options{}, never); !errors.Is(err, ErrLength) {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
-	if err := CompareAll(ctx, []Pair{{Tensor{DType: "Q4_K", R: r, Len: 8}, Tensor{DType: "F32", R: r, Len: 8}}}, Options{}, never); !errors.Is(err, ErrDType) {
+	if err := CompareAll(ctx, []Pair{{A: Tensor{DType: "Q4_K", R: r, Len: 8}, B: Tensor{DType: "F32", R: r, Len: 8}}}, Options{}, never); !errors.Is(err, ErrDType) {
 		t.Errorf("Q4_K against F32: %v", err)
 	}
 	short := Tensor{DType: "F32", R: shortReader{n: 100}, Len: 4 * ChunkElements}
 	full := Tensor{DType: "F32", R: byteReader(make([]byte, 4*ChunkElements)), Len: 4 * ChunkElements}
-	for _, p := range []Pair{{short, full}, {full, Tensor{DType: "BF16", R: shortReader{n: 100}, Len: 2 * ChunkElements}}} {
+	for _, p := range []Pair{{A: short, B: full}, {A: full, B: Tensor{DType: "BF16", R: shortReader{n: 100}, Len: 2 * ChunkElements}}} {
 		if err := CompareAll(ctx, []Pair{p}, Options{}, never); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("short read: %v", err)
 		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := CompareAll(cctx, []Pair{{full, full}}, Options{}, func(int, Comparison) bool { return true }); !errors.Is(err, context.Canceled) {
+	if err := CompareAll(cctx, []Pair{{A: full, B: full}}, Options{}, func(int, Comparison) bool { return true }); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -218,5 +218,27 @@ func TestSummarizeAll(t *testing.T) {
 	}
 	if err := SummarizeAll(context.Background(), []Tensor{{DType: "Q4_K", R: byteReader(nil)}}, Options{}, nil); !errors.Is(err, ErrDType) {
 		t.Errorf("Q4_K: %v", err)
+	}
+}
+
+// TestCompareAllBytesOnly: a pair marked BytesOnly that differs is reported from the byte pass, with
+// no statistics, before any pair is compared by value.
+func TestCompareAllBytesOnly(t *testing.T) {
+	pairs, _ := manyPairs(rand.New(rand.NewPCG(77, 78)))
+	for i := range pairs {
+		pairs[i].BytesOnly = true
+	}
+	var got []int
+	err := CompareAll(context.Background(), pairs, Options{Workers: 1}, func(i int, c Comparison) bool {
+		if c.Diff != nil && pairs[i].A.DType == pairs[i].B.DType {
+			t.Errorf("pair %d: statistics of a BytesOnly pair", i)
+		}
+		got = append(got, i)
+		return true
+	})
+	// One goroutine: the pairs of one dtype that differ as the byte pass meets them, then the equal
+	// ones, then the pair across dtypes (BytesOnly does not apply).
+	if want := []int{1, 2, 4, 5, 8, 9, 0, 6, 7, 3}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("reported %v, want %v (%v)", got, want, err)
 	}
 }
