@@ -1,6 +1,8 @@
-// Package diff compares two models. Compare computes a Report once; renderers turn it into text, JSON
-// or Markdown. Nothing here reads files or decides about the terminal: the caller brings the models
-// (and, to compare bytes, the per-tensor digests from package hash) and, for colour, a textfmt.Palette.
+// Package diff compares two models. Models compares two opened models, by value when both are local
+// (every tensor's bytes, and the statistics of those that differ); Compare compares two models read
+// already (their headers, and their per-tensor digests when given). Both compute a Report once, and
+// the writers turn it into text, JSON, JSONL or Markdown. Nothing here prints or decides about the
+// terminal: progress is a callback and colour a textfmt.Palette the caller passes.
 package diff
 
 import (
@@ -16,9 +18,10 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/values"
 )
 
-// Options choose what Compare looks at.
+// Options choose what Compare and Models look at, and what counts as a failure.
 type Options struct {
 	// IgnoreMetadata leaves metadata out; MetadataOnly leaves tensors out.
 	IgnoreMetadata, MetadataOnly bool
@@ -28,9 +31,23 @@ type Options struct {
 	IgnoreVolatile bool
 	// Tensors, when set, are glob patterns (path.Match) that limit the comparison to matching tensor names.
 	Tensors []string
-	// Content makes Models read both models' tensor bytes, to compare them too (Compare takes the
-	// digests in Side instead).
+	// HeaderOnly makes Models read no tensor byte: structure and metadata only. Without it, Models
+	// compares the tensors of two local models by value (see Models).
+	HeaderOnly bool
+	// Content makes Models read the tensor bytes of remote models too (their digests: remote bytes are
+	// compared, not decoded). Compare takes the digests in Side instead.
 	Content bool
+	// Tolerance is numpy.isclose's, for tensors compared by value: a tensor equal within it is listed
+	// (Change.Values.WithinTolerance) but is no difference. The zero Tolerance asks for equal values.
+	Tolerance values.Tolerance
+	// FailOn are the categories that make the outcome Found (Report.Outcome); empty: every category.
+	FailOn []Category
+	// Quick makes Models stop reading at the first difference that decides the outcome (a category of
+	// FailOn): for an exit status alone. The report is then incomplete (note scope.stopped-early).
+	Quick bool
+	// Values tunes the reading of tensor bytes by Models: goroutines and memory (values.Options; its
+	// Tolerance and Progress are taken from these Options).
+	Values values.Options
 	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
 	// just read, of either model.
 	Progress func(n int64)
@@ -60,6 +77,10 @@ type Change struct {
 	Fields []string `json:"fields"`
 	Old    Tensor   `json:"old"`
 	New    Tensor   `json:"new"`
+	// Values is the element-by-element comparison of the two tensors' values, when they were compared
+	// by value (Models, two local models: same shape, dtypes that decode). A tensor equal within the
+	// tolerance is listed with Values.WithinTolerance true, and is no difference.
+	Values *values.Diff `json:"values,omitempty"`
 }
 
 // Rename is a tensor removed under one name and added under another.
@@ -98,17 +119,22 @@ type Report struct {
 	Schema string `json:"schema"`
 	A      string `json:"a"`
 	B      string `json:"b"`
-	// Identical is true when nothing in scope differs and the reference reader's verdict is the same.
+	// Identical is true when nothing in scope differs and the reference reader's verdict is the same
+	// (a tensor equal within the tolerance differs: the models are then not identical, but Categories
+	// may be empty).
 	Identical bool `json:"identical"`
-	// Categories name the kinds of difference found, in this order, each once: added, removed,
-	// renamed (tensors), dtype, shape, data (changed tensors; a changed byte size alone counts as data),
-	// metadata, verdict. Empty when Identical.
-	Categories []string `json:"categories"`
+	// Categories name the kinds of difference found, each once, in the order of the Categories list.
+	Categories []Category `json:"categories"`
+	// FailOn are the categories that make the outcome Found (Options.FailOn; every category by default).
+	FailOn []Category `json:"fail_on"`
 	// TensorsCompared and MetadataCompared say what was in scope; ContentCompared is true when tensor
-	// bytes were compared.
+	// bytes were compared, ValuesCompared when tensors were compared by value (Change.Values).
 	TensorsCompared  bool `json:"tensors_compared"`
 	MetadataCompared bool `json:"metadata_compared"`
 	ContentCompared  bool `json:"content_compared"`
+	ValuesCompared   bool `json:"values_compared"`
+	// Tolerance is the tolerance tensors were compared by value under, when one was given.
+	Tolerance *values.Tolerance `json:"tolerance,omitempty"`
 	// Verdict is the reference reader's verdict on each side. It is always compared, whatever the
 	// scope: a file that strict readers reject is different from one they load.
 	Verdict  VerdictReport  `json:"verdict"`
@@ -118,12 +144,14 @@ type Report struct {
 	Notes []Note `json:"notes"`
 }
 
-// Outcome is canon.Clean when the models are identical, else canon.Found.
+// Outcome is canon.Found when a category of FailOn occurred, else canon.Clean.
 func (r *Report) Outcome() canon.Outcome {
-	if r.Identical {
-		return canon.Clean
+	for _, c := range r.Categories {
+		if r.Fails(c) {
+			return canon.Found
+		}
 	}
-	return canon.Found
+	return canon.Clean
 }
 
 // VerdictReport holds the reference reader's verdict on both sides.
@@ -183,9 +211,24 @@ type MetadataReport struct {
 // Compare compares a with b. Patterns in opt that match nothing leave everything out: call
 // Options.CheckPatterns first to refuse them.
 func Compare(a, b Side, opt Options) *Report {
+	return build(a, b, opt, matchTensors(a.Model, b.Model, opt), nil, "")
+}
+
+// build makes the report of a and b, whose tensors match as m says; read holds what Models read of
+// the tensor bytes (nil when it read none), and notRead why it read none.
+func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead) *Report {
 	r := &Report{Schema: Schema, A: a.Model.Name, B: b.Model.Name,
-		ContentCompared: a.Digests != nil && b.Digests != nil && !opt.MetadataOnly,
-		TensorsCompared: !opt.MetadataOnly, MetadataCompared: !opt.IgnoreMetadata}
+		ContentCompared: (a.Digests != nil && b.Digests != nil || read != nil) && !opt.MetadataOnly,
+		ValuesCompared:  read != nil && !opt.MetadataOnly,
+		TensorsCompared: !opt.MetadataOnly, MetadataCompared: !opt.IgnoreMetadata,
+		FailOn: opt.FailOn}
+	if len(r.FailOn) == 0 {
+		r.FailOn = Categories
+	}
+	if !opt.Tolerance.IsZero() && r.ValuesCompared {
+		tol := opt.Tolerance
+		r.Tolerance = &tol
+	}
 	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}
 	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
 	r.Notes = []Note{}
@@ -194,9 +237,8 @@ func Compare(a, b Side, opt Options) *Report {
 	if !r.Verdict.Changed && !r.Verdict.A.Valid {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)}))
 	}
-	var matched [][2]int
 	if !opt.MetadataOnly {
-		matched = compareTensors(r, a, b, opt)
+		compareTensors(r, a, b, opt, m, read)
 	} else {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteMetadataOnly}))
 	}
@@ -206,33 +248,36 @@ func Compare(a, b Side, opt Options) *Report {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
 	}
 	r.Categories = categories(r)
-	r.Identical = len(r.Categories) == 0
+	r.Identical = len(r.Categories) == 0 && len(r.Tensors.Changed) == 0
 	// Equal tensors and metadata can still be laid out differently: say how (the verdict may differ).
-	sameModels := r.Identical || slices.Equal(r.Categories, []string{"verdict"})
+	sameModels := len(r.Tensors.Changed) == 0 && (len(r.Categories) == 0 || slices.Equal(r.Categories, []Category{CategoryVerdict}))
 	if sameModels && !opt.MetadataOnly {
-		layoutNotes(r, a.Model, b.Model, matched)
+		layoutNotes(r, a.Model, b.Model, m.matched)
+	}
+	if read != nil && read.missing > 0 {
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteBytesMissing, Count: read.missing}))
 	}
 	if !r.ContentCompared && !opt.MetadataOnly {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteContentNotCompared}))
+		n := Note{Code: NoteContentNotCompared}
+		n.Reason = notRead
+		r.Notes = append(r.Notes, newNote(n))
+	}
+	if read != nil && read.stopped {
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
 	}
 	return r
 }
 
-// categories names the kinds of difference in a report, in the order Report.Categories gives.
-func categories(r *Report) []string {
+// categories names the kinds of difference in a report, in the order of the Categories list.
+func categories(r *Report) []Category {
 	t, m := &r.Tensors, &r.Metadata
-	has := map[string]bool{"added": len(t.Added) > 0, "removed": len(t.Removed) > 0, "renamed": len(t.Renamed) > 0,
-		"metadata": len(m.Added)+len(m.Removed)+len(m.Changed) > 0, "verdict": r.Verdict.Changed}
-	for _, c := range t.Changed {
-		for _, f := range c.Fields {
-			has[f] = true
-		}
-		if len(c.Fields) == 1 && c.Fields[0] == "bytes" {
-			has["data"] = true
-		}
+	has := map[Category]bool{CategoryAdded: len(t.Added) > 0, CategoryRemoved: len(t.Removed) > 0, CategoryRenamed: len(t.Renamed) > 0,
+		CategoryMetadata: len(m.Added)+len(m.Removed)+len(m.Changed) > 0, CategoryVerdict: r.Verdict.Changed}
+	for i := range t.Changed {
+		changeCategories(&t.Changed[i], r.Tolerance != nil, has)
 	}
-	out := []string{}
-	for _, k := range []string{"added", "removed", "renamed", "dtype", "shape", "data", "metadata", "verdict"} {
+	out := []Category{}
+	for _, k := range Categories {
 		if has[k] {
 			out = append(out, k)
 		}
@@ -341,9 +386,20 @@ func describe(s Side, i int) Tensor {
 	return d
 }
 
-func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
+// matching pairs the tensors of two models by name: matched holds the (a, b) indices of the tensors on
+// both sides, removed and added the indices of the others, all within opt.Tensors.
+type matching struct {
+	matched        [][2]int
+	removed, added []int
+}
+
+func matchTensors(a, b *canon.Model, opt Options) matching {
+	var m matching
+	if opt.MetadataOnly {
+		return m
+	}
 	keep := func(name string) bool { return len(opt.Tensors) == 0 || matchAny(opt.Tensors, name) }
-	bt := b.Model.Tensors
+	bt := b.Tensors
 	// Versions of a model usually list their tensors in the same order: look names up by position
 	// first, and build a map only when that fails.
 	var inB *canon.NameIndex
@@ -356,23 +412,35 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 		}
 		return inB.Find(name)
 	}
-	content := r.ContentCompared
-	var removedIdx, addedIdx []int
-	matched = make([][2]int, 0, len(a.Model.Tensors))
+	m.matched = make([][2]int, 0, len(a.Tensors))
 	matchedB := make([]bool, len(bt))
-	for i := range a.Model.Tensors {
-		ta := &a.Model.Tensors[i]
+	for i := range a.Tensors {
+		ta := &a.Tensors[i]
 		if !keep(ta.Name) {
 			continue
 		}
 		j, ok := find(i, ta.Name)
 		if !ok {
-			removedIdx = push(removedIdx, i)
+			m.removed = push(m.removed, i)
 			continue
 		}
 		matchedB[j] = true
-		matched = append(matched, [2]int{i, j})
-		tb := &bt[j]
+		m.matched = append(m.matched, [2]int{i, j})
+	}
+	for j := range bt {
+		if !matchedB[j] && keep(bt[j].Name) {
+			m.added = push(m.added, j)
+		}
+	}
+	return m
+}
+
+func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRead) {
+	bt := b.Model.Tensors
+	digests := a.Digests != nil && b.Digests != nil
+	for k, p := range m.matched {
+		i, j := p[0], p[1]
+		ta, tb := &a.Model.Tensors[i], &bt[j]
 		var fields []string
 		if ta.DType != tb.DType {
 			fields = append(fields, "dtype")
@@ -383,21 +451,22 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 		if ta.Len() != tb.Len() {
 			fields = append(fields, "bytes")
 		}
-		if content && len(fields) == 0 && a.Digests[i] != b.Digests[j] {
+		var vals *values.Diff
+		if c, ok := read.pair(k); ok {
+			vals = c.Diff
+			if !c.Equal && len(fields) == 0 {
+				fields = append(fields, "data")
+			}
+		} else if digests && len(fields) == 0 && a.Digests[i] != b.Digests[j] {
 			fields = append(fields, "data")
 		}
 		if len(fields) == 0 {
 			r.Tensors.Unchanged++
 			continue
 		}
-		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j)})
+		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals})
 	}
-	for j := range bt {
-		if !matchedB[j] && keep(bt[j].Name) {
-			addedIdx = push(addedIdx, j)
-		}
-	}
-	removedIdx, addedIdx = findRenames(r, a, b, removedIdx, addedIdx)
+	removedIdx, addedIdx := findRenames(r, a, b, m.removed, m.added, read)
 	r.Tensors.Removed = slices.Grow(r.Tensors.Removed, len(removedIdx))
 	r.Tensors.Added = slices.Grow(r.Tensors.Added, len(addedIdx))
 	for _, i := range removedIdx {
@@ -411,8 +480,7 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 	slices.SortFunc(r.Tensors.Removed, byName)
 	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
 	slices.SortFunc(r.Tensors.Renamed, func(x, y Rename) int { return strings.Compare(x.From, y.From) })
-	r.Tensors.Groups = groupChanges(&r.Tensors)
-	return matched
+	r.Tensors.Groups = groupChanges(&r.Tensors, r.Tolerance != nil)
 }
 
 // push appends v to s, doubling the capacity when s is full. append grows large slices by a quarter, and
@@ -442,14 +510,22 @@ func equalShape(x, y []uint64) bool {
 // Candidates are first paired among names with the same numbers (layers.3.k_proj → layers.3.key_proj),
 // then among the rest, so that thousands of alike tensors cost no more than a sort. It returns the
 // indices left unpaired.
-func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
+func findRenames(r *Report, a, b Side, removed, added []int, read *bytesRead) ([]int, []int) {
 	if len(removed) == 0 || len(added) == 0 {
 		return removed, added
 	}
 	content := r.ContentCompared
+	digest := func(side int, s Side, i int) ([32]byte, bool) {
+		if s.Digests != nil {
+			return s.Digests[i], true
+		}
+		return read.digest(side, i)
+	}
 	var buf []byte
 	var nums []int
-	key := func(s Side, i int, withNumbers bool) string {
+	// key is what a rename keeps: dtype, shape, size, bytes when compared, and the numbers in the name
+	// when withNumbers. A tensor whose bytes were not read gets no key ("").
+	key := func(side int, s Side, i int, withNumbers bool) string {
 		t := &s.Model.Tensors[i]
 		buf = append(buf[:0], t.DType...)
 		for _, d := range t.Shape {
@@ -457,7 +533,11 @@ func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
 		}
 		buf = strconv.AppendUint(append(buf, '/'), t.Len(), 10)
 		if content {
-			buf = append(buf, s.Digests[i][:]...)
+			d, ok := digest(side, s, i)
+			if !ok {
+				return ""
+			}
+			buf = append(buf, d[:]...)
 		}
 		if withNumbers {
 			nums = numbers(nums[:0], t.Name)
@@ -474,13 +554,17 @@ func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
 		var keys []string
 		for _, i := range removed {
 			if !usedA[i] {
-				k := key(a, i, withNumbers)
-				bucketA[k] = push(bucketA[k], i)
+				if k := key(0, a, i, withNumbers); k != "" {
+					bucketA[k] = push(bucketA[k], i)
+				}
 			}
 		}
 		for _, j := range added {
 			if !usedB[j] {
-				k := key(b, j, withNumbers)
+				k := key(1, b, j, withNumbers)
+				if k == "" {
+					continue
+				}
 				if len(bucketA[k]) > 0 && len(bucketB[k]) == 0 {
 					keys = append(keys, k)
 				}

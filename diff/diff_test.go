@@ -101,7 +101,7 @@ func TestVerdictIsADifference(t *testing.T) {
 	good, padded := fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false)
 	r := Compare(good, padded, Options{})
 	if r.Identical || !r.Verdict.Changed || !r.Verdict.A.Valid || r.Verdict.B.Valid || r.Verdict.B.Kind == nil ||
-		*r.Verdict.B.Kind != canon.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []string{"verdict"}) {
+		*r.Verdict.B.Kind != canon.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
 		t.Fatalf("valid → NUL-padded: identical %v, verdict %+v, categories %v", r.Identical, r.Verdict, r.Categories)
 	}
 	if s := Summary(r); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
@@ -371,13 +371,13 @@ func TestMutations(t *testing.T) {
 				cats[k] = true
 			}
 		}
-		var wantCats []string
+		var wantCats []Category
 		for _, k := range []string{"added", "removed", "renamed", "dtype", "shape", "data", "metadata"} {
 			if cats[k] {
-				wantCats = append(wantCats, k)
+				wantCats = append(wantCats, Category(k))
 			}
 		}
-		if strings.Join(r.Categories, " ") != strings.Join(wantCats, " ") {
+		if !slices.Equal(r.Categories, wantCats) {
 			t.Fatalf("round %d: categories %v, want %v", round, r.Categories, wantCats)
 		}
 	}

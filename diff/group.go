@@ -3,9 +3,12 @@ package diff
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/values"
 )
 
 // Group is a set of tensors that changed the same way and whose names differ only in numbers, such as
@@ -27,6 +30,11 @@ type Group struct {
 	Tensor string `json:"tensor,omitempty"`
 	// Confirmed is true for renames whose bytes were compared and are equal.
 	Confirmed bool `json:"confirmed,omitempty"`
+	// Worst is the member of a group of tensors compared by value that changed most (the largest
+	// relative L2; one whose old values are all zero first), and Values its comparison (in JSON with
+	// the member's change).
+	Worst  string       `json:"worst,omitempty"`
+	Values *values.Diff `json:"-"`
 }
 
 // ChangeKind is what happened to the tensors of a group. Kinds are stable and safe to match in
@@ -198,7 +206,9 @@ func (g *grouper) add(changes func() []FieldChange) {
 	g.of = append(g.of, int32(k))
 }
 
-func groupChanges(t *TensorReport) []Group {
+// groupChanges folds a report's tensor changes into groups. tolerance is true when a tolerance was
+// given: tensors equal within it group apart from the others.
+func groupChanges(t *TensorReport, tolerance bool) []Group {
 	g := &grouper{index: map[string]int{}, of: make([]int32, 0, len(t.Added)+len(t.Removed)+len(t.Changed)+len(t.Renamed))}
 	// whatTensor adds "DTYPE [shape]" to the key.
 	whatTensor := func(x *Tensor) {
@@ -229,6 +239,9 @@ func groupChanges(t *TensorReport) []Group {
 				g.buf = append(appendField(g.buf, &c.Old, f), 0)
 				g.buf = append(appendField(g.buf, &c.New, f), 0)
 			}
+		}
+		if c.Values != nil { // how the values compare: tensors that changed alike group together
+			g.buf = append(g.buf, 0, valueVerdict(c.Values, tolerance))
 		}
 		g.close(at)
 		g.template(c.Name)
@@ -273,8 +286,13 @@ func groupChanges(t *TensorReport) []Group {
 			next(list[i].Name, "")
 		}
 	}
+	worst := make([]int, len(out)) // the index in t.Changed of each group's worst member, +1
 	for i := range t.Changed {
+		k := g.of[e]
 		next(t.Changed[i].Name, "")
+		if c := &t.Changed[i]; c.Values != nil && (worst[k] == 0 || moreChanged(c.Values, t.Changed[worst[k]-1].Values)) {
+			worst[k] = i + 1
+		}
 	}
 	for i := range t.Renamed {
 		next(t.Renamed[i].From, t.Renamed[i].To)
@@ -293,8 +311,11 @@ func groupChanges(t *TensorReport) []Group {
 			}
 		case Changed:
 			gr.Changes = p.changes
-			if what == "data" && gr.Count > 1 { // each member has digests of its own
+			if strings.HasPrefix(what, "data") && gr.Count > 1 { // each member has digests of its own
 				gr.Changes = []FieldChange{{Field: "data"}}
+			}
+			if w := worst[k]; w > 0 {
+				gr.Worst, gr.Values = t.Changed[w-1].Name, t.Changed[w-1].Values
 			}
 		default:
 			gr.Tensor = what
@@ -311,6 +332,32 @@ func groupChanges(t *TensorReport) []Group {
 		return strings.Compare(x.Names[0], y.Names[0])
 	})
 	return out
+}
+
+// valueVerdict is a byte that says how a comparison by value came out, for group keys: within the
+// tolerance ('t'), an exact rounding across dtypes ('r'), NaN or Inf appeared ('n'), or changed ('v').
+func valueVerdict(d *values.Diff, tolerance bool) byte {
+	switch {
+	case tolerance && d.WithinTolerance:
+		return 't'
+	case nanAppeared(d):
+		return 'n'
+	case d.ExactRounding != nil && *d.ExactRounding:
+		return 'r'
+	}
+	return 'v'
+}
+
+// moreChanged reports whether comparison x changed more than y: a larger relative L2, where an
+// undefined one (old values all zero, or not finite) counts as the largest.
+func moreChanged(x, y *values.Diff) bool {
+	rank := func(d *values.Diff) float64 {
+		if math.IsNaN(d.RelL2) {
+			return math.Inf(1)
+		}
+		return d.RelL2
+	}
+	return rank(x) > rank(y)
 }
 
 // foldPattern fills a template's placeholders with the numbers the names have there: a constant

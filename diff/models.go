@@ -3,19 +3,28 @@ package diff
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/zeebo/blake3"
 )
 
 // Models compares two opened models (source.Open: a file, a shard set, a URL, hf://), as `stdiff diff`
 // does. Before reading any tensor byte it refuses a model whose header could not be read at all (a
 // *canon.ReadError) and patterns of opt that would filter nothing (a *PatternError, see
-// Options.CheckPatterns). With opt.Content (and not MetadataOnly) it reads both models' tensor digests
-// at once, so that the report compares bytes and confirms renames; a failure on one side stops the
-// other. Models leaves a and b open.
+// Options.CheckPatterns), and a tolerance that is negative or not finite (values.ErrTolerance).
+//
+// Two local models are compared by value unless opt.HeaderOnly: tensors of the same dtype and shape
+// byte by byte, and those whose bytes differ, or whose dtype changed (same shape), element by element
+// (Change.Values: the statistics of values.CompareAll, with opt.Tolerance); rename candidates by their
+// digests, so renames are confirmed. A remote model is compared from its header unless opt.Content,
+// which reads both models' tensor digests (bytes compared, not values). Tensors that lie past the end
+// of their file are left out (note scope.bytes-missing). A failure on one side stops the other.
+// Models leaves a and b open.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
@@ -26,8 +35,19 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := opt.CheckPatterns(a.Model, b.Model); err != nil {
 		return nil, err
 	}
+	if err := opt.Tolerance.Check(); err != nil {
+		return nil, err
+	}
 	sides := []Side{{Model: a.Model}, {Model: b.Model}}
-	if opt.Content && !opt.MetadataOnly {
+	m := matchTensors(a.Model, b.Model, opt)
+	switch remote := a.Remote || b.Remote; {
+	case opt.MetadataOnly:
+		return build(sides[0], sides[1], opt, m, nil, ""), nil
+	case opt.HeaderOnly:
+		return build(sides[0], sides[1], opt, m, nil, NotReadHeaderOnly), nil
+	case remote && !opt.Content:
+		return build(sides[0], sides[1], opt, m, nil, NotReadRemote), nil
+	case remote:
 		err := pool.Run(ctx, 2, 2, func(ctx context.Context, i int) (err error) {
 			sides[i].Digests, err = digests(ctx, opened[i], opt.Progress)
 			return err
@@ -35,8 +55,200 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 		if err != nil {
 			return nil, err
 		}
+		return build(sides[0], sides[1], opt, m, nil, ""), nil
 	}
-	return Compare(sides[0], sides[1], opt), nil
+	if opt.Quick { // the headers may decide already
+		r := build(sides[0], sides[1], opt, m, nil, "")
+		for _, c := range r.Categories {
+			if c != CategoryRenamed && r.Fails(c) { // bytes may turn a likely rename into removed + added
+				r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
+				return r, nil
+			}
+		}
+	}
+	read, err := readBytes(ctx, a, b, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	return build(sides[0], sides[1], opt, m, read, ""), nil
+}
+
+// bytesRead is what Models read of two local models' tensor bytes.
+type bytesRead struct {
+	// compared says which pairs of matching.matched were compared, and results what was found.
+	compared []bool
+	results  []values.Comparison
+	// hashed says, per side and tensor index, which rename candidates were read (nil when a side has
+	// none), and digests holds their digests but those of empty tensors (emptyDigest).
+	hashed  [2][]bool
+	digests [2]map[int][32]byte
+	models  [2]*canon.Model
+	// missing counts the tensors left out because their bytes lie past the end of their file.
+	missing int
+	// stopped is true when Options.Quick stopped the reading at a difference that decides.
+	stopped bool
+}
+
+// pair is what was found about the k-th matched pair, if it was compared.
+func (br *bytesRead) pair(k int) (values.Comparison, bool) {
+	if br == nil || !br.compared[k] {
+		return values.Comparison{}, false
+	}
+	return br.results[k], true
+}
+
+func (br *bytesRead) digest(side, i int) ([32]byte, bool) {
+	switch {
+	case br == nil || br.hashed[side] == nil || !br.hashed[side][i]:
+		return [32]byte{}, false
+	case br.models[side].Tensors[i].Len() == 0:
+		return emptyDigest, true
+	}
+	return br.digests[side][i], true
+}
+
+// readBytes reads what Models compares of two local models: the matched pairs of the same shape (by
+// value when their dtypes decode, else byte by byte), and the digests of the tensors that could pair
+// as renames.
+func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options) (*bytesRead, error) {
+	ma, mb := a.Model, b.Model
+	read := &bytesRead{compared: make([]bool, len(m.matched)), results: make([]values.Comparison, len(m.matched)), models: [2]*canon.Model{ma, mb}}
+	// With Quick and no tolerance, a byte difference decides when data counts: no statistics needed.
+	bytesDecide := opt.Quick && opt.Tolerance.IsZero() && failing(opt.FailOn, CategoryData)
+	var pairs []values.Pair
+	var index []int // of each pair in m.matched
+	for k, p := range m.matched {
+		ta, tb := &ma.Tensors[p[0]], &mb.Tensors[p[1]]
+		same := ta.DType == tb.DType && ta.Len() == tb.Len()
+		switch {
+		case !equalShape(ta.Shape, tb.Shape) || !same && !(values.Supported(ta.DType) && values.Supported(tb.DType)):
+		case !inFile(a, ta) || !inFile(b, tb):
+			read.missing++
+		case same && ta.Len() == 0: // nothing to read
+			read.compared[k], read.results[k] = true, values.Comparison{Equal: true}
+		default:
+			pairs = append(pairs, values.Pair{A: tensorOf(a, ta), B: tensorOf(b, tb), BytesOnly: same && bytesDecide})
+			index = append(index, k)
+		}
+	}
+	candidates := renameCandidates(ma, mb, m)
+	for side, o := range []*source.Opened{a, b} {
+		if err := read.hashCandidates(ctx, side, o, candidates[side], opt.Progress); err != nil {
+			return nil, err
+		}
+	}
+	vopt := opt.Values
+	vopt.Tolerance, vopt.Progress = opt.Tolerance, opt.Progress
+	err := values.CompareAll(ctx, pairs, vopt, func(i int, c values.Comparison) bool {
+		k := index[i]
+		read.compared[k], read.results[k] = true, c
+		if opt.Quick && !c.Equal {
+			ch := Change{Fields: []string{"data"}, Values: c.Diff}
+			if pairs[i].A.DType != pairs[i].B.DType {
+				ch.Fields = []string{"dtype"}
+			}
+			has := map[Category]bool{}
+			changeCategories(&ch, !opt.Tolerance.IsZero(), has)
+			for cat := range has { // only the categories that occurred are keys
+				if failing(opt.FailOn, cat) {
+					read.stopped = true
+					return false
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range []*source.Opened{a, b} {
+		if err := o.Unchanged(); err != nil {
+			return nil, err
+		}
+	}
+	return read, nil
+}
+
+// renameCandidates lists, per side, the removed (a) and added (b) tensors that could pair as renames:
+// one of the same dtype, shape and size is on the other side.
+func renameCandidates(a, b *canon.Model, m matching) [2][]int {
+	var buf []byte
+	key := func(t *canon.Tensor) []byte {
+		buf = append(buf[:0], t.DType...)
+		for _, d := range t.Shape {
+			buf = strconv.AppendUint(append(buf, ' '), d, 10)
+		}
+		return strconv.AppendUint(append(buf, '/'), t.Len(), 10)
+	}
+	lists := [2][]int{m.removed, m.added}
+	models := [2]*canon.Model{a, b}
+	var keys [2]map[string]bool
+	for side := range 2 {
+		keys[side] = map[string]bool{}
+		for _, i := range lists[side] {
+			if k := key(&models[side].Tensors[i]); !keys[side][string(k)] {
+				keys[side][string(k)] = true
+			}
+		}
+	}
+	var out [2][]int
+	for side := range 2 {
+		for _, i := range lists[side] {
+			if keys[1-side][string(key(&models[side].Tensors[i]))] {
+				out[side] = append(out[side], i)
+			}
+		}
+	}
+	return out
+}
+
+// hashCandidates reads the digests of the rename candidates of one side (tensor indices); those that
+// lie past the end of the file are left out, and counted as missing.
+func (br *bytesRead) hashCandidates(ctx context.Context, side int, o *source.Opened, candidates []int, progress func(int64)) error {
+	if len(candidates) == 0 {
+		return nil
+	}
+	m := o.Model
+	br.hashed[side], br.digests[side] = make([]bool, len(m.Tensors)), map[int][32]byte{}
+	sub := *m // the same header, with the candidates to read as its only tensors
+	sub.Tensors = nil
+	var index []int
+	for _, i := range candidates {
+		switch t := &m.Tensors[i]; {
+		case !inFile(o, t):
+			br.missing++
+		case t.Len() == 0:
+			br.hashed[side][i] = true
+		default:
+			sub.Tensors = append(sub.Tensors, *t)
+			index = append(index, i)
+		}
+	}
+	if len(index) == 0 {
+		return nil
+	}
+	d, err := hash.TensorDigests(ctx, o.Source, &sub, hash.Options{Progress: progress})
+	if err != nil {
+		return err
+	}
+	for k, i := range index {
+		br.digests[side][i], br.hashed[side][i] = d[k], true
+	}
+	return nil
+}
+
+// emptyDigest is the BLAKE3 of no bytes: the digest of every empty tensor.
+var emptyDigest = blake3.Sum256(nil)
+
+// inFile reports whether the bytes of t lie within the source of the model it belongs to.
+func inFile(o *source.Opened, t *canon.Tensor) bool {
+	off, size := o.Model.DataOffset(), o.Source.Size()
+	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
+}
+
+// tensorOf locates the bytes of t.
+func tensorOf(o *source.Opened, t *canon.Tensor) values.Tensor {
+	return values.Tensor{DType: t.DType, R: o.Source, Off: o.Model.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
 }
 
 // digests reads the tensor digests of a model: in parallel from a local file, which must not change

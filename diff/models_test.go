@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/values"
 )
 
 // counted is a source that counts the bytes read from it.
@@ -38,25 +40,38 @@ func opened(t *testing.T, name string, n *atomic.Int64) *source.Opened {
 	return o
 }
 
-// TestModels: Models reads bytes only with Content, and only once it knows the comparison can be
-// made: a header that could not be read, or a pattern that filters nothing, is refused first.
+// TestModels: Models compares two local models by value unless HeaderOnly, and reads bytes only once
+// it knows the comparison can be made: a header that could not be read, a pattern that filters
+// nothing, or a bad tolerance is refused first.
 func TestModels(t *testing.T) {
 	var n atomic.Int64
 	base, retrained := opened(t, "base.safetensors", &n), opened(t, "retrained.safetensors", &n)
 
-	r, err := Models(t.Context(), base, retrained, Options{})
+	r, err := Models(t.Context(), base, retrained, Options{HeaderOnly: true})
 	if err != nil || r.ContentCompared || !r.Identical || n.Load() != 0 {
 		t.Fatalf("headers only: identical %v, content compared %v, %d bytes read, %v", r.Identical, r.ContentCompared, n.Load(), err)
 	}
-	r, err = Models(t.Context(), base, retrained, Options{Content: true, Progress: func(int64) {}})
-	if err != nil || !r.ContentCompared || len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].Fields[0] != "data" || n.Load() == 0 {
-		t.Fatalf("content: %+v, %d bytes read, %v", r.Tensors.Changed, n.Load(), err)
+	if s := Summary(r); !strings.HasSuffix(s, " · tensor data not compared (--header-only)") || r.Notes[0].Reason != NotReadHeaderOnly {
+		t.Errorf("header only: summary %q, notes %+v", s, r.Notes)
+	}
+	var progress atomic.Int64
+	r, err = Models(t.Context(), base, retrained, Options{Progress: func(k int64) { progress.Add(k) }})
+	if err != nil || !r.ContentCompared || !r.ValuesCompared || len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].Fields[0] != "data" ||
+		r.Tensors.Changed[0].Values == nil || r.Tensors.Changed[0].Old.Digest != "" || n.Load() == 0 {
+		t.Fatalf("by value: %+v, %d bytes read, %v", r.Tensors.Changed, n.Load(), err)
+	}
+	if data := base.Model.DataLen() + retrained.Model.DataLen(); progress.Load() != data || n.Load() < data {
+		t.Errorf("read %d bytes, progress told of %d, the data is %d", n.Load(), progress.Load(), data)
 	}
 	if r.Outcome() != canon.Found {
 		t.Errorf("outcome %v, want found", r.Outcome())
 	}
 
 	n.Store(0)
+	_, err = Models(t.Context(), base, retrained, Options{Tolerance: values.Tolerance{Atol: math.NaN()}})
+	if !errors.Is(err, values.ErrTolerance) || n.Load() != 0 {
+		t.Errorf("a NaN tolerance: %v, %d bytes read", err, n.Load())
+	}
 	_, err = Models(t.Context(), base, retrained, Options{Content: true, Tensors: []string{"layrs.*"}})
 	var pe *PatternError
 	if !errors.As(err, &pe) || pe.Pattern != "layrs.*" || !errors.Is(err, ErrNoMatch) || n.Load() != 0 {

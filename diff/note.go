@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // NoteCode names a note: a difference between the models that does not count (layout, formatting,
@@ -21,8 +23,14 @@ const (
 	NoteIgnoreMetadata NoteCode = "scope.ignore-metadata"
 	// NoteKeysIgnored: Count metadata keys were left out (--ignore-key, --ignore-volatile).
 	NoteKeysIgnored NoteCode = "scope.keys-ignored"
-	// NoteContentNotCompared: tensor bytes were not compared.
+	// NoteContentNotCompared: tensor bytes were not compared; Reason says why, when known.
 	NoteContentNotCompared NoteCode = "scope.content-not-compared"
+	// NoteBytesMissing: Count tensors lie past the end of their file (a truncated download): their bytes
+	// were not compared.
+	NoteBytesMissing NoteCode = "scope.bytes-missing"
+	// NoteStoppedEarly: Models stopped at the first difference that decides the outcome
+	// (Options.Quick): the report is incomplete.
+	NoteStoppedEarly NoteCode = "scope.stopped-early"
 	// NoteBookkeeping: a key a writer adds about itself (Key) differs: Old → New ("" when absent).
 	NoteBookkeeping NoteCode = "metadata.bookkeeping"
 	// NoteReformatted: Count JSON metadata values differ only in formatting or key order.
@@ -48,9 +56,22 @@ type Note struct {
 	New string `json:"new,omitempty"`
 	// Count is how many things a note counts.
 	Count int `json:"count,omitempty"`
+	// Reason is why tensor bytes were not compared (scope.content-not-compared), when known.
+	Reason NotRead `json:"reason,omitempty"`
 	// Message is the note in words, made from the code and the particulars.
 	Message string `json:"message"`
 }
+
+// NotRead is why Models read no tensor byte.
+type NotRead string
+
+// Reasons for not reading tensor bytes.
+const (
+	// NotReadHeaderOnly: Options.HeaderOnly (--header-only) asked for headers only.
+	NotReadHeaderOnly NotRead = "header-only"
+	// NotReadRemote: a model is remote, and Options.Content (--content) was not given.
+	NotReadRemote NotRead = "remote"
+)
 
 // IsLayout reports whether a note is about how the same model is laid out on disk.
 func (c NoteCode) IsLayout() bool { return strings.HasPrefix(string(c), "layout.") }
@@ -67,7 +88,17 @@ func newNote(n Note) Note {
 	case NoteKeysIgnored:
 		n.Message = fmt.Sprintf("%d metadata keys ignored (--ignore-key/--ignore-volatile)", n.Count)
 	case NoteContentNotCompared:
-		n.Message = "tensor bytes not compared (use --content)"
+		n.Message = "tensor data not compared"
+		switch n.Reason {
+		case NotReadHeaderOnly:
+			n.Message += " (--header-only)"
+		case NotReadRemote:
+			n.Message += " (remote; --content reads it)"
+		}
+	case NoteBytesMissing:
+		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
+	case NoteStoppedEarly:
+		n.Message = "stopped at the first difference that counts: this report is incomplete"
 	case NoteBookkeeping:
 		show := func(v string) string {
 			if v == "" {

@@ -18,6 +18,9 @@ type TextOptions struct {
 	Full bool
 	// Context is the number of unchanged lines kept around each change in a value diff (default 2).
 	Context int
+	// Top is how many of the tensors whose values changed most are listed with their statistics
+	// (default 10); Full lists every one.
+	Top int
 }
 
 // textWriter writes a report; after the first write error it writes nothing and keeps the error.
@@ -64,6 +67,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			t.printf("  %s %-*s  %s\n", row[0], width, row[1], row[2])
 		}
 	}
+	if most := mostChanged(r); len(most) > 0 {
+		t.mostChanged(most)
+	}
 	m := &r.Metadata
 	if len(m.Added)+len(m.Removed)+len(m.Changed) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Bold("metadata"))
@@ -109,7 +115,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
 		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == Changed || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
-			shared = t.groupText(g)
+			shared = t.groupText(g, r.Tolerance != nil)
 		}
 		what := shared
 		if !t.opt.Full {
@@ -135,26 +141,29 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 }
 
 // groupText says what happened to the tensors of a group: their dtype and shape, or what changed.
-func (t *textWriter) groupText(g *Group) string {
+func (t *textWriter) groupText(g *Group, tolerance bool) string {
 	switch g.Kind {
 	case Removed:
 		return t.opt.Palette.Red(g.Tensor)
 	case Added:
 		return t.opt.Palette.Green(g.Tensor)
 	case Renamed:
-		how := "likely: same dtype, shape and size (--content confirms)"
+		how := "likely: same dtype, shape and size (bytes not compared)"
 		if g.Confirmed {
 			how = "same bytes"
 		}
 		return g.Tensor + ", " + t.opt.Palette.Dim(how)
 	}
-	return t.changeText(g.Changes)
+	return t.changeText(g, tolerance)
 }
 
-func (t *textWriter) changeText(fcs []FieldChange) string {
-	parts := make([]string, 0, len(fcs))
-	for _, fc := range fcs {
+// changeText says what changed in the tensors of a group, field by field, and how their values
+// compare (of the group's worst member, named when the group has several).
+func (t *textWriter) changeText(g *Group, tolerance bool) string {
+	parts := make([]string, 0, len(g.Changes)+1)
+	for _, fc := range g.Changes {
 		switch {
+		case fc.Field == "data" && g.Values != nil:
 		case fc.Field == "data" && fc.Old == "":
 			parts = append(parts, "data: bytes differ")
 		case fc.Field == "data":
@@ -167,7 +176,52 @@ func (t *textWriter) changeText(fcs []FieldChange) string {
 			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.opt.Palette.Red(fc.Old), t.opt.Palette.Green(fc.New)))
 		}
 	}
+	if g.Values != nil {
+		v := valuesText(t.opt.Palette, g.Values, tolerance)
+		if g.Count > 1 && !(g.Values.ExactRounding != nil && *g.Values.ExactRounding) {
+			v += " (most changed: " + textfmt.Escape(g.Worst) + ")"
+		}
+		parts = append(parts, v)
+	}
 	return strings.Join(parts, ", ")
+}
+
+// mostChanged writes the tensors whose values changed most, with their statistics: the first Top,
+// or every one with Full.
+func (t *textWriter) mostChanged(most []*Change) {
+	top := t.opt.Top
+	if top <= 0 {
+		top = defaultTop
+	}
+	shown := most
+	if !t.opt.Full && len(most) > top {
+		shown = most[:top]
+	}
+	t.printf("\n%s\n", t.opt.Palette.Bold("most changed")+t.opt.Palette.Dim(" (rel L2 = ‖a−b‖/‖a‖, a the old values)"))
+	rows := make([][]string, len(shown))
+	width := make([]int, 8)
+	for i, c := range shown {
+		rows[i] = append([]string{textfmt.Escape(c.Name)}, statRow(c)...)
+		for k, cell := range rows[i] {
+			width[k] = max(width[k], min(len([]rune(cell)), 64))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for k, cell := range row {
+			if k > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(cell)
+			if k < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", max(width[k]-len([]rune(cell)), 0)))
+			}
+		}
+		t.printf("  %s\n", strings.TrimRight(b.String(), " "))
+	}
+	if len(shown) < len(most) {
+		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more (--full lists them)", len(most)-len(shown))))
+	}
 }
 
 func (t *textWriter) metaChange(c MetaChange, width int) {
@@ -226,22 +280,45 @@ func shortValueText(v string) string {
 	return textfmt.Escape(v)
 }
 
-// Summary is the report's last line: counts per kind, or that the models are identical.
+// Summary is the report's last line: counts per kind, or that the models are identical (or equal
+// within the tolerance); and when tensor data was not compared, that it was not, and why.
 func Summary(r *Report) string {
 	t, m := &r.Tensors, &r.Metadata
-	if r.Identical {
-		what := "identical"
-		if !r.ContentCompared {
-			what = "identical structure and metadata"
+	within := 0
+	for i := range t.Changed {
+		if d := t.Changed[i].Values; d != nil && r.Tolerance != nil && d.WithinTolerance {
+			within++
 		}
+	}
+	notRead := ""
+	if r.TensorsCompared && !r.ContentCompared {
+		notRead = " · tensor data not compared"
+		for _, n := range r.Notes {
+			switch {
+			case n.Code != NoteContentNotCompared:
+			case n.Reason == NotReadHeaderOnly:
+				notRead += " (--header-only)"
+			case n.Reason == NotReadRemote:
+				notRead += " (remote)"
+			}
+		}
+	}
+	if len(r.Categories) == 0 {
 		var scope []string
 		if r.TensorsCompared {
-			scope = append(scope, fmt.Sprintf("%d tensors", t.Unchanged))
+			scope = append(scope, fmt.Sprintf("%d tensors", t.Unchanged+len(t.Changed)))
 		}
 		if r.MetadataCompared {
 			scope = append(scope, fmt.Sprintf("%d metadata keys", m.Unchanged))
 		}
-		return fmt.Sprintf("%s (%s compared)", what, strings.Join(scope, ", "))
+		what := "identical"
+		switch {
+		case !r.Identical:
+			what = fmt.Sprintf("equal within tolerance: %d tensors differ within it", within)
+		case !r.ContentCompared:
+			what = "identical structure and metadata"
+		}
+		return fmt.Sprintf("%s (%s compared)%s", what, strings.Join(scope, ", "), notRead)
 	}
 	count := func(parts ...any) string {
 		var out []string
@@ -257,7 +334,11 @@ func Summary(r *Report) string {
 	}
 	var parts []string
 	if r.TensorsCompared {
-		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), "changed", len(t.Renamed), "renamed", t.Unchanged, "unchanged"))
+		changed := "changed"
+		if within > 0 {
+			changed = fmt.Sprintf("changed (%d within tolerance)", within)
+		}
+		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), changed, len(t.Renamed), "renamed", t.Unchanged, "unchanged"))
 	}
 	if r.MetadataCompared {
 		parts = append(parts, "metadata: "+count(len(m.Removed), "removed", len(m.Added), "added", len(m.Changed), "changed", m.Unchanged, "unchanged"))
@@ -265,7 +346,7 @@ func Summary(r *Report) string {
 	if v := &r.Verdict; v.Changed {
 		parts = append(parts, "verdict: "+v.A.String()+" → "+v.B.String())
 	}
-	return strings.Join(parts, " · ")
+	return strings.Join(parts, " · ") + notRead
 }
 
 // WriteMarkdown writes a report for a pull request comment. Names and values from the files are
@@ -285,7 +366,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			what, name := g.Tensor, markdown.Code(g.Pattern)
 			switch g.Kind {
 			case Changed:
-				what = t.changeText(g.Changes)
+				what = t.changeText(&g, r.Tolerance != nil)
 			case Renamed:
 				name += " → " + markdown.Code(g.To)
 				what = "likely rename (same dtype, shape, size)"
@@ -297,6 +378,18 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				what += fmt.Sprintf(" (%d tensors)", g.Count)
 			}
 			p("| %s | %s | %s |\n", map[ChangeKind]string{Removed: "−", Added: "+", Changed: "~", Renamed: "→"}[g.Kind], name, markdown.Text(what))
+		}
+	}
+	if most := mostChanged(r); len(most) > 0 {
+		p("\n| most changed | rel L2 | max abs diff | at | mean abs diff | cosine | differ | NaN, Inf |\n|---|---|---|---|---|---|---|---|\n")
+		for k, c := range most {
+			if k == defaultTop {
+				p("\n%d more tensors changed (JSON lists every one).\n", len(most)-k)
+				break
+			}
+			d := c.Values
+			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", markdown.Code(c.Name), num(d.RelL2), num(d.MaxAbsDiff),
+				coords(c.Old.Shape, d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
 		}
 	}
 	m := &r.Metadata

@@ -10,18 +10,24 @@ import (
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff"
 )
 
 type diffCmd struct {
-	Content        bool     `help:"Also compare tensor bytes (reads both files; confirms renames)."`
+	HeaderOnly     bool     `help:"Compare headers only (structure and metadata): read no tensor byte."`
+	Content        bool     `help:"Also read the tensor bytes of remote models (local ones are compared by value unless --header-only)."`
+	Atol           float64  `help:"Absolute tolerance: a tensor whose values all have |a−b| ≤ atol + rtol·|b| is equal within tolerance." placeholder:"X"`
+	Rtol           float64  `help:"Relative tolerance (see --atol)." placeholder:"Y"`
+	EqualNaN       bool     `name:"equal-nan" help:"Count NaN as equal to NaN (with --atol/--rtol)."`
+	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, verdict, nan (default: any difference)." placeholder:"LIST" enum:"added,removed,renamed,dtype,shape,data,values,metadata,verdict,nan"`
 	Full           bool     `help:"List every tensor instead of folding alike changes into one line."`
 	IgnoreMetadata bool     `help:"Compare tensors only."`
 	MetadataOnly   bool     `help:"Compare metadata only."`
 	IgnoreKey      []string `help:"Leave out metadata keys matching PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
 	IgnoreVolatile bool     `help:"Leave out keys that change on every training run: session ids, timestamps, commit and weight hashes, __spacer."`
 	Tensor         []string `help:"Compare only tensors whose names match PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
-	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different)."`
+	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different); stops at the first difference."`
 	A              string   `arg:"" name:"A" help:"The old model." type:"string"`
 	B              string   `arg:"" name:"B" help:"The new model." type:"string"`
 }
@@ -49,10 +55,12 @@ func (c *diffCmd) run(o *out) int {
 		o.readFailed(err)
 		return exitTrouble
 	}
+	failOn, _ := diff.ParseCategories(c.FailOn) // kong checked the names
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
-		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, Content: c.Content}
+		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, HeaderOnly: c.HeaderOnly, Content: c.Content, FailOn: failOn,
+		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet}
 	stop := func() {}
-	if c.Content && !c.MetadataOnly {
+	if !c.HeaderOnly && !c.MetadataOnly {
 		opt.Progress, stop = o.bytesProgress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())
 	}
 	r, err := diff.Models(o.ctx, sides[0], sides[1], opt)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff"
 )
 
@@ -31,6 +32,11 @@ func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 		{[]string{"--tensor", "layers.*", "--ignore-key", "ss_*"}, "changed.safetensors", "base.safetensors", diff.Options{Tensors: []string{"layers.*"}, IgnoreKeys: []string{"ss_*"}}},
 		{[]string{"--metadata-only"}, "base.safetensors", "nul-padded.safetensors", diff.Options{MetadataOnly: true}},
 		{nil, "base.safetensors", "reordered.safetensors", diff.Options{}},
+		{[]string{"--header-only"}, "base.safetensors", "changed.safetensors", diff.Options{HeaderOnly: true}},
+		{[]string{"--atol", "0.01", "--fail-on", "shape,dtype,nan"}, "weights.safetensors", "weights-finetuned.safetensors",
+			diff.Options{Tolerance: values.Tolerance{Atol: 0.01}, FailOn: []diff.Category{diff.CategoryShape, diff.CategoryDType, diff.CategoryNaN}}},
+		{[]string{"--rtol", "0.01", "--equal-nan", "--fail-on", "data", "--fail-on", "values"}, "weights.safetensors", "weights-bf16.safetensors",
+			diff.Options{Tolerance: values.Tolerance{Rtol: 0.01, EqualNaN: true}, FailOn: []diff.Category{diff.CategoryData, diff.CategoryValues}}},
 	} {
 		a, b := filepath.Join(dir, c.a), filepath.Join(dir, c.b)
 		oa, err := source.Open(t.Context(), a, source.Options{})

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -158,20 +161,139 @@ func repeatedModel() stfile.File {
 	return f
 }
 
+// weightsModel is a small model with weights as training leaves them: normal(0, 0.02) matrices and a
+// norm near 1, in F32, for the comparisons by value.
+func weightsModel() stfile.File {
+	r := rand.New(rand.NewPCG(7, 8))
+	f := stfile.File{Metadata: []stfile.KV{{Key: "format", Value: "pt"}}}
+	add := func(name string, shape []uint64, mean, sd float64) {
+		data := make([]byte, stfile.ByteLen("F32", shape))
+		for i := 0; i < len(data); i += 4 {
+			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(mean+sd*r.NormFloat64())))
+		}
+		f.Tensors = append(f.Tensors, stfile.Tensor{Name: name, DType: "F32", Shape: shape, Data: data})
+	}
+	add("embed.weight", []uint64{32, 16}, 0, 0.02)
+	for l := range 4 {
+		add(fmt.Sprintf("layers.%d.attn.weight", l), []uint64{16, 16}, 0, 0.02)
+		add(fmt.Sprintf("layers.%d.mlp.weight", l), []uint64{32, 16}, 0, 0.02)
+	}
+	add("norm.weight", []uint64{16}, 1, 0.01)
+	return f
+}
+
+// f32s and setF32s read and write the F32 values of a generated tensor.
+func f32s(t stfile.Tensor) []float32 {
+	v := make([]float32, len(t.Data)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
+	}
+	return v
+}
+
+func setF32s(t *stfile.Tensor, v []float32) {
+	t.Data = make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(x))
+	}
+}
+
+// finetunedModel is weightsModel after a short fine-tune: every MLP nudged by normal(0, 0.001) noise,
+// one attention weight moved by 0.05 at [5, 9], and a NaN in the norm.
+func finetunedModel() stfile.File {
+	f := weightsModel()
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		v := f32s(*t)
+		switch {
+		case strings.HasSuffix(t.Name, "mlp.weight"):
+			for k := range v {
+				v[k] += float32(0.001 * r.NormFloat64())
+			}
+		case t.Name == "layers.2.attn.weight":
+			v[5*16+9] += 0.05
+		case t.Name == "norm.weight":
+			v[3] = float32(math.NaN())
+		}
+		setF32s(t, v)
+	}
+	return f
+}
+
+// bf16Model is weightsModel converted to BF16, rounding to nearest even, except layers.3.mlp.weight,
+// which a careless script truncated.
+func bf16Model() stfile.File {
+	f := weightsModel()
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		v := f32s(*t)
+		t.DType, t.Data = "BF16", make([]byte, 2*len(v))
+		for k, x := range v {
+			b := math.Float32bits(x)
+			if t.Name != "layers.3.mlp.weight" {
+				b += 0x7FFF + (b >> 16 & 1)
+			}
+			binary.LittleEndian.PutUint16(t.Data[2*k:], uint16(b>>16))
+		}
+	}
+	return f
+}
+
+// untrainedLoRA is a kohya LoRA saved before its first step: every lora_up weight is zero, so it
+// changes nothing.
+func untrainedLoRA() stfile.File {
+	f := loraModel()
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		switch n := stfile.ByteLen(t.DType, t.Shape); {
+		case strings.HasSuffix(t.Name, ".lora_up.weight"):
+			t.Data = make([]byte, n)
+		case strings.HasSuffix(t.Name, ".alpha"):
+			t.Data = []byte{0x00, 0x3C} // 1.0
+		default: // normal(0, 0.02), as lora_down starts
+			r := rand.New(rand.NewPCG(11, uint64(i)))
+			t.Data = make([]byte, n)
+			for k := 0; k < len(t.Data); k += 2 {
+				binary.LittleEndian.PutUint16(t.Data[k:], f16(0.02*r.NormFloat64()))
+			}
+		}
+	}
+	return f
+}
+
+// f16 converts a small normal value to F16 (round to nearest, ties away: good enough for fixtures).
+func f16(x float64) uint16 {
+	sign := uint16(0)
+	if x < 0 {
+		sign, x = 0x8000, -x
+	}
+	frac, exp := math.Frexp(x) // x = frac·2^exp, frac in [0.5, 1)
+	e := exp - 1 + 15
+	if e <= 0 {
+		return sign
+	}
+	return sign | uint16(e)<<10 | uint16(math.Round((2*frac-1)*1024))&0x3FF
+}
+
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
 	base := baseModel().Build()
 	return map[string][]byte{
-		"base.safetensors":       base,
-		"changed.safetensors":    changedModel().Build(),
-		"reordered.safetensors":  reorderedModel().Build(),
-		"retitled.safetensors":   retitledModel().Build(),
-		"retrained.safetensors":  retrainedModel().Build(),
-		"hostile.safetensors":    hostileModel().Build(),
-		"lora.safetensors":       loraModel().Build(),
-		"nul-padded.safetensors": baseModel().NulPadded(),
-		"repeated.safetensors":   repeatedModel().Build(),
-		"truncated.safetensors":  base[:len(base)-100],
+		"base.safetensors":              base,
+		"changed.safetensors":           changedModel().Build(),
+		"reordered.safetensors":         reorderedModel().Build(),
+		"retitled.safetensors":          retitledModel().Build(),
+		"retrained.safetensors":         retrainedModel().Build(),
+		"hostile.safetensors":           hostileModel().Build(),
+		"lora.safetensors":              loraModel().Build(),
+		"nul-padded.safetensors":        baseModel().NulPadded(),
+		"repeated.safetensors":          repeatedModel().Build(),
+		"weights.safetensors":           weightsModel().Build(),
+		"weights-finetuned.safetensors": finetunedModel().Build(),
+		"weights-bf16.safetensors":      bf16Model().Build(),
+		"lora-untrained.safetensors":    untrainedLoRA().Build(),
+		"truncated.safetensors":         base[:len(base)-100],
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +
 			"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"),
 	}

@@ -40,8 +40,10 @@ func hostileHeader(t testing.TB, dir, name string, n int, entry func(i int) stri
 // The multiples measured: 3.5 for check, inspect and hash of standard entries (the header itself, an
 // 80-byte record per tensor, a name table), 5 for inspect --json and hash (every tensor listed; the
 // canonical form), 6.5 for 27-byte entries in the array form, 14 for 11-byte invalid entries (each
-// still costs a tensor record while it is read), and 11 for a diff in which every tensor is renamed
-// (the report holds a rename and a group per tensor). The limits leave some room.
+// still costs a tensor record while it is read), and 11 for a diff --header-only in which every tensor
+// is renamed (the report holds a rename and a group per tensor). A diff by value (the default) reads
+// these empty tensors' bytes too: 4 when every tensor pairs by name, 12.5 when every tensor is a
+// rename whose bytes confirm it (the digest in every rename key). The limits leave some room.
 func TestHeaderOnlyMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads headers of 100,000 entries")
@@ -77,9 +79,12 @@ func TestHeaderOnlyMemory(t *testing.T) {
 		{"inspect --json " + array, arrayLen, 12},
 		{"check " + invalid, invalidLen, 16},
 		{"check --json " + invalid, invalidLen, 16},
+		{"diff --header-only " + distinct + " " + distinct, 2 * distinctLen, 4.5},
+		{"diff --header-only " + distinct + " " + other, distinctLen + otherLen, 13},
+		{"diff --header-only --json " + distinct + " " + other, distinctLen + otherLen, 13},
+		{"diff --header-only " + same + " " + distinct, sameLen + distinctLen, 13},
 		{"diff " + distinct + " " + distinct, 2 * distinctLen, 4.5},
 		{"diff " + distinct + " " + other, distinctLen + otherLen, 13},
-		{"diff --json " + distinct + " " + other, distinctLen + otherLen, 13},
 		{"diff " + same + " " + distinct, sameLen + distinctLen, 13},
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // as the command runs: allocated is held

@@ -1,0 +1,114 @@
+package diff
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/values"
+)
+
+// Category is a kind of difference between two models, as Report.Categories and Options.FailOn name
+// them. Categories are stable and safe to match in scripts; the README lists them.
+type Category string
+
+// The categories, in the order Report.Categories lists them.
+const (
+	// CategoryAdded, CategoryRemoved, CategoryRenamed: tensors only on the new side, only on the old
+	// side, or under another name with the same dtype, shape and size (and bytes, when compared).
+	CategoryAdded   Category = "added"
+	CategoryRemoved Category = "removed"
+	CategoryRenamed Category = "renamed"
+	// CategoryDType, CategoryShape: a tensor's dtype or shape changed.
+	CategoryDType Category = "dtype"
+	CategoryShape Category = "shape"
+	// CategoryData: the bytes of a tensor of one dtype and shape differ (or only its byte size changed);
+	// a tensor equal within the tolerance does not count.
+	CategoryData Category = "data"
+	// CategoryValues: a tensor compared by value is not equal within the tolerance (without one: its
+	// values differ), and across dtypes, the new side is not just the rounding of the old one.
+	CategoryValues Category = "values"
+	// CategoryMetadata: a metadata key was added, removed or changed.
+	CategoryMetadata Category = "metadata"
+	// CategoryVerdict: the reference reader's verdict differs.
+	CategoryVerdict Category = "verdict"
+	// CategoryNaN: NaN or Inf appeared in a tensor whose old side had none (of that kind).
+	CategoryNaN Category = "nan"
+)
+
+// Categories lists every category in report order.
+var Categories = []Category{CategoryAdded, CategoryRemoved, CategoryRenamed, CategoryDType, CategoryShape,
+	CategoryData, CategoryValues, CategoryMetadata, CategoryVerdict, CategoryNaN}
+
+// ParseCategories reads a list of category names (as `--fail-on` takes them, e.g. "shape,dtype,nan");
+// an unknown name is an error that lists the known ones.
+func ParseCategories(names []string) ([]Category, error) {
+	out := make([]Category, 0, len(names))
+	for _, n := range names {
+		c := Category(strings.TrimSpace(n))
+		if !known(c) {
+			list := make([]string, len(Categories))
+			for i, k := range Categories {
+				list[i] = string(k)
+			}
+			return nil, fmt.Errorf("unknown category %q (known: %s)", n, strings.Join(list, ", "))
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func known(c Category) bool { return slices.Contains(Categories, c) }
+
+// Fails reports whether category c makes the report's outcome Found under its FailOn (every category
+// when FailOn is empty).
+func (r *Report) Fails(c Category) bool { return failing(r.FailOn, c) }
+
+// failing reports whether category c is one of failOn (any category when failOn is empty).
+func failing(failOn []Category, c Category) bool {
+	return len(failOn) == 0 || slices.Contains(failOn, c)
+}
+
+// changeCategories sets has[c] for each category c a changed tensor counts in (and only those). tolerance is true when a
+// tolerance was given: a tensor equal within it is no difference.
+func changeCategories(c *Change, tolerance bool, has map[Category]bool) {
+	within := c.Values != nil && tolerance && c.Values.WithinTolerance
+	for _, f := range c.Fields {
+		switch f {
+		case "dtype":
+			has[CategoryDType] = true
+		case "shape":
+			has[CategoryShape] = true
+		case "data":
+			if !within {
+				has[CategoryData] = true
+			}
+		}
+	}
+	if len(c.Fields) == 1 && c.Fields[0] == "bytes" {
+		has[CategoryData] = true
+	}
+	if d := c.Values; d != nil && valuesMoved(d, tolerance) {
+		has[CategoryValues] = true
+	}
+	if d := c.Values; d != nil && nanAppeared(d) {
+		has[CategoryNaN] = true
+	}
+}
+
+// valuesMoved reports whether a comparison by value counts as changed values: not equal within the
+// tolerance, and not an exact rounding across dtypes.
+func valuesMoved(d *values.Diff, tolerance bool) bool {
+	switch {
+	case tolerance && d.WithinTolerance:
+		return false
+	case d.ExactRounding != nil && *d.ExactRounding:
+		return false
+	}
+	return d.OutsideTolerance > 0
+}
+
+// nanAppeared reports whether the new side has NaN, or Inf, where the old side has none.
+func nanAppeared(d *values.Diff) bool {
+	return (d.NaNB > 0 && d.NaNA == 0) || (d.InfB > 0 && d.InfA == 0)
+}
