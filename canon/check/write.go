@@ -44,6 +44,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			fmt.Fprintf(b, "%s: %s (%d tensors in %s)\n", name, p.Green("OK"), f.TensorCount, textfmt.Plural(f.Shards, "shard"))
 		case f.Valid && f.Shards > 0:
 			fmt.Fprintf(b, "%s: %s: every shard is valid, but the set is not\n", name, p.Red("INVALID"))
+		case f.Valid && HasError(f.Findings): // what check --values found
+			fmt.Fprintf(b, "%s: %s: strict readers load it, but its values are broken\n", name, p.Red("BAD VALUES"))
 		case f.Valid:
 			fmt.Fprintf(b, "%s: %s (%s, header %s bytes)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"), textfmt.Thousands(f.HeaderLen))
 		case f.ReferenceError != nil:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/inspect"
+	"github.com/stdiff/stdiff/canon/values"
 )
 
 // testdata names fixtures of ../../testdata.
@@ -41,6 +42,16 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, append([]string{"check"}, specs...)...); !bytes.Equal(got, lib.Bytes()) {
+			t.Errorf("CLI\n%s\nlibrary\n%s", got, lib.Bytes())
+		}
+	})
+	t.Run("check --values", func(t *testing.T) {
+		specs := testdata("weights-finetuned.safetensors", "lora-untrained.safetensors", "weights-bf16.safetensors", "truncated.safetensors", "missing.safetensors")
+		var lib bytes.Buffer
+		if err := check.WriteJSON(&lib, check.Run(ctx, specs, check.Options{Values: check.ScanValues(values.Options{})})); err != nil {
+			t.Fatal(err)
+		}
+		if got := cliJSON(t, append([]string{"check", "--values"}, specs...)...); !bytes.Equal(got, lib.Bytes()) {
 			t.Errorf("CLI\n%s\nlibrary\n%s", got, lib.Bytes())
 		}
 	})

@@ -45,23 +45,23 @@ type overviewHelp struct{}
 
 func (overviewHelp) helpEnd() string {
 	return helpText("0 identical / valid / nothing found, 1 different / invalid /\nduplicates found, 2 trouble",
-		"what changed between two models, from their headers", "stdiff old.safetensors new.safetensors",
+		"what changed between two models, and how much the weights moved", "stdiff old.safetensors new.safetensors",
 		"is every file loadable by strict readers?", "stdiff check *.safetensors",
 		"the help of a command", "stdiff help diff")
 }
 
 func (*diffCmd) helpEnd() string {
-	return helpText("0 identical, 1 different (a changed reference verdict counts), 2\ntrouble (usage error, unreadable model, a pattern that matches nothing)",
-		"what changed, from the headers alone", "stdiff old.safetensors new.safetensors",
-		"tensor bytes too, as JSON", "stdiff --content --json ./model hf://org/model@main",
-		"the exit status only, leaving out keys that change on every training run", "stdiff -q --ignore-volatile a.safetensors b.safetensors && echo same")
+	return helpText("0 identical (or equal within --atol/--rtol), 1 different (with\n--fail-on: a category listed occurred), 2 trouble (usage error, unreadable\nmodel, a pattern that matches nothing)",
+		"what changed, and how much the weights moved", "stdiff old.safetensors new.safetensors",
+		"a release gate: fail on a new shape or dtype, or NaN, allow weight updates", "stdiff -q --fail-on shape,dtype,nan old.safetensors new.safetensors",
+		"structure and metadata only (instant), as JSON", "stdiff --header-only --json ./model hf://org/model@main")
 }
 
 func (*checkCmd) helpEnd() string {
 	return helpText("0 every model valid, 1 a model the reference reader rejects, 2\ntrouble (usage error, unreadable model, a repair refused or failed)",
 		"the reference reader's verdict and every defect found", "stdiff check model.safetensors",
 		"repair a NUL-padded header in place", "stdiff check --fix model.safetensors",
-		"a shard set on the Hub, one JSON record per model", "stdiff check --format jsonl hf://org/model")
+		"every tensor's values too: NaN, Inf, untrained (zero) LoRA weights", "stdiff check --values lora.safetensors")
 }
 
 func (*inspectCmd) helpEnd() string {
