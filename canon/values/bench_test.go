@@ -124,3 +124,52 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecode measures Decode, the decoding kernel of each dtype family, on one goroutine; MB/s
+// counts the input bytes.
+func BenchmarkDecode(b *testing.B) {
+	for _, dt := range []canon.DType{"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F4", "I64", "I32", "I16", "U8", "BOOL", "C64"} {
+		b.Run(string(dt), func(b *testing.B) {
+			x, _ := weights(dt, benchElems, 1)
+			dst := make([]float64, blockLen)
+			step := formats[dt].byteLen(blockLen)
+			b.SetBytes(int64(len(x)))
+			clock := startCPU()
+			for b.Loop() {
+				for off := 0; off+step <= len(x); off += step {
+					if _, err := Decode(dt, dst, x[off:off+step]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			clock.report(b, int64(len(x)))
+		})
+	}
+}
+
+// BenchmarkCompareAll measures the whole path of `stdiff A B` on tensors in memory (GOMAXPROCS
+// goroutines): 16 BF16 tensors of 1M elements, all equal (bytes compared only) or all changed (the
+// byte pass stops at the first chunk, then every chunk is compared by value); MB/s counts both sides.
+func BenchmarkCompareAll(b *testing.B) {
+	for _, changed := range []bool{false, true} {
+		name := map[bool]string{false: "equal", true: "changed"}[changed]
+		b.Run(name, func(b *testing.B) {
+			var pairs []Pair
+			var total int64
+			for i := range 16 {
+				x, y := weights("BF16", 4*ChunkElements, uint64(i))
+				if !changed {
+					y = x
+				}
+				pairs = append(pairs, Pair{A: Tensor{DType: "BF16", R: byteReader(x), Len: int64(len(x))}, B: Tensor{DType: "BF16", R: byteReader(y), Len: int64(len(y))}})
+				total += int64(len(x) + len(y))
+			}
+			b.SetBytes(total)
+			for b.Loop() {
+				if err := CompareAll(context.Background(), pairs, Options{}, func(int, Comparison) bool { return true }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
