@@ -334,16 +334,16 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 	return out
 }
 
-// valueVerdict is a byte that says how a comparison by value came out, for group keys: within the
-// tolerance ('t'), an exact rounding across dtypes ('r'), NaN or Inf appeared ('n'), or changed ('v').
+// valueVerdict is a byte that says how a comparison by value came out, for group keys: NaN or Inf
+// appeared ('n'), an exact rounding across dtypes ('r'), within the tolerance ('t'), or changed ('v').
 func valueVerdict(d *values.Diff, tolerance bool) byte {
 	switch {
-	case tolerance && d.WithinTolerance:
-		return 't'
 	case nanAppeared(d):
 		return 'n'
 	case d.ExactRounding != nil && *d.ExactRounding:
 		return 'r'
+	case tolerance && d.WithinTolerance:
+		return 't'
 	}
 	return 'v'
 }

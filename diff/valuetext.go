@@ -83,10 +83,10 @@ func valuesText(p textfmt.Palette, d *values.Diff, tolerance bool) string {
 	stats := fmt.Sprintf("rel L2 %s, max |a−b| %s", num(d.RelL2), num(d.MaxAbsDiff))
 	var parts []string
 	switch rt := roundingText(d); {
-	case tolerance && d.WithinTolerance:
-		parts = append(parts, "equal within tolerance, max |a−b| "+num(d.MaxAbsDiff))
 	case d.ExactRounding != nil && *d.ExactRounding && rt != "":
 		parts = append(parts, rt)
+	case tolerance && d.WithinTolerance:
+		parts = append(parts, "equal within tolerance, max |a−b| "+num(d.MaxAbsDiff))
 	case rt != "":
 		parts = append(parts, rt, stats)
 	default:
