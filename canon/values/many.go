@@ -48,13 +48,16 @@ type Comparison struct {
 // bit for bit, whatever the number of goroutines.
 //
 // Memory: buffers for Options.Workers goroutines, as many as Options.Memory allows (at least one),
-// plus a few hundred bytes per chunk of the tensors being compared. Options.Progress is told of every
+// a few hundred bytes per chunk being compared, and a few dozen bytes per pair. Options.Progress is told of every
 // byte read once: bytes read again by the comparison by value are not counted twice.
 func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int, c Comparison) bool) error {
 	type scanItem struct {
 		pair  int
 		chunk int64 // bytes per chunk
 		n     int64 // bytes
+	}
+	if err := opt.Tolerance.Check(); err != nil {
+		return err
 	}
 	var scan []scanItem
 	var valued []int // pairs compared by value at once (different dtypes)
@@ -159,18 +162,17 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 	// Pass 2: values, pairs in order, each one's chunks merged in order.
 	sort.Ints(valued)
 	counts := make([]int64, len(valued))
-	protos := make([]*PairStats, len(valued))
-	totals := make([]*PairStats, len(valued))
+	totals := make([]*PairStats, len(valued)) // made at a pair's first chunk, dropped at its last
 	widest = 0
 	for k, i := range valued {
 		fa, na, _ := elementsOfPair(pairs[i])
 		fb, _ := lookup(pairs[i].B.DType)
 		counts[k] = na
-		if protos[k], err = NewPairStats(pairs[i].A.DType, pairs[i].B.DType, opt.Tolerance); err != nil {
-			return err
-		}
-		totals[k] = protos[k].empty()
 		widest = max(widest, int64(fa.byteLen(ChunkElements)+fb.byteLen(ChunkElements)))
+	}
+	stats := func(k int) *PairStats {
+		p, _ := NewPairStats(pairs[valued[k]].A.DType, pairs[valued[k]].B.DType, opt.Tolerance) // checked above
+		return p
 	}
 	credit := func(pair int, n int64) { // tell Progress of the bytes pass 1 did not
 		for {
@@ -203,7 +205,7 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 			return nil, err
 		}
 		credit(valued[k], int64(len(a)+len(b)))
-		s := protos[k].empty()
+		s := stats(k)
 		s.buf = w.dec
 		var err error
 		if fa == fb && bytes.Equal(a, b) {
@@ -213,7 +215,15 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		}
 		w.dec, s.buf = s.buf, nil
 		return s, err
-	}, func(k int, s *PairStats) { totals[k].Merge(s) }, func(k int) bool {
+	}, func(k int, s *PairStats) {
+		if totals[k] == nil {
+			totals[k] = stats(k)
+		}
+		totals[k].Merge(s)
+	}, func(k int) bool {
+		if totals[k] == nil { // no element
+			totals[k] = stats(k)
+		}
 		d := totals[k].Result()
 		totals[k] = nil
 		return report(valued[k], Comparison{Diff: &d})

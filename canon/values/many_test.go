@@ -169,6 +169,10 @@ func TestCompareAllErrors(t *testing.T) {
 	if err := CompareAll(ctx, []Pair{{A: Tensor{DType: "Q4_K", R: r, Len: 8}, B: Tensor{DType: "F32", R: r, Len: 8}}}, Options{}, never); !errors.Is(err, ErrDType) {
 		t.Errorf("Q4_K against F32: %v", err)
 	}
+	if err := CompareAll(ctx, []Pair{{A: Tensor{DType: "F32", R: shortReader{}, Len: 8}, B: Tensor{DType: "F32", R: shortReader{}, Len: 8}}},
+		Options{Tolerance: Tolerance{Rtol: -1}}, never); !errors.Is(err, ErrTolerance) {
+		t.Errorf("a negative rtol, refused before reading: %v", err)
+	}
 	short := Tensor{DType: "F32", R: shortReader{n: 100}, Len: 4 * ChunkElements}
 	full := Tensor{DType: "F32", R: byteReader(make([]byte, 4*ChunkElements)), Len: 4 * ChunkElements}
 	for _, p := range []Pair{{A: short, B: full}, {A: full, B: Tensor{DType: "BF16", R: shortReader{n: 100}, Len: 2 * ChunkElements}}} {
