@@ -32,7 +32,7 @@ type Options struct {
 	Fix bool
 	// Values, when set, reads the tensor values of every model that could be read: its statistics go
 	// to File.Tensors and its findings (values-nan, values-inf, …) to File.Findings; an error makes the
-	// file unreadable (File.Err). It is the hook for `check --values`, which stdiff does not have yet.
+	// file unreadable (File.Err). ScanValues makes the one `stdiff check --values` uses.
 	Values func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error)
 }
 

@@ -52,6 +52,14 @@
 // merged in order; the standard deviation merges blocks' squared deviations with Chan's update, never
 // E[x²]−E[x]². On the test tensors the results are within 1e-15 of correctly rounded sums (Python's
 // math.fsum over numpy's values), a little closer than numpy's own pairwise sums. They are bit for bit
-// the same whatever the number of goroutines: CompareTensors and SummarizeTensor always split a tensor
-// into chunks of ChunkElements elements and merge the partial results in chunk order.
+// the same whatever the number of goroutines: CompareTensors, SummarizeTensor, CompareAll and
+// SummarizeAll always split a tensor into chunks of ChunkElements elements and merge the partial
+// results in chunk order.
+//
+// # Many tensors
+//
+// CompareAll compares many pairs of tensors as `stdiff A B` does: first byte by byte (as cmp does), so
+// that equal tensors cost no decoding, then those that differ by value; SummarizeAll summarises many
+// tensors. Both hand chunks of every tensor to a bounded number of goroutines, fewer when their buffers
+// would not fit in Options.Memory, and report each tensor as soon as it is done.
 package values
