@@ -62,8 +62,11 @@ type Card struct {
 	ParamsTotal uint64 `json:"params_total"`
 	// Metadata is `__metadata__` in file order (a JSON object).
 	Metadata Metadata `json:"metadata"`
-	// Info is what the LoRA conventions and the tensors say the model is.
+	// Info is what the LoRA conventions and the tensors say the model is (for GGUF, also what the
+	// general.* keys say: name, author, description, base model, kind and family).
 	Info Info `json:"info"`
+	// GGUF is what a GGUF file's header says in llama.cpp's terms (absent for safetensors).
+	GGUF *GGUF `json:"gguf,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -171,6 +174,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, sidecarFindings = lora.LoadSidecars(ctx, spec)
 	}
 	r := &read{m: m, info: lora.Derive(m, sidecars, spec)}
+	ggufInfo(m, &r.info)
 	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
 	if opt.Verify && m.HeaderParsed && m.Shards == nil && len(r.info.EmbeddedHashes) > 0 {
 		e, _, err := hash.FileHashes(ctx, o.Source, m, false, hash.Options{})
@@ -202,7 +206,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info),
+		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m),
 		Findings: check.Findings(r.findings), FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified}
 	if c.Metadata == nil {
