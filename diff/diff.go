@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 )
 
@@ -76,6 +77,8 @@ type Rename struct {
 type MetaEntry struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	// Type is a GGUF value's type ("uint32", "string", "array", …; absent for safetensors).
+	Type string `json:"type,omitempty"`
 }
 
 // MetaChange is a metadata key whose value differs.
@@ -84,10 +87,17 @@ type MetaChange struct {
 	Old string `json:"old"`
 	New string `json:"new"`
 	// Kind says how the values are shown: "value" (short, old → new), "text" (a line diff), "json" (a line
-	// diff of both values formatted with sorted keys) or "large" (summarised by size and hash).
+	// diff of both values formatted with sorted keys), "large" (summarised by size and hash) or, for
+	// GGUF, "array" (KindArray: summarised, Array says how the elements differ).
 	Kind string `json:"kind"`
 	// Lines is the line diff for kinds text and json.
 	Lines []Line `json:"lines,omitempty"`
+	// OldType and NewType are a GGUF value's type on each side (absent for safetensors): a value
+	// that keeps its text but changes its type (uint32 → uint64) is a change.
+	OldType string `json:"old_type,omitempty"`
+	NewType string `json:"new_type,omitempty"`
+	// Array is how two GGUF arrays differ (kind "array" only).
+	Array *ArrayChange `json:"array,omitempty"`
 }
 
 // Schema names the JSON form of a Report and its version: the first field of every report.
@@ -565,66 +575,94 @@ func similarity(x, y string) int {
 	return p + s
 }
 
+// ignoresKey reports whether opt leaves a metadata key out of the comparison (IgnoreKeys,
+// IgnoreVolatile).
+func (opt Options) ignoresKey(key string) bool {
+	return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(lora.VolatileKeys, key))
+}
+
+// skipsKey reports whether a metadata key is left out of the comparison: ignored, or writer
+// bookkeeping (which notes report instead).
+func (opt Options) skipsKey(key string) bool {
+	return opt.ignoresKey(key) || matchAny(lora.BookkeepingKeys, key)
+}
+
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
-	skip := func(key string) bool {
-		return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(lora.VolatileKeys, key))
-	}
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !skip(k) && (inA != inB || va != vb) {
+		if !opt.ignoresKey(k) && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
-	ignore := skip
-	skip = func(key string) bool { return ignore(key) || matchAny(lora.BookkeepingKeys, key) }
-	inB := make(map[string]string, len(b.Metadata))
-	for _, e := range b.Metadata {
-		inB[e.Key] = e.Value
+	typed := typedMetadata(a, b)
+	var kvsA, kvsB map[string]*gguf.KV
+	if typed {
+		kvsA, kvsB = kvIndex(a), kvIndex(b)
+	}
+	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
+	for i := range b.Metadata {
+		inB[b.Metadata[i].Key] = &b.Metadata[i]
 	}
 	inA := make(map[string]bool, len(a.Metadata))
 	ignored, reformatted := 0, 0
-	for _, e := range a.Metadata {
+	for i := range a.Metadata {
+		e := &a.Metadata[i]
 		inA[e.Key] = true
-		if skip(e.Key) {
-			if ignore(e.Key) {
+		if opt.skipsKey(e.Key) {
+			if opt.ignoresKey(e.Key) {
 				ignored++
 			}
 			continue
 		}
-		nv, ok := inB[e.Key]
+		n, ok := inB[e.Key]
 		switch {
 		case !ok:
-			r.Metadata.Removed = append(r.Metadata.Removed, MetaEntry{e.Key, e.Value})
-		case nv != e.Value && sameJSON(e.Value, nv):
+			r.Metadata.Removed = append(r.Metadata.Removed, entryOf(e))
+		case typed && sameTyped(kvsA[e.Key], kvsB[e.Key], e, n):
+			r.Metadata.Unchanged++
+		case typed:
+			r.Metadata.Changed = append(r.Metadata.Changed, typedChange(kvsA[e.Key], kvsB[e.Key], e, n))
+		case n.Value != e.Value && sameJSON(e.Value, n.Value):
 			r.Metadata.Unchanged++
 			reformatted++
-		case nv != e.Value:
-			r.Metadata.Changed = append(r.Metadata.Changed, changeOf(e.Key, e.Value, nv))
+		case n.Value != e.Value:
+			r.Metadata.Changed = append(r.Metadata.Changed, changeOf(e.Key, e.Value, n.Value))
 		default:
 			r.Metadata.Unchanged++
 		}
 	}
-	for _, e := range b.Metadata {
-		if skip(e.Key) {
-			if !inA[e.Key] && ignore(e.Key) {
+	for i := range b.Metadata {
+		e := &b.Metadata[i]
+		if opt.skipsKey(e.Key) {
+			if !inA[e.Key] && opt.ignoresKey(e.Key) {
 				ignored++
 			}
 			continue
 		}
 		if !inA[e.Key] {
-			r.Metadata.Added = append(r.Metadata.Added, MetaEntry{e.Key, e.Value})
+			r.Metadata.Added = append(r.Metadata.Added, entryOf(e))
 		}
 	}
 	sort.Slice(r.Metadata.Added, func(x, y int) bool { return r.Metadata.Added[x].Key < r.Metadata.Added[y].Key })
 	sort.Slice(r.Metadata.Removed, func(x, y int) bool { return r.Metadata.Removed[x].Key < r.Metadata.Removed[y].Key })
-	sort.Slice(r.Metadata.Changed, func(x, y int) bool { return r.Metadata.Changed[x].Key < r.Metadata.Changed[y].Key })
+	sortChanges(r.Metadata.Changed)
 	if reformatted > 0 {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteReformatted, Count: reformatted}))
 	}
 	if ignored > 0 {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeysIgnored, Count: ignored}))
 	}
+}
+
+// entryOf is a metadata entry as a report lists it.
+func entryOf(e *canon.MetaEntry) MetaEntry {
+	return MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type}
+}
+
+// sortChanges sorts metadata changes by key.
+func sortChanges(cs []MetaChange) {
+	sort.Slice(cs, func(x, y int) bool { return cs[x].Key < cs[y].Key })
 }
 
 // layoutNotes says how two models with equal tensors and metadata still differ on disk. matched pairs

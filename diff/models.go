@@ -15,7 +15,8 @@ import (
 // *canon.ReadError) and patterns of opt that would filter nothing (a *PatternError, see
 // Options.CheckPatterns). With opt.Content (and not MetadataOnly) it reads both models' tensor digests
 // at once, so that the report compares bytes and confirms renames; a failure on one side stops the
-// other. Models leaves a and b open.
+// other. Of two GGUF models it also reads the elements of the arrays that differ (ArrayChange) and the
+// whole of strings longer than gguf.MaxInline. Models leaves a and b open.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
@@ -36,7 +37,11 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 			return nil, err
 		}
 	}
-	return Compare(sides[0], sides[1], opt), nil
+	r := Compare(sides[0], sides[1], opt)
+	if err := ggufDetails(ctx, r, a.Model, b.Model, opt); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // digests reads the tensor digests of a model: in parallel from a local file, which must not change
