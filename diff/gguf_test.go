@@ -187,3 +187,22 @@ func TestGGUFLongStrings(t *testing.T) {
 		t.Errorf("an ignored long string: identical %v, %v", r.Identical, err)
 	}
 }
+
+// TestGGUFUnreadable: a GGUF file whose header is cut off is refused as a GGUF file, not as a
+// safetensors one.
+func TestGGUFUnreadable(t *testing.T) {
+	b := ggufw.File{KVs: []ggufw.KV{{Key: "general.name", Val: ggufw.Str("tiny")}}, NoHeaderPad: true}.Build()
+	path := filepath.Join(t.TempDir(), "cut.gguf")
+	if err := os.WriteFile(path, b[:len(b)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cut, err := source.Open(t.Context(), path, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	_, err = Models(t.Context(), cut, openGGUF(t, "whole.gguf", ggufw.File{}), Options{})
+	if err == nil || !strings.Contains(err.Error(), "not a readable GGUF file: ") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -2,9 +2,7 @@ package diff
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
@@ -21,7 +19,7 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
 		if !o.Model.HeaderParsed {
-			return nil, unreadable(o.Model)
+			return nil, hash.HeaderError(o.Model)
 		}
 	}
 	if err := opt.CheckPatterns(a.Model, b.Model); err != nil {
@@ -56,15 +54,4 @@ func digests(ctx context.Context, o *source.Opened, progress func(int64)) ([][32
 		return nil, err
 	}
 	return d, o.Unchanged()
-}
-
-// unreadable is the error of a model whose header could not be read at all (a Git LFS pointer, an
-// HTML page, a download cut short): its first error finding says why.
-func unreadable(m *canon.Model) error {
-	for _, f := range m.Findings {
-		if f.Severity == canon.SevError {
-			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %s", f.Message), Hint: f.Hint}
-		}
-	}
-	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %v", m.RefErr)}
 }

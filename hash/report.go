@@ -181,14 +181,19 @@ func Digests(ctx context.Context, opened *source.Opened, opt Options) ([][32]byt
 }
 
 // HeaderError explains why a model's header could not be read at all (m.HeaderParsed false), from its
-// first error finding: a *canon.ReadError with the finding's hint.
+// first error finding: a *canon.ReadError with the finding's hint, saying which format the file is
+// not a readable file of (safetensors, GGUF).
 func HeaderError(m *canon.Model) error {
+	what := "not a readable safetensors file"
+	if m.Format == canon.FormatGGUF {
+		what = "not a readable GGUF file"
+	}
 	for _, f := range m.Findings {
 		if f.Severity == canon.SevError {
-			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %s", f.Message), Hint: f.Hint}
+			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %s", what, f.Message), Hint: f.Hint}
 		}
 	}
-	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %v", m.RefErr)}
+	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %v", what, m.RefErr)}
 }
 
 // errNoAutoV1 is why a file under AutoV1MinSize bytes has no AutoV1.

@@ -38,7 +38,7 @@ func helpText(exits string, examples ...string) string {
 	for i := 0; i+1 < len(examples); i += 2 {
 		b.WriteString("  # " + examples[i] + "\n  " + examples[i+1] + "\n")
 	}
-	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a file, a shard set (index, folder or any shard), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a safetensors or GGUF file, a shard set (index, folder or any\nshard), an http(s) URL or hf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
 }
 
 type overviewHelp struct{}
@@ -54,6 +54,7 @@ func (*diffCmd) helpEnd() string {
 	return helpText("0 identical, 1 different (a changed reference verdict counts), 2\ntrouble (usage error, unreadable model, a pattern that matches nothing)",
 		"what changed, from the headers alone", "stdiff old.safetensors new.safetensors",
 		"tensor bytes too, as JSON", "stdiff --content --json ./model hf://org/model@main",
+		"what requantising a GGUF model changed: tensor types, metadata, tokens", "stdiff model-Q4_K_M.gguf model-Q6_K.gguf",
 		"the exit status only, leaving out keys that change on every training run", "stdiff -q --ignore-volatile a.safetensors b.safetensors && echo same")
 }
 
@@ -68,6 +69,7 @@ func (*inspectCmd) helpEnd() string {
 	return helpText("0 fine, 1 a model the reference reader rejects, 2 trouble (usage\nerror, unreadable model)",
 		"what a model is: name, triggers, base model, kind, rank, metadata", "stdiff inspect lora.safetensors",
 		"a folder as a table, one row per model", "stdiff inspect --short ~/loras",
+		"a GGUF model: quantisation mix, hyperparameters, tokenizer, chat template", "stdiff inspect model-Q4_K_M.gguf",
 		"every tensor and every metadata value, whole", "stdiff inspect --full model.safetensors")
 }
 
@@ -82,5 +84,6 @@ func (*dupesCmd) helpEnd() string {
 	return helpText("0 no duplicates, 1 duplicates found, 2 trouble (usage error,\nunreadable path)",
 		"duplicates under a folder, including copies with edited metadata", "stdiff dupes ~/loras",
 		"also models of the same architecture", "stdiff dupes --level structure ~/loras",
+		"copies among ollama's models and downloaded GGUF files", "stdiff dupes ~/.ollama/models/blobs ~/Downloads",
 		"as JSON, without the cache of content IDs", "stdiff dupes --json --no-cache ~/loras ~/models")
 }
