@@ -31,6 +31,8 @@ func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 		{[]string{"--tensor", "layers.*", "--ignore-key", "ss_*"}, "changed.safetensors", "base.safetensors", diff.Options{Tensors: []string{"layers.*"}, IgnoreKeys: []string{"ss_*"}}},
 		{[]string{"--metadata-only"}, "base.safetensors", "nul-padded.safetensors", diff.Options{MetadataOnly: true}},
 		{nil, "base.safetensors", "reordered.safetensors", diff.Options{}},
+		{nil, "llama.gguf", "requant.gguf", diff.Options{}},
+		{[]string{"--content"}, "requant.gguf", "llama.gguf", diff.Options{Content: true}},
 	} {
 		a, b := filepath.Join(dir, c.a), filepath.Join(dir, c.b)
 		oa, err := source.Open(t.Context(), a, source.Options{})
