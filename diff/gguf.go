@@ -141,15 +141,15 @@ func ggufDetails(ctx context.Context, r *Report, a, b *canon.Model, opt Options)
 		if c.Array == nil {
 			continue
 		}
-		if err := compareElements(ctx, c.Array, kvsA[c.Key].Value.Array, kvsB[c.Key].Value.Array); err != nil {
-			return readErr(a, b, err)
+		if err := compareElements(ctx, c.Array, a, b, kvsA[c.Key].Value.Array, kvsB[c.Key].Value.Array); err != nil {
+			return err
 		}
 	}
 	return longStrings(r, a, b, kvsA, kvsB, opt)
 }
 
-// compareElements counts how the elements of two arrays differ, index by index.
-func compareElements(ctx context.Context, c *ArrayChange, x, y *gguf.Array) error {
+// compareElements counts how the elements of two arrays differ, index by index: x of model a, y of b.
+func compareElements(ctx context.Context, c *ArrayChange, a, b *canon.Model, x, y *gguf.Array) error {
 	if x.ElemType != y.ElemType || x.Size > MaxArrayCompare || y.Size > MaxArrayCompare {
 		return nil
 	}
@@ -158,7 +158,7 @@ func compareElements(ctx context.Context, c *ArrayChange, x, y *gguf.Array) erro
 		old = append(old, elementText(v))
 		return checkEvery(ctx, i)
 	}); err != nil {
-		return err
+		return readErr(a, err)
 	}
 	example := func(kind ChangeKind, n *uint64, e ElementChange) {
 		*n++
@@ -182,7 +182,7 @@ func compareElements(ctx context.Context, c *ArrayChange, x, y *gguf.Array) erro
 		return checkEvery(ctx, i)
 	})
 	if err != nil {
-		return err
+		return readErr(b, err)
 	}
 	for i := y.Len; i < uint64(len(old)); i++ {
 		example(Removed, &c.Removed, ElementChange{Index: i, Old: &old[i]})
@@ -223,11 +223,11 @@ func longStrings(r *Report, a, b *canon.Model, kvsA, kvsB map[string]*gguf.KV, o
 		}
 		x, err := a.GGUF.FullString(kx.Value)
 		if err != nil {
-			return readErr(a, b, err)
+			return readErr(a, err)
 		}
 		y, err := b.GGUF.FullString(ky.Value)
 		if err != nil {
-			return readErr(a, b, err)
+			return readErr(b, err)
 		}
 		c := typedChange(kx, ky, &canon.MetaEntry{Key: key, Value: x, Type: "string"}, &canon.MetaEntry{Key: key, Value: y, Type: "string"})
 		if k, ok := changed[key]; ok {
@@ -253,13 +253,14 @@ func longStrings(r *Report, a, b *canon.Model, kvsA, kvsB map[string]*gguf.KV, o
 	return nil
 }
 
-// readErr is a failure to read a model's metadata for the comparison, as a *canon.ReadError.
-func readErr(a, b *canon.Model, err error) error {
+// readErr is a failure to read model m's metadata for the comparison, as a *canon.ReadError (the
+// context's own error stays as it is).
+func readErr(m *canon.Model, err error) error {
 	var re *canon.ReadError
 	if errors.As(err, &re) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return &canon.ReadError{Name: a.Name + " or " + b.Name, Op: "read", Err: err}
+	return &canon.ReadError{Name: m.Name, Op: "read", Err: err}
 }
 
 // typedValues are a changed value's two sides as one line each, with their types when the type

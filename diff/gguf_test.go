@@ -2,11 +2,13 @@ package diff
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/source"
@@ -204,5 +206,20 @@ func TestGGUFUnreadable(t *testing.T) {
 	_, err = Models(t.Context(), cut, openGGUF(t, "whole.gguf", ggufw.File{}), Options{})
 	if err == nil || !strings.Contains(err.Error(), "not a readable GGUF file: ") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestGGUFElementsUnreadable: when the elements of a changed array cannot be read (the model's source
+// is gone), Models fails with a read error naming that model, not with a half-made report.
+func TestGGUFElementsUnreadable(t *testing.T) {
+	f := func(tokens ...string) ggufw.File {
+		return ggufw.File{KVs: []ggufw.KV{{Key: "tokenizer.ggml.tokens", Val: ggufw.Strs(tokens...)}}}
+	}
+	a, b := openGGUF(t, "a.gguf", f("a", "b")), openGGUF(t, "b.gguf", f("a", "c"))
+	b.Close()
+	r, err := Models(t.Context(), a, b, Options{MetadataOnly: true})
+	var re *canon.ReadError
+	if !errors.As(err, &re) || re.Name != b.Model.Name || r != nil {
+		t.Errorf("report %v, error %v", r, err)
 	}
 }
