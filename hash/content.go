@@ -32,6 +32,9 @@ type Options struct {
 	Canonical bool
 	// Source tunes how Run and Verify open models (the Hub's endpoint and token, HTTP limits).
 	Source source.Options
+	// BareKind is what Verify takes a manifest's bare hash lines (`<hex>  <path>`, as sha256sum and
+	// b3sum write them) for: BareSHA256 (the default, also for "") or BareBLAKE3.
+	BareKind string
 }
 
 // TensorDigests returns the BLAKE3-256 of every tensor's bytes, in m.Tensors order. Tensors are hashed

@@ -63,7 +63,7 @@ type File struct {
 func Run(ctx context.Context, specs []string, opt Options) *Report {
 	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
 	for _, spec := range specs {
-		r.Files = append(r.Files, hashFile(ctx, spec, opt))
+		r.Files = append(r.Files, hashFile(ctx, spec, opt, false))
 	}
 	return r
 }
@@ -84,9 +84,14 @@ func (r *Report) Outcome() canon.Outcome {
 	return o
 }
 
-// hashFile computes what opt asks for one model (see Run).
-func hashFile(ctx context.Context, spec string, opt Options) File {
-	opened, err := source.Open(ctx, spec, opt.Source)
+// hashFile computes what opt asks for one model (see Run); single opens spec as the one file it
+// names (source.OpenOne), never as a shard set.
+func hashFile(ctx context.Context, spec string, opt Options, single bool) File {
+	open := source.Open
+	if single {
+		open = source.OpenOne
+	}
+	opened, err := open(ctx, spec, opt.Source)
 	if err != nil {
 		return File{Path: spec, Err: err}
 	}

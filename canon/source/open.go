@@ -187,6 +187,32 @@ func OpenFileModel(ctx context.Context, path string) (*Opened, error) {
 	return openSingle(src, false)
 }
 
+// OpenOne opens the one file spec names, a local path or a URL (http(s), or hf://ORG/REPO[@REV]/PATH),
+// as a model of its own: a shard is read without its set, and an index as the file it is (which holds
+// no model: its Model says so in its findings). Whole-file hashes are made of such files. Errors are
+// *canon.ReadError values.
+func OpenOne(ctx context.Context, spec string, opt Options) (*Opened, error) {
+	if !IsRemote(spec) {
+		return OpenFileModel(ctx, spec)
+	}
+	target, httpOpt := spec, opt.HTTP
+	if strings.HasPrefix(spec, "hf://") {
+		fileURL, _, err := ResolveHF(opt.endpoint(), spec)
+		if err == nil && fileURL == "" {
+			err = errors.New("names a repository, not one file")
+		}
+		if err != nil {
+			return nil, &canon.ReadError{Name: spec, Err: err}
+		}
+		target, httpOpt.Token, httpOpt.TokenOrigin = fileURL, opt.Token, opt.endpoint()
+	}
+	src, err := OpenHTTP(ctx, target, httpOpt)
+	if err != nil {
+		return nil, err
+	}
+	return openSingle(src, true)
+}
+
 // openSingle reads the header of one opened source; on failure it closes the source.
 func openSingle(src interface {
 	canon.Source

@@ -75,7 +75,7 @@ func (*hashCmd) helpEnd() string {
 	return helpText("0 every ID computed (with --check: every file matches), 1 a model\nthe reference reader rejects or a file that does not match, 2 trouble",
 		"structure IDs, from the headers", "stdiff hash *.safetensors",
 		"a manifest with every hash, then verify it", "stdiff hash --all *.safetensors > SUMS && stdiff hash --check SUMS",
-		"content IDs of a model on the Hub", "stdiff hash --content hf://org/model")
+		"verify what sha256sum or b3sum wrote", "stdiff hash --check SHA256SUMS; stdiff hash --kind blake3 --check B3SUMS")
 }
 
 func (*dupesCmd) helpEnd() string {
