@@ -136,4 +136,5 @@ const (
 	CodeSplitNumber        = "split-number"
 	CodeSplitCount         = "split-count"
 	CodeSplitTensorCount   = "split-tensor-count"
+	CodeMissingShards      = "missing-shards"
 )

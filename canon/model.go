@@ -35,6 +35,11 @@ type Tensor struct {
 	HeaderOffset int64
 }
 
+// NameOnly reports whether only the tensor's name is known: it comes from the weight map of an index
+// whose shard is missing (see ReadSet). Its DType is "" (no file's tensor has that), its Shape nil, and
+// it claims no bytes.
+func (t *Tensor) NameOnly() bool { return t.DType == "" }
+
 // Len is the number of data bytes the entry claims (End-Begin, or 0 when reversed).
 func (t *Tensor) Len() uint64 {
 	if t.End < t.Begin {
@@ -137,6 +142,9 @@ type Model struct {
 	// Shards describe the files of a sharded model (nil for one file). Tensor offsets are then in the
 	// space of the set's SetSource, whose data starts at 0.
 	Shards []ShardInfo
+	// Index is the index a shard set was read with (nil for one file, or a set read by its shards'
+	// names): its weight map says which shard holds each tensor.
+	Index *Index
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	// It is nil for GGUF, whose header is read through a bounded buffer and never held whole.
 	RawHeader []byte
@@ -215,11 +223,15 @@ type ParamCount struct {
 
 // Params counts elements and bytes per dtype, in order of first appearance, plus a total (DType "").
 // Sub-byte dtypes are counted by element, so F4 weights count 2 per byte, and so are ggml's block
-// types: a Q4_K tensor of 256 elements counts 256 parameters in its 144 bytes.
+// types: a Q4_K tensor of 256 elements counts 256 parameters in its 144 bytes. Tensors known by name
+// only (Tensor.NameOnly) are not counted.
 func (m *Model) Params() (per []ParamCount, total ParamCount) {
 	idx := map[DType]int{}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
+		if t.NameOnly() {
+			continue
+		}
 		k, ok := idx[t.DType]
 		if !ok {
 			k = len(per)

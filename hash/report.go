@@ -68,8 +68,8 @@ func Run(ctx context.Context, specs []string, opt Options) *Report {
 	return r
 }
 
-// Outcome is Trouble when a model could not be read, else Found when one is invalid or lacks a content
-// ID asked for, else Clean.
+// Outcome is Trouble when a model could not be read, else Found when one is invalid or lacks an ID
+// asked for (a shard set with shards missing has none), else Clean.
 func (r *Report) Outcome() canon.Outcome {
 	o := canon.Clean
 	for i := range r.Files {
@@ -77,7 +77,7 @@ func (r *Report) Outcome() canon.Outcome {
 		switch {
 		case f.Err != nil:
 			o = canon.Trouble
-		case !f.Valid || f.ContentErr != nil:
+		case !f.Valid || f.HeaderErr != nil || f.ContentErr != nil:
 			o = max(o, canon.Found)
 		}
 	}
@@ -120,15 +120,17 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 		f.Size, f.MTime = fs.Size(), st.ModTime().UTC()
 	}
 	f.Valid, f.RefErr = m.Valid(), m.RefErr
-	if m.HeaderParsed {
-		f.StructureID = Hex(StructureID(m))
-		if content {
-			f.ContentErr = CheckRanges(src, m)
-		}
-	} else {
+	switch {
+	case !m.HeaderParsed:
 		f.HeaderErr = HeaderError(m)
-		if content {
-			f.ContentErr = f.HeaderErr
+	case m.MissingShards() != nil:
+		f.HeaderErr = missingShardsError(m)
+	default:
+		f.StructureID = Hex(StructureID(m))
+	}
+	if content {
+		if f.ContentErr = f.HeaderErr; f.ContentErr == nil {
+			f.ContentErr = CheckRanges(src, m)
 		}
 	}
 	digests := content && f.ContentErr == nil
@@ -165,7 +167,7 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	switch {
 	case canonical && content && digests:
 		f.Canonical = canon.CanonicalContent(m, d)
-	case canonical && !content && m.HeaderParsed:
+	case canonical && !content && f.StructureID != "":
 		f.Canonical = canon.Canonical(m)
 	}
 	return nil

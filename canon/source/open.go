@@ -109,11 +109,11 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openLocalSet(spec, idx, nil)
+		return openLocalSet(spec, idx, nil, false)
 	}
 	base := filepath.Base(spec)
 	if strings.HasSuffix(base, ".index.json") {
-		return openLocalSet(spec, spec, nil)
+		return openLocalSet(spec, spec, nil, false)
 	}
 	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
 		idx := filepath.Join(filepath.Dir(spec), prefix+".safetensors.index.json")
@@ -135,7 +135,7 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 // openLocalShard opens the set of the shard spec (by its index idxPath, or else the names); when not all
 // of the set is here it reads the one file, and says so.
 func openLocalShard(ctx context.Context, spec, idxPath string, names []string) (*Opened, error) {
-	o, err := openLocalSet(spec, idxPath, names)
+	o, err := openLocalSet(spec, idxPath, names, true)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return o, err
 	}
@@ -248,8 +248,10 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names.
-func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
+// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names. With
+// an index, shards that are not there leave a model known in part (see canon.ReadSet), unless whole
+// is set: then a missing shard is an error.
+func openLocalSet(name, idxPath string, names []string, whole bool) (*Opened, error) {
 	dir := filepath.Dir(name)
 	var idx *canon.Index
 	if idxPath != "" {
@@ -277,7 +279,7 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard(setName),
+				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard{setName, !whole},
 					Hint: "every shard the index names must be there: download the whole set"}
 			}
 			return nil, err
@@ -293,11 +295,18 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	return o, nil
 }
 
-// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist.
-type missingShard string
+// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist, and a
+// canon.ErrMissingShard when the set may be read without it.
+type missingShard struct {
+	set     string
+	partial bool
+}
 
-func (e missingShard) Error() string { return "missing shard of " + string(e) }
+func (e missingShard) Error() string { return "missing shard of " + e.set }
 func (e missingShard) Unwrap() error { return fs.ErrNotExist }
+func (e missingShard) Is(target error) bool {
+	return e.partial && target == canon.ErrMissingShard
+}
 
 // openRemote opens an http(s) URL or an hf:// address.
 func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) {
@@ -336,8 +345,13 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	dirURL := func() *url.URL { d := *u; d.Path = path.Dir(u.Path); d.RawPath = ""; return &d }
 	shardURL := func(shard string) string { return dirURL().JoinPath(shard).String() }
 	o := &Opened{Remote: true}
+	partial := strings.HasSuffix(base, ".index.json") // a shard named stands for the whole set
 	openShard := func(shard string) (canon.Source, error) {
 		src, err := OpenHTTP(ctx, shardURL(shard), opt)
+		var he *HTTPError
+		if err != nil && partial && errors.As(err, &he) && he.Status == http.StatusNotFound {
+			return nil, absent{err}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -384,6 +398,12 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	}
 	return o, err
 }
+
+// absent is the error of a remote shard the server does not have, in a set that may be read without it.
+type absent struct{ error }
+
+func (e absent) Unwrap() error        { return e.error }
+func (e absent) Is(target error) bool { return target == canon.ErrMissingShard }
 
 // fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).
 func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*canon.Index, error) {
