@@ -137,4 +137,6 @@ const (
 	CodeSplitCount         = "split-count"
 	CodeSplitTensorCount   = "split-tensor-count"
 	CodeMissingShards      = "missing-shards"
+	CodePipeline           = "diffusers-pipeline"
+	CodePipelineComponent  = "pipeline-component-skipped"
 )

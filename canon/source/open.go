@@ -19,10 +19,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // DefaultEndpoint is where hf:// addresses point when Options.Endpoint is empty: the public Hub.
@@ -72,10 +74,15 @@ func (o *Opened) Close() error {
 // sources check this on every response instead.
 func (o *Opened) Unchanged() error {
 	for _, c := range o.closers {
-		if f, ok := c.(*FileSource); ok {
-			if err := f.Unchanged(); err != nil {
-				return err
-			}
+		var err error
+		switch c := c.(type) {
+		case *FileSource:
+			err = c.Unchanged()
+		case *Opened: // a component of a pipeline
+			err = c.Unchanged()
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -104,6 +111,9 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err != nil {
 		return nil, canon.PathError("stat", spec, err)
 	}
+	if st.IsDir() && fileExists(filepath.Join(spec, PipelineFile)) {
+		return openPipeline(ctx, spec, localRepo{ctx, spec}, 1)
+	}
 	if st.IsDir() {
 		idx, err := findIndex(spec)
 		if err != nil {
@@ -112,6 +122,9 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		return openLocalSet(spec, idx, nil, false)
 	}
 	base := filepath.Base(spec)
+	if base == PipelineFile {
+		return openPipeline(ctx, filepath.Dir(spec), localRepo{ctx, filepath.Dir(spec)}, 1)
+	}
 	if strings.HasSuffix(base, ".index.json") {
 		return openLocalSet(spec, spec, nil, false)
 	}
@@ -310,30 +323,91 @@ func (e missingShard) Is(target error) bool {
 
 // openRemote opens an http(s) URL or an hf:// address.
 func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) {
-	httpOpt := opt.HTTP
-	target := spec
-	if strings.HasPrefix(spec, "hf://") {
-		fileURL, base, err := ResolveHF(opt.endpoint(), spec)
-		if err != nil {
-			return nil, &canon.ReadError{Name: spec, Err: err}
-		}
-		httpOpt.Token, httpOpt.TokenOrigin = opt.Token, opt.endpoint()
-		if fileURL == "" {
-			// A repository: model.safetensors, else its index, as the Hub's clients look.
-			o, err := openRemoteURL(ctx, base+"/model.safetensors", httpOpt)
-			var he *HTTPError
-			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				o, err = openRemoteURL(ctx, base+"/model.safetensors.index.json", httpOpt)
-			}
-			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json"),
-					Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
-			}
-			return o, err
-		}
-		target = fileURL
+	if !strings.HasPrefix(spec, "hf://") {
+		return openRemoteURL(ctx, spec, opt.HTTP)
 	}
-	return openRemoteURL(ctx, target, httpOpt)
+	a, err := parseHF(spec)
+	if err != nil {
+		return nil, &canon.ReadError{Name: spec, Err: err}
+	}
+	httpOpt := opt.HTTP
+	httpOpt.Token, httpOpt.TokenOrigin = opt.Token, opt.endpoint()
+	if a.path != "" {
+		return openRemoteURL(ctx, a.resolve(opt.endpoint())+"/"+escapePath(a.path), httpOpt)
+	}
+	return openRepo(ctx, spec, a, opt.endpoint(), httpOpt)
+}
+
+// openRepo opens the model of a repository on the Hub, named without a path: model.safetensors, as
+// the Hub's clients look first; else, from the list of its files (the tree API), its
+// model.safetensors.index.json, its diffusers pipeline (model_index.json), or its only model. A
+// repository or revision the Hub does not have is said so.
+func openRepo(ctx context.Context, spec string, a hfAddr, endpoint string, opt HTTPOptions) (*Opened, error) {
+	withheld, base := withheldToken(opt), a.resolve(endpoint)
+	o, err := openRemoteURL(ctx, base+"/model.safetensors", opt)
+	if hubMissing(a, err) != "" {
+		return nil, hubError(spec, a, err, withheld)
+	}
+	if err == nil || !notFound(err) {
+		return o, err
+	}
+	files, err := listHub(ctx, a, endpoint, opt)
+	switch {
+	case hubMissing(a, err) != "":
+		return nil, hubError(spec, a, err, withheld)
+	case err != nil && notFound(err): // an endpoint without the tree API: look for the index, as clients did before it
+		o, err := openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
+		if err != nil && notFound(err) {
+			return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json, and the endpoint lists no files"),
+				Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
+		}
+		return o, err
+	case err != nil:
+		var he *HTTPError
+		hint := ""
+		if errors.As(err, &he) {
+			hint = httpHint(he, withheld)
+		}
+		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("listing its files: %w", netError(ctx, err, opt.Timeout)), Hint: hint}
+	}
+	return openListed(ctx, spec, base, files, opt)
+}
+
+// openListed opens the model of a repository from the list of its files (see openRepo).
+func openListed(ctx context.Context, spec, base string, files []string, opt HTTPOptions) (*Opened, error) {
+	switch {
+	case slices.Contains(files, "model.safetensors.index.json"):
+		return openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
+	case slices.Contains(files, PipelineFile):
+		return openPipeline(ctx, spec, &hubRepo{ctx: ctx, base: base, files: files, opt: opt}, 4)
+	}
+	models := modelsAmong(files)
+	switch len(models) {
+	case 1:
+		return openRemoteURL(ctx, base+"/"+escapePath(models[0]), opt)
+	case 0:
+		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("the repository has no .safetensors or .gguf file (%s)", listSome(files, 8, "file")),
+			Hint: "stdiff reads .safetensors and .gguf files"}
+	}
+	return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("the repository holds %d models, and no model.safetensors: %s", len(models), listSome(models, 8, "more")),
+		Hint: "name one: " + strings.TrimSuffix(spec, "/") + "/" + models[0]}
+}
+
+// listSome lists the first n names, escaped, and how many more there are ("… and 3 more"); "no
+// <word>s" for none.
+func listSome(names []string, n int, word string) string {
+	if len(names) == 0 {
+		return "no " + word + "s"
+	}
+	shown := make([]string, 0, n)
+	for _, s := range names[:min(n, len(names))] {
+		shown = append(shown, textfmt.Escape(s))
+	}
+	out := strings.Join(shown, ", ")
+	if len(names) > n {
+		out += fmt.Sprintf(", … and %d more", len(names)-n)
+	}
+	return out
 }
 
 func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened, error) {

@@ -38,7 +38,7 @@ func helpText(exits string, examples ...string) string {
 	for i := 0; i+1 < len(examples); i += 2 {
 		b.WriteString("  # " + examples[i] + "\n  " + examples[i+1] + "\n")
 	}
-	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a file, a shard set (index, folder or any shard), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a file, a shard set (index, folder or any shard), a diffusers pipeline\n(its folder), an http(s) URL or hf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
 }
 
 type overviewHelp struct{}
