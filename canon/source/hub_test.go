@@ -209,3 +209,48 @@ func hintOf(err error) string {
 	}
 	return ""
 }
+
+// TestLocalPipelineEdges: a component whose weights are several variants and none without is not
+// read (a warning says so and how to name one); a pipeline without .safetensors weights, or with a
+// component name that is not a folder beside it, is an error.
+func TestLocalPipelineEdges(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"model_index.json": []byte(`{"_class_name": "P", "unet": ["diffusers", "U"], "vae": ["diffusers", "V"]}`),
+		"unet/diffusion_pytorch_model.fp16.safetensors":    modelOf(1, 4, "a"),
+		"unet/diffusion_pytorch_model.non_ema.safetensors": modelOf(1, 4, "a"),
+		"vae/diffusion_pytorch_model.fp16.safetensors":     modelOf(2, 4, "b"), // the only one: read
+	})
+	o, err := source.Open(t.Context(), dir, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	if len(o.Model.Tensors) != 1 || o.Model.Tensors[0].Name != "vae/b" {
+		t.Errorf("tensors %+v", o.Model.Tensors)
+	}
+	var warned bool
+	for _, f := range o.Model.Findings {
+		warned = warned || (f.Code == canon.CodePipelineComponent && f.Severity == canon.SevWarning &&
+			f.Message == "unet has several weight files and none saved without a variant (diffusion_pytorch_model.fp16.safetensors, diffusion_pytorch_model.non_ema.safetensors): not read")
+	}
+	if !warned {
+		t.Errorf("findings %+v", o.Model.Findings)
+	}
+	for index, want := range map[string]string{
+		`{"_class_name": "P", "unet": ["diffusers", "U"]}`:  "is a diffusers pipeline (P) without .safetensors weights",
+		`{"_class_name": "P", "..": ["diffusers", "U"]}`:    `component name ".." is not a folder beside the file`,
+		`{"_class_name": "P", "a/b": ["diffusers", "U"]}`:   `component name "a/b" is not a folder beside the file`,
+		`["not", "an", "object"]`:                           "not a diffusers model_index.json",
+		`{"_class_name": "P", "unet": ["diffusers", null]}`: "is a diffusers pipeline (P) without .safetensors weights",
+	} {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string][]byte{"model_index.json": []byte(index), "unet/model.safetensors.bin": []byte("x")})
+		if o, err := source.Open(t.Context(), dir, source.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", index, err, want)
+			if err == nil {
+				o.Close()
+			}
+		}
+	}
+}
