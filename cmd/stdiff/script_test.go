@@ -54,7 +54,9 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			env.Setenv("NO_COLOR", "1")
-			return nil
+			repo, err := filepath.Abs(filepath.Join("..", ".."))
+			env.Setenv("REPO", repo) // the project's root: scripts run files it holds (the GitHub action's)
+			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// mkfifo NAME
