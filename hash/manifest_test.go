@@ -191,3 +191,23 @@ func TestVerifyWithTheTools(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseManifest: a sha256sum manifest of 100,000 files (a large collection's), bare lines
+// with every tenth name escaped.
+func BenchmarkParseManifest(b *testing.B) {
+	var m strings.Builder
+	for i := range 100_000 {
+		if i%10 == 0 {
+			m.WriteString(`\` + sha256OfX + `  dir\\model-` + strings.Repeat("x", i%7) + ".safetensors\n")
+		} else {
+			m.WriteString(sha256OfX + "  dir/model-" + strings.Repeat("x", i%7) + ".safetensors\n")
+		}
+	}
+	text := m.String()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := ParseManifest(strings.NewReader(text)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

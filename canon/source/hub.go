@@ -60,7 +60,7 @@ func listHub(ctx context.Context, a hfAddr, endpoint string, opt HTTPOptions) ([
 
 // listPage fetches one page of a listing: its entries and its Link header.
 func listPage(ctx context.Context, client *http.Client, pageURL string, opt HTTPOptions) (entries []struct{ Type, Path string }, link string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, opt.readLimit(maxListPage))
+	ctx, cancel := context.WithTimeout(ctx, opt.readLimit(1<<20)) // a page is a few hundred KiB
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pageURL, nil)
 	if err != nil {

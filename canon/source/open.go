@@ -1,8 +1,9 @@
 // Package source opens models by name: a local file (safetensors or GGUF), a shard set (its index, the
-// folder holding it, or any of its shards; any file of a split GGUF model), an http(s) URL, or an
-// hf://ORG/REPO[@REVISION][/PATH] address on the Hugging Face Hub; and it walks folders for the models
-// under them. It reads headers only; the bytes stay behind a canon.Source, read on demand, for HTTP
-// with range requests.
+// folder holding it, or any of its shards; any file of a split GGUF model), a diffusers pipeline (one
+// model made of its components), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the
+// Hugging Face Hub (a repository named without a path is found through the Hub's file list); and it
+// walks folders for the models under them. It reads headers only; the bytes stay behind a
+// canon.Source, read on demand, for HTTP with range requests.
 //
 // It never reads the environment (the Hub's endpoint, a token and time limits come in Options, which
 // the caller fills, from HF_ENDPOINT and HF_TOKEN for the CLI) and never prints.
@@ -95,11 +96,15 @@ func IsRemote(spec string) bool {
 
 // Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
 // bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
-// …-0000K-of-0000N.safetensors (the whole set, as one model); any file of a split GGUF model named
-// …-0000K-of-0000N.gguf, as llama.cpp's gguf-split names them (the whole set, as one model); an http(s)
-// URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with opt.Token). Only headers are read. ctx
-// bounds the opening and, for remote models, every later read of the Source; once it is done, Open
-// fails at once with an error wrapping ctx.Err(). Errors are *canon.ReadError values.
+// …-0000K-of-0000N.safetensors (the whole set, as one model; through an index, shards that are not
+// there leave a model known in part, see canon.ReadSet); any file of a split GGUF model named
+// …-0000K-of-0000N.gguf, as llama.cpp's gguf-split names them (the whole set, as one model); a folder
+// holding a diffusers pipeline's model_index.json, or that file (one model made of its components, see
+// canon.JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
+// opt.Token; without a PATH, the repository's model.safetensors, else what its file list holds: its
+// index, its pipeline, its only model). Only headers are read. ctx bounds the opening and, for remote
+// models, every later read of the Source; once it is done, Open fails at once with an error wrapping
+// ctx.Err(). Errors are *canon.ReadError values.
 func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &canon.ReadError{Name: spec, Op: "open", Err: netError(ctx, err, 0)}
