@@ -142,9 +142,6 @@ type Model struct {
 	// Shards describe the files of a sharded model (nil for one file). Tensor offsets are then in the
 	// space of the set's SetSource, whose data starts at 0.
 	Shards []ShardInfo
-	// Index is the index a shard set was read with (nil for one file, or a set read by its shards'
-	// names): its weight map says which shard holds each tensor.
-	Index *Index
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	// It is nil for GGUF, whose header is read through a bounded buffer and never held whole.
 	RawHeader []byte

@@ -206,7 +206,7 @@ var ErrMissingShard = errors.New("missing shard")
 // loader checks it (see gguf.RuleSplit): a set the loader rejects has a RefErr of that rule.
 func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model, *SetSource, error) {
 	set := &SetSource{name: name}
-	m := &Model{Name: name, HeaderParsed: true, Index: idx}
+	m := &Model{Name: name, HeaderParsed: true}
 	// Every shard's header first: the tensors of a missing shard are those the present ones lack.
 	models, srcs := make([]*Model, len(shards)), make([]Source, len(shards))
 	held := map[string]bool{}
