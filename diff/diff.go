@@ -180,6 +180,9 @@ type TensorReport struct {
 	Unchanged int      `json:"unchanged"`
 	// Groups fold changes that happened the same way to many tensors, for display.
 	Groups []Group `json:"groups"`
+	// Moved are tensors on both sides, in other files of their shard sets (see Move); in name order,
+	// absent when none moved.
+	Moved []Move `json:"moved,omitempty"`
 }
 
 // MetadataReport holds the metadata differences, in key order.
@@ -207,6 +210,7 @@ func Compare(a, b Side, opt Options) *Report {
 	var matched [][2]int
 	if !opt.MetadataOnly {
 		matched = compareTensors(r, a, b, opt)
+		shardNotes(r, a.Model, b.Model, matched)
 	} else {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteMetadataOnly}))
 	}
@@ -383,6 +387,10 @@ func compareTensors(r *Report, a, b Side, opt Options) (matched [][2]int) {
 		matchedB[j] = true
 		matched = append(matched, [2]int{i, j})
 		tb := &bt[j]
+		if ta.NameOnly() || tb.NameOnly() { // a shard is missing: the name is all there is to compare
+			r.Tensors.Unchanged++
+			continue
+		}
 		var fields []string
 		if ta.DType != tb.DType {
 			fields = append(fields, "dtype")
@@ -483,13 +491,13 @@ func findRenames(r *Report, a, b Side, removed, added []int) ([]int, []int) {
 		bucketA, bucketB := map[string][]int{}, map[string][]int{}
 		var keys []string
 		for _, i := range removed {
-			if !usedA[i] {
+			if !usedA[i] && !a.Model.Tensors[i].NameOnly() { // a name alone says nothing of a rename
 				k := key(a, i, withNumbers)
 				bucketA[k] = push(bucketA[k], i)
 			}
 		}
 		for _, j := range added {
-			if !usedB[j] {
+			if !usedB[j] && !b.Model.Tensors[j].NameOnly() {
 				k := key(b, j, withNumbers)
 				if len(bucketA[k]) > 0 && len(bucketB[k]) == 0 {
 					keys = append(keys, k)

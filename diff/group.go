@@ -203,7 +203,11 @@ func groupChanges(t *TensorReport) []Group {
 	// whatTensor adds "DTYPE [shape]" to the key.
 	whatTensor := func(x *Tensor) {
 		at := g.open()
-		g.buf = appendShape(append(append(g.buf, x.DType...), ' '), x.Shape)
+		if x.DType == "" { // known by name only: a shard of its set is missing
+			g.buf = append(g.buf, "? (name only)"...)
+		} else {
+			g.buf = appendShape(append(append(g.buf, x.DType...), ' '), x.Shape)
+		}
 		g.close(at)
 	}
 	for _, list := range []struct {

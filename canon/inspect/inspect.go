@@ -101,6 +101,9 @@ type Tensor struct {
 	// DataOffsets are relative to the data section (of the set, for a shard set).
 	DataOffsets [2]uint64 `json:"data_offsets"`
 	Bytes       uint64    `json:"bytes"`
+	// Shard is the file of a shard set that holds the tensor ("" for a model in one file). A tensor of
+	// a missing shard (the one its index names) is known by this and its name only: DType "", Shape [].
+	Shard string `json:"shard,omitempty"`
 }
 
 // Metadata is metadata in file order; its JSON is an object with the keys in that order.
@@ -217,12 +220,16 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		tensors = tensors[:opt.MaxTensors]
 	}
 	c.Tensors = make([]Tensor, len(tensors))
+	shards := m.TensorShards()
 	for i, t := range tensors {
 		shape := t.Shape
 		if shape == nil {
 			shape = []uint64{}
 		}
 		c.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: shape, DataOffsets: [2]uint64{t.Begin, t.End}, Bytes: t.Len()}
+		if shards != nil {
+			c.Tensors[i].Shard = shards[i]
+		}
 	}
 	return c, nil
 }

@@ -153,6 +153,10 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			nameW = max(nameW, min(len(t.Name), 60))
 		}
 		for _, t := range shown {
+			if t.DType == "" { // known by name only: its shard is missing
+				fmt.Fprintf(b, "    %-*s  %s\n", nameW, textfmt.Escape(t.Name), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
+				continue
+			}
 			fmt.Fprintf(b, "    %-*s  %-7s %-20s %s\n", nameW, textfmt.Escape(t.Name), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
 		}
 		if n := c.TensorCount - len(shown); n > 0 {

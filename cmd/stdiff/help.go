@@ -38,7 +38,7 @@ func helpText(exits string, examples ...string) string {
 	for i := 0; i+1 < len(examples); i += 2 {
 		b.WriteString("  # " + examples[i] + "\n  " + examples[i+1] + "\n")
 	}
-	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a safetensors or GGUF file, a shard set (index, folder or any\nshard), an http(s) URL or hf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a safetensors or GGUF file, a shard set (index, folder or any\nshard), a diffusers pipeline (its folder), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
 }
 
 type overviewHelp struct{}
@@ -77,7 +77,7 @@ func (*hashCmd) helpEnd() string {
 	return helpText("0 every ID computed (with --check: every file matches), 1 a model\nthe reference reader rejects or a file that does not match, 2 trouble",
 		"structure IDs, from the headers", "stdiff hash *.safetensors",
 		"a manifest with every hash, then verify it", "stdiff hash --all *.safetensors > SUMS && stdiff hash --check SUMS",
-		"content IDs of a model on the Hub", "stdiff hash --content hf://org/model")
+		"verify what sha256sum or b3sum wrote", "stdiff hash --check SHA256SUMS; stdiff hash --kind blake3 --check B3SUMS")
 }
 
 func (*dupesCmd) helpEnd() string {
