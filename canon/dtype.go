@@ -72,6 +72,19 @@ func (d DType) ggml() (gguf.GGMLType, bool) {
 	return t, ok
 }
 
+// Quantized reports whether d is one of ggml's block-quantised types (Q4_K, Q8_0, IQ2_XXS, MXFP4, …,
+// and the ones ggml has removed): their elements are stored in blocks that share scales, not one by
+// one. Package values decodes none of them (values.Supported is false), so tensors of these types are
+// compared by their bytes, and a change from one of them to another type is a requantisation.
+func (d DType) Quantized() bool {
+	t, ok := d.ggml()
+	if !ok {
+		return false
+	}
+	info, _ := t.Info()
+	return info.Quantized || info.Removed
+}
+
 // ggmlDType is the DType of ggml type t: its name, or "TYPE_N" for a number ggml does not know.
 func ggmlDType(t gguf.GGMLType) DType {
 	if info, ok := t.Info(); ok && info.Name != "" {

@@ -136,4 +136,7 @@ const (
 	CodeSplitNumber        = "split-number"
 	CodeSplitCount         = "split-count"
 	CodeSplitTensorCount   = "split-tensor-count"
+	CodeMissingShards      = "missing-shards"
+	CodePipeline           = "diffusers-pipeline"
+	CodePipelineComponent  = "pipeline-component-skipped"
 )

@@ -16,6 +16,10 @@ type FixResult struct {
 	Changed int
 	// Start and End delimit the rewritten file range [Start, End).
 	Start, End int64
+	// Format is the file's format as read. It is set also when the repair is refused (ErrNotFixable),
+	// so that a caller can say what to do instead: what helps a safetensors file does not help a GGUF
+	// file.
+	Format Format
 }
 
 // ErrNotFixable is wrapped when a file has defects FixNulPadding must not touch.
@@ -71,19 +75,20 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 	if err != nil {
 		return FixResult{}, err
 	}
+	none := FixResult{Format: m.Format}
 	if m.Format == FormatGGUF {
-		return FixResult{}, fmt.Errorf("%s: %w: GGUF files have no padding to repair (only the NUL padding of a safetensors header is repaired in place)", path, ErrNotFixable)
+		return none, fmt.Errorf("%s: %w: GGUF files have no padding to repair (only the NUL padding of a safetensors header is repaired in place)", path, ErrNotFixable)
 	}
 	if m.Valid() {
-		return FixResult{}, nil
+		return none, nil
 	}
 	if !m.hasCode(CodeNulPadding) {
-		return FixResult{}, notFixable(path, m)
+		return none, notFixable(path, m)
 	}
 	hb := m.RawHeader
 	h := parseHeader(hb)
 	if h.end < 0 {
-		return FixResult{}, notFixable(path, m)
+		return none, notFixable(path, m)
 	}
 	patched := bytes.Clone(hb)
 	first, last := -1, -1
@@ -97,15 +102,15 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 		}
 	}
 	if first < 0 {
-		return FixResult{}, notFixable(path, m)
+		return none, notFixable(path, m)
 	}
 	// Verify the repaired file as a whole before touching it.
 	check := &Model{Name: path, FileSize: m.FileSize, HeaderLen: m.HeaderLen}
 	check.readHeader(patched)
 	if !check.Valid() {
-		return FixResult{}, notFixable(path, check)
+		return none, notFixable(path, check)
 	}
-	res := FixResult{Start: 8 + int64(first), End: 8 + int64(last) + 1}
+	res := FixResult{Start: 8 + int64(first), End: 8 + int64(last) + 1, Format: m.Format}
 	old := hb[first : last+1] // what was checked; the runs of NUL in it are what is written
 
 	if fixHook != nil {

@@ -35,6 +35,11 @@ type Tensor struct {
 	HeaderOffset int64
 }
 
+// NameOnly reports whether only the tensor's name is known: it comes from the weight map of an index
+// whose shard is missing (see ReadSet). Its DType is "" (no file's tensor has that), its Shape nil, and
+// it claims no bytes.
+func (t *Tensor) NameOnly() bool { return t.DType == "" }
+
 // Len is the number of data bytes the entry claims (End-Begin, or 0 when reversed).
 func (t *Tensor) Len() uint64 {
 	if t.End < t.Begin {
@@ -215,11 +220,15 @@ type ParamCount struct {
 
 // Params counts elements and bytes per dtype, in order of first appearance, plus a total (DType "").
 // Sub-byte dtypes are counted by element, so F4 weights count 2 per byte, and so are ggml's block
-// types: a Q4_K tensor of 256 elements counts 256 parameters in its 144 bytes.
+// types: a Q4_K tensor of 256 elements counts 256 parameters in its 144 bytes. Tensors known by name
+// only (Tensor.NameOnly) are not counted.
 func (m *Model) Params() (per []ParamCount, total ParamCount) {
 	idx := map[DType]int{}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
+		if t.NameOnly() {
+			continue
+		}
 		k, ok := idx[t.DType]
 		if !ok {
 			k = len(per)

@@ -177,8 +177,13 @@ func (s *SetSource) Size() int64 { return s.size }
 // Name is the set's name (its index or first shard).
 func (s *SetSource) Name() string { return s.name }
 
-// ShardOpener opens one shard of a set by the name the index gives it.
+// ShardOpener opens one shard of a set by the name the index gives it. A shard that is not there is
+// an error wrapping ErrMissingShard.
 type ShardOpener func(shard string) (Source, error)
+
+// ErrMissingShard is wrapped by the error of a ShardOpener for a shard that is not there (a file that
+// does not exist, a URL the server does not have).
+var ErrMissingShard = errors.New("missing shard")
 
 // ReadSet reads a sharded model: every shard's header, and the index when there is one (idx may be
 // nil: the shards then come from their names, in order). The Model it returns is the whole model:
@@ -189,6 +194,12 @@ type ShardOpener func(shard string) (Source, error)
 // first shard the reference rejects; the set's own defects are error findings (the reference reads
 // files, not sets).
 //
+// With an index, a shard the opener says is missing (ErrMissingShard) is not an error: the model is
+// what can be known without it. The shard is in Shards with Missing set; the tensors the index puts in
+// it are in Tensors by name only (Tensor.NameOnly: no dtype, shape or bytes), in name order where the
+// shard would be; each missing shard is a CodeMissingShards error finding. Such a model has no structure
+// or content ID (see Model.MissingShards).
+//
 // A split GGUF model (llama.cpp's gguf-split: prefix-00001-of-0000N.gguf …) is read the same way, its
 // files in order. Its Format is FormatGGUF, its GGUF the first file's header, its metadata leaves out
 // the split.* keys (they describe the files, as Shards does), and the set is checked as llama.cpp's
@@ -196,22 +207,45 @@ type ShardOpener func(shard string) (Source, error)
 func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model, *SetSource, error) {
 	set := &SetSource{name: name}
 	m := &Model{Name: name, HeaderParsed: true}
-	inShard := map[string]string{}
-	var ggufFiles []*gguf.File // per shard, nil for one that is not GGUF
+	// Every shard's header first: the tensors of a missing shard are those the present ones lack.
+	models, srcs := make([]*Model, len(shards)), make([]Source, len(shards))
+	held := map[string]bool{}
 	for k, sh := range shards {
 		src, err := open(sh)
 		if err != nil {
+			if idx != nil && errors.Is(err, ErrMissingShard) {
+				continue
+			}
 			return nil, nil, err
 		}
 		sm, err := Read(src, src.Size(), src.Name())
 		if err != nil {
 			return nil, nil, err
 		}
-		if k == 0 {
-			m.Format, m.GGUF = sm.Format, sm.GGUF
+		models[k], srcs[k] = sm, src
+		for i := range sm.Tensors {
+			held[sm.Tensors[i].Name] = true
+		}
+	}
+	inShard := map[string]string{}
+	var ggufFiles []*gguf.File // per shard, nil for one that is not GGUF
+	first := ""                // the first shard read
+	var missing map[string][]string
+	for k, sh := range shards {
+		sm, src := models[k], srcs[k]
+		if sm == nil {
+			if missing == nil {
+				missing = idx.byShard()
+			}
+			m.addMissing(sh, missing[sh], held, inShard, set.size)
+			ggufFiles = append(ggufFiles, nil)
+			continue
+		}
+		if first == "" {
+			first, m.Format, m.GGUF = sh, sm.Format, sm.GGUF
 		} else if sm.Format != m.Format {
 			m.add(Finding{Code: CodeShardFormat, Severity: SevError, Offset: -1,
-				Message: fmt.Sprintf("%s is a %s file, but %s is %s: the shards of one model share a format", sh, sm.Format, shards[0], m.Format)})
+				Message: fmt.Sprintf("%s is a %s file, but %s is %s: the shards of one model share a format", sh, sm.Format, first, m.Format)})
 		}
 		ggufFiles = append(ggufFiles, sm.GGUF)
 		m.Shards = append(m.Shards, ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
@@ -254,6 +288,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 			t.End += uint64(set.size)
 			t.HeaderOffset = -1
 			m.Tensors = append(m.Tensors, t)
+			m.Shards[len(m.Shards)-1].Tensors++
 		}
 		set.shards = append(set.shards, setShard{src: src, data: sm.DataOffset(), start: set.size, length: max(sm.DataLen(), 0)})
 		set.size += max(sm.DataLen(), 0)
@@ -293,7 +328,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 			m.add(Finding{Code: CodeTensorNotInIndex, Severity: SevWarning, Offset: -1,
 				Message: fmt.Sprintf("tensor %q is in %s but not in the index: loaders that follow the index never load it", t, inShard[t])})
 		}
-		if idx.TotalSize >= 0 && idx.TotalSize != total {
+		if idx.TotalSize >= 0 && idx.TotalSize != total && missing == nil {
 			m.add(Finding{Code: CodeIndexTotalSize, Severity: SevWarning, Offset: -1,
 				Message: fmt.Sprintf("the index's total_size is %d but the tensors hold %d bytes", idx.TotalSize, total)})
 		}
@@ -311,6 +346,74 @@ type ShardInfo struct {
 	Valid bool
 	// RawHeader is the shard's header bytes (shared with the set's names: do not modify).
 	RawHeader []byte
+	// Tensors is how many of the model's Tensors are the shard's: they follow those of the shards
+	// before it (see Model.TensorShards).
+	Tensors int
+	// Missing is true for a shard the index names that is not there (see ReadSet): nothing of it was
+	// read, and its fields are zero but Name, Start and Tensors (the index's tensors, by name only).
+	Missing bool
+}
+
+// TensorShards names, for each of m.Tensors in order, the shard file that holds it (for a tensor of a
+// missing shard, the one the index puts it in); nil for a model in one file, or when m.Tensors no
+// longer matches the shards' counts.
+func (m *Model) TensorShards() []string {
+	n := 0
+	for _, sh := range m.Shards {
+		n += sh.Tensors
+	}
+	if m.Shards == nil || n != len(m.Tensors) {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for _, sh := range m.Shards {
+		for range sh.Tensors {
+			out = append(out, sh.Name)
+		}
+	}
+	return out
+}
+
+// byShard lists the tensors of each shard, from the weight map, in name order.
+func (idx *Index) byShard() map[string][]string {
+	out := map[string][]string{}
+	for t, sh := range idx.WeightMap {
+		out[sh] = append(out[sh], t)
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	return out
+}
+
+// addMissing records a shard that is not there: its tensors (names, those no present shard holds) by
+// name only, at offset at of the set, and a finding.
+func (m *Model) addMissing(shard string, names []string, held map[string]bool, inShard map[string]string, at int64) {
+	n := 0
+	for _, t := range names {
+		if held[t] {
+			continue // a present shard holds it: the index checks below say where
+		}
+		inShard[t] = shard
+		m.Tensors = append(m.Tensors, Tensor{Name: t, Begin: uint64(at), End: uint64(at), HeaderOffset: -1})
+		n++
+	}
+	m.Shards = append(m.Shards, ShardInfo{Name: shard, Start: at, Missing: true, Tensors: n})
+	m.add(Finding{Code: CodeMissingShards, Severity: SevError, Offset: -1,
+		Message: fmt.Sprintf("%s is missing: the index puts %s in it, known here by name only (no dtype, shape or bytes)", shard, textfmt.Plural(n, "tensor")),
+		Hint:    "every shard the index names must be there to load or hash the model: download the whole set"})
+}
+
+// MissingShards lists the shards of a set that are not there (see ReadSet), in set order; nil when
+// every shard was read.
+func (m *Model) MissingShards() []string {
+	var out []string
+	for _, sh := range m.Shards {
+		if sh.Missing {
+			out = append(out, sh.Name)
+		}
+	}
+	return out
 }
 
 // ShardNames lists a set's shard file names from one shard's name (see ShardPattern):

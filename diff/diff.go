@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -97,6 +98,8 @@ type Rename struct {
 type MetaEntry struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	// Type is a GGUF value's type ("uint32", "string", "array", …; absent for safetensors).
+	Type string `json:"type,omitempty"`
 }
 
 // MetaChange is a metadata key whose value differs.
@@ -105,10 +108,17 @@ type MetaChange struct {
 	Old string `json:"old"`
 	New string `json:"new"`
 	// Kind says how the values are shown: "value" (short, old → new), "text" (a line diff), "json" (a line
-	// diff of both values formatted with sorted keys) or "large" (summarised by size and hash).
+	// diff of both values formatted with sorted keys), "large" (summarised by size and hash) or, for
+	// GGUF, "array" (KindArray: summarised, Array says how the elements differ).
 	Kind string `json:"kind"`
 	// Lines is the line diff for kinds text and json.
 	Lines []Line `json:"lines,omitempty"`
+	// OldType and NewType are a GGUF value's type on each side (absent for safetensors): a value
+	// that keeps its text but changes its type (uint32 → uint64) is a change.
+	OldType string `json:"old_type,omitempty"`
+	NewType string `json:"new_type,omitempty"`
+	// Array is how two GGUF arrays differ (kind "array" only).
+	Array *ArrayChange `json:"array,omitempty"`
 }
 
 // Schema names the JSON form of a Report and its version: the first field of every report.
@@ -198,6 +208,9 @@ type TensorReport struct {
 	Unchanged int      `json:"unchanged"`
 	// Groups fold changes that happened the same way to many tensors, for display.
 	Groups []Group `json:"groups"`
+	// Moved are tensors on both sides, in other files of their shard sets (see Move); in name order,
+	// absent when none moved.
+	Moved []Move `json:"moved,omitempty"`
 }
 
 // MetadataReport holds the metadata differences, in key order.
@@ -219,7 +232,7 @@ func Compare(a, b Side, opt Options) *Report {
 func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead) *Report {
 	r := &Report{Schema: Schema, A: a.Model.Name, B: b.Model.Name,
 		ContentCompared: (a.Digests != nil && b.Digests != nil || read != nil) && !opt.MetadataOnly,
-		ValuesCompared:  read != nil && !opt.MetadataOnly,
+		ValuesCompared:  read != nil && !read.bigEndian && !opt.MetadataOnly,
 		TensorsCompared: !opt.MetadataOnly, MetadataCompared: !opt.IgnoreMetadata,
 		FailOn: opt.FailOn}
 	if len(r.FailOn) == 0 {
@@ -239,6 +252,7 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 	}
 	if !opt.MetadataOnly {
 		compareTensors(r, a, b, opt, m, read)
+		shardNotes(r, a.Model, b.Model, m.matched)
 	} else {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteMetadataOnly}))
 	}
@@ -247,12 +261,14 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 	} else {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
 	}
-	r.Categories = categories(r)
-	r.Identical = len(r.Categories) == 0 && len(r.Tensors.Changed) == 0
+	r.settle()
 	// Equal tensors and metadata can still be laid out differently: say how (the verdict may differ).
 	sameModels := len(r.Tensors.Changed) == 0 && (len(r.Categories) == 0 || slices.Equal(r.Categories, []Category{CategoryVerdict}))
 	if sameModels && !opt.MetadataOnly {
 		layoutNotes(r, a.Model, b.Model, m.matched)
+	}
+	if read != nil && read.bigEndian && !opt.MetadataOnly {
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteBigEndian}))
 	}
 	if read != nil && read.missing > 0 {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteBytesMissing, Count: read.missing}))
@@ -266,6 +282,13 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
 	}
 	return r
+}
+
+// settle names the kinds of difference in a report (Categories) and says whether the models are
+// identical: no category, and no tensor equal within the tolerance only.
+func (r *Report) settle() {
+	r.Categories = categories(r)
+	r.Identical = len(r.Categories) == 0 && len(r.Tensors.Changed) == 0
 }
 
 // categories names the kinds of difference in a report, in the order of the Categories list.
@@ -441,6 +464,10 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 	for k, p := range m.matched {
 		i, j := p[0], p[1]
 		ta, tb := &a.Model.Tensors[i], &bt[j]
+		if ta.NameOnly() || tb.NameOnly() { // a shard is missing: the name is all there is to compare
+			r.Tensors.Unchanged++
+			continue
+		}
 		var fields []string
 		if ta.DType != tb.DType {
 			fields = append(fields, "dtype")
@@ -553,14 +580,14 @@ func findRenames(r *Report, a, b Side, removed, added []int, read *bytesRead) ([
 		bucketA, bucketB := map[string][]int{}, map[string][]int{}
 		var keys []string
 		for _, i := range removed {
-			if !usedA[i] {
+			if !usedA[i] && !a.Model.Tensors[i].NameOnly() { // a name alone says nothing of a rename
 				if k := key(0, a, i, withNumbers); k != "" {
 					bucketA[k] = push(bucketA[k], i)
 				}
 			}
 		}
 		for _, j := range added {
-			if !usedB[j] {
+			if !usedB[j] && !b.Model.Tensors[j].NameOnly() {
 				k := key(1, b, j, withNumbers)
 				if k == "" {
 					continue
@@ -649,66 +676,94 @@ func similarity(x, y string) int {
 	return p + s
 }
 
+// ignoresKey reports whether opt leaves a metadata key out of the comparison (IgnoreKeys,
+// IgnoreVolatile).
+func (opt Options) ignoresKey(key string) bool {
+	return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(lora.VolatileKeys, key))
+}
+
+// skipsKey reports whether a metadata key is left out of the comparison: ignored, or writer
+// bookkeeping (which notes report instead).
+func (opt Options) skipsKey(key string) bool {
+	return opt.ignoresKey(key) || matchAny(lora.BookkeepingKeys, key)
+}
+
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
-	skip := func(key string) bool {
-		return matchAny(opt.IgnoreKeys, key) || (opt.IgnoreVolatile && matchAny(lora.VolatileKeys, key))
-	}
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !skip(k) && (inA != inB || va != vb) {
+		if !opt.ignoresKey(k) && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
-	ignore := skip
-	skip = func(key string) bool { return ignore(key) || matchAny(lora.BookkeepingKeys, key) }
-	inB := make(map[string]string, len(b.Metadata))
-	for _, e := range b.Metadata {
-		inB[e.Key] = e.Value
+	typed := typedMetadata(a, b)
+	var kvsA, kvsB map[string]*gguf.KV
+	if typed {
+		kvsA, kvsB = kvIndex(a), kvIndex(b)
+	}
+	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
+	for i := range b.Metadata {
+		inB[b.Metadata[i].Key] = &b.Metadata[i]
 	}
 	inA := make(map[string]bool, len(a.Metadata))
 	ignored, reformatted := 0, 0
-	for _, e := range a.Metadata {
+	for i := range a.Metadata {
+		e := &a.Metadata[i]
 		inA[e.Key] = true
-		if skip(e.Key) {
-			if ignore(e.Key) {
+		if opt.skipsKey(e.Key) {
+			if opt.ignoresKey(e.Key) {
 				ignored++
 			}
 			continue
 		}
-		nv, ok := inB[e.Key]
+		n, ok := inB[e.Key]
 		switch {
 		case !ok:
-			r.Metadata.Removed = append(r.Metadata.Removed, MetaEntry{e.Key, e.Value})
-		case nv != e.Value && sameJSON(e.Value, nv):
+			r.Metadata.Removed = append(r.Metadata.Removed, entryOf(e))
+		case typed && sameTyped(kvsA[e.Key], kvsB[e.Key], e, n):
+			r.Metadata.Unchanged++
+		case typed:
+			r.Metadata.Changed = append(r.Metadata.Changed, typedChange(kvsA[e.Key], kvsB[e.Key], e, n))
+		case n.Value != e.Value && sameJSON(e.Value, n.Value):
 			r.Metadata.Unchanged++
 			reformatted++
-		case nv != e.Value:
-			r.Metadata.Changed = append(r.Metadata.Changed, changeOf(e.Key, e.Value, nv))
+		case n.Value != e.Value:
+			r.Metadata.Changed = append(r.Metadata.Changed, changeOf(e.Key, e.Value, n.Value))
 		default:
 			r.Metadata.Unchanged++
 		}
 	}
-	for _, e := range b.Metadata {
-		if skip(e.Key) {
-			if !inA[e.Key] && ignore(e.Key) {
+	for i := range b.Metadata {
+		e := &b.Metadata[i]
+		if opt.skipsKey(e.Key) {
+			if !inA[e.Key] && opt.ignoresKey(e.Key) {
 				ignored++
 			}
 			continue
 		}
 		if !inA[e.Key] {
-			r.Metadata.Added = append(r.Metadata.Added, MetaEntry{e.Key, e.Value})
+			r.Metadata.Added = append(r.Metadata.Added, entryOf(e))
 		}
 	}
 	sort.Slice(r.Metadata.Added, func(x, y int) bool { return r.Metadata.Added[x].Key < r.Metadata.Added[y].Key })
 	sort.Slice(r.Metadata.Removed, func(x, y int) bool { return r.Metadata.Removed[x].Key < r.Metadata.Removed[y].Key })
-	sort.Slice(r.Metadata.Changed, func(x, y int) bool { return r.Metadata.Changed[x].Key < r.Metadata.Changed[y].Key })
+	sortChanges(r.Metadata.Changed)
 	if reformatted > 0 {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteReformatted, Count: reformatted}))
 	}
 	if ignored > 0 {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeysIgnored, Count: ignored}))
 	}
+}
+
+// entryOf is a metadata entry as a report lists it.
+func entryOf(e *canon.MetaEntry) MetaEntry {
+	return MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type}
+}
+
+// sortChanges sorts metadata changes by key.
+func sortChanges(cs []MetaChange) {
+	sort.Slice(cs, func(x, y int) bool { return cs[x].Key < cs[y].Key })
 }
 
 // layoutNotes says how two models with equal tensors and metadata still differ on disk. matched pairs

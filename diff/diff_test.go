@@ -543,7 +543,7 @@ func TestNoteCodes(t *testing.T) {
 	}
 	for _, code := range []NoteCode{NoteBothInvalid, NoteMetadataOnly, NoteIgnoreMetadata, NoteKeysIgnored,
 		NoteContentNotCompared, NoteBookkeeping, NoteReformatted, NoteSharding, NoteHeaderSize, NoteTensorOrder,
-		NoteOffsets, NoteKeyOrder} {
+		NoteOffsets, NoteKeyOrder, NoteShardMoves, NoteNameOnly} {
 		n := newNote(Note{Code: code, Key: "k", Old: "a", New: "b", Count: 2})
 		if n.Message == "" || strings.Contains(n.Message, "%!") {
 			t.Errorf("%s: message %q", code, n.Message)

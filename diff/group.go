@@ -213,7 +213,11 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 	// whatTensor adds "DTYPE [shape]" to the key.
 	whatTensor := func(x *Tensor) {
 		at := g.open()
-		g.buf = appendShape(append(append(g.buf, x.DType...), ' '), x.Shape)
+		if x.DType == "" { // known by name only: a shard of its set is missing
+			g.buf = append(g.buf, "? (name only)"...)
+		} else {
+			g.buf = appendShape(append(append(g.buf, x.DType...), ' '), x.Shape)
+		}
 		g.close(at)
 	}
 	for _, list := range []struct {
@@ -229,7 +233,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 	}
 	for i := range t.Changed {
 		c := &t.Changed[i]
-		g.start(Changed)
+		g.start(kindOf(c))
 		at := g.open()
 		if len(c.Fields) == 1 && c.Fields[0] == "data" {
 			g.buf = append(g.buf, "data"...) // bytes changed: one group whatever the digests
@@ -309,7 +313,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 			if gr.Count > 1 { // the numbers are the same on both sides
 				gr.Pattern, gr.To = foldPattern(fields[1], gr.Names), foldPattern(fields[2], gr.Names)
 			}
-		case Changed:
+		case Changed, Requantized:
 			gr.Changes = p.changes
 			if strings.HasPrefix(what, "data") && gr.Count > 1 { // each member has digests of its own
 				gr.Changes = []FieldChange{{Field: "data"}}
@@ -324,7 +328,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 			gr.Pattern = foldPattern(fields[1], gr.Names)
 		}
 	}
-	rank := map[ChangeKind]int{Removed: 0, Added: 1, Changed: 2, Renamed: 3}
+	rank := map[ChangeKind]int{Removed: 0, Added: 1, Changed: 2, Requantized: 3, Renamed: 4}
 	slices.SortStableFunc(out, func(x, y Group) int {
 		if x.Kind != y.Kind {
 			return rank[x.Kind] - rank[y.Kind]

@@ -2,7 +2,7 @@ package diff
 
 import (
 	"context"
-	"fmt"
+	"encoding/binary"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon"
@@ -21,15 +21,19 @@ import (
 // Two local models are compared by value unless opt.HeaderOnly: tensors of the same dtype and shape
 // byte by byte, and those whose bytes differ, or whose dtype changed (same shape), element by element
 // (Change.Values: the statistics of values.CompareAll, with opt.Tolerance); rename candidates by their
-// digests, so renames are confirmed. A remote model is compared from its header unless opt.Content,
-// which reads both models' tensor digests (bytes compared, not values). Tensors that lie past the end
-// of their file are left out (note scope.bytes-missing). A failure on one side stops the other.
-// Models leaves a and b open.
+// digests, so renames are confirmed. Tensors of ggml's block-quantised types (canon.DType.Quantized)
+// and every tensor of a big-endian GGUF file (note scope.big-endian) are compared by their bytes
+// only; tensors known by name only (an index whose shards are missing) are not read. A remote model
+// is compared from its header unless opt.Content, which reads both models' tensor digests (bytes
+// compared, not values). Tensors that lie past the end of their file are left out (note
+// scope.bytes-missing). A failure on one side stops the other. Of two GGUF models Models also reads
+// the elements of the arrays that differ (ArrayChange) and the whole of strings longer than
+// gguf.MaxInline. Models leaves a and b open.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
 		if !o.Model.HeaderParsed {
-			return nil, unreadable(o.Model)
+			return nil, hash.HeaderError(o.Model)
 		}
 	}
 	if err := opt.CheckPatterns(a.Model, b.Model); err != nil {
@@ -40,13 +44,14 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	}
 	sides := []Side{{Model: a.Model}, {Model: b.Model}}
 	m := matchTensors(a.Model, b.Model, opt)
+	var r *Report
 	switch remote := a.Remote || b.Remote; {
 	case opt.MetadataOnly:
-		return build(sides[0], sides[1], opt, m, nil, ""), nil
+		r = build(sides[0], sides[1], opt, m, nil, "")
 	case opt.HeaderOnly:
-		return build(sides[0], sides[1], opt, m, nil, NotReadHeaderOnly), nil
+		r = build(sides[0], sides[1], opt, m, nil, NotReadHeaderOnly)
 	case remote && !opt.Content:
-		return build(sides[0], sides[1], opt, m, nil, NotReadRemote), nil
+		r = build(sides[0], sides[1], opt, m, nil, NotReadRemote)
 	case remote:
 		err := pool.Run(ctx, 2, 2, func(ctx context.Context, i int) (err error) {
 			sides[i].Digests, err = digests(ctx, opened[i], opt.Progress)
@@ -55,22 +60,27 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 		if err != nil {
 			return nil, err
 		}
-		return build(sides[0], sides[1], opt, m, nil, ""), nil
-	}
-	if opt.Quick { // the headers may decide already
-		r := build(sides[0], sides[1], opt, m, nil, "")
-		for _, c := range r.Categories {
-			if c != CategoryRenamed && r.Fails(c) { // bytes may turn a likely rename into removed + added
-				r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
-				return r, nil
+		r = build(sides[0], sides[1], opt, m, nil, "")
+	default:
+		if opt.Quick { // the headers may decide already
+			r := build(sides[0], sides[1], opt, m, nil, "")
+			for _, c := range r.Categories {
+				if c != CategoryRenamed && r.Fails(c) { // bytes may turn a likely rename into removed + added
+					r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
+					return r, nil
+				}
 			}
 		}
+		read, err := readBytes(ctx, a, b, m, opt)
+		if err != nil {
+			return nil, err
+		}
+		r = build(sides[0], sides[1], opt, m, read, "")
 	}
-	read, err := readBytes(ctx, a, b, m, opt)
-	if err != nil {
+	if err := ggufDetails(ctx, r, a.Model, b.Model, opt); err != nil {
 		return nil, err
 	}
-	return build(sides[0], sides[1], opt, m, read, ""), nil
+	return r, nil
 }
 
 // bytesRead is what Models read of two local models' tensor bytes.
@@ -87,6 +97,9 @@ type bytesRead struct {
 	missing int
 	// stopped is true when Options.Quick stopped the reading at a difference that decides.
 	stopped bool
+	// bigEndian is true when a model is a big-endian GGUF file: its tensors were compared by their
+	// bytes only.
+	bigEndian bool
 }
 
 // pair is what was found about the k-th matched pair, if it was compared.
@@ -109,26 +122,29 @@ func (br *bytesRead) digest(side, i int) ([32]byte, bool) {
 
 // readBytes reads what Models compares of two local models: the matched pairs of the same shape (by
 // value when their dtypes decode, else byte by byte), and the digests of the tensors that could pair
-// as renames.
+// as renames. Tensors known by name only are not read.
 func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options) (*bytesRead, error) {
 	ma, mb := a.Model, b.Model
-	read := &bytesRead{compared: make([]bool, len(m.matched)), results: make([]values.Comparison, len(m.matched)), models: [2]*canon.Model{ma, mb}}
+	read := &bytesRead{compared: make([]bool, len(m.matched)), results: make([]values.Comparison, len(m.matched)), models: [2]*canon.Model{ma, mb},
+		bigEndian: bigEndian(ma) || bigEndian(mb)}
 	// With Quick and no tolerance, a byte difference decides when data counts: no statistics needed.
 	bytesDecide := opt.Quick && opt.Tolerance.IsZero() && failing(opt.FailOn, CategoryData)
-	var pairs []values.Pair
-	var index []int // of each pair in m.matched
+	var pairs []values.Pair // built by push: append would leave about four times their size behind
+	var index []int         // of each pair in m.matched
 	for k, p := range m.matched {
 		ta, tb := &ma.Tensors[p[0]], &mb.Tensors[p[1]]
 		same := ta.DType == tb.DType && ta.Len() == tb.Len()
+		byValue := !read.bigEndian && decodes(ta.DType) && decodes(tb.DType)
 		switch {
-		case !equalShape(ta.Shape, tb.Shape) || !same && !(values.Supported(ta.DType) && values.Supported(tb.DType)):
+		case ta.NameOnly() || tb.NameOnly(): // a shard is missing: there are no bytes to read
+		case !equalShape(ta.Shape, tb.Shape) || !same && !byValue:
 		case !inFile(a, ta) || !inFile(b, tb):
 			read.missing++
 		case same && ta.Len() == 0: // nothing to read
 			read.compared[k], read.results[k] = true, values.Comparison{Equal: true}
 		default:
-			pairs = append(pairs, values.Pair{A: tensorOf(a, ta), B: tensorOf(b, tb), BytesOnly: same && bytesDecide})
-			index = append(index, k)
+			pairs = push(pairs, values.Pair{A: tensorOf(a, ta), B: tensorOf(b, tb), BytesOnly: same && (bytesDecide || !byValue)})
+			index = push(index, k)
 		}
 	}
 	candidates := renameCandidates(ma, mb, m)
@@ -170,7 +186,7 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 }
 
 // renameCandidates lists, per side, the removed (a) and added (b) tensors that could pair as renames:
-// one of the same dtype, shape and size is on the other side.
+// one of the same dtype, shape and size is on the other side (a tensor known by name only is none).
 func renameCandidates(a, b *canon.Model, m matching) [2][]int {
 	var buf []byte
 	key := func(t *canon.Tensor) []byte {
@@ -194,7 +210,7 @@ func renameCandidates(a, b *canon.Model, m matching) [2][]int {
 	var out [2][]int
 	for side := range 2 {
 		for _, i := range lists[side] {
-			if keys[1-side][string(key(&models[side].Tensors[i]))] {
+			if t := &models[side].Tensors[i]; !t.NameOnly() && keys[1-side][string(key(t))] {
 				out[side] = append(out[side], i)
 			}
 		}
@@ -237,6 +253,14 @@ func (br *bytesRead) hashCandidates(ctx context.Context, side int, o *source.Ope
 	return nil
 }
 
+// decodes reports whether tensors of dtype d are compared by value: package values decodes d, and d
+// is none of ggml's block-quantised types, which are compared by their bytes.
+func decodes(d canon.DType) bool { return values.Supported(d) && !d.Quantized() }
+
+// bigEndian reports whether m is a big-endian GGUF file, whose elements package values would decode
+// in the wrong byte order: its tensors are compared by their bytes only.
+func bigEndian(m *canon.Model) bool { return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian }
+
 // emptyDigest is the BLAKE3 of no bytes: the digest of every empty tensor.
 var emptyDigest = blake3.Sum256(nil)
 
@@ -263,15 +287,4 @@ func digests(ctx context.Context, o *source.Opened, progress func(int64)) ([][32
 		return nil, err
 	}
 	return d, o.Unchanged()
-}
-
-// unreadable is the error of a model whose header could not be read at all (a Git LFS pointer, an
-// HTML page, a download cut short): its first error finding says why.
-func unreadable(m *canon.Model) error {
-	for _, f := range m.Findings {
-		if f.Severity == canon.SevError {
-			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %s", f.Message), Hint: f.Hint}
-		}
-	}
-	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %v", m.RefErr)}
 }

@@ -28,6 +28,9 @@ const (
 	// NoteBytesMissing: Count tensors lie past the end of their file (a truncated download): their bytes
 	// were not compared.
 	NoteBytesMissing NoteCode = "scope.bytes-missing"
+	// NoteBigEndian: a model is a big-endian GGUF file: its tensors were compared by their bytes, not
+	// by value (Report.ValuesCompared is false).
+	NoteBigEndian NoteCode = "scope.big-endian"
 	// NoteStoppedEarly: Models stopped at the first difference that decides the outcome
 	// (Options.Quick): the report is incomplete.
 	NoteStoppedEarly NoteCode = "scope.stopped-early"
@@ -37,6 +40,12 @@ const (
 	NoteReformatted NoteCode = "metadata.reformatted"
 	// NoteSharding: one side is one file, the other a set of shards, or the shard counts differ.
 	NoteSharding NoteCode = "layout.sharding"
+	// NoteShardMoves: Count tensors are in other files of their shard sets (Tensors.Moved lists them);
+	// Key is the first, Old and New its files.
+	NoteShardMoves NoteCode = "layout.shard-moves"
+	// NoteNameOnly: Count tensors on both sides are known by name only on one side or both (a shard
+	// set with shards missing): their dtypes, shapes and bytes were not compared.
+	NoteNameOnly NoteCode = "scope.name-only"
 	// NoteHeaderSize: the header lengths differ (formatting, padding or key order).
 	NoteHeaderSize NoteCode = "layout.header-size"
 	// NoteTensorOrder: the tensors are listed in another order in the header.
@@ -97,6 +106,8 @@ func newNote(n Note) Note {
 		}
 	case NoteBytesMissing:
 		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
+	case NoteBigEndian:
+		n.Message = "a model is big-endian GGUF: tensor bytes compared, not their values"
 	case NoteStoppedEarly:
 		n.Message = "stopped at the first difference that counts: this report is incomplete"
 	case NoteBookkeeping:
@@ -111,6 +122,10 @@ func newNote(n Note) Note {
 		n.Message = fmt.Sprintf("%d metadata values differ only in JSON formatting or key order", n.Count)
 	case NoteSharding:
 		n.Message = fmt.Sprintf("stored as %s → %s", n.Old, n.New)
+	case NoteShardMoves:
+		n.Message = fmt.Sprintf("%s in another shard file (the first, %s: %s → %s)", countIs(n.Count, "tensor"), strconv.Quote(n.Key), n.Old, n.New)
+	case NoteNameOnly:
+		n.Message = fmt.Sprintf("%s known by name only (shards are missing): dtypes, shapes and bytes not compared", countIs(n.Count, "tensor"))
 	case NoteHeaderSize:
 		n.Message = fmt.Sprintf("header length differs (%s → %s bytes): formatting, padding or key order", n.Old, n.New)
 	case NoteTensorOrder:
@@ -121,6 +136,14 @@ func newNote(n Note) Note {
 		n.Message = "metadata keys are in a different order"
 	}
 	return n
+}
+
+// countIs is "1 tensor is" or "2 tensors are".
+func countIs(n int, word string) string {
+	if n == 1 {
+		return "1 " + word + " is"
+	}
+	return strconv.Itoa(n) + " " + word + "s are"
 }
 
 // LayoutCodes lists the layout notes of a report: how two models with the same tensors and metadata

@@ -104,7 +104,8 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 		n = len(r.Tensors.Added) + len(r.Tensors.Removed) + len(r.Tensors.Changed) + len(r.Tensors.Renamed)
 	}
 	rows := make([][3]string, 0, n)
-	marker := map[ChangeKind]string{Removed: t.opt.Palette.Red("-"), Added: t.opt.Palette.Green("+"), Changed: t.opt.Palette.Yellow("~"), Renamed: t.opt.Palette.Cyan("→")}
+	marker := map[ChangeKind]string{Removed: t.opt.Palette.Red("-"), Added: t.opt.Palette.Green("+"), Changed: t.opt.Palette.Yellow("~"),
+		Requantized: t.opt.Palette.Yellow("~"), Renamed: t.opt.Palette.Cyan("→")}
 	renames := map[string]string{}
 	if t.opt.Full {
 		for _, rn := range r.Tensors.Renamed {
@@ -114,7 +115,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 	var shared string // what the group before says; a million alike groups share one text
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
-		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == Changed || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
+		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == Changed || g.Kind == Requantized || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
 			shared = t.groupText(g, r.Tolerance != nil)
 		}
 		what := shared
@@ -157,13 +158,16 @@ func (t *textWriter) groupText(g *Group, tolerance bool) string {
 	return t.changeText(g, tolerance)
 }
 
-// changeText says what changed in the tensors of a group, field by field, and how their values
-// compare (of the group's worst member, named when the group has several).
+// changeText says what changed in the tensors of a group, field by field (the dtype of a
+// requantisation is named so), and how their values compare (of the group's worst member, named
+// when the group has several).
 func (t *textWriter) changeText(g *Group, tolerance bool) string {
 	parts := make([]string, 0, len(g.Changes)+1)
 	for _, fc := range g.Changes {
 		switch {
 		case fc.Field == "data" && g.Values != nil:
+		case fc.Field == "dtype" && g.Kind == Requantized:
+			parts = append(parts, fmt.Sprintf("requantised %s → %s", t.opt.Palette.Red(fc.Old), t.opt.Palette.Green(fc.New)))
 		case fc.Field == "data" && fc.Old == "":
 			parts = append(parts, "data: bytes differ")
 		case fc.Field == "data":
@@ -229,7 +233,13 @@ func (t *textWriter) metaChange(c MetaChange, width int) {
 	mark := t.opt.Palette.Yellow("~")
 	switch c.Kind {
 	case "value":
-		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(shortValueText(c.Old)), t.opt.Palette.Green(shortValueText(c.New)))
+		old, new := typedValues(c)
+		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(old), t.opt.Palette.Green(new))
+	case KindArray:
+		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(arrayText(c.Array.Old)), t.opt.Palette.Green(arrayText(c.Array.New)))
+		for _, line := range elementLines(c.Array) {
+			t.printf("      %s\n", t.opt.Palette.Dim(textfmt.Escape(line)))
+		}
 	case "large":
 		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(ValueSummary(c.Old)), t.opt.Palette.Green(ValueSummary(c.New)))
 	default:
@@ -365,7 +375,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		for _, g := range r.Tensors.Groups {
 			what, name := g.Tensor, markdown.Code(g.Pattern)
 			switch g.Kind {
-			case Changed:
+			case Changed, Requantized:
 				what = t.changeText(&g, r.Tolerance != nil)
 			case Renamed:
 				name += " → " + markdown.Code(g.To)
@@ -377,7 +387,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if g.Count > 1 {
 				what += fmt.Sprintf(" (%d tensors)", g.Count)
 			}
-			p("| %s | %s | %s |\n", map[ChangeKind]string{Removed: "−", Added: "+", Changed: "~", Renamed: "→"}[g.Kind], name, markdown.Text(what))
+			p("| %s | %s | %s |\n", map[ChangeKind]string{Removed: "−", Added: "+", Changed: "~", Requantized: "~", Renamed: "→"}[g.Kind], name, markdown.Text(what))
 		}
 	}
 	if most := mostChanged(r); len(most) > 0 {
@@ -405,7 +415,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		for _, c := range m.Changed {
 			switch c.Kind {
 			case "value":
-				p("| ~ | %s | %s → %s |\n", markdown.Code(c.Key), markdown.Text(shortValueText(c.Old)), markdown.Text(shortValueText(c.New)))
+				old, new := typedValues(c)
+				p("| ~ | %s | %s → %s |\n", markdown.Code(c.Key), markdown.Text(old), markdown.Text(new))
+			case KindArray:
+				p("| ~ | %s | %s → %s%s |\n", markdown.Code(c.Key), markdown.Text(arrayText(c.Array.Old)), markdown.Text(arrayText(c.Array.New)),
+					markdown.Text(strings.Join(append([]string{""}, elementLines(c.Array)...), "; ")))
 			case "large":
 				p("| ~ | %s | %s → %s |\n", markdown.Code(c.Key), markdown.Text(ValueSummary(c.Old)), markdown.Text(ValueSummary(c.New)))
 			default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
@@ -32,6 +33,9 @@ type Options struct {
 	Canonical bool
 	// Source tunes how Run and Verify open models (the Hub's endpoint and token, HTTP limits).
 	Source source.Options
+	// BareKind is what Verify takes a manifest's bare hash lines (`<hex>  <path>`, as sha256sum and
+	// b3sum write them) for: BareSHA256 (the default, also for "") or BareBLAKE3.
+	BareKind string
 }
 
 // TensorDigests returns the BLAKE3-256 of every tensor's bytes, in m.Tensors order. Tensors are hashed
@@ -91,9 +95,12 @@ func hashRange(ctx context.Context, src canon.Source, h *blake3.Hasher, buf []by
 }
 
 // CheckRanges refuses a model whose tensors claim bytes beyond the source (a truncated file, or a
-// lenient model of an invalid one): such a model has no content ID. TensorDigests and FileHashes (with
+// lenient model of an invalid one), or whose shards are not all there: such a model has no content ID. TensorDigests and FileHashes (with
 // digests) call it first, before reading any byte.
 func CheckRanges(src canon.Source, m *canon.Model) error {
+	if m.MissingShards() != nil {
+		return missingShardsError(m)
+	}
 	data := src.Size() - m.DataOffset()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
@@ -104,4 +111,16 @@ func CheckRanges(src canon.Source, m *canon.Model) error {
 		}
 	}
 	return nil
+}
+
+// missingShardsError is why a shard set with shards missing (see canon.ReadSet) has no structure or
+// content ID: some tensors are known by name only.
+func missingShardsError(m *canon.Model) error {
+	missing := m.MissingShards()
+	list := strings.Join(missing[:min(len(missing), 3)], ", ")
+	if len(missing) > 3 {
+		list += ", …"
+	}
+	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%d of the set's %d shards are missing (%s): their tensors are known by name only", len(missing), len(m.Shards), list),
+		Hint: "every shard the index names must be there: download the whole set"}
 }

@@ -8,14 +8,21 @@ import (
 	"strings"
 )
 
-// A manifest lists expected hashes, one per line, as `stdiff hash` prints them:
+// A manifest lists expected hashes, one per line. stdiff writes its own form:
 //
 //	<kind>:<value>  <path>
 //
 // kind is st1 or ct1 (structure and content IDs) or an ecosystem hash name (sha256, autov1, autov2,
-// autov3, blake3, crc32). Blank lines and lines starting with '#' are ignored. As in coreutils, a path
+// autov3, blake3, crc32). It also reads the manifests other tools write:
+//
+//	<hex>  <path>                  sha256sum, b3sum (text mode)
+//	<hex> *<path>                  sha256sum -b (binary mode)
+//	SHA256 (<path>) = <hex>        BSD sha256, sha256sum --tag (also BLAKE3 (<path>) = <hex>)
+//
+// A bare 64-hex hash is a SHA-256 unless the caller says it is a BLAKE3 (b3sum's), see
+// ParseManifestKind. Blank lines and lines starting with '#' are ignored. As in coreutils, a path
 // holding a backslash, a newline or a carriage return is written with those escaped (\\, \n, \r) and the
-// line starts with '\'.
+// line starts with '\'; that holds for every form.
 
 // ManifestEntry is one line of a manifest.
 type ManifestEntry struct {
@@ -63,8 +70,30 @@ func FormatLine(kind, value, path string) string {
 	return fmt.Sprintf("%s%s:%s  %s\n", prefix, kind, value, path)
 }
 
-// ParseManifest reads a manifest. A line it cannot read is a *ManifestError naming the line.
-func ParseManifest(r io.Reader) ([]ManifestEntry, error) {
+// Bare kinds: what a bare 64-hex hash line (sha256sum's, b3sum's) may hold.
+const (
+	BareSHA256 = "sha256"
+	BareBLAKE3 = "blake3"
+)
+
+// bsdTags maps the tags of BSD-style lines (`SHA256 (path) = hex`) to the kinds they hold.
+var bsdTags = map[string]string{"SHA256": "sha256", "BLAKE3": "blake3"}
+
+// ParseManifest reads a manifest (see above), bare hash lines taken for SHA-256. A line it cannot
+// read is a *ManifestError naming the line.
+func ParseManifest(r io.Reader) ([]ManifestEntry, error) { return ParseManifestKind(r, BareSHA256) }
+
+// ParseManifestKind reads a manifest whose bare 64-hex hash lines (`<hex>  <path>`) hold the kind
+// bare: BareSHA256 (sha256sum) or BareBLAKE3 (b3sum); "" is BareSHA256. A line it cannot read is a
+// *ManifestError naming the line.
+func ParseManifestKind(r io.Reader, bare string) ([]ManifestEntry, error) {
+	switch bare {
+	case "":
+		bare = BareSHA256
+	case BareSHA256, BareBLAKE3:
+	default:
+		return nil, &ManifestError{Err: fmt.Errorf("bare hash lines hold %s or %s, not %q", BareSHA256, BareBLAKE3, bare)}
+	}
 	var out []ManifestEntry
 	n := 0
 	sc := bufio.NewScanner(r)
@@ -79,18 +108,17 @@ func ParseManifest(r io.Reader) ([]ManifestEntry, error) {
 		if escaped {
 			line = line[1:]
 		}
-		id, path, ok := strings.Cut(line, "  ")
-		kind, value, ok2 := strings.Cut(id, ":")
-		if !ok || !ok2 || path == "" || !knownKind(kind) || value == "" {
-			return nil, lineError(n, fmt.Errorf("expected `<kind>:<hash>  <path>` with kind one of %s", strings.Join(Kinds, ", ")))
+		e, err := parseLine(line, bare)
+		if err != nil {
+			return nil, lineError(n, err)
 		}
 		if escaped {
-			var err error
-			if path, err = unescapePath(path); err != nil {
+			if e.Path, err = unescapePath(e.Path); err != nil {
 				return nil, lineError(n, err)
 			}
 		}
-		out = append(out, ManifestEntry{Kind: kind, Value: strings.ToLower(value), Path: path, Line: n})
+		e.Line = n
+		out = append(out, e)
 	}
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		return nil, lineError(n+1, errors.New("line longer than 1 MiB"))
@@ -100,9 +128,61 @@ func ParseManifest(r io.Reader) ([]ManifestEntry, error) {
 	return out, nil
 }
 
+// errLine is why a line is none of the forms a manifest may hold.
+var errLine = errors.New("expected `<kind>:<hash>  <path>` (as stdiff hash writes), `<hex>  <path>` (sha256sum, b3sum) or `SHA256 (<path>) = <hex>`")
+
+// parseLine reads one line (without its escape mark) in any of the forms: stdiff's, BSD's, coreutils'.
+func parseLine(line, bare string) (ManifestEntry, error) {
+	if id, path, ok := strings.Cut(line, "  "); ok {
+		if kind, value, ok := strings.Cut(id, ":"); ok && knownKind(kind) && value != "" && path != "" {
+			return ManifestEntry{Kind: kind, Value: strings.ToLower(value), Path: path}, nil
+		}
+	}
+	if tag, rest, ok := strings.Cut(line, " ("); ok && tag != "" && !strings.ContainsAny(tag, " \t") {
+		i := strings.LastIndex(rest, ") = ")
+		if i < 0 {
+			return ManifestEntry{}, errLine
+		}
+		path, value := rest[:i], rest[i+len(") = "):]
+		kind, known := bsdTags[tag]
+		switch {
+		case !known:
+			return ManifestEntry{}, fmt.Errorf("a %s hash: stdiff checks SHA256 and BLAKE3 lines of this form", tag)
+		case !isHex(value, 64) || path == "":
+			return ManifestEntry{}, fmt.Errorf("expected `%s (<path>) = <64 hex digits>`", tag)
+		}
+		return ManifestEntry{Kind: kind, Value: strings.ToLower(value), Path: path}, nil
+	}
+	i := strings.IndexByte(line, ' ')
+	if i < 0 || i+2 > len(line) || (line[i+1] != ' ' && line[i+1] != '*') || !isHex(line[:i], i) {
+		return ManifestEntry{}, errLine
+	}
+	if i != 64 {
+		return ManifestEntry{}, fmt.Errorf("a hash of %d hex digits: stdiff checks SHA-256 and BLAKE3 hashes (64 digits) in lines of this form", i)
+	}
+	path := line[i+2:]
+	if path == "" {
+		return ManifestEntry{}, errLine
+	}
+	return ManifestEntry{Kind: bare, Value: strings.ToLower(line[:i]), Path: path}, nil
+}
+
+// isHex reports whether s is n hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n || n == 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; !('0' <= s[i] && s[i] <= '9') && !('a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // lineError is a manifest line that cannot be read.
 func lineError(n int, err error) *ManifestError {
-	return &ManifestError{Line: n, Err: err, Hint: "the manifest's lines look like `st1:<hex>  model.safetensors`, as `stdiff hash` prints them"}
+	return &ManifestError{Line: n, Err: err, Hint: "a manifest's lines look like `st1:<hex>  model.safetensors`, as `stdiff hash` prints them, or as sha256sum, b3sum and `sha256sum --tag` print them"}
 }
 
 func unescapePath(p string) (string, error) {

@@ -63,13 +63,13 @@ type File struct {
 func Run(ctx context.Context, specs []string, opt Options) *Report {
 	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
 	for _, spec := range specs {
-		r.Files = append(r.Files, hashFile(ctx, spec, opt))
+		r.Files = append(r.Files, hashFile(ctx, spec, opt, false))
 	}
 	return r
 }
 
-// Outcome is Trouble when a model could not be read, else Found when one is invalid or lacks a content
-// ID asked for, else Clean.
+// Outcome is Trouble when a model could not be read, else Found when one is invalid or lacks an ID
+// asked for (a shard set with shards missing has none), else Clean.
 func (r *Report) Outcome() canon.Outcome {
 	o := canon.Clean
 	for i := range r.Files {
@@ -77,16 +77,21 @@ func (r *Report) Outcome() canon.Outcome {
 		switch {
 		case f.Err != nil:
 			o = canon.Trouble
-		case !f.Valid || f.ContentErr != nil:
+		case !f.Valid || f.HeaderErr != nil || f.ContentErr != nil:
 			o = max(o, canon.Found)
 		}
 	}
 	return o
 }
 
-// hashFile computes what opt asks for one model (see Run).
-func hashFile(ctx context.Context, spec string, opt Options) File {
-	opened, err := source.Open(ctx, spec, opt.Source)
+// hashFile computes what opt asks for one model (see Run); single opens spec as the one file it
+// names (source.OpenOne), never as a shard set.
+func hashFile(ctx context.Context, spec string, opt Options, single bool) File {
+	open := source.Open
+	if single {
+		open = source.OpenOne
+	}
+	opened, err := open(ctx, spec, opt.Source)
 	if err != nil {
 		return File{Path: spec, Err: err}
 	}
@@ -115,15 +120,17 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 		f.Size, f.MTime = fs.Size(), st.ModTime().UTC()
 	}
 	f.Valid, f.RefErr = m.Valid(), m.RefErr
-	if m.HeaderParsed {
-		f.StructureID = Hex(StructureID(m))
-		if content {
-			f.ContentErr = CheckRanges(src, m)
-		}
-	} else {
+	switch {
+	case !m.HeaderParsed:
 		f.HeaderErr = HeaderError(m)
-		if content {
-			f.ContentErr = f.HeaderErr
+	case m.MissingShards() != nil:
+		f.HeaderErr = missingShardsError(m)
+	default:
+		f.StructureID = Hex(StructureID(m))
+	}
+	if content {
+		if f.ContentErr = f.HeaderErr; f.ContentErr == nil {
+			f.ContentErr = CheckRanges(src, m)
 		}
 	}
 	digests := content && f.ContentErr == nil
@@ -160,7 +167,7 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	switch {
 	case canonical && content && digests:
 		f.Canonical = canon.CanonicalContent(m, d)
-	case canonical && !content && m.HeaderParsed:
+	case canonical && !content && f.StructureID != "":
 		f.Canonical = canon.Canonical(m)
 	}
 	return nil
@@ -181,14 +188,19 @@ func Digests(ctx context.Context, opened *source.Opened, opt Options) ([][32]byt
 }
 
 // HeaderError explains why a model's header could not be read at all (m.HeaderParsed false), from its
-// first error finding: a *canon.ReadError with the finding's hint.
+// first error finding: a *canon.ReadError with the finding's hint, saying which format the file is
+// not a readable file of (safetensors, GGUF).
 func HeaderError(m *canon.Model) error {
+	what := "not a readable safetensors file"
+	if m.Format == canon.FormatGGUF {
+		what = "not a readable GGUF file"
+	}
 	for _, f := range m.Findings {
 		if f.Severity == canon.SevError {
-			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %s", f.Message), Hint: f.Hint}
+			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %s", what, f.Message), Hint: f.Hint}
 		}
 	}
-	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("not a readable safetensors file: %v", m.RefErr)}
+	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %v", what, m.RefErr)}
 }
 
 // errNoAutoV1 is why a file under AutoV1MinSize bytes has no AutoV1.

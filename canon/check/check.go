@@ -143,7 +143,7 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 		res, err := canon.FixNulPadding(ctx, spec)
 		switch {
 		case errors.Is(err, canon.ErrNotFixable):
-			f.FixErr = &FixError{Path: spec, Err: err, Hint: "only NUL padding can be repaired in place; re-save the file with a safetensors writer"}
+			f.FixErr = &FixError{Path: spec, Err: err, Hint: notFixableHint(res.Format)}
 		case err != nil:
 			return f.failed(err)
 		case res.Changed > 0:
@@ -170,6 +170,14 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	f.Findings, f.FindingCounts = Findings(m.Findings), m.FindingCounts()
 	f.TensorCount, f.HeaderLen, f.Shards = len(m.Tensors), m.HeaderLen, len(m.Shards)
 	return f
+}
+
+// notFixableHint says what to do about a file of format that --fix refused to repair.
+func notFixableHint(format canon.Format) string {
+	if format == canon.FormatGGUF {
+		return "--fix repairs nothing in a GGUF file: check it without --fix; a file llama.cpp rejects must be converted or quantised again (convert_hf_to_gguf.py, llama-quantize) or fetched again"
+	}
+	return "only NUL padding can be repaired in place; re-save the file with a safetensors writer"
 }
 
 // failed is f for a model that could not be read (or repaired): its error, no findings.

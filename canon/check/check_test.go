@@ -93,6 +93,21 @@ func TestFix(t *testing.T) {
 	}
 }
 
+// TestFixHintGGUF: the hint for a refused GGUF file is about GGUF, not the safetensors advice; the
+// format decides, as the file was read.
+func TestFixHintGGUF(t *testing.T) {
+	for _, name := range []string{"llama.gguf", "broken.gguf", "truncated.safetensors"} {
+		f := check.Run(t.Context(), []string{copyFixture(t, name)}, check.Options{Fix: true}).Files[0]
+		var fe *check.FixError
+		if !errors.As(f.FixErr, &fe) || !errors.Is(f.FixErr, canon.ErrNotFixable) {
+			t.Fatalf("%s: fix error %v", name, f.FixErr)
+		}
+		if safetensorsHint := strings.Contains(fe.Hint, "safetensors writer"); safetensorsHint != strings.HasSuffix(name, ".safetensors") {
+			t.Errorf("%s: hint %q", name, fe.Hint)
+		}
+	}
+}
+
 // TestValuesHook: what Options.Values returns lands in the record (statistics in Tensors, findings
 // among the findings); its error makes the model unreadable.
 func TestValuesHook(t *testing.T) {

@@ -62,8 +62,11 @@ type Card struct {
 	ParamsTotal uint64 `json:"params_total"`
 	// Metadata is `__metadata__` in file order (a JSON object).
 	Metadata Metadata `json:"metadata"`
-	// Info is what the LoRA conventions and the tensors say the model is.
+	// Info is what the LoRA conventions and the tensors say the model is (for GGUF, also what the
+	// general.* keys say: name, author, description, base model, kind and family).
 	Info Info `json:"info"`
+	// GGUF is what a GGUF file's header says in llama.cpp's terms (absent for safetensors).
+	GGUF *GGUF `json:"gguf,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -98,6 +101,9 @@ type Tensor struct {
 	// DataOffsets are relative to the data section (of the set, for a shard set).
 	DataOffsets [2]uint64 `json:"data_offsets"`
 	Bytes       uint64    `json:"bytes"`
+	// Shard is the file of a shard set that holds the tensor ("" for a model in one file). A tensor of
+	// a missing shard (the one its index names) is known by this and its name only: DType "", Shape [].
+	Shard string `json:"shard,omitempty"`
 }
 
 // Metadata is metadata in file order; its JSON is an object with the keys in that order.
@@ -171,6 +177,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, sidecarFindings = lora.LoadSidecars(ctx, spec)
 	}
 	r := &read{m: m, info: lora.Derive(m, sidecars, spec)}
+	ggufInfo(m, &r.info)
 	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
 	if opt.Verify && m.HeaderParsed && m.Shards == nil && len(r.info.EmbeddedHashes) > 0 {
 		e, _, err := hash.FileHashes(ctx, o.Source, m, false, hash.Options{})
@@ -202,7 +209,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info),
+		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m),
 		Findings: check.Findings(r.findings), FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified}
 	if c.Metadata == nil {
@@ -213,12 +220,16 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		tensors = tensors[:opt.MaxTensors]
 	}
 	c.Tensors = make([]Tensor, len(tensors))
+	shards := m.TensorShards()
 	for i, t := range tensors {
 		shape := t.Shape
 		if shape == nil {
 			shape = []uint64{}
 		}
 		c.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: shape, DataOffsets: [2]uint64{t.Begin, t.End}, Bytes: t.Len()}
+		if shards != nil {
+			c.Tensors[i].Shard = shards[i]
+		}
 	}
 	return c, nil
 }

@@ -120,6 +120,9 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		}
 		row("parameters", "%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))
 	}
+	if c.GGUF != nil {
+		writeGGUFText(b, c.GGUF, opt, row)
+	}
 	switch {
 	case len(c.Metadata) > 0:
 		row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
@@ -150,6 +153,10 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			nameW = max(nameW, min(len(t.Name), 60))
 		}
 		for _, t := range shown {
+			if t.DType == "" { // known by name only: its shard is missing
+				fmt.Fprintf(b, "    %-*s  %s\n", nameW, textfmt.Escape(t.Name), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
+				continue
+			}
 			fmt.Fprintf(b, "    %-*s  %-7s %-20s %s\n", nameW, textfmt.Escape(t.Name), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
 		}
 		if n := c.TensorCount - len(shown); n > 0 {
@@ -254,6 +261,11 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"tensors", fmt.Sprint(c.TensorCount)},
 		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
 		if kv[1] != "" {
+			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+		}
+	}
+	if c.GGUF != nil {
+		for _, kv := range ggufRows(c.GGUF) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 		}
 	}

@@ -317,13 +317,17 @@ func TestRemoteGGUFHeaderBytes(t *testing.T) {
 // TestWalkGGUF: a walk finds GGUF files beside safetensors files.
 func TestWalkGGUF(t *testing.T) {
 	dir := t.TempDir()
-	for _, n := range []string{"a.gguf", "b.safetensors", "c.GGUF", "d.bin"} {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+	// ollama's blobs have no extension: a GGUF magic makes one a model; its other blobs (a licence, a
+	// template, JSON), other extensionless files and a .bin file with the magic are left out.
+	files := map[string]string{"a.gguf": "x", "b.safetensors": "x", "c.GGUF": "x", "d.bin": "GGUF",
+		"sha256-0a1b": "GGUF\x03\x00\x00\x00", "sha256-2c3d": "MIT License", "sha256-4e5f": "{}", "short": "GG", "empty": ""}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(b), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, errs := Walk(context.Background(), []string{dir}, WalkOptions{})
-	want := []string{filepath.Join(dir, "a.gguf"), filepath.Join(dir, "b.safetensors"), filepath.Join(dir, "c.GGUF")}
+	want := []string{filepath.Join(dir, "a.gguf"), filepath.Join(dir, "b.safetensors"), filepath.Join(dir, "c.GGUF"), filepath.Join(dir, "sha256-0a1b")}
 	if !reflect.DeepEqual(got, want) || len(errs) != 0 {
 		t.Errorf("walk: %q %v", got, errs)
 	}

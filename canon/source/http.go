@@ -70,14 +70,33 @@ type HTTPError struct {
 	URL    string
 	Status int
 	Text   string
+	// Code is the Hub's X-Error-Code header, when the server sent one: HubRepoNotFound,
+	// HubRevisionNotFound, HubEntryNotFound, HubGatedRepo.
+	Code string
 }
 
-// Error is the status ("HTTP 404 Not Found") and what more there is to say, or Text alone.
+// The Hub's error codes (its X-Error-Code header), as its clients read them.
+const (
+	HubRepoNotFound     = "RepoNotFound"
+	HubRevisionNotFound = "RevisionNotFound"
+	HubEntryNotFound    = "EntryNotFound"
+	HubGatedRepo        = "GatedRepo"
+)
+
+// statusError is the HTTPError of a response with a status stdiff cannot use.
+func statusError(resp *http.Response) *HTTPError {
+	return &HTTPError{Status: resp.StatusCode, Code: resp.Header.Get("X-Error-Code")}
+}
+
+// Error is the status ("HTTP 404 Not Found"), what the Hub's code says ("no such revision") and what
+// more there is to say, or Text alone.
 func (e *HTTPError) Error() string {
 	if e.Status == 0 {
 		return e.Text
 	}
-	return fmt.Sprintf("HTTP %d %s%s", e.Status, http.StatusText(e.Status), e.Text)
+	said := map[string]string{HubRepoNotFound: ": no such repository (or it is private)", HubRevisionNotFound: ": no such revision",
+		HubEntryNotFound: ": no such file in the repository", HubGatedRepo: ": the repository is gated"}[e.Code]
+	return fmt.Sprintf("HTTP %d %s%s%s", e.Status, http.StatusText(e.Status), said, e.Text)
 }
 
 // HTTPSource reads a remote file with HTTP range requests. The first request fetches a prefix that
@@ -115,6 +134,18 @@ func OpenHTTP(ctx context.Context, rawURL string, opt HTTPOptions) (*HTTPSource,
 		return nil, &canon.ReadError{Name: rawURL, Err: errors.New("not an http(s) URL")}
 	}
 	s := &HTTPSource{url: rawURL, ctx: ctx, opt: opt}
+	s.client, s.withheld = newClient(opt)
+	if err := s.retry(s.open); err != nil {
+		s.client.CloseIdleConnections()
+		return nil, s.fail(err)
+	}
+	return s, nil
+}
+
+// newClient is the client every request of opt's goes through: opt's time limits, the token for its
+// origin only (withheld is true when a token was given but may not be sent: its origin is plain http
+// to another machine), redirects to http(s) only.
+func newClient(opt HTTPOptions) (c *http.Client, withheld bool) {
 	base := opt.Transport
 	if base == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -126,15 +157,15 @@ func OpenHTTP(ctx context.Context, rawURL string, opt HTTPOptions) (*HTTPSource,
 	tt := &tokenTransport{base: base}
 	if t, ok := tokenOrigin(opt); ok && opt.Token != "" {
 		tt.header, tt.origin = "Bearer "+opt.Token, t
-	} else if opt.Token != "" && t != "" {
-		s.withheld = true
 	}
-	s.client = &http.Client{Transport: tt, CheckRedirect: checkRedirect}
-	if err := s.retry(s.open); err != nil {
-		s.client.CloseIdleConnections()
-		return nil, s.fail(err)
-	}
-	return s, nil
+	return &http.Client{Transport: tt, CheckRedirect: checkRedirect}, withheldToken(opt)
+}
+
+// withheldToken reports whether opt has a token that may not be sent: its origin is plain http to
+// another machine.
+func withheldToken(opt HTTPOptions) bool {
+	t, ok := tokenOrigin(opt)
+	return opt.Token != "" && t != "" && !ok
 }
 
 // origin is a URL's scheme, host and port, lower case, with the port spelled out.
@@ -221,19 +252,29 @@ func (s *HTTPSource) fail(err error) error {
 	var ne *NetError
 	switch {
 	case errors.As(err, &he):
-		switch he.Status {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			hint = "the file is private or gated: set HF_TOKEN (for the Hub) and check you have access"
-			if s.withheld {
-				hint = "the token was not sent: it goes over https only, or plain http to this machine; use an https endpoint"
-			}
-		case http.StatusNotFound:
-			hint = "check the URL, and the revision and path of an hf:// address"
-		}
+		hint = httpHint(he, s.withheld)
 	case errors.As(err, &ne):
 		hint = ne.Hint
 	}
 	return &canon.ReadError{Name: s.url, Err: err, Hint: hint}
+}
+
+// httpHint says what to do about a response stdiff could not use; withheld: a token was given but not
+// sent (see newClient).
+func httpHint(he *HTTPError, withheld bool) string {
+	switch {
+	case withheld && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden || he.Code == HubRepoNotFound):
+		return "the token was not sent: it goes over https only, or plain http to this machine; use an https endpoint"
+	case he.Code == HubRepoNotFound:
+		return "check ORG/REPO; a private or gated repository needs HF_TOKEN, and access to it"
+	case he.Code == HubRevisionNotFound:
+		return "check the revision (@REV): a branch, a tag or a commit of the repository"
+	case he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden:
+		return "the file is private or gated: set HF_TOKEN (for the Hub) and check you have access"
+	case he.Status == http.StatusNotFound:
+		return "check the URL, and the revision and path of an hf:// address"
+	}
+	return ""
 }
 
 // transient reports whether trying again may help.
@@ -248,17 +289,21 @@ func transient(err error) bool {
 
 // retry runs f until it succeeds, fails for good, or has been tried 1+Retries times; its error is in
 // plain words.
-func (s *HTTPSource) retry(f func() error) error {
+func (s *HTTPSource) retry(f func() error) error { return retry(s.ctx, s.opt, f) }
+
+// retry runs f until it succeeds, fails for good, or has been tried 1+opt.Retries times (waiting
+// longer each time, and no longer once ctx is done); its error is in plain words.
+func retry(ctx context.Context, opt HTTPOptions, f func() error) error {
 	var err error
-	for try := 0; try <= s.opt.Retries; try++ {
+	for try := 0; try <= opt.Retries; try++ {
 		if try > 0 {
 			select {
-			case <-s.ctx.Done():
-				return netError(s.ctx, s.ctx.Err(), s.opt.Timeout)
+			case <-ctx.Done():
+				return netError(ctx, ctx.Err(), opt.Timeout)
 			case <-time.After(time.Duration(100<<try) * time.Millisecond):
 			}
 		}
-		if err = netError(s.ctx, f(), s.opt.Timeout); err == nil || !transient(err) {
+		if err = netError(ctx, f(), opt.Timeout); err == nil || !transient(err) {
 			return err
 		}
 	}
@@ -429,10 +474,10 @@ func (s *HTTPSource) open() error {
 			s.size, s.ranges = 0, true
 			return nil
 		}
-		return &HTTPError{Status: resp.StatusCode}
+		return statusError(resp)
 	default:
 		b.Close()
-		return &HTTPError{Status: resp.StatusCode}
+		return statusError(resp)
 	}
 }
 
@@ -597,43 +642,82 @@ func (s *HTTPSource) Close() error {
 // as DefaultEndpoint), and reports the repository's base URL when no PATH is given (the caller then
 // looks for the model file the way the Hub's clients do).
 func ResolveHF(endpoint, addr string) (fileURL, repoBase string, err error) {
+	a, err := parseHF(addr)
+	if err != nil {
+		return "", "", err
+	}
+	base := a.resolve(endpoint)
+	if a.path == "" {
+		return "", base, nil
+	}
+	return base + "/" + escapePath(a.path), base, nil
+}
+
+// hfAddr is an hf:// address taken apart: hf://ORG/REPO[@REV][/PATH].
+type hfAddr struct {
+	org, repo, rev, path string
+}
+
+// parseHF takes an hf:// address apart, refusing parts that could climb out of the repository.
+func parseHF(addr string) (hfAddr, error) {
 	rest, ok := strings.CutPrefix(addr, "hf://")
 	if !ok {
-		return "", "", fmt.Errorf("not an hf:// address")
+		return hfAddr{}, fmt.Errorf("not an hf:// address")
 	}
 	parts := strings.SplitN(rest, "/", 3)
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return "", "", fmt.Errorf("an hf:// address is hf://ORG/REPO[@REVISION][/PATH]")
+		return hfAddr{}, fmt.Errorf("an hf:// address is hf://ORG/REPO[@REVISION][/PATH]")
 	}
 	repo, rev, _ := strings.Cut(parts[1], "@")
 	if rev == "" {
 		rev = "main"
 	}
-	if rev, err = url.PathUnescape(rev); err != nil { // refs%2Fpr%2F1 names refs/pr/1
-		return "", "", fmt.Errorf("bad revision: %v", err)
+	rev, err := url.PathUnescape(rev) // refs%2Fpr%2F1 names refs/pr/1
+	if err != nil {
+		return hfAddr{}, fmt.Errorf("bad revision: %v", err)
 	}
 	for _, seg := range strings.Split(rev, "/") {
 		if seg == "" || seg == "." || seg == ".." || strings.ContainsRune(seg, '\\') {
-			return "", "", fmt.Errorf("bad revision %q: no part of it may be empty, . or ..", rev)
+			return hfAddr{}, fmt.Errorf("bad revision %q: no part of it may be empty, . or ..", rev)
 		}
 	}
 	for _, p := range []string{parts[0], repo} {
 		if p == "." || p == ".." || strings.ContainsAny(p, "?#%\\") {
-			return "", "", fmt.Errorf("bad repository name %q", p)
+			return hfAddr{}, fmt.Errorf("bad repository name %q", p)
 		}
 	}
-	base := strings.TrimRight(endpoint, "/") + "/" + url.PathEscape(parts[0]) + "/" + url.PathEscape(repo) + "/resolve/" + url.PathEscape(rev)
-	if len(parts) < 3 || parts[2] == "" {
-		return "", base, nil
+	a := hfAddr{org: parts[0], repo: repo, rev: rev}
+	if len(parts) == 3 {
+		a.path = parts[2]
 	}
-	for _, seg := range strings.Split(parts[2], "/") {
+	for _, seg := range strings.Split(a.path, "/") {
 		if seg == ".." || seg == "." {
-			return "", "", fmt.Errorf("bad path %q", parts[2])
+			return hfAddr{}, fmt.Errorf("bad path %q", a.path)
 		}
 	}
-	segs := strings.Split(parts[2], "/")
+	return a, nil
+}
+
+// id is ORG/REPO.
+func (a hfAddr) id() string { return a.org + "/" + a.repo }
+
+// resolve is the URL files of the revision are downloaded under: {endpoint}/ORG/REPO/resolve/REV.
+func (a hfAddr) resolve(endpoint string) string {
+	return strings.TrimRight(endpoint, "/") + "/" + url.PathEscape(a.org) + "/" + url.PathEscape(a.repo) + "/resolve/" + url.PathEscape(a.rev)
+}
+
+// tree is the URL of the Hub's tree API for the revision, listing every file: as huggingface_hub's
+// list_repo_tree asks, {endpoint}/api/models/ORG/REPO/tree/REV (the revision escaped whole,
+// refs/pr/1 as refs%2Fpr%2F1), recursive.
+func (a hfAddr) tree(endpoint string) string {
+	return strings.TrimRight(endpoint, "/") + "/api/models/" + url.PathEscape(a.org) + "/" + url.PathEscape(a.repo) + "/tree/" + url.PathEscape(a.rev) + "?recursive=true"
+}
+
+// escapePath escapes each segment of a slash-separated path for a URL.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
 	for i := range segs {
 		segs[i] = url.PathEscape(segs[i])
 	}
-	return base + "/" + strings.Join(segs, "/"), base, nil
+	return strings.Join(segs, "/")
 }

@@ -1,8 +1,9 @@
 // Package source opens models by name: a local file (safetensors or GGUF), a shard set (its index, the
-// folder holding it, or any of its shards; any file of a split GGUF model), an http(s) URL, or an
-// hf://ORG/REPO[@REVISION][/PATH] address on the Hugging Face Hub; and it walks folders for the models
-// under them. It reads headers only; the bytes stay behind a canon.Source, read on demand, for HTTP
-// with range requests.
+// folder holding it, or any of its shards; any file of a split GGUF model), a diffusers pipeline (one
+// model made of its components), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the
+// Hugging Face Hub (a repository named without a path is found through the Hub's file list); and it
+// walks folders for the models under them. It reads headers only; the bytes stay behind a
+// canon.Source, read on demand, for HTTP with range requests.
 //
 // It never reads the environment (the Hub's endpoint, a token and time limits come in Options, which
 // the caller fills, from HF_ENDPOINT and HF_TOKEN for the CLI) and never prints.
@@ -19,10 +20,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // DefaultEndpoint is where hf:// addresses point when Options.Endpoint is empty: the public Hub.
@@ -72,10 +75,15 @@ func (o *Opened) Close() error {
 // sources check this on every response instead.
 func (o *Opened) Unchanged() error {
 	for _, c := range o.closers {
-		if f, ok := c.(*FileSource); ok {
-			if err := f.Unchanged(); err != nil {
-				return err
-			}
+		var err error
+		switch c := c.(type) {
+		case *FileSource:
+			err = c.Unchanged()
+		case *Opened: // a component of a pipeline
+			err = c.Unchanged()
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -88,11 +96,15 @@ func IsRemote(spec string) bool {
 
 // Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
 // bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
-// …-0000K-of-0000N.safetensors (the whole set, as one model); any file of a split GGUF model named
-// …-0000K-of-0000N.gguf, as llama.cpp's gguf-split names them (the whole set, as one model); an http(s)
-// URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with opt.Token). Only headers are read. ctx
-// bounds the opening and, for remote models, every later read of the Source; once it is done, Open
-// fails at once with an error wrapping ctx.Err(). Errors are *canon.ReadError values.
+// …-0000K-of-0000N.safetensors (the whole set, as one model; through an index, shards that are not
+// there leave a model known in part, see canon.ReadSet); any file of a split GGUF model named
+// …-0000K-of-0000N.gguf, as llama.cpp's gguf-split names them (the whole set, as one model); a folder
+// holding a diffusers pipeline's model_index.json, or that file (one model made of its components, see
+// canon.JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
+// opt.Token; without a PATH, the repository's model.safetensors, else what its file list holds: its
+// index, its pipeline, its only model). Only headers are read. ctx bounds the opening and, for remote
+// models, every later read of the Source; once it is done, Open fails at once with an error wrapping
+// ctx.Err(). Errors are *canon.ReadError values.
 func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &canon.ReadError{Name: spec, Op: "open", Err: netError(ctx, err, 0)}
@@ -104,16 +116,22 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err != nil {
 		return nil, canon.PathError("stat", spec, err)
 	}
+	if st.IsDir() && fileExists(filepath.Join(spec, PipelineFile)) {
+		return openPipeline(ctx, spec, localRepo{ctx, spec}, 1)
+	}
 	if st.IsDir() {
 		idx, err := findIndex(spec)
 		if err != nil {
 			return nil, err
 		}
-		return openLocalSet(spec, idx, nil)
+		return openLocalSet(spec, idx, nil, false)
 	}
 	base := filepath.Base(spec)
+	if base == PipelineFile {
+		return openPipeline(ctx, filepath.Dir(spec), localRepo{ctx, filepath.Dir(spec)}, 1)
+	}
 	if strings.HasSuffix(base, ".index.json") {
-		return openLocalSet(spec, spec, nil)
+		return openLocalSet(spec, spec, nil, false)
 	}
 	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
 		idx := filepath.Join(filepath.Dir(spec), prefix+".safetensors.index.json")
@@ -135,7 +153,7 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 // openLocalShard opens the set of the shard spec (by its index idxPath, or else the names); when not all
 // of the set is here it reads the one file, and says so.
 func openLocalShard(ctx context.Context, spec, idxPath string, names []string) (*Opened, error) {
-	o, err := openLocalSet(spec, idxPath, names)
+	o, err := openLocalSet(spec, idxPath, names, true)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return o, err
 	}
@@ -187,6 +205,32 @@ func OpenFileModel(ctx context.Context, path string) (*Opened, error) {
 	return openSingle(src, false)
 }
 
+// OpenOne opens the one file spec names, a local path or a URL (http(s), or hf://ORG/REPO[@REV]/PATH),
+// as a model of its own: a shard is read without its set, and an index as the file it is (which holds
+// no model: its Model says so in its findings). Whole-file hashes are made of such files. Errors are
+// *canon.ReadError values.
+func OpenOne(ctx context.Context, spec string, opt Options) (*Opened, error) {
+	if !IsRemote(spec) {
+		return OpenFileModel(ctx, spec)
+	}
+	target, httpOpt := spec, opt.HTTP
+	if strings.HasPrefix(spec, "hf://") {
+		fileURL, _, err := ResolveHF(opt.endpoint(), spec)
+		if err == nil && fileURL == "" {
+			err = errors.New("names a repository, not one file")
+		}
+		if err != nil {
+			return nil, &canon.ReadError{Name: spec, Err: err}
+		}
+		target, httpOpt.Token, httpOpt.TokenOrigin = fileURL, opt.Token, opt.endpoint()
+	}
+	src, err := OpenHTTP(ctx, target, httpOpt)
+	if err != nil {
+		return nil, err
+	}
+	return openSingle(src, true)
+}
+
 // openSingle reads the header of one opened source; on failure it closes the source.
 func openSingle(src interface {
 	canon.Source
@@ -222,8 +266,10 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names.
-func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
+// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names. With
+// an index, shards that are not there leave a model known in part (see canon.ReadSet), unless whole
+// is set: then a missing shard is an error.
+func openLocalSet(name, idxPath string, names []string, whole bool) (*Opened, error) {
 	dir := filepath.Dir(name)
 	var idx *canon.Index
 	if idxPath != "" {
@@ -251,7 +297,7 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard(setName),
+				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard{setName, !whole},
 					Hint: "every shard the index names must be there: download the whole set"}
 			}
 			return nil, err
@@ -267,38 +313,106 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	return o, nil
 }
 
-// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist.
-type missingShard string
+// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist, and a
+// canon.ErrMissingShard when the set may be read without it.
+type missingShard struct {
+	set     string
+	partial bool
+}
 
-func (e missingShard) Error() string { return "missing shard of " + string(e) }
+func (e missingShard) Error() string { return "missing shard of " + e.set }
 func (e missingShard) Unwrap() error { return fs.ErrNotExist }
+func (e missingShard) Is(target error) bool {
+	return e.partial && target == canon.ErrMissingShard
+}
 
 // openRemote opens an http(s) URL or an hf:// address.
 func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) {
-	httpOpt := opt.HTTP
-	target := spec
-	if strings.HasPrefix(spec, "hf://") {
-		fileURL, base, err := ResolveHF(opt.endpoint(), spec)
-		if err != nil {
-			return nil, &canon.ReadError{Name: spec, Err: err}
-		}
-		httpOpt.Token, httpOpt.TokenOrigin = opt.Token, opt.endpoint()
-		if fileURL == "" {
-			// A repository: model.safetensors, else its index, as the Hub's clients look.
-			o, err := openRemoteURL(ctx, base+"/model.safetensors", httpOpt)
-			var he *HTTPError
-			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				o, err = openRemoteURL(ctx, base+"/model.safetensors.index.json", httpOpt)
-			}
-			if err != nil && errors.As(err, &he) && he.Status == http.StatusNotFound {
-				return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json"),
-					Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
-			}
-			return o, err
-		}
-		target = fileURL
+	if !strings.HasPrefix(spec, "hf://") {
+		return openRemoteURL(ctx, spec, opt.HTTP)
 	}
-	return openRemoteURL(ctx, target, httpOpt)
+	a, err := parseHF(spec)
+	if err != nil {
+		return nil, &canon.ReadError{Name: spec, Err: err}
+	}
+	httpOpt := opt.HTTP
+	httpOpt.Token, httpOpt.TokenOrigin = opt.Token, opt.endpoint()
+	if a.path != "" {
+		return openRemoteURL(ctx, a.resolve(opt.endpoint())+"/"+escapePath(a.path), httpOpt)
+	}
+	return openRepo(ctx, spec, a, opt.endpoint(), httpOpt)
+}
+
+// openRepo opens the model of a repository on the Hub, named without a path: model.safetensors, as
+// the Hub's clients look first; else, from the list of its files (the tree API), its
+// model.safetensors.index.json, its diffusers pipeline (model_index.json), or its only model. A
+// repository or revision the Hub does not have is said so.
+func openRepo(ctx context.Context, spec string, a hfAddr, endpoint string, opt HTTPOptions) (*Opened, error) {
+	withheld, base := withheldToken(opt), a.resolve(endpoint)
+	o, err := openRemoteURL(ctx, base+"/model.safetensors", opt)
+	if hubMissing(a, err) != "" {
+		return nil, hubError(spec, a, err, withheld)
+	}
+	if err == nil || !notFound(err) {
+		return o, err
+	}
+	files, err := listHub(ctx, a, endpoint, opt)
+	switch {
+	case hubMissing(a, err) != "":
+		return nil, hubError(spec, a, err, withheld)
+	case err != nil && notFound(err): // an endpoint without the tree API: look for the index, as clients did before it
+		o, err := openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
+		if err != nil && notFound(err) {
+			return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json, and the endpoint lists no files"),
+				Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
+		}
+		return o, err
+	case err != nil:
+		var he *HTTPError
+		hint := ""
+		if errors.As(err, &he) {
+			hint = httpHint(he, withheld)
+		}
+		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("listing its files: %w", netError(ctx, err, opt.Timeout)), Hint: hint}
+	}
+	return openListed(ctx, spec, base, files, opt)
+}
+
+// openListed opens the model of a repository from the list of its files (see openRepo).
+func openListed(ctx context.Context, spec, base string, files []string, opt HTTPOptions) (*Opened, error) {
+	switch {
+	case slices.Contains(files, "model.safetensors.index.json"):
+		return openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
+	case slices.Contains(files, PipelineFile):
+		return openPipeline(ctx, spec, &hubRepo{ctx: ctx, base: base, files: files, opt: opt}, 4)
+	}
+	models := modelsAmong(files)
+	switch len(models) {
+	case 1:
+		return openRemoteURL(ctx, base+"/"+escapePath(models[0]), opt)
+	case 0:
+		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("the repository has no .safetensors or .gguf file (%s)", listSome(files, 8, "file")),
+			Hint: "stdiff reads .safetensors and .gguf files"}
+	}
+	return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("the repository holds %d models, and no model.safetensors: %s", len(models), listSome(models, 8, "more")),
+		Hint: "name one: " + strings.TrimSuffix(spec, "/") + "/" + models[0]}
+}
+
+// listSome lists the first n names, escaped, and how many more there are ("… and 3 more"); "no
+// <word>s" for none.
+func listSome(names []string, n int, word string) string {
+	if len(names) == 0 {
+		return "no " + word + "s"
+	}
+	shown := make([]string, 0, n)
+	for _, s := range names[:min(n, len(names))] {
+		shown = append(shown, textfmt.Escape(s))
+	}
+	out := strings.Join(shown, ", ")
+	if len(names) > n {
+		out += fmt.Sprintf(", … and %d more", len(names)-n)
+	}
+	return out
 }
 
 func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened, error) {
@@ -310,8 +424,13 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	dirURL := func() *url.URL { d := *u; d.Path = path.Dir(u.Path); d.RawPath = ""; return &d }
 	shardURL := func(shard string) string { return dirURL().JoinPath(shard).String() }
 	o := &Opened{Remote: true}
+	partial := strings.HasSuffix(base, ".index.json") // a shard named stands for the whole set
 	openShard := func(shard string) (canon.Source, error) {
 		src, err := OpenHTTP(ctx, shardURL(shard), opt)
+		var he *HTTPError
+		if err != nil && partial && errors.As(err, &he) && he.Status == http.StatusNotFound {
+			return nil, absent{err}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -358,6 +477,12 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	}
 	return o, err
 }
+
+// absent is the error of a remote shard the server does not have, in a set that may be read without it.
+type absent struct{ error }
+
+func (e absent) Unwrap() error        { return e.error }
+func (e absent) Is(target error) bool { return target == canon.ErrMissingShard }
 
 // fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).
 func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*canon.Index, error) {

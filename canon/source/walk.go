@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,7 +20,9 @@ type WalkOptions struct {
 
 // Walk expands the folders among roots into the models under them, recursively, in path order:
 // .safetensors and .gguf files (the name only picks the candidates; reading them tells their format),
-// and shard sets as their *.safetensors.index.json (their shards then not on their own). The files of a
+// files without an extension that start with the GGUF magic (ollama's model blobs, named
+// sha256-<hex> under ~/.ollama/models/blobs: one 4-byte read per extensionless file tells), and shard
+// sets as their *.safetensors.index.json (their shards then not on their own). The files of a
 // split GGUF model, like the shards of a set without an index, are listed one by one. It follows links to files but not to folders, so that a link loop cannot trap it, and skips what
 // is not a regular file. Roots that are not folders (files, URLs, paths that do not exist) are kept as
 // they are, for the caller to open and report. A folder or file it cannot read is an error (a
@@ -63,7 +66,8 @@ func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []err
 						}
 					}
 				}
-			case strings.HasSuffix(name, ".safetensors"), strings.HasSuffix(name, ".gguf"):
+			case strings.HasSuffix(name, ".safetensors"), strings.HasSuffix(name, ".gguf"),
+				filepath.Ext(name) == "" && startsGGUF(p):
 				paths = append(paths, p)
 			default:
 				return nil
@@ -89,4 +93,17 @@ func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []err
 	}
 	sort.Strings(kept)
 	return kept, errs
+}
+
+// startsGGUF reports whether the file at p starts with the GGUF magic (false when it cannot be read:
+// a file that is not named as a model is no model unless its bytes say so).
+func startsGGUF(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "GGUF"
 }

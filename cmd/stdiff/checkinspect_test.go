@@ -36,7 +36,7 @@ func cliJSON(t *testing.T, args ...string) []byte {
 func TestJSONIsTheLibrarys(t *testing.T) {
 	ctx := t.Context()
 	t.Run("check", func(t *testing.T) {
-		specs := testdata("base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors", "missing.safetensors")
+		specs := testdata("base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors", "missing.safetensors", "broken.gguf", "llama.gguf")
 		var lib bytes.Buffer
 		if err := check.WriteJSON(&lib, check.Run(ctx, specs, check.Options{})); err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 		}
 	})
 	t.Run("inspect", func(t *testing.T) {
-		specs := testdata("lora.safetensors", "hostile.safetensors", "lfs-pointer.safetensors", "base.safetensors")
+		specs := testdata("lora.safetensors", "hostile.safetensors", "lfs-pointer.safetensors", "base.safetensors", "llama.gguf", "odd.gguf")
 		var lib bytes.Buffer
 		for _, spec := range specs {
 			card, err := inspect.Inspect(ctx, spec, inspect.Options{})

@@ -37,6 +37,8 @@ func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 			diff.Options{Tolerance: values.Tolerance{Atol: 0.01}, FailOn: []diff.Category{diff.CategoryShape, diff.CategoryDType, diff.CategoryNaN}}},
 		{[]string{"--rtol", "0.01", "--equal-nan", "--fail-on", "data", "--fail-on", "values"}, "weights.safetensors", "weights-bf16.safetensors",
 			diff.Options{Tolerance: values.Tolerance{Rtol: 0.01, EqualNaN: true}, FailOn: []diff.Category{diff.CategoryData, diff.CategoryValues}}},
+		{nil, "llama.gguf", "requant.gguf", diff.Options{}},
+		{[]string{"--content"}, "requant.gguf", "llama.gguf", diff.Options{Content: true}},
 	} {
 		a, b := filepath.Join(dir, c.a), filepath.Join(dir, c.b)
 		oa, err := source.Open(t.Context(), a, source.Options{})

@@ -279,7 +279,7 @@ func f16(x float64) uint16 {
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
 	base := baseModel().Build()
-	return map[string][]byte{
+	m := map[string][]byte{
 		"base.safetensors":              base,
 		"changed.safetensors":           changedModel().Build(),
 		"reordered.safetensors":         reorderedModel().Build(),
@@ -297,6 +297,10 @@ func fixtures() map[string][]byte {
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +
 			"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"),
 	}
+	for name, b := range ggufFixtures() {
+		m[name] = b
+	}
+	return m
 }
 
 // TestFixtures keeps ../../testdata in step with the generators above (-update rewrites them).

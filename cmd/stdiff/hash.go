@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -11,7 +10,8 @@ type hashCmd struct {
 	Content   bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
 	All       bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass, and verify hashes embedded in the metadata."`
 	Canonical bool     `help:"Print the exact canonical bytes the structure ID hashes (with --content, the content form)."`
-	Check     string   `help:"Verify the hashes in MANIFEST (as written by stdiff hash) against the files it names." placeholder:"MANIFEST" type:"existingfile"`
+	Check     string   `help:"Verify the hashes in MANIFEST (as stdiff hash, sha256sum, sha256sum --tag or b3sum write them) against the files it names." placeholder:"MANIFEST" type:"existingfile"`
+	Kind      string   `help:"With --check: what a bare hash line (<hex>  <path>) holds: sha256 (sha256sum's) or blake3 (b3sum's)." enum:"sha256,blake3" default:"sha256"`
 	Quiet     bool     `short:"q" help:"Print no report, only errors (with --check: only the files that FAILED); the exit status answers."`
 	Files     []string `arg:"" optional:"" name:"FILE" help:"Model files." type:"string"`
 }
@@ -28,7 +28,7 @@ func (c *hashCmd) run(o *out) int {
 	add, stop := func(int64) {}, func() {} // on a terminal, for the model whose bytes are being read
 	opt := hash.Options{Content: c.Content, All: c.All, Canonical: c.Canonical, Source: o.src,
 		Reading:  func(name string, total int64) { stop(); add, stop = o.bytesProgress("hashing "+name, total) },
-		Progress: func(n int64) { add(n) }}
+		Progress: func(n int64) { add(n) }, BareKind: c.Kind}
 	if c.Check != "" {
 		return c.check(o, opt, func() { stop() })
 	}
@@ -64,8 +64,8 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 			o.readFailed(e)
 		}
 	}
-	if rep.Outcome() == canon.Found && o.format != "json" && o.format != "jsonl" {
-		defer o.errorf("", "%d of %d files did not match", rep.Failed(), len(rep.Files)) // after the report
+	if s := rep.Summary(); s != "" && o.format != "json" && o.format != "jsonl" {
+		defer o.errorf("", "%s", s) // after the report, as sha256sum's warnings
 	}
 	return write(o, rep, c.Quiet && o.format != "text", rep.Outcome(), writers[*hash.VerifyReport]{
 		text: func(w io.Writer, r *hash.VerifyReport) error {

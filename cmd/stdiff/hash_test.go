@@ -82,6 +82,25 @@ func TestHashIsTheLibrary(t *testing.T) {
 			t.Errorf("stdiff %s printed\n%s\nthe library writes\n%s", strings.Join(args[:3], " "), stdout.Bytes(), want.Bytes())
 		}
 	}
+	// --kind blake3: a b3sum manifest, as hash.VerifyManifest with BareKind reads it.
+	b3 := filepath.Join(t.TempDir(), "B3SUMS")
+	if err := os.WriteFile(b3, []byte(rep.Files[0].Ecosystem.BLAKE3+"  "+files[0]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check, err = hash.VerifyManifest(t.Context(), b3, hash.Options{BareKind: hash.BareBLAKE3})
+	if err != nil || check.Outcome() != 0 {
+		t.Fatalf("b3sum manifest: %v", err)
+	}
+	var stdout, want bytes.Buffer
+	if code := run([]string{"hash", "--json", "--kind", "blake3", "--check", b3}, &stdout, new(bytes.Buffer)); code != 0 {
+		t.Errorf("--kind blake3: exit %d", code)
+	}
+	if err := hash.WriteVerifyJSON(&want, check); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stdout.Bytes(), want.Bytes()) {
+		t.Errorf("stdiff hash --kind blake3 --check printed\n%s\nthe library writes\n%s", stdout.Bytes(), want.Bytes())
+	}
 }
 
 // TestHashManyFilesCollects: hashing many files turns garbage collection back on (main turns it off),

@@ -38,7 +38,7 @@ func helpText(exits string, examples ...string) string {
 	for i := 0; i+1 < len(examples); i += 2 {
 		b.WriteString("  # " + examples[i] + "\n  " + examples[i+1] + "\n")
 	}
-	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a file, a shard set (index, folder or any shard), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a safetensors or GGUF file, a shard set (index, folder or any\nshard), a diffusers pipeline (its folder), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
 }
 
 type overviewHelp struct{}
@@ -54,6 +54,7 @@ func (*diffCmd) helpEnd() string {
 	return helpText("0 identical (or equal within --atol/--rtol), 1 different (with\n--fail-on: a category listed occurred), 2 trouble (usage error, unreadable\nmodel, a pattern that matches nothing)",
 		"what changed, and how much the weights moved", "stdiff old.safetensors new.safetensors",
 		"a release gate: fail on a new shape or dtype, or NaN, allow weight updates", "stdiff -q --fail-on shape,dtype,nan old.safetensors new.safetensors",
+		"what requantising a GGUF model changed: tensor types, metadata, tokens", "stdiff model-Q4_K_M.gguf model-Q6_K.gguf",
 		"structure and metadata only (instant), as JSON", "stdiff --header-only --json ./model hf://org/model@main")
 }
 
@@ -68,6 +69,7 @@ func (*inspectCmd) helpEnd() string {
 	return helpText("0 fine, 1 a model the reference reader rejects, 2 trouble (usage\nerror, unreadable model)",
 		"what a model is: name, triggers, base model, kind, rank, metadata", "stdiff inspect lora.safetensors",
 		"a folder as a table, one row per model", "stdiff inspect --short ~/loras",
+		"a GGUF model: quantisation mix, hyperparameters, tokenizer, chat template", "stdiff inspect model-Q4_K_M.gguf",
 		"every tensor and every metadata value, whole", "stdiff inspect --full model.safetensors")
 }
 
@@ -75,12 +77,13 @@ func (*hashCmd) helpEnd() string {
 	return helpText("0 every ID computed (with --check: every file matches), 1 a model\nthe reference reader rejects or a file that does not match, 2 trouble",
 		"structure IDs, from the headers", "stdiff hash *.safetensors",
 		"a manifest with every hash, then verify it", "stdiff hash --all *.safetensors > SUMS && stdiff hash --check SUMS",
-		"content IDs of a model on the Hub", "stdiff hash --content hf://org/model")
+		"verify what sha256sum or b3sum wrote", "stdiff hash --check SHA256SUMS; stdiff hash --kind blake3 --check B3SUMS")
 }
 
 func (*dupesCmd) helpEnd() string {
 	return helpText("0 no duplicates, 1 duplicates found, 2 trouble (usage error,\nunreadable path)",
 		"duplicates under a folder, including copies with edited metadata", "stdiff dupes ~/loras",
 		"also models of the same architecture", "stdiff dupes --level structure ~/loras",
+		"copies among ollama's models and downloaded GGUF files", "stdiff dupes ~/.ollama/models/blobs ~/Downloads",
 		"as JSON, without the cache of content IDs", "stdiff dupes --json --no-cache ~/loras ~/models")
 }

@@ -21,7 +21,7 @@ func TestReportsStreamAsEncoded(t *testing.T) {
 		specs = append(specs, filepath.Join("..", "..", "testdata", name))
 	}
 	values["check"] = check.Run(t.Context(), specs, check.Options{})
-	for _, name := range []string{"lora.safetensors", "hostile.safetensors"} {
+	for _, name := range []string{"lora.safetensors", "hostile.safetensors", "llama.gguf"} {
 		card, err := inspect.Inspect(t.Context(), filepath.Join("..", "..", "testdata", name), inspect.Options{})
 		if err != nil {
 			t.Fatal(err)

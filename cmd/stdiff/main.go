@@ -1,4 +1,4 @@
-// Command stdiff reads safetensors model files and answers, from their headers and (when asked) their
+// Command stdiff reads safetensors and GGUF model files and answers, from their headers and (when asked) their
 // bytes: what is this model, what changed between these two, is this file really loadable, and which of
 // these files are the same model.
 //
@@ -136,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	context.AfterFunc(ctx, stop)
 	var c cli
 	bi, _ := debug.ReadBuildInfo()
-	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors models."),
+	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
 		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, bi)})
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/stdiff/stdiff/canon/source/hubtest"
 )
 
 // corpusDir holds real files written by other projects (beside the project, never copied into it).
@@ -52,7 +54,9 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			env.Setenv("NO_COLOR", "1")
-			return nil
+			repo, err := filepath.Abs(filepath.Join("..", ".."))
+			env.Setenv("REPO", repo) // the project's root: scripts run files it holds (the GitHub action's)
+			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// mkfifo NAME
@@ -83,10 +87,14 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 			},
-			// serve [noranges|stall]: serve the work folder over HTTP on loopback; $URL is its address.
+			// serve [noranges|stall|hub DIR]: serve the work folder over HTTP on loopback; $URL is its address.
 			// stall: a server that sends headers and then nothing; `waitrequest` waits for its first request.
+			// hub DIR: a fake Hugging Face Hub (package hubtest) of DIR/ORG/REPO/REVISION/….
 			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
 				h := http.FileServer(http.Dir(ts.Getenv("WORK")))
+				if len(args) > 1 && args[0] == "hub" {
+					h = &hubtest.Hub{Root: ts.MkAbs(args[1])}
+				}
 				asked := make(chan struct{})
 				if len(args) > 0 && args[0] == "stall" {
 					h = stall(asked)

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
@@ -75,8 +76,9 @@ type Member struct {
 	DataLen int64 `json:"data_len"`
 	// Shards is the number of shards of a shard set; 0 for a model in one file.
 	Shards int `json:"shards,omitempty"`
-	// Header is the BLAKE3 of the file's header bytes (a set's: of its shards' names and headers):
-	// within a content group, equal headers mean identical files.
+	// Header is the BLAKE3 of the file's header bytes (a set's: of its shards' names and headers; a GGUF
+	// file's: of every byte before its data section): within a content group, equal headers mean
+	// identical files.
 	Header string `json:"header_blake3,omitempty"`
 	// Differences say how a member of a content group differs from the group's keeper; nil for the
 	// keeper, for members of other groups, and for a member that could not be read again to compare.
@@ -508,7 +510,9 @@ func (f *scanned) open(ctx context.Context) (*source.Opened, error) {
 	return source.OpenFileModel(ctx, f.path)
 }
 
-// hashHeader fills in the BLAKE3 of the file's header bytes (needed only within content groups).
+// hashHeader fills in the BLAKE3 of the file's header bytes (needed only within content groups): for
+// safetensors the N bytes after the 8-byte length N, for GGUF (told by its magic, as canon.Read tells
+// it) every byte before the data section, the magic included.
 func (f *scanned) hashHeader() error {
 	if f.hasHeaderHash {
 		return nil
@@ -522,11 +526,15 @@ func (f *scanned) hashHeader() error {
 	if _, err := src.ReadAt(n[:], 0); err != nil {
 		return err
 	}
-	hb := make([]byte, f.size-f.dataLen-8)
-	if _, err := src.ReadAt(hb, 8); err != nil {
+	start := int64(8)
+	if _, isGGUF := gguf.Sniff(n[:]); isGGUF {
+		start = 0
+	}
+	hb := make([]byte, f.size-f.dataLen-start)
+	if _, err := src.ReadAt(hb, start); err != nil {
 		return err
 	}
-	if binary.LittleEndian.Uint64(n[:]) != uint64(len(hb)) {
+	if start == 8 && binary.LittleEndian.Uint64(n[:]) != uint64(len(hb)) {
 		return &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 	}
 	f.headerHash, f.hasHeaderHash = blake3.Sum256(hb), true
