@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/stdiff/stdiff/canon/gguf"
@@ -175,6 +176,10 @@ func (m *Model) DataOffset() int64 {
 	}
 	return 8 + int64(m.HeaderLen)
 }
+
+// BigEndian reports whether m is a big-endian GGUF file: its tensor elements are stored big-endian,
+// and package values, which decodes little-endian elements, must not decode them.
+func (m *Model) BigEndian() bool { return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian }
 
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).
 func (m *Model) DataLen() int64 { return m.FileSize - m.DataOffset() }

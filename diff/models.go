@@ -2,7 +2,6 @@ package diff
 
 import (
 	"context"
-	"encoding/binary"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon"
@@ -126,7 +125,7 @@ func (br *bytesRead) digest(side, i int) ([32]byte, bool) {
 func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options) (*bytesRead, error) {
 	ma, mb := a.Model, b.Model
 	read := &bytesRead{compared: make([]bool, len(m.matched)), results: make([]values.Comparison, len(m.matched)), models: [2]*canon.Model{ma, mb},
-		bigEndian: bigEndian(ma) || bigEndian(mb)}
+		bigEndian: ma.BigEndian() || mb.BigEndian()}
 	// With Quick and no tolerance, a byte difference decides when data counts: no statistics needed.
 	bytesDecide := opt.Quick && opt.Tolerance.IsZero() && failing(opt.FailOn, CategoryData)
 	var pairs []values.Pair // built by push: append would leave about four times their size behind
@@ -256,10 +255,6 @@ func (br *bytesRead) hashCandidates(ctx context.Context, side int, o *source.Ope
 // decodes reports whether tensors of dtype d are compared by value: package values decodes d, and d
 // is none of ggml's block-quantised types, which are compared by their bytes.
 func decodes(d canon.DType) bool { return values.Supported(d) && !d.Quantized() }
-
-// bigEndian reports whether m is a big-endian GGUF file, whose elements package values would decode
-// in the wrong byte order: its tensors are compared by their bytes only.
-func bigEndian(m *canon.Model) bool { return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian }
 
 // emptyDigest is the BLAKE3 of no bytes: the digest of every empty tensor.
 var emptyDigest = blake3.Sum256(nil)

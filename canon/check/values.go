@@ -31,10 +31,14 @@ const (
 // order) and returns each one's statistics, and findings (CodeValues*) for what breaks models in the
 // wild: NaN or Inf, weight matrices that are all zeros (every up weight of a LoRA saved before training
 // is: it changes nothing) or hold one value, float tensors whose values are all subnormal. Tensors
-// that lie past the end of their file are left out (check's other findings say so).
+// that lie past the end of their file are left out (check's other findings say so), and so is every
+// tensor of a big-endian GGUF file (canon.Model.BigEndian: its verdict says what to do).
 func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error) {
 	return func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error) {
 		m := o.Model
+		if m.BigEndian() { // package values decodes little-endian elements only
+			return nil, nil, nil
+		}
 		off, size := m.DataOffset(), o.Source.Size()
 		var tensors []values.Tensor
 		var index []int

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -129,5 +131,39 @@ func TestScanValuesUnreadable(t *testing.T) {
 	var js bytes.Buffer
 	if err := check.WriteJSON(&js, r); err != nil || !strings.Contains(js.String(), `"values": {`) || !strings.Contains(js.String(), `"zeros": `) {
 		t.Errorf("JSON (%v) lacks the per-tensor values", err)
+	}
+}
+
+// TestScanValuesBigEndian: the tensors of a big-endian GGUF file are not decoded (package values reads
+// little-endian elements: 1.0 stored big-endian would read as a subnormal number and be flagged);
+// the same tensor in a little-endian file is.
+func TestScanValuesBigEndian(t *testing.T) {
+	for _, be := range []bool{false, true} {
+		var order binary.AppendByteOrder = binary.LittleEndian
+		if be {
+			order = binary.BigEndian
+		}
+		var data []byte
+		for _, x := range []float32{1, 2, 3, 4} {
+			data = order.AppendUint32(data, math.Float32bits(x))
+		}
+		f := ggufw.File{BigEndian: be, Tensors: []ggufw.Tensor{{Name: "norm.weight", Type: gguf.TypeF32, Dims: []int64{4}, Data: data}}}
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if err := os.WriteFile(path, f.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := check.Run(t.Context(), []string{path}, check.Options{Values: check.ScanValues(values.Options{})})
+		got := r.Files[0]
+		for _, x := range got.Findings {
+			if strings.HasPrefix(x.Code, "values-") {
+				t.Errorf("big-endian %v: %s %s", be, x.Code, x.Message)
+			}
+		}
+		if want := map[bool]int{false: 1, true: 0}[be]; got.Err != nil || len(got.Tensors) != want {
+			t.Errorf("big-endian %v: %v, %d tensors summarised, want %d", be, got.Err, len(got.Tensors), want)
+		}
+		if !be && (len(got.Tensors) != 1 || got.Tensors[0].Values.Max != 4) {
+			t.Errorf("little-endian: %+v", got.Tensors)
+		}
 	}
 }
