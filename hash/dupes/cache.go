@@ -55,6 +55,7 @@ type cacheEntry struct {
 	Ino       uint64 `json:"ino"`
 	DataLen   int64  `json:"data_len"`
 	Structure string `json:"structure_id"`
+	MetaKeys  int    `json:"meta_keys"`
 	Header    string `json:"header_blake3,omitempty"`
 	Sample    string `json:"sample,omitempty"`
 	Content   string `json:"content_id,omitempty"`
@@ -65,6 +66,27 @@ type cacheEntry struct {
 
 // CacheFile is the cache's file name inside the cache folder.
 const CacheFile = "dupes-v1.json"
+
+// CachePath is where the cache lives: CacheFile in dir when dir is not "" (the CLI passes
+// $STDIFF_CACHE_DIR), else in the user cache folder's stdiff folder (os.UserCacheDir).
+func CachePath(dir string) (string, error) {
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(base, "stdiff")
+	}
+	return filepath.Join(dir, CacheFile), nil
+}
+
+// ClearCache deletes the cache file at path; there being none is no error.
+func ClearCache(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
 
 // cacheSchema is the first thing in a cache file: anything else is not a stdiff cache.
 const cacheSchema = "stdiff.dupes-cache/v1"
@@ -117,6 +139,15 @@ func (e *CacheError) Error() string {
 		return fmt.Sprintf("cache %s cannot be read (%s); starting a new one", e.Path, e.Reason)
 	}
 	return fmt.Sprintf("cache %s is not a stdiff cache (%s); starting a new one", e.Path, e.Reason)
+}
+
+// Hint says what to do about the cache (nil: nothing): for a folder in its place, to remove it or to
+// choose another cache folder (the CLI's STDIFF_CACHE_DIR).
+func (e *CacheError) Hint() string {
+	if e == nil || e.Problem != CacheNotFile {
+		return ""
+	}
+	return "remove it, or set STDIFF_CACHE_DIR to another folder"
 }
 
 // OpenCache loads the cache at path; a missing file is an empty cache. It always returns a working
@@ -350,7 +381,7 @@ func (c *Cache) fill(f *scanned) bool {
 	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ino != f.ino || e.Structure == "" {
 		return false
 	}
-	f.dataLen, f.structure = e.DataLen, e.Structure
+	f.dataLen, f.structure, f.metaKeys = e.DataLen, e.Structure, e.MetaKeys
 	if b, err := hex.DecodeString(e.Header); err == nil && len(b) == 32 {
 		copy(f.headerHash[:], b)
 		f.hasHeaderHash = true
@@ -365,7 +396,7 @@ func (c *Cache) fill(f *scanned) bool {
 
 // put records what is known of a file, and that it was seen now.
 func (c *Cache) put(f *scanned) {
-	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure}
+	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, MetaKeys: f.metaKeys}
 	if f.hasHeaderHash {
 		e.Header = hex.EncodeToString(f.headerHash[:])
 	}

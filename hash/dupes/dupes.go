@@ -24,8 +24,10 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
@@ -41,9 +43,15 @@ const (
 	LevelBytes Level = "bytes"
 	// LevelContent: the same tensors (names, dtypes, shapes, bytes); metadata or layout differ.
 	LevelContent Level = "content"
+	// LevelRenamed: the same tensor bytes (dtypes, shapes) under other names: a LoRA re-keyed from
+	// kohya's names to diffusers' or PEFT's, a checkpoint saved with a prefix.
+	LevelRenamed Level = "renamed"
 	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
 	LevelStructure Level = "structure"
 )
+
+// levelRank orders levels from the strictest.
+var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelStructure: 3}
 
 // ErrInvalid is wrapped by the error of a model left out because it is not valid safetensors.
 var ErrInvalid = errors.New("not valid safetensors")
@@ -53,8 +61,13 @@ const compareChunk = 1 << 20
 
 // Options tune Find.
 type Options struct {
-	// Structure also reports groups of files with the same structure but different weights.
-	Structure bool
+	// Level is the loosest kind of group reported: LevelBytes (identical files only), LevelContent
+	// (also the same tensors with other metadata or layout), LevelRenamed (also the same tensor bytes
+	// under other names; the zero Level means it) or LevelStructure (also files of one architecture
+	// with other weights).
+	Level Level
+	// Keep is the rule that chooses the model of each group to keep (the zero rule: KeepMostInfo).
+	Keep KeepRule
 	// Cache, when set, remembers samples and content IDs of files that have not changed since.
 	Cache *Cache
 	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
@@ -75,6 +88,15 @@ type Member struct {
 	DataLen int64 `json:"data_len"`
 	// Shards is the number of shards of a shard set; 0 for a model in one file.
 	Shards int `json:"shards,omitempty"`
+	// Files are a local shard set's files, its index and shards (each once); nil for one file.
+	Files []string `json:"files,omitempty"`
+	// ModTime is when the file (a set's index) was last modified; zero for a URL.
+	ModTime time.Time `json:"mtime,omitzero"`
+	// MetadataKeys is how many metadata keys the model has; Sidecars are the files next to it that
+	// belong to it (lora.SidecarFiles: CivitAI records, preview images). With them the keeper rule
+	// KeepMostInfo weighs what each copy carries.
+	MetadataKeys int                `json:"metadata_keys"`
+	Sidecars     []lora.SidecarFile `json:"sidecars"`
 	// Header is the BLAKE3 of the file's header bytes (a set's: of its shards' names and headers):
 	// within a content group, equal headers mean identical files.
 	Header string `json:"header_blake3,omitempty"`
@@ -98,8 +120,10 @@ type Group struct {
 	Members     []Member `json:"members"`
 	StructureID string   `json:"structure_id"`
 	ContentID   string   `json:"content_id,omitempty"`
-	// Keeper is the path of the first model, the one to keep: for bytes and content groups.
-	Keeper string `json:"keeper,omitempty"`
+	// Keeper is the path of the first model, the one to keep (Options.Keep chooses it), and
+	// KeeperReason why: for bytes and content groups.
+	Keeper       string     `json:"keeper,omitempty"`
+	KeeperReason KeepReason `json:"keeper_reason,omitempty"`
 	// Reclaimable is what deleting all models but the first would free, counting each real file once
 	// and only files that deleting frees: for bytes and content groups.
 	Reclaimable int64 `json:"reclaimable"`
@@ -215,6 +239,10 @@ type scanned struct {
 	shared bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
+	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
+	// in groups).
+	metaKeys int
+	sidecars []lora.SidecarFile
 }
 
 // Find groups the models under roots by what they share. Roots are files, shard sets (their
@@ -328,7 +356,13 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		if len(g) < 2 || g[0].content == "" {
 			continue
 		}
-		if g = keepSafe(g); len(g) < 2 {
+		for _, f := range g {
+			if !f.set && !source.IsRemote(f.path) {
+				f.sidecars = lora.SidecarFiles(f.path)
+			}
+		}
+		var why KeepReason
+		if g, why = keepSafe(g, opt.Keep); len(g) < 2 {
 			continue
 		}
 		rep.Reclaimable += freed(g)
@@ -339,19 +373,19 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 		byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
 		for _, same := range byHeader {
-			if same = keepSafe(same); len(same) > 1 {
-				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same))
+			if same, why := keepSafe(same, opt.Keep); len(same) > 1 {
+				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same, why))
 			}
 		}
 		if len(byHeader) > 1 {
-			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g))
+			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g, why))
 			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, g})
 		}
 	}
-	if opt.Structure {
+	if opt.Level == LevelStructure {
 		for _, g := range groupBy(live, func(f *scanned) string { return f.structure }) {
 			if len(g) > 1 && !sameContent(g) {
-				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g))
+				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
 			}
 		}
 	}
@@ -363,14 +397,26 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		progress("differences", int(done.Add(1)), len(contentGroups))
 		return nil
 	})
+	pool.Run(ctx, workers, len(rep.Groups), func(ctx context.Context, i int) error {
+		sidecarsOf(ctx, &rep.Groups[i])
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rank := map[Level]int{LevelBytes: 0, LevelContent: 1, LevelStructure: 2}
+	if opt.Level == LevelBytes {
+		var kept []Group
+		for _, g := range rep.Groups {
+			if g.Level == LevelBytes {
+				kept = append(kept, g)
+			}
+		}
+		rep.Groups = append([]Group{}, kept...)
+	}
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
 		if a.Level != b.Level {
-			return rank[a.Level] < rank[b.Level]
+			return levelRank[a.Level] < levelRank[b.Level]
 		}
 		return a.Files[0] < b.Files[0]
 	})
@@ -396,7 +442,7 @@ func sameContent(g []*scanned) bool {
 
 // makeGroup makes a group of g: bytes and content groups as keepSafe ordered them, structure groups in
 // path order.
-func makeGroup(level Level, g []*scanned) Group {
+func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	if level == LevelStructure {
 		g = append([]*scanned(nil), g...)
 		sort.Slice(g, func(i, j int) bool { return g[i].path < g[j].path })
@@ -404,13 +450,23 @@ func makeGroup(level Level, g []*scanned) Group {
 	grp := Group{Level: level, Files: make([]string, len(g)), Members: make([]Member, len(g)), StructureID: g[0].structure}
 	for i, f := range g {
 		grp.Files[i] = f.path
-		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards}
+		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
+			Sidecars: f.sidecars}
+		if f.sidecars == nil {
+			grp.Members[i].Sidecars = []lora.SidecarFile{}
+		}
+		for _, r := range f.files {
+			grp.Members[i].Files = append(grp.Members[i].Files, r.path)
+		}
+		if !source.IsRemote(f.path) {
+			grp.Members[i].ModTime = time.Unix(0, f.mtime).UTC()
+		}
 		if f.hasHeaderHash {
 			grp.Members[i].Header = hex.EncodeToString(f.headerHash[:])
 		}
 	}
 	if level != LevelStructure {
-		grp.ContentID, grp.Keeper, grp.Reclaimable = g[0].content, g[0].path, freed(g)
+		grp.ContentID, grp.Keeper, grp.KeeperReason, grp.Reclaimable = g[0].content, g[0].path, why, freed(g)
 	}
 	return grp
 }
@@ -493,7 +549,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
-	f.dataLen, f.structure, f.shards = m.DataLen(), hash.StructureID(m), len(m.Shards)
+	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
 }
 

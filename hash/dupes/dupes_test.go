@@ -98,7 +98,7 @@ func groupsOf(rep *Report) map[Level][]string {
 
 func TestFindDuplicatesPlanted(t *testing.T) {
 	dir, want := plantedCollection(t)
-	rep, err := Find(context.Background(), modelsIn(t, dir), Options{Structure: true})
+	rep, err := Find(context.Background(), modelsIn(t, dir), Options{Level: LevelStructure})
 	if err != nil {
 		t.Fatal(err)
 	}
