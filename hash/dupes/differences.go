@@ -21,6 +21,8 @@ type Differences struct {
 	Layout []diff.NoteCode `json:"layout"`
 	// Sidecars are the sidecar files (lora.SidecarFiles) the member and the keeper do not share.
 	Sidecars []SidecarDifference `json:"sidecars"`
+	// Renamed is how a member of a renamed group names the keeper's tensors (nil in other groups).
+	Renamed *Renaming `json:"renamed,omitempty"`
 }
 
 // MetadataKeys are metadata keys, by kind of change, each list in the member's order (removed keys:
@@ -110,8 +112,12 @@ func compare(a, b *canon.Model) *Differences {
 	return d
 }
 
-// readModel reads a scanned model's header again (the model, not its tensor bytes).
+// readModel reads a scanned model's header again (the model, not its tensor bytes), unless a
+// comparison kept it.
 func readModel(ctx context.Context, f *scanned) (*canon.Model, error) {
+	if f.model != nil && f.fullModel {
+		return f.model, nil
+	}
 	o, err := f.open(ctx)
 	if err != nil {
 		return nil, err

@@ -143,7 +143,7 @@ func TestWriteJSONL(t *testing.T) {
 		for _, m := range g["members"].([]any) {
 			rec := m.(map[string]any)
 			rec["schema"] = Schema
-			for _, k := range []string{"level", "keeper", "structure_id", "content_id"} {
+			for _, k := range []string{"level", "keeper", "structure_id"} {
 				if v, ok := g[k]; ok {
 					rec[k] = v
 				}

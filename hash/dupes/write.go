@@ -32,7 +32,6 @@ type Record struct {
 	Level       Level  `json:"level"`
 	Keeper      string `json:"keeper,omitempty"`
 	StructureID string `json:"structure_id"`
-	ContentID   string `json:"content_id,omitempty"`
 	Member
 }
 
@@ -41,7 +40,7 @@ func (r *Report) Records() []Record {
 	var out []Record
 	for _, g := range r.Groups {
 		for _, m := range g.Members {
-			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, ContentID: g.ContentID, Member: m})
+			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Member: m})
 		}
 	}
 	return out
@@ -87,6 +86,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		case LevelContent:
 			p.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", pal.Bold(string(g.Level)),
 				len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
+		case LevelRenamed:
+			p.printf("%s  %d files with the same tensors under other names (--delete leaves them)\n", pal.Bold(string(g.Level)), len(g.Members))
 		default:
 			p.printf("%s  %d files of the same architecture, different weights\n", pal.Bold(string(g.Level)), len(g.Members))
 		}
@@ -174,6 +175,9 @@ func describe(g Group, i int, full bool, esc func(string) string) string {
 	}
 	d := m.Differences
 	var what []string
+	if d != nil && d.Renamed != nil {
+		return renamedWords(d.Renamed, full, esc)
+	}
 	switch {
 	case m.IdenticalTo != "":
 		what = append(what, "identical to "+esc(m.IdenticalTo))
@@ -213,6 +217,26 @@ func describe(g Group, i int, full bool, esc func(string) string) string {
 			sc = append(sc, sidecarSigns[c.Change]+c.Kind)
 		}
 		what = append(what, "sidecars: "+strings.Join(shorten(sc, keysShown, "… %d more", full, esc), ", "))
+	}
+	return strings.Join(what, "; ")
+}
+
+// renamedWords says how a renamed copy names the keeper's tensors: how many are renamed, an example,
+// and the tensors on one side only.
+func renamedWords(r *Renaming, full bool, esc func(string) string) string {
+	var what []string
+	if n := len(r.Mapping); n > 0 {
+		ex := r.Mapping[0]
+		what = append(what, fmt.Sprintf("%s renamed (%s → %s%s)", textfmt.Plural(n, "tensor"), esc(ex.From), esc(ex.To),
+			map[bool]string{true: ", …"}[n > 1]))
+	}
+	for _, side := range []struct {
+		label string
+		names []string
+	}{{"only in the kept copy", r.OnlyInKeeper}, {"only here", r.OnlyHere}} {
+		if len(side.names) > 0 {
+			what = append(what, fmt.Sprintf("%s: %d (%s)", side.label, len(side.names), strings.Join(shorten(side.names, 1, "… %d more", full, esc), ", ")))
+		}
 	}
 	return strings.Join(what, "; ")
 }
@@ -299,7 +323,7 @@ func summary(r *Report) string {
 		counts[g.Level]++
 	}
 	var parts []string
-	for _, l := range []Level{LevelBytes, LevelContent, LevelStructure} {
+	for _, l := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelStructure} {
 		if counts[l] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
 		}
