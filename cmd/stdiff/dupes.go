@@ -25,8 +25,8 @@ type dupesCmd struct {
 	DryRun         bool     `help:"With --delete or --link: check everything, change nothing, say what would be done (alone: nothing to do)."`
 	Full           bool     `help:"Shorten nothing: every metadata key a copy differs in, every model a note names."`
 	Quiet          bool     `short:"q" help:"Write no report: the exit status answers (errors still go to stderr)."`
-	NoCache        bool     `help:"Neither read nor write the cache of content IDs."`
-	ClearCache     bool     `help:"Delete the cache of content IDs first."`
+	NoCache        bool     `help:"Neither read nor write the cache of what earlier scans learnt."`
+	ClearCache     bool     `help:"Delete the cache of what earlier scans learnt first."`
 	Paths          []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`
 }
 

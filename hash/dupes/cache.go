@@ -20,10 +20,11 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 )
 
-// Cache remembers what reading a file found (its structure ID, sample, content ID and header hash),
+// Cache remembers what reading a file found (its keys, sample, header hash, structure ID, and the
+// checksums by which comparisons told it the same as or other than other files),
 // keyed by the file's absolute path, size, modification time and inode: a file that changed in any of
-// these is read again. A second `stdiff dupes` over an unchanged collection reads no tensor bytes, nor
-// any header.
+// these is read again. A second `stdiff dupes` over an unchanged collection reads no tensor bytes, and
+// headers only of the models it reports in groups (to say how they differ).
 //
 // It lives where the caller says (the CLI: $STDIFF_CACHE_DIR, else the user cache folder, as CacheFile,
 // ~/.cache/stdiff/dupes-v2.json on Linux); deleting that file (or `stdiff dupes --clear-cache`) clears

@@ -1,10 +1,13 @@
 // Package dupes finds duplicate models among many: files, shard sets and URLs that hold the same bytes,
-// the same tensors under other metadata or layout, or the same architecture. It reads headers first,
-// then a small sample of tensor bytes, and whole tensors only where samples agree; a Cache remembers
-// what it learnt of files that have not changed since. It counts each real file once (hard and
-// symbolic links, shards shared between sets) and never offers a model that other models need as a
-// copy to delete. Find returns a Report: plain data, with how each copy differs from the model to keep
-// as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
+// the same tensors under other metadata or layout, the same tensors under other names, or the same
+// architecture. It reads headers first, then a small sample of tensor bytes, and compares whole
+// tensors only where samples agree, each file read once; a Cache remembers what it learnt of files
+// that have not changed since. It counts each real file once (hard and symbolic links, shards shared
+// between sets) and never offers a model that other models need as a copy to delete. Find returns a
+// Report: plain data, each group naming the copy to keep (a KeepRule chooses) and how the others
+// differ from it as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
+// Act deletes the other copies or replaces them with hard links, checking each again first, and
+// returns an ActReport of what it did, with its own writers.
 //
 // It never prints (the writers write to the io.Writer they are given) and reads no environment: where
 // the cache lives is the caller's choice (the CLI's default is $STDIFF_CACHE_DIR, else the user cache
@@ -68,15 +71,16 @@ type Options struct {
 	Level Level
 	// Keep is the rule that chooses the model of each group to keep (the zero rule: KeepMostInfo).
 	Keep KeepRule
-	// Cache, when set, remembers samples and content IDs of files that have not changed since.
+	// Cache, when set, remembers what scans learnt of files that have not changed since (keys,
+	// samples, what comparisons proved): a scan of an unchanged collection reads no tensor byte.
 	Cache *Cache
 	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
 	Source source.Options
 	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
 	Workers int
 	// Progress, when set, is called (from several goroutines) as files are read: stage is "headers",
-	// "samples", "content" or "differences"; n files (groups, for "content" and "differences") of
-	// total done; bytes is tensor bytes read so far.
+	// "samples", "content", "renamed" or "differences"; n files (groups, for "content", "renamed" and
+	// "differences") of total done; bytes is tensor bytes read so far.
 	Progress func(stage string, n, total int, bytes int64)
 }
 

@@ -142,7 +142,7 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 		if known == nil {
 			known = &renamedInfo{}
 			for _, f := range g {
-				o, m, err := reopen(ctx, f)
+				m, err := f.tensors(ctx)
 				if err != nil {
 					f.err = err
 					continue
@@ -150,7 +150,6 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 				if mp := mapNames(m); mp.ok {
 					known.key, known.hasKey = renamedKey(m, mp), true
 				}
-				o.Close()
 				break
 			}
 		}
@@ -242,12 +241,10 @@ func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *a
 		}
 	}
 	byLayout := groupBy(todo, func(f *scanned) string { return fmt.Sprintf("%s/%x", structureKey(f), f.k.layout) })
+	ranges := make([][][2]uint64, len(byLayout))
 	pool.Run(ctx, workers, len(byLayout), func(ctx context.Context, i int) error {
-		g := byLayout[i]
-		var ranges [][2]uint64
-		found := false
-		for _, f := range g {
-			o, m, err := reopen(ctx, f)
+		for _, f := range byLayout[i] {
+			m, err := f.tensors(ctx)
 			if err != nil {
 				f.err = err
 				continue
@@ -258,19 +255,25 @@ func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *a
 				t := &m.Tensors[mp.names[n]]
 				pk.offer(hashString(n), t.Begin, t.End)
 			}
-			ranges, found = pk.ranges(), true
-			o.Close()
-			break
-		}
-		if !found {
+			ranges[i] = pk.ranges()
 			return nil
 		}
+		return nil
+	})
+	var jobs []*scanned
+	rangesOf := map[*scanned][][2]uint64{}
+	for i, g := range byLayout {
 		for _, f := range g {
-			if f.err == nil && ctx.Err() == nil {
-				f.err = f.sampleRanges(ctx, ranges, &f.renamed.sample, read)
-				f.renamed.hasSample = f.err == nil
+			if f.err == nil && ranges[i] != nil {
+				jobs = append(jobs, f)
+				rangesOf[f] = ranges[i]
 			}
 		}
+	}
+	pool.Run(ctx, workers, len(jobs), func(ctx context.Context, i int) error {
+		f := jobs[i]
+		f.err = f.sampleRanges(ctx, rangesOf[f], &f.renamed.sample, read)
+		f.renamed.hasSample = f.err == nil
 		return nil
 	})
 }
@@ -356,20 +359,16 @@ func renamedGroup(ctx context.Context, g []*scanned, why KeepReason) Group {
 	if err := g[0].structureID(ctx); err == nil {
 		grp.StructureID = g[0].structure
 	}
-	ko, km, err := reopen(ctx, g[0])
+	km, err := g[0].tensors(ctx)
 	if err != nil {
 		return grp
 	}
-	defer ko.Close()
 	for i := 1; i < len(g); i++ {
-		o, m, err := reopen(ctx, g[i])
-		if err != nil {
-			continue
+		if m, err := g[i].tensors(ctx); err == nil {
+			d := noDifferences()
+			d.Renamed = renaming(km, m)
+			grp.Members[i].Differences = d
 		}
-		d := noDifferences()
-		d.Renamed = renaming(km, m)
-		grp.Members[i].Differences = d
-		o.Close()
 	}
 	return grp
 }

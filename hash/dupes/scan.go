@@ -157,17 +157,34 @@ func (f *scanned) structureID(ctx context.Context) error {
 	if f.structure != "" {
 		return nil
 	}
-	if f.model != nil {
-		f.structure = hash.StructureID(f.model)
-		return nil
-	}
-	o, m, err := reopen(ctx, f)
+	m, err := f.tensors(ctx)
 	if err != nil {
 		return err
 	}
-	defer o.Close()
 	f.structure = hash.StructureID(m)
 	return nil
+}
+
+// tensors is the model's header for what its tensors are (names, dtypes, shapes, offsets): the model
+// a comparison kept, else lightModel's, else canon.Read's (reading the header again).
+func (f *scanned) tensors(ctx context.Context) (*canon.Model, error) {
+	if f.model != nil {
+		return f.model, nil
+	}
+	m, src, err := f.lightModel()
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		src.Close()
+		return m, nil
+	}
+	o, m, err := reopen(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	o.Close()
+	return m, nil
 }
 
 // crcUnit is how much of a model's tensor bytes each of its crcs covers.
