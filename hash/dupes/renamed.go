@@ -310,7 +310,8 @@ type Renaming struct {
 	// Mapping pairs each tensor of the keeper (From) with the copy's tensor of the same bytes (To), in
 	// the keeper's name order; tensors whose names are the same are left out.
 	Mapping []RenamePair `json:"mapping"`
-	// OnlyInKeeper and OnlyHere are the tensors that have no counterpart (kohya's .alpha scalars).
+	// OnlyInKeeper and OnlyHere are the tensors that have no counterpart (kohya's .alpha scalars; a
+	// tensor of one element counts as a counterpart only under its very name).
 	OnlyInKeeper []string `json:"only_in_keeper"`
 	OnlyHere     []string `json:"only_here"`
 }
@@ -338,7 +339,15 @@ func renaming(k, m *canon.Model) *Renaming {
 			r.Mapping = append(r.Mapping, RenamePair{From: from, To: to})
 		}
 	}
-	for _, i := range km.scalars {
+	mine := map[string]int{}
+	for _, j := range mm.scalars {
+		mine[m.Tensors[j].Name] = j
+	}
+	for _, i := range km.scalars { // one element: matched by its very name, or listed
+		if j, ok := mine[k.Tensors[i].Name]; ok {
+			matched[j] = true
+			continue
+		}
 		r.OnlyInKeeper = append(r.OnlyInKeeper, k.Tensors[i].Name)
 	}
 	for j := range m.Tensors {
