@@ -359,11 +359,6 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 
 	// Results: content groups, bytes groups within them.
 	var contentGroups []contentGroup
-	for _, f := range candidates {
-		if f.err != nil {
-			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
-		}
-	}
 	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
 	for _, g := range groupBy(candidates, func(f *scanned) string { return classKey(f) }) {
 		if len(g) < 2 || g[0].class == 0 {
@@ -429,6 +424,15 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 				}
 				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
 			}
+		}
+	}
+	reported := map[string]bool{}
+	for _, sk := range rep.Skipped {
+		reported[sk.Path] = true
+	}
+	for _, f := range live { // models that failed after their header was read (a comparison, renamed)
+		if f.err != nil && !reported[f.path] {
+			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
 		}
 	}
 	rep.TensorBytesRead = bytesRead.Load()

@@ -434,6 +434,7 @@ func openStream(ctx context.Context, f *scanned, order orderFunc) (*stream, erro
 		return nil, err
 	case m != nil:
 		o, src = light, light
+		f.fullModel = false
 	default:
 		opened, full, err := reopen(ctx, f)
 		if err != nil {
