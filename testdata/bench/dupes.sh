@@ -48,4 +48,4 @@ if missed or wrong:
 PY
 export STDIFF_CACHE_DIR="$tmp/cache"
 "$tmp/stdiff" dupes "$tmp/loras" >/dev/null || true
-/usr/bin/time -f "second run with the cache: %e s" "$tmp/stdiff" dupes "$tmp/loras" | tail -1 || true
+/usr/bin/time -f "second run with the cache: %e s" sh -c "'$tmp/stdiff' dupes '$tmp/loras' | tail -1"
