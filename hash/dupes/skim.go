@@ -239,9 +239,18 @@ func hasAt(b []byte, i int, s string) bool { return len(b)-i >= len(s) && string
 func digits(b []byte, i int) (uint64, int, bool) {
 	start := i
 	var n uint64
-	for i < len(b) && b[i]-'0' < 10 {
-		n = n*10 + uint64(b[i]-'0')
-		i++
+	if len(b)-i > 20 { // the usual case, far from the end: no bounds check per digit
+		d := b[i : i+20]
+		k := 0
+		for ; k < 20 && d[k]-'0' < 10; k++ {
+			n = n*10 + uint64(d[k]-'0')
+		}
+		i += k
+	} else {
+		for i < len(b) && b[i]-'0' < 10 {
+			n = n*10 + uint64(b[i]-'0')
+			i++
+		}
 	}
 	switch {
 	case i == start || i-start > 19 || (b[start] == '0' && i-start > 1):
