@@ -200,15 +200,15 @@ func (a *actor) acts(r *Report, g *Group) bool {
 func within(r *Report, g *Group) bool {
 	for i := range r.Groups {
 		c := &r.Groups[i]
-		if c.Level == LevelContent && contains2(c.Files, g.Files) {
+		if c.Level == LevelContent && isSubset(c.Files, g.Files) {
 			return true
 		}
 	}
 	return false
 }
 
-// contains2 reports whether every path of sub is in set.
-func contains2(set, sub []string) bool {
+// isSubset reports whether every path of sub is in set.
+func isSubset(set, sub []string) bool {
 	in := map[string]bool{}
 	for _, p := range set {
 		in[p] = true
