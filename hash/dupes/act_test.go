@@ -367,3 +367,38 @@ func TestDeletable(t *testing.T) {
 	}
 	_ = set
 }
+
+// TestActOnPlanted: every action on the planted collection. --link turns the byte copy into a link and
+// leaves the content copies; --delete then deletes every copy but the keeper, and a new scan finds no
+// copy left; the near miss, the other weights and the unrelated files are untouched throughout.
+func TestActOnPlanted(t *testing.T) {
+	dir, _ := plantedCollection(t)
+	untouched := map[string]snapshot{}
+	for _, n := range []string{"e/other-weights.safetensors", "f/near-miss.safetensors", "g/unrelated-3.safetensors"} {
+		untouched[n] = snap(t, filepath.Join(dir, n))
+	}
+	opt := Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "a")}}
+	linked, err := Act(t.Context(), findIn(t, dir, opt), ActOptions{Link: true})
+	if err != nil || linked.Linked != 1 || linked.Outcome() != 0 {
+		t.Fatalf("link: %v %+v", err, linked)
+	}
+	rep := findIn(t, dir, opt)
+	if len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[0].Reason+rep.Skipped[1].Reason, "(a link)") {
+		t.Errorf("after --link: skipped %+v", rep.Skipped)
+	}
+	deleted, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	if err != nil || deleted.Deleted != 2 || deleted.Failed != 0 {
+		t.Fatalf("delete: %v %+v", err, deleted)
+	}
+	for _, g := range findIn(t, dir, opt).Groups {
+		t.Errorf("a group is left: %s %v", g.Level, g.Files)
+	}
+	for n, s := range untouched {
+		if !reflect.DeepEqual(snap(t, filepath.Join(dir, n)), s) {
+			t.Errorf("%s changed", n)
+		}
+	}
+	if !exists(filepath.Join(dir, "a", "orig.safetensors")) {
+		t.Error("the keeper went")
+	}
+}
