@@ -3,11 +3,11 @@ package dupes
 import (
 	"bytes"
 	"encoding/binary"
-
-	"github.com/stdiff/stdiff/canon"
 	"math/bits"
 	"slices"
 	"unsafe"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // skim reads the keys of a safetensors header (the N bytes after the length) without building a
@@ -239,14 +239,14 @@ func hasAt(b []byte, i int, s string) bool { return len(b)-i >= len(s) && string
 func digits(b []byte, i int) (uint64, int, bool) {
 	start := i
 	var n uint64
-	if len(b)-i > 20 { // the usual case, far from the end: no bounds check per digit
-		d := b[i : i+20]
-		k := 0
-		for ; k < 20 && d[k]-'0' < 10; k++ {
-			n = n*10 + uint64(d[k]-'0')
+	for len(b)-i >= 8 { // eight bytes at a time (swarDigits); the last few one by one
+		v, k := swarDigits(binary.LittleEndian.Uint64(b[i:]))
+		n = n*pow10[k] + v
+		if i += k; k < 8 || i-start > 19 {
+			break
 		}
-		i += k
-	} else {
+	}
+	if len(b)-i < 8 {
 		for i < len(b) && b[i]-'0' < 10 {
 			n = n*10 + uint64(b[i]-'0')
 			i++
@@ -259,6 +259,26 @@ func digits(b []byte, i int) (uint64, int, bool) {
 		return 0, i, false
 	}
 	return n, i, true
+}
+
+var pow10 = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
+
+// swarDigits reads the decimal digits at the start of the eight bytes of w (the first byte lowest):
+// their value and how many there are, with a few multiplications instead of a loop.
+func swarDigits(w uint64) (uint64, int) {
+	const zeros, highs = 0x3030303030303030, 0x8080808080808080
+	// A byte is no digit when it is below '0' (its high bit set by the subtraction) or above '9' (set
+	// by the addition); carries only reach the bytes after the first such byte.
+	nondigit := ((w - zeros) | (w + 0x4646464646464646)) & highs
+	k := bits.TrailingZeros64(nondigit) / 8
+	if k == 0 {
+		return 0, 0
+	}
+	v := (w - zeros) << (64 - 8*k) // the k digits at the top, zeros below
+	v = (v & 0x0f0f0f0f0f0f0f0f) * 2561 >> 8
+	v = (v & 0x00ff00ff00ff00ff) * 6553601 >> 16
+	v = (v & 0x0000ffff0000ffff) * 42949672960001 >> 32
+	return v, k
 }
 
 // byteLen is the length of a tensor of dtype and shape, and false for a dtype the reference does not

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -128,4 +129,23 @@ func FuzzSkim(f *testing.F) {
 		b = append(append(b, header...), make([]byte, data)...)
 		skimAgrees(t, b)
 	})
+}
+
+// TestDigits: digits reads every length of number the same as a loop does, near the end of the
+// input and far from it, and refuses what JSON refuses.
+func TestDigits(t *testing.T) {
+	for _, s := range []string{"0", "7", "10", "2560", "12345678", "123456789", "9999999999999999999", "1234567890123", "4294967296"} {
+		for _, tail := range []string{"]", ",", "]}" + strings.Repeat(" ", 20)} {
+			want, _ := strconv.ParseUint(s, 10, 64)
+			n, end, ok := digits([]byte("["+s+tail), 1)
+			if !ok || n != want || end != 1+len(s) {
+				t.Errorf("%q: %d, %d, %v", s+tail, n, end, ok)
+			}
+		}
+	}
+	for _, s := range []string{"01]", "]", "1.5]", "2e3]", "12345678901234567890]", "-1]"} {
+		if _, _, ok := digits([]byte("["+s+"        "), 1); ok {
+			t.Errorf("%q read", s)
+		}
+	}
 }
