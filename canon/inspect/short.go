@@ -27,15 +27,18 @@ type ShortReport struct {
 type Row struct {
 	// Path is the model as found or named (a shard set by its index).
 	Path string `json:"path"`
-	// Name, Kind, Family, BaseModel, Rank and Triggers are those of the card's Info.
+	// Name, Kind, Family, BaseModel and Rank are those of the card's Info.
 	Name      string      `json:"name"`
 	Kind      lora.Kind   `json:"kind"`
 	Family    lora.Family `json:"family"`
 	BaseModel string      `json:"base_model"`
 	Rank      int         `json:"rank"`
 	// Size is the file's size (of every shard, for a set).
-	Size     int64    `json:"size"`
-	Triggers []string `json:"triggers"`
+	Size int64 `json:"size"`
+	// Triggers are the declared trigger words; GuessedTriggers those guessed from the training data
+	// (lora.Info's), never shown as triggers without saying so.
+	Triggers        []string `json:"triggers"`
+	GuessedTriggers []string `json:"guessed_triggers"`
 	// Valid is the reference reader's verdict; HeaderParsed is false when the file has no readable
 	// header at all (not a model: an LFS pointer, an HTML page).
 	Valid        bool `json:"valid"`
@@ -64,7 +67,7 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	if err != nil {
 		for i := range r.Files {
 			if r.Files[i].Path == "" { // never read
-				r.Files[i] = Row{Path: paths[i], Triggers: []string{}, Err: err, Error: err.Error()}
+				r.Files[i] = Row{Path: paths[i], Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: err.Error()}
 			}
 		}
 		if len(errs) == 0 || errs[len(errs)-1] != err {
@@ -77,10 +80,10 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 func rowOf(ctx context.Context, path string, opt Options) Row {
 	in, err := readModel(ctx, path, opt)
 	if err != nil {
-		return Row{Path: path, Triggers: []string{}, Err: err, Error: errorText(err)}
+		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}
 	}
 	return Row{Path: path, Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel,
-		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: in.info.Triggers, Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed}
+		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: in.info.Triggers, GuessedTriggers: in.info.GuessedTriggers, Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed}
 }
 
 // errorText is err on its own in a row that names the model already: a *canon.ReadError's reason.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/lora"
@@ -51,19 +52,19 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		if info.BaseModel != "" {
 			row("base model", "%s%s", textfmt.Escape(info.BaseModel), from("base_model"))
 		}
-		var curated, derived []string
-		for _, t := range info.TriggerDetails {
-			if t.Derived {
-				derived = append(derived, textfmt.Escape(t.Word))
-			} else {
-				curated = append(curated, textfmt.Escape(t.Word))
+		for i, g := range info.TriggerGroups() {
+			label, src := "triggers", textfmt.Escape(g.Source)
+			if g.Derived { // guessed from the training data, not declared by anyone
+				label = "guessed"
 			}
-		}
-		if len(curated) > 0 {
-			row("triggers", "%s%s", strings.Join(curated, ", "), p.Dim("  ("+textfmt.Escape(info.TriggerDetails[0].Source)+")"))
-		}
-		if len(derived) > 0 {
-			row("guessed", "%s%s", strings.Join(derived, ", "), p.Dim("  (derived from the training data, not declared)"))
+			if i > 0 && !g.Derived == !info.TriggerGroups()[i-1].Derived {
+				label = ""
+			}
+			words := make([]string, len(g.Words))
+			for k, w := range g.Words {
+				words[k] = textfmt.Escape(w)
+			}
+			row(label, "%s%s", strings.Join(words, ", "), p.Dim("  ("+src+")"))
 		}
 		if info.CivitAI.ModelID != 0 {
 			u := fmt.Sprintf("https://civitai.com/models/%d", info.CivitAI.ModelID)
@@ -125,17 +126,29 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	}
 	switch {
 	case len(c.Metadata) > 0:
-		row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
-		width := 0
-		for _, e := range c.Metadata {
-			width = max(width, min(len(e.Key), 32))
+		shown, folded := lora.SplitMetadata(c.Metadata)
+		if opt.Full {
+			shown, folded = c.Metadata, 0
 		}
-		for _, e := range c.Metadata {
+		if len(shown) == 0 { // none that matter (a GGUF file's: summarised in the rows above)
+			row("metadata", "%s  %s", textfmt.Plural(len(c.Metadata), "key"), p.Dim("(--full lists them)"))
+			break
+		}
+		row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
+		keys := make([]string, len(shown))
+		for i, e := range shown {
+			keys[i] = textfmt.Escape(e.Key)
+		}
+		width := columnWidth(keys, maxKeyWidth)
+		for i, e := range shown {
 			v := metaValueText(e.Value)
 			if opt.Full {
 				v = textfmt.Escape(e.Value)
 			}
-			fmt.Fprintf(b, "    %-*s  %s\n", width, textfmt.Escape(e.Key), v)
+			fmt.Fprintf(b, "    %s  %s\n", column(keys[i], width, opt.Full), v)
+		}
+		if folded > 0 {
+			fmt.Fprintf(b, "    %s\n", p.Dim(fmt.Sprintf("… %d more (--full lists all)", folded)))
 		}
 	case c.HasMetadata:
 		row("metadata", "empty")
@@ -148,16 +161,17 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			shown = shown[:FoldedTensors]
 		}
 		fmt.Fprintf(b, "  %s\n", p.Dim("tensors (header order)"))
-		nameW := 0
-		for _, t := range shown {
-			nameW = max(nameW, min(len(t.Name), 60))
+		names := make([]string, len(shown))
+		for i, t := range shown {
+			names[i] = textfmt.Escape(t.Name)
 		}
-		for _, t := range shown {
+		nameW := columnWidth(names, maxNameWidth)
+		for i, t := range shown {
 			if t.DType == "" { // known by name only: its shard is missing
-				fmt.Fprintf(b, "    %-*s  %s\n", nameW, textfmt.Escape(t.Name), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
+				fmt.Fprintf(b, "    %s  %s\n", column(names[i], nameW, opt.Full), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
 				continue
 			}
-			fmt.Fprintf(b, "    %-*s  %-7s %-20s %s\n", nameW, textfmt.Escape(t.Name), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
+			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, opt.Full), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
 		}
 		if n := c.TensorCount - len(shown); n > 0 {
 			fmt.Fprintf(b, "    … %d more (--full lists all)\n", n)
@@ -174,6 +188,37 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		check.WriteFindings(b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: p, Full: opt.Full})
 	}
 	return b.Flush()
+}
+
+// The widest a column of metadata keys and of tensor names grows: longer ones are shortened in the
+// middle (or, with TextOptions.Full, put on a line of their own), so the columns after stay aligned.
+const (
+	maxKeyWidth  = 32
+	maxNameWidth = 60
+)
+
+// columnWidth is the width of a column of cells (escaped text): its widest cell, at most limit.
+func columnWidth(cells []string, limit int) int {
+	w := 0
+	for _, c := range cells {
+		w = max(w, min(utf8.RuneCountInString(c), limit))
+	}
+	return w
+}
+
+// column is cell padded to width. A longer cell is shortened in the middle, keeping its start and
+// its end (where kohya's long names differ: ….lora_down.weight); unless whole, then it goes on a line
+// of its own and the column continues on the next, indented to width.
+func column(cell string, width int, whole bool) string {
+	r := []rune(cell)
+	switch {
+	case len(r) <= width:
+		return cell + strings.Repeat(" ", width-len(r))
+	case whole:
+		return cell + "\n    " + strings.Repeat(" ", width)
+	}
+	head := (width - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
 }
 
 // refKind is the reference reader's error kind ("" for a valid model).
@@ -257,7 +302,8 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 		parts = append(parts, fmt.Sprintf("%s %s", p.DType, textfmt.Thousands(p.Elements)))
 	}
 	for _, kv := range [][2]string{{"name", info.Name}, {"kind", string(info.Kind)}, {"naming", string(info.Naming)}, {"family", string(info.Family)},
-		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")}, {"CivitAI", ids},
+		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")},
+		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"CivitAI", ids},
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"tensors", fmt.Sprint(c.TensorCount)},
 		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
 		if kv[1] != "" {
@@ -341,11 +387,7 @@ func shortCells(r *ShortReport, opt TextOptions) ([][]string, []int) {
 		if f.Family == lora.FamilyUnknown {
 			base = ""
 		}
-		trig := make([]string, len(f.Triggers))
-		for k, t := range f.Triggers {
-			trig[k] = textfmt.Escape(t)
-		}
-		triggers := strings.Join(trig, ", ")
+		triggers := triggerCell(f.Triggers, f.GuessedTriggers)
 		if !opt.Full {
 			triggers = textfmt.Shorten(triggers, 60)
 		}
@@ -355,6 +397,20 @@ func shortCells(r *ShortReport, opt TextOptions) ([][]string, []int) {
 		}
 	}
 	return cells, widths
+}
+
+// triggerCell is the short table's trigger words, escaped: the declared ones, or when there are none
+// the guessed ones, marked as such.
+func triggerCell(declared, guessed []string) string {
+	words, mark := declared, ""
+	if len(words) == 0 && len(guessed) > 0 {
+		words, mark = guessed, "(guessed) "
+	}
+	esc := make([]string, len(words))
+	for k, t := range words {
+		esc[k] = textfmt.Escape(t)
+	}
+	return mark + strings.Join(esc, ", ")
 }
 
 // WriteShortJSON writes the table as indented JSON: {"schema": …, "files": [row, …]}.

@@ -57,7 +57,8 @@ func ExampleSplitMetadata() {
 	// ss_network_dim = 4
 	// ss_network_alpha = 1
 	// sshs_model_hash = e3b0c44298fc1c14
-	// 2 more
+	// ssmd_cover_images = ["iVBORw0KGgoiVB
+	// 1 more
 	// ["mychar woman"] from folder name 10_mychar woman (guessed: true)
 	// ["smile" "outdoors"] from metadata ss_tag_frequency (most frequent tags) (guessed: true)
 }

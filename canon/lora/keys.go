@@ -37,6 +37,11 @@ var VolatileKeys = []string{
 // A difference there is a note, not a difference of the models.
 var BookkeepingKeys = []string{"format"}
 
+// CoverKeys are the metadata keys in which a cover image is embedded in the file (AddNet's
+// ssmd_cover_images, ModelSpec's modelspec.thumbnail): a card summarises them by size, and
+// `stdiff dupes` counts a cover as information a copy carries.
+var CoverKeys = []string{"ssmd_cover_images", "modelspec.thumbnail"}
+
 // KeyTopic says what a metadata key that matters is about.
 type KeyTopic string
 
@@ -78,6 +83,7 @@ func keysThatMatter() []MetaKey {
 	for _, h := range EmbeddedHashKeys {
 		add(TopicHash, h.Key)
 	}
+	add(TopicName, CoverKeys...) // last: a cover is shown by its size only
 	return ks
 }
 

@@ -98,10 +98,11 @@ func TestWriteBigBenchFile(t *testing.T) {
 }
 
 // TestWriteLoRACollection writes a LoRA collection for the dupes benchmark into STDIFF_BENCH_COLLECTION:
-// 284 distinct kohya-style LoRAs of 4 to 20 MB (twelve architectures, so many share a structure; real-
-// looking metadata that differs per file) plus planted duplicates, about 5% of the files: 4 byte copies,
-// 4 copies with edited metadata, 4 re-saved copies (other tensor and key order, no padding), and 4 near
-// misses (one flipped byte). It writes the expected groups to planted.txt beside the collection.
+// 280 distinct kohya-style LoRAs of 4 to 20 MB (twelve architectures, so many share a structure; real-
+// looking metadata that differs per file) plus planted duplicates, about 7% of the files: 4 byte copies,
+// 4 copies with edited metadata, 4 re-saved copies (other tensor and key order, no padding), 4 copies
+// re-keyed to PEFT's names without kohya's alpha scalars, and 4 near misses (one flipped byte). It
+// writes the expected groups to planted.txt beside the collection.
 func TestWriteLoRACollection(t *testing.T) {
 	dir := os.Getenv("STDIFF_BENCH_COLLECTION")
 	if dir == "" {
@@ -130,6 +131,8 @@ func TestWriteLoRACollection(t *testing.T) {
 	type model struct {
 		f    File
 		seed uint64
+		// from names the tensor whose bytes a tensor holds (a renamed copy's are the original's).
+		from map[string]string
 	}
 	newModel := func(i int) model {
 		a := archs[rng.IntN(len(archs))]
@@ -149,7 +152,7 @@ func TestWriteLoRACollection(t *testing.T) {
 		}
 		// As the reference writer (which kohya uses) saves them: sorted by name within a dtype.
 		sort.Slice(f.Tensors, func(i, j int) bool { return f.Tensors[i].Name < f.Tensors[j].Name })
-		return model{f, rng.Uint64()}
+		return model{f, rng.Uint64(), nil}
 	}
 	// write streams a model: each tensor's bytes come from the model's seed and the tensor's name, so a
 	// re-saved copy in another order holds the same tensors. flip, when not negative, flips one data byte.
@@ -165,7 +168,11 @@ func TestWriteLoRACollection(t *testing.T) {
 		for _, i := range m.f.order() {
 			tn := m.f.Tensors[i]
 			h := uint64(14695981039346656037)
-			for _, c := range tn.Name {
+			name := tn.Name
+			if from, ok := m.from[name]; ok {
+				name = from
+			}
+			for _, c := range name {
 				h = (h ^ uint64(c)) * 1099511628211
 			}
 			tr := rand.New(rand.NewPCG(m.seed, h))
@@ -190,7 +197,7 @@ func TestWriteLoRACollection(t *testing.T) {
 		out.Close()
 	}
 	var planted []string
-	models := make([]model, 284)
+	models := make([]model, 280)
 	for i := range models {
 		models[i] = newModel(i)
 		write(fmt.Sprintf("lora_%03d.safetensors", i), models[i], -1)
@@ -232,6 +239,25 @@ func TestWriteLoRACollection(t *testing.T) {
 		i := 250 + k*3
 		write(fmt.Sprintf("nearmiss_lora_%03d.safetensors", i), models[i], int64(1000+k*777777))
 		planted = append(planted, fmt.Sprintf("none lora_%03d.safetensors nearmiss_lora_%03d.safetensors", i, i))
+	}
+	for k := 0; k < 4; k++ { // re-keyed to PEFT's names (unet.block.0.attn.1.lora_A.weight), alphas dropped
+		i := 40 + k*9
+		m := models[i]
+		r := model{seed: m.seed, from: map[string]string{}}
+		r.f.Metadata = []KV{{Key: "format", Value: "pt"}}
+		for _, t := range m.f.Tensors {
+			base, role, _ := strings.Cut(t.Name, ".")
+			if role == "alpha" {
+				continue
+			}
+			name := "unet." + strings.ReplaceAll(strings.TrimPrefix(base, "lora_unet_"), "_", ".") + "." +
+				map[string]string{"lora_down.weight": "lora_A.weight", "lora_up.weight": "lora_B.weight"}[role]
+			r.from[name] = t.Name
+			r.f.Tensors = append(r.f.Tensors, Tensor{Name: name, DType: t.DType, Shape: t.Shape})
+		}
+		sort.Slice(r.f.Tensors, func(a, b int) bool { return r.f.Tensors[a].Name < r.f.Tensors[b].Name })
+		write(fmt.Sprintf("peft_lora_%03d.safetensors", i), r, -1)
+		planted = append(planted, fmt.Sprintf("renamed lora_%03d.safetensors peft_lora_%03d.safetensors", i, i))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "..", "planted.txt"), []byte(strings.Join(planted, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)

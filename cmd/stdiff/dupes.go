@@ -1,41 +1,49 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 type dupesCmd struct {
-	Level      string   `help:"content: identical files and same-tensor copies; structure: also files of the same architecture." enum:"content,structure" default:"content"`
-	Full       bool     `help:"Shorten nothing: every metadata key a copy differs in, every model a note names."`
-	Quiet      bool     `short:"q" help:"Write no report: the exit status answers (errors still go to stderr)."`
-	NoCache    bool     `help:"Neither read nor write the cache of content IDs."`
-	ClearCache bool     `help:"Delete the cache of content IDs first."`
-	Paths      []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`
+	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names) or structure (also the same architecture, other weights)." enum:"bytes,content,renamed,structure" default:"renamed"`
+	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the oldest, then the shortest path), newest, oldest or path:PREFIX (one under PREFIX)." default:"most-info" placeholder:"RULE"`
+	PrintDeletable bool     `help:"Print the files --delete would delete, one per line, for xargs." xor:"act"`
+	Null           bool     `short:"0" help:"With --print-deletable: end each path with a NUL byte (xargs -0)."`
+	Link           bool     `help:"Replace each byte-identical copy with a hard link to the copy kept (same filesystem only)." xor:"act"`
+	Delete         bool     `help:"Delete every copy but the one kept (checked again first; its sidecars move to the one kept). Asks on a terminal, else needs --yes." xor:"act"`
+	Yes            bool     `help:"Delete without asking."`
+	DryRun         bool     `help:"With --delete or --link: check everything, change nothing, say what would be done (alone: nothing to do)."`
+	Full           bool     `help:"Shorten nothing: every metadata key a copy differs in, every model a note names."`
+	Quiet          bool     `short:"q" help:"Write no report: the exit status answers (errors still go to stderr)."`
+	NoCache        bool     `help:"Neither read nor write the cache of what earlier scans learnt."`
+	ClearCache     bool     `help:"Delete the cache of what earlier scans learnt first."`
+	Paths          []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`
 }
 
 func (c *dupesCmd) run(o *out) int {
-	opt := dupes.Options{Structure: c.Level == "structure", Source: o.src}
-	// The cache: $STDIFF_CACHE_DIR/dupes-v1.json, else the user cache folder's stdiff/dupes-v1.json.
-	dir, err := os.UserCacheDir()
-	dir = filepath.Join(dir, "stdiff")
-	if env := os.Getenv("STDIFF_CACHE_DIR"); env != "" {
-		dir, err = env, nil
+	rule, err := dupes.ParseKeepRule(c.Keep)
+	if err != nil {
+		o.errorf("see `stdiff help dupes`", "%s", textfmt.Escape(err.Error()))
+		return exitTrouble
 	}
-	path := filepath.Join(dir, dupes.CacheFile)
+	opt := dupes.Options{Level: dupes.Level(c.Level), Keep: rule, Source: o.src}
+	path, err := dupes.CachePath(os.Getenv("STDIFF_CACHE_DIR"))
 	if err != nil && (!c.NoCache || c.ClearCache) {
 		o.errorf("", "no cache folder: %v (set STDIFF_CACHE_DIR)", err)
 		return exitTrouble
 	}
 	if c.ClearCache {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := dupes.ClearCache(path); err != nil {
 			o.errorf("", "clearing the cache: %v", err)
 			return exitTrouble
 		}
@@ -46,12 +54,9 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	if !c.NoCache {
 		if opt.Cache, err = dupes.OpenCache(path); err != nil { // one line; the scan goes on
-			hint := ""
 			var ce *dupes.CacheError
-			if errors.As(err, &ce) && ce.Problem == dupes.CacheNotFile {
-				hint = "remove it, or set STDIFF_CACHE_DIR to another folder"
-			}
-			o.errorf(hint, "%s", textfmt.Escape(err.Error()))
+			errors.As(err, &ce)
+			o.errorf(ce.Hint(), "%s", textfmt.Escape(err.Error()))
 		}
 	}
 	if len(c.Paths) == 0 {
@@ -79,9 +84,34 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{
-		text: func(w io.Writer, r *dupes.Report) error {
-			return dupes.WriteText(w, r, dupes.TextOptions{Palette: o.pal, Full: c.Full})
-		},
-		json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
+	text := func(w io.Writer, r *dupes.Report) error {
+		return dupes.WriteText(w, r, dupes.TextOptions{Palette: o.pal, Full: c.Full})
+	}
+	switch {
+	case c.PrintDeletable:
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: func(w io.Writer, r *dupes.Report) error {
+			return dupes.WriteDeletable(w, r, map[bool]byte{true: 0, false: '\n'}[c.Null])
+		}})
+	case !c.Delete && !c.Link:
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
+	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
+		if !isTerminal(os.Stdin) {
+			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
+			return exitTrouble
+		}
+		text(o.w, rep)
+		o.w.Flush()
+		fmt.Fprintf(o.errw, "delete %s, freeing %s? [y/N] ", textfmt.Plural(len(rep.Deletable()), "file"), textfmt.Bytes(uint64(rep.Reclaimable)))
+		if answer, _ := bufio.NewReader(os.Stdin).ReadString('\n'); !slices.Contains([]string{"y", "yes"}, strings.ToLower(strings.TrimSpace(answer))) {
+			return int(rep.Outcome())
+		}
+	}
+	act, _ := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	ctx := o.ctx
+	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
+	defer func() { o.ctx = ctx }()
+	actText := func(w io.Writer, r *dupes.ActReport) error {
+		return dupes.WriteActText(w, r, dupes.TextOptions{Palette: o.pal})
+	}
+	return write(o, act, c.Quiet, act.Outcome(), writers[*dupes.ActReport]{text: actText, json: dupes.WriteActJSON, jsonl: dupes.WriteActJSONL, markdown: dupes.WriteActMarkdown})
 }

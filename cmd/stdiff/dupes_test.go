@@ -35,7 +35,7 @@ func dupesCollection(t *testing.T) string {
 func TestDupesIsTheLibrarys(t *testing.T) {
 	dir := dupesCollection(t)
 	missing := filepath.Join(dir, "missing")
-	rep, err := dupes.Find(t.Context(), []string{dir, missing}, dupes.Options{Structure: true})
+	rep, err := dupes.Find(t.Context(), []string{dir, missing}, dupes.Options{Level: dupes.LevelStructure})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,5 +68,47 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 		if code := run(c.args, &stdout, &stderr); code != c.code || stdout.Len() != 0 {
 			t.Errorf("%v: exit %d (want %d), stdout %q", c.args, code, c.code, stdout.String())
 		}
+	}
+}
+
+// TestDupesActIsTheLibrarys: what `stdiff dupes --delete --dry-run` prints is dupes.Act's report
+// through its writer, byte for byte, and `--print-deletable` is dupes.WriteDeletable's.
+func TestDupesActIsTheLibrarys(t *testing.T) {
+	dir := dupesCollection(t)
+	keep := "path:" + filepath.Join(dir, "b")
+	rule, _ := dupes.ParseKeepRule(keep)
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Keep: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, err := dupes.Act(t.Context(), rep, dupes.ActOptions{Delete: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args  []string
+		write func(*bytes.Buffer) error
+	}{
+		{[]string{"--json", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return dupes.WriteActJSON(b, act) }},
+		{[]string{"--format", "jsonl", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return dupes.WriteActJSONL(b, act) }},
+		{[]string{"--color", "never", "dupes", "--no-cache", "--keep", keep, "--link", "--dry-run", dir}, func(b *bytes.Buffer) error {
+			link, err := dupes.Act(t.Context(), rep, dupes.ActOptions{Link: true, DryRun: true})
+			if err != nil {
+				return err
+			}
+			return dupes.WriteActText(b, link, dupes.TextOptions{})
+		}},
+		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return dupes.WriteDeletable(b, rep, 0) }},
+	} {
+		var want, stdout, stderr bytes.Buffer
+		if err := c.write(&want); err != nil {
+			t.Fatal(err)
+		}
+		if code := run(c.args, &stdout, &stderr); code != exitFound || !bytes.Equal(stdout.Bytes(), want.Bytes()) || stderr.Len() > 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout\n%s\nwant\n%s", c.args, code, stderr.String(), stdout.Bytes(), want.Bytes())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "mychar.safetensors")); err != nil {
+		t.Errorf("a dry run deleted: %v", err)
 	}
 }

@@ -81,9 +81,9 @@ func (*hashCmd) helpEnd() string {
 }
 
 func (*dupesCmd) helpEnd() string {
-	return helpText("0 no duplicates, 1 duplicates found, 2 trouble (usage error,\nunreadable path)",
-		"duplicates under a folder, including copies with edited metadata", "stdiff dupes ~/loras",
-		"also models of the same architecture", "stdiff dupes --level structure ~/loras",
-		"copies among ollama's models and downloaded GGUF files", "stdiff dupes ~/.ollama/models/blobs ~/Downloads",
-		"as JSON, without the cache of content IDs", "stdiff dupes --json --no-cache ~/loras ~/models")
+	return helpText("0 no duplicates, 1 duplicates found, 2 trouble (usage error,\nunreadable path); with --delete or --link: 0 done, 1 copies left alone",
+		"duplicates under a folder, each group's copy to keep and why", "stdiff dupes ~/loras",
+		"delete every copy but the one kept (asks first; --dry-run shows)", "stdiff dupes --delete --keep path:$HOME/loras/library ~/loras",
+		"the copies to delete, for xargs", "stdiff dupes --print-deletable -0 ~/loras | xargs -0 ls -l",
+		"copies among ollama's models and downloaded GGUF files", "stdiff dupes ~/.ollama/models/blobs ~/Downloads")
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,13 +20,14 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 )
 
-// Cache remembers what reading a file found (its structure ID, sample, content ID and header hash),
+// Cache remembers what reading a file found (its keys, sample, header hash, structure ID, and the
+// checksums by which comparisons told it the same as or other than other files),
 // keyed by the file's absolute path, size, modification time and inode: a file that changed in any of
-// these is read again. A second `stdiff dupes` over an unchanged collection reads no tensor bytes, nor
-// any header.
+// these is read again. A second `stdiff dupes` over an unchanged collection reads no tensor bytes, and
+// headers only of the models it reports in groups (to say how they differ).
 //
 // It lives where the caller says (the CLI: $STDIFF_CACHE_DIR, else the user cache folder, as CacheFile,
-// ~/.cache/stdiff/dupes-v1.json on Linux); deleting that file (or `stdiff dupes --clear-cache`) clears
+// ~/.cache/stdiff/dupes-v2.json on Linux); deleting that file (or `stdiff dupes --clear-cache`) clears
 // it. Save writes it
 // atomically, under a lock that concurrent runs share (merging what each learnt), keeps at most
 // MaxCacheEntries entries and MaxCacheBytes bytes (the most recently used), and drops entries of files
@@ -50,24 +52,68 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	Size      int64  `json:"size"`
-	Mtime     int64  `json:"mtime_ns"`
-	Ino       uint64 `json:"ino"`
-	DataLen   int64  `json:"data_len"`
-	Structure string `json:"structure_id"`
+	Size    int64  `json:"size"`
+	Mtime   int64  `json:"mtime_ns"`
+	Ino     uint64 `json:"ino"`
+	DataLen int64  `json:"data_len"`
+	// Keys are the scan's keys (structure, shapes, layout) in hex.
+	Keys      string `json:"keys"`
+	MetaKeys  int    `json:"meta_keys"`
+	Structure string `json:"structure_id,omitempty"`
 	Header    string `json:"header_blake3,omitempty"`
 	Sample    string `json:"sample,omitempty"`
-	Content   string `json:"content_id,omitempty"`
+	// CRCs are the CRC-32C of each MiB of the tensor bytes in name order as far as a comparison read
+	// them (hex, 8 digits each), to the end when Complete.
+	CRCs     string `json:"crcs,omitempty"`
+	Complete bool   `json:"complete,omitempty"`
+	// Renamed is what the search for renamed copies learnt, when the model was a candidate.
+	Renamed *cacheRenamed `json:"renamed,omitempty"`
 	// Used is when a scan last saw the file (Unix seconds, refreshed at most daily): the least recently
 	// used entries go first when the cache is full.
 	Used int64 `json:"used"`
 }
 
+// cacheRenamed is renamedInfo as the cache keeps it.
+type cacheRenamed struct {
+	Key      string `json:"key"` // hex; "" when the names do not map one to one
+	Sample   string `json:"sample,omitempty"`
+	CRCs     string `json:"crcs,omitempty"`
+	Complete bool   `json:"complete,omitempty"`
+}
+
+// equal reports whether two entries say the same (Used aside).
+func (e cacheEntry) equal(o cacheEntry) bool {
+	r1, r2 := e.Renamed, o.Renamed
+	e.Renamed, o.Renamed, e.Used, o.Used = nil, nil, 0, 0
+	return e == o && (r1 == r2 || (r1 != nil && r2 != nil && *r1 == *r2))
+}
+
 // CacheFile is the cache's file name inside the cache folder.
-const CacheFile = "dupes-v1.json"
+const CacheFile = "dupes-v2.json"
+
+// CachePath is where the cache lives: CacheFile in dir when dir is not "" (the CLI passes
+// $STDIFF_CACHE_DIR), else in the user cache folder's stdiff folder (os.UserCacheDir).
+func CachePath(dir string) (string, error) {
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(base, "stdiff")
+	}
+	return filepath.Join(dir, CacheFile), nil
+}
+
+// ClearCache deletes the cache file at path; there being none is no error.
+func ClearCache(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
 
 // cacheSchema is the first thing in a cache file: anything else is not a stdiff cache.
-const cacheSchema = "stdiff.dupes-cache/v1"
+const cacheSchema = "stdiff.dupes-cache/v2"
 
 // Bounds of the cache: beyond them the least recently used entries are dropped. An entry takes about
 // 500 bytes (BenchmarkCacheOpen), so the entry count binds first; each run loads the whole cache.
@@ -117,6 +163,15 @@ func (e *CacheError) Error() string {
 		return fmt.Sprintf("cache %s cannot be read (%s); starting a new one", e.Path, e.Reason)
 	}
 	return fmt.Sprintf("cache %s is not a stdiff cache (%s); starting a new one", e.Path, e.Reason)
+}
+
+// Hint says what to do about the cache (nil: nothing): for a folder in its place, to remove it or to
+// choose another cache folder (the CLI's STDIFF_CACHE_DIR).
+func (e *CacheError) Hint() string {
+	if e == nil || e.Problem != CacheNotFile {
+		return ""
+	}
+	return "remove it, or set STDIFF_CACHE_DIR to another folder"
 }
 
 // OpenCache loads the cache at path; a missing file is an empty cache. It always returns a working
@@ -347,32 +402,92 @@ func (c *Cache) fill(f *scanned) bool {
 	c.mu.Lock()
 	e, ok := c.entries[cacheKey(f.path)]
 	c.mu.Unlock()
-	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ino != f.ino || e.Structure == "" {
+	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ino != f.ino {
 		return false
 	}
-	f.dataLen, f.structure = e.DataLen, e.Structure
+	k, ok := hexWords(e.Keys, 5)
+	if !ok {
+		return false
+	}
+	f.k = keys{structure: pair{k[0], k[1]}, shapes: pair{k[2], k[3]}, layout: k[4], metaKeys: e.MetaKeys, dataLen: e.DataLen}
+	f.dataLen, f.structure, f.metaKeys = e.DataLen, e.Structure, e.MetaKeys
 	if b, err := hex.DecodeString(e.Header); err == nil && len(b) == 32 {
 		copy(f.headerHash[:], b)
 		f.hasHeaderHash = true
 	}
-	if b, err := hex.DecodeString(e.Sample); err == nil && len(b) == 32 {
-		copy(f.sample[:], b)
-		f.hasSample = true
+	if w, ok := hexWords(e.Sample, 1); ok {
+		f.sample, f.hasSample = w[0], true
 	}
-	f.content = e.Content
+	f.cs = crcState{crcs: parseCRCs(e.CRCs), complete: e.Complete}
+	if r := e.Renamed; r != nil {
+		f.renamed = &renamedInfo{fromCache: true, cs: crcState{crcs: parseCRCs(r.CRCs), complete: r.Complete}}
+		if w, ok := hexWords(r.Key, 2); ok {
+			f.renamed.key, f.renamed.hasKey = pair{w[0], w[1]}, true
+		}
+		if w, ok := hexWords(r.Sample, 1); ok {
+			f.renamed.sample, f.renamed.hasSample = w[0], true
+		}
+	}
 	return true
+}
+
+// formatCRCs and parseCRCs write and read crcs as the cache keeps them: 8 hex digits each.
+func formatCRCs(crcs []uint32) string {
+	var b strings.Builder
+	for _, c := range crcs {
+		fmt.Fprintf(&b, "%08x", c)
+	}
+	return b.String()
+}
+
+func parseCRCs(s string) []uint32 {
+	var out []uint32
+	for ; len(s) >= 8; s = s[8:] {
+		c, err := strconv.ParseUint(s[:8], 16, 32)
+		if err != nil {
+			return nil
+		}
+		out = append(out, uint32(c))
+	}
+	return out
+}
+
+// hexWords reads n 64-bit words written as 16 hex digits each.
+func hexWords(s string, n int) ([]uint64, bool) {
+	if len(s) != 16*n {
+		return nil, false
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		w, err := strconv.ParseUint(s[16*i:16*i+16], 16, 64)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = w
+	}
+	return out, true
 }
 
 // put records what is known of a file, and that it was seen now.
 func (c *Cache) put(f *scanned) {
-	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure}
+	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, MetaKeys: f.metaKeys,
+		Keys: fmt.Sprintf("%016x%016x%016x%016x%016x", f.k.structure[0], f.k.structure[1], f.k.shapes[0], f.k.shapes[1], f.k.layout),
+		CRCs: formatCRCs(f.cs.crcs), Complete: f.cs.complete}
 	if f.hasHeaderHash {
 		e.Header = hex.EncodeToString(f.headerHash[:])
 	}
 	if f.hasSample {
-		e.Sample = hex.EncodeToString(f.sample[:])
+		e.Sample = fmt.Sprintf("%016x", f.sample)
 	}
-	e.Content = f.content
+	if r := f.renamed; r != nil {
+		e.Renamed = &cacheRenamed{CRCs: formatCRCs(r.cs.crcs), Complete: r.cs.complete}
+		if r.hasKey {
+			e.Renamed.Key = fmt.Sprintf("%016x%016x", r.key[0], r.key[1])
+		}
+		if r.hasSample {
+			e.Renamed.Sample = fmt.Sprintf("%016x", r.sample)
+		}
+	}
 	key := cacheKey(f.path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -380,7 +495,7 @@ func (c *Cache) put(f *scanned) {
 	now := c.now().Unix()
 	old, ok := c.entries[key]
 	e.Used = old.Used
-	if ok && old == e && now-old.Used < usedEvery {
+	if ok && old.equal(e) && now-old.Used < usedEvery {
 		return
 	}
 	e.Used = now

@@ -27,12 +27,12 @@ func TestCacheNotACache(t *testing.T) {
 		problem       CacheProblem
 		reason        string
 	}{
-		{"null", "null", CacheForeign, `no "stdiff.dupes-cache/v1" schema`},
-		{"array", "[]", CacheForeign, `no "stdiff.dupes-cache/v1" schema`},
-		{"object", `{"x": 5}`, CacheForeign, `no "stdiff.dupes-cache/v1" schema`},
-		{"old map", `{"/a.safetensors": {"size": 1}}`, CacheForeign, `no "stdiff.dupes-cache/v1" schema`},
-		{"schema", `{"schema": "stdiff.dupes-cache/v9", "entries": {}}`, CacheForeign, `schema "stdiff.dupes-cache/v9", not "stdiff.dupes-cache/v1"`},
-		{"entries", `{"schema": "stdiff.dupes-cache/v1", "entries": {"x": 5}}`, CacheForeign, "its entries are not stdiff's"},
+		{"null", "null", CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
+		{"array", "[]", CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
+		{"object", `{"x": 5}`, CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
+		{"old map", `{"/a.safetensors": {"size": 1}}`, CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
+		{"schema", `{"schema": "stdiff.dupes-cache/v9", "entries": {}}`, CacheForeign, `schema "stdiff.dupes-cache/v9", not "stdiff.dupes-cache/v2"`},
+		{"entries", `{"schema": "stdiff.dupes-cache/v2", "entries": {"x": 5}}`, CacheForeign, "its entries are not stdiff's"},
 		{"garbage", string(garbage), CacheForeign, "not JSON"},
 		{"empty", "", CacheForeign, "not JSON"},
 		{"folder", "", CacheNotFile, "is a folder, not a file"},
@@ -239,7 +239,7 @@ func fullCache(b *testing.B, n int) string {
 		p := filepath.Join(dir, "loras", fmt.Sprintf("character-%06d-v2.safetensors", i))
 		f := &scanned{path: p, size: 151_109_876, mtime: 1_700_000_000_123_456_789, ino: uint64(i), dataLen: 151_000_000,
 			structure:     "st1:2214b9a31a162d668bd115a90d5485a33e3fbcd3838c341d69c8ac453b7c1f3e",
-			hasHeaderHash: true, hasSample: true, content: "ct1:8edf9735c66ec917c0e9b7814ce165aa9536dec4e41c7913bed7a912ba4e0f62"}
+			hasHeaderHash: true, hasSample: true, cs: crcState{crcs: make([]uint32, 150), complete: true}}
 		c.put(f)
 	}
 	if err := c.Save(context.Background()); err != nil {

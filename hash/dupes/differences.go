@@ -19,8 +19,10 @@ type Differences struct {
 	// Layout are the codes of diff's layout notes (diff.NoteCode.IsLayout): how the same tensors are
 	// laid out on disk (header size, tensor order, offsets, key order, sharding).
 	Layout []diff.NoteCode `json:"layout"`
-	// Sidecars are the sidecar files that differ; not compared yet: always empty.
-	Sidecars []string `json:"sidecars"`
+	// Sidecars are the sidecar files (lora.SidecarFiles) the member and the keeper do not share.
+	Sidecars []SidecarDifference `json:"sidecars"`
+	// Renamed is how a member of a renamed group names the keeper's tensors (nil in other groups).
+	Renamed *Renaming `json:"renamed,omitempty"`
 }
 
 // MetadataKeys are metadata keys, by kind of change, each list in the member's order (removed keys:
@@ -41,7 +43,7 @@ func (d *Differences) Empty() bool {
 // noDifferences is a Differences that lists nothing.
 func noDifferences() *Differences {
 	return &Differences{Metadata: MetadataKeys{Added: []string{}, Removed: []string{}, Changed: []string{}},
-		Layout: []diff.NoteCode{}, Sidecars: []string{}}
+		Layout: []diff.NoteCode{}, Sidecars: []SidecarDifference{}}
 }
 
 // contentGroup is a content group of a report, by index, and its scanned members in the group's order.
@@ -76,6 +78,23 @@ func differences(ctx context.Context, g *Group, members []*scanned) {
 	}
 }
 
+// sidecarsOf fills in how the sidecars of each member of a group with a keeper differ from the
+// keeper's; a member of a bytes group gets Differences for that alone.
+func sidecarsOf(ctx context.Context, g *Group) {
+	if g.Keeper == "" {
+		return
+	}
+	for i := 1; i < len(g.Members); i++ {
+		m := &g.Members[i]
+		if m.Differences == nil && g.Level == LevelBytes {
+			m.Differences = noDifferences()
+		}
+		if m.Differences != nil {
+			m.Differences.Sidecars = sidecarDifferences(ctx, g.Members[0].Sidecars, m.Sidecars)
+		}
+	}
+}
+
 // compare says how model b differs from a, which have the same tensors.
 func compare(a, b *canon.Model) *Differences {
 	r := diff.Compare(diff.Side{Model: a}, diff.Side{Model: b}, diff.Options{})
@@ -93,8 +112,12 @@ func compare(a, b *canon.Model) *Differences {
 	return d
 }
 
-// readModel reads a scanned model's header again (the model, not its tensor bytes).
+// readModel reads a scanned model's header again (the model, not its tensor bytes), unless a
+// comparison kept it.
 func readModel(ctx context.Context, f *scanned) (*canon.Model, error) {
+	if f.model != nil && f.fullModel {
+		return f.model, nil
+	}
 	o, err := f.open(ctx)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,13 @@
 // Package dupes finds duplicate models among many: files, shard sets and URLs that hold the same bytes,
-// the same tensors under other metadata or layout, or the same architecture. It reads headers first,
-// then a small sample of tensor bytes, and whole tensors only where samples agree; a Cache remembers
-// what it learnt of files that have not changed since. It counts each real file once (hard and
-// symbolic links, shards shared between sets) and never offers a model that other models need as a
-// copy to delete. Find returns a Report: plain data, with how each copy differs from the model to keep
-// as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
+// the same tensors under other metadata or layout, the same tensors under other names, or the same
+// architecture. It reads headers first, then a small sample of tensor bytes, and compares whole
+// tensors only where samples agree, each file read once; a Cache remembers what it learnt of files
+// that have not changed since. It counts each real file once (hard and symbolic links, shards shared
+// between sets) and never offers a model that other models need as a copy to delete. Find returns a
+// Report: plain data, each group naming the copy to keep (a KeepRule chooses) and how the others
+// differ from it as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
+// Act deletes the other copies or replaces them with hard links, checking each again first, and
+// returns an ActReport of what it did, with its own writers.
 //
 // It never prints (the writers write to the io.Writer they are given) and reads no environment: where
 // the cache lives is the caller's choice (the CLI's default is $STDIFF_CACHE_DIR, else the user cache
@@ -12,7 +15,7 @@
 package dupes
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -24,9 +27,11 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
@@ -42,9 +47,15 @@ const (
 	LevelBytes Level = "bytes"
 	// LevelContent: the same tensors (names, dtypes, shapes, bytes); metadata or layout differ.
 	LevelContent Level = "content"
+	// LevelRenamed: the same tensor bytes (dtypes, shapes) under other names: a LoRA re-keyed from
+	// kohya's names to diffusers' or PEFT's, a checkpoint saved with a prefix.
+	LevelRenamed Level = "renamed"
 	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
 	LevelStructure Level = "structure"
 )
+
+// levelRank orders levels from the strictest.
+var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelStructure: 3}
 
 // ErrInvalid is wrapped by the error of a model left out because it is not valid safetensors.
 var ErrInvalid = errors.New("not valid safetensors")
@@ -54,17 +65,23 @@ const compareChunk = 1 << 20
 
 // Options tune Find.
 type Options struct {
-	// Structure also reports groups of files with the same structure but different weights.
-	Structure bool
-	// Cache, when set, remembers samples and content IDs of files that have not changed since.
+	// Level is the loosest kind of group reported: LevelBytes (identical files only), LevelContent
+	// (also the same tensors with other metadata or layout), LevelRenamed (also the same tensor bytes
+	// under other names; the zero Level means it) or LevelStructure (also files of one architecture
+	// with other weights).
+	Level Level
+	// Keep is the rule that chooses the model of each group to keep (the zero rule: KeepMostInfo).
+	Keep KeepRule
+	// Cache, when set, remembers what scans learnt of files that have not changed since (keys,
+	// samples, what comparisons proved): a scan of an unchanged collection reads no tensor byte.
 	Cache *Cache
 	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
 	Source source.Options
 	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
 	Workers int
 	// Progress, when set, is called (from several goroutines) as files are read: stage is "headers",
-	// "samples", "content" or "differences"; n files (groups, for "content" and "differences") of
-	// total done; bytes is tensor bytes read so far.
+	// "samples", "content", "renamed" or "differences"; n files (groups, for "content", "renamed" and
+	// "differences") of total done; bytes is tensor bytes read so far.
 	Progress func(stage string, n, total int, bytes int64)
 }
 
@@ -76,6 +93,15 @@ type Member struct {
 	DataLen int64 `json:"data_len"`
 	// Shards is the number of shards of a shard set; 0 for a model in one file.
 	Shards int `json:"shards,omitempty"`
+	// Files are a local shard set's files, its index and shards (each once); nil for one file.
+	Files []string `json:"files,omitempty"`
+	// ModTime is when the file (a set's index) was last modified; zero for a URL.
+	ModTime time.Time `json:"mtime,omitzero"`
+	// MetadataKeys is how many metadata keys the model has; Sidecars are the files next to it that
+	// belong to it (lora.SidecarFiles: CivitAI records, preview images). With them the keeper rule
+	// KeepMostInfo weighs what each copy carries.
+	MetadataKeys int                `json:"metadata_keys"`
+	Sidecars     []lora.SidecarFile `json:"sidecars"`
 	// Header is the BLAKE3 of the file's header bytes (a set's: of its shards' names and headers; a GGUF
 	// file's: of every byte before its data section): within a content group, equal headers mean
 	// identical files.
@@ -99,9 +125,10 @@ type Group struct {
 	// in path order.
 	Members     []Member `json:"members"`
 	StructureID string   `json:"structure_id"`
-	ContentID   string   `json:"content_id,omitempty"`
-	// Keeper is the path of the first model, the one to keep: for bytes and content groups.
-	Keeper string `json:"keeper,omitempty"`
+	// Keeper is the path of the first model, the one to keep (Options.Keep chooses it), and
+	// KeeperReason why: for bytes and content groups.
+	Keeper       string     `json:"keeper,omitempty"`
+	KeeperReason KeepReason `json:"keeper_reason,omitempty"`
 	// Reclaimable is what deleting all models but the first would free, counting each real file once
 	// and only files that deleting frees: for bytes and content groups.
 	Reclaimable int64 `json:"reclaimable"`
@@ -186,21 +213,35 @@ func (r *Report) Outcome() canon.Outcome {
 
 // scanned is what the scan keeps of one file: small, so that a collection of any size fits.
 type scanned struct {
-	path       string
-	size       int64
-	mtime      int64
-	ino        uint64
-	dev        uint64
-	nlink      uint64
-	dataLen    int64
+	path    string
+	size    int64
+	mtime   int64
+	ino     uint64
+	dev     uint64
+	nlink   uint64
+	dataLen int64
+	// k are the keys the scan groups by, from the header (or the cache, without the picks: picked is
+	// false then).
+	k      keys
+	picked bool
+	// structure is the structure ID, once known (models in a group; the cache).
 	structure  string
 	headerHash [32]byte
 	// hasHeaderHash is set once headerHash is known (it is computed only where it decides something).
 	hasHeaderHash bool
-	sample        [32]byte
-	// content is the content ID, once known.
-	content   string
+	// sample hashes a few KiB of up to 16 tensors (picks), once hasSample.
+	sample    uint64
 	hasSample bool
+	// cs is what comparing the model's tensor bytes in name order learnt.
+	cs crcState
+	// class numbers the set of models found to hold the same tensors (0: none yet).
+	class int
+	// renamed is what the search for renamed copies learnt (nil: not a candidate).
+	renamed *renamedInfo
+	// model is the model's header, read again for a comparison, kept for a model found in a class:
+	// read whole (fullModel), or its tensors alone (lightModel).
+	model     *canon.Model
+	fullModel bool
 	// err is why the model could not be read (after its header was): it is then skipped.
 	err error
 	// symlink is true when the path is a symbolic link.
@@ -217,24 +258,32 @@ type scanned struct {
 	shared bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
+	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
+	// in groups).
+	metaKeys int
+	sidecars []lora.SidecarFile
 }
 
 // Find groups the models under roots by what they share. Roots are files, shard sets (their
 // *.safetensors.index.json), URLs and folders, searched recursively (source.Walk); a root that does
 // not exist, or a folder that cannot be read, is a Failure in Report.Errors and the scan goes on.
 //
-// It is staged so that most files need their header only: files are grouped by structure ID and data
-// size (a file alone there is nobody's duplicate); the rest are split by a sample of tensor bytes (a
-// few KiB of up to 16 tensors, chosen by name, so the sample ignores layout); full content IDs are
-// computed only for what is left. Identical headers within a content group make a bytes group; the
-// other members of a content group are compared with its keeper (their headers, read again) to say
-// how they differ. Unreadable and invalid files are skipped with a reason. The error is ctx's, when
-// it is done before the scan is.
+// It is staged so that most files need their header only, and no file is read twice: headers are
+// skimmed for keys (skim); files are grouped by their tensors' names, dtypes and shapes (a file alone
+// there is nobody's duplicate); the rest are split by a sample of tensor bytes (a few KiB of up to 16
+// tensors, chosen by name, so the sample ignores layout); what is left is compared byte for byte, all
+// the files of a group side by side, each read once and only until it differs (no hash is needed to
+// tell two files apart). Identical headers within a content group make a bytes group; the other
+// members of a content group are compared with its keeper (their headers, read again) to say how they
+// differ. Copies under other names are searched for among models with the same tensor shapes
+// (renamed). Unreadable and invalid files are skipped with a reason. The error is ctx's, when it is
+// done before the scan is.
 func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
+	level := cmp.Or(opt.Level, LevelRenamed)
 	rep := &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}
 	paths := walk(ctx, roots, rep)
 	if err := ctx.Err(); err != nil {
@@ -272,91 +321,123 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 
 	// Stage 2: group by structure and data size; only groups of two or more go on.
-	byShape := groupBy(live, func(f *scanned) string { return fmt.Sprintf("%s/%d", f.structure, f.dataLen) })
 	var candidates []*scanned
-	for _, g := range byShape {
+	for _, g := range groupBy(live, structureKey) {
 		if len(g) > 1 {
 			candidates = append(candidates, g...)
 		}
 	}
 
-	// Stage 3: samples, then content IDs where samples agree.
+	// Stage 3: samples, then a comparison of the files whose samples agree.
 	done.Store(0)
 	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
-		f := candidates[i]
-		if !f.hasSample {
+		if f := candidates[i]; !f.hasSample {
 			f.err = f.takeSample(ctx, &bytesRead)
 		}
 		progress("samples", int(done.Add(1)), len(candidates))
 		return nil
 	})
-	var sampled []*scanned
-	for _, f := range candidates {
-		if f.hasSample {
-			sampled = append(sampled, f)
-		}
-	}
 	var sampleGroups [][]*scanned
-	for _, g := range groupBy(sampled, func(f *scanned) string {
-		return fmt.Sprintf("%s/%d/%x", f.structure, f.dataLen, f.sample)
+	for _, g := range groupBy(candidates, func(f *scanned) string {
+		if f.err != nil || !f.hasSample {
+			return "\x00" + f.path // alone
+		}
+		return fmt.Sprintf("%s/%x", structureKey(f), f.sample)
 	}) {
 		if len(g) > 1 {
 			sampleGroups = append(sampleGroups, g)
 		}
 	}
 	done.Store(0)
+	var classes atomic.Int64
 	pool.Run(ctx, workers, len(sampleGroups), func(ctx context.Context, i int) error {
-		resolve(ctx, sampleGroups[i], &bytesRead)
+		resolve(ctx, sampleGroups[i], opt.Cache != nil, &classes, &bytesRead)
 		progress("content", int(done.Add(1)), len(sampleGroups))
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep.TensorBytesRead = bytesRead.Load()
 
-	// Results: content groups, bytes groups within them, then structure groups.
+	// Results: content groups, bytes groups within them.
 	var contentGroups []contentGroup
-	var hashed []*scanned
-	for _, f := range candidates {
-		if f.err != nil {
-			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
-			continue
-		}
-		hashed = append(hashed, f)
-	}
 	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
-	for _, g := range groupBy(hashed, func(f *scanned) string { return f.content }) {
-		if len(g) < 2 || g[0].content == "" {
+	for _, g := range groupBy(candidates, func(f *scanned) string { return classKey(f) }) {
+		if len(g) < 2 || g[0].class == 0 {
 			continue
 		}
-		if g = keepSafe(g); len(g) < 2 {
+		for _, f := range g {
+			if !f.set && !source.IsRemote(f.path) {
+				f.sidecars = lora.SidecarFiles(f.path)
+			}
+		}
+		var why KeepReason
+		if g, why = keepSafe(g, opt.Keep); len(g) < 2 {
 			continue
 		}
 		rep.Reclaimable += freed(g)
 		for _, f := range g {
+			if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
+				f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
+			}
 			if err := f.hashHeader(); err != nil {
 				f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
 			}
 		}
 		byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
 		for _, same := range byHeader {
-			if same = keepSafe(same); len(same) > 1 {
-				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same))
+			if same, why := keepSafe(same, opt.Keep); len(same) > 1 {
+				same[0].structureID(ctx)
+				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same, why))
 			}
 		}
-		if len(byHeader) > 1 {
-			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g))
+		if len(byHeader) > 1 && level != LevelBytes {
+			g[0].structureID(ctx)
+			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g, why))
 			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, g})
 		}
 	}
-	if opt.Structure {
-		for _, g := range groupBy(live, func(f *scanned) string { return f.structure }) {
-			if len(g) > 1 && !sameContent(g) {
-				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g))
+	if level == LevelRenamed || level == LevelStructure {
+		done.Store(0)
+		for _, g := range findRenamed(ctx, live, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
+			var reps []*scanned // one model of each structure: the others are its content copies
+			for _, same := range groupBy(g, structureKey) {
+				for _, f := range same {
+					if !f.set && !source.IsRemote(f.path) {
+						f.sidecars = lora.SidecarFiles(f.path)
+					}
+				}
+				ranked, _ := keepSafe(same, opt.Keep)
+				reps = append(reps, ranked[0])
+			}
+			if g, why := keepSafe(reps, opt.Keep); len(g) > 1 {
+				rep.Groups = append(rep.Groups, renamedGroup(ctx, g, why))
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if level == LevelStructure {
+		for _, g := range groupBy(live, structureKey) {
+			if len(g) > 1 && !sameClass(g) {
+				if err := g[0].structureID(ctx); err != nil {
+					continue
+				}
+				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
 			}
 		}
 	}
+	reported := map[string]bool{}
+	for _, sk := range rep.Skipped {
+		reported[sk.Path] = true
+	}
+	for _, f := range live { // models that failed after their header was read (a comparison, renamed)
+		if f.err != nil && !reported[f.path] {
+			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
+		}
+	}
+	rep.TensorBytesRead = bytesRead.Load()
 	// Differences, before rep.Groups is sorted (contentGroups know their groups by index).
 	done.Store(0)
 	pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
@@ -365,14 +446,17 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		progress("differences", int(done.Add(1)), len(contentGroups))
 		return nil
 	})
+	pool.Run(ctx, workers, len(rep.Groups), func(ctx context.Context, i int) error {
+		sidecarsOf(ctx, &rep.Groups[i])
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rank := map[Level]int{LevelBytes: 0, LevelContent: 1, LevelStructure: 2}
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
 		if a.Level != b.Level {
-			return rank[a.Level] < rank[b.Level]
+			return levelRank[a.Level] < levelRank[b.Level]
 		}
 		return a.Files[0] < b.Files[0]
 	})
@@ -387,9 +471,23 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	return rep, nil
 }
 
-func sameContent(g []*scanned) bool {
+// structureKey is what stage 2 groups by: the structure key (which holds the data length).
+func structureKey(f *scanned) string {
+	return fmt.Sprintf("%016x%016x", f.k.structure[0], f.k.structure[1])
+}
+
+// classKey groups the models of one class (models in no class stay alone).
+func classKey(f *scanned) string {
+	if f.class == 0 || f.err != nil {
+		return "\x00" + f.path
+	}
+	return fmt.Sprint(f.class)
+}
+
+// sameClass reports whether the models of g all hold the same tensors.
+func sameClass(g []*scanned) bool {
 	for _, f := range g {
-		if f.content == "" || f.content != g[0].content {
+		if f.class == 0 || f.class != g[0].class {
 			return false
 		}
 	}
@@ -398,7 +496,7 @@ func sameContent(g []*scanned) bool {
 
 // makeGroup makes a group of g: bytes and content groups as keepSafe ordered them, structure groups in
 // path order.
-func makeGroup(level Level, g []*scanned) Group {
+func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	if level == LevelStructure {
 		g = append([]*scanned(nil), g...)
 		sort.Slice(g, func(i, j int) bool { return g[i].path < g[j].path })
@@ -406,13 +504,23 @@ func makeGroup(level Level, g []*scanned) Group {
 	grp := Group{Level: level, Files: make([]string, len(g)), Members: make([]Member, len(g)), StructureID: g[0].structure}
 	for i, f := range g {
 		grp.Files[i] = f.path
-		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards}
+		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
+			Sidecars: f.sidecars}
+		if f.sidecars == nil {
+			grp.Members[i].Sidecars = []lora.SidecarFile{}
+		}
+		for _, r := range f.files {
+			grp.Members[i].Files = append(grp.Members[i].Files, r.path)
+		}
+		if !source.IsRemote(f.path) {
+			grp.Members[i].ModTime = time.Unix(0, f.mtime).UTC()
+		}
 		if f.hasHeaderHash {
 			grp.Members[i].Header = hex.EncodeToString(f.headerHash[:])
 		}
 	}
 	if level != LevelStructure {
-		grp.ContentID, grp.Keeper, grp.Reclaimable = g[0].content, g[0].path, freed(g)
+		grp.Keeper, grp.KeeperReason, grp.Reclaimable = g[0].path, why, freed(g)
 	}
 	return grp
 }
@@ -456,6 +564,11 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	if cache != nil && !f.set && cache.fill(f) {
 		return f, nil
 	}
+	if !f.set { // most headers are skimmed; what skim is unsure of canon.Read reads
+		if ok, err := f.skimFile(); ok || err != nil {
+			return f, err
+		}
+	}
 	o, err := f.open(ctx)
 	if err != nil {
 		return nil, err
@@ -495,10 +608,12 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
-	f.dataLen, f.structure, f.shards = m.DataLen(), hash.StructureID(m), len(m.Shards)
+	f.k, f.picked = keysOf(m), true
+	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
 }
 
+// isIndex reports whether path names a shard set's index.
 func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.index.json") }
 
 // open opens a shard set by its index or a URL with source.Open, and anything else as the one file it
@@ -547,229 +662,4 @@ func reasonOf(err error) string {
 		return re.Reason()
 	}
 	return err.Error()
-}
-
-// sampleTensors and sampleBytes bound the sample: a few KiB from each of up to 16 tensors.
-const (
-	sampleTensors = 16
-	sampleBytes   = 4 << 10
-)
-
-// sampleRanges chooses the sample: the start and the middle of up to 16 tensors, chosen evenly in name
-// order (small tensors whole), so two files with the same tensors have the same sample however the
-// tensors are laid out. The ranges are file offsets.
-func sampleRanges(m *canon.Model) [][2]int64 {
-	order := canon.CanonicalOrder(m)
-	var out [][2]int64
-	step := max(1, (len(order)+sampleTensors-1)/sampleTensors)
-	for k := 0; k < len(order); k += step {
-		t := &m.Tensors[order[k]]
-		start := m.DataOffset() + int64(t.Begin)
-		if n := int64(t.Len()); n <= 2*sampleBytes {
-			out = append(out, [2]int64{start, n})
-		} else {
-			out = append(out, [2]int64{start, sampleBytes}, [2]int64{start + n/2, sampleBytes})
-		}
-	}
-	return out
-}
-
-// takeSample hashes the file's sample (sampleRanges).
-func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
-	o, m, err := reopen(ctx, f)
-	if err != nil {
-		return err
-	}
-	defer o.Close()
-	src := o.Source
-	h := blake3.New()
-	buf := make([]byte, 2*sampleBytes)
-	for _, r := range sampleRanges(m) {
-		if r[1] == 0 {
-			continue
-		}
-		if _, err := src.ReadAt(buf[:r[1]], r[0]); err != nil {
-			return err
-		}
-		h.Write(buf[:r[1]])
-		read.Add(r[1])
-	}
-	h.Sum(f.sample[:0])
-	f.hasSample = true
-	return o.Unchanged()
-}
-
-// resolve gives every file of a group whose samples agree its content ID. The first file is read once,
-// hashed, and compared byte for byte, tensor by tensor, with the others as it goes (a comparison costs
-// less than a hash, and every file is read once); those that differ are resolved among themselves. A
-// file that fails to read keeps the error (f.err) and is resolved no further.
-func resolve(ctx context.Context, g []*scanned, read *atomic.Int64) {
-	for len(g) > 0 && ctx.Err() == nil {
-		ref := g[0]
-		if ref.err != nil {
-			g = g[1:]
-			continue
-		}
-		var unknown, rest []*scanned
-		for _, f := range g[1:] {
-			switch {
-			case f.err != nil:
-			case f.content == "":
-				unknown = append(unknown, f)
-			case ref.content != "" && f.content != ref.content:
-				rest = append(rest, f)
-			}
-		}
-		// At most 16 files are compared at once: memory and open files stay bounded however large the
-		// group (the reference is read again for each batch, and hashed only the first time).
-		for first := true; first || len(unknown) > 0; first = false {
-			batch := unknown[:min(len(unknown), 16)]
-			unknown = unknown[len(batch):]
-			if ref.content != "" && len(batch) == 0 {
-				break
-			}
-			same, err := compareWith(ctx, ref, batch, read)
-			if err != nil { // the others are resolved among themselves
-				ref.err = err
-				rest = append(append(rest, batch...), unknown...)
-				break
-			}
-			for i, f := range batch {
-				if same[i] {
-					f.content = ref.content
-				} else {
-					rest = append(rest, f)
-				}
-			}
-		}
-		for _, f := range g[1:] { // files whose content ID was known, now that ref's is
-			if f.content != "" && f.content != ref.content && !contains(rest, f) {
-				rest = append(rest, f)
-			}
-		}
-		g = rest
-	}
-}
-
-func contains(fs []*scanned, f *scanned) bool {
-	for _, x := range fs {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
-// compareWith reads ref once, computing its content ID if it is not known, and reports which of
-// others hold the same tensors (by name, byte for byte). Each file is read once, and a file stops being
-// read at its first difference.
-func compareWith(ctx context.Context, ref *scanned, others []*scanned, read *atomic.Int64) ([]bool, error) {
-	same := make([]bool, len(others))
-	ro, mr, err := reopen(ctx, ref)
-	if err != nil {
-		return same, err
-	}
-	defer ro.Close()
-	sr := ro.Source
-	type other struct {
-		o     *source.Opened
-		src   canon.Source
-		m     *canon.Model
-		order []int
-		buf   []byte
-	}
-	os := make([]*other, len(others))
-	for i, f := range others {
-		oo, m, err := reopen(ctx, f)
-		if err != nil {
-			f.err = err
-			continue
-		}
-		defer oo.Close()
-		os[i] = &other{oo, oo.Source, m, canon.CanonicalOrder(m), make([]byte, compareChunk)}
-		same[i] = true
-	}
-	hashRef := ref.content == ""
-	order := canon.CanonicalOrder(mr)
-	var digests [][32]byte
-	if hashRef {
-		digests = make([][32]byte, len(mr.Tensors))
-	}
-	buf := make([]byte, compareChunk)
-	h := blake3.New()
-	for k, i := range order {
-		t := &mr.Tensors[i]
-		for j, o := range os {
-			if same[j] && (o.m.Tensors[o.order[k]].Name != t.Name || o.m.Tensors[o.order[k]].Len() != t.Len()) {
-				same[j] = false
-			}
-		}
-		h.Reset()
-		for off := int64(0); off < int64(t.Len()); {
-			if err := ctx.Err(); err != nil {
-				return same, err
-			}
-			anySame := false
-			for j := range os {
-				anySame = anySame || same[j]
-			}
-			if !hashRef && !anySame {
-				return same, nil
-			}
-			n := min(int64(t.Len())-off, compareChunk)
-			if _, err := sr.ReadAt(buf[:n], mr.DataOffset()+int64(t.Begin)+off); err != nil {
-				return same, err
-			}
-			read.Add(n)
-			if hashRef {
-				h.Write(buf[:n])
-			}
-			for j, o := range os {
-				if !same[j] {
-					continue
-				}
-				ot := &o.m.Tensors[o.order[k]]
-				if _, err := o.src.ReadAt(o.buf[:n], o.m.DataOffset()+int64(ot.Begin)+off); err != nil {
-					others[j].err = err
-					same[j] = false
-					continue
-				}
-				read.Add(n)
-				same[j] = bytes.Equal(buf[:n], o.buf[:n])
-			}
-			off += n
-		}
-		if hashRef {
-			h.Sum(digests[i][:0])
-		}
-	}
-	if err := ro.Unchanged(); err != nil {
-		return same, err
-	}
-	for j, o := range os {
-		if same[j] {
-			if err := o.o.Unchanged(); err != nil {
-				others[j].err = err
-				same[j] = false
-			}
-		}
-	}
-	if hashRef {
-		ref.content = hash.ContentID(mr, digests)
-	}
-	return same, nil
-}
-
-// reopen opens a scanned model again and checks it is the model that was scanned.
-func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, error) {
-	o, err := f.open(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	m := o.Model
-	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen || !m.Valid() || hash.StructureID(m) != f.structure {
-		o.Close()
-		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
-	}
-	return o, m, nil
 }

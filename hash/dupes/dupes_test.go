@@ -98,7 +98,7 @@ func groupsOf(rep *Report) map[Level][]string {
 
 func TestFindDuplicatesPlanted(t *testing.T) {
 	dir, want := plantedCollection(t)
-	rep, err := Find(context.Background(), modelsIn(t, dir), Options{Structure: true})
+	rep, err := Find(context.Background(), modelsIn(t, dir), Options{Level: LevelStructure})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSkippedKeepErrors(t *testing.T) {
 	if len(rep.Skipped) != 1 || rep.Skipped[0].Path != gone || !errors.Is(rep.Skipped[0].Err, fs.ErrNotExist) || rep.Skipped[0].Reason != "no such file" {
 		t.Errorf("skipped: %+v", rep.Skipped)
 	}
-	if len(rep.Groups) != 1 || len(rep.Groups[0].Files) != 2 || rep.Groups[0].ContentID == "" {
+	if len(rep.Groups) != 1 || len(rep.Groups[0].Files) != 2 || rep.Groups[0].StructureID == "" {
 		t.Errorf("groups: %+v", rep.Groups)
 	}
 	if rep.Outcome() != canon.Trouble {

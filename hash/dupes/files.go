@@ -38,6 +38,7 @@ type fileKey struct {
 // fileRef is one real file a model is made of.
 type fileRef struct {
 	key  fileKey
+	path string
 	size int64
 	// nlink is its number of hard links (0: unknown).
 	nlink uint64
@@ -50,7 +51,7 @@ func refOf(path string, st fs.FileInfo) fileRef {
 	if ino == 0 {
 		k.path = resolvedPath(path)
 	}
-	return fileRef{key: k, size: st.Size(), nlink: nlink}
+	return fileRef{key: k, path: path, size: st.Size(), nlink: nlink}
 }
 
 func resolvedPath(path string) string {
@@ -104,7 +105,7 @@ func (f *scanned) realFiles() []fileRef {
 	if f.ino == 0 {
 		k.path = resolvedPath(f.path)
 	}
-	return []fileRef{{key: k, size: f.size, nlink: f.nlink}}
+	return []fileRef{{key: k, path: f.path, size: f.size, nlink: f.nlink}}
 }
 
 // identity is what two paths to the same model share: its files, links followed ("" for a URL).
@@ -195,36 +196,6 @@ func markShared(live []*scanned) []Note {
 	}
 	sort.Slice(notes, func(i, j int) bool { return notes[i].Path < notes[j].Path })
 	return notes
-}
-
-// keepSafe orders models with the same content for deleting all but the first. The first, kept, is a
-// model that shares files with others if there is one (it must stay), else a local one, else the
-// first by path. Models that share files are never among those to delete: the others are left out.
-// The result has fewer than two models when nothing could safely go.
-func keepSafe(g []*scanned) []*scanned {
-	rank := func(f *scanned) int {
-		switch {
-		case f.shared:
-			return 0
-		case !source.IsRemote(f.path):
-			return 1
-		}
-		return 2
-	}
-	k := 0
-	for i, f := range g {
-		if rank(f) < rank(g[k]) || (rank(f) == rank(g[k]) && f.path < g[k].path) {
-			k = i
-		}
-	}
-	out := []*scanned{g[k]}
-	for i, f := range g {
-		if i != k && !f.shared {
-			out = append(out, f)
-		}
-	}
-	sort.Slice(out[1:], func(i, j int) bool { return out[1+i].path < out[1+j].path })
-	return out
 }
 
 // freed is what deleting every model of g but the first would free: each real file once, and only

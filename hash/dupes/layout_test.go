@@ -103,7 +103,7 @@ func writeSet(t *testing.T, dir string, a, b int64, note string) string {
 
 func scan(t *testing.T, paths ...string) *Report {
 	t.Helper()
-	rep, err := Find(context.Background(), paths, Options{Structure: true})
+	rep, err := Find(context.Background(), paths, Options{Level: LevelStructure})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,10 +396,7 @@ func bytesOf(t *testing.T, path string) []byte {
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0))}
-			for i := 0; i < 12+c.rng.IntN(10); i++ {
-				c.add()
-			}
+			c := newCollection(t, seed)
 			rep := scan(t, c.scanned...)
 			info := map[realFile]fileInfo{}
 			files := map[string]map[realFile]bool{}
@@ -426,12 +423,6 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 			grouped := map[string]map[string]bool{} // path → paths it shares a group with
 			counted := map[realFile]string{}
 			var total int64
-			contentGroups := map[string]bool{}
-			for _, g := range rep.Groups {
-				if g.Level == LevelContent {
-					contentGroups[g.ContentID] = true
-				}
-			}
 			for _, g := range rep.Groups {
 				for _, f := range g.Members {
 					if grouped[f.Path] == nil {
@@ -485,7 +476,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				if g.Reclaimable != want {
 					t.Errorf("%s group of %s: reclaimable %d, deleting frees %d", g.Level, keeper, g.Reclaimable, want)
 				}
-				if g.Level == LevelContent || !contentGroups[g.ContentID] {
+				if g.Level == LevelContent || !within(rep, &g) {
 					total += g.Reclaimable
 					for rf := range deleted {
 						if other, ok := counted[rf]; ok {
@@ -512,8 +503,176 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 			}
 			if t.Failed() {
 				t.Logf("scanned %v\ngroups %+v\nnotes %+v\nskipped %+v", c.scanned, rep.Groups, rep.Notes, rep.Skipped)
+				return
 			}
+			checkDelete(t, c, rep, files)
+			c = newCollection(t, seed) // the same layout again, for --link
+			checkLink(t, c, scan(t, c.scanned...))
 		})
+	}
+}
+
+// newCollection makes the random collection of seed.
+func newCollection(t *testing.T, seed uint64) *collection {
+	c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0))}
+	for i := 0; i < 12+c.rng.IntN(10); i++ {
+		c.add()
+	}
+	return c
+}
+
+// fileState is a real file's bytes and where it was seen.
+type fileState struct {
+	path string
+	data []byte
+}
+
+// states are the bytes of every real file of the scanned models.
+func states(t *testing.T, files map[string]map[realFile]bool) map[realFile]fileState {
+	out := map[realFile]fileState{}
+	for p, fs := range files {
+		for rf := range fs {
+			if _, ok := out[rf]; !ok {
+				out[rf] = fileState{p, bytesOfFile(t, rf, p)}
+			}
+		}
+	}
+	return out
+}
+
+// bytesOfFile reads the real file rf, found through the scanned model p (a file, or a set's index or
+// shard).
+func bytesOfFile(t *testing.T, rf realFile, p string) []byte {
+	paths := []string{p}
+	if strings.HasSuffix(p, ".safetensors.index.json") {
+		paths = append(paths, filepath.Join(filepath.Dir(p), setShard1), filepath.Join(filepath.Dir(p), setShard2))
+	}
+	for _, q := range paths {
+		var st syscall.Stat_t
+		if syscall.Stat(q, &st) == nil && (realFile{uint64(st.Dev), uint64(st.Ino)}) == rf {
+			b, _ := os.ReadFile(q)
+			return b
+		}
+	}
+	t.Fatalf("no file %v under %s", rf, p)
+	return nil
+}
+
+// checkDelete performs --delete on the collection Find reported on, and checks: it fails nowhere; no
+// keeper's file changes; a file that goes is a file of a copy Act says it deleted, never a keeper's;
+// every file that stays holds the bytes it held; every deleted copy's keeper is intact, and for a
+// bytes group held the copy's very bytes.
+func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[realFile]bool) {
+	t.Helper()
+	before := states(t, files)
+	models := map[string][]byte{}
+	for _, p := range c.scanned {
+		models[p] = bytesOf(t, p)
+	}
+	r, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	if err != nil || r.Failed > 0 || r.Interrupted {
+		t.Fatalf("act: %v, %+v", err, r)
+	}
+	keeperFiles := map[realFile]bool{}
+	keeperOf := map[string]*Group{}
+	acted := &actor{opt: ActOptions{Delete: true}}
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		if !acted.acts(rep, g) { // a bytes group inside a content group: the content group's keeper stays
+			continue
+		}
+		for rf := range files[g.Keeper] {
+			keeperFiles[rf] = true
+		}
+		for _, m := range g.Members[1:] {
+			keeperOf[m.Path] = g
+		}
+	}
+	deleted := map[realFile]bool{}
+	for _, a := range r.Actions {
+		if a.Op != OpDelete || !a.Done {
+			continue
+		}
+		g := keeperOf[a.Path]
+		if g == nil || g.Keeper != a.Keeper {
+			t.Errorf("deleted %s, not a copy in a group of keeper %s", a.Path, a.Keeper)
+			continue
+		}
+		for rf := range files[a.Path] {
+			deleted[rf] = true
+		}
+		if g.Level == LevelBytes && !bytes.Equal(models[a.Path], models[g.Keeper]) {
+			t.Errorf("deleted %s: not the bytes of its keeper %s", a.Path, g.Keeper)
+		}
+	}
+	for rf, st := range before {
+		var now syscall.Stat_t
+		gone := syscall.Stat(st.path, &now) != nil || (realFile{uint64(now.Dev), uint64(now.Ino)}) != rf
+		if strings.HasSuffix(st.path, ".safetensors.index.json") {
+			gone = !stillThere(rf, st.path)
+		}
+		switch {
+		case gone && keeperFiles[rf]:
+			t.Errorf("a file of a keeper went: %s", st.path)
+		case gone && !deleted[rf]:
+			t.Errorf("a file went that no deletion names: %v via %s", rf, st.path)
+		case !gone && !bytes.Equal(bytesOfFile(t, rf, st.path), st.data):
+			t.Errorf("a file that stays changed: %v via %s", rf, st.path)
+		}
+	}
+}
+
+// stillThere reports whether the real file rf is still one of the files of the set at index.
+func stillThere(rf realFile, index string) bool {
+	for _, q := range []string{index, filepath.Join(filepath.Dir(index), setShard1), filepath.Join(filepath.Dir(index), setShard2)} {
+		var st syscall.Stat_t
+		if syscall.Stat(q, &st) == nil && (realFile{uint64(st.Dev), uint64(st.Ino)}) == rf {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLink performs --link on the collection Find reported on, and checks: every scanned model holds
+// the bytes it held; no keeper's file changes; every copy Act says it linked is now its keeper's
+// file.
+func checkLink(t *testing.T, c *collection, rep *Report) {
+	t.Helper()
+	before := map[string][]byte{}
+	for _, p := range c.scanned {
+		before[p] = bytesOf(t, p)
+	}
+	keepers := map[string]uint64{}
+	for _, g := range rep.Groups {
+		if g.Keeper != "" {
+			var st syscall.Stat_t
+			syscall.Stat(g.Keeper, &st)
+			keepers[g.Keeper] = uint64(st.Ino)
+		}
+	}
+	r, err := Act(t.Context(), rep, ActOptions{Link: true})
+	if err != nil || r.Failed > 0 {
+		t.Fatalf("act: %v, %+v", err, r)
+	}
+	for _, p := range c.scanned {
+		if !bytes.Equal(bytesOf(t, p), before[p]) {
+			t.Errorf("--link changed the bytes of %s", p)
+		}
+	}
+	for k, ino := range keepers {
+		var st syscall.Stat_t
+		if syscall.Stat(k, &st) != nil || uint64(st.Ino) != ino {
+			t.Errorf("keeper %s replaced", k)
+		}
+	}
+	for _, a := range r.Actions {
+		if a.Op == OpLink && a.Done {
+			x, _ := os.Stat(a.Path)
+			y, _ := os.Stat(a.Keeper)
+			if !os.SameFile(x, y) {
+				t.Errorf("%s not linked to %s", a.Path, a.Keeper)
+			}
+		}
 	}
 }
 

@@ -32,7 +32,6 @@ type Record struct {
 	Level       Level  `json:"level"`
 	Keeper      string `json:"keeper,omitempty"`
 	StructureID string `json:"structure_id"`
-	ContentID   string `json:"content_id,omitempty"`
 	Member
 }
 
@@ -41,7 +40,7 @@ func (r *Report) Records() []Record {
 	var out []Record
 	for _, g := range r.Groups {
 		for _, m := range g.Members {
-			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, ContentID: g.ContentID, Member: m})
+			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Member: m})
 		}
 	}
 	return out
@@ -87,6 +86,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		case LevelContent:
 			p.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", pal.Bold(string(g.Level)),
 				len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
+		case LevelRenamed:
+			p.printf("%s  %d files with the same tensors under other names (--delete leaves them)\n", pal.Bold(string(g.Level)), len(g.Members))
 		default:
 			p.printf("%s  %d files of the same architecture, different weights\n", pal.Bold(string(g.Level)), len(g.Members))
 		}
@@ -94,11 +95,15 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		for _, m := range g.Members {
 			width = max(width, min(len(textfmt.Escape(m.Path)), 60))
 		}
-		for _, m := range g.Members {
-			if d := describe(g, m, opt.Full, textfmt.Escape); d != "" {
-				p.printf("  %-*s  %s\n", width, textfmt.Escape(m.Path), pal.Dim(d))
+		for i, m := range g.Members {
+			mark := map[bool]string{true: "keep  ", false: "      "}[i == 0]
+			if g.Keeper == "" {
+				mark = ""
+			}
+			if d := describe(g, i, opt.Full, textfmt.Escape); d != "" {
+				p.printf("  %s%-*s  %s\n", mark, width, textfmt.Escape(m.Path), pal.Dim(d))
 			} else {
-				p.printf("  %s\n", textfmt.Escape(m.Path))
+				p.printf("  %s%s\n", mark, textfmt.Escape(m.Path))
 			}
 		}
 		p.printf("\n")
@@ -127,9 +132,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p := &printer{w: w}
 	for _, g := range r.Groups {
 		p.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Members), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
-		for _, m := range g.Members {
+		for i, m := range g.Members {
 			line := markdown.Text(m.Path)
-			if d := describe(g, m, false, func(s string) string { return s }); d != "" {
+			if i == 0 && g.Keeper != "" {
+				line = "**keep** " + line
+			}
+			if d := describe(g, i, false, func(s string) string { return s }); d != "" {
 				line += " — " + markdown.Text(d)
 			}
 			p.printf("- %s\n", line)
@@ -158,19 +166,27 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 var layoutLabels = map[diff.NoteCode]string{diff.NoteHeaderSize: "header size", diff.NoteTensorOrder: "tensor order",
 	diff.NoteOffsets: "offsets", diff.NoteKeyOrder: "key order"}
 
-// describe says in words how member m of g differs from g's keeper ("" when there is nothing to
-// say), names from files passed through esc.
-func describe(g Group, m Member, full bool, esc func(string) string) string {
+// describe says in words why member i of g is kept, or how it differs from g's keeper ("" when
+// there is nothing to say), names from files passed through esc.
+func describe(g Group, i int, full bool, esc func(string) string) string {
+	m := g.Members[i]
+	if i == 0 && g.Keeper != "" {
+		return keptBecause(g.KeeperReason, m)
+	}
 	d := m.Differences
+	var what []string
+	if d != nil && d.Renamed != nil {
+		return renamedWords(d.Renamed, full, esc)
+	}
 	switch {
 	case m.IdenticalTo != "":
-		return "identical to " + esc(m.IdenticalTo)
-	case d == nil:
+		what = append(what, "identical to "+esc(m.IdenticalTo))
+	case d == nil || (d.Empty() && g.Level == LevelBytes):
 		return ""
 	case d.Empty():
 		return "same metadata; header bytes differ"
 	}
-	var what, keys []string
+	var keys []string
 	for _, k := range d.Metadata.Added {
 		keys = append(keys, "+"+k)
 	}
@@ -196,9 +212,62 @@ func describe(g Group, m Member, full bool, esc func(string) string) string {
 		what = append(what, "layout: "+strings.Join(layout, ", "))
 	}
 	if len(d.Sidecars) > 0 {
-		what = append(what, "sidecars: "+strings.Join(shorten(d.Sidecars, keysShown, "… %d more", full, esc), ", "))
+		var sc []string
+		for _, c := range d.Sidecars {
+			sc = append(sc, sidecarSigns[c.Change]+c.Kind)
+		}
+		what = append(what, "sidecars: "+strings.Join(shorten(sc, keysShown, "… %d more", full, esc), ", "))
 	}
 	return strings.Join(what, "; ")
+}
+
+// renamedWords says how a renamed copy names the keeper's tensors: how many are renamed, an example,
+// and the tensors on one side only.
+func renamedWords(r *Renaming, full bool, esc func(string) string) string {
+	var what []string
+	if n := len(r.Mapping); n > 0 {
+		ex := r.Mapping[0]
+		what = append(what, fmt.Sprintf("%s renamed (%s → %s%s)", textfmt.Plural(n, "tensor"), esc(ex.From), esc(ex.To),
+			map[bool]string{true: ", …"}[n > 1]))
+	}
+	for _, side := range []struct {
+		label string
+		names []string
+	}{{"only in the kept copy", r.OnlyInKeeper}, {"only here", r.OnlyHere}} {
+		if len(side.names) > 0 {
+			what = append(what, fmt.Sprintf("%s: %d (%s)", side.label, len(side.names), strings.Join(shorten(side.names, 1, "… %d more", full, esc), ", ")))
+		}
+	}
+	return strings.Join(what, "; ")
+}
+
+// sidecarSigns mark sidecar changes in text, as metadata keys are: + the member has it, - the keeper
+// has it, ~ both have one, different.
+var sidecarSigns = map[SidecarChange]string{SidecarAdded: "+", SidecarRemoved: "-", SidecarChanged: "~"}
+
+// keptBecause says why the keeper m was kept.
+func keptBecause(why KeepReason, m Member) string {
+	switch why {
+	case ReasonSharesFiles:
+		return "kept: it shares files with other models"
+	case ReasonLocal:
+		return "kept: the others are URLs"
+	case ReasonPathPrefix:
+		return "kept: under the --keep path"
+	case ReasonMostInfo:
+		info := textfmt.Plural(m.MetadataKeys, "metadata key")
+		if len(m.Sidecars) > 0 {
+			info += ", " + textfmt.Plural(len(m.Sidecars), "sidecar")
+		}
+		return "kept: most information (" + info + ")"
+	case ReasonNewest:
+		return "kept: modified last"
+	case ReasonOldest:
+		return "kept: modified first"
+	case ReasonShortestPath:
+		return "kept: shortest path"
+	}
+	return "kept: first path"
 }
 
 // storedAs says how a model is stored: "1 file" or "N shards".
@@ -254,7 +323,7 @@ func summary(r *Report) string {
 		counts[g.Level]++
 	}
 	var parts []string
-	for _, l := range []Level{LevelBytes, LevelContent, LevelStructure} {
+	for _, l := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelStructure} {
 		if counts[l] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
 		}

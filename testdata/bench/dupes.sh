@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Duplicate finding on a generated LoRA collection (300 files of 4-20 MB, about 3.5 GB; see
+# Duplicate finding on a generated LoRA collection (300 files of 4-20 MB, about 3.6 GB; see
 # TestWriteLoRACollection in canon/stfile for the planted duplicates), all sides interleaved, page cache
 # warm: stdiff dupes (no cache) vs jdupes -r (byte duplicates only) vs b3sum of every file (what collection
-# managers do). Then checks that stdiff found every group jdupes found plus the planted content copies,
+# managers do), and the two ratios the issue sets (stdiff/b3sum at most 0.25, stdiff/jdupes at most 2).
+# Then checks that stdiff found every group jdupes found plus the planted content and renamed copies,
 # and that a second run with the cache reads no tensor bytes. Usage: testdata/bench/dupes.sh [RUNS]
 set -euo pipefail
 runs=${1:-5}
@@ -17,7 +18,8 @@ cat "$tmp"/loras/* >/dev/null
 python3 testdata/bench/interleave.py "$runs" \
   "stdiff=$tmp/stdiff dupes --no-cache $tmp/loras" \
   "jdupes=jdupes -r $tmp/loras" \
-  "b3sum=b3sum $tmp/loras/*"
+  "b3sum=b3sum $tmp/loras/*" | tee "$tmp/times.txt"
+awk '$2 == "median" { t[$1] = $3 } END { printf "stdiff/b3sum %.2f, stdiff/jdupes %.2f\n", t["stdiff:"] / t["b3sum:"], t["stdiff:"] / t["jdupes:"] }' "$tmp/times.txt"
 
 "$tmp/stdiff" dupes --no-cache --json "$tmp/loras" > "$tmp/stdiff.json" || true
 jdupes -r "$tmp/loras" > "$tmp/jdupes.txt" || true
@@ -46,4 +48,4 @@ if missed or wrong:
 PY
 export STDIFF_CACHE_DIR="$tmp/cache"
 "$tmp/stdiff" dupes "$tmp/loras" >/dev/null || true
-/usr/bin/time -f "second run with the cache: %e s" "$tmp/stdiff" dupes "$tmp/loras" | tail -1 || true
+/usr/bin/time -f "second run with the cache: %e s" sh -c "'$tmp/stdiff' dupes '$tmp/loras' | tail -1"

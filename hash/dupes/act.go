@@ -1,0 +1,582 @@
+package dupes
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/source"
+)
+
+// ActSchema is the schema of an ActReport: the first field of its JSON and of each JSONL record.
+const ActSchema = "stdiff.dupes-act/v1"
+
+// ActOptions say what Act does. Delete and Link exclude each other.
+type ActOptions struct {
+	// Delete deletes every copy of a bytes or content group but its keeper.
+	Delete bool
+	// Link replaces every copy of a bytes group but its keeper with a hard link to the keeper.
+	Link bool
+	// DryRun changes nothing: the report says what would be done (every check is made).
+	DryRun bool
+	// Source opens shard sets (as Find's Options.Source).
+	Source source.Options
+	// Progress, when set, is called after each action, in order, from the goroutine that called Act.
+	Progress func(Action)
+}
+
+// Op is what an action does. Codes are stable and safe to match in scripts.
+type Op string
+
+// Actions.
+const (
+	// OpDelete deletes a copy: its file, or a shard set's index and shards.
+	OpDelete Op = "delete"
+	// OpLink replaces a copy with a hard link to its keeper.
+	OpLink Op = "link"
+	// OpMoveSidecar moves a copy's sidecar next to the keeper, renamed to the keeper's stem, when the
+	// keeper has none of its kind: deleting a copy never loses its sidecars.
+	OpMoveSidecar Op = "move-sidecar"
+	// OpDeleteSidecar deletes a copy's sidecar that holds the same bytes as the keeper's of its kind.
+	OpDeleteSidecar Op = "delete-sidecar"
+	// OpSkip does nothing: Reason says why.
+	OpSkip Op = "skip"
+)
+
+// SkipReason says why a copy (or a sidecar) was left alone. Codes are stable and safe to match in
+// scripts.
+type SkipReason string
+
+// Reasons for leaving a copy alone.
+const (
+	// SkipChanged: the copy changed (or went) since the scan.
+	SkipChanged SkipReason = "changed"
+	// SkipKeeperChanged: the keeper changed or went since the scan: its whole group is left alone.
+	SkipKeeperChanged SkipReason = "keeper-changed"
+	// SkipNotACopy: checked again just before acting, the copy does not hold the keeper's bytes (for a
+	// bytes group) or tensors (for a content group).
+	SkipNotACopy SkipReason = "not-a-copy"
+	// SkipRemote: a URL; nothing can be done to it.
+	SkipRemote SkipReason = "remote"
+	// SkipOtherFilesystem: Link: the copy is not on the keeper's filesystem.
+	SkipOtherFilesystem SkipReason = "other-filesystem"
+	// SkipShardSet: Link: shard sets are not linked, file by file.
+	SkipShardSet SkipReason = "shard-set"
+	// SkipLinked: Link: the copy is already the keeper's file.
+	SkipLinked SkipReason = "already-linked"
+	// SkipSidecarKept: the keeper has a sidecar of the kind, with other bytes: the copy's stays where
+	// it is, and so does the copy.
+	SkipSidecarKept SkipReason = "sidecar-kept"
+)
+
+// Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
+type Action struct {
+	Op    Op    `json:"op"`
+	Level Level `json:"level"`
+	// Path is the copy (or the sidecar) acted on; Keeper the model of its group that stays.
+	Path   string `json:"path"`
+	Keeper string `json:"keeper"`
+	// To is where a sidecar moved.
+	To string `json:"to,omitempty"`
+	// Files are the files a deletion removes (a shard set's index and shards).
+	Files []string `json:"files,omitempty"`
+	// Freed is what the action freed (or would): files with no other hard link.
+	Freed int64 `json:"freed"`
+	// MetadataLost are the metadata keys a deleted copy had that its keeper lacks or holds with another
+	// value: reported before the copy goes.
+	MetadataLost []string `json:"metadata_lost,omitempty"`
+	// Done is true when the action was carried out (never in a dry run, nor for OpSkip).
+	Done   bool       `json:"done"`
+	Reason SkipReason `json:"reason,omitempty"`
+	// Error is Err in words: the action failed, and changed nothing.
+	Error string `json:"error,omitempty"`
+	Err   error  `json:"-"`
+}
+
+// ActReport is what Act did, in order.
+type ActReport struct {
+	Schema  string   `json:"schema"`
+	DryRun  bool     `json:"dry_run"`
+	Actions []Action `json:"actions"`
+	// Counts of actions done (planned, in a dry run), of copies left alone, and of failures; Freed is
+	// what the done (planned) actions freed.
+	Deleted int   `json:"deleted"`
+	Linked  int   `json:"linked"`
+	Moved   int   `json:"sidecars_moved"`
+	Skipped int   `json:"skipped"`
+	Failed  int   `json:"failed"`
+	Freed   int64 `json:"freed"`
+	// Interrupted is true when ctx ended Act before it was through: what is listed was done, and
+	// each action was done whole or not at all.
+	Interrupted bool `json:"interrupted"`
+}
+
+// Outcome is Trouble when an action failed or Act was interrupted, Found when a copy was left alone
+// or nothing was done (a dry run), else Clean: no duplicate that Act acts on is left.
+func (r *ActReport) Outcome() canon.Outcome {
+	switch {
+	case r.Failed > 0 || r.Interrupted:
+		return canon.Trouble
+	case r.Skipped > 0 || (r.DryRun && len(r.Actions) > 0):
+		return canon.Found
+	}
+	return canon.Clean
+}
+
+// ErrActOptions is the error of Act given both Delete and Link, or neither.
+var ErrActOptions = errors.New("act: give one of Delete and Link")
+
+// Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
+// group's keeper. Only bytes and content groups are acted on (renamed and structure groups hold
+// other bytes); Link only on bytes groups. Just before it acts on a copy, it checks again that the
+// keeper and the copy are as the scan saw them (size and modification time) and that the copy holds
+// the keeper's bytes (bytes groups) or tensors (content groups), reading both; a copy that fails is
+// left alone (OpSkip), a keeper that fails leaves its group alone.
+//
+// Deleting never loses what only a copy has: a copy's sidecar files move next to the keeper
+// (renamed to its stem) when the keeper has none of their kind; a copy whose sidecar differs from
+// the keeper's of its kind is left alone; the metadata keys the keeper lacks are reported
+// (Action.MetadataLost). A keeper, or any file of it, is never deleted or replaced.
+//
+// Each action is whole or not done: a link is made under a temporary name in the copy's folder,
+// checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
+// filesystems); a deletion is one unlink per file. Act stops between actions once ctx is done and
+// returns what it did (Interrupted). The error is ErrActOptions for bad options; failures of single
+// actions are in the report.
+func Act(ctx context.Context, r *Report, opt ActOptions) (*ActReport, error) {
+	if opt.Delete == opt.Link {
+		return nil, ErrActOptions
+	}
+	a := &actor{ctx: ctx, opt: opt, rep: &ActReport{Schema: ActSchema, DryRun: opt.DryRun, Actions: []Action{}}}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if !a.acts(r, g) {
+			continue
+		}
+		for j := 1; j < len(g.Members); j++ {
+			if ctx.Err() != nil {
+				a.rep.Interrupted = true
+				return a.rep, nil
+			}
+			if !a.member(g, &g.Members[0], &g.Members[j]) {
+				break // the keeper changed: the group is left alone
+			}
+		}
+	}
+	return a.rep, nil
+}
+
+type actor struct {
+	ctx context.Context
+	opt ActOptions
+	rep *ActReport
+}
+
+// acts reports whether Act acts on g: a bytes or content group with a keeper; for Delete, not a bytes
+// group inside a content group (the content group covers it); for Link, bytes groups only.
+func (a *actor) acts(r *Report, g *Group) bool {
+	switch {
+	case g.Keeper == "" || len(g.Members) < 2:
+		return false
+	case a.opt.Link:
+		return g.Level == LevelBytes
+	case g.Level == LevelContent:
+		return true
+	}
+	return g.Level == LevelBytes && !within(r, g)
+}
+
+// within reports whether bytes group g is part of a content group of r.
+func within(r *Report, g *Group) bool {
+	for i := range r.Groups {
+		c := &r.Groups[i]
+		if c.Level == LevelContent && isSubset(c.Files, g.Files) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSubset reports whether every path of sub is in set.
+func isSubset(set, sub []string) bool {
+	in := map[string]bool{}
+	for _, p := range set {
+		in[p] = true
+	}
+	for _, p := range sub {
+		if !in[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// log records an action and tells Progress.
+func (a *actor) log(act Action) {
+	switch {
+	case act.Err != nil:
+		act.Error, act.Done = reasonOf(act.Err), false
+		a.rep.Failed++
+	case act.Op == OpSkip:
+		a.rep.Skipped++
+	default:
+		act.Done = !a.opt.DryRun
+		a.rep.Freed += act.Freed
+		switch act.Op {
+		case OpDelete:
+			a.rep.Deleted++
+		case OpLink:
+			a.rep.Linked++
+		case OpMoveSidecar:
+			a.rep.Moved++
+		}
+	}
+	a.rep.Actions = append(a.rep.Actions, act)
+	if a.opt.Progress != nil {
+		a.opt.Progress(act)
+	}
+}
+
+// member acts on copy m of g, whose keeper is k. It returns false when the keeper is not as the scan
+// saw it (then nothing of the group is touched).
+func (a *actor) member(g *Group, k, m *Member) bool {
+	base := Action{Level: g.Level, Path: m.Path, Keeper: k.Path, Op: OpDelete}
+	if a.opt.Link {
+		base.Op = OpLink
+	}
+	skip := func(why SkipReason) {
+		s := base
+		s.Op, s.Reason = OpSkip, why
+		a.log(s)
+	}
+	if source.IsRemote(m.Path) || source.IsRemote(k.Path) {
+		skip(SkipRemote)
+		return true
+	}
+	if !unchanged(k) {
+		skip(SkipKeeperChanged)
+		return false
+	}
+	if !unchanged(m) {
+		skip(SkipChanged)
+		return true
+	}
+	if a.opt.Link && (m.Shards > 0 || k.Shards > 0) {
+		skip(SkipShardSet)
+		return true
+	}
+	kst, kerr := os.Stat(k.Path)
+	mst, merr := os.Stat(m.Path)
+	if err := errors.Join(kerr, merr); err != nil {
+		base.Err = err
+		a.log(base)
+		return true
+	}
+	if os.SameFile(kst, mst) {
+		skip(SkipLinked)
+		return true
+	}
+	if kdev, _, _ := fileID(kst); a.opt.Link && kdev != devOfInfo(mst) {
+		skip(SkipOtherFilesystem)
+		return true
+	}
+	same, files, err := a.verify(g, k, m)
+	switch {
+	case err != nil:
+		base.Err = err
+		a.log(base)
+		return true
+	case !same:
+		skip(SkipNotACopy)
+		return true
+	}
+	if a.opt.Link {
+		base.Freed = freedBy(m.Path)
+		if !a.opt.DryRun {
+			base.Err = linkOver(k.Path, m.Path)
+		}
+		a.log(base)
+		return true
+	}
+	// Delete: the sidecars first, so that nothing only the copy has is lost.
+	later, ok := a.sidecars(g, k, m)
+	if !ok {
+		return true
+	}
+	if d := m.Differences; d != nil {
+		base.MetadataLost = append(append([]string{}, d.Metadata.Added...), d.Metadata.Changed...)
+	}
+	base.Files = files
+	for _, f := range files {
+		base.Freed += freedBy(f)
+	}
+	if !a.opt.DryRun {
+		base.Err = removeAll(files, k)
+	}
+	a.log(base)
+	if base.Err == nil {
+		for _, s := range later {
+			a.removeSidecar(base, s)
+		}
+	}
+	return true
+}
+
+func devOfInfo(st fs.FileInfo) uint64 {
+	dev, _, _ := fileID(st)
+	return dev
+}
+
+// unchanged reports whether m's file (a set's index) has the size and modification time the scan saw.
+func unchanged(m *Member) bool {
+	st, err := os.Stat(m.Path)
+	if err != nil || !st.ModTime().Equal(m.ModTime) {
+		return false
+	}
+	return m.Shards > 0 || st.Size() == m.Size
+}
+
+// verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, and
+// returns the files deleting m removes: its path, or a set's index and shards.
+func (a *actor) verify(g *Group, k, m *Member) (bool, []string, error) {
+	if g.Level == LevelBytes && m.Shards == 0 && k.Shards == 0 {
+		same, err := sameBytes(a.ctx, k.Path, m.Path)
+		return same, []string{m.Path}, err
+	}
+	ko, err := source.Open(a.ctx, k.Path, a.opt.Source)
+	if err != nil {
+		return false, nil, err
+	}
+	defer ko.Close()
+	mo, err := source.Open(a.ctx, m.Path, a.opt.Source)
+	if err != nil {
+		return false, nil, err
+	}
+	defer mo.Close()
+	files := []string{m.Path}
+	for _, sh := range mo.Model.Shards {
+		files = append(files, filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)))
+	}
+	same, err := sameTensors(a.ctx, ko, mo)
+	return same, files, err
+}
+
+// sameTensors reports whether two models hold the same tensors: names, dtypes, shapes and bytes,
+// whatever their layout. It reads both side by side and stops at the first difference.
+func sameTensors(ctx context.Context, a, b *source.Opened) (bool, error) {
+	ma, mb := a.Model, b.Model
+	if !ma.Valid() || !mb.Valid() || len(ma.Tensors) != len(mb.Tensors) {
+		return false, nil
+	}
+	oa, ob := canon.CanonicalOrder(ma), canon.CanonicalOrder(mb)
+	ba, bb := make([]byte, compareChunk), make([]byte, compareChunk)
+	for k := range oa {
+		ta, tb := &ma.Tensors[oa[k]], &mb.Tensors[ob[k]]
+		if ta.Name != tb.Name || ta.DType != tb.DType || !equalShape(ta.Shape, tb.Shape) || ta.Len() != tb.Len() {
+			return false, nil
+		}
+		for off := uint64(0); off < ta.Len(); {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			n := min(ta.Len()-off, compareChunk)
+			if _, err := a.Source.ReadAt(ba[:n], ma.DataOffset()+int64(ta.Begin+off)); err != nil {
+				return false, err
+			}
+			if _, err := b.Source.ReadAt(bb[:n], mb.DataOffset()+int64(tb.Begin+off)); err != nil {
+				return false, err
+			}
+			if !bytes.Equal(ba[:n], bb[:n]) {
+				return false, nil
+			}
+			off += n
+		}
+	}
+	return true, errors.Join(a.Unchanged(), b.Unchanged())
+}
+
+func equalShape(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sidecars moves (or plans to move) the copy m's sidecars that the keeper k lacks next to k, and
+// returns those that hold the same bytes as k's of their kind, to delete with m. It returns false,
+// having logged why, when m must stay: a sidecar differs from k's of its kind, or one could not move.
+func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
+	if m.Shards > 0 || k.Shards > 0 {
+		return nil, true
+	}
+	var moves, later []lora.SidecarFile
+	for _, s := range lora.SidecarFiles(m.Path) {
+		to := lora.SidecarPath(k.Path, s.Ending)
+		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			moves = append(moves, s)
+			continue
+		}
+		if same, err := sameBytes(a.ctx, to, s.Path); err != nil || !same {
+			a.log(Action{Op: OpSkip, Level: g.Level, Path: m.Path, Keeper: k.Path, Reason: SkipSidecarKept, To: s.Path})
+			return nil, false
+		}
+		later = append(later, s)
+	}
+	for _, s := range moves {
+		act := Action{Op: OpMoveSidecar, Level: g.Level, Path: s.Path, Keeper: k.Path, To: lora.SidecarPath(k.Path, s.Ending)}
+		if !a.opt.DryRun {
+			act.Err = moveFile(s.Path, act.To)
+		}
+		a.log(act)
+		if act.Err != nil {
+			return nil, false
+		}
+	}
+	return later, true
+}
+
+// removeSidecar deletes a sidecar of a deleted copy that the keeper has too, byte for byte.
+func (a *actor) removeSidecar(del Action, s lora.SidecarFile) {
+	act := Action{Op: OpDeleteSidecar, Level: del.Level, Path: s.Path, Keeper: del.Keeper, Freed: freedBy(s.Path)}
+	if !a.opt.DryRun {
+		act.Err = os.Remove(s.Path)
+	}
+	a.log(act)
+}
+
+// freedBy is what deleting the file at path frees: its size, unless another hard link keeps it.
+func freedBy(path string) int64 {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	if _, _, nlink := fileID(st); nlink > 1 {
+		return 0
+	}
+	return st.Size()
+}
+
+// removeAll deletes files, none of which may be one of the keeper's files (a set's shards shared with
+// it, through links): those are refused, before anything is deleted.
+func removeAll(files []string, k *Member) error {
+	kept := map[fileKey]bool{}
+	kfiles := append([]string{k.Path}, k.Files...)
+	for _, p := range kfiles {
+		if st, err := os.Stat(p); err == nil {
+			kept[refOf(p, st).key] = true
+		}
+	}
+	for _, p := range files {
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if kept[refOf(p, st).key] {
+			return fmt.Errorf("%s is a file of the keeper %s: not deleted", p, k.Path)
+		}
+	}
+	for _, p := range files {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tempName is a name for a temporary file in dir that no other file has.
+func tempName(dir, what string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return filepath.Join(dir, ".stdiff-"+what+"-"+hex.EncodeToString(b[:])+".tmp")
+}
+
+// linkOver replaces the file at path with a hard link to keeper: the link is made under a temporary
+// name in path's folder, checked to be keeper's file, and renamed over path (one atomic step).
+func linkOver(keeper, path string) error {
+	keeper, err := filepath.EvalSymlinks(keeper) // a link to a link would be a link to the symbolic link
+	if err != nil {
+		return err
+	}
+	tmp := tempName(filepath.Dir(path), "link")
+	if err := os.Link(keeper, tmp); err != nil {
+		return err
+	}
+	kst, err1 := os.Stat(keeper)
+	tst, err2 := os.Lstat(tmp)
+	if err := errors.Join(err1, err2); err != nil || !os.SameFile(kst, tst) {
+		os.Remove(tmp)
+		if err == nil {
+			err = fmt.Errorf("%s changed while it was linked", keeper)
+		}
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// moveFile moves from to to, which must not exist, never replacing a file there: on one filesystem
+// by a hard link and an unlink; elsewhere (or where links are not allowed) by a copy under a
+// temporary name beside to, synced, then renamed to to, and the unlink of from.
+func moveFile(from, to string) error {
+	err := os.Link(from, to)
+	if err == nil {
+		if err := os.Remove(from); err != nil {
+			os.Remove(to) // undone: the sidecar stays where it was
+			return err
+		}
+		return nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	tmp := tempName(filepath.Dir(to), "move")
+	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if err = errors.Join(err, dst.Sync(), dst.Close()); err == nil {
+		os.Chtimes(tmp, time.Now(), st.ModTime())
+		if _, serr := os.Lstat(to); serr == nil {
+			err = &fs.PathError{Op: "move", Path: to, Err: fs.ErrExist}
+		} else {
+			err = os.Rename(tmp, to)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Remove(from); err != nil {
+		os.Remove(to) // undone: the sidecar stays where it was
+		return err
+	}
+	return nil
+}

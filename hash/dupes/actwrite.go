@@ -1,0 +1,192 @@
+package dupes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/markdown"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
+)
+
+// WriteActJSON writes the act report as indented JSON (textfmt.WriteJSON).
+func WriteActJSON(w io.Writer, r *ActReport) error { return textfmt.WriteJSON(w, r) }
+
+// actRecord is an action on its own line, with the report's schema first.
+type actRecord struct {
+	Schema string `json:"schema"`
+	*Action
+}
+
+// WriteActJSONL writes one compact JSON record per action, each with the schema: the fields of the
+// action in the JSON.
+func WriteActJSONL(w io.Writer, r *ActReport) error {
+	out := make([]any, len(r.Actions))
+	for i := range r.Actions {
+		out[i] = actRecord{Schema: r.Schema, Action: &r.Actions[i]}
+	}
+	return textfmt.WriteJSONL(w, out...)
+}
+
+// WriteActText writes the act report for a terminal: a line per action, then a summary line. Names
+// from files are escaped (textfmt.Escape).
+func WriteActText(w io.Writer, r *ActReport, opt TextOptions) error {
+	p := &printer{w: w}
+	for _, a := range r.Actions {
+		verb, line := actLine(r, a, textfmt.Escape)
+		verb = fmt.Sprintf("%-12s", verb)
+		switch {
+		case a.Err != nil || a.Error != "":
+			verb = opt.Palette.Red(verb)
+		case a.Op == OpSkip:
+			verb = opt.Palette.Yellow(verb)
+		}
+		p.printf("%s  %s\n", verb, line)
+	}
+	p.printf("%s\n", actSummary(r))
+	return p.err
+}
+
+// WriteActMarkdown writes the act report as a Markdown list and the summary line.
+func WriteActMarkdown(w io.Writer, r *ActReport) error {
+	p := &printer{w: w}
+	for _, a := range r.Actions {
+		verb, line := actLine(r, a, markdown.Text)
+		p.printf("- **%s** %s\n", verb, line)
+	}
+	if len(r.Actions) > 0 {
+		p.printf("\n")
+	}
+	p.printf("%s\n", actSummary(r))
+	return p.err
+}
+
+// verbOf is what an action did, or would do in a dry run.
+func verbOf(r *ActReport, a Action) string {
+	if a.Err != nil || a.Error != "" {
+		return "failed"
+	}
+	if a.Op == OpSkip {
+		return "left alone"
+	}
+	done := map[Op]string{OpDelete: "deleted", OpLink: "linked", OpMoveSidecar: "moved", OpDeleteSidecar: "deleted"}[a.Op]
+	if r.DryRun {
+		return "would " + map[Op]string{OpDelete: "delete", OpLink: "link", OpMoveSidecar: "move", OpDeleteSidecar: "delete"}[a.Op]
+	}
+	return done
+}
+
+// skipWords say why a copy was left alone.
+var skipWords = map[SkipReason]string{
+	SkipChanged:         "changed since the scan",
+	SkipKeeperChanged:   "its keeper changed since the scan; the group is left alone",
+	SkipNotACopy:        "checked again, it is not a copy of its keeper",
+	SkipRemote:          "a URL",
+	SkipOtherFilesystem: "not on the keeper's filesystem: no hard link",
+	SkipShardSet:        "a shard set: not linked",
+	SkipLinked:          "already a link to its keeper",
+	SkipSidecarKept:     "its sidecar differs from the keeper's",
+}
+
+// actLine is an action's verb and the rest of its line, names through esc.
+func actLine(r *ActReport, a Action, esc func(string) string) (string, string) {
+	verb := verbOf(r, a)
+	switch {
+	case a.Err != nil || a.Error != "":
+		return verb, fmt.Sprintf("%s: %s", esc(a.Path), esc(a.Error))
+	case a.Op == OpSkip && a.Reason == SkipSidecarKept:
+		return verb, fmt.Sprintf("%s: its sidecar %s differs from the keeper's", esc(a.Path), esc(a.To))
+	case a.Op == OpSkip:
+		return verb, fmt.Sprintf("%s: %s", esc(a.Path), skipWords[a.Reason])
+	case a.Op == OpMoveSidecar:
+		return verb, fmt.Sprintf("%s → %s", esc(a.Path), esc(a.To))
+	case a.Op == OpLink:
+		return verb, fmt.Sprintf("%s → %s (%s)", esc(a.Path), esc(a.Keeper), textfmt.Bytes(uint64(a.Freed)))
+	case a.Op == OpDeleteSidecar:
+		return verb, fmt.Sprintf("%s (the keeper has the same)", esc(a.Path))
+	}
+	line := fmt.Sprintf("%s (%s; kept %s", esc(a.Path), textfmt.Bytes(uint64(a.Freed)), esc(a.Keeper))
+	if len(a.MetadataLost) > 0 {
+		keys := make([]string, len(a.MetadataLost))
+		for i, k := range a.MetadataLost {
+			keys[i] = esc(k)
+		}
+		line += "; metadata lost: " + strings.Join(keys, ", ")
+	}
+	return verb, line + ")"
+}
+
+// actSummary is the last line: what was done (would be), left alone and failed, and what it freed.
+func actSummary(r *ActReport) string {
+	var parts []string
+	for _, c := range []struct {
+		n                  int
+		one, many, did, do string
+	}{{r.Deleted, "copy", "copies", "deleted", "delete"}, {r.Linked, "copy", "copies", "linked", "link"},
+		{r.Moved, "sidecar", "sidecars", "moved", "move"}} {
+		what := fmt.Sprintf("%d %s", c.n, c.many)
+		if c.n == 1 {
+			what = "1 " + c.one
+		}
+		switch {
+		case c.n == 0:
+		case r.DryRun:
+			parts = append(parts, what+" to "+c.do)
+		default:
+			parts = append(parts, what+" "+c.did)
+		}
+	}
+	if r.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d left alone", r.Skipped))
+	}
+	if r.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", r.Failed))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "nothing to do")
+	}
+	s := strings.Join(parts, ", ") + ": " + textfmt.Bytes(uint64(r.Freed)) + " freed"
+	switch {
+	case r.DryRun:
+		s = strings.Join(parts, ", ") + ": " + textfmt.Bytes(uint64(r.Freed)) + " to free (dry run: nothing changed)"
+	case r.Interrupted:
+		s = "interrupted (each action above was done whole; nothing else changed): " + s
+	}
+	return s
+}
+
+// Deletable are the files deleting every copy Act would delete removes (a shard set's index and
+// shards), in the report's order: for `xargs rm`. Copies that are URLs or share files are never among
+// them.
+func (r *Report) Deletable() []string {
+	var out []string
+	a := &actor{opt: ActOptions{Delete: true}}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if !a.acts(r, g) {
+			continue
+		}
+		for _, m := range g.Members[1:] {
+			switch {
+			case source.IsRemote(m.Path):
+			case len(m.Files) > 0:
+				out = append(out, m.Files...)
+			default:
+				out = append(out, m.Path)
+			}
+		}
+	}
+	return out
+}
+
+// WriteDeletable writes Deletable, each path followed by sep ('\n', or 0 for `xargs -0`).
+func WriteDeletable(w io.Writer, r *Report, sep byte) error {
+	var b strings.Builder
+	for _, p := range r.Deletable() {
+		b.WriteString(p)
+		b.WriteByte(sep)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

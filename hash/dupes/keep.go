@@ -1,0 +1,175 @@
+package dupes
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/source"
+)
+
+// KeepKind is a rule for choosing the model of a group to keep.
+type KeepKind string
+
+// Rules for choosing the model to keep. Whatever the rule, a model that shares files with other
+// models is kept first (it must stay), and a local model before a URL.
+const (
+	// KeepMostInfo keeps the copy that carries the most information: the most metadata keys (an
+	// embedded cover is one) and sidecar files; then the oldest; then the shortest path. The default.
+	KeepMostInfo KeepKind = "most-info"
+	// KeepNewest keeps the most recently modified copy, then as KeepMostInfo.
+	KeepNewest KeepKind = "newest"
+	// KeepOldest keeps the least recently modified copy, then as KeepMostInfo.
+	KeepOldest KeepKind = "oldest"
+	// KeepPath keeps a copy under KeepRule.Prefix (a library folder), then as KeepMostInfo.
+	KeepPath KeepKind = "path"
+)
+
+// KeepRule says which model of a group to keep. The zero KeepRule is KeepMostInfo.
+type KeepRule struct {
+	Kind KeepKind
+	// Prefix is the path prefix of KeepPath: a model at that path or under it wins.
+	Prefix string
+}
+
+// ParseKeepRule reads a rule as the CLI's --keep takes it: most-info, newest, oldest or path:PREFIX.
+func ParseKeepRule(s string) (KeepRule, error) {
+	if p, ok := strings.CutPrefix(s, "path:"); ok {
+		if p == "" {
+			return KeepRule{}, fmt.Errorf("keep rule %q has no path after path:", s)
+		}
+		return KeepRule{Kind: KeepPath, Prefix: p}, nil
+	}
+	switch k := KeepKind(s); k {
+	case KeepMostInfo, KeepNewest, KeepOldest:
+		return KeepRule{Kind: k}, nil
+	}
+	return KeepRule{}, fmt.Errorf("no keep rule %q: most-info, newest, oldest or path:PREFIX", s)
+}
+
+// String is the rule as ParseKeepRule reads it.
+func (r KeepRule) String() string {
+	switch r.Kind {
+	case "":
+		return string(KeepMostInfo)
+	case KeepPath:
+		return "path:" + r.Prefix
+	}
+	return string(r.Kind)
+}
+
+// KeepReason says why a group's keeper was chosen: the first thing, in the rule's order, in which it
+// beats the next best model. Codes are stable and safe to match in scripts.
+type KeepReason string
+
+// Reasons for keeping a model.
+const (
+	ReasonSharesFiles  KeepReason = "shares-files"  // it shares files with other models: it must stay
+	ReasonLocal        KeepReason = "local"         // the others are URLs
+	ReasonPathPrefix   KeepReason = "path-prefix"   // it is under the --keep path:PREFIX
+	ReasonMostInfo     KeepReason = "most-info"     // it carries the most metadata keys and sidecars
+	ReasonNewest       KeepReason = "newest"        // it was modified last
+	ReasonOldest       KeepReason = "oldest"        // it was modified first
+	ReasonShortestPath KeepReason = "shortest-path" // its path is the shortest
+	ReasonFirstPath    KeepReason = "first-path"    // nothing else tells the models apart: the first path
+)
+
+// criterion compares two models for keeping: above 0 when a should rather be kept, below 0 when b.
+type criterion struct {
+	reason KeepReason
+	cmp    func(a, b *scanned) int
+}
+
+func sign[T int | int64](a, b T) int {
+	switch {
+	case a > b:
+		return 1
+	case a < b:
+		return -1
+	}
+	return 0
+}
+
+func boolRank(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// info is how much a model carries besides its tensors: metadata keys and sidecar files.
+func (f *scanned) info() int { return f.metaKeys + len(f.sidecars) }
+
+// criteria are the rule's comparisons, in order.
+func (r KeepRule) criteria() []criterion {
+	out := []criterion{
+		{ReasonSharesFiles, func(a, b *scanned) int { return boolRank(a.shared, b.shared) }},
+		{ReasonLocal, func(a, b *scanned) int { return boolRank(!source.IsRemote(a.path), !source.IsRemote(b.path)) }},
+	}
+	mostInfo := criterion{ReasonMostInfo, func(a, b *scanned) int { return sign(a.info(), b.info()) }}
+	oldest := criterion{ReasonOldest, func(a, b *scanned) int { return sign(b.mtime, a.mtime) }}
+	switch r.Kind {
+	case KeepNewest:
+		out = append(out, criterion{ReasonNewest, func(a, b *scanned) int { return sign(a.mtime, b.mtime) }}, mostInfo)
+	case KeepOldest:
+		out = append(out, oldest, mostInfo)
+	case KeepPath:
+		prefix := absPath(r.Prefix)
+		under := func(f *scanned) bool {
+			p := absPath(f.path)
+			return p == prefix || strings.HasPrefix(p, strings.TrimSuffix(prefix, string(filepath.Separator))+string(filepath.Separator))
+		}
+		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, mostInfo, oldest)
+	default:
+		out = append(out, mostInfo, oldest)
+	}
+	return append(out,
+		criterion{ReasonShortestPath, func(a, b *scanned) int { return sign(len(b.path), len(a.path)) }},
+		criterion{ReasonFirstPath, func(a, b *scanned) int { return strings.Compare(b.path, a.path) }})
+}
+
+func absPath(p string) string {
+	if source.IsRemote(p) {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
+}
+
+// decide compares a and b by the rule: above 0 when a should rather be kept, and the reason.
+func (r KeepRule) decide(cs []criterion, a, b *scanned) (int, KeepReason) {
+	for _, c := range cs {
+		if d := c.cmp(a, b); d != 0 {
+			return d, c.reason
+		}
+	}
+	return 0, ReasonFirstPath
+}
+
+// keepSafe orders models with the same content for deleting all but the first, the keeper, chosen by
+// rule (a model that shares files with others first: it must stay), and says why it beats the best of
+// the others, which follow in path order. Models that share files are never among those to delete:
+// the others are left out. The result has fewer than two models when nothing could safely go.
+func keepSafe(g []*scanned, rule KeepRule) ([]*scanned, KeepReason) {
+	cs := rule.criteria()
+	ranked := append([]*scanned(nil), g...)
+	sort.SliceStable(ranked, func(i, j int) bool { d, _ := rule.decide(cs, ranked[i], ranked[j]); return d > 0 })
+	out := []*scanned{ranked[0]}
+	for _, f := range ranked[1:] {
+		if !f.shared {
+			out = append(out, f)
+		}
+	}
+	why := ReasonFirstPath
+	if len(out) > 1 {
+		_, why = rule.decide(cs, out[0], out[1])
+	}
+	sort.Slice(out[1:], func(i, j int) bool { return out[1+i].path < out[1+j].path })
+	return out, why
+}

@@ -1,0 +1,383 @@
+package dupes
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/pool"
+)
+
+// Copies under other names (LevelRenamed): the same tensor bytes, dtypes and shapes under other
+// names, as when a kohya LoRA is re-keyed to diffusers' or PEFT's names, or a checkpoint is saved with
+// a prefix. Candidates are models with the same multiset of (dtype, shape) of their tensors of more
+// than one element (keys.shapes) but other names; their names are mapped to a form the schemes share
+// (lora.NormalName, then the prefix all of a model's names share dropped), and models whose mapped
+// names, dtypes and shapes agree are sampled and compared along their tensors in mapped-name order.
+// Tensors of one element (kohya's .alpha scalars) are left out of the comparison and listed as on one
+// side only.
+
+// renamedInfo is what the search for renamed copies learnt of a model.
+type renamedInfo struct {
+	// key hashes the model's mapped names, dtypes and shapes (tensors of more than one element);
+	// hasKey is false when its names do not map one to one.
+	key    pair
+	hasKey bool
+	sample uint64
+	// hasSample is set once sample is known.
+	hasSample bool
+	cs        crcState
+	class     int
+	// fromCache is set when the cache told the key.
+	fromCache bool
+}
+
+// mapped are a model's tensors of more than one element by mapped name, and the others.
+type mapped struct {
+	names   map[string]int // mapped name → tensor index
+	order   []int          // tensors in mapped-name order
+	mapped  []string       // mapped names, in order
+	scalars []int
+	ok      bool
+}
+
+// mapNames maps a model's tensor names (see the comment above).
+func mapNames(m *canon.Model) mapped {
+	mp := mapped{names: map[string]int{}, ok: true}
+	var names []string
+	var idx []int
+	for i := range m.Tensors {
+		t := &m.Tensors[i]
+		if numel(t.Shape) <= 1 {
+			mp.scalars = append(mp.scalars, i)
+			continue
+		}
+		names = append(names, lora.NormalName(t.Name))
+		idx = append(idx, i)
+	}
+	if len(names) == 0 {
+		mp.ok = false
+		return mp
+	}
+	prefix := names[0]
+	for _, n := range names[1:] {
+		k := 0
+		for k < len(prefix) && k < len(n) && prefix[k] == n[k] {
+			k++
+		}
+		prefix = prefix[:k]
+	}
+	cut := strings.LastIndexAny(prefix, "/_") + 1
+	if len(names) == 1 {
+		cut = strings.LastIndexByte(prefix, '/') + 1
+	}
+	for k, n := range names {
+		n = n[cut:]
+		if _, dup := mp.names[n]; dup {
+			mp.ok = false
+		}
+		mp.names[n] = idx[k]
+	}
+	for n := range mp.names {
+		mp.mapped = append(mp.mapped, n)
+	}
+	sort.Strings(mp.mapped)
+	for _, n := range mp.mapped {
+		mp.order = append(mp.order, mp.names[n])
+	}
+	return mp
+}
+
+// renamedKey hashes mapped names, dtypes and shapes.
+func renamedKey(m *canon.Model, mp mapped) pair {
+	var p pair
+	for _, n := range mp.mapped {
+		t := &m.Tensors[mp.names[n]]
+		p.add(mix(hashString(n) ^ mix(shapeHash(hashString(string(t.DType)), t.Shape))))
+	}
+	return p
+}
+
+// renamedStream is a model's tensors of more than one element in mapped-name order.
+func renamedStream(f *scanned, m *canon.Model) ([]int, []string, bool) {
+	mp := mapNames(m)
+	return mp.order, mp.mapped, mp.ok
+}
+
+// findRenamed returns the sets of models that hold the same tensor bytes under other names: each set
+// holds models of two or more name sets (structures), all of its models of one structure among them.
+func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, read *atomic.Int64, progress func(n, total int)) [][]*scanned {
+	// Candidates: shape groups with more than one structure.
+	var cands []*scanned
+	for _, g := range groupBy(live, func(f *scanned) string {
+		if f.err != nil || f.k.shapes == (pair{}) {
+			return "\x00" + f.path
+		}
+		return fmt.Sprintf("%x", f.k.shapes)
+	}) {
+		if len(g) > 1 && !oneStructure(g) {
+			cands = append(cands, g...)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	// The mapped key, once per structure, from one model of it (the cache may know it).
+	byStructure := groupBy(cands, structureKey)
+	pool.Run(ctx, workers, len(byStructure), func(ctx context.Context, i int) error {
+		g := byStructure[i]
+		var known *renamedInfo
+		for _, f := range g {
+			if f.renamed != nil && f.renamed.fromCache {
+				known = f.renamed
+				break
+			}
+		}
+		if known == nil {
+			known = &renamedInfo{}
+			for _, f := range g {
+				m, err := f.tensors(ctx)
+				if err != nil {
+					f.err = err
+					continue
+				}
+				if mp := mapNames(m); mp.ok {
+					known.key, known.hasKey = renamedKey(m, mp), true
+				}
+				break
+			}
+		}
+		for _, f := range g {
+			if f.renamed == nil || f.renamed.key != known.key || f.renamed.hasKey != known.hasKey {
+				f.renamed = &renamedInfo{key: known.key, hasKey: known.hasKey}
+			}
+		}
+		return nil
+	})
+	// Samples of the models whose mapped keys meet another structure's.
+	var sampled []*scanned
+	for _, g := range groupBy(cands, renamedGroupKey) {
+		if len(g) > 1 && !oneStructure(g) && g[0].renamed != nil && g[0].renamed.hasKey {
+			sampled = append(sampled, g...)
+		}
+	}
+	takeRenamedSamples(ctx, sampled, workers, read)
+	// Comparisons of those whose samples agree.
+	var groups [][]*scanned
+	for _, g := range groupBy(sampled, func(f *scanned) string {
+		if f.err != nil || !f.renamed.hasSample {
+			return "\x00" + f.path
+		}
+		return fmt.Sprintf("%s/%x", renamedGroupKey(f), f.renamed.sample)
+	}) {
+		if len(g) > 1 && !oneStructure(g) {
+			groups = append(groups, g)
+		}
+	}
+	var next, done atomic.Int64
+	state := func(f *scanned) *crcState { return &f.renamed.cs }
+	pool.Run(ctx, workers, len(groups), func(ctx context.Context, i int) error {
+		g := groups[i]
+		set := func(f *scanned, c int) { f.renamed.class = c }
+		if decided(g, state) {
+			numberClasses(g, func(a, b *scanned) bool { return knownSame(&a.renamed.cs, &b.renamed.cs) }, set, &next)
+		} else {
+			c := comparer{ctx: ctx, order: renamedStream, state: state, crcs: crcs, read: read}
+			for _, cl := range c.compare(g) {
+				n := int(next.Add(1))
+				for _, f := range cl {
+					set(f, n)
+				}
+			}
+		}
+		progress(int(done.Add(1)), len(groups))
+		return nil
+	})
+	var out [][]*scanned
+	for _, g := range groupBy(sampled, func(f *scanned) string {
+		if f.err != nil || f.renamed.class == 0 {
+			return "\x00" + f.path
+		}
+		return fmt.Sprint(f.renamed.class)
+	}) {
+		if len(g) > 1 && !oneStructure(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func renamedGroupKey(f *scanned) string {
+	if f.renamed == nil {
+		return "\x00" + f.path
+	}
+	return fmt.Sprintf("%x/%x/%v", f.k.shapes, f.renamed.key, f.renamed.hasKey)
+}
+
+// oneStructure reports whether the models of g all have one structure.
+func oneStructure(g []*scanned) bool {
+	for _, f := range g[1:] {
+		if f.k.structure != g[0].k.structure {
+			return false
+		}
+	}
+	return true
+}
+
+// takeRenamedSamples hashes a sample of each model's tensors chosen by mapped name (the same tensors
+// in a model and its renamed copy): the picks come from one model of each structure and layout (its
+// header read again), the bytes from each model.
+func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *atomic.Int64) {
+	var todo []*scanned
+	for _, f := range fs {
+		if f.err == nil && !f.renamed.hasSample {
+			todo = append(todo, f)
+		}
+	}
+	byLayout := groupBy(todo, func(f *scanned) string { return fmt.Sprintf("%s/%x", structureKey(f), f.k.layout) })
+	ranges := make([][][2]uint64, len(byLayout))
+	pool.Run(ctx, workers, len(byLayout), func(ctx context.Context, i int) error {
+		for _, f := range byLayout[i] {
+			m, err := f.tensors(ctx)
+			if err != nil {
+				f.err = err
+				continue
+			}
+			mp := mapNames(m)
+			var pk picks
+			for _, n := range mp.mapped {
+				t := &m.Tensors[mp.names[n]]
+				pk.offer(hashString(n), t.Begin, t.End)
+			}
+			ranges[i] = pk.ranges()
+			return nil
+		}
+		return nil
+	})
+	var jobs []*scanned
+	rangesOf := map[*scanned][][2]uint64{}
+	for i, g := range byLayout {
+		for _, f := range g {
+			if f.err == nil && ranges[i] != nil {
+				jobs = append(jobs, f)
+				rangesOf[f] = ranges[i]
+			}
+		}
+	}
+	pool.Run(ctx, workers, len(jobs), func(ctx context.Context, i int) error {
+		f := jobs[i]
+		f.err = f.sampleRanges(ctx, rangesOf[f], &f.renamed.sample, read)
+		f.renamed.hasSample = f.err == nil
+		return nil
+	})
+}
+
+// sampleRanges hashes the model's bytes in ranges (relative to its data section) into h.
+func (f *scanned) sampleRanges(ctx context.Context, ranges [][2]uint64, h *uint64, read *atomic.Int64) error {
+	src, off, closer, err := f.dataSource(ctx)
+	if err != nil {
+		return err
+	}
+	defer closer()
+	*h = sampleHash(src, off, ranges, f.path, read, &err)
+	return err
+}
+
+// sampleHash hashes the bytes of src in ranges (from off), adding what it reads to read; a read error
+// goes to *err.
+func sampleHash(src io.ReaderAt, off int64, ranges [][2]uint64, path string, read *atomic.Int64, err *error) uint64 {
+	h := uint64(0x51ed270b27a4e2d1)
+	buf := make([]byte, 2*sampleBytes)
+	for _, r := range ranges {
+		if _, e := src.ReadAt(buf[:r[1]], off+int64(r[0])); e != nil {
+			*err = canon.PathError("read", path, e)
+			return 0
+		}
+		h = mix(h ^ uint64(crc32.Checksum(buf[:r[1]], crc32c)) ^ r[1]<<32)
+		read.Add(int64(r[1]))
+	}
+	return h
+}
+
+// Renaming is how the tensor names of a renamed copy map to the keeper's.
+type Renaming struct {
+	// Mapping pairs each tensor of the keeper (From) with the copy's tensor of the same bytes (To), in
+	// the keeper's name order; tensors whose names are the same are left out.
+	Mapping []RenamePair `json:"mapping"`
+	// OnlyInKeeper and OnlyHere are the tensors that have no counterpart (kohya's .alpha scalars; a
+	// tensor of one element counts as a counterpart only under its very name).
+	OnlyInKeeper []string `json:"only_in_keeper"`
+	OnlyHere     []string `json:"only_here"`
+}
+
+// RenamePair is a tensor's name in the keeper and in the copy.
+type RenamePair struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// renaming says how the copy m names the keeper k's tensors.
+func renaming(k, m *canon.Model) *Renaming {
+	r := &Renaming{Mapping: []RenamePair{}, OnlyInKeeper: []string{}, OnlyHere: []string{}}
+	km, mm := mapNames(k), mapNames(m)
+	matched := map[int]bool{}
+	for _, n := range km.mapped {
+		from := k.Tensors[km.names[n]].Name
+		j, ok := mm.names[n]
+		if !ok {
+			r.OnlyInKeeper = append(r.OnlyInKeeper, from)
+			continue
+		}
+		matched[j] = true
+		if to := m.Tensors[j].Name; to != from {
+			r.Mapping = append(r.Mapping, RenamePair{From: from, To: to})
+		}
+	}
+	mine := map[string]int{}
+	for _, j := range mm.scalars {
+		mine[m.Tensors[j].Name] = j
+	}
+	for _, i := range km.scalars { // one element: matched by its very name, or listed
+		if j, ok := mine[k.Tensors[i].Name]; ok {
+			matched[j] = true
+			continue
+		}
+		r.OnlyInKeeper = append(r.OnlyInKeeper, k.Tensors[i].Name)
+	}
+	for j := range m.Tensors {
+		if !matched[j] {
+			r.OnlyHere = append(r.OnlyHere, m.Tensors[j].Name)
+		}
+	}
+	sort.Strings(r.OnlyInKeeper)
+	sort.Strings(r.OnlyHere)
+	return r
+}
+
+// renamedGroup makes the group of renamed copies g (ordered by keepSafe): how each copy names the
+// keeper's tensors. Its Reclaimable is what deleting the copies would free, but Act leaves renamed
+// copies alone (tools load one naming or the other), and the report's total leaves it out.
+func renamedGroup(ctx context.Context, g []*scanned, why KeepReason) Group {
+	grp := makeGroup(LevelRenamed, g, why)
+	if err := g[0].structureID(ctx); err == nil {
+		grp.StructureID = g[0].structure
+	}
+	km, err := g[0].tensors(ctx)
+	if err != nil {
+		return grp
+	}
+	for i := 1; i < len(g); i++ {
+		if m, err := g[i].tensors(ctx); err == nil {
+			d := noDifferences()
+			d.Renamed = renaming(km, m)
+			grp.Members[i].Differences = d
+		}
+	}
+	return grp
+}

@@ -1,0 +1,677 @@
+package dupes
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash"
+)
+
+// headBytes is how much of a file the first read takes: the 8-byte length and, for most files, the
+// whole header.
+const headBytes = 64 << 10
+
+// scratchPool holds each worker's buffers: for the header and for the skim's spans.
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+type scratch struct {
+	head  []byte
+	spans [][2]uint64
+}
+
+// skimFile reads a local file's header and skims it (skim). It returns false, and no error, when the
+// file is not plain safetensors: canon.Read is to read it then.
+func (f *scanned) skimFile() (bool, error) {
+	if f.size < 8 {
+		return false, nil
+	}
+	file, err := os.Open(f.path)
+	if err != nil {
+		return false, canon.PathError("open", f.path, err)
+	}
+	defer file.Close()
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	first := min(f.size, headBytes)
+	if cap(sc.head) < int(first) {
+		sc.head = make([]byte, first)
+	}
+	b := sc.head[:first]
+	if _, err := file.ReadAt(b, 0); err != nil {
+		return false, canon.PathError("read", f.path, err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n < 2 || n > canon.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
+		return false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
+	}
+	if 8+n > uint64(len(b)) {
+		if cap(sc.head) < int(8+n) {
+			grown := make([]byte, 8+n)
+			copy(grown, b)
+			sc.head = grown
+		}
+		b = sc.head[:8+n]
+		if _, err := file.ReadAt(b[first:], first); err != nil {
+			return false, canon.PathError("read", f.path, err)
+		}
+	}
+	k, ok := skim(b[8:8+n], f.size-8-int64(n), &sc.spans, nil)
+	if !ok {
+		return false, nil
+	}
+	f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
+	return true, nil
+}
+
+// crc32c is the CRC-32C table: hardware-accelerated on most processors.
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// takeSample hashes the model's sample: a few KiB of each of its picks. Models whose samples differ
+// hold other tensors; models whose samples agree are compared (resolve).
+func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
+	if !f.picked { // keys from the cache: the picks need the header
+		if err := f.rescan(ctx); err != nil {
+			return err
+		}
+	}
+	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read)
+	f.hasSample = err == nil
+	return err
+}
+
+// rescan reads the model's header again for its keys.
+func (f *scanned) rescan(ctx context.Context) error {
+	if !f.set {
+		if ok, err := f.skimFile(); ok || err != nil {
+			return err
+		}
+	}
+	o, m, err := reopen(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	f.k, f.picked = keysOf(m), true
+	return nil
+}
+
+// dataSource is where the model's tensor bytes are, and the offset of its data section: the file
+// itself for one file (no header read again), the set's source for a set or a URL.
+func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
+	if !f.set {
+		file, err := os.Open(f.path)
+		if err != nil {
+			return nil, 0, nil, canon.PathError("open", f.path, err)
+		}
+		if st, err := file.Stat(); err != nil || st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
+			file.Close()
+			return nil, 0, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
+		}
+		return file, f.size - f.dataLen, func() { file.Close() }, nil
+	}
+	o, m, err := reopen(ctx, f)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return o.Source, m.DataOffset(), func() { o.Close() }, nil
+}
+
+// reopen opens a scanned model again, reading its header with canon.Read, and checks that it is
+// valid and the model that was scanned.
+func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, error) {
+	o, err := f.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := o.Model
+	if !m.Valid() || m.HasErrors() {
+		o.Close()
+		kind := "the shard set is inconsistent"
+		if m.RefErr != nil {
+			kind = string(m.RefErr.Kind)
+		}
+		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: errors.Join(ErrInvalid, errors.New(kind))}
+	}
+	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen {
+		o.Close()
+		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
+	}
+	return o, m, nil
+}
+
+// structureID fills in the model's structure ID (from the model a comparison kept, or reading its
+// header again) when it is not known.
+func (f *scanned) structureID(ctx context.Context) error {
+	if f.structure != "" {
+		return nil
+	}
+	m, err := f.tensors(ctx)
+	if err != nil {
+		return err
+	}
+	f.structure = hash.StructureID(m)
+	return nil
+}
+
+// tensors is the model's header for what its tensors are (names, dtypes, shapes, offsets): the model
+// a comparison kept, else lightModel's, else canon.Read's (reading the header again).
+func (f *scanned) tensors(ctx context.Context) (*canon.Model, error) {
+	if f.model != nil {
+		return f.model, nil
+	}
+	m, src, err := f.lightModel()
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		src.Close()
+		return m, nil
+	}
+	o, m, err := reopen(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	o.Close()
+	return m, nil
+}
+
+// crcUnit is how much of a model's tensor bytes each of its crcs covers.
+const crcUnit = 1 << 20
+
+// crcState is what comparing a model's stream learnt: the CRC-32C of each MiB (crcUnit) of it, as far
+// as it was read, to the end when complete (read beside another model that held the same bytes). It is
+// the cache's proof of which models are the same and which are not, without reading them again.
+type crcState struct {
+	crcs     []uint32
+	complete bool
+}
+
+// knownSame and knownOther tell from two models' crcs, without reading them, that they hold the same
+// bytes (both read to the end, equal) or not (they differ in a MiB both were read to).
+func knownSame(a, b *crcState) bool {
+	return a.complete && b.complete && len(a.crcs) == len(b.crcs) && equalCRCs(a.crcs, b.crcs)
+}
+
+func knownOther(a, b *crcState) bool {
+	n := min(len(a.crcs), len(b.crcs))
+	return !equalCRCs(a.crcs[:n], b.crcs[:n])
+}
+
+func equalCRCs(a, b []uint32) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve splits a group of models with the same structure key and sample into classes of models
+// that hold the same tensors, numbering each class of two or more (f.class) from next. What earlier
+// scans learnt (the cache's crcs) decides without reading when it can; otherwise the models are read
+// side by side (comparer). A model that cannot be read keeps the error (f.err).
+func resolve(ctx context.Context, g []*scanned, crcs bool, next, read *atomic.Int64) {
+	content := func(f *scanned) *crcState { return &f.cs }
+	set := func(f *scanned, c int) { f.class = c }
+	if decided(g, content) {
+		numberClasses(g, func(a, b *scanned) bool { return knownSame(&a.cs, &b.cs) }, set, next)
+		return
+	}
+	c := comparer{ctx: ctx, order: canonicalStream, state: content, crcs: crcs, read: read}
+	for _, cl := range c.compare(g) {
+		n := int(next.Add(1))
+		for _, f := range cl {
+			set(f, n)
+		}
+	}
+}
+
+// decided reports whether the crcs (state) of the models of g tell every two apart or the same.
+func decided(g []*scanned, state func(*scanned) *crcState) bool {
+	for i, a := range g {
+		for _, b := range g[i+1:] {
+			if !knownSame(state(a), state(b)) && !knownOther(state(a), state(b)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// numberClasses gives each class of two or more models of g (same tells) a number from next.
+func numberClasses(g []*scanned, same func(a, b *scanned) bool, set func(*scanned, int), next *atomic.Int64) {
+	assigned := make([]bool, len(g))
+	for i, a := range g {
+		if assigned[i] || a.err != nil {
+			continue
+		}
+		members := []int{i}
+		for j := i + 1; j < len(g); j++ {
+			if !assigned[j] && g[j].err == nil && same(a, g[j]) {
+				members = append(members, j)
+			}
+		}
+		if len(members) < 2 {
+			continue
+		}
+		c := int(next.Add(1))
+		for _, j := range members {
+			assigned[j] = true
+			set(g[j], c)
+		}
+	}
+}
+
+// stream is a model's tensor bytes in an order (name order, for content), read through the fewest
+// reads: tensors next to each other in the file are read together; a local file is mapped into
+// memory, and its bytes compared where they are.
+type stream struct {
+	f *scanned
+	// m, order and names are the model, the tensors the stream covers and their names (orderFunc).
+	m      *canon.Model
+	order  []int
+	names  []string
+	src    io.ReaderAt
+	data   []byte     // the mapped file, or nil
+	ranges [][2]int64 // file offset and length, in stream order, neighbours merged
+	total  int64
+	ri     int
+	roff   int64
+	// crcs is the CRC-32C of each whole crcUnit read so far; crc and in the unit being read.
+	crcs []uint32
+	crc  uint32
+	in   int64
+	done func()
+}
+
+// next returns the stream's next n bytes: where they are mapped when they lie in one range, else
+// copied into buf.
+func (s *stream) next(n int64, buf []byte) ([]byte, error) {
+	if r := s.ranges[s.ri]; s.data != nil && r[1]-s.roff >= n {
+		b := s.data[r[0]+s.roff : r[0]+s.roff+n]
+		if s.roff += n; s.roff == r[1] {
+			s.ri, s.roff = s.ri+1, 0
+		}
+		return b, nil
+	}
+	return buf[:n], s.read(buf[:n])
+}
+
+// read fills b from the stream's next bytes.
+func (s *stream) read(b []byte) error {
+	for len(b) > 0 {
+		r := s.ranges[s.ri]
+		n := min(int64(len(b)), r[1]-s.roff)
+		if s.data != nil {
+			copy(b[:n], s.data[r[0]+s.roff:])
+		} else if _, err := s.src.ReadAt(b[:n], r[0]+s.roff); err != nil {
+			return canon.PathError("read", s.f.path, err)
+		}
+		b, s.roff = b[n:], s.roff+n
+		if s.roff == r[1] {
+			s.ri, s.roff = s.ri+1, 0
+		}
+	}
+	return nil
+}
+
+// account adds b, the stream's next bytes, to its crcs.
+func (s *stream) account(b []byte) {
+	for len(b) > 0 {
+		n := min(int64(len(b)), crcUnit-s.in)
+		s.crc = crc32.Update(s.crc, crc32c, b[:n])
+		b, s.in = b[n:], s.in+n
+		if s.in == crcUnit {
+			s.crcs, s.crc, s.in = append(s.crcs, s.crc), 0, 0
+		}
+	}
+}
+
+// finish ends the crcs where the stream stopped: a partial unit counts.
+func (s *stream) finish() {
+	if s.in > 0 {
+		s.crcs, s.crc, s.in = append(s.crcs, s.crc), 0, 0
+	}
+}
+
+// orderFunc says which of a model's tensors a stream covers, in order, and the name each is matched
+// by (two streams can be equal only when their tensors have the same such names, dtypes and shapes in
+// order). It returns false when the model has no such stream.
+type orderFunc func(f *scanned, m *canon.Model) (tensors []int, names []string, ok bool)
+
+// canonicalStream is every tensor in name order: the content.
+func canonicalStream(f *scanned, m *canon.Model) ([]int, []string, bool) {
+	order := canon.CanonicalOrder(m)
+	names := make([]string, len(order))
+	for k, i := range order {
+		names[k] = m.Tensors[i].Name
+	}
+	return order, names, true
+}
+
+// sameShape reports whether two streams cover tensors of the same names, dtypes and shapes, in order.
+func sameShape(a, b *stream) bool {
+	if len(a.order) != len(b.order) || a.total != b.total {
+		return false
+	}
+	for k := range a.order {
+		ta, tb := &a.m.Tensors[a.order[k]], &b.m.Tensors[b.order[k]]
+		if a.names[k] != b.names[k] || ta.DType != tb.DType || !equalShape(ta.Shape, tb.Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// lightModel reads a local file's header again, as skim reads it, into a canon.Model of its tensors
+// alone (no metadata): enough to compare its tensors and work out its structure ID, in a fraction of
+// canon.Read's time. It returns nil when skim does not read the header or the file names a tensor
+// twice (canon.Read is to read it then), and the header's BLAKE3.
+func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
+	if f.set {
+		return nil, nil, nil
+	}
+	src, err := source.OpenFile(f.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var n [8]byte
+	if _, err := src.ReadAt(n[:], 0); err != nil || src.Size() != f.size {
+		src.Close()
+		return nil, nil, err
+	}
+	hl := binary.LittleEndian.Uint64(n[:])
+	if hl > uint64(f.size-8) || hl > canon.MaxHeaderLen {
+		src.Close()
+		return nil, nil, nil
+	}
+	h := make([]byte, hl)
+	if _, err := src.ReadAt(h, 8); err != nil {
+		src.Close()
+		return nil, nil, canon.PathError("read", f.path, err)
+	}
+	ts := make([]canon.Tensor, 0, len(h)/96+1)
+	var spans [][2]uint64
+	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts); !ok || !utf8.Valid(h) || hasControlOrTab(h) {
+		src.Close()
+		return nil, nil, nil
+	}
+	m := &canon.Model{Name: f.path, Format: canon.FormatSafetensors, FileSize: f.size, HeaderLen: hl, Tensors: ts, HeaderParsed: true, RawHeader: h}
+	order := canon.CanonicalOrder(m)
+	for i := 1; i < len(order); i++ {
+		if ts[order[i]].Name == ts[order[i-1]].Name { // the reference rejects it: canon.Read says
+			src.Close()
+			return nil, nil, nil
+		}
+	}
+	return m, src, nil
+}
+
+// openStream opens a model's stream: its tensors (order) merged into the fewest ranges. It returns nil
+// and no error for a model without one. The model keeps its canon.Model (f.model; fullModel when
+// canon.Read read it, not lightModel).
+func openStream(ctx context.Context, f *scanned, order orderFunc) (*stream, error) {
+	var o interface {
+		Close() error
+		Unchanged() error
+	}
+	var src canon.Source
+	m, light, err := f.lightModel()
+	switch {
+	case err != nil:
+		return nil, err
+	case m != nil:
+		o, src = light, light
+		f.fullModel = false
+	default:
+		opened, full, err := reopen(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		o, src, m = opened, opened.Source, full
+		f.fullModel = true
+	}
+	f.model = m
+	ts, names, ok := order(f, m)
+	if !ok {
+		o.Close()
+		return nil, nil
+	}
+	s := &stream{f: f, m: m, order: ts, names: names, src: src}
+	unmap := func() {}
+	if fs, ok := src.(*source.FileSource); ok {
+		if s.data, unmap = mapFile(fs.File(), fs.Size()); s.data == nil {
+			unmap = func() {}
+		}
+	}
+	for _, i := range ts {
+		t := &m.Tensors[i]
+		off, n := m.DataOffset()+int64(t.Begin), int64(t.Len())
+		if n == 0 {
+			continue
+		}
+		s.total += n
+		if k := len(s.ranges) - 1; k >= 0 && s.ranges[k][0]+s.ranges[k][1] == off {
+			s.ranges[k][1] += n
+		} else {
+			s.ranges = append(s.ranges, [2]int64{off, n})
+		}
+	}
+	s.done = func() {
+		unmap()
+		if err := o.Unchanged(); err != nil && f.err == nil {
+			f.err = err
+		}
+		o.Close()
+	}
+	return s, nil
+}
+
+// compareBatch is how many models a comparer reads side by side at most: memory and open files
+// stay bounded however large the group.
+const compareBatch = 16
+
+// comparer reads models side by side along their streams (order), each once and only as long as
+// another model holds the same bytes so far.
+type comparer struct {
+	ctx   context.Context
+	order orderFunc
+	// state is where a model's crcs go; crcs says whether to work them out (for the cache): then a
+	// model that differs from the others is read on to the end of its MiB, so that its crcs say where.
+	state func(*scanned) *crcState
+	crcs  bool
+	read  *atomic.Int64
+}
+
+// compare returns the classes of g of two or more models that hold the same bytes. A model that
+// cannot be read keeps the error (f.err). In a group larger than compareBatch the first model of each
+// class found so far is read again beside the next batch. The models of the classes keep their
+// canon.Model (f.model) for what comes after.
+func (c *comparer) compare(g []*scanned) [][]*scanned {
+	var pending []*scanned
+	for _, f := range g {
+		if f.err == nil {
+			*c.state(f) = crcState{}
+			pending = append(pending, f)
+		}
+	}
+	classOf := map[*scanned]int{}
+	var leads []*scanned
+	ids := 0
+	for len(pending) > 0 && c.ctx.Err() == nil {
+		take := min(len(pending), max(compareBatch-len(leads), 2))
+		batch := append(append([]*scanned(nil), leads...), pending[:take]...)
+		pending = pending[take:]
+		var ss []*stream
+		for _, f := range batch {
+			s, err := openStream(c.ctx, f, c.order)
+			if err != nil {
+				f.err = err
+			}
+			if s != nil {
+				ss = append(ss, s)
+			}
+		}
+		leads = leads[:0]
+		for _, cl := range c.lockstep(ss) {
+			id, ok := 0, false
+			for _, s := range cl {
+				if id, ok = classOf[s.f]; ok {
+					break
+				}
+			}
+			if !ok {
+				ids++
+				id = ids
+			}
+			for _, s := range cl {
+				classOf[s.f] = id
+			}
+			leads = append(leads, cl[0].f)
+		}
+		for _, s := range ss {
+			s.done()
+		}
+	}
+	byID := map[int][]*scanned{}
+	for _, f := range g {
+		if id, ok := classOf[f]; ok && f.err == nil && c.ctx.Err() == nil {
+			byID[id] = append(byID[id], f)
+		}
+	}
+	var out [][]*scanned
+	for _, f := range g {
+		if cl := byID[classOf[f]]; len(cl) > 1 && cl[0] == f {
+			out = append(out, cl)
+		}
+	}
+	for _, f := range g {
+		if f.err != nil {
+			*c.state(f) = crcState{}
+		}
+		if len(byID[classOf[f]]) < 2 {
+			f.model, f.fullModel = nil, false
+		}
+	}
+	return out
+}
+
+// lockstep reads the streams side by side in chunks, splitting them into classes of equal bytes
+// (streams of other shapes apart from the start), and returns the classes, in the order of their
+// first stream (classes of one included). A stream stops being read once it is alone.
+func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
+	// A mapped file cut short while it is read faults: the streams are then left alone, unread.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			for _, s := range ss {
+				s.f.err, *c.state(s.f) = &canon.ReadError{Name: s.f.path, Op: "read", Err: canon.ErrChanged}, crcState{}
+			}
+			classes = nil
+		}
+	}()
+	chunk := int64(crcUnit)
+	for chunk > 64<<10 && int64(len(ss))*chunk > 16<<20 {
+		chunk /= 2
+	}
+	index := map[*stream]int{}
+	bufs := make([][]byte, len(ss))
+	var open, closed [][]*stream
+	for i, s := range ss {
+		index[s] = i
+		k := 0
+		for k < len(open) && !sameShape(open[k][0], s) {
+			k++
+		}
+		if k == len(open) {
+			open = append(open, nil)
+		}
+		open[k] = append(open[k], s)
+	}
+	stop := func(cl []*stream, complete bool) {
+		for _, s := range cl {
+			s.finish()
+			*c.state(s.f) = crcState{crcs: s.crcs, complete: c.crcs && complete && len(cl) > 1 && s.f.err == nil}
+		}
+		closed = append(closed, cl)
+	}
+	for pos := int64(0); len(open) > 0 && c.ctx.Err() == nil; pos += chunk {
+		var next [][]*stream
+		for _, cl := range open {
+			total := cl[0].total
+			if pos >= total || len(cl) < 2 {
+				stop(cl, pos >= total)
+				continue
+			}
+			n := min(chunk, total-pos)
+			var parts [][]*stream
+			views := map[*stream][]byte{}
+			for _, s := range cl {
+				if s.data == nil || len(s.ranges) > 1 { // bytes to copy: a buffer, once
+					if bufs[index[s]] == nil {
+						bufs[index[s]] = make([]byte, chunk)
+					}
+				}
+				b, err := s.next(n, bufs[index[s]])
+				if err != nil {
+					s.f.err = err
+					stop([]*stream{s}, false)
+					continue
+				}
+				views[s] = b
+				c.read.Add(n)
+				k := 0
+				for k < len(parts) && !bytes.Equal(views[parts[k][0]], b) {
+					k++
+				}
+				if k == len(parts) {
+					parts = append(parts, nil)
+				}
+				parts[k] = append(parts[k], s)
+			}
+			for _, p := range parts {
+				if c.crcs { // once for the part: its streams hold the same bytes
+					p[0].account(views[p[0]])
+					for _, s := range p[1:] {
+						s.crcs, s.crc, s.in = p[0].crcs[:len(p[0].crcs):len(p[0].crcs)], p[0].crc, p[0].in
+					}
+				}
+				if len(p) > 1 {
+					next = append(next, p)
+					continue
+				}
+				s := p[0] // alone: with crcs, on to the end of its unit; then it stops
+				if rest := min(crcUnit-s.in, total-pos-n); c.crcs && s.in > 0 && rest > 0 {
+					b := make([]byte, rest)
+					if err := s.read(b); err != nil {
+						s.f.err = err
+					}
+					c.read.Add(rest)
+					s.account(b)
+				}
+				stop(p, false)
+			}
+		}
+		open = next
+	}
+	for _, cl := range open { // interrupted
+		stop(cl, false)
+	}
+	sort.SliceStable(closed, func(i, j int) bool { return index[closed[i][0]] < index[closed[j][0]] })
+	return closed
+}

@@ -1,0 +1,569 @@
+package dupes
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"unsafe"
+
+	"github.com/stdiff/stdiff/canon"
+)
+
+// skim reads the keys of a safetensors header (the N bytes after the length) without building a
+// canon.Model: what grouping needs and nothing more, several times faster than canon.Read. It accepts
+// only the plain form nearly every writer produces: an object of tensor entries {"dtype", "shape",
+// "data_offsets"} and an optional `__metadata__` of strings, names without escapes, a data section
+// exactly covered by the tensors (dataLen bytes). For anything else it returns false, and the caller
+// reads the header with canon.Read, which says what is wrong with it; so whenever skim returns true,
+// canon.Read finds the same tensors and keys, and the file valid but for what only a model's whole
+// reading tells (a name written twice) and two checks skim leaves to lightModel, which reads the
+// models in groups again: that the header is UTF-8 and holds no control character. scratch is reused
+// between calls; collect, when not nil, receives the tensors.
+func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor) (keys, bool) {
+	k := keys{dataLen: dataLen, collect: collect}
+	spans := (*scratch)[:0]
+	defer func() { *scratch = spans }()
+	sorted, compact := skimCompact(h, &k, &spans)
+	if !compact { // spaces, another order of fields: the general way, from the start
+		k, spans = keys{dataLen: dataLen, collect: collect}, spans[:0]
+		if collect != nil {
+			*collect = (*collect)[:0]
+		}
+		var ok bool
+		if sorted, ok = skimGeneral(h, &k, &spans); !ok {
+			return k, false
+		}
+	}
+	end := uint64(0)
+	if !sorted {
+		slices.SortFunc(spans, func(a, b [2]uint64) int { return int(min(max(int64(a[0])-int64(b[0]), -1), 1)) })
+	}
+	for _, s := range spans {
+		if s[0] != end {
+			return k, false
+		}
+		end = s[1]
+	}
+	if end != uint64(dataLen) || dataLen < 0 {
+		return k, false
+	}
+	k.finish()
+	k.collect, k.arena = nil, arena{}
+	return k, true
+}
+
+// skimGeneral reads the tensor entries of a header into k and spans, however it is spaced and its
+// fields ordered; sorted is false when the spans are out of order.
+func skimGeneral(h []byte, k *keys, spansp *[][2]uint64) (sorted, ok bool) {
+	p := skimmer{b: h}
+	spans := *spansp
+	defer func() { *spansp = spans }()
+	if !p.byte('{') {
+		return false, false
+	}
+	sorted = true
+	end := uint64(0)
+	metaSeen := false
+	if p.ws(); p.peek() == '}' {
+		p.i++
+	} else {
+		for {
+			name, ok := p.key()
+			if !ok {
+				return false, false
+			}
+			if string(name) == "__metadata__" {
+				n, ok := p.metadata()
+				if !ok || metaSeen {
+					return false, false
+				}
+				k.metaKeys, metaSeen = n, true
+			} else {
+				dtype, sb, begin, stop, ok := p.entry()
+				if !ok || !addEntry(k, &spans, name, dtype, sb.d[:sb.n], begin, stop, &end, &sorted) {
+					return false, false
+				}
+			}
+			p.ws()
+			if p.peek() == '}' {
+				p.i++
+				break
+			}
+			if !p.byte(',') {
+				return false, false
+			}
+		}
+	}
+	for ; p.i < len(p.b); p.i++ { // only spaces may follow (the padding writers add)
+		if !isSpace(p.b[p.i]) {
+			return false, false
+		}
+	}
+	return sorted, true
+}
+
+// addEntry checks a tensor entry (its length is its dtype's size times its elements, its offsets in
+// order) and adds it to k and spans; end is where the last one ended, sorted false once one started
+// elsewhere.
+func addEntry(k *keys, spans *[][2]uint64, name, dtype []byte, shape []uint64, begin, stop uint64, end *uint64, sorted *bool) bool {
+	if stop < begin {
+		return false
+	}
+	size, ok := byteLen(dtype, shape)
+	if !ok || size != stop-begin {
+		return false
+	}
+	if begin != *end {
+		*sorted = false
+	}
+	*end = stop
+	*spans = append(*spans, [2]uint64{begin, stop})
+	k.add(hashBytes(name), hashBytes(dtype), shape, begin, stop)
+	if k.collect != nil { // names and dtypes share the header's memory, as canon.Read's do
+		*k.collect = append(*k.collect, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
+			DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: k.arena.clone(shape), Begin: begin, End: stop})
+	}
+	return true
+}
+
+// skimCompact reads the tensor entries of a header written the usual way, without a space, each
+// {"dtype":…,"shape":[…],"data_offsets":[…]}; compact is false, with k and spans half-filled, for a
+// header written any other way (skimGeneral reads it then) or not plain.
+func skimCompact(b []byte, k *keys, spans *[][2]uint64) (sorted, compact bool) {
+	if len(b) < 2 || b[0] != '{' {
+		return false, false
+	}
+	i, end, metaSeen := 1, uint64(0), false
+	sorted = true
+	if b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return false, false
+			}
+			i++
+			start := i
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 || bytes.IndexByte(b[i:i+j], '\\') >= 0 {
+				return false, false
+			}
+			if i += j; i+1 >= len(b) || b[i+1] != ':' {
+				return false, false
+			}
+			name := b[start:i]
+			i += 2
+			if string(name) == "__metadata__" {
+				p := skimmer{b: b, i: i}
+				n, ok := p.metadata()
+				if !ok || metaSeen {
+					return false, false
+				}
+				i, k.metaKeys, metaSeen = p.i, n, true
+			} else {
+				var dtype []byte
+				var sb shapeBuf
+				var begin, stop uint64
+				var ok bool
+				if !hasAt(b, i, `{"dtype":"`) {
+					return false, false
+				}
+				i += len(`{"dtype":"`)
+				ds := i
+				for i < len(b) && b[i] != '"' {
+					i++
+				}
+				dtype = b[ds:i]
+				if i++; !hasAt(b, i, `,"shape":[`) {
+					return false, false
+				}
+				i += len(`,"shape":[`)
+				if i < len(b) && b[i] == ']' {
+					i++
+				} else {
+					for {
+						var d uint64
+						if d, i, ok = digits(b, i); !ok || sb.n == len(sb.d) {
+							return false, false
+						}
+						sb.d[sb.n] = d
+						sb.n++
+						if i < len(b) && b[i] == ']' {
+							i++
+							break
+						}
+						if i >= len(b) || b[i] != ',' {
+							return false, false
+						}
+						i++
+					}
+				}
+				if !hasAt(b, i, `,"data_offsets":[`) {
+					return false, false
+				}
+				i += len(`,"data_offsets":[`)
+				if begin, i, ok = digits(b, i); !ok || i >= len(b) || b[i] != ',' {
+					return false, false
+				}
+				if stop, i, ok = digits(b, i+1); !ok || !hasAt(b, i, "]}") {
+					return false, false
+				}
+				i += 2
+				if !addEntry(k, spans, name, dtype, sb.d[:sb.n], begin, stop, &end, &sorted) {
+					return false, false
+				}
+			}
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			if i >= len(b) || b[i] != ',' {
+				return false, false
+			}
+			i++
+		}
+	}
+	for ; i < len(b); i++ { // only spaces may follow (the padding writers add)
+		if b[i] != ' ' {
+			return false, false
+		}
+	}
+	return sorted, true
+}
+
+// hasAt reports whether s comes at b[i:].
+func hasAt(b []byte, i int, s string) bool { return len(b)-i >= len(s) && string(b[i:i+len(s)]) == s }
+
+// digits reads a non-negative integer as JSON writes it at b[i:], and where it ends.
+func digits(b []byte, i int) (uint64, int, bool) {
+	start := i
+	var n uint64
+	for len(b)-i >= 8 { // eight bytes at a time (swarDigits); the last few one by one
+		v, k := swarDigits(binary.LittleEndian.Uint64(b[i:]))
+		n = n*pow10[k] + v
+		if i += k; k < 8 || i-start > 19 {
+			break
+		}
+	}
+	if len(b)-i < 8 {
+		for i < len(b) && b[i]-'0' < 10 {
+			n = n*10 + uint64(b[i]-'0')
+			i++
+		}
+	}
+	switch {
+	case i == start || i-start > 19 || (b[start] == '0' && i-start > 1):
+		return 0, i, false
+	case i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'):
+		return 0, i, false
+	}
+	return n, i, true
+}
+
+var pow10 = [9]uint64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000}
+
+// swarDigits reads the decimal digits at the start of the eight bytes of w (the first byte lowest):
+// their value and how many there are, with a few multiplications instead of a loop.
+func swarDigits(w uint64) (uint64, int) {
+	const zeros, highs = 0x3030303030303030, 0x8080808080808080
+	// A byte is no digit when it is below '0' (its high bit set by the subtraction) or above '9' (set
+	// by the addition); carries only reach the bytes after the first such byte.
+	nondigit := ((w - zeros) | (w + 0x4646464646464646)) & highs
+	k := bits.TrailingZeros64(nondigit) / 8
+	if k == 0 {
+		return 0, 0
+	}
+	v := (w - zeros) << (64 - 8*k) // the k digits at the top, zeros below
+	v = (v & 0x0f0f0f0f0f0f0f0f) * 2561 >> 8
+	v = (v & 0x00ff00ff00ff00ff) * 6553601 >> 16
+	v = (v & 0x0000ffff0000ffff) * 42949672960001 >> 32
+	return v, k
+}
+
+// byteLen is the length of a tensor of dtype and shape, and false for a dtype the reference does not
+// know, a length that overflows, or one that is not a whole number of bytes.
+func byteLen(dtype []byte, shape []uint64) (uint64, bool) {
+	var b uint64
+	switch string(dtype) {
+	case "F16", "BF16", "I16", "U16":
+		b = 16
+	case "F32", "I32", "U32":
+		b = 32
+	case "F64", "I64", "U64", "C64":
+		b = 64
+	case "U8", "I8", "BOOL", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ":
+		b = 8
+	default:
+		return 0, false // sub-byte and unknown dtypes: canon.Read says
+	}
+	n := b
+	for _, d := range shape {
+		hi, lo := bits.Mul64(n, d)
+		if hi != 0 {
+			return 0, false
+		}
+		n = lo
+	}
+	return n / 8, true
+}
+
+func isSpace(c byte) bool { return c == ' ' }
+
+// skimmer walks a header's bytes.
+type skimmer struct {
+	b []byte
+	i int
+}
+
+func (p *skimmer) ws() {
+	for p.i < len(p.b) && isSpace(p.b[p.i]) {
+		p.i++
+	}
+}
+
+func (p *skimmer) peek() byte {
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+// byte skips spaces and c.
+func (p *skimmer) byte(c byte) bool {
+	p.ws()
+	if p.peek() != c {
+		return false
+	}
+	p.i++
+	return true
+}
+
+// plain reads a string without escapes (short ones: a plain loop beats bytes.IndexByte there).
+func (p *skimmer) plain() ([]byte, bool) {
+	if !p.byte('"') {
+		return nil, false
+	}
+	for j := p.i; j < len(p.b); j++ {
+		switch p.b[j] {
+		case '"':
+			s := p.b[p.i:j]
+			p.i = j + 1
+			return s, true
+		case '\\':
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// key reads an object key and its colon.
+func (p *skimmer) key() ([]byte, bool) {
+	s, ok := p.plain()
+	return s, ok && p.byte(':')
+}
+
+// hasControlOrTab reports whether b holds a byte below 0x20 (a control character, or whitespace other
+// than a space): in a string JSON forbids them, and writers put none between tokens, so the skim
+// leaves such headers to canon.Read. Eight bytes at a time.
+func hasControlOrTab(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; len(b) >= 8; b = b[8:] {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-0x20*ones)&^x&highs != 0 {
+			return true
+		}
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// skipString skips a string that may hold escapes.
+func (p *skimmer) skipString() bool {
+	if !p.byte('"') {
+		return false
+	}
+	for {
+		j := bytes.IndexByte(p.b[p.i:], '"')
+		if j < 0 {
+			return false
+		}
+		s := p.b[p.i : p.i+j]
+		p.i += j + 1
+		back := 0
+		for back < len(s) && s[len(s)-1-back] == '\\' {
+			back++
+		}
+		if back%2 == 0 {
+			return validEscapes(s)
+		}
+	}
+}
+
+// validEscapes reports whether every backslash of a string's body starts an escape JSON allows; a
+// \u escape of a lone surrogate is left to canon.Read.
+func validEscapes(s []byte) bool {
+	for {
+		j := bytes.IndexByte(s, '\\')
+		if j < 0 {
+			return true
+		}
+		if j+1 >= len(s) {
+			return false
+		}
+		switch s[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s = s[j+2:]
+		case 'u':
+			if j+6 > len(s) {
+				return false
+			}
+			for _, c := range s[j+2 : j+6] {
+				if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+					return false
+				}
+			}
+			if s[j+2] == 'd' || s[j+2] == 'D' { // a surrogate
+				return false
+			}
+			s = s[j+6:]
+		default:
+			return false
+		}
+	}
+}
+
+// metadata reads `__metadata__`'s object of strings and returns its number of entries.
+func (p *skimmer) metadata() (int, bool) {
+	if !p.byte('{') {
+		return 0, false
+	}
+	if p.ws(); p.peek() == '}' {
+		p.i++
+		return 0, true
+	}
+	n := 0
+	for {
+		if !p.skipString() || !p.byte(':') || !p.skipString() {
+			return 0, false
+		}
+		n++
+		p.ws()
+		switch p.peek() {
+		case '}':
+			p.i++
+			return n, true
+		case ',':
+			p.i++
+		default:
+			return 0, false
+		}
+	}
+}
+
+// number reads a non-negative integer as JSON writes it.
+func (p *skimmer) number() (uint64, bool) {
+	p.ws()
+	start := p.i
+	var n uint64
+	for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+		if p.i-start >= 19 {
+			return 0, false
+		}
+		n = n*10 + uint64(p.b[p.i]-'0')
+		p.i++
+	}
+	if p.i == start || (p.b[start] == '0' && p.i-start > 1) {
+		return 0, false
+	}
+	if c := p.peek(); c == '.' || c == 'e' || c == 'E' {
+		return 0, false
+	}
+	return n, true
+}
+
+// shapeBuf holds a tensor's shape while it is read (real shapes have at most a handful of dimensions).
+type shapeBuf struct {
+	d [8]uint64
+	n int
+}
+
+// entry reads a tensor entry: {"dtype": …, "shape": […], "data_offsets": [begin, end]}, its fields in
+// any order, each once, no other field.
+func (p *skimmer) entry() (dtype []byte, sb shapeBuf, begin, end uint64, ok bool) {
+	if !p.byte('{') {
+		return
+	}
+	var seen [3]bool
+	for {
+		key, ok := p.key()
+		if !ok {
+			return nil, sb, 0, 0, false
+		}
+		switch string(key) {
+		case "dtype":
+			if seen[0] {
+				return nil, sb, 0, 0, false
+			}
+			seen[0] = true
+			if dtype, ok = p.plain(); !ok {
+				return nil, sb, 0, 0, false
+			}
+		case "shape":
+			if seen[1] || !p.byte('[') {
+				return nil, sb, 0, 0, false
+			}
+			seen[1] = true
+			if p.ws(); p.peek() == ']' {
+				p.i++
+				break
+			}
+			for {
+				d, ok := p.number()
+				if !ok || sb.n == len(sb.d) {
+					return nil, sb, 0, 0, false
+				}
+				sb.d[sb.n] = d
+				sb.n++
+				if p.byte(']') {
+					break
+				}
+				if !p.byte(',') {
+					return nil, sb, 0, 0, false
+				}
+			}
+		case "data_offsets":
+			if seen[2] || !p.byte('[') {
+				return nil, sb, 0, 0, false
+			}
+			seen[2] = true
+			var ok1, ok2 bool
+			begin, ok1 = p.number()
+			if !ok1 || !p.byte(',') {
+				return nil, sb, 0, 0, false
+			}
+			end, ok2 = p.number()
+			if !ok2 || !p.byte(']') {
+				return nil, sb, 0, 0, false
+			}
+		default:
+			return nil, sb, 0, 0, false
+		}
+		p.ws()
+		if p.peek() == '}' {
+			p.i++
+			break
+		}
+		if !p.byte(',') {
+			return nil, sb, 0, 0, false
+		}
+	}
+	if !seen[0] || !seen[1] || !seen[2] {
+		return nil, sb, 0, 0, false
+	}
+	return dtype, sb, begin, end, true
+}

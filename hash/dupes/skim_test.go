@@ -1,0 +1,151 @@
+package dupes
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// skimAgrees checks skim against canon.Read on one file: whenever skim reads the header (and it is
+// UTF-8 without control characters, as lightModel checks), canon.Read finds it valid, with the same
+// keys, unless it names a tensor or a metadata key twice (which only reading everything tells).
+func skimAgrees(t *testing.T, b []byte) {
+	t.Helper()
+	if len(b) < 8 {
+		return
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8) {
+		return
+	}
+	var spans [][2]uint64
+	var ts []canon.Tensor
+	h := b[8 : 8+n]
+	k, ok := skim(h, int64(len(b))-8-int64(n), &spans, &ts)
+	if !ok || !utf8.Valid(h) || hasControlOrTab(h) {
+		return
+	}
+	m := canon.ReadBytes("x", b)
+	if len(m.Tensors) != len(ts) || len(m.Metadata) != k.metaKeys {
+		return // a name or a key written twice
+	}
+	if !m.Valid() {
+		t.Fatalf("skim read a header canon.Read rejects (%v): %.300q", m.RefErr, h)
+	}
+	want := keysOf(m)
+	if want.structure != k.structure || want.shapes != k.shapes || want.layout != k.layout || want.tensors != k.tensors ||
+		want.dataLen != k.dataLen || want.sample != k.sample {
+		t.Fatalf("skim's keys %+v, canon.Read's %+v", k, want)
+	}
+	for i, tn := range ts {
+		w := m.Tensors[i]
+		if tn.Name != w.Name || tn.DType != w.DType || !equalShape(tn.Shape, w.Shape) || tn.Begin != w.Begin || tn.End != w.End {
+			t.Fatalf("tensor %d: skim %+v, canon %+v", i, tn, w)
+		}
+	}
+}
+
+// skimSeeds are the project's fixtures, the real files beside it, and headers written every way the
+// skim reads (compact, spaced, fields in other orders, escapes in metadata, padding).
+func skimSeeds(t testing.TB) [][]byte {
+	var out [][]byte
+	for _, dir := range []string{filepath.Join("..", "..", "testdata"), filepath.Join("..", "..", "..", "shared", "corpus", "real")} {
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+		for _, p := range paths {
+			if st, err := os.Stat(p); err == nil && st.Size() < 8<<20 {
+				b, _ := os.ReadFile(p)
+				out = append(out, b)
+			}
+		}
+	}
+	for _, header := range []string{
+		`{"__metadata__":{"a":"b \"q\" \u00e9"},"w":{"dtype":"F16","shape":[2,3],"data_offsets":[0,12]}}`,
+		`{ "w" : { "shape" : [ 3 ] , "data_offsets" : [ 0 , 12 ] , "dtype" : "F32" } }   `,
+		`{"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`,
+		`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"v":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1}}`,
+		`{"w":{"dtype":"F32","shape":[01],"data_offsets":[0,4]}}`,
+		`{"w":{"dtype":"F4","shape":[8],"data_offsets":[0,4]}}`,
+		`{"__metadata__":{"a":1},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{"w\u0041":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{}`,
+	} {
+		b := make([]byte, 8, 8+len(header)+16)
+		binary.LittleEndian.PutUint64(b, uint64(len(header)))
+		b = append(append(b, header...), make([]byte, 16)...)
+		out = append(out, b[:8+len(header)+4], b[:8+len(header)+8], b[:8+len(header)+12])
+	}
+	f := loraFile(3, "x")
+	f.Metadata = append(f.Metadata, stfile.KV{Key: "ss_tag_frequency", Value: `{"10_x": {"é": 3}}`})
+	return append(out, f.Build())
+}
+
+// TestSkimAgreesWithRead: on every seed, skim and canon.Read agree (skimAgrees), and skim reads the
+// usual files (it is not always declining).
+func TestSkimAgreesWithRead(t *testing.T) {
+	read := 0
+	for _, b := range skimSeeds(t) {
+		skimAgrees(t, b)
+		var spans [][2]uint64
+		if n := binary.LittleEndian.Uint64(b); n <= uint64(len(b)-8) {
+			if _, ok := skim(b[8:8+n], int64(len(b))-8-int64(n), &spans, nil); ok {
+				read++
+			}
+		}
+	}
+	if read < 10 {
+		t.Errorf("skim read only %d seeds", read)
+	}
+	// A header canon.Read would read leniently but the reference rejects: skim declines.
+	for _, h := range []string{`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}`, `{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`,
+		`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}} x`, `{"w":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}}`} {
+		if _, ok := skim([]byte(h), 4, new([][2]uint64), nil); ok {
+			t.Errorf("skim read %q", h)
+		}
+	}
+}
+
+// FuzzSkim: on any header, skim and canon.Read agree (skimAgrees); skim never panics.
+func FuzzSkim(f *testing.F) {
+	for _, b := range skimSeeds(f) {
+		if n := binary.LittleEndian.Uint64(b); n <= uint64(len(b)-8) && n < 1<<16 {
+			f.Add(string(b[8:8+n]), uint8(len(b)-8-int(n)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, header string, data uint8) {
+		if len(header) > 1<<16 || strings.Count(header, "[") > 1000 {
+			return
+		}
+		b := make([]byte, 8, 8+len(header)+int(data))
+		binary.LittleEndian.PutUint64(b, uint64(len(header)))
+		b = append(append(b, header...), make([]byte, data)...)
+		skimAgrees(t, b)
+	})
+}
+
+// TestDigits: digits reads every length of number the same as a loop does, near the end of the
+// input and far from it, and refuses what JSON refuses.
+func TestDigits(t *testing.T) {
+	for _, s := range []string{"0", "7", "10", "2560", "12345678", "123456789", "9999999999999999999", "1234567890123", "4294967296"} {
+		for _, tail := range []string{"]", ",", "]}" + strings.Repeat(" ", 20)} {
+			want, _ := strconv.ParseUint(s, 10, 64)
+			n, end, ok := digits([]byte("["+s+tail), 1)
+			if !ok || n != want || end != 1+len(s) {
+				t.Errorf("%q: %d, %d, %v", s+tail, n, end, ok)
+			}
+		}
+	}
+	for _, s := range []string{"01]", "]", "1.5]", "2e3]", "12345678901234567890]", "-1]"} {
+		if _, _, ok := digits([]byte("["+s+"        "), 1); ok {
+			t.Errorf("%q read", s)
+		}
+	}
+}
