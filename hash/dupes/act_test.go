@@ -402,3 +402,39 @@ func TestActOnPlanted(t *testing.T) {
 		t.Error("the keeper went")
 	}
 }
+
+// TestActOnSets: a shard set that copies another is deleted whole (its index and every shard) and
+// never linked file by file; the set kept keeps every file.
+func TestActOnSets(t *testing.T) {
+	dir := t.TempDir()
+	keep := writeSet(t, filepath.Join(dir, "library"), 1, 2, "")
+	cp := writeSet(t, filepath.Join(dir, "copy"), 1, 2, "")
+	opt := Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "library")}}
+	setFiles := func(index string) []string {
+		d := filepath.Dir(index)
+		return []string{index, filepath.Join(d, setShard1), filepath.Join(d, setShard2)}
+	}
+	linked, err := Act(t.Context(), findIn(t, dir, opt), ActOptions{Link: true})
+	if err != nil || linked.Linked != 0 || linked.Skipped == 0 {
+		t.Fatalf("link: %v %+v", err, linked)
+	}
+	for _, a := range linked.Actions {
+		if a.Op != OpSkip || a.Reason != SkipShardSet {
+			t.Errorf("link of a set: %+v", a)
+		}
+	}
+	deleted, err := Act(t.Context(), findIn(t, dir, opt), ActOptions{Delete: true})
+	if err != nil || deleted.Deleted != 1 || deleted.Failed != 0 {
+		t.Fatalf("delete: %v %+v", err, deleted)
+	}
+	for _, f := range setFiles(cp) {
+		if exists(f) {
+			t.Errorf("%s is left of the deleted set", f)
+		}
+	}
+	for _, f := range setFiles(keep) {
+		if !exists(f) {
+			t.Errorf("%s of the kept set went", f)
+		}
+	}
+}
