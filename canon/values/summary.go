@@ -236,3 +236,42 @@ func (s *Summary) Result() Stats {
 	}
 	return st
 }
+
+// UnmarshalJSON reads what MarshalJSON writes: null floats become NaN.
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	var r struct {
+		Count     int64    `json:"count"`
+		Min       *float64 `json:"min"`
+		Max       *float64 `json:"max"`
+		Mean      *float64 `json:"mean"`
+		Std       *float64 `json:"std"`
+		NaN       int64    `json:"nan"`
+		Inf       int64    `json:"inf"`
+		Zeros     int64    `json:"zeros"`
+		Subnormal int64    `json:"subnormal"`
+		L2        *float64 `json:"l2"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*s = Stats{Count: r.Count, Min: f(r.Min), Max: f(r.Max), Mean: f(r.Mean), Std: f(r.Std), NaN: r.NaN, Inf: r.Inf,
+		Zeros: r.Zeros, Subnormal: r.Subnormal, L2: f(r.L2)}
+	return nil
+}
+
+// ChunkBytes is the byte length of ChunkElements elements of dtype dt: the chunks SummarizeAll
+// summarises one by one. Summarising a tensor chunk by chunk of this length, each chunk into its own
+// Summary merged in order, gives the same Stats as SummarizeAll, to the bit.
+func ChunkBytes(dt canon.DType) (int, error) {
+	f, err := lookup(dt)
+	if err != nil {
+		return 0, err
+	}
+	return f.byteLen(ChunkElements), nil
+}
