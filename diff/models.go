@@ -2,6 +2,7 @@ package diff
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon"
@@ -27,7 +28,11 @@ import (
 // compared, not values). Tensors that lie past the end of their file are left out (note
 // scope.bytes-missing). A failure on one side stops the other. Of two GGUF models Models also reads
 // the elements of the arrays that differ (ArrayChange) and the whole of strings longer than
-// gguf.MaxInline. Models leaves a and b open.
+// gguf.MaxInline. A snapshot (source.Options.Snapshots) stands for its model: its tensors are
+// compared by their digests with the other side's (read in one pass with the summaries of their
+// values, unless it is a snapshot too or remote without opt.Content), and a tensor whose digests
+// differ shows how its value summary moved (Change.Summary, note scope.snapshot); a tolerance is then
+// refused (ErrSnapshotTolerance). Models leaves a and b open.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
@@ -41,7 +46,15 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := opt.Tolerance.Check(); err != nil {
 		return nil, err
 	}
-	sides := []Side{{Model: a.Model}, {Model: b.Model}}
+	sides := []Side{{Model: a.Model, Snapshot: a.Snapshot != nil}, {Model: b.Model, Snapshot: b.Snapshot != nil}}
+	snapshots := a.Snapshot != nil || b.Snapshot != nil
+	if snapshots && !opt.Tolerance.IsZero() {
+		name := b.Model.Name
+		if a.Snapshot != nil {
+			name = a.Model.Name
+		}
+		return nil, &canon.ReadError{Name: name, Err: ErrSnapshotTolerance, Hint: "compare with the model itself to apply a tolerance, or leave the tolerance out"}
+	}
 	m := matchTensors(a.Model, b.Model, opt)
 	var r *Report
 	switch remote := a.Remote || b.Remote; {
@@ -51,9 +64,9 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 		r = build(sides[0], sides[1], opt, m, nil, NotReadHeaderOnly)
 	case remote && !opt.Content:
 		r = build(sides[0], sides[1], opt, m, nil, NotReadRemote)
-	case remote:
+	case remote || snapshots:
 		err := pool.Run(ctx, 2, 2, func(ctx context.Context, i int) (err error) {
-			sides[i].Digests, err = digests(ctx, opened[i], opt.Progress)
+			sides[i].Digests, sides[i].Stats, err = digests(ctx, opened[i], snapshots, opt.Progress)
 			return err
 		})
 		if err != nil {
@@ -270,16 +283,31 @@ func tensorOf(o *source.Opened, t *canon.Tensor) values.Tensor {
 	return values.Tensor{DType: t.DType, R: o.Source, Off: o.Model.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
 }
 
-// digests reads the tensor digests of a model: in parallel from a local file, which must not change
-// meanwhile; front to back from a remote one (nothing is stored).
-func digests(ctx context.Context, o *source.Opened, progress func(int64)) ([][32]byte, error) {
+// digests reads the tensor digests of a model: a snapshot's from the snapshot; in parallel from a
+// local file, which must not change meanwhile, with the summaries of their values when stats (the
+// other side is a snapshot); front to back from a remote one (nothing is stored).
+func digests(ctx context.Context, o *source.Opened, stats bool, progress func(int64)) ([][32]byte, []*values.Stats, error) {
 	opt := hash.Options{Progress: progress}
-	if o.Remote {
-		return hash.StreamDigests(ctx, o.Source, o.Model, opt)
+	var d [][32]byte
+	var st []*values.Stats
+	var err error
+	switch {
+	case o.Snapshot != nil:
+		return o.Snapshot.Digests(), o.Snapshot.Stats(), nil
+	case o.Remote:
+		d, err = hash.StreamDigests(ctx, o.Source, o.Model, opt)
+		return d, nil, err
+	case stats:
+		d, st, err = hash.DigestsAndStats(ctx, o.Source, o.Model, opt)
+	default:
+		d, err = hash.TensorDigests(ctx, o.Source, o.Model, opt)
 	}
-	d, err := hash.TensorDigests(ctx, o.Source, o.Model, opt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return d, o.Unchanged()
+	return d, st, o.Unchanged()
 }
+
+// ErrSnapshotTolerance is why Models refuses a tolerance when a model is a snapshot: a snapshot holds
+// digests and summaries, not the values a tolerance applies to.
+var ErrSnapshotTolerance = errors.New("a snapshot holds digests and value summaries, not values: a tolerance cannot be applied")
