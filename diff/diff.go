@@ -353,6 +353,33 @@ func (e *PatternError) Error() string {
 // Unwrap gives ErrNoMatch or path.ErrBadPattern.
 func (e *PatternError) Unwrap() error { return e.Err }
 
+// Flag is the option as `stdiff diff` spells it: --tensor or --ignore-key.
+func (e *PatternError) Flag() string {
+	return map[string]string{"Tensors": "--tensor", "IgnoreKeys": "--ignore-key"}[e.Option]
+}
+
+// Problem is what is wrong with the pattern, without the pattern: "matches no tensor in either
+// model", "is not a valid pattern: syntax error in pattern".
+func (e *PatternError) Problem() string {
+	if errors.Is(e.Err, ErrNoMatch) {
+		return "matches no " + map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option] + " in either model"
+	}
+	return fmt.Sprintf("is not a valid pattern: %v", e.Err)
+}
+
+// Hint says how to write a pattern that matches; a names the old model, whose names
+// `stdiff inspect` lists.
+func (e *PatternError) Hint(a string) string {
+	if !errors.Is(e.Err, ErrNoMatch) {
+		return `patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`
+	}
+	list := "`stdiff inspect --full " + a + "` lists them"
+	if e.Option == "IgnoreKeys" {
+		list = "`stdiff inspect " + a + "` lists them"
+	}
+	return "a pattern matches whole names (* any run of characters, ? one character); " + list
+}
+
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
 // matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
 // *PatternError for the first, in the order of the options. Patterns of a part the options leave out
