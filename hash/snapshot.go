@@ -31,6 +31,7 @@ func DigestsAndStats(ctx context.Context, src canon.Source, m *canon.Model, opt 
 	type state struct {
 		buf []byte
 		h   *blake3.Hasher
+		sum values.Chunked
 	}
 	newState := func() *state { return &state{h: blake3.New()} }
 	err := pool.RunWith(ctx, opt.Workers, len(order), newState, func(ctx context.Context, s *state, k int) error {
@@ -44,9 +45,8 @@ func DigestsAndStats(ctx context.Context, src canon.Source, m *canon.Model, opt 
 		if len(s.buf) < chunk {
 			s.buf = make([]byte, chunk)
 		}
-		var total *values.Summary
 		if summarise {
-			total, _ = values.NewSummary(t.DType)
+			s.sum.Reset(t.DType) // ChunkBytes knew the dtype
 		}
 		s.h.Reset()
 		for off, n := m.DataOffset()+int64(t.Begin), int64(t.Len()); n > 0; {
@@ -58,12 +58,10 @@ func DigestsAndStats(ctx context.Context, src canon.Source, m *canon.Model, opt 
 				return err
 			}
 			s.h.Write(c)
-			if summarise { // each chunk its own Summary, merged in order, as values.SummarizeAll does
-				part, _ := values.NewSummary(t.DType)
-				if err := part.Add(c); err != nil {
+			if summarise {
+				if err := s.sum.Add(c); err != nil {
 					return err
 				}
-				total.Merge(part)
 			}
 			if opt.Progress != nil {
 				opt.Progress(int64(len(c)))
@@ -73,7 +71,7 @@ func DigestsAndStats(ctx context.Context, src canon.Source, m *canon.Model, opt 
 		}
 		s.h.Sum(digests[i][:0])
 		if summarise {
-			st := total.Result()
+			st := s.sum.Result()
 			stats[i] = &st
 		}
 		return nil

@@ -12,7 +12,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -20,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,13 +142,12 @@ func contentID(m *canon.Model, digests [][32]byte) string {
 	return "ct1:" + hex.EncodeToString(sum[:])
 }
 
-// digest is the BLAKE3 of the snapshot's JSON encoding with its IDs and Digest blank: a hand-edited
-// value, verdict or summary changes it.
+// digest is the BLAKE3 of the snapshot as Write writes it with its IDs and Digest blank: a
+// hand-edited value, verdict or summary changes it.
 func (s *Snapshot) digest() string {
 	c := *s
 	c.StructureID, c.ContentID, c.Digest = "", "", ""
-	b, _ := json.Marshal(&c) // plain data: it cannot fail
-	sum := blake3.Sum256(b)
+	sum := blake3.Sum256(c.encode(nil))
 	return "b3:" + hex.EncodeToString(sum[:])
 }
 
@@ -199,32 +198,12 @@ func (s *Snapshot) Stats() []*values.Stats {
 	return out
 }
 
-// Write writes s as JSON: a line for the fields of the model, then a line per metadata entry and per
-// tensor, so that two snapshots compare well with a line diff. The same snapshot gives the same bytes.
+// Write writes s as JSON (see encode): a line for the fields of the model, then a line per metadata
+// entry and per tensor, so that two snapshots compare well with a line diff. The same snapshot gives
+// the same bytes.
 func Write(w io.Writer, s *Snapshot) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false)
-	put := func(prefix string, v any, trim int) { // v compact, without its newline and trim closing bytes
-		line.Reset()
-		enc.Encode(v) // plain data: it cannot fail
-		bw.WriteString(prefix)
-		bw.Write(line.Bytes()[:line.Len()-1-trim])
-	}
-	head := *s
-	head.Metadata, head.Tensors = nil, nil
-	put("", head, len(`,"metadata":null,"tensors":null}`))
-	bw.WriteString(`,"metadata":[`)
-	for i := range s.Metadata {
-		put(map[bool]string{true: "\n", false: ",\n"}[i == 0], &s.Metadata[i], 0)
-	}
-	bw.WriteString("\n],\"tensors\":[")
-	for i := range s.Tensors {
-		put(map[bool]string{true: "\n", false: ",\n"}[i == 0], &s.Tensors[i], 0)
-	}
-	bw.WriteString("\n]}\n")
-	return bw.Flush()
+	_, err := w.Write(s.encode(nil))
+	return err
 }
 
 // VersionError is a snapshot of a schema version this package does not read.
@@ -293,28 +272,23 @@ func Read(r io.Reader) (*Snapshot, error) {
 	if len(b) > MaxFileSize {
 		return nil, fmt.Errorf("%w: larger than %d MiB", ErrInvalid, MaxFileSize>>20)
 	}
-	var head struct {
-		Schema any `json:"schema"`
-	}
-	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&head); err != nil {
-		return nil, ErrNotSnapshot
-	}
-	schema, _ := head.Schema.(string)
+	schema, err := readSchema(b)
 	switch {
-	case !strings.HasPrefix(schema, SchemaPrefix):
+	case err != nil || !strings.HasPrefix(schema, SchemaPrefix):
 		return nil, ErrNotSnapshot
 	case schema != Schema:
 		return nil, &VersionError{Schema: schema}
 	}
-	s := new(Snapshot)
+	var w wire
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(s); err != nil {
+	if err := dec.Decode(&w); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the snapshot", ErrInvalid)
 	}
+	s := w.snapshot()
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -329,6 +303,63 @@ func Read(r io.Reader) (*Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// readSchema reads the first field of the JSON object b begins with, which must be "schema", a string.
+func readSchema(b []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var tokens [3]json.Token
+	for i := range tokens {
+		t, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		tokens[i] = t
+	}
+	schema, ok := tokens[2].(string)
+	if tokens[0] != json.Delim('{') || tokens[1] != "schema" || !ok {
+		return "", ErrNotSnapshot
+	}
+	return schema, nil
+}
+
+// wire is a snapshot as Read decodes it: its tensors' summaries are decoded without a decoder of
+// their own (values.Stats.UnmarshalJSON), which would parse each one twice.
+type wire struct {
+	Snapshot
+	Tensors []wireTensor `json:"tensors"`
+}
+
+type wireTensor struct {
+	Name   string      `json:"name"`
+	DType  canon.DType `json:"dtype"`
+	Shape  []uint64    `json:"shape"`
+	Bytes  uint64      `json:"bytes"`
+	BLAKE3 string      `json:"blake3"`
+	Values *struct {
+		Count, NaN, Inf, Zeros, Subnormal int64
+		Min, Max, Mean, Std, L2           *float64
+	} `json:"values"`
+}
+
+// snapshot is the Snapshot w holds.
+func (w *wire) snapshot() *Snapshot {
+	s := w.Snapshot
+	s.Tensors = make([]Tensor, len(w.Tensors))
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	for i, t := range w.Tensors {
+		s.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Bytes: t.Bytes, BLAKE3: t.BLAKE3}
+		if v := t.Values; v != nil {
+			s.Tensors[i].Values = &values.Stats{Count: v.Count, Min: f(v.Min), Max: f(v.Max), Mean: f(v.Mean), Std: f(v.Std),
+				NaN: v.NaN, Inf: v.Inf, Zeros: v.Zeros, Subnormal: v.Subnormal, L2: f(v.L2)}
+		}
+	}
+	return &s
 }
 
 // check checks what Read needs of a decoded snapshot before computing its IDs.

@@ -247,7 +247,8 @@ func TestWriteFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := snapshot.ReadFile(out); err != nil || got.ContentID != s.ContentID {
-		t.Fatalf("read back: %v", err)
+		b, _ := os.ReadFile(out)
+		t.Fatalf("read back: %v\n%q", err, b)
 	}
 }
 

@@ -275,3 +275,34 @@ func ChunkBytes(dt canon.DType) (int, error) {
 	}
 	return f.byteLen(ChunkElements), nil
 }
+
+// Chunked summarises tensors chunk by chunk as SummarizeAll does, to the bit: Reset it for a tensor,
+// Add the tensor's chunks in order (each ChunkBytes long but the last), then take its Result. It
+// reuses its buffers from tensor to tensor; it is not safe for concurrent use (one per goroutine).
+type Chunked struct {
+	f           *format
+	total, part Summary
+	dec         *[blockLen]float64
+}
+
+// Reset starts the summary of a tensor of dtype dt.
+func (c *Chunked) Reset(dt canon.DType) error {
+	f, err := lookup(dt)
+	if err != nil {
+		return err
+	}
+	c.f, c.total = f, Summary{f: f, min: math.Inf(1), max: math.Inf(-1)}
+	return nil
+}
+
+// Add summarises the next chunk (whole elements) on its own and merges it in.
+func (c *Chunked) Add(chunk []byte) error {
+	c.part = Summary{f: c.f, min: math.Inf(1), max: math.Inf(-1), buf: c.dec}
+	err := c.part.Add(chunk)
+	c.dec, c.part.buf = c.part.buf, nil
+	c.total.Merge(&c.part)
+	return err
+}
+
+// Result is the Stats of the chunks added since Reset.
+func (c *Chunked) Result() Stats { return c.total.Result() }
