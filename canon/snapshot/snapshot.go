@@ -279,16 +279,14 @@ func Read(r io.Reader) (*Snapshot, error) {
 	case schema != Schema:
 		return nil, &VersionError{Schema: schema}
 	}
-	var w wire
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	s, ok := decodeAsWritten(b)
+	if !ok { // JSON of the schema, written otherwise: read strictly, slowly
+		var w wire
+		if err := decodeStrict(b, &w); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		s = w.snapshot()
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: data after the snapshot", ErrInvalid)
-	}
-	s := w.snapshot()
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

@@ -154,6 +154,8 @@ func TestReadRefuses(t *testing.T) {
 		{"not JSON", `{"schema":`, snapshot.ErrNotSnapshot},
 		{"unknown field", strings.Replace(b, `"size":`, `"extra":1,"size":`, 1), snapshot.ErrInvalid},
 		{"trailing", b + "{}", snapshot.ErrInvalid},
+		{"trailing brace", b + "}", snapshot.ErrInvalid},
+		{"reformatted, trailing brace", strings.ReplaceAll(b, ",\n", ", ") + "}", snapshot.ErrInvalid},
 		{"unsorted", strings.Replace(strings.Replace(b, `"name":"b"`, `"name":"z"`, 1), `"name":"w"`, `"name":"a"`, 1), snapshot.ErrInvalid},
 		{"bad digest", strings.Replace(b, `"blake3":"`, `"blake3":"G`, 1), snapshot.ErrInvalid},
 	} {
