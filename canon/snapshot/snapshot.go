@@ -14,6 +14,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -142,13 +143,74 @@ func contentID(m *canon.Model, digests [][32]byte) string {
 	return "ct1:" + hex.EncodeToString(sum[:])
 }
 
-// digest is the BLAKE3 of the snapshot as Write writes it with its IDs and Digest blank: a
-// hand-edited value, verdict or summary changes it.
+// digest is the BLAKE3 of everything in the snapshot but its IDs and Digest, in a binary form
+// ("stdiff-snapshot-digest/1", then each field in order: strings and lists with their lengths as
+// uvarints, integers as varints, floats as their 8 bytes little-endian with every undefined one as
+// one NaN, since JSON writes them all as null): a hand-edited value, verdict or summary changes it.
 func (s *Snapshot) digest() string {
-	c := *s
-	c.StructureID, c.ContentID, c.Digest = "", "", ""
-	sum := blake3.Sum256(c.encode(nil))
-	return "b3:" + hex.EncodeToString(sum[:])
+	h := blake3.New()
+	var b []byte
+	str := func(v string) { b = append(binary.AppendUvarint(b, uint64(len(v))), v...) }
+	num := func(v int64) { b = binary.AppendVarint(b, v) }
+	flt := func(x float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			x = math.NaN()
+		}
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	str("stdiff-snapshot-digest/1")
+	str(s.Schema)
+	str(s.Of)
+	str(string(s.Format))
+	num(s.Size)
+	str(string(appendJSON(nil, s.Verdict)))
+	str(string(appendJSON(nil, s.Findings)))
+	num(int64(len(s.Metadata)))
+	for _, e := range s.Metadata {
+		str(e.Key)
+		str(e.Value)
+		str(e.Type)
+		num(int64(boolInt(e.NotString)))
+	}
+	num(int64(len(s.Tensors)))
+	for _, t := range s.Tensors {
+		str(t.Name)
+		str(string(t.DType))
+		num(int64(len(t.Shape)))
+		for _, d := range t.Shape {
+			b = binary.AppendUvarint(b, d)
+		}
+		b = binary.AppendUvarint(b, t.Bytes)
+		str(t.BLAKE3)
+		if v := t.Values; v == nil {
+			num(0)
+		} else {
+			num(1)
+			num(v.Count)
+			flt(v.Min)
+			flt(v.Max)
+			flt(v.Mean)
+			flt(v.Std)
+			num(v.NaN)
+			num(v.Inf)
+			num(v.Zeros)
+			num(v.Subnormal)
+			flt(v.L2)
+		}
+		if len(b) > 1<<16 {
+			h.Write(b)
+			b = b[:0]
+		}
+	}
+	h.Write(b)
+	return "b3:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // digests are the tensors' BLAKE3 digests, in Tensors order (Read checked their form).

@@ -118,6 +118,18 @@ func TestStatsAsSummarizeAll(t *testing.T) {
 	}
 }
 
+// TestInfiniteSummaryReadsBack: a norm that overflowed (+Inf, written as null, read as NaN) does not
+// make the snapshot look edited.
+func TestInfiniteSummaryReadsBack(t *testing.T) {
+	m, _ := model(t)
+	stats := make([]*values.Stats, len(m.Tensors))
+	stats[0] = &values.Stats{Count: 2, Min: -1, Max: math.Inf(1), Mean: math.NaN(), Std: math.NaN(), Inf: 1, L2: math.Inf(1)}
+	s := snapshot.New(m, "m", make([][32]byte, len(m.Tensors)), stats)
+	if _, err := snapshot.Read(bytes.NewReader(write(t, s))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTamperRefused(t *testing.T) {
 	s, _ := snap(t)
 	b := string(write(t, s))

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Snapshot speed and size, interleaved in one run (page cache warm), medians and ratios against
-# `stdiff hash --content` (the per-tensor BLAKE3 a snapshot also computes): `stdiff snapshot -o` on a
-# model of 50,000 tensors with realistic names and MiB of BF16 data (see TestWriteSnapshotBenchFile),
-# then the snapshot's size, its bytes per tensor, `stdiff diff SNAP MODEL` and `stdiff diff SNAP SNAP`,
-# and the peak memory of each.
+# `stdiff hash --content` (the per-tensor BLAKE3 a snapshot also computes): `stdiff snapshot -o` and
+# `stdiff check --values` (the value summaries a snapshot also computes) on a model of 50,000 tensors
+# with realistic names and MiB of BF16 data (see TestWriteSnapshotBenchFile); the snapshot's size and
+# bytes per tensor; `stdiff diff SNAP MODEL` and `stdiff diff SNAP SNAP`; the peak memory of each.
 # Usage: testdata/bench/snapshot.sh [MiB] [RUNS] [TENSORS]  (repository root; default 1024 5 50000)
 set -euo pipefail
 mib=${1:-1024}
@@ -21,6 +21,7 @@ ls -l "$tmp/model.snap" | awk -v n="$tensors" '{printf "snapshot: %d bytes, %.0f
 python3 testdata/bench/interleave.py "$runs" \
   "hash-content=$tmp/stdiff hash --content $f" \
   "snapshot=$tmp/stdiff snapshot $f -o $tmp/out.snap" \
+  "check-values=$tmp/stdiff check --values $f" \
   "diff-snap-model=$tmp/stdiff diff $tmp/model.snap $f" \
   "diff-snap-snap=$tmp/stdiff diff $tmp/model.snap $tmp/out.snap"
 /usr/bin/time -f "stdiff hash --content: peak memory %M KiB" "$tmp/stdiff" hash --content "$f" >/dev/null
