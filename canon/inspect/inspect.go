@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -182,6 +183,9 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, sidecarFindings = lora.LoadSidecars(ctx, spec)
 	}
 	named := spec // what the name is derived from: a snapshot's model
+	if o.Snapshot != nil && opt.Verify {
+		return nil, &canon.ReadError{Name: spec, Err: errors.New("is a snapshot: it holds no bytes to verify hashes against"), Hint: "verify the model itself"}
+	}
 	if o.Snapshot != nil {
 		named, sidecars, sidecarFindings = o.Snapshot.Of, nil, nil
 	}
