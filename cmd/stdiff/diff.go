@@ -36,8 +36,8 @@ func (c *diffCmd) run(o *out) int {
 		o.errorf("use one of them", "--ignore-metadata and --metadata-only leave nothing to compare")
 		return exitTrouble
 	}
+	o.src.Snapshots = true // a snapshot stands for its model
 	paths, sides, errs := []string{c.A, c.B}, make([]*source.Opened, 2), make([]error, 2)
-	o.src.Snapshots = true                                           // a snapshot stands for its model
 	_ = pool.Run(o.ctx, 2, 2, func(_ context.Context, i int) error { // both headers at once; A's error first
 		sides[i], errs[i] = o.open(paths[i])
 		return nil

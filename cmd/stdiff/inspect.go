@@ -16,7 +16,7 @@ type inspectCmd struct {
 }
 
 func (c *inspectCmd) run(o *out) int {
-	o.src.Snapshots = true // a snapshot stands for its model
+	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
 	opt := inspect.Options{Source: o.src, Verify: c.Verify}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full}
 	if c.Short {

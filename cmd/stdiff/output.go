@@ -67,7 +67,7 @@ type writers[R any] struct {
 	text, json, jsonl, markdown func(io.Writer, R) error
 }
 
-// withOptions makes a writer that takes options (WriteText) a writer of writers, with opt.
+// withOptions is the writer f (one that takes options, as WriteText) with opt, for writers.
 func withOptions[R, O any](f func(io.Writer, R, O) error, opt O) func(io.Writer, R) error {
 	return func(w io.Writer, r R) error { return f(w, r, opt) }
 }
