@@ -113,10 +113,7 @@ func Snapshot(ctx context.Context, spec, out string, opt Options) (s *snapshot.S
 		return nil, nil, err
 	}
 	if !o.Remote {
-		files = append(files, spec)
-		for _, sh := range m.Shards {
-			files = append(files, sh.Name)
-		}
+		files = append([]string{spec}, o.Files()...)
 	}
 	return snapshot.New(m, snapshot.Rel(spec, out), digests, stats), files, nil
 }

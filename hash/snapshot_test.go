@@ -21,7 +21,7 @@ func TestVerifySnapshot(t *testing.T) {
 	here := filepath.Join(dir, "here.snap")
 	for path, want := range map[string]string{here: "m.safetensors", out: "../m.safetensors"} {
 		s, files, err := Snapshot(t.Context(), model, path, Options{})
-		if err != nil || s.Of != want || !slices.Equal(files, []string{model}) {
+		if err != nil || s.Of != want || !slices.Equal(files, []string{model, model}) {
 			t.Fatalf("Snapshot: %v, names %q, files %q", err, s.Of, files)
 		}
 		if err := snapshot.WriteFile(t.Context(), path, s); err != nil {

@@ -97,6 +97,21 @@ func (o *Opened) Unchanged() error {
 	return nil
 }
 
+// Files lists the local files the model's bytes are read from (a set's shards, a pipeline's
+// components' files; an index or a folder is not among them), as they were opened.
+func (o *Opened) Files() []string {
+	var out []string
+	for _, c := range o.closers {
+		switch c := c.(type) {
+		case *FileSource:
+			out = append(out, c.Name())
+		case *Opened:
+			out = append(out, c.Files()...)
+		}
+	}
+	return out
+}
+
 // IsRemote reports whether spec names a remote model (http, https or hf://).
 func IsRemote(spec string) bool {
 	return strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") || strings.HasPrefix(spec, "hf://")
