@@ -94,6 +94,9 @@ func changeCategories(c *Change, tolerance bool, has map[Category]bool) {
 	if d := c.Values; d != nil && nanAppeared(d) {
 		has[CategoryNaN] = true
 	}
+	if s := c.Summary; s != nil && (s.To.NaN > 0 && s.From.NaN == 0 || s.To.Inf > 0 && s.From.Inf == 0) {
+		has[CategoryNaN] = true
+	}
 }
 
 // valuesMoved reports whether a comparison by value counts as changed values: not equal within the

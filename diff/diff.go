@@ -55,10 +55,16 @@ type Options struct {
 }
 
 // Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
-// Model.Tensors order; with digests on both sides, Compare also compares tensor bytes.
+// Model.Tensors order; with digests on both sides, Compare also compares tensor bytes. Stats, when
+// set, are the summaries of the tensors' values in the same order (nil where none): a tensor whose
+// digests differ shows how its summary moved (Change.Summary). Snapshot is true for a model read from
+// a snapshot (package canon/snapshot), whose layout (tensor order, offsets, header length) is not
+// known: layout is then not compared.
 type Side struct {
-	Model   *canon.Model
-	Digests [][32]byte
+	Model    *canon.Model
+	Digests  [][32]byte
+	Stats    []*values.Stats
+	Snapshot bool
 }
 
 // Tensor describes a tensor in a report.
@@ -82,6 +88,17 @@ type Change struct {
 	// by value (Models, two local models: same shape, dtypes that decode). A tensor equal within the
 	// tolerance is listed with Values.WithinTolerance true, and is no difference.
 	Values *values.Diff `json:"values,omitempty"`
+	// Summary is how the summaries of the tensor's values moved, when its bytes were compared by
+	// digest and both sides have a summary (a snapshot side: note scope.snapshot): derived from the
+	// summaries, not element by element.
+	Summary *SummaryChange `json:"summary,omitempty"`
+}
+
+// SummaryChange is the value summaries of a changed tensor on each side (values.Stats: count, min,
+// max, mean, std, L2 norm, NaN and Inf counts).
+type SummaryChange struct {
+	From values.Stats `json:"from"`
+	To   values.Stats `json:"to"`
 }
 
 // Rename is a tensor removed under one name and added under another.
@@ -264,8 +281,11 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 	r.settle()
 	// Equal tensors and metadata can still be laid out differently: say how (the verdict may differ).
 	sameModels := len(r.Tensors.Changed) == 0 && (len(r.Categories) == 0 || slices.Equal(r.Categories, []Category{CategoryVerdict}))
-	if sameModels && !opt.MetadataOnly {
+	if sameModels && !opt.MetadataOnly && !a.Snapshot && !b.Snapshot {
 		layoutNotes(r, a.Model, b.Model, m.matched)
+	}
+	if (a.Snapshot || b.Snapshot) && r.ContentCompared {
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteSnapshot}))
 	}
 	if read != nil && read.bigEndian && !opt.MetadataOnly {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteBigEndian}))
@@ -332,6 +352,33 @@ func (e *PatternError) Error() string {
 
 // Unwrap gives ErrNoMatch or path.ErrBadPattern.
 func (e *PatternError) Unwrap() error { return e.Err }
+
+// Flag is the option as `stdiff diff` spells it: --tensor or --ignore-key.
+func (e *PatternError) Flag() string {
+	return map[string]string{"Tensors": "--tensor", "IgnoreKeys": "--ignore-key"}[e.Option]
+}
+
+// Problem is what is wrong with the pattern, without the pattern: "matches no tensor in either
+// model", "is not a valid pattern: syntax error in pattern".
+func (e *PatternError) Problem() string {
+	if errors.Is(e.Err, ErrNoMatch) {
+		return "matches no " + map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option] + " in either model"
+	}
+	return fmt.Sprintf("is not a valid pattern: %v", e.Err)
+}
+
+// Hint says how to write a pattern that matches; a names the old model, whose names
+// `stdiff inspect` lists.
+func (e *PatternError) Hint(a string) string {
+	if !errors.Is(e.Err, ErrNoMatch) {
+		return `patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`
+	}
+	list := "`stdiff inspect --full " + a + "` lists them"
+	if e.Option == "IgnoreKeys" {
+		list = "`stdiff inspect " + a + "` lists them"
+	}
+	return "a pattern matches whole names (* any run of characters, ? one character); " + list
+}
 
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
 // matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
@@ -491,7 +538,11 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 			r.Tensors.Unchanged++
 			continue
 		}
-		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals})
+		var sum *SummaryChange
+		if digests && a.Stats != nil && b.Stats != nil && a.Stats[i] != nil && b.Stats[j] != nil && a.Digests[i] != b.Digests[j] {
+			sum = &SummaryChange{From: *a.Stats[i], To: *b.Stats[j]}
+		}
+		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum})
 	}
 	removedIdx, addedIdx := findRenames(r, a, b, m.removed, m.added, read)
 	r.Tensors.Removed = slices.Grow(r.Tensors.Removed, len(removedIdx))

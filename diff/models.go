@@ -2,6 +2,7 @@ package diff
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon"
@@ -27,7 +28,12 @@ import (
 // compared, not values). Tensors that lie past the end of their file are left out (note
 // scope.bytes-missing). A failure on one side stops the other. Of two GGUF models Models also reads
 // the elements of the arrays that differ (ArrayChange) and the whole of strings longer than
-// gguf.MaxInline. Models leaves a and b open.
+// gguf.MaxInline. A snapshot (source.Options.Snapshots) stands for its model: its tensors are
+// compared by their digests with the other side's (read, unless it is a snapshot too or remote
+// without opt.Content; then the values of a local side's tensors whose digests differ are
+// summarised), and a tensor whose digests
+// differ shows how its value summary moved (Change.Summary, note scope.snapshot); a tolerance is then
+// refused (ErrSnapshotTolerance). Models leaves a and b open.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
@@ -41,7 +47,15 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := opt.Tolerance.Check(); err != nil {
 		return nil, err
 	}
-	sides := []Side{{Model: a.Model}, {Model: b.Model}}
+	sides := []Side{{Model: a.Model, Snapshot: a.Snapshot != nil}, {Model: b.Model, Snapshot: b.Snapshot != nil}}
+	snapshots := a.Snapshot != nil || b.Snapshot != nil
+	if snapshots && !opt.Tolerance.IsZero() {
+		name := b.Model.Name
+		if a.Snapshot != nil {
+			name = a.Model.Name
+		}
+		return nil, &canon.ReadError{Name: name, Err: ErrSnapshotTolerance, Hint: "compare with the model itself to apply a tolerance, or leave the tolerance out"}
+	}
 	m := matchTensors(a.Model, b.Model, opt)
 	var r *Report
 	switch remote := a.Remote || b.Remote; {
@@ -51,11 +65,16 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 		r = build(sides[0], sides[1], opt, m, nil, NotReadHeaderOnly)
 	case remote && !opt.Content:
 		r = build(sides[0], sides[1], opt, m, nil, NotReadRemote)
-	case remote:
+	case remote || snapshots:
 		err := pool.Run(ctx, 2, 2, func(ctx context.Context, i int) (err error) {
-			sides[i].Digests, err = digests(ctx, opened[i], opt.Progress)
+			sides[i].Digests, sides[i].Stats, err = digests(ctx, opened[i], opt.Progress)
 			return err
 		})
+		for i := 0; i < 2 && err == nil && snapshots; i++ {
+			if opened[i].Snapshot == nil && !opened[i].Remote {
+				sides[i].Stats, err = summaries(ctx, opened[i], changedSide(m, sides, i), opt)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -270,16 +289,63 @@ func tensorOf(o *source.Opened, t *canon.Tensor) values.Tensor {
 	return values.Tensor{DType: t.DType, R: o.Source, Off: o.Model.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
 }
 
-// digests reads the tensor digests of a model: in parallel from a local file, which must not change
-// meanwhile; front to back from a remote one (nothing is stored).
-func digests(ctx context.Context, o *source.Opened, progress func(int64)) ([][32]byte, error) {
+// digests reads the tensor digests of a model: a snapshot's from the snapshot (with its summaries);
+// in parallel from a local file, which must not change meanwhile; front to back from a remote one
+// (nothing is stored).
+func digests(ctx context.Context, o *source.Opened, progress func(int64)) ([][32]byte, []*values.Stats, error) {
 	opt := hash.Options{Progress: progress}
-	if o.Remote {
-		return hash.StreamDigests(ctx, o.Source, o.Model, opt)
+	switch {
+	case o.Snapshot != nil:
+		return o.Snapshot.Digests(), o.Snapshot.Stats(), nil
+	case o.Remote:
+		d, err := hash.StreamDigests(ctx, o.Source, o.Model, opt)
+		return d, nil, err
 	}
 	d, err := hash.TensorDigests(ctx, o.Source, o.Model, opt)
 	if err != nil {
+		return nil, nil, err
+	}
+	return d, nil, o.Unchanged()
+}
+
+// changedSide lists the tensors of side i (indices) whose digests differ from those of the tensors
+// of the same name on the other side: those whose summaries a report shows.
+func changedSide(m matching, sides []Side, i int) []int {
+	var out []int
+	for _, p := range m.matched {
+		if sides[0].Digests[p[0]] != sides[1].Digests[p[1]] {
+			out = append(out, p[i])
+		}
+	}
+	return out
+}
+
+// summaries reads the values of the tensors of a local model that index lists and returns their
+// summaries (values.SummarizeAll: the numbers of a snapshot, to the bit), in Model.Tensors order, nil
+// for the others and for those whose values are not decoded.
+func summaries(ctx context.Context, o *source.Opened, index []int, opt Options) ([]*values.Stats, error) {
+	m := o.Model
+	stats := make([]*values.Stats, len(m.Tensors))
+	var tensors []values.Tensor
+	var of []int
+	for _, i := range index {
+		t := &m.Tensors[i]
+		if _, err := values.Elements(t.DType, int64(t.Len())); err == nil && decodes(t.DType) && !m.BigEndian() && inFile(o, t) {
+			tensors, of = append(tensors, tensorOf(o, t)), append(of, i)
+		}
+	}
+	vopt := opt.Values
+	vopt.Progress = opt.Progress
+	err := values.SummarizeAll(ctx, tensors, vopt, func(k int, s values.Stats) bool {
+		stats[of[k]] = &s
+		return true
+	})
+	if err != nil {
 		return nil, err
 	}
-	return d, o.Unchanged()
+	return stats, o.Unchanged()
 }
+
+// ErrSnapshotTolerance is why Models refuses a tolerance when a model is a snapshot: a snapshot holds
+// digests and summaries, not the values a tolerance applies to.
+var ErrSnapshotTolerance = errors.New("a snapshot holds digests and value summaries, not values: a tolerance cannot be applied")

@@ -31,6 +31,10 @@ const (
 	// NoteBigEndian: a model is a big-endian GGUF file: its tensors were compared by their bytes, not
 	// by value (Report.ValuesCompared is false).
 	NoteBigEndian NoteCode = "scope.big-endian"
+	// NoteSnapshot: a model is a snapshot: tensor bytes were compared by their digests, and the
+	// values of changed tensors by their summaries (Change.Summary), not element by element; layout
+	// was not compared.
+	NoteSnapshot NoteCode = "scope.snapshot"
 	// NoteStoppedEarly: Models stopped at the first difference that decides the outcome
 	// (Options.Quick): the report is incomplete.
 	NoteStoppedEarly NoteCode = "scope.stopped-early"
@@ -108,6 +112,8 @@ func newNote(n Note) Note {
 		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
 	case NoteBigEndian:
 		n.Message = "a model is big-endian GGUF: tensor bytes compared, not their values"
+	case NoteSnapshot:
+		n.Message = "a model is a snapshot: tensor bytes compared by digest, values by their summaries (not element-wise), layout not compared"
 	case NoteStoppedEarly:
 		n.Message = "stopped at the first difference that counts: this report is incomplete"
 	case NoteBookkeeping:

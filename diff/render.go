@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -69,6 +70,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	}
 	if most := mostChanged(r); len(most) > 0 {
 		t.mostChanged(most)
+	}
+	if moved := summaryChanges(r); len(moved) > 0 {
+		t.summaries(moved)
 	}
 	m := &r.Metadata
 	if len(m.Added)+len(m.Removed)+len(m.Changed) > 0 {
@@ -203,10 +207,41 @@ func (t *textWriter) mostChanged(most []*Change) {
 	}
 	t.printf("\n%s\n", t.opt.Palette.Bold("most changed")+t.opt.Palette.Dim(" (rel L2 = ‖a−b‖/‖a‖, a the old values)"))
 	rows := make([][]string, len(shown))
-	width := make([]int, 8)
 	for i, c := range shown {
 		rows[i] = append([]string{textfmt.Escape(c.Name)}, statRow(c)...)
-		for k, cell := range rows[i] {
+	}
+	t.table(rows)
+	if len(shown) < len(most) {
+		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more (--full lists them)", len(most)-len(shown))))
+	}
+}
+
+// summaries writes how the value summaries of the tensors whose digests differ moved, most moved
+// first: the first Top, or every one with Full.
+func (t *textWriter) summaries(moved []*Change) {
+	shown := moved
+	if top := cmp.Or(t.opt.Top, defaultTop); !t.opt.Full && len(moved) > top {
+		shown = moved[:top]
+	}
+	t.printf("\n%s\n", t.opt.Palette.Bold("changed tensors")+t.opt.Palette.Dim(" (from value summaries, not element-wise)"))
+	rows := make([][]string, len(shown))
+	for i, c := range shown {
+		rows[i] = append([]string{textfmt.Escape(c.Name)}, summaryRow(c.Summary)...)
+	}
+	t.table(rows)
+	if len(shown) < len(moved) {
+		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more (--full lists them)", len(moved)-len(shown))))
+	}
+}
+
+// table writes rows of cells in aligned columns (each at most 64 wide), indented by two spaces.
+func (t *textWriter) table(rows [][]string) {
+	var width []int
+	for _, row := range rows {
+		for k, cell := range row {
+			if k == len(width) {
+				width = append(width, 0)
+			}
 			width[k] = max(width[k], min(len([]rune(cell)), 64))
 		}
 	}
@@ -222,9 +257,6 @@ func (t *textWriter) mostChanged(most []*Change) {
 			}
 		}
 		t.printf("  %s\n", strings.TrimRight(b.String(), " "))
-	}
-	if len(shown) < len(most) {
-		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more (--full lists them)", len(most)-len(shown))))
 	}
 }
 
@@ -400,6 +432,16 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			d := c.Values
 			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", markdown.Code(c.Name), num(d.RelL2), num(d.MaxAbsDiff),
 				coords(c.Old.Shape, d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
+		}
+	}
+	if moved := summaryChanges(r); len(moved) > 0 {
+		p("\n| changed tensor (from value summaries, not element-wise) | L2 norm | mean | std | NaN, Inf |\n|---|---|---|---|---|\n")
+		for k, c := range moved {
+			if k == defaultTop {
+				p("\n%d more tensors changed (JSON lists every one).\n", len(moved)-k)
+				break
+			}
+			p("| %s | %s |\n", markdown.Code(c.Name), strings.Join(summaryRow(c.Summary), " | "))
 		}
 	}
 	m := &r.Metadata

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -156,4 +157,56 @@ func cosine(x float64) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(x, 'f', 6, 64)
+}
+
+// summaryChanges lists the changes with value summaries (Change.Summary), the most moved first (the
+// relative change of the L2 norm; ties by name).
+func summaryChanges(r *Report) []*Change {
+	var out []*Change
+	for i := range r.Tensors.Changed {
+		if c := &r.Tensors.Changed[i]; c.Summary != nil {
+			out = append(out, c)
+		}
+	}
+	moved := func(c *Change) float64 {
+		d := math.Abs(c.Summary.To.L2 - c.Summary.From.L2)
+		if d == 0 || math.IsNaN(d) {
+			return 0
+		}
+		return d / math.Abs(c.Summary.From.L2) // +Inf from 0
+	}
+	slices.SortStableFunc(out, func(x, y *Change) int {
+		if c := cmp.Compare(moved(y), moved(x)); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	return out
+}
+
+// summaryRow is how a value summary moved, as table cells: L2 norm (and its relative change), mean,
+// std, and NaN and Inf counts when either side has some ("" when not).
+func summaryRow(s *SummaryChange) []string {
+	l2 := "L2 " + num(s.From.L2) + " → " + num(s.To.L2)
+	if s.From.L2 != 0 && !math.IsNaN(s.From.L2) && !math.IsNaN(s.To.L2) {
+		l2 += " (" + relChange(s.From.L2, s.To.L2) + ")"
+	}
+	row := []string{l2, "mean " + num(s.From.Mean) + " → " + num(s.To.Mean), "std " + num(s.From.Std) + " → " + num(s.To.Std)}
+	var bad []string
+	if s.From.NaN+s.To.NaN > 0 {
+		bad = append(bad, fmt.Sprintf("NaN %d → %d", s.From.NaN, s.To.NaN))
+	}
+	if s.From.Inf+s.To.Inf > 0 {
+		bad = append(bad, fmt.Sprintf("Inf %d → %d", s.From.Inf, s.To.Inf))
+	}
+	return append(row, strings.Join(bad, ", "))
+}
+
+// relChange is the relative change from a (not 0) to b as a signed percentage: +1.6%, -0.0123%, +250%.
+func relChange(a, b float64) string {
+	p := 100 * (b - a) / math.Abs(a)
+	if math.Abs(p) >= 1000 {
+		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+	}
+	return fmt.Sprintf("%+.3g%%", p)
 }

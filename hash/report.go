@@ -54,6 +54,10 @@ type File struct {
 	HeaderErr, ContentErr error
 	// Err is why the model could not be opened or read.
 	Err error
+
+	// tensors are the digests of the model's tensors by name, when its content ID was computed (for
+	// the check of a snapshot, which names the tensors that changed).
+	tensors map[string][32]byte
 }
 
 // Run opens each spec (a file, a shard set, a URL or hf://, as canon/source opens them) and computes
@@ -161,6 +165,10 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 		id := Hex("")
 		if digests {
 			id = Hex(ContentID(m, d))
+			f.tensors = make(map[string][32]byte, len(d))
+			for i := range d {
+				f.tensors[m.Tensors[i].Name] = d[i]
+			}
 		}
 		f.ContentID = &id
 	}

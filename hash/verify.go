@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/snapshot"
+	"github.com/stdiff/stdiff/canon/source"
 )
 
 // VerifySchema is the "schema" of a VerifyReport in JSON, and of each of its JSONL records.
@@ -69,6 +72,9 @@ type VerifyResult struct {
 	Checked []string `json:"checked"`
 	// Mismatched are the kinds whose hashes differ, in the order of Kinds.
 	Mismatched []string `json:"mismatched,omitempty"`
+	// Tensors name the tensors that changed (their bytes differ, or they are on one side only), in
+	// name order, when a snapshot was checked (VerifySnapshot) and the content differs.
+	Tensors []string `json:"tensors,omitempty"`
 	// Why is, for an unavailable.* code, why the file cannot have that hash.
 	Why error `json:"-"`
 	// Err is why the file could not be opened or read.
@@ -87,11 +93,12 @@ type verifyRecord struct {
 	Reason     string   `json:"reason,omitempty"`
 	Checked    []string `json:"checked"`
 	Mismatched []string `json:"mismatched,omitempty"`
+	Tensors    []string `json:"tensors,omitempty"`
 	Error      string   `json:"error,omitempty"`
 }
 
 func (v *VerifyResult) record(schema string) verifyRecord {
-	r := verifyRecord{Schema: schema, Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched}
+	r := verifyRecord{Schema: schema, Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched, Tensors: v.Tensors}
 	if v.Err != nil {
 		r.Error = v.Err.Error()
 	}
@@ -198,12 +205,14 @@ func Verify(ctx context.Context, manifest io.Reader, opt Options) (*VerifyReport
 	}
 	r := &VerifyReport{Schema: VerifySchema, Files: make([]VerifyResult, 0, len(order))}
 	for _, path := range order {
-		r.Files = append(r.Files, verifyFile(ctx, path, want[path], opt))
+		v, _ := verifyFile(ctx, path, want[path], opt)
+		r.Files = append(r.Files, v)
 	}
 	return r, nil
 }
 
-// VerifyManifest verifies the manifest in the file at path (see Verify). Its errors are *canon.ReadError
+// VerifyManifest verifies the manifest in the file at path (see Verify), or, when the file is a
+// snapshot, the model it names (see VerifySnapshot). Its errors are *canon.ReadError
 // values naming the manifest, with the hint of a ManifestError.
 func VerifyManifest(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
 	f, err := os.Open(path)
@@ -211,6 +220,14 @@ func VerifyManifest(ctx context.Context, path string, opt Options) (*VerifyRepor
 		return nil, canon.PathError("open", path, err)
 	}
 	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	if snapshot.Sniff(head[:n]) {
+		return VerifySnapshot(ctx, path, opt)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, canon.PathError("read", path, err)
+	}
 	r, err := Verify(ctx, f, opt)
 	if err != nil {
 		if me := (*ManifestError)(nil); errors.As(err, &me) {
@@ -221,8 +238,8 @@ func VerifyManifest(ctx context.Context, path string, opt Options) (*VerifyRepor
 	return r, nil
 }
 
-// verifyFile hashes one file as far as want needs and compares.
-func verifyFile(ctx context.Context, path string, want map[string]string, opt Options) VerifyResult {
+// verifyFile hashes one file as far as want needs and compares; it returns what it computed too.
+func verifyFile(ctx context.Context, path string, want map[string]string, opt Options) (VerifyResult, *File) {
 	v := VerifyResult{Path: path, Checked: []string{}}
 	all := false
 	for _, k := range Kinds {
@@ -236,14 +253,14 @@ func verifyFile(ctx context.Context, path string, want map[string]string, opt Op
 	f := hashFile(ctx, path, opt, !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1"))
 	if f.Err != nil {
 		v.Err = f.Err
-		return v
+		return v, &f
 	}
 	for _, k := range v.Checked {
 		got, why := f.Hash(k)
 		if got == "" && why != nil {
 			v.Code, v.Why = unavailable[k], why
 			v.Reason = "no " + KindName(k) + ": " + reason(why)
-			return v
+			return v, &f
 		}
 		if strings.ToLower(got) != want[k] {
 			v.Mismatched = append(v.Mismatched, k)
@@ -254,7 +271,7 @@ func verifyFile(ctx context.Context, path string, want map[string]string, opt Op
 		v.Code = changeCode(v.Checked, v.Mismatched)
 		v.Reason = changeReason(v.Code, v.Checked, v.Mismatched)
 	}
-	return v
+	return v, &f
 }
 
 // changeCode says what changed, most telling first, from which hashes were checked and which differ.
@@ -289,4 +306,55 @@ func changeReason(c Code, checked, bad []string) string {
 		return "file bytes changed; every tensor is the same (metadata or layout edited)"
 	}
 	return "file bytes changed (" + strings.Join(bad, ", ") + " differ)"
+}
+
+// VerifySnapshot checks the model the snapshot at path was made of (its recorded path, relative to the
+// snapshot's folder; or its URL) against the snapshot's structure and content IDs: one VerifyResult,
+// checked "st1" and "ct1", whose Tensors name the tensors that changed when the content differs. A
+// snapshot that cannot be read (see snapshot.ReadFile), or that names its model by an absolute path or
+// one that leaves its folder (..), is an error naming the snapshot.
+func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
+	s, err := snapshot.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	target := s.Of
+	if !source.IsRemote(target) {
+		if filepath.IsAbs(target) || !filepath.IsLocal(filepath.FromSlash(target)) {
+			return nil, &canon.ReadError{Name: path, Err: fmt.Errorf("the snapshot names its model %q, not a path within its folder", target),
+				Hint: "write the snapshot next to the model (`stdiff snapshot MODEL -o FILE`), or compare with `stdiff diff SNAPSHOT MODEL`"}
+		}
+		target = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
+	}
+	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, ContentPrefix)}
+	v, f := verifyFile(ctx, target, want, opt)
+	if f.tensors != nil && !v.OK {
+		v.Tensors = changedTensors(s, f.tensors)
+		if len(v.Tensors) > 0 {
+			v.Reason += ": " + strings.Join(v.Tensors[:min(len(v.Tensors), 3)], ", ")
+			if len(v.Tensors) > 3 {
+				v.Reason += fmt.Sprintf(" and %d more", len(v.Tensors)-3)
+			}
+		}
+	}
+	return &VerifyReport{Schema: VerifySchema, Files: []VerifyResult{v}}, nil
+}
+
+// changedTensors names, in name order, the tensors whose digests differ from the snapshot's, and
+// those only on one side.
+func changedTensors(s *snapshot.Snapshot, got map[string][32]byte) []string {
+	var out []string
+	recorded := s.Digests()
+	for i, t := range s.Tensors {
+		if d, ok := got[t.Name]; !ok || d != recorded[i] {
+			out = append(out, t.Name)
+		}
+	}
+	for name := range got {
+		if _, found := slices.BinarySearchFunc(s.Tensors, name, func(t snapshot.Tensor, n string) int { return strings.Compare(t.Name, n) }); !found {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

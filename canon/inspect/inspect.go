@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -80,7 +81,10 @@ type Card struct {
 	HeaderParsed bool `json:"-"`
 	HasMetadata  bool `json:"-"`
 	Shards       int  `json:"-"`
-	Verified     bool `json:"-"`
+	// SnapshotOf is, for a snapshot (source.Options.Snapshots), the model it was made of as the
+	// snapshot names it; absent for a model. A snapshot records no layout: HeaderLen and DataLen are 0.
+	SnapshotOf string `json:"snapshot_of,omitempty"`
+	Verified   bool   `json:"-"`
 }
 
 // Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
@@ -160,6 +164,8 @@ type read struct {
 	info     lora.Info
 	findings []canon.Finding
 	verified bool
+	// snapshotOf is the model a snapshot was made of ("" for a model).
+	snapshotOf string
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -176,7 +182,17 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	if !o.Remote && m.Shards == nil {
 		sidecars, sidecarFindings = lora.LoadSidecars(ctx, spec)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, spec)}
+	named := spec // what the name is derived from: a snapshot's model
+	if o.Snapshot != nil && opt.Verify {
+		return nil, &canon.ReadError{Name: spec, Err: errors.New("is a snapshot: it holds no bytes to verify hashes against"), Hint: "verify the model itself"}
+	}
+	if o.Snapshot != nil {
+		named, sidecars, sidecarFindings = o.Snapshot.Of, nil, nil
+	}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named}
+	if o.Snapshot == nil {
+		r.snapshotOf = ""
+	}
 	ggufInfo(m, &r.info)
 	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
 	if opt.Verify && m.HeaderParsed && m.Shards == nil && len(r.info.EmbeddedHashes) > 0 {
@@ -211,7 +227,10 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
 		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m),
 		Findings: check.Findings(r.findings), FindingCounts: canon.CountFindings(r.findings, m.Omitted),
-		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified}
+		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
+	if c.SnapshotOf != "" {
+		c.HeaderLen, c.DataLen = 0, 0
+	}
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}

@@ -106,6 +106,8 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		row("verdict", "%s (%s)", p.Red("invalid"), c.refKind())
 	}
 	switch {
+	case c.SnapshotOf != "":
+		row("snapshot", "of %s %s", textfmt.Escape(c.SnapshotOf), p.Dim("(its header and digests; size "+textfmt.Bytes(uint64(c.FileSize))+")"))
 	case c.Shards > 0:
 		row("size", "%s of tensor data in %s", textfmt.Bytes(uint64(c.FileSize)), textfmt.Plural(c.Shards, "shard"))
 	case c.HeaderParsed:
@@ -304,7 +306,7 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	for _, kv := range [][2]string{{"name", info.Name}, {"kind", string(info.Kind)}, {"naming", string(info.Naming)}, {"family", string(info.Family)},
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")},
 		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"CivitAI", ids},
-		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"tensors", fmt.Sprint(c.TensorCount)},
+		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"snapshot of", c.SnapshotOf}, {"tensors", fmt.Sprint(c.TensorCount)},
 		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
 		if kv[1] != "" {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -41,6 +42,10 @@ type Options struct {
 	// HTTP tunes every request, as it is for http(s) URLs; for hf:// addresses Open sets its Token and
 	// TokenOrigin from Token and Endpoint.
 	HTTP HTTPOptions
+	// Snapshots makes Open open a local snapshot file (package canon/snapshot, told apart by its first
+	// bytes) as the model it stands for, without bytes: Opened.Snapshot is set, and Source has none.
+	// Without it a snapshot is a file that is not a model, as any JSON file.
+	Snapshots bool
 }
 
 // endpoint is Endpoint, or the public Hub, without a trailing slash.
@@ -56,8 +61,11 @@ type Opened struct {
 	Model  *canon.Model
 	Source canon.Source
 	// Remote is true for http(s) and hf:// sources.
-	Remote  bool
-	closers []io.Closer
+	Remote bool
+	// Snapshot is the snapshot the model was read from (Options.Snapshots), nil for a model: its
+	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
+	Snapshot *snapshot.Snapshot
+	closers  []io.Closer
 }
 
 // Close closes every file and response the model holds.
@@ -87,6 +95,21 @@ func (o *Opened) Unchanged() error {
 		}
 	}
 	return nil
+}
+
+// Files lists the local files the model's bytes are read from (a set's shards, a pipeline's
+// components' files; an index or a folder is not among them), as they were opened.
+func (o *Opened) Files() []string {
+	var out []string
+	for _, c := range o.closers {
+		switch c := c.(type) {
+		case *FileSource:
+			out = append(out, c.Name())
+		case *Opened:
+			out = append(out, c.Files()...)
+		}
+	}
+	return out
 }
 
 // IsRemote reports whether spec names a remote model (http, https or hf://).
@@ -143,11 +166,35 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
 		return openLocalShard(ctx, spec, "", canon.GGUFSplitNames(prefix, n))
 	}
+	if opt.Snapshots && isSnapshot(spec) {
+		return openSnapshot(spec)
+	}
 	o, err := OpenFileModel(ctx, spec)
 	if err == nil {
 		noteLoneSplit(o.Model)
 	}
 	return o, err
+}
+
+// isSnapshot reports whether the file at path begins as a snapshot does (snapshot.Sniff).
+func isSnapshot(path string) bool {
+	f, _, err := canon.OpenRegular(path, os.O_RDONLY)
+	if err != nil {
+		return false // opening it as a model says why
+	}
+	defer f.Close()
+	b := make([]byte, 256)
+	n, _ := io.ReadFull(f, b)
+	return snapshot.Sniff(b[:n])
+}
+
+// openSnapshot opens the snapshot at path as the model it stands for (see Options.Snapshots).
+func openSnapshot(path string) (*Opened, error) {
+	s, err := snapshot.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Opened{Model: s.Model(path), Source: canon.SourceOf(strings.NewReader(""), 0, path), Snapshot: s}, nil
 }
 
 // openLocalShard opens the set of the shard spec (by its index idxPath, or else the names); when not all

@@ -236,3 +236,73 @@ func (s *Summary) Result() Stats {
 	}
 	return st
 }
+
+// UnmarshalJSON reads what MarshalJSON writes: null floats become NaN.
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	var r struct {
+		Count     int64    `json:"count"`
+		Min       *float64 `json:"min"`
+		Max       *float64 `json:"max"`
+		Mean      *float64 `json:"mean"`
+		Std       *float64 `json:"std"`
+		NaN       int64    `json:"nan"`
+		Inf       int64    `json:"inf"`
+		Zeros     int64    `json:"zeros"`
+		Subnormal int64    `json:"subnormal"`
+		L2        *float64 `json:"l2"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*s = Stats{Count: r.Count, Min: f(r.Min), Max: f(r.Max), Mean: f(r.Mean), Std: f(r.Std), NaN: r.NaN, Inf: r.Inf,
+		Zeros: r.Zeros, Subnormal: r.Subnormal, L2: f(r.L2)}
+	return nil
+}
+
+// ChunkBytes is the byte length of ChunkElements elements of dtype dt: the chunks SummarizeAll
+// summarises one by one. Summarising a tensor chunk by chunk of this length, each chunk into its own
+// Summary merged in order, gives the same Stats as SummarizeAll, to the bit.
+func ChunkBytes(dt canon.DType) (int, error) {
+	f, err := lookup(dt)
+	if err != nil {
+		return 0, err
+	}
+	return f.byteLen(ChunkElements), nil
+}
+
+// Chunked summarises tensors chunk by chunk as SummarizeAll does, to the bit: Reset it for a tensor,
+// Add the tensor's chunks in order (each ChunkBytes long but the last), then take its Result. It
+// reuses its buffers from tensor to tensor; it is not safe for concurrent use (one per goroutine).
+type Chunked struct {
+	f           *format
+	total, part Summary
+	dec         *[blockLen]float64
+}
+
+// Reset starts the summary of a tensor of dtype dt.
+func (c *Chunked) Reset(dt canon.DType) error {
+	f, err := lookup(dt)
+	if err != nil {
+		return err
+	}
+	c.f, c.total = f, Summary{f: f, min: math.Inf(1), max: math.Inf(-1)}
+	return nil
+}
+
+// Add summarises the next chunk (whole elements) on its own and merges it in.
+func (c *Chunked) Add(chunk []byte) error {
+	c.part = Summary{f: c.f, min: math.Inf(1), max: math.Inf(-1), buf: c.dec}
+	err := c.part.Add(chunk)
+	c.dec, c.part.buf = c.part.buf, nil
+	c.total.Merge(&c.part)
+	return err
+}
+
+// Result is the Stats of the chunks added since Reset.
+func (c *Chunked) Result() Stats { return c.total.Result() }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -25,9 +23,6 @@ func (c *checkCmd) run(o *out) int {
 		o.readFailed(f.FixErr)
 		o.readFailed(f.Err)
 	}
-	return write(o, r, c.Quiet, r.Outcome(), writers[*check.Report]{
-		text: func(w io.Writer, r *check.Report) error {
-			return check.WriteText(w, r, check.TextOptions{Palette: o.pal, Full: c.Full})
-		},
+	return write(o, r, c.Quiet, r.Outcome(), writers[*check.Report]{text: withOptions(check.WriteText, check.TextOptions{Palette: o.pal, Full: c.Full}),
 		json: check.WriteJSON, jsonl: check.WriteJSONL, markdown: check.WriteMarkdown})
 }

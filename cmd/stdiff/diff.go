@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"io"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon/pool"
@@ -37,6 +36,7 @@ func (c *diffCmd) run(o *out) int {
 		o.errorf("use one of them", "--ignore-metadata and --metadata-only leave nothing to compare")
 		return exitTrouble
 	}
+	o.src.Snapshots = true // a snapshot stands for its model
 	paths, sides, errs := []string{c.A, c.B}, make([]*source.Opened, 2), make([]error, 2)
 	_ = pool.Run(o.ctx, 2, 2, func(_ context.Context, i int) error { // both headers at once; A's error first
 		sides[i], errs[i] = o.open(paths[i])
@@ -67,28 +67,12 @@ func (c *diffCmd) run(o *out) int {
 	var pe *diff.PatternError
 	switch stop(); {
 	case errors.As(err, &pe):
-		c.patternFailed(o, pe)
+		o.errorf(pe.Hint(textfmt.Escape(c.A)), "%s %s %s", pe.Flag(), textfmt.Escape(strconv.Quote(pe.Pattern)), pe.Problem())
 		return exitTrouble
 	case err != nil:
 		o.readFailed(err)
 		return exitTrouble
 	}
-	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{
-		text: func(w io.Writer, r *diff.Report) error {
-			return diff.WriteText(w, r, diff.TextOptions{Palette: o.pal, Full: c.Full})
-		},
+	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{text: withOptions(diff.WriteText, diff.TextOptions{Palette: o.pal, Full: c.Full}),
 		json: diff.WriteJSON, jsonl: diff.WriteJSONL, markdown: diff.WriteMarkdown})
-}
-
-// patternFailed reports a --tensor or --ignore-key pattern that filters nothing.
-func (c *diffCmd) patternFailed(o *out, pe *diff.PatternError) {
-	flag, what, list := "--tensor", "tensor", "`stdiff inspect --full "+textfmt.Escape(c.A)+"` lists them"
-	if pe.Option == "IgnoreKeys" {
-		flag, what, list = "--ignore-key", "metadata key", "`stdiff inspect "+textfmt.Escape(c.A)+"` lists them"
-	}
-	if pattern := textfmt.Escape(strconv.Quote(pe.Pattern)); errors.Is(pe.Err, diff.ErrNoMatch) {
-		o.errorf("a pattern matches whole names (* any run of characters, ? one character); "+list, "%s %s matches no %s in either model", flag, pattern, what)
-	} else {
-		o.errorf(`patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`, "%s %s is not a valid pattern: %v", flag, pattern, pe.Err)
-	}
 }

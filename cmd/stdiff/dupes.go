@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -84,14 +83,10 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	text := func(w io.Writer, r *dupes.Report) error {
-		return dupes.WriteText(w, r, dupes.TextOptions{Palette: o.pal, Full: c.Full})
-	}
+	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full})
 	switch {
 	case c.PrintDeletable:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: func(w io.Writer, r *dupes.Report) error {
-			return dupes.WriteDeletable(w, r, map[bool]byte{true: 0, false: '\n'}[c.Null])
-		}})
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
 		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
@@ -110,8 +105,6 @@ func (c *dupesCmd) run(o *out) int {
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
-	actText := func(w io.Writer, r *dupes.ActReport) error {
-		return dupes.WriteActText(w, r, dupes.TextOptions{Palette: o.pal})
-	}
+	actText := withOptions(dupes.WriteActText, dupes.TextOptions{Palette: o.pal})
 	return write(o, act, c.Quiet, act.Outcome(), writers[*dupes.ActReport]{text: actText, json: dupes.WriteActJSON, jsonl: dupes.WriteActJSONL, markdown: dupes.WriteActMarkdown})
 }

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"io"
-
-	"github.com/stdiff/stdiff/hash"
-)
+import "github.com/stdiff/stdiff/hash"
 
 type hashCmd struct {
 	Content   bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
@@ -44,7 +40,7 @@ func (c *hashCmd) run(o *out) int {
 		}
 	}
 	ws := writers[*hash.Report]{json: hash.WriteJSON, jsonl: hash.WriteJSONL, markdown: hash.WriteMarkdown,
-		text: func(w io.Writer, r *hash.Report) error { return hash.WriteText(w, r, hash.TextOptions{Palette: o.pal}) }}
+		text: withOptions(hash.WriteText, hash.TextOptions{Palette: o.pal})}
 	if c.Canonical {
 		ws = writers[*hash.Report]{text: hash.WriteCanonical} // whatever the format
 	}
@@ -68,10 +64,7 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 		defer o.errorf("", "%s", s) // after the report, as sha256sum's warnings
 	}
 	return write(o, rep, c.Quiet && o.format != "text", rep.Outcome(), writers[*hash.VerifyReport]{
-		text: func(w io.Writer, r *hash.VerifyReport) error {
-			return hash.WriteVerifyText(w, r, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet})
-		},
-		json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown})
+		text: withOptions(hash.WriteVerifyText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown})
 }
 
 // manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.

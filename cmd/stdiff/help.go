@@ -87,3 +87,9 @@ func (*dupesCmd) helpEnd() string {
 		"the copies to delete, for xargs", "stdiff dupes --print-deletable -0 ~/loras | xargs -0 ls -l",
 		"copies among ollama's models and downloaded GGUF files", "stdiff dupes ~/.ollama/models/blobs ~/Downloads")
 }
+
+func (*snapshotCmd) helpEnd() string {
+	return helpText("0 written (a model the reference reader rejects too: its verdict is\nrecorded), 2 trouble (usage error, unreadable model, output not written)",
+		"a release's snapshot: diff, inspect and hash --check take it for the model", "stdiff snapshot ./model -o model.snap",
+		"which tensors changed since, and how their value summaries moved", "stdiff diff model.snap ./model")
+}

@@ -16,6 +16,7 @@ type inspectCmd struct {
 }
 
 func (c *inspectCmd) run(o *out) int {
+	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
 	opt := inspect.Options{Source: o.src, Verify: c.Verify}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full}
 	if c.Short {
@@ -40,7 +41,7 @@ func (c *inspectCmd) run(o *out) int {
 			io.WriteString(o.w, "\n") // a blank line between cards
 		}
 		if code := write(o, card, false, card.Outcome(), writers[*inspect.Card]{
-			text: func(w io.Writer, card *inspect.Card) error { return inspect.WriteText(w, card, text) },
+			text: withOptions(inspect.WriteText, text),
 			json: inspect.WriteJSON, jsonl: inspect.WriteJSONL, markdown: inspect.WriteMarkdown}); code == exitTrouble {
 			return code
 		}

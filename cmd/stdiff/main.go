@@ -45,13 +45,14 @@ type globals struct {
 
 type cli struct {
 	globals
-	Diff       diffCmd    `cmd:"" default:"withargs" help:"Compare two models (the default command: stdiff A B)."`
-	Hash       hashCmd    `cmd:"" help:"Print structure IDs (and content IDs, ecosystem hashes); verify a manifest."`
-	Inspect    inspectCmd `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
-	Check      checkCmd   `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
-	Dupes      dupesCmd   `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
-	Help       helpCmd    `cmd:"" help:"Show the help of a command, or this overview."`
-	VersionCmd struct{}   `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
+	Diff       diffCmd     `cmd:"" default:"withargs" help:"Compare two models (the default command: stdiff A B)."`
+	Hash       hashCmd     `cmd:"" help:"Print structure IDs (and content IDs, ecosystem hashes); verify a manifest."`
+	Inspect    inspectCmd  `cmd:"" help:"Show what a model is: tensors, parameters, metadata, LoRA info, findings."`
+	Check      checkCmd    `cmd:"" help:"Give the reference reader's verdict and diagnose defects; --fix repairs NUL padding."`
+	Dupes      dupesCmd    `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
+	Snapshot   snapshotCmd `cmd:"" help:"Write a small JSON file that stands in for a model in diff, inspect and hash --check."`
+	Help       helpCmd     `cmd:"" help:"Show the help of a command, or this overview."`
+	VersionCmd struct{}    `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
 }
 
 type helpCmd struct {

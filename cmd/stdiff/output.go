@@ -67,6 +67,11 @@ type writers[R any] struct {
 	text, json, jsonl, markdown func(io.Writer, R) error
 }
 
+// withOptions is the writer f (one that takes options, as WriteText) with opt, for writers.
+func withOptions[R, O any](f func(io.Writer, R, O) error, opt O) func(io.Writer, R) error {
+	return func(w io.Writer, r R) error { return f(w, r, opt) }
+}
+
 // write writes r with the writer --format picks (nothing with quiet) and returns the exit status of
 // outcome, or 2 when writing failed (run says why, once).
 func write[R any](o *out, r R, quiet bool, outcome canon.Outcome, ws writers[R]) int {

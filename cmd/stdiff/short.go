@@ -1,10 +1,6 @@
 package main
 
-import (
-	"io"
-
-	"github.com/stdiff/stdiff/canon/inspect"
-)
+import "github.com/stdiff/stdiff/canon/inspect"
 
 // runShort prints one row per model found, reading headers and sidecars only, several at a time.
 func (c *inspectCmd) runShort(o *out, opt inspect.Options, text inspect.TextOptions) int {
@@ -13,6 +9,6 @@ func (c *inspectCmd) runShort(o *out, opt inspect.Options, text inspect.TextOpti
 		o.readFailed(err)
 	}
 	return write(o, r, c.Quiet, r.Outcome(), writers[*inspect.ShortReport]{
-		text: func(w io.Writer, r *inspect.ShortReport) error { return inspect.WriteShortText(w, r, text) },
+		text: withOptions(inspect.WriteShortText, text),
 		json: inspect.WriteShortJSON, jsonl: inspect.WriteShortJSONL, markdown: inspect.WriteShortMarkdown})
 }

@@ -1,0 +1,50 @@
+package hash
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/snapshot"
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// TestVerifySnapshot: hash --check of a snapshot checks the model it names, next to it, and names the
+// tensors that changed, were added or removed; a snapshot naming a model outside its folder is refused.
+func TestVerifySnapshot(t *testing.T) {
+	dir := t.TempDir()
+	model, out := filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "sub", "m.snap")
+	os.Mkdir(filepath.Dir(out), 0o755)
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "a", DType: "F32", Shape: []uint64{2}}, {Name: "b", DType: "F16", Shape: []uint64{4}}, {Name: "c", DType: "U8", Shape: []uint64{3}}}}
+	os.WriteFile(model, f.Build(), 0o644)
+	here := filepath.Join(dir, "here.snap")
+	for path, want := range map[string]string{here: "m.safetensors", out: "../m.safetensors"} {
+		s, files, err := Snapshot(t.Context(), model, path, Options{})
+		if err != nil || s.Of != want || !slices.Equal(files, []string{model, model}) {
+			t.Fatalf("Snapshot: %v, names %q, files %q", err, s.Of, files)
+		}
+		if err := snapshot.WriteFile(t.Context(), path, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := VerifyManifest(t.Context(), here, Options{})
+	if err != nil || len(r.Files) != 1 || !r.Files[0].OK || r.Files[0].Path != model || !slices.Equal(r.Files[0].Checked, []string{"st1", "ct1"}) {
+		t.Fatalf("the model itself: %v %+v", err, r)
+	}
+	if _, err := VerifyManifest(t.Context(), out, Options{}); err == nil {
+		t.Fatal("a snapshot naming ../m.safetensors was followed")
+	}
+
+	f.Tensors[0].Data = []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	f.Tensors[1].Name = "d"
+	os.WriteFile(model, f.Build(), 0o644)
+	r, err = VerifyManifest(t.Context(), here, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := r.Files[0]
+	if v.OK || v.Code != ChangeStructure || !slices.Equal(v.Tensors, []string{"a", "b", "d"}) || r.Outcome() != 1 {
+		t.Fatalf("changed: %+v", v)
+	}
+}
