@@ -294,19 +294,55 @@ type stream struct {
 	crc  uint32
 	in   int64
 	done func()
+	// pieces holds what next returns (reused).
+	pieces [][]byte
 }
 
-// next returns the stream's next n bytes: where they are mapped when they lie in one range, else
-// copied into buf.
-func (s *stream) next(n int64, buf []byte) ([]byte, error) {
-	if r := s.ranges[s.ri]; s.data != nil && r[1]-s.roff >= n {
-		b := s.data[r[0]+s.roff : r[0]+s.roff+n]
-		if s.roff += n; s.roff == r[1] {
+// next returns the stream's next n bytes as pieces: where they are mapped (a piece per range they
+// span, none copied), else copied into buf (one piece). The pieces are valid until the next call.
+func (s *stream) next(n int64, buf []byte) ([][]byte, error) {
+	s.pieces = s.pieces[:0]
+	if s.data == nil {
+		if err := s.read(buf[:n]); err != nil {
+			return nil, err
+		}
+		s.pieces = append(s.pieces, buf[:n])
+		return s.pieces, nil
+	}
+	for n > 0 {
+		r := s.ranges[s.ri]
+		k := min(n, r[1]-s.roff)
+		s.pieces = append(s.pieces, s.data[r[0]+s.roff:r[0]+s.roff+k])
+		n, s.roff = n-k, s.roff+k
+		if s.roff == r[1] {
 			s.ri, s.roff = s.ri+1, 0
 		}
-		return b, nil
 	}
-	return buf[:n], s.read(buf[:n])
+	return s.pieces, nil
+}
+
+// equalPieces reports whether two lists of pieces hold the same bytes (their lengths are equal).
+func equalPieces(a, b [][]byte) bool {
+	if len(a) == 1 && len(b) == 1 {
+		return bytes.Equal(a[0], b[0])
+	}
+	var x, y []byte
+	for {
+		for len(x) == 0 && len(a) > 0 {
+			x, a = a[0], a[1:]
+		}
+		for len(y) == 0 && len(b) > 0 {
+			y, b = b[0], b[1:]
+		}
+		if len(x) == 0 || len(y) == 0 {
+			return len(x) == len(y)
+		}
+		k := min(len(x), len(y))
+		if !bytes.Equal(x[:k], y[:k]) {
+			return false
+		}
+		x, y = x[k:], y[k:]
+	}
 }
 
 // read fills b from the stream's next bytes.
@@ -620,9 +656,9 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 			}
 			n := min(chunk, total-pos)
 			var parts [][]*stream
-			views := map[*stream][]byte{}
+			views := map[*stream][][]byte{}
 			for _, s := range cl {
-				if s.data == nil || len(s.ranges) > 1 { // bytes to copy: a buffer, once
+				if s.data == nil { // bytes to copy: a buffer, once
 					if bufs[index[s]] == nil {
 						bufs[index[s]] = make([]byte, chunk)
 					}
@@ -636,7 +672,7 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 				views[s] = b
 				c.read.Add(n)
 				k := 0
-				for k < len(parts) && !bytes.Equal(views[parts[k][0]], b) {
+				for k < len(parts) && !equalPieces(views[parts[k][0]], b) {
 					k++
 				}
 				if k == len(parts) {
@@ -646,7 +682,9 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 			}
 			for _, p := range parts {
 				if c.crcs { // once for the part: its streams hold the same bytes
-					p[0].account(views[p[0]])
+					for _, b := range views[p[0]] {
+						p[0].account(b)
+					}
 					for _, s := range p[1:] {
 						s.crcs, s.crc, s.in = p[0].crcs[:len(p[0].crcs):len(p[0].crcs)], p[0].crc, p[0].in
 					}
