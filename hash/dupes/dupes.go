@@ -242,6 +242,8 @@ type scanned struct {
 	// read whole (fullModel), or its tensors alone (lightModel).
 	model     *canon.Model
 	fullModel bool
+	// names are model's names mapped (mapNames), once worked out.
+	names *mapped
 	// err is why the model could not be read (after its header was): it is then skipped.
 	err error
 	// symlink is true when the path is a symbolic link.

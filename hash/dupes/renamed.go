@@ -45,11 +45,13 @@ type mapped struct {
 	mapped  []string       // mapped names, in order
 	scalars []int
 	ok      bool
+	// of is the model mapped.
+	of *canon.Model
 }
 
 // mapNames maps a model's tensor names (see the comment above).
 func mapNames(m *canon.Model) mapped {
-	mp := mapped{names: map[string]int{}, ok: true}
+	mp := mapped{names: map[string]int{}, ok: true, of: m}
 	var names []string
 	var idx []int
 	for i := range m.Tensors {
@@ -104,9 +106,36 @@ func renamedKey(m *canon.Model, mp mapped) pair {
 	return p
 }
 
+// mapNames maps the names of m, the model's header: worked out once for the model a comparison
+// kept (f.model).
+func (f *scanned) mapNames(m *canon.Model) *mapped {
+	if f.names != nil && f.names.of == m {
+		return f.names
+	}
+	mp := mapNames(m)
+	if m == f.model {
+		f.names = &mp
+	}
+	return &mp
+}
+
+// renamedPicks are the ranges of a renamed sample of m (names mapped as mp): the same tensors in a
+// model and its renamed copy.
+func renamedPicks(m *canon.Model, mp *mapped) [][2]uint64 {
+	var pk picks
+	for _, n := range mp.mapped {
+		t := &m.Tensors[mp.names[n]]
+		pk.offer(hashString(n), t.Begin, t.End)
+	}
+	return pk.ranges()
+}
+
+// layoutKey groups models of one structure and layout: their renamed samples read the same ranges.
+func layoutKey(f *scanned) string { return fmt.Sprintf("%s/%x", structureKey(f), f.k.layout) }
+
 // renamedStream is a model's tensors of more than one element in mapped-name order.
 func renamedStream(f *scanned, m *canon.Model) ([]int, []string, bool) {
-	mp := mapNames(m)
+	mp := f.mapNames(m)
 	return mp.order, mp.mapped, mp.ok
 }
 
@@ -128,8 +157,14 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 	if len(cands) == 0 {
 		return nil
 	}
-	// The mapped key, once per structure, from one model of it (the cache may know it).
+	// The mapped key, once per structure, from one model of it (the cache may know it); with it the
+	// ranges of that model's layout's renamed samples.
 	byStructure := groupBy(cands, structureKey)
+	type layoutRanges struct {
+		layout string
+		ranges [][2]uint64
+	}
+	ranges := make([]layoutRanges, len(byStructure))
 	pool.Run(ctx, workers, len(byStructure), func(ctx context.Context, i int) error {
 		g := byStructure[i]
 		var known *renamedInfo
@@ -147,8 +182,9 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 					f.err = err
 					continue
 				}
-				if mp := mapNames(m); mp.ok {
-					known.key, known.hasKey = renamedKey(m, mp), true
+				if mp := f.mapNames(m); mp.ok {
+					known.key, known.hasKey = renamedKey(m, *mp), true
+					ranges[i] = layoutRanges{layoutKey(f), renamedPicks(m, mp)}
 				}
 				break
 			}
@@ -167,7 +203,13 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 			sampled = append(sampled, g...)
 		}
 	}
-	takeRenamedSamples(ctx, sampled, workers, read)
+	rangesOf := map[string][][2]uint64{}
+	for _, r := range ranges {
+		if r.ranges != nil {
+			rangesOf[r.layout] = r.ranges
+		}
+	}
+	takeRenamedSamples(ctx, sampled, workers, read, rangesOf)
 	// Comparisons of those whose samples agree.
 	var groups [][]*scanned
 	for _, g := range groupBy(sampled, func(f *scanned) string {
@@ -231,31 +273,28 @@ func oneStructure(g []*scanned) bool {
 }
 
 // takeRenamedSamples hashes a sample of each model's tensors chosen by mapped name (the same tensors
-// in a model and its renamed copy): the picks come from one model of each structure and layout (its
-// header read again), the bytes from each model.
-func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *atomic.Int64) {
+// in a model and its renamed copy): the picks come from one model of each structure and layout (known,
+// by layoutKey, else its header read again), the bytes from each model.
+func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *atomic.Int64, known map[string][][2]uint64) {
 	var todo []*scanned
 	for _, f := range fs {
 		if f.err == nil && !f.renamed.hasSample {
 			todo = append(todo, f)
 		}
 	}
-	byLayout := groupBy(todo, func(f *scanned) string { return fmt.Sprintf("%s/%x", structureKey(f), f.k.layout) })
+	byLayout := groupBy(todo, layoutKey)
 	ranges := make([][][2]uint64, len(byLayout))
 	pool.Run(ctx, workers, len(byLayout), func(ctx context.Context, i int) error {
+		if ranges[i] = known[layoutKey(byLayout[i][0])]; ranges[i] != nil {
+			return nil
+		}
 		for _, f := range byLayout[i] {
 			m, err := f.tensors(ctx)
 			if err != nil {
 				f.err = err
 				continue
 			}
-			mp := mapNames(m)
-			var pk picks
-			for _, n := range mp.mapped {
-				t := &m.Tensors[mp.names[n]]
-				pk.offer(hashString(n), t.Begin, t.End)
-			}
-			ranges[i] = pk.ranges()
+			ranges[i] = renamedPicks(m, f.mapNames(m))
 			return nil
 		}
 		return nil
@@ -322,10 +361,9 @@ type RenamePair struct {
 	To   string `json:"to"`
 }
 
-// renaming says how the copy m names the keeper k's tensors.
-func renaming(k, m *canon.Model) *Renaming {
+// renaming says how the copy m names the keeper k's tensors (km, mm: their names mapped).
+func renaming(k, m *canon.Model, km, mm *mapped) *Renaming {
 	r := &Renaming{Mapping: []RenamePair{}, OnlyInKeeper: []string{}, OnlyHere: []string{}}
-	km, mm := mapNames(k), mapNames(m)
 	matched := map[int]bool{}
 	for _, n := range km.mapped {
 		from := k.Tensors[km.names[n]].Name
@@ -375,7 +413,7 @@ func renamedGroup(ctx context.Context, g []*scanned, why KeepReason) Group {
 	for i := 1; i < len(g); i++ {
 		if m, err := g[i].tensors(ctx); err == nil {
 			d := noDifferences()
-			d.Renamed = renaming(km, m)
+			d.Renamed = renaming(km, m, g[0].mapNames(km), g[i].mapNames(m))
 			grp.Members[i].Differences = d
 		}
 	}

@@ -598,7 +598,7 @@ func (c *comparer) compare(g []*scanned) [][]*scanned {
 			*c.state(f) = crcState{}
 		}
 		if len(byID[classOf[f]]) < 2 {
-			f.model, f.fullModel = nil, false
+			f.model, f.fullModel, f.names = nil, false, nil
 		}
 	}
 	return out
