@@ -361,13 +361,28 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return nil, err
 	}
 
-	// Results: content groups, bytes groups within them.
-	var contentGroups []contentGroup
+	// Results: content groups, bytes groups within them; each class made ready (sidecars, keeper,
+	// header hashes, structure IDs) in parallel, then reported in order.
 	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
+	var classGroups [][]*scanned
 	for _, g := range groupBy(candidates, func(f *scanned) string { return classKey(f) }) {
-		if len(g) < 2 || g[0].class == 0 {
-			continue
+		if len(g) > 1 && g[0].class != 0 {
+			classGroups = append(classGroups, g)
 		}
+	}
+	type ranked struct {
+		g   []*scanned
+		why KeepReason
+	}
+	type classResult struct {
+		all   ranked
+		bytes []ranked // the bytes groups within it
+		// content is set when the class is a content group (models with other headers).
+		content bool
+	}
+	results := make([]classResult, len(classGroups))
+	pool.Run(ctx, workers, len(classGroups), func(ctx context.Context, i int) error {
+		g := classGroups[i]
 		for _, f := range g {
 			if !f.set && !source.IsRemote(f.path) {
 				f.sidecars = lora.SidecarFiles(f.path)
@@ -375,9 +390,10 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 		var why KeepReason
 		if g, why = keepSafe(g, opt.Keep); len(g) < 2 {
-			continue
+			return nil
 		}
-		rep.Reclaimable += freed(g)
+		r := &results[i]
+		r.all = ranked{g, why}
 		for _, f := range g {
 			if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
 				f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
@@ -390,13 +406,26 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		for _, same := range byHeader {
 			if same, why := keepSafe(same, opt.Keep); len(same) > 1 {
 				same[0].structureID(ctx)
-				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same, why))
+				r.bytes = append(r.bytes, ranked{same, why})
 			}
 		}
-		if len(byHeader) > 1 && level != LevelBytes {
+		if r.content = len(byHeader) > 1 && level != LevelBytes; r.content {
 			g[0].structureID(ctx)
-			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g, why))
-			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, g})
+		}
+		return nil
+	})
+	var contentGroups []contentGroup
+	for _, r := range results {
+		if r.all.g == nil {
+			continue
+		}
+		rep.Reclaimable += freed(r.all.g)
+		for _, b := range r.bytes {
+			rep.Groups = append(rep.Groups, makeGroup(LevelBytes, b.g, b.why))
+		}
+		if r.content {
+			rep.Groups = append(rep.Groups, makeGroup(LevelContent, r.all.g, r.all.why))
+			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, r.all.g})
 		}
 	}
 	if level == LevelRenamed || level == LevelStructure {
