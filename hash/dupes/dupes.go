@@ -424,10 +424,24 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			rep.Groups = append(rep.Groups, makeGroup(LevelBytes, b.g, b.why))
 		}
 		if r.content {
-			rep.Groups = append(rep.Groups, makeGroup(LevelContent, r.all.g, r.all.why))
-			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, r.all.g})
+			grp := makeGroup(LevelContent, r.all.g, r.all.why)
+			rep.Groups = append(rep.Groups, grp)
+			contentGroups = append(contentGroups, newContentGroup(grp, r.all.g))
 		}
 	}
+	// How each copy in a content group differs from its keeper is worked out while renamed copies are
+	// searched for: it needs the group and its models' headers alone.
+	diffsDone := make(chan struct{})
+	go func() {
+		defer close(diffsDone)
+		var n atomic.Int64
+		pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
+			differences(ctx, contentGroups[i])
+			progress("differences", int(n.Add(1)), len(contentGroups))
+			return nil
+		})
+	}()
+	defer func() { <-diffsDone }()
 	if level == LevelRenamed || level == LevelStructure {
 		done.Store(0)
 		for _, g := range findRenamed(ctx, live, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
@@ -469,14 +483,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 	rep.TensorBytesRead = bytesRead.Load()
-	// Differences, before rep.Groups is sorted (contentGroups know their groups by index).
-	done.Store(0)
-	pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
-		cg := contentGroups[i]
-		differences(ctx, &rep.Groups[cg.index], cg.members)
-		progress("differences", int(done.Add(1)), len(contentGroups))
-		return nil
-	})
+	<-diffsDone // the sidecars' differences go into the differences
 	pool.Run(ctx, workers, len(rep.Groups), func(ctx context.Context, i int) error {
 		sidecarsOf(ctx, &rep.Groups[i])
 		return nil
