@@ -330,6 +330,14 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 
+	// Renamed copies are looked for among models with the same shapes: the search starts now, from
+	// the headers, beside the comparison of contents, and compares once that is done.
+	var renamed *renamedSearch
+	if level == LevelRenamed || level == LevelStructure {
+		renamed = prepareRenamed(ctx, live, workers, &bytesRead)
+		defer func() { <-renamed.done }()
+	}
+
 	// Stage 3: samples, then a comparison of the files whose samples agree.
 	done.Store(0)
 	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
@@ -444,7 +452,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	defer func() { <-diffsDone }()
 	if level == LevelRenamed || level == LevelStructure {
 		done.Store(0)
-		for _, g := range findRenamed(ctx, live, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
+		for _, g := range renamed.find(ctx, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
 			var reps []*scanned // one model of each structure: the others are its content copies
 			for _, same := range groupBy(g, structureKey) {
 				for _, f := range same {
@@ -603,7 +611,11 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		return f, nil
 	}
 	if !f.set { // most headers are skimmed; what skim is unsure of canon.Read reads
-		if ok, err := f.skimFile(); ok || err != nil {
+		k, ok, err := f.skimFile()
+		if ok {
+			f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
+		}
+		if ok || err != nil {
 			return f, err
 		}
 	}

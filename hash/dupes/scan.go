@@ -31,15 +31,15 @@ type scratch struct {
 	spans [][2]uint64
 }
 
-// skimFile reads a local file's header and skims it (skim). It returns false, and no error, when the
-// file is not plain safetensors: canon.Read is to read it then.
-func (f *scanned) skimFile() (bool, error) {
+// skimFile reads a local file's header and skims it (skim) for its keys. It returns false, and no
+// error, when the file is not plain safetensors: canon.Read is to read it then.
+func (f *scanned) skimFile() (keys, bool, error) {
 	if f.size < 8 {
-		return false, nil
+		return keys{}, false, nil
 	}
 	file, err := os.Open(f.path)
 	if err != nil {
-		return false, canon.PathError("open", f.path, err)
+		return keys{}, false, canon.PathError("open", f.path, err)
 	}
 	defer file.Close()
 	sc := scratchPool.Get().(*scratch)
@@ -50,11 +50,11 @@ func (f *scanned) skimFile() (bool, error) {
 	}
 	b := sc.head[:first]
 	if _, err := file.ReadAt(b, 0); err != nil {
-		return false, canon.PathError("read", f.path, err)
+		return keys{}, false, canon.PathError("read", f.path, err)
 	}
 	n := binary.LittleEndian.Uint64(b)
 	if n < 2 || n > canon.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
-		return false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
+		return keys{}, false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
 	}
 	if 8+n > uint64(len(b)) {
 		if cap(sc.head) < int(8+n) {
@@ -64,15 +64,11 @@ func (f *scanned) skimFile() (bool, error) {
 		}
 		b = sc.head[:8+n]
 		if _, err := file.ReadAt(b[first:], first); err != nil {
-			return false, canon.PathError("read", f.path, err)
+			return keys{}, false, canon.PathError("read", f.path, err)
 		}
 	}
 	k, ok := skim(b[8:8+n], f.size-8-int64(n), &sc.spans, nil)
-	if !ok {
-		return false, nil
-	}
-	f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
-	return true, nil
+	return k, ok, nil
 }
 
 // crc32c is the CRC-32C table: hardware-accelerated on most processors.
@@ -91,10 +87,13 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 	return err
 }
 
-// rescan reads the model's header again for its keys.
+// rescan reads the model's header again for its sample's picks (the other keys are the cache's).
 func (f *scanned) rescan(ctx context.Context) error {
 	if !f.set {
-		if ok, err := f.skimFile(); ok || err != nil {
+		if k, ok, err := f.skimFile(); ok || err != nil {
+			if ok {
+				f.k.sample, f.picked = k.sample, true
+			}
 			return err
 		}
 	}
@@ -103,7 +102,7 @@ func (f *scanned) rescan(ctx context.Context) error {
 		return err
 	}
 	defer o.Close()
-	f.k, f.picked = keysOf(m), true
+	f.k.sample, f.picked = keysOf(m).sample, true
 	return nil
 }
 
@@ -171,6 +170,12 @@ func (f *scanned) tensors(ctx context.Context) (*canon.Model, error) {
 	if f.model != nil {
 		return f.model, nil
 	}
+	return f.readTensors(ctx)
+}
+
+// readTensors reads the model's header again for what its tensors are: lightModel's, else
+// canon.Read's. It reads no field a comparison writes.
+func (f *scanned) readTensors(ctx context.Context) (*canon.Model, error) {
 	m, src, err := f.lightModel()
 	if err != nil {
 		return nil, err
