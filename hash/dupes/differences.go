@@ -46,16 +46,31 @@ func noDifferences() *Differences {
 		Layout: []diff.NoteCode{}, Sidecars: []SidecarDifference{}}
 }
 
-// contentGroup is a content group of a report, by index, and its scanned members in the group's order.
+// contentGroup is a content group of a report (its members shared with the report's) and its scanned
+// members in the group's order, with the headers a comparison read whole (models; nil where it did not).
 type contentGroup struct {
-	index   int
+	group   Group
 	members []*scanned
+	models  []*canon.Model
 }
 
-// differences fills in how each member of a content group g (scanned as members) differs from its
-// keeper: identical when their header bytes are, else what diff.Compare finds in their headers. A
-// member (or keeper) that cannot be read again gets no Differences.
-func differences(ctx context.Context, g *Group, members []*scanned) {
+// newContentGroup is the content group g of members, with the headers a comparison read whole, taken
+// now: the search for renamed copies may read its members again meanwhile.
+func newContentGroup(g Group, members []*scanned) contentGroup {
+	cg := contentGroup{group: g, members: members, models: make([]*canon.Model, len(members))}
+	for i, f := range members {
+		if f.fullModel {
+			cg.models[i] = f.model
+		}
+	}
+	return cg
+}
+
+// differences fills in how each member of a content group differs from its keeper: identical when
+// their header bytes are, else what diff.Compare finds in their headers. A member (or keeper) that
+// cannot be read again gets no Differences.
+func differences(ctx context.Context, cg contentGroup) {
+	g, members := &cg.group, cg.members
 	keeper := &g.Members[0]
 	var first *canon.Model
 	for i := 1; i < len(g.Members); i++ {
@@ -66,11 +81,11 @@ func differences(ctx context.Context, g *Group, members []*scanned) {
 		}
 		if first == nil {
 			var err error
-			if first, err = readModel(ctx, members[0]); err != nil {
+			if first, err = readModel(ctx, members[0], cg.models[0]); err != nil {
 				return
 			}
 		}
-		model, err := readModel(ctx, members[i])
+		model, err := readModel(ctx, members[i], cg.models[i])
 		if err != nil {
 			continue
 		}
@@ -113,10 +128,10 @@ func compare(a, b *canon.Model) *Differences {
 }
 
 // readModel reads a scanned model's header again (the model, not its tensor bytes), unless a
-// comparison kept it.
-func readModel(ctx context.Context, f *scanned) (*canon.Model, error) {
-	if f.model != nil && f.fullModel {
-		return f.model, nil
+// comparison kept it whole (kept).
+func readModel(ctx context.Context, f *scanned, kept *canon.Model) (*canon.Model, error) {
+	if kept != nil {
+		return kept, nil
 	}
 	o, err := f.open(ctx)
 	if err != nil {

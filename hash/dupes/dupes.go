@@ -242,6 +242,8 @@ type scanned struct {
 	// read whole (fullModel), or its tensors alone (lightModel).
 	model     *canon.Model
 	fullModel bool
+	// names are model's names mapped (mapNames), once worked out.
+	names *mapped
 	// err is why the model could not be read (after its header was): it is then skipped.
 	err error
 	// symlink is true when the path is a symbolic link.
@@ -328,6 +330,14 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 
+	// Renamed copies are looked for among models with the same shapes: the search starts now, from
+	// the headers, beside the comparison of contents, and compares once that is done.
+	var renamed *renamedSearch
+	if level == LevelRenamed || level == LevelStructure {
+		renamed = prepareRenamed(ctx, live, workers, &bytesRead)
+		defer func() { <-renamed.done }()
+	}
+
 	// Stage 3: samples, then a comparison of the files whose samples agree.
 	done.Store(0)
 	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
@@ -359,13 +369,28 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return nil, err
 	}
 
-	// Results: content groups, bytes groups within them.
-	var contentGroups []contentGroup
+	// Results: content groups, bytes groups within them; each class made ready (sidecars, keeper,
+	// header hashes, structure IDs) in parallel, then reported in order.
 	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
+	var classGroups [][]*scanned
 	for _, g := range groupBy(candidates, func(f *scanned) string { return classKey(f) }) {
-		if len(g) < 2 || g[0].class == 0 {
-			continue
+		if len(g) > 1 && g[0].class != 0 {
+			classGroups = append(classGroups, g)
 		}
+	}
+	type ranked struct {
+		g   []*scanned
+		why KeepReason
+	}
+	type classResult struct {
+		all   ranked
+		bytes []ranked // the bytes groups within it
+		// content is set when the class is a content group (models with other headers).
+		content bool
+	}
+	results := make([]classResult, len(classGroups))
+	pool.Run(ctx, workers, len(classGroups), func(ctx context.Context, i int) error {
+		g := classGroups[i]
 		for _, f := range g {
 			if !f.set && !source.IsRemote(f.path) {
 				f.sidecars = lora.SidecarFiles(f.path)
@@ -373,9 +398,10 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 		var why KeepReason
 		if g, why = keepSafe(g, opt.Keep); len(g) < 2 {
-			continue
+			return nil
 		}
-		rep.Reclaimable += freed(g)
+		r := &results[i]
+		r.all = ranked{g, why}
 		for _, f := range g {
 			if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
 				f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
@@ -388,18 +414,45 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		for _, same := range byHeader {
 			if same, why := keepSafe(same, opt.Keep); len(same) > 1 {
 				same[0].structureID(ctx)
-				rep.Groups = append(rep.Groups, makeGroup(LevelBytes, same, why))
+				r.bytes = append(r.bytes, ranked{same, why})
 			}
 		}
-		if len(byHeader) > 1 && level != LevelBytes {
+		if r.content = len(byHeader) > 1 && level != LevelBytes; r.content {
 			g[0].structureID(ctx)
-			rep.Groups = append(rep.Groups, makeGroup(LevelContent, g, why))
-			contentGroups = append(contentGroups, contentGroup{len(rep.Groups) - 1, g})
+		}
+		return nil
+	})
+	var contentGroups []contentGroup
+	for _, r := range results {
+		if r.all.g == nil {
+			continue
+		}
+		rep.Reclaimable += freed(r.all.g)
+		for _, b := range r.bytes {
+			rep.Groups = append(rep.Groups, makeGroup(LevelBytes, b.g, b.why))
+		}
+		if r.content {
+			grp := makeGroup(LevelContent, r.all.g, r.all.why)
+			rep.Groups = append(rep.Groups, grp)
+			contentGroups = append(contentGroups, newContentGroup(grp, r.all.g))
 		}
 	}
+	// How each copy in a content group differs from its keeper is worked out while renamed copies are
+	// searched for: it needs the group and its models' headers alone.
+	diffsDone := make(chan struct{})
+	go func() {
+		defer close(diffsDone)
+		var n atomic.Int64
+		pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
+			differences(ctx, contentGroups[i])
+			progress("differences", int(n.Add(1)), len(contentGroups))
+			return nil
+		})
+	}()
+	defer func() { <-diffsDone }()
 	if level == LevelRenamed || level == LevelStructure {
 		done.Store(0)
-		for _, g := range findRenamed(ctx, live, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
+		for _, g := range renamed.find(ctx, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
 			var reps []*scanned // one model of each structure: the others are its content copies
 			for _, same := range groupBy(g, structureKey) {
 				for _, f := range same {
@@ -438,14 +491,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 	rep.TensorBytesRead = bytesRead.Load()
-	// Differences, before rep.Groups is sorted (contentGroups know their groups by index).
-	done.Store(0)
-	pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
-		cg := contentGroups[i]
-		differences(ctx, &rep.Groups[cg.index], cg.members)
-		progress("differences", int(done.Add(1)), len(contentGroups))
-		return nil
-	})
+	<-diffsDone // the sidecars' differences go into the differences
 	pool.Run(ctx, workers, len(rep.Groups), func(ctx context.Context, i int) error {
 		sidecarsOf(ctx, &rep.Groups[i])
 		return nil
@@ -565,7 +611,11 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		return f, nil
 	}
 	if !f.set { // most headers are skimmed; what skim is unsure of canon.Read reads
-		if ok, err := f.skimFile(); ok || err != nil {
+		k, ok, err := f.skimFile()
+		if ok {
+			f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
+		}
+		if ok || err != nil {
 			return f, err
 		}
 	}

@@ -247,3 +247,32 @@ func TestSamePathTwice(t *testing.T) {
 		t.Errorf("%d models, skipped %+v, groups %+v", rep.Files, rep.Skipped, groupsOf(rep))
 	}
 }
+
+// TestEqualPieces: bytes split into pieces at other places compare as the bytes they hold, a
+// difference found in any piece, at a piece's edge too.
+func TestEqualPieces(t *testing.T) {
+	data := []byte("abcdefghijklmnopqrstuvwxyz0123456789")
+	split := func(b []byte, cuts ...int) [][]byte {
+		var out [][]byte
+		prev := 0
+		for _, c := range cuts {
+			out = append(out, b[prev:c])
+			prev = c
+		}
+		return append(out, b[prev:])
+	}
+	for _, a := range [][]int{nil, {1}, {5, 6, 20}, {35}, {0, 0, 10}} {
+		for _, b := range [][]int{nil, {2, 3}, {17}, {5, 6, 20}, {1, 2, 3, 4, 30}} {
+			if !equalPieces(split(data, a...), split(data, b...)) {
+				t.Errorf("cut at %v and %v: not equal", a, b)
+			}
+			for _, at := range []int{0, 4, 5, 6, 19, 20, 35} {
+				other := append([]byte(nil), data...)
+				other[at] ^= 1
+				if equalPieces(split(data, a...), split(other, b...)) {
+					t.Errorf("cut at %v and %v, byte %d flipped: equal", a, b, at)
+				}
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/stdiff/stdiff/canon"
@@ -45,11 +46,13 @@ type mapped struct {
 	mapped  []string       // mapped names, in order
 	scalars []int
 	ok      bool
+	// of is the model mapped.
+	of *canon.Model
 }
 
 // mapNames maps a model's tensor names (see the comment above).
 func mapNames(m *canon.Model) mapped {
-	mp := mapped{names: map[string]int{}, ok: true}
+	mp := mapped{names: map[string]int{}, ok: true, of: m}
 	var names []string
 	var idx []int
 	for i := range m.Tensors {
@@ -104,15 +107,55 @@ func renamedKey(m *canon.Model, mp mapped) pair {
 	return p
 }
 
+// mapNames maps the names of m, the model's header: worked out once for the model a comparison
+// kept (f.model).
+func (f *scanned) mapNames(m *canon.Model) *mapped {
+	if f.names != nil && f.names.of == m {
+		return f.names
+	}
+	mp := mapNames(m)
+	if m == f.model {
+		f.names = &mp
+	}
+	return &mp
+}
+
+// renamedPicks are the ranges of a renamed sample of m (names mapped as mp): the same tensors in a
+// model and its renamed copy.
+func renamedPicks(m *canon.Model, mp *mapped) [][2]uint64 {
+	var pk picks
+	for _, n := range mp.mapped {
+		t := &m.Tensors[mp.names[n]]
+		pk.offer(hashString(n), t.Begin, t.End)
+	}
+	return pk.ranges()
+}
+
+// layoutKey groups models of one structure and layout: their renamed samples read the same ranges.
+func layoutKey(f *scanned) string { return fmt.Sprintf("%s/%x", structureKey(f), f.k.layout) }
+
 // renamedStream is a model's tensors of more than one element in mapped-name order.
 func renamedStream(f *scanned, m *canon.Model) ([]int, []string, bool) {
-	mp := mapNames(m)
+	mp := f.mapNames(m)
 	return mp.order, mp.mapped, mp.ok
 }
 
-// findRenamed returns the sets of models that hold the same tensor bytes under other names: each set
-// holds models of two or more name sets (structures), all of its models of one structure among them.
-func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, read *atomic.Int64, progress func(n, total int)) [][]*scanned {
+// renamedSearch is a search for renamed copies under way: prepareRenamed starts it, find ends it.
+type renamedSearch struct {
+	done    chan struct{}
+	sampled []*scanned
+	// errs are the models that could not be read while preparing (f.err is the content comparison's
+	// meanwhile).
+	mu   sync.Mutex
+	errs map[*scanned]error
+}
+
+// prepareRenamed starts the search for renamed copies among live: the candidates, their mapped keys
+// and their samples, from their headers and tensor bytes alone. It touches no field of a model that
+// comparing contents does (its keys but the picks are the headers', fixed), so it runs while the
+// contents are compared; find waits for it.
+func prepareRenamed(ctx context.Context, live []*scanned, workers int, read *atomic.Int64) *renamedSearch {
+	r := &renamedSearch{done: make(chan struct{}), errs: map[*scanned]error{}}
 	// Candidates: shape groups with more than one structure.
 	var cands []*scanned
 	for _, g := range groupBy(live, func(f *scanned) string {
@@ -125,11 +168,39 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 			cands = append(cands, g...)
 		}
 	}
-	if len(cands) == 0 {
-		return nil
-	}
-	// The mapped key, once per structure, from one model of it (the cache may know it).
+	go func() {
+		defer close(r.done)
+		if len(cands) > 0 {
+			r.prepare(ctx, cands, workers, read)
+		}
+	}()
+	return r
+}
+
+// fail records that f could not be read.
+func (r *renamedSearch) fail(f *scanned, err error) {
+	r.mu.Lock()
+	r.errs[f] = err
+	r.mu.Unlock()
+}
+
+func (r *renamedSearch) failed(f *scanned) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.errs[f] != nil
+}
+
+// prepare works out the candidates' mapped keys and the samples of those whose keys meet another
+// structure's (r.sampled).
+func (r *renamedSearch) prepare(ctx context.Context, cands []*scanned, workers int, read *atomic.Int64) {
+	// The mapped key, once per structure, from one model of it (the cache may know it); with it the
+	// ranges of that model's layout's renamed samples.
 	byStructure := groupBy(cands, structureKey)
+	type layoutRanges struct {
+		layout string
+		ranges [][2]uint64
+	}
+	ranges := make([]layoutRanges, len(byStructure))
 	pool.Run(ctx, workers, len(byStructure), func(ctx context.Context, i int) error {
 		g := byStructure[i]
 		var known *renamedInfo
@@ -142,13 +213,14 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 		if known == nil {
 			known = &renamedInfo{}
 			for _, f := range g {
-				m, err := f.tensors(ctx)
+				m, err := f.readTensors(ctx)
 				if err != nil {
-					f.err = err
+					r.fail(f, err)
 					continue
 				}
 				if mp := mapNames(m); mp.ok {
 					known.key, known.hasKey = renamedKey(m, mp), true
+					ranges[i] = layoutRanges{layoutKey(f), renamedPicks(m, &mp)}
 				}
 				break
 			}
@@ -161,16 +233,33 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 		return nil
 	})
 	// Samples of the models whose mapped keys meet another structure's.
-	var sampled []*scanned
 	for _, g := range groupBy(cands, renamedGroupKey) {
 		if len(g) > 1 && !oneStructure(g) && g[0].renamed != nil && g[0].renamed.hasKey {
-			sampled = append(sampled, g...)
+			r.sampled = append(r.sampled, g...)
 		}
 	}
-	takeRenamedSamples(ctx, sampled, workers, read)
+	rangesOf := map[string][][2]uint64{}
+	for _, lr := range ranges {
+		if lr.ranges != nil {
+			rangesOf[lr.layout] = lr.ranges
+		}
+	}
+	r.takeSamples(ctx, workers, read, rangesOf)
+}
+
+// find waits for the preparation and returns the sets of models that hold the same tensor bytes
+// under other names: each set holds models of two or more name sets (structures), all of its models
+// of one structure among them. What could not be read while preparing becomes the models' errors.
+func (r *renamedSearch) find(ctx context.Context, workers int, crcs bool, read *atomic.Int64, progress func(n, total int)) [][]*scanned {
+	<-r.done
+	for f, err := range r.errs {
+		if f.err == nil {
+			f.err = err
+		}
+	}
 	// Comparisons of those whose samples agree.
 	var groups [][]*scanned
-	for _, g := range groupBy(sampled, func(f *scanned) string {
+	for _, g := range groupBy(r.sampled, func(f *scanned) string {
 		if f.err != nil || !f.renamed.hasSample {
 			return "\x00" + f.path
 		}
@@ -200,7 +289,7 @@ func findRenamed(ctx context.Context, live []*scanned, workers int, crcs bool, r
 		return nil
 	})
 	var out [][]*scanned
-	for _, g := range groupBy(sampled, func(f *scanned) string {
+	for _, g := range groupBy(r.sampled, func(f *scanned) string {
 		if f.err != nil || f.renamed.class == 0 {
 			return "\x00" + f.path
 		}
@@ -230,32 +319,30 @@ func oneStructure(g []*scanned) bool {
 	return true
 }
 
-// takeRenamedSamples hashes a sample of each model's tensors chosen by mapped name (the same tensors
-// in a model and its renamed copy): the picks come from one model of each structure and layout (its
-// header read again), the bytes from each model.
-func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *atomic.Int64) {
+// takeSamples hashes a sample of each sampled model's tensors chosen by mapped name (the same tensors
+// in a model and its renamed copy): the picks come from one model of each structure and layout (known,
+// by layoutKey, else its header read again), the bytes from each model.
+func (r *renamedSearch) takeSamples(ctx context.Context, workers int, read *atomic.Int64, known map[string][][2]uint64) {
 	var todo []*scanned
-	for _, f := range fs {
-		if f.err == nil && !f.renamed.hasSample {
+	for _, f := range r.sampled {
+		if !r.failed(f) && !f.renamed.hasSample {
 			todo = append(todo, f)
 		}
 	}
-	byLayout := groupBy(todo, func(f *scanned) string { return fmt.Sprintf("%s/%x", structureKey(f), f.k.layout) })
+	byLayout := groupBy(todo, layoutKey)
 	ranges := make([][][2]uint64, len(byLayout))
 	pool.Run(ctx, workers, len(byLayout), func(ctx context.Context, i int) error {
+		if ranges[i] = known[layoutKey(byLayout[i][0])]; ranges[i] != nil {
+			return nil
+		}
 		for _, f := range byLayout[i] {
-			m, err := f.tensors(ctx)
+			m, err := f.readTensors(ctx)
 			if err != nil {
-				f.err = err
+				r.fail(f, err)
 				continue
 			}
 			mp := mapNames(m)
-			var pk picks
-			for _, n := range mp.mapped {
-				t := &m.Tensors[mp.names[n]]
-				pk.offer(hashString(n), t.Begin, t.End)
-			}
-			ranges[i] = pk.ranges()
+			ranges[i] = renamedPicks(m, &mp)
 			return nil
 		}
 		return nil
@@ -264,7 +351,7 @@ func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *a
 	rangesOf := map[*scanned][][2]uint64{}
 	for i, g := range byLayout {
 		for _, f := range g {
-			if f.err == nil && ranges[i] != nil {
+			if !r.failed(f) && ranges[i] != nil {
 				jobs = append(jobs, f)
 				rangesOf[f] = ranges[i]
 			}
@@ -272,8 +359,10 @@ func takeRenamedSamples(ctx context.Context, fs []*scanned, workers int, read *a
 	}
 	pool.Run(ctx, workers, len(jobs), func(ctx context.Context, i int) error {
 		f := jobs[i]
-		f.err = f.sampleRanges(ctx, rangesOf[f], &f.renamed.sample, read)
-		f.renamed.hasSample = f.err == nil
+		err := f.sampleRanges(ctx, rangesOf[f], &f.renamed.sample, read)
+		if f.renamed.hasSample = err == nil; err != nil {
+			r.fail(f, err)
+		}
 		return nil
 	})
 }
@@ -322,10 +411,9 @@ type RenamePair struct {
 	To   string `json:"to"`
 }
 
-// renaming says how the copy m names the keeper k's tensors.
-func renaming(k, m *canon.Model) *Renaming {
+// renaming says how the copy m names the keeper k's tensors (km, mm: their names mapped).
+func renaming(k, m *canon.Model, km, mm *mapped) *Renaming {
 	r := &Renaming{Mapping: []RenamePair{}, OnlyInKeeper: []string{}, OnlyHere: []string{}}
-	km, mm := mapNames(k), mapNames(m)
 	matched := map[int]bool{}
 	for _, n := range km.mapped {
 		from := k.Tensors[km.names[n]].Name
@@ -375,7 +463,7 @@ func renamedGroup(ctx context.Context, g []*scanned, why KeepReason) Group {
 	for i := 1; i < len(g); i++ {
 		if m, err := g[i].tensors(ctx); err == nil {
 			d := noDifferences()
-			d.Renamed = renaming(km, m)
+			d.Renamed = renaming(km, m, g[0].mapNames(km), g[i].mapNames(m))
 			grp.Members[i].Differences = d
 		}
 	}

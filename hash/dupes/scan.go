@@ -31,15 +31,15 @@ type scratch struct {
 	spans [][2]uint64
 }
 
-// skimFile reads a local file's header and skims it (skim). It returns false, and no error, when the
-// file is not plain safetensors: canon.Read is to read it then.
-func (f *scanned) skimFile() (bool, error) {
+// skimFile reads a local file's header and skims it (skim) for its keys. It returns false, and no
+// error, when the file is not plain safetensors: canon.Read is to read it then.
+func (f *scanned) skimFile() (keys, bool, error) {
 	if f.size < 8 {
-		return false, nil
+		return keys{}, false, nil
 	}
 	file, err := os.Open(f.path)
 	if err != nil {
-		return false, canon.PathError("open", f.path, err)
+		return keys{}, false, canon.PathError("open", f.path, err)
 	}
 	defer file.Close()
 	sc := scratchPool.Get().(*scratch)
@@ -50,11 +50,11 @@ func (f *scanned) skimFile() (bool, error) {
 	}
 	b := sc.head[:first]
 	if _, err := file.ReadAt(b, 0); err != nil {
-		return false, canon.PathError("read", f.path, err)
+		return keys{}, false, canon.PathError("read", f.path, err)
 	}
 	n := binary.LittleEndian.Uint64(b)
 	if n < 2 || n > canon.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
-		return false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
+		return keys{}, false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
 	}
 	if 8+n > uint64(len(b)) {
 		if cap(sc.head) < int(8+n) {
@@ -64,15 +64,11 @@ func (f *scanned) skimFile() (bool, error) {
 		}
 		b = sc.head[:8+n]
 		if _, err := file.ReadAt(b[first:], first); err != nil {
-			return false, canon.PathError("read", f.path, err)
+			return keys{}, false, canon.PathError("read", f.path, err)
 		}
 	}
 	k, ok := skim(b[8:8+n], f.size-8-int64(n), &sc.spans, nil)
-	if !ok {
-		return false, nil
-	}
-	f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
-	return true, nil
+	return k, ok, nil
 }
 
 // crc32c is the CRC-32C table: hardware-accelerated on most processors.
@@ -91,10 +87,13 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 	return err
 }
 
-// rescan reads the model's header again for its keys.
+// rescan reads the model's header again for its sample's picks (the other keys are the cache's).
 func (f *scanned) rescan(ctx context.Context) error {
 	if !f.set {
-		if ok, err := f.skimFile(); ok || err != nil {
+		if k, ok, err := f.skimFile(); ok || err != nil {
+			if ok {
+				f.k.sample, f.picked = k.sample, true
+			}
 			return err
 		}
 	}
@@ -103,7 +102,7 @@ func (f *scanned) rescan(ctx context.Context) error {
 		return err
 	}
 	defer o.Close()
-	f.k, f.picked = keysOf(m), true
+	f.k.sample, f.picked = keysOf(m).sample, true
 	return nil
 }
 
@@ -171,6 +170,12 @@ func (f *scanned) tensors(ctx context.Context) (*canon.Model, error) {
 	if f.model != nil {
 		return f.model, nil
 	}
+	return f.readTensors(ctx)
+}
+
+// readTensors reads the model's header again for what its tensors are: lightModel's, else
+// canon.Read's. It reads no field a comparison writes.
+func (f *scanned) readTensors(ctx context.Context) (*canon.Model, error) {
 	m, src, err := f.lightModel()
 	if err != nil {
 		return nil, err
@@ -294,19 +299,55 @@ type stream struct {
 	crc  uint32
 	in   int64
 	done func()
+	// pieces holds what next returns (reused).
+	pieces [][]byte
 }
 
-// next returns the stream's next n bytes: where they are mapped when they lie in one range, else
-// copied into buf.
-func (s *stream) next(n int64, buf []byte) ([]byte, error) {
-	if r := s.ranges[s.ri]; s.data != nil && r[1]-s.roff >= n {
-		b := s.data[r[0]+s.roff : r[0]+s.roff+n]
-		if s.roff += n; s.roff == r[1] {
+// next returns the stream's next n bytes as pieces: where they are mapped (a piece per range they
+// span, none copied), else copied into buf (one piece). The pieces are valid until the next call.
+func (s *stream) next(n int64, buf []byte) ([][]byte, error) {
+	s.pieces = s.pieces[:0]
+	if s.data == nil {
+		if err := s.read(buf[:n]); err != nil {
+			return nil, err
+		}
+		s.pieces = append(s.pieces, buf[:n])
+		return s.pieces, nil
+	}
+	for n > 0 {
+		r := s.ranges[s.ri]
+		k := min(n, r[1]-s.roff)
+		s.pieces = append(s.pieces, s.data[r[0]+s.roff:r[0]+s.roff+k])
+		n, s.roff = n-k, s.roff+k
+		if s.roff == r[1] {
 			s.ri, s.roff = s.ri+1, 0
 		}
-		return b, nil
 	}
-	return buf[:n], s.read(buf[:n])
+	return s.pieces, nil
+}
+
+// equalPieces reports whether two lists of pieces hold the same bytes (their lengths are equal).
+func equalPieces(a, b [][]byte) bool {
+	if len(a) == 1 && len(b) == 1 {
+		return bytes.Equal(a[0], b[0])
+	}
+	var x, y []byte
+	for {
+		for len(x) == 0 && len(a) > 0 {
+			x, a = a[0], a[1:]
+		}
+		for len(y) == 0 && len(b) > 0 {
+			y, b = b[0], b[1:]
+		}
+		if len(x) == 0 || len(y) == 0 {
+			return len(x) == len(y)
+		}
+		k := min(len(x), len(y))
+		if !bytes.Equal(x[:k], y[:k]) {
+			return false
+		}
+		x, y = x[k:], y[k:]
+	}
 }
 
 // read fills b from the stream's next bytes.
@@ -562,7 +603,7 @@ func (c *comparer) compare(g []*scanned) [][]*scanned {
 			*c.state(f) = crcState{}
 		}
 		if len(byID[classOf[f]]) < 2 {
-			f.model, f.fullModel = nil, false
+			f.model, f.fullModel, f.names = nil, false, nil
 		}
 	}
 	return out
@@ -620,9 +661,9 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 			}
 			n := min(chunk, total-pos)
 			var parts [][]*stream
-			views := map[*stream][]byte{}
+			views := map[*stream][][]byte{}
 			for _, s := range cl {
-				if s.data == nil || len(s.ranges) > 1 { // bytes to copy: a buffer, once
+				if s.data == nil { // bytes to copy: a buffer, once
 					if bufs[index[s]] == nil {
 						bufs[index[s]] = make([]byte, chunk)
 					}
@@ -636,7 +677,7 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 				views[s] = b
 				c.read.Add(n)
 				k := 0
-				for k < len(parts) && !bytes.Equal(views[parts[k][0]], b) {
+				for k < len(parts) && !equalPieces(views[parts[k][0]], b) {
 					k++
 				}
 				if k == len(parts) {
@@ -646,7 +687,9 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 			}
 			for _, p := range parts {
 				if c.crcs { // once for the part: its streams hold the same bytes
-					p[0].account(views[p[0]])
+					for _, b := range views[p[0]] {
+						p[0].account(b)
+					}
 					for _, s := range p[1:] {
 						s.crcs, s.crc, s.in = p[0].crcs[:len(p[0].crcs):len(p[0].crcs)], p[0].crc, p[0].in
 					}

@@ -19,7 +19,8 @@ import (
 // canon.Read finds the same tensors and keys, and the file valid but for what only a model's whole
 // reading tells (a name written twice) and two checks skim leaves to lightModel, which reads the
 // models in groups again: that the header is UTF-8 and holds no control character. scratch is reused
-// between calls; collect, when not nil, receives the tensors.
+// between calls; collect, when not nil, receives the tensors, and then the keys are not
+// worked out (lightModel needs the tensors alone).
 func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor) (keys, bool) {
 	k := keys{dataLen: dataLen, collect: collect}
 	spans := (*scratch)[:0]
@@ -119,8 +120,9 @@ func addEntry(k *keys, spans *[][2]uint64, name, dtype []byte, shape []uint64, b
 	}
 	*end = stop
 	*spans = append(*spans, [2]uint64{begin, stop})
-	k.add(hashBytes(name), hashBytes(dtype), shape, begin, stop)
-	if k.collect != nil { // names and dtypes share the header's memory, as canon.Read's do
+	if k.collect == nil {
+		k.add(hashBytes(name), hashBytes(dtype), shape, begin, stop)
+	} else { // names and dtypes share the header's memory, as canon.Read's do
 		*k.collect = append(*k.collect, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
 			DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: k.arena.clone(shape), Begin: begin, End: stop})
 	}

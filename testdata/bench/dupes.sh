@@ -14,6 +14,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/stdiff" ./cmd/stdiff
 STDIFF_BENCH_COLLECTION="$tmp/loras" go test ./canon/stfile -run TestWriteLoRACollection -count=1 -timeout 10m >/dev/null
 echo "collection: $(ls "$tmp/loras" | wc -l) files, $(du -sh "$tmp/loras" | cut -f1)"
+sync # the 3.6 GB just written go to disk now, not while the sides are timed
 cat "$tmp"/loras/* >/dev/null
 python3 testdata/bench/interleave.py "$runs" \
   "stdiff=$tmp/stdiff dupes --no-cache $tmp/loras" \
