@@ -431,6 +431,18 @@ func (s *Snapshot) check() error {
 		return fmt.Errorf("%d tensors, more than %d", len(s.Tensors), MaxTensors)
 	case s.Verdict.Valid != (s.Verdict.Kind == ""):
 		return errors.New("the verdict is valid with an error kind, or invalid without one")
+	case !isCode(string(s.Verdict.Kind)):
+		return fmt.Errorf("the verdict's kind %q is not an error kind", s.Verdict.Kind)
+	}
+	for _, f := range s.Findings {
+		switch {
+		case f.Code == "" || !isCode(f.Code):
+			return fmt.Errorf("finding code %q is not a code", f.Code)
+		case f.Severity != canon.SevError && f.Severity != canon.SevWarning && f.Severity != canon.SevInfo:
+			return fmt.Errorf("finding %s: severity %q is not error, warning or info", f.Code, f.Severity)
+		case !isCode(string(f.RefKind)):
+			return fmt.Errorf("finding %s: reference kind %q is not an error kind", f.Code, f.RefKind)
+		}
 	}
 	for i := range s.Metadata {
 		if i > 0 && s.Metadata[i-1].Key >= s.Metadata[i].Key {
@@ -452,6 +464,18 @@ func (s *Snapshot) check() error {
 		}
 	}
 	return nil
+}
+
+// isCode reports whether c could be one of stdiff's codes (finding codes, error kinds, severities):
+// ASCII letters, digits, '.', '-' and '_' only. Writers print codes as they are, so a snapshot's codes
+// must be such names (not, say, a terminal escape).
+func isCode(c string) bool {
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '.' || b == '-' || b == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadFile reads the snapshot in the file at path (see Read). Its errors are *canon.ReadError values

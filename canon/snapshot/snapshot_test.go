@@ -304,3 +304,39 @@ func FuzzReadSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// TestReadRefusesForgedCodes: the codes a snapshot records (the verdict's kind, each finding's code,
+// severity and reference kind) are printed as they are, as stdiff's own: a snapshot whose codes are
+// not such names (a terminal escape, say) is refused, even when its IDs were computed again.
+func TestReadRefusesForgedCodes(t *testing.T) {
+	for name, edit := range map[string]func(s *snapshot.Snapshot){
+		"verdict kind": func(s *snapshot.Snapshot) {
+			s.Verdict = snapshot.Verdict{Kind: "InvalidOffset\x1b[2J", Message: "m"}
+		},
+		"finding code": func(s *snapshot.Snapshot) {
+			s.Findings = []canon.Finding{{Code: "x\x1b]0;title\x07", Severity: canon.SevError, Offset: -1, Message: "m"}}
+		},
+		"finding severity": func(s *snapshot.Snapshot) {
+			s.Findings = []canon.Finding{{Code: "x", Severity: "error\x1b[1m", Offset: -1, Message: "m"}}
+		},
+		"finding reference kind": func(s *snapshot.Snapshot) {
+			s.Findings = []canon.Finding{{Code: "x", Severity: canon.SevError, Offset: -1, Message: "m", RefKind: "K\u202e"}}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := snap(t)
+			edit(s)
+			s.Seal()
+			if _, err := snapshot.Read(bytes.NewReader(write(t, s))); !errors.Is(err, snapshot.ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	s, _ := snap(t) // stdiff's own codes read back
+	s.Verdict = snapshot.Verdict{Kind: "tensor.offset", Message: "m\x1b"}
+	s.Findings = []canon.Finding{{Code: "unknown-dtype", Severity: canon.SevWarning, Offset: 3, Message: "m\x1b", RefKind: canon.InvalidHeaderDeserialization}}
+	s.Seal()
+	if _, err := snapshot.Read(bytes.NewReader(write(t, s))); err != nil {
+		t.Fatal(err)
+	}
+}
