@@ -550,3 +550,26 @@ func TestNoteCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestTextEscapesDTypes: a dtype is a header's string, as a name is: the text report escapes it
+// (added, removed and changed tensors alike), so that a terminal escape in one is shown, not obeyed.
+func TestTextEscapesDTypes(t *testing.T) {
+	model := func(name, dtype string) Side {
+		f := stfile.File{Tensors: []stfile.Tensor{{Name: name, DType: dtype, Shape: []uint64{2}, Data: make([]byte, 8)}}}
+		return load(t, name+".safetensors", f.Build(), false)
+	}
+	const hostile = "F32\x1b[2J"
+	for _, c := range [][2]Side{
+		{model("a", "F32"), model("b", hostile)}, // added and removed
+		{model("a", "F32"), model("a", hostile)}, // dtype changed
+		{model("a", hostile), model("a", "I32")}, // and back
+	} {
+		r := Compare(c[0], c[1], Options{})
+		for _, full := range []bool{false, true} {
+			out := written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: full}) })
+			if bytes.ContainsRune(out, 0x1b) || !bytes.Contains(out, []byte(`F32\x1b[2J`)) {
+				t.Errorf("%s → %s (full %v):\n%s", c[0].Model.Name, c[1].Model.Name, full, out)
+			}
+		}
+	}
+}

@@ -149,15 +149,15 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 func (t *textWriter) groupText(g *Group, tolerance bool) string {
 	switch g.Kind {
 	case Removed:
-		return t.opt.Palette.Red(g.Tensor)
+		return t.opt.Palette.Red(textfmt.Escape(g.Tensor))
 	case Added:
-		return t.opt.Palette.Green(g.Tensor)
+		return t.opt.Palette.Green(textfmt.Escape(g.Tensor))
 	case Renamed:
 		how := "likely: same dtype, shape and size (bytes not compared)"
 		if g.Confirmed {
 			how = "same bytes"
 		}
-		return g.Tensor + ", " + t.opt.Palette.Dim(how)
+		return textfmt.Escape(g.Tensor) + ", " + t.opt.Palette.Dim(how)
 	}
 	return t.changeText(g, tolerance)
 }
@@ -171,7 +171,7 @@ func (t *textWriter) changeText(g *Group, tolerance bool) string {
 		switch {
 		case fc.Field == "data" && g.Values != nil:
 		case fc.Field == "dtype" && g.Kind == Requantized:
-			parts = append(parts, fmt.Sprintf("requantised %s → %s", t.opt.Palette.Red(fc.Old), t.opt.Palette.Green(fc.New)))
+			parts = append(parts, fmt.Sprintf("requantised %s → %s", t.opt.Palette.Red(textfmt.Escape(fc.Old)), t.opt.Palette.Green(textfmt.Escape(fc.New))))
 		case fc.Field == "data" && fc.Old == "":
 			parts = append(parts, "data: bytes differ")
 		case fc.Field == "data":
@@ -181,7 +181,7 @@ func (t *textWriter) changeText(g *Group, tolerance bool) string {
 			n, _ := strconv.ParseUint(fc.New, 10, 64)
 			parts = append(parts, fmt.Sprintf("size %s → %s", t.opt.Palette.Red(textfmt.Bytes(o)), t.opt.Palette.Green(textfmt.Bytes(n))))
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.opt.Palette.Red(fc.Old), t.opt.Palette.Green(fc.New)))
+			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.opt.Palette.Red(textfmt.Escape(fc.Old)), t.opt.Palette.Green(textfmt.Escape(fc.New))))
 		}
 	}
 	if g.Values != nil {
