@@ -527,9 +527,19 @@ func Rel(spec, out string) string {
 
 // WriteFile writes s to the file at path atomically: to a temporary file in the same folder, renamed
 // over path once whole, so that path is never left half-written; when ctx is done first, path is not
-// touched. It refuses to replace any of the files keep names (the model's own files).
+// touched. It refuses to replace any of the files keep names (the model's own files), and anything
+// but a regular file (a folder; a named pipe or device such as /dev/stdout, which a rename would
+// replace rather than write to).
 func WriteFile(ctx context.Context, path string, s *Snapshot, keep ...string) (err error) {
 	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			what := "is not a regular file"
+			if st.IsDir() {
+				what = "is a folder"
+			}
+			return &canon.ReadError{Name: path, Op: "write", Err: errors.New(what + ": a snapshot is written to a file of its own"),
+				Hint: "name a file to write, or leave out -o to write to standard output"}
+		}
 		for _, k := range keep {
 			if kst, err := os.Stat(k); err == nil && os.SameFile(st, kst) {
 				return &canon.ReadError{Name: path, Op: "write", Err: errors.New("is the model itself"), Hint: "write the snapshot to another file"}

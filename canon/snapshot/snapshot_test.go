@@ -340,3 +340,32 @@ func TestReadRefusesForgedCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriteFileRefusesNonRegular: a snapshot replaces a regular file only: a folder, or a named pipe
+// or device (`-o /dev/stdout`), is refused and left as it was, and nothing is left behind.
+func TestWriteFileRefusesNonRegular(t *testing.T) {
+	s, _ := snap(t)
+	dir := t.TempDir()
+	folder, fifo := filepath.Join(dir, "folder"), filepath.Join(dir, "fifo")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{folder}
+	if err := mkfifo(fifo); err == nil {
+		targets = append(targets, fifo)
+	}
+	for _, path := range targets {
+		before, _ := os.Lstat(path)
+		err := snapshot.WriteFile(context.Background(), path, s)
+		var re *canon.ReadError
+		if !errors.As(err, &re) || re.Name != path || re.Hint == "" {
+			t.Errorf("%s: err = %v, want a *canon.ReadError naming it, with a hint", path, err)
+		}
+		if after, _ := os.Lstat(path); after == nil || after.Mode() != before.Mode() {
+			t.Errorf("%s was replaced", path)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(targets) {
+		t.Errorf("left behind: %v", entries)
+	}
+}
