@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/zeebo/blake3"
 )
@@ -547,6 +549,10 @@ func WriteFile(ctx context.Context, path string, s *Snapshot, keep ...string) (e
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if errors.Is(err, fs.ErrNotExist) {
+		return &canon.ReadError{Name: path, Op: "write", Err: fmt.Errorf("its folder %s does not exist", textfmt.Escape(filepath.Dir(path))),
+			Hint: "make the folder first, or name a file in one that exists"}
+	}
 	if err != nil {
 		return canon.PathError("write", path, err)
 	}
