@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -64,6 +68,38 @@ func decodeStrict(b []byte, v any) error {
 		return errors.New("data after the snapshot")
 	}
 	return nil
+}
+
+// problem says what is wrong with b, JSON that decodeStrict refused, and where (a byte offset), in
+// stdiff's words rather than encoding/json's.
+func problem(err error, b []byte) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Sprintf("cut short after byte %d (the file is incomplete)", len(b))
+	case errors.As(err, &se):
+		at := min(max(se.Offset-1, 0), int64(len(b)))
+		return fmt.Sprintf("not JSON at byte %d, near `%s`", at, textfmt.Escape(string(b[max(at-20, 0):min(at+20, int64(len(b)))])))
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %q, before byte %d: a JSON %s where a snapshot has %s", strings.TrimPrefix(te.Field, "Snapshot."), te.Offset, te.Value, jsonKind(te.Type))
+	}
+	return strings.TrimPrefix(err.Error(), "json: ") // an unknown field, data after the snapshot
+}
+
+// jsonKind names the JSON values a Go value of type t is read from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		return "an object"
+	}
+	return "a number"
 }
 
 // lines are the elements of a list as Write writes it: "\n" before the first, ",\n" before the

@@ -347,7 +347,7 @@ func Read(r io.Reader) (*Snapshot, error) {
 	if !ok { // JSON of the schema, written otherwise: read strictly, slowly
 		var w wire
 		if err := decodeStrict(b, &w); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+			return nil, fmt.Errorf("%w: %s", ErrInvalid, problem(err, b))
 		}
 		s = w.snapshot()
 	}

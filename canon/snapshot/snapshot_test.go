@@ -369,3 +369,29 @@ func TestWriteFileRefusesNonRegular(t *testing.T) {
 		t.Errorf("left behind: %v", entries)
 	}
 }
+
+// TestReadErrorsSayWhere: a snapshot that is not JSON of its schema is refused with what is wrong and
+// where, in stdiff's words: not encoding/json's (no "json:", no Go type names).
+func TestReadErrorsSayWhere(t *testing.T) {
+	s, _ := snap(t)
+	b := string(write(t, s))
+	for _, c := range []struct{ name, text, want string }{
+		{"cut short", b[:len(b)/2], "cut short after byte "},
+		{"wrong type", strings.Replace(b, `"size":`, `"size":"1",`+`"x":`, 1), `field "size", before byte 88: a JSON string where a snapshot has a number`},
+		{"wrong type in a tensor", strings.Replace(strings.ReplaceAll(b, ",\n", ", "), `"shape":[3,4]`, `"shape":["3",4]`, 1), `field "tensors.shape", before byte `},
+		{"wrong type in the verdict", strings.Replace(b, `"valid":true`, `"valid":1`, 1), `field "verdict.valid", before byte `},
+		{"syntax", strings.Replace(b, `"size":`, `"size":,`, 1), "not JSON at byte 85, near `"},
+		{"unknown field", strings.Replace(b, `"size":`, `"extra":1,"size":`, 1), `unknown field "extra"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := snapshot.Read(strings.NewReader(c.text))
+			if !errors.Is(err, snapshot.ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) || strings.Contains(msg, "json:") || strings.Contains(msg, "Go struct") || strings.Contains(msg, "wire") {
+				t.Errorf("err = %q, want %q in stdiff's words", msg, c.want)
+			}
+		})
+	}
+}
