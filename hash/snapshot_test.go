@@ -48,3 +48,22 @@ func TestVerifySnapshot(t *testing.T) {
 		t.Fatalf("changed: %+v", v)
 	}
 }
+
+// TestSnapshotKeepsIndex: the files a snapshot must not replace are all the model's local files: a
+// shard set's index too, whichever shard was named.
+func TestSnapshotKeepsIndex(t *testing.T) {
+	dir := t.TempDir()
+	shards := []string{"m-00001-of-00002.safetensors", "m-00002-of-00002.safetensors"}
+	for i, name := range shards {
+		f := stfile.File{Tensors: []stfile.Tensor{{Name: string(rune('a' + i)), DType: "F32", Shape: []uint64{2}}}}
+		os.WriteFile(filepath.Join(dir, name), f.Build(), 0o644)
+	}
+	index := filepath.Join(dir, "m.safetensors.index.json")
+	os.WriteFile(index, []byte(`{"metadata":{},"weight_map":{"a":"`+shards[0]+`","b":"`+shards[1]+`"}}`), 0o644)
+	for _, spec := range []string{filepath.Join(dir, shards[0]), index} {
+		_, files, err := Snapshot(t.Context(), spec, filepath.Join(dir, "m.snap"), Options{})
+		if err != nil || !slices.Contains(files, index) || !slices.Contains(files, filepath.Join(dir, shards[1])) {
+			t.Errorf("%s: %v, files %q", spec, err, files)
+		}
+	}
+}

@@ -66,6 +66,8 @@ type Opened struct {
 	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
 	Snapshot *snapshot.Snapshot
 	closers  []io.Closer
+	// index is the local index a set was opened with ("" for none): one of Files.
+	index string
 }
 
 // Close closes every file and response the model holds.
@@ -97,10 +99,13 @@ func (o *Opened) Unchanged() error {
 	return nil
 }
 
-// Files lists the local files the model's bytes are read from (a set's shards, a pipeline's
-// components' files; an index or a folder is not among them), as they were opened.
+// Files lists the local files the model is read from (a set's shards and its index, a pipeline's
+// components' files; a folder is not among them), as they were opened.
 func (o *Opened) Files() []string {
 	var out []string
+	if o.index != "" {
+		out = append(out, o.index)
+	}
 	for _, c := range o.closers {
 		switch c := c.(type) {
 		case *FileSource:
@@ -339,7 +344,7 @@ func openLocalSet(name, idxPath string, names []string, whole bool) (*Opened, er
 	if setName == "." {
 		setName = "the set"
 	}
-	o := &Opened{}
+	o := &Opened{index: idxPath}
 	m, set, err := canon.ReadSet(name, idx, names, func(shard string) (canon.Source, error) {
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
