@@ -67,3 +67,17 @@ func TestSnapshotKeepsIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotKeepsPipelineFile: nor a local diffusers pipeline's model_index.json.
+func TestSnapshotKeepsPipelineFile(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "unet"), 0o755)
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "a", DType: "F32", Shape: []uint64{2}}}}
+	os.WriteFile(filepath.Join(dir, "unet", "diffusion_pytorch_model.safetensors"), f.Build(), 0o644)
+	pipeline := filepath.Join(dir, "model_index.json")
+	os.WriteFile(pipeline, []byte(`{"_class_name":"StableDiffusionPipeline","unet":["diffusers","UNet2DConditionModel"]}`), 0o644)
+	_, files, err := Snapshot(t.Context(), dir, filepath.Join(dir, "m.snap"), Options{})
+	if err != nil || !slices.Contains(files, pipeline) {
+		t.Errorf("%v, files %q", err, files)
+	}
+}

@@ -66,7 +66,8 @@ type Opened struct {
 	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
 	Snapshot *snapshot.Snapshot
 	closers  []io.Closer
-	// index is the local index a set was opened with ("" for none): one of Files.
+	// index is the local index a set, or a pipeline (its model_index.json), was opened with ("" for
+	// none): one of Files.
 	index string
 }
 
@@ -100,7 +101,7 @@ func (o *Opened) Unchanged() error {
 }
 
 // Files lists the local files the model is read from (a set's shards and its index, a pipeline's
-// components' files; a folder is not among them), as they were opened.
+// model_index.json and its components' files; a folder is not among them), as they were opened.
 func (o *Opened) Files() []string {
 	var out []string
 	if o.index != "" {

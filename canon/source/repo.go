@@ -238,6 +238,9 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 	}
 	opened := make([]*Opened, len(comps))
 	out := &Opened{Remote: r.remote()}
+	if !out.Remote {
+		out.index = filepath.Join(name, PipelineFile)
+	}
 	err = pool.Run(ctx, workers, len(comps), func(_ context.Context, i int) (err error) {
 		opened[i], err = r.open(comps[i] + "/" + files[i]) // the sources keep ctx, the caller's: they read later
 		return err
