@@ -86,8 +86,8 @@ func DigestsAndStats(ctx context.Context, src canon.Source, m *canon.Model, opt 
 // as for Run) and makes its snapshot: its header, its IDs, and every tensor's digest and value
 // summary, read in one pass (DigestsAndStats). out is where the snapshot will be written ("" for
 // standard output): the snapshot names the model relative to its folder (snapshot.Rel). A model
-// whose header cannot be read, or whose tensors are not all there, has no snapshot: the error says
-// why (a *canon.ReadError). files, when not nil, receives the model's local files (which the
+// whose header cannot be read, whose tensors are not all there, or with text a snapshot cannot
+// record (snapshot.Recordable) has no snapshot: the error says why (a *canon.ReadError). files, when not nil, receives the model's local files (which the
 // snapshot must not replace).
 func Snapshot(ctx context.Context, spec, out string, opt Options) (s *snapshot.Snapshot, files []string, err error) {
 	o, err := source.Open(ctx, spec, opt.Source)
@@ -98,6 +98,10 @@ func Snapshot(ctx context.Context, spec, out string, opt Options) (s *snapshot.S
 	m := o.Model
 	if !m.HeaderParsed {
 		return nil, nil, HeaderError(m)
+	}
+	name := snapshot.Rel(spec, out)
+	if err := snapshot.Recordable(m, name); err != nil {
+		return nil, nil, &canon.ReadError{Name: m.Name, Err: err, Hint: "compare with the model itself: `stdiff diff MODEL OTHER`"}
 	}
 	if opt.Reading != nil {
 		opt.Reading(spec, max(m.DataLen(), 0))
@@ -115,5 +119,5 @@ func Snapshot(ctx context.Context, spec, out string, opt Options) (s *snapshot.S
 	if !o.Remote {
 		files = append([]string{spec}, o.Files()...)
 	}
-	return snapshot.New(m, snapshot.Rel(spec, out), digests, stats), files, nil
+	return snapshot.New(m, name, digests, stats), files, nil
 }

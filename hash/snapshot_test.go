@@ -1,11 +1,17 @@
 package hash
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
@@ -79,5 +85,37 @@ func TestSnapshotKeepsPipelineFile(t *testing.T) {
 	_, files, err := Snapshot(t.Context(), dir, filepath.Join(dir, "m.snap"), Options{})
 	if err != nil || !slices.Contains(files, pipeline) {
 		t.Errorf("%v, files %q", err, files)
+	}
+}
+
+// TestSnapshotOfNotUTF8: GGUF names and strings are any bytes, and a snapshot is JSON, whose strings
+// are UTF-8: a model with a name, key or value that is not UTF-8 has no snapshot (an error naming the
+// model and what cannot be recorded), rather than one that reads back as edited.
+func TestSnapshotOfNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	for name, f := range map[string]ggufw.File{
+		"tensor": {Tensors: []ggufw.Tensor{{Name: "t\xffname", Type: gguf.TypeF32, Dims: []int64{2}}}},
+		"key":    {KVs: []ggufw.KV{{Key: "general.name\xff", Val: ggufw.Str("n")}}, Tensors: []ggufw.Tensor{{Name: "t", Type: gguf.TypeF32, Dims: []int64{2}}}},
+		"value":  {KVs: []ggufw.KV{{Key: "general.name", Val: ggufw.Str("n\xff")}}, Tensors: []ggufw.Tensor{{Name: "t", Type: gguf.TypeF32, Dims: []int64{2}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".gguf")
+			os.WriteFile(path, f.Build(), 0o644)
+			s, _, err := Snapshot(t.Context(), path, "", Options{})
+			var re *canon.ReadError
+			if !errors.As(err, &re) || re.Name != path || !strings.Contains(err.Error(), "not valid UTF-8") {
+				var buf bytes.Buffer
+				if s != nil {
+					snapshot.Write(&buf, s)
+				}
+				_, rerr := snapshot.Read(&buf)
+				t.Fatalf("err = %v; the snapshot reads back: %v", err, rerr)
+			}
+		})
+	}
+	path := filepath.Join(dir, "m\xff.safetensors") // a file name too
+	os.WriteFile(path, stfile.File{Tensors: []stfile.Tensor{{Name: "t", DType: "F32", Shape: []uint64{2}}}}.Build(), 0o644)
+	if _, _, err := Snapshot(t.Context(), path, filepath.Join(dir, "m.snap"), Options{}); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("a file name that is not UTF-8: %v", err)
 	}
 }

@@ -25,7 +25,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -124,6 +126,36 @@ func New(m *canon.Model, name string, digests [][32]byte, stats []*values.Stats)
 	}
 	s.Seal()
 	return s
+}
+
+// Recordable says why the model m, named name, cannot be recorded in a snapshot (nil when it can): a
+// snapshot is JSON, whose strings are UTF-8, so a model name, tensor name, dtype, metadata key or
+// value that is not valid UTF-8 (GGUF allows any bytes) would read back as other text, and the
+// snapshot as edited. New's m and name must be recordable.
+func Recordable(m *canon.Model, name string) error {
+	bad := func(what, s string) error {
+		return fmt.Errorf("%s %q is not valid UTF-8: a snapshot (JSON) cannot record it", what, s)
+	}
+	if !utf8.ValidString(name) {
+		return bad("the model's name", name)
+	}
+	for i := range m.Tensors {
+		switch t := &m.Tensors[i]; {
+		case !utf8.ValidString(t.Name):
+			return bad("tensor name", t.Name)
+		case !utf8.ValidString(string(t.DType)):
+			return bad("the dtype of tensor "+strconv.Quote(t.Name)+",", string(t.DType))
+		}
+	}
+	for _, e := range m.Metadata {
+		switch {
+		case !utf8.ValidString(e.Key):
+			return bad("metadata key", e.Key)
+		case !utf8.ValidString(e.Value):
+			return bad("the value of metadata key "+strconv.Quote(e.Key)+",", e.Value)
+		}
+	}
+	return nil
 }
 
 // Seal sets the IDs and the Digest from the rest of the snapshot.
