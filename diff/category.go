@@ -26,7 +26,9 @@ const (
 	// a tensor equal within the tolerance does not count.
 	CategoryData Category = "data"
 	// CategoryValues: a tensor compared by value is not equal within the tolerance (without one: its
-	// values differ), and across dtypes, the new side is not just the rounding of the old one.
+	// values differ), and across dtypes, the new side is not just the rounding of the old one. A
+	// tensor whose bytes differ but that could not be compared by value (a snapshot side, a remote
+	// one) counts too.
 	CategoryValues Category = "values"
 	// CategoryMetadata: a metadata key was added, removed or changed.
 	CategoryMetadata Category = "metadata"
@@ -89,6 +91,11 @@ func changeCategories(c *Change, tolerance bool, has map[Category]bool) {
 		has[CategoryData] = true
 	}
 	if d := c.Values; d != nil && valuesMoved(d, tolerance) {
+		has[CategoryValues] = true
+	}
+	if c.Values == nil && has[CategoryData] && slices.Contains(c.Fields, "data") {
+		// The bytes differ and no comparison by value says otherwise (a snapshot's digest, a remote
+		// model's): as far as stdiff can tell the values moved, so --fail-on values does not pass.
 		has[CategoryValues] = true
 	}
 	if d := c.Values; d != nil && nanAppeared(d) {
