@@ -61,7 +61,14 @@ type Summary struct {
 	min, max                        float64
 	sum, sumsq                      ksum
 	m2                              float64 // Σ(x−mean)² over finite elements, merged with Chan's formula
-	buf                             *[blockLen]float64
+	buf                             *scratchSum
+}
+
+// scratchSum is the working memory of a Summary, handed from one to the next by the callers that make
+// many (a histogram is 256 KiB).
+type scratchSum struct {
+	dec  [blockLen]float64
+	hist *histogram
 }
 
 // NewSummary returns an empty accumulator for a tensor of dtype dt.
@@ -85,11 +92,20 @@ func (s *Summary) Add(b []byte) error {
 		return err
 	}
 	if s.buf == nil {
-		s.buf = new([blockLen]float64)
+		s.buf = new(scratchSum)
+	}
+	if bn := s.f.bins(); bn != nil {
+		if s.buf.hist == nil {
+			s.buf.hist = new(histogram)
+		}
+		for step := s.f.byteLen(maxBinned); len(b) > 0; b = b[min(step, len(b)):] {
+			s.addBinned(bn, s.buf.hist, b[:min(step, len(b))])
+		}
+		return nil
 	}
 	for off := 0; off < int(n); off += blockLen {
 		k := min(blockLen, int(n)-off)
-		x := s.buf[:k]
+		x := s.buf.dec[:k]
 		s.f.decode(x, b[s.f.byteLen(off):s.f.byteLen(off+k)])
 		s.block(x)
 	}
@@ -282,7 +298,7 @@ func ChunkBytes(dt canon.DType) (int, error) {
 type Chunked struct {
 	f           *format
 	total, part Summary
-	dec         *[blockLen]float64
+	dec         *scratchSum
 }
 
 // Reset starts the summary of a tensor of dtype dt.
