@@ -157,8 +157,8 @@ func (f *format) count(h *histogram, b []byte) (bins, lo, hi int) {
 func (s *Summary) addBinned(bn *bins, h *histogram, b []byte) {
 	nb, lo, hi := s.f.count(h, b)
 	q := Summary{f: s.f, min: math.Inf(1), max: math.Inf(-1)}
-	// A short input whose codes span many groups marks the groups it holds: a second pass over the
-	// input costs less than visiting every group between the bounds.
+	// An input of fewer than 4 elements per code between the bounds marks the groups it holds: a
+	// second pass over the input costs less than visiting every group between the bounds.
 	marked := nb > 256 && 2*(hi/groupLen-lo/groupLen+1)*groupLen > len(b)/2
 	if marked {
 		mark(&h.seen, b)
@@ -218,7 +218,14 @@ func plainGroup(cs *[groupLen]uint32, vs *[groupLen]float64) part {
 	// Running sums from the last code down, additions only: after code i, a = Σ_{j≥i} c_j·(j−i+1)
 	// and b = Σ_{j≥i} c_j·(j−i+1)(j−i+2)/2; at i = f, a = t1 + n and b = (t2 + 3·t1 + 2n)/2.
 	var n, a, b uint64
-	for i := last; i >= first; i-- {
+	i := last
+	for ; i > first; i -= 2 { // two codes at a time: shorter chains of dependent additions
+		c1, c0 := uint64(cs[i]), uint64(cs[i-1])
+		b += 2*a + 3*n + 3*c1 + c0
+		a += 2*n + 2*c1 + c0
+		n += c1 + c0
+	}
+	if i == first {
 		n += uint64(cs[i])
 		a += n
 		b += a
