@@ -122,14 +122,10 @@ func (f *format) count(h *histogram, b []byte) (bins, lo, hi int) {
 		or |= or >> 16
 		return 1 << 16, int(and & 0x7FFF), int(or & 0x7FFF)
 	case kTable:
-		for _, c := range b {
-			n[c]++
-		}
+		countBytes(n, b)
 		return 256, 0, 0
 	case kF4:
-		for _, c := range b {
-			n[c]++
-		}
+		countBytes(n, b)
 		var nib [16]uint32
 		for c := range 256 {
 			nib[c&15] += n[c]
@@ -139,16 +135,50 @@ func (f *format) count(h *histogram, b []byte) (bins, lo, hi int) {
 		copy(n[:16], nib[:])
 		return 16, 0, 0
 	case kF6:
+		// Four histograms, one per position in the group: a run of one code does not make a chain
+		// of increments of one counter.
 		for i := 0; i+3 <= len(b); i += 3 {
 			w := uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16
 			n[w&63]++
-			n[w>>6&63]++
-			n[w>>12&63]++
-			n[w>>18]++
+			n[64+w>>6&63]++
+			n[128+w>>12&63]++
+			n[192+w>>18]++
 		}
+		fold(n, 64, 4)
 		return 64, 0, 0
 	}
 	panic("values: count of a dtype wider than 16 bits")
+}
+
+// countBytes counts the bytes of b into n[:256], through four histograms (n[:1024]), so that a run of
+// one byte does not make a chain of increments of one counter.
+func countBytes(n *[1 << 16]uint32, b []byte) {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		n[uint8(w)]++
+		n[256+uint(uint8(w>>8))]++
+		n[512+uint(uint8(w>>16))]++
+		n[768+uint(uint8(w>>24))]++
+		n[uint8(w>>32)]++
+		n[256+uint(uint8(w>>40))]++
+		n[512+uint(uint8(w>>48))]++
+		n[768+uint(w>>56)]++
+	}
+	for ; i < len(b); i++ {
+		n[b[i]]++
+	}
+	fold(n, 256, 4)
+}
+
+// fold adds the k histograms of w bins at the start of n into the first one, and clears the others.
+func fold(n *[1 << 16]uint32, w, k int) {
+	for j := 1; j < k; j++ {
+		for c := range w {
+			n[c] += n[j*w+c]
+		}
+	}
+	clear(n[w : k*w])
 }
 
 // addBinned summarises b (whole elements, at most maxBinned) by counting its codes, and merges the
