@@ -235,15 +235,21 @@ func mark(seen *[1 << 16 / groupLen]bool, b []byte) {
 // maxBinned), so that the sum is n·v_f + d·t1 and the squared deviations d²·(n·t2 − t1²)/n, taken in
 // 128-bit integers.
 func plainGroup(cs *[groupLen]uint32, vs *[groupLen]float64) part {
-	first, last := 0, groupLen-1
-	for first < groupLen && cs[first] == 0 {
-		first++
+	// The first and last codes present, found four counts at a time (many groups visited are empty).
+	first, last := 0, groupLen-4
+	for first < groupLen && cs[first]|cs[first+1]|cs[first+2]|cs[first+3] == 0 {
+		first += 4
 	}
 	if first == groupLen {
 		return part{}
 	}
-	for cs[last] == 0 {
-		last--
+	for cs[first] == 0 {
+		first++
+	}
+	for cs[last]|cs[last+1]|cs[last+2]|cs[last+3] == 0 {
+		last -= 4
+	}
+	for last += 3; cs[last] == 0; last-- {
 	}
 	// Running sums from the last code down, additions only: after code i, a = Σ_{j≥i} c_j·(j−i+1)
 	// and b = Σ_{j≥i} c_j·(j−i+1)(j−i+2)/2; at i = f, a = t1 + n and b = (t2 + 3·t1 + 2n)/2.
