@@ -187,17 +187,7 @@ func fold(n *[1 << 16]uint32, w, k int) {
 func (s *Summary) addBinned(bn *bins, h *histogram, b []byte) {
 	nb, lo, hi := s.f.count(h, b)
 	q := Summary{f: s.f, min: math.Inf(1), max: math.Inf(-1)}
-	// An input of fewer than 4 elements per code between the bounds marks the groups it holds: a
-	// second pass over the input costs less than visiting every group between the bounds.
-	marked := nb > 256 && 2*(hi/groupLen-lo/groupLen+1)*groupLen > len(b)/2
-	if marked {
-		mark(&h.seen, b)
-	}
-	for g := range (nb + groupLen - 1) / groupLen {
-		if r := g % (1 << 15 / groupLen); nb > 256 && (marked && !h.seen[g] || !marked && r != 0 && (r < lo/groupLen || r > hi/groupLen)) {
-			continue // no code of the group was counted
-		}
-		h.seen[g] = false
+	visit := func(g int) {
 		cs, vs := h.n[g*groupLen:min(nb, (g+1)*groupLen)], bn.vals[g*groupLen:min(nb, (g+1)*groupLen)]
 		var p part
 		if bn.plain[g] {
@@ -208,6 +198,26 @@ func (s *Summary) addBinned(bn *bins, h *histogram, b []byte) {
 		if p.n > 0 || !bn.plain[g] { // a mixed group may have held NaN and Inf only
 			q.addPart(p)
 			clear(cs)
+		}
+	}
+	if nb <= 256 {
+		for g := range (nb + groupLen - 1) / groupLen {
+			visit(g)
+		}
+	} else {
+		// An input of fewer elements than there are codes between the bounds marks the groups it
+		// holds: a second pass over the input costs less than visiting every group between them.
+		marked := 2*(hi/groupLen-lo/groupLen+1)*groupLen > len(b)/2
+		if marked {
+			mark(&h.seen, b)
+		}
+		for _, half := range [2]int{0, 1 << 15 / groupLen} { // in code order
+			for r := 0; r <= hi/groupLen; r = max(r+1, lo/groupLen) {
+				if g := half + r; !marked || h.seen[g] {
+					h.seen[g] = false
+					visit(g)
+				}
+			}
 		}
 	}
 	q.n = q.finite + q.nan + q.inf
