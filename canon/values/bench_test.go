@@ -73,16 +73,43 @@ func BenchmarkPairStats(b *testing.B) {
 	}
 }
 
+// BenchmarkStats measures Summary.Add on one goroutine, its working memory reused from one Summary
+// to the next as SummarizeAll and Chunked reuse it; MB/s counts the input bytes. The "/small" cases
+// summarise tensors of 10,624 elements, those of testdata/bench/snapshot.sh, with Chunked.
 func BenchmarkStats(b *testing.B) {
-	for _, dt := range []canon.DType{"BF16", "F16", "F32", "F64", "F8_E4M3", "F4", "I32", "C64"} {
+	for _, dt := range []canon.DType{"BF16", "F16", "F32", "F64", "F8_E4M3", "F6_E2M3", "F4", "I16", "I32", "C64"} {
 		b.Run(string(dt), func(b *testing.B) {
 			x, _ := weights(dt, benchElems, 1)
 			b.SetBytes(int64(len(x)))
+			var buf *scratchSum
 			clock := startCPU()
 			for b.Loop() {
 				s, _ := NewSummary(dt)
+				s.buf = buf
 				if err := s.Add(x); err != nil {
 					b.Fatal(err)
+				}
+				buf = s.buf
+			}
+			clock.report(b, int64(len(x)))
+		})
+	}
+	for _, dt := range []canon.DType{"BF16", "F32"} {
+		b.Run(string(dt)+"/small", func(b *testing.B) {
+			x, _ := weights(dt, 83*128*16, 1)
+			one := len(x) / 16
+			b.SetBytes(int64(len(x)))
+			var c Chunked
+			clock := startCPU()
+			for b.Loop() {
+				for off := 0; off < len(x); off += one {
+					if err := c.Reset(dt); err != nil {
+						b.Fatal(err)
+					}
+					if err := c.Add(x[off : off+one]); err != nil {
+						b.Fatal(err)
+					}
+					_ = c.Result()
 				}
 			}
 			clock.report(b, int64(len(x)))

@@ -50,11 +50,14 @@
 // mean |a−b|, relative L2, cosine) are float64: plain sums over blocks of 256 elements (at most about
 // 256·2^-53 ≈ 3e-14 relative error each), blocks added with Neumaier's compensated summation, chunks
 // merged in order; the standard deviation merges blocks' squared deviations with Chan's update, never
-// E[x²]−E[x]². On the test tensors the results are within 1e-15 of correctly rounded sums (Python's
-// math.fsum over numpy's values), a little closer than numpy's own pairwise sums. They are bit for bit
-// the same whatever the number of goroutines: CompareTensors, SummarizeTensor, CompareAll and
-// SummarizeAll always split a tensor into chunks of ChunkElements elements and merge the partial
-// results in chunk order.
+// E[x²]−E[x]². Summary counts the codes of a dtype of at most 16 bits (BF16, F16, the 8-, 6- and
+// 4-bit formats, the 8- and 16-bit integers, BOOL) instead of decoding them: its blocks are the codes
+// of one exponent (128 codes of BF16 or F16) present in a chunk, whose count, sum and squared
+// deviations come exactly from integer moments of the counts (one rounding each). On the test tensors
+// the results are within 1e-15 of correctly rounded sums (Python's math.fsum over numpy's values), a
+// little closer than numpy's own pairwise sums. They are bit for bit the same whatever the number of
+// goroutines: CompareTensors, SummarizeTensor, CompareAll and SummarizeAll always split a tensor into
+// chunks of ChunkElements elements and merge the partial results in chunk order.
 //
 // # Many tensors
 //

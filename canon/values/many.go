@@ -250,7 +250,7 @@ func SummarizeAll(ctx context.Context, tensors []Tensor, opt Options, done func(
 	totals := make([]*Summary, len(tensors))
 	type worker struct {
 		buf []byte
-		dec *[blockLen]float64
+		dec *scratchSum
 	}
 	return forItems(ctx, counts, workersFor(opt, int64(widest)), func() *worker {
 		return &worker{buf: make([]byte, widest)}

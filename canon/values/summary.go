@@ -1,6 +1,7 @@
 package values
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 
@@ -61,7 +62,14 @@ type Summary struct {
 	min, max                        float64
 	sum, sumsq                      ksum
 	m2                              float64 // Σ(x−mean)² over finite elements, merged with Chan's formula
-	buf                             *[blockLen]float64
+	buf                             *scratchSum
+}
+
+// scratchSum is the working memory of a Summary, handed from one to the next by the callers that make
+// many (a histogram is 256 KiB).
+type scratchSum struct {
+	dec  [blockLen]float64
+	hist *histogram
 }
 
 // NewSummary returns an empty accumulator for a tensor of dtype dt.
@@ -85,12 +93,25 @@ func (s *Summary) Add(b []byte) error {
 		return err
 	}
 	if s.buf == nil {
-		s.buf = new([blockLen]float64)
+		s.buf = new(scratchSum)
+	}
+	if bn := s.f.bins(); bn != nil {
+		if s.buf.hist == nil {
+			s.buf.hist = new(histogram)
+		}
+		for step := s.f.byteLen(maxBinned); len(b) > 0; b = b[min(step, len(b)):] {
+			s.addBinned(bn, s.buf.hist, b[:min(step, len(b))])
+		}
+		return nil
 	}
 	for off := 0; off < int(n); off += blockLen {
 		k := min(blockLen, int(n)-off)
-		x := s.buf[:k]
-		s.f.decode(x, b[s.f.byteLen(off):s.f.byteLen(off+k)])
+		x, src := s.buf.dec[:k], b[s.f.byteLen(off):s.f.byteLen(off+k)]
+		if s.f.kind == kF32 {
+			s.blockF32(x, src)
+			continue
+		}
+		s.f.decode(x, src)
 		s.block(x)
 	}
 	return nil
@@ -133,32 +154,48 @@ func summarize(x []float64, minNormal float64) part {
 	if len(x) == 0 {
 		return p
 	}
-	// Two sums of each kind, over even and odd elements, halve the chains of dependent additions.
-	var sum, sq, sum1, sq1 float64
 	var zeros, small uint64
 	lo, hi := key(math.Inf(1)), key(math.Inf(-1))
 	nb := math.Float64bits(minNormal)
-	for i, v := range x {
+	for _, v := range x {
 		b := math.Float64bits(v)
 		ab := b &^ (1 << 63)
 		k := int64(b) ^ int64(uint64(int64(b)>>63)>>1)
 		lo, hi = min(lo, k), max(hi, k)
-		if i&1 == 0 {
-			sum += v
-			sq += v * v
-		} else {
-			sum1 += v
-			sq1 += v * v
-		}
 		zeros += (ab - 1) >> 63  // ab == 0
 		small += (ab - nb) >> 63 // ab < nb (0 when nb is 0)
+	}
+	p.min, p.max = unkey(lo), unkey(hi)
+	p.zeros, p.small = int64(zeros), int64(small-zeros)
+	if nb == 0 {
+		p.small = 0
+	}
+	p.sum, p.sumsq, p.m2 = moments(x)
+	return p
+}
+
+// moments returns the sum, the sum of squares and the sum of squared deviations from the mean of a
+// non-empty block. Two sums of each kind, over even and odd elements, halve the chains of dependent
+// additions.
+func moments(x []float64) (sum, sq, m2 float64) {
+	var sum1, sq1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		v, v1 := x[i], x[i+1]
+		sum += v
+		sq += v * v
+		sum1 += v1
+		sq1 += v1 * v1
+	}
+	if i < len(x) {
+		sum += x[i]
+		sq += x[i] * x[i]
 	}
 	sum += sum1
 	sq += sq1
 	mean := sum / float64(len(x))
-	var m2, m21 float64
-	i := 0
-	for ; i+2 <= len(x); i += 2 {
+	var m21 float64
+	for i = 0; i+2 <= len(x); i += 2 {
 		d, d1 := x[i]-mean, x[i+1]-mean
 		m2 += d * d
 		m21 += d1 * d1
@@ -167,13 +204,34 @@ func summarize(x []float64, minNormal float64) part {
 		d := x[i] - mean
 		m2 += d * d
 	}
-	m2 += m21
-	p.min, p.max = unkey(lo), unkey(hi)
-	p.sum, p.sumsq, p.m2, p.zeros, p.small = sum, sq, m2, int64(zeros), int64(small-zeros)
-	if nb == 0 {
-		p.small = 0
+	return sum, sq, m2 + m21
+}
+
+// blockF32 decodes and summarises a block of F32 elements in one pass over their bits (extremes and
+// counts as summarize keeps them, on 32 bits), and falls back on block when one is NaN or Inf.
+func (s *Summary) blockF32(x []float64, src []byte) {
+	src = src[:4*len(x)]
+	lo, hi := int32(math.MaxInt32), int32(math.MinInt32)
+	var zeros, small, special uint32
+	for i := range x {
+		u := binary.LittleEndian.Uint32(src[4*i:])
+		ab := u &^ (1 << 31)
+		k := int32(u) ^ int32(uint32(int32(u)>>31)>>1)
+		lo, hi = min(lo, k), max(hi, k)
+		zeros += (ab - 1) >> 31        // ab == 0
+		small += (ab - 0x800000) >> 31 // ab < the smallest normal
+		special |= 0x7F7FFFFF - ab     // the sign bit is set when ab is Inf or NaN
+		x[i] = float64(math.Float32frombits(u))
 	}
-	return p
+	if special>>31 != 0 || len(x) == 0 {
+		s.block(x)
+		return
+	}
+	unkey32 := func(k int32) float64 { return float64(math.Float32frombits(uint32(k ^ int32(uint32(k>>31)>>1)))) }
+	p := part{n: int64(len(x)), min: unkey32(lo), max: unkey32(hi), zeros: int64(zeros), small: int64(small - zeros)}
+	p.sum, p.sumsq, p.m2 = moments(x)
+	s.n += p.n
+	s.addPart(p)
 }
 
 func key(x float64) int64 {
@@ -282,7 +340,7 @@ func ChunkBytes(dt canon.DType) (int, error) {
 type Chunked struct {
 	f           *format
 	total, part Summary
-	dec         *[blockLen]float64
+	dec         *scratchSum
 }
 
 // Reset starts the summary of a tensor of dtype dt.

@@ -46,7 +46,7 @@ func SummarizeTensor(ctx context.Context, t Tensor, opt Options) (Stats, error) 
 	total := newSummary(f)
 	err = forChunks(ctx, n, opt.Workers, func() func(lo, hi int64) (*Summary, error) {
 		buf := make([]byte, f.byteLen(ChunkElements))
-		var dec *[blockLen]float64
+		var dec *scratchSum
 		return func(lo, hi int64) (*Summary, error) {
 			b, err := t.read(f, buf, lo, hi, opt.Progress)
 			if err != nil {
