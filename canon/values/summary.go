@@ -37,20 +37,23 @@ func (s Stats) Constant() bool { return s.Count > 0 && s.NaN == 0 && s.Inf == 0 
 // SubnormalOnly reports whether the tensor has non-zero elements and every one of them is subnormal.
 func (s Stats) SubnormalOnly() bool { return s.Subnormal > 0 && s.Subnormal == s.Count-s.Zeros }
 
+// statsJSON is Stats as JSON has it: fields in order, undefined (non-finite) floats as null.
+type statsJSON struct {
+	Count     int64    `json:"count"`
+	Min       *float64 `json:"min"`
+	Max       *float64 `json:"max"`
+	Mean      *float64 `json:"mean"`
+	Std       *float64 `json:"std"`
+	NaN       int64    `json:"nan"`
+	Inf       int64    `json:"inf"`
+	Zeros     int64    `json:"zeros"`
+	Subnormal int64    `json:"subnormal"`
+	L2        *float64 `json:"l2"`
+}
+
 // MarshalJSON writes Stats's fields in order, undefined (non-finite) floats as null.
 func (s Stats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Count     int64    `json:"count"`
-		Min       *float64 `json:"min"`
-		Max       *float64 `json:"max"`
-		Mean      *float64 `json:"mean"`
-		Std       *float64 `json:"std"`
-		NaN       int64    `json:"nan"`
-		Inf       int64    `json:"inf"`
-		Zeros     int64    `json:"zeros"`
-		Subnormal int64    `json:"subnormal"`
-		L2        *float64 `json:"l2"`
-	}{s.Count, num(s.Min), num(s.Max), num(s.Mean), num(s.Std), s.NaN, s.Inf, s.Zeros, s.Subnormal, num(s.L2)})
+	return json.Marshal(statsJSON{s.Count, num(s.Min), num(s.Max), num(s.Mean), num(s.Std), s.NaN, s.Inf, s.Zeros, s.Subnormal, num(s.L2)})
 }
 
 // Summary accumulates Stats over one tensor fed chunk by chunk, in order. Make one with NewSummary;
@@ -297,18 +300,7 @@ func (s *Summary) Result() Stats {
 
 // UnmarshalJSON reads what MarshalJSON writes: null floats become NaN.
 func (s *Stats) UnmarshalJSON(b []byte) error {
-	var r struct {
-		Count     int64    `json:"count"`
-		Min       *float64 `json:"min"`
-		Max       *float64 `json:"max"`
-		Mean      *float64 `json:"mean"`
-		Std       *float64 `json:"std"`
-		NaN       int64    `json:"nan"`
-		Inf       int64    `json:"inf"`
-		Zeros     int64    `json:"zeros"`
-		Subnormal int64    `json:"subnormal"`
-		L2        *float64 `json:"l2"`
-	}
+	var r statsJSON
 	if err := json.Unmarshal(b, &r); err != nil {
 		return err
 	}
