@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
@@ -565,8 +566,17 @@ func (c *comparer) compare(g []*scanned) [][]*scanned {
 				ss = append(ss, s)
 			}
 		}
+		classes, again := c.lockstep(ss)
+		if again { // a file was cut short while it was read (its error says so): the others again
+			for _, s := range ss {
+				s.done()
+			}
+			pending = append(readable(batch[len(leads):]), pending...)
+			leads = otherLeads(leads, g, classOf)
+			continue
+		}
 		leads = leads[:0]
-		for _, cl := range c.lockstep(ss) {
+		for _, cl := range classes {
 			id, ok := 0, false
 			for _, s := range cl {
 				if id, ok = classOf[s.f]; ok {
@@ -609,21 +619,64 @@ func (c *comparer) compare(g []*scanned) [][]*scanned {
 	return out
 }
 
+// readable is the models of g that have no error.
+func readable(g []*scanned) []*scanned {
+	var out []*scanned
+	for _, f := range g {
+		if f.err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// otherLeads is leads with each model that has an error replaced by another readable model of its
+// class (classOf) among g, or dropped when there is none.
+func otherLeads(leads, g []*scanned, classOf map[*scanned]int) []*scanned {
+	var out []*scanned
+	for _, l := range leads {
+		if l.err == nil {
+			out = append(out, l)
+			continue
+		}
+		for _, f := range g {
+			if id, ok := classOf[f]; ok && id == classOf[l] && f.err == nil {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // lockstep reads the streams side by side in chunks, splitting them into classes of equal bytes
 // (streams of other shapes apart from the start), and returns the classes, in the order of their
-// first stream (classes of one included). A stream stops being read once it is alone.
-func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
-	// A mapped file cut short while it is read faults: the streams are then left alone, unread.
+// first stream (classes of one included). A stream stops being read once it is alone. When a mapped
+// file turns out cut short while it is read (the read faults), that model gets the error, no classes
+// are returned and again is true: the others are to be compared again.
+func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			fault, ok := r.(interface{ Addr() uintptr })
+			if !ok {
 				panic(r)
 			}
-			for _, s := range ss {
+			changed := func(s *stream) {
 				s.f.err, *c.state(s.f) = &canon.ReadError{Name: s.f.path, Op: "read", Err: canon.ErrChanged}, crcState{}
 			}
 			classes = nil
+			for _, s := range ss {
+				if len(s.data) > 0 && fault.Addr()-uintptr(unsafe.Pointer(unsafe.SliceData(s.data))) < uintptr(len(s.data)) {
+					changed(s)
+					again = true
+				}
+			}
+			if !again { // a fault outside every mapping: no model can be trusted
+				for _, s := range ss {
+					changed(s)
+				}
+			}
 		}
 	}()
 	chunk := int64(crcUnit)
@@ -716,5 +769,5 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream) {
 		stop(cl, false)
 	}
 	sort.SliceStable(closed, func(i, j int) bool { return index[closed[i][0]] < index[closed[j][0]] })
-	return closed
+	return closed, false
 }
