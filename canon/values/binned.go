@@ -282,7 +282,10 @@ func plainGroup(cs *[groupLen]uint32, vs *[groupLen]float64) part {
 	p.min, p.max = min(vs[first], vs[last]), max(vs[first], vs[last])
 	v0, d, fn, f1 := vs[first], vs[1]-vs[0], float64(n), float64(t1)
 	p.sum = fn*v0 + d*f1
-	p.sumsq = fn*v0*v0 + 2*v0*d*f1 + d*d*float64(t2) // v0 and d have the same sign: no cancellation
+	// Within an exponent's codes v0 and d have one sign: no cancellation. In a group of negative
+	// integers they do not, but the terms are small integers (exact) or the cancellation is bounded
+	// (the group spans 128 codes far from zero).
+	p.sumsq = fn*v0*v0 + 2*v0*d*f1 + d*d*float64(t2)
 	hi, lo := bits.Mul64(n, t2)
 	h1, l1 := bits.Mul64(t1, t1)
 	lo, borrow := bits.Sub64(lo, l1, 0)
