@@ -154,15 +154,15 @@ func TestDigestsAgree(t *testing.T) {
 	}
 	last := m.Tensors[len(m.Tensors)-1]
 	data := b[m.DataOffset()+int64(last.Begin) : m.DataOffset()+int64(last.End)]
-	if got := b3sumBytes(t, data); got != "" && got != hex.EncodeToString(par[len(par)-1][:]) {
+	if got := toolSum(t, "b3sum", data); got != "" && got != hex.EncodeToString(par[len(par)-1][:]) {
 		t.Fatalf("digest of %s is not the BLAKE3 of its bytes (b3sum says %s)", last.Name, got)
 	}
 }
 
-// b3sumBytes asks the b3sum command for the BLAKE3 of b ("" when b3sum is not installed).
-func b3sumBytes(t *testing.T, b []byte) string {
+// toolSum asks a checksum command (b3sum, sha256sum) for the hash of b ("" when it is not installed).
+func toolSum(t *testing.T, tool string, b []byte) string {
 	t.Helper()
-	path, err := exec.LookPath("b3sum")
+	path, err := exec.LookPath(tool)
 	if err != nil {
 		return ""
 	}
@@ -197,7 +197,7 @@ func TestEcosystemKnownAnswers(t *testing.T) {
 	} else {
 		t.Logf("sha256sum not available: %v", err)
 	}
-	if want := b3sumBytes(t, b); want != "" && e.BLAKE3 != want {
+	if want := toolSum(t, "b3sum", b); want != "" && e.BLAKE3 != want {
 		t.Errorf("BLAKE3 %s, b3sum says %s", e.BLAKE3, want)
 	}
 	whole := sha256.Sum256(b)
@@ -326,22 +326,6 @@ func TestRecordedKnownAnswers(t *testing.T) {
 	}
 }
 
-// sha256sumBytes asks coreutils sha256sum for the SHA256 of b ("" when it is not installed).
-func sha256sumBytes(t *testing.T, b []byte) string {
-	t.Helper()
-	path, err := exec.LookPath("sha256sum")
-	if err != nil {
-		return ""
-	}
-	cmd := exec.Command(path, "-")
-	cmd.Stdin = bytes.NewReader(b)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(out))[0]
-}
-
 // TestAutoV1Window: AutoV1 hashes file bytes 0x100000 to 0x110000 and exists only where the file has all
 // of them; a shorter file has none, never the SHA256 of nothing (e3b0c442) or of a partial window.
 func TestAutoV1Window(t *testing.T) {
@@ -417,7 +401,7 @@ func TestWholeFileHashesWithoutHeader(t *testing.T) {
 		}
 		whole := sha256.Sum256(c.b)
 		want := hex.EncodeToString(whole[:])
-		if got := sha256sumBytes(t, c.b); got != "" && got != want {
+		if got := toolSum(t, "sha256sum", c.b); got != "" && got != want {
 			t.Fatalf("%s: crypto/sha256 and sha256sum disagree", c.name)
 		}
 		if c.sha256 != "" && c.sha256 != want {
@@ -426,7 +410,7 @@ func TestWholeFileHashesWithoutHeader(t *testing.T) {
 		if e.SHA256 != want || e.AutoV2 != want[:10] || e.BLAKE3 == "" || e.CRC32 == "" {
 			t.Errorf("%s: whole-file hashes %+v, want SHA256 %s", c.name, e, want)
 		}
-		if want := b3sumBytes(t, c.b); want != "" && e.BLAKE3 != want {
+		if want := toolSum(t, "b3sum", c.b); want != "" && e.BLAKE3 != want {
 			t.Errorf("%s: BLAKE3 %s, b3sum says %s", c.name, e.BLAKE3, want)
 		}
 		if e.AutoV1 != "" || len(d) != 0 {

@@ -283,19 +283,6 @@ func TestPairAgainstNumpy(t *testing.T) {
 	}
 }
 
-type numpyStats struct {
-	Count     int64    `json:"count"`
-	Min       *float64 `json:"min"`
-	Max       *float64 `json:"max"`
-	Mean      *float64 `json:"mean"`
-	Std       *float64 `json:"std"`
-	NaN       int64    `json:"nan"`
-	Inf       int64    `json:"inf"`
-	Zeros     int64    `json:"zeros"`
-	Subnormal int64    `json:"subnormal"`
-	L2        *float64 `json:"l2"`
-}
-
 // TestStatsAgainstNumpy compares SummarizeTensor with numpy for each dtype family.
 func TestStatsAgainstNumpy(t *testing.T) {
 	o := newOracle(t)
@@ -317,7 +304,7 @@ func TestStatsAgainstNumpy(t *testing.T) {
 				v[i] += c.offset
 			}
 			b := encodeAll(c.dt, v)
-			var want numpyStats
+			var want statsJSON // what the oracle writes: nullable floats
 			o.run(map[string]any{"dta": c.dt, "tiny": formats[c.dt].minNormal}, map[string][]byte{"a": b}, &want)
 			got, err := SummarizeTensor(context.Background(), Tensor{DType: c.dt, R: byteReader(b), Len: int64(len(b))}, Options{Workers: 3})
 			if err != nil {
