@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,6 +142,13 @@ func (r *VerifyReport) Unreadable() int {
 	return n
 }
 
+// DropMissing leaves out of the report the files that do not exist (their Err is an fs.ErrNotExist),
+// as sha256sum --ignore-missing does; it reports whether no file is left.
+func (r *VerifyReport) DropMissing() (none bool) {
+	r.Files = slices.DeleteFunc(r.Files, func(v VerifyResult) bool { return errors.Is(v.Err, fs.ErrNotExist) })
+	return len(r.Files) == 0
+}
+
 // Summary is the count line a check ends with when not every file is OK, as sha256sum ends with its
 // warnings: "1 of 3 files did not match", "1 of 3 files could not be read", or both in one line;
 // "" when every file is OK.
@@ -184,7 +192,8 @@ var ErrEmptyManifest = errors.New("no hashes in the manifest")
 // checks each file it names, once, computing only what its lines need: the structure ID, the content
 // ID when a ct1 line asks, the ecosystem hashes in one pass when any of theirs does. A file with lines
 // of whole-file hashes only (as sha256sum and b3sum write) is read as the one file it is, even when it
-// is a shard or an index. A manifest that cannot be read or holds no hash is an error (a
+// is a shard or an index; so is a shard named by its file name with whole-file hashes beside its IDs
+// (as Run writes them with Options.All). A manifest that cannot be read or holds no hash is an error (a
 // *ManifestError when it is the manifest's fault); a file that cannot be read is a result with Err.
 func Verify(ctx context.Context, manifest io.Reader, opt Options) (*VerifyReport, error) {
 	entries, err := ParseManifestKind(manifest, opt.BareKind)
@@ -250,7 +259,8 @@ func verifyFile(ctx context.Context, path string, want map[string]string, opt Op
 	}
 	_, opt.Content = want["ct1"]
 	opt.All, opt.Canonical = all, false
-	f := hashFile(ctx, path, opt, !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1"))
+	wholeFileOnly := !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1")
+	f := hashFile(ctx, path, opt, wholeFileOnly || (all && namesShard(path)))
 	if f.Err != nil {
 		v.Err = f.Err
 		return v, &f
