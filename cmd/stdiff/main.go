@@ -159,6 +159,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		parser.Stdout = stderr
 		_, _ = parser.Parse([]string{"--help"})
 	}
+	if word, cmd := mistypedCommand(parser.Model, args); cmd != "" {
+		return usageError(parser, nil, "`stdiff help` lists the commands", "no command %s and no such file: did you mean %s?", textfmt.Escape(strconv.Quote(word)), cmd)
+	}
 	kctx, err := parser.Parse(args)
 	if pe := (*kong.ParseError)(nil); errors.As(err, &pe) {
 		kctx = pe.Context
@@ -208,11 +211,17 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return code
 }
 
-// usageError prints a usage error in stdiff's voice, then how to use the command: exit status 2.
+// usageError prints a usage error in stdiff's voice, then the command's usage line and where to read
+// more (not the whole help, which would bury the error): exit status 2.
 func usageError(parser *kong.Kong, kctx *kong.Context, hint, format string, args ...any) int {
-	if io.WriteString(parser.Stderr, message(hint, format, args...)); kctx != nil {
-		parser.Stdout = parser.Stderr // usage after an error belongs with the error
-		_ = kctx.PrintUsage(true)
+	io.WriteString(parser.Stderr, message(hint, format, args...))
+	if kctx == nil {
+		return exitTrouble
 	}
+	usage, more := "stdiff <command> [flags]", "stdiff --help"
+	if node := kctx.Selected(); node != nil {
+		usage, more = "stdiff "+node.Summary(), "stdiff "+node.Path()+" --help"
+	}
+	fmt.Fprintf(parser.Stderr, "Usage: %s\nRun \"%s\" for more information.\n", usage, more)
 	return exitTrouble
 }
