@@ -29,8 +29,9 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and revision may be set at build time with -ldflags "-X main.version=… -X main.revision=…"
+// (a build without VCS stamping, -buildvcs=false, records no revision of its own).
+var version, revision = "dev", ""
 
 // Exit statuses, the contract with scripts: canon.Outcome's Clean, Found and Trouble.
 const exitOK, exitFound, exitTrouble = 0, 1, 2
@@ -62,23 +63,29 @@ type helpCmd struct {
 // command is implemented by every subcommand but help and version.
 type command interface{ run(o *out) int }
 
-// versionString is "stdiff VERSION": the version set at build time, else the module version the build
-// recorded (`go install …@v1.2.0`), then the VCS revision it recorded and whether the tree was modified.
-func versionString(v string, bi *debug.BuildInfo) string {
-	if bi == nil {
-		return "stdiff " + v
-	}
-	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
+// versionString is "stdiff VERSION (revision R)": the version set at build time, else the module
+// version the build recorded (`go install …@v1.2.0`, whose pseudo-versions name their commit); then
+// the VCS revision the build recorded and whether the tree was modified, else the revision set at build
+// time (rev), else that it is unknown.
+func versionString(v, rev string, bi *debug.BuildInfo) string {
 	vcs := map[string]string{}
-	for _, s := range bi.Settings {
-		vcs[s.Key] = s.Value
+	if bi != nil {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			vcs[s.Key] = s.Value
+		}
 	}
-	if rev := vcs["vcs.revision"]; rev != "" {
-		v += " (revision " + rev + map[string]string{"true": ", modified"}[vcs["vcs.modified"]] + ")"
+	switch {
+	case vcs["vcs.revision"] != "":
+		return "stdiff " + v + " (revision " + vcs["vcs.revision"] + map[string]string{"true": ", modified"}[vcs["vcs.modified"]] + ")"
+	case rev != "":
+		return "stdiff " + v + " (revision " + rev + ")"
+	case v != "dev":
+		return "stdiff " + v // a module version: a release, or a pseudo-version naming its commit
 	}
-	return "stdiff " + v
+	return "stdiff dev (revision unknown: built without VCS stamping; -ldflags \"-X main.revision=…\" sets it)"
 }
 
 func main() {
@@ -139,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	bi, _ := debug.ReadBuildInfo()
 	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
 		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, bi)})
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, revision, bi)})
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %v\n", err)
 		return exitTrouble
@@ -178,7 +185,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	switch name := c.Help.Command; {
 	case isCommand:
 	case kctx.Selected().Name == "version":
-		fmt.Fprintln(stdout, versionString(version, bi))
+		fmt.Fprintln(stdout, versionString(version, revision, bi))
 		return exitOK
 	case name != "" && !slices.ContainsFunc(parser.Model.Children, func(n *kong.Node) bool { return n.Name == name }):
 		return usageError(parser, kctx, "`stdiff help` lists the commands", "no command %s", textfmt.Escape(strconv.Quote(name)))
