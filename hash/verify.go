@@ -318,22 +318,18 @@ func changeReason(c Code, checked, bad []string) string {
 	return "file bytes changed (" + strings.Join(bad, ", ") + " differ)"
 }
 
-// VerifySnapshot checks the model the snapshot at path was made of (its recorded path, relative to the
-// snapshot's folder; or its URL) against the snapshot's structure and content IDs: one VerifyResult,
-// checked "st1" and "ct1", whose Tensors name the tensors that changed when the content differs. A
-// snapshot that cannot be read (see snapshot.ReadFile), or that names its model by an absolute path or
-// one that leaves its folder (..), is an error naming the snapshot.
+// VerifySnapshot checks the model the snapshot at path was made of (its recorded path: absolute, or
+// relative to the snapshot's folder; or its URL) against the snapshot's structure and content IDs: one
+// VerifyResult, checked "st1" and "ct1", whose Tensors name the tensors that changed when the content
+// differs. Every path a snapshot may record is checked, as sha256sum checks every path a manifest
+// names. A snapshot that cannot be read (see snapshot.ReadFile) is an error naming the snapshot.
 func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
 	s, err := snapshot.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	target := s.Of
-	if !source.IsRemote(target) {
-		if filepath.IsAbs(target) || !filepath.IsLocal(filepath.FromSlash(target)) {
-			return nil, &canon.ReadError{Name: path, Err: fmt.Errorf("the snapshot names its model %q, not a path within its folder", target),
-				Hint: "write the snapshot next to the model (`stdiff snapshot MODEL -o FILE`), or compare with `stdiff diff SNAPSHOT MODEL`"}
-		}
+	if !source.IsRemote(target) && !filepath.IsAbs(filepath.FromSlash(target)) {
 		target = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
 	}
 	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, ContentPrefix)}
