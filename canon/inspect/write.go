@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -168,12 +169,17 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			names[i] = textfmt.Escape(t.Name)
 		}
 		nameW := columnWidth(names, maxNameWidth)
+		if !opt.Full {
+			names = shortenApart(names, nameW)
+		}
+		// a name still too long is one kept whole: on a line of its own
+		whole := func(name string) bool { return utf8.RuneCountInString(name) > nameW }
 		for i, t := range shown {
 			if t.DType == "" { // known by name only: its shard is missing
-				fmt.Fprintf(b, "    %s  %s\n", column(names[i], nameW, opt.Full), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
+				fmt.Fprintf(b, "    %s  %s\n", column(names[i], nameW, whole(names[i])), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
 				continue
 			}
-			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, opt.Full), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
+			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, whole(names[i])), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
 		}
 		if n := c.TensorCount - len(shown); n > 0 {
 			fmt.Fprintf(b, "    … %d more (--full lists all)\n", n)
@@ -221,6 +227,59 @@ func column(cell string, width int, whole bool) string {
 	}
 	head := (width - 1) / 2
 	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
+}
+
+// shortenApart shortens the cells longer than width (escaped text) in the middle, as column does, but
+// so that no two shortened cells look alike: each keeps a start and an end no other cell has together
+// (for PEFT's base_model.model.model.layers.12.self_attn… the layer index), as near the middle cut as
+// can be. A cell that cannot be told apart so is kept whole (column then puts it on a line of its own).
+func shortenApart(cells []string, width int) []string {
+	if width < 8 {
+		return cells
+	}
+	sorted := slices.Clone(cells)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	// alike reports whether another cell than c starts with head and ends with tail, apart.
+	alike := func(c, head, tail string) bool {
+		i, _ := slices.BinarySearch(sorted, head)
+		for ; i < len(sorted) && strings.HasPrefix(sorted[i], head); i++ {
+			if d := sorted[i]; d != c && len(d) >= len(head)+len(tail) && strings.HasSuffix(d, tail) {
+				return true
+			}
+		}
+		return false
+	}
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = c
+		r := []rune(c)
+		if len(r) <= width {
+			continue
+		}
+		mid := (width - 1) / 2
+	search:
+		for _, atSeparator := range []bool{true, false} { // a cut before a separator first: "….2.self_attn", not "…2.self_attn"
+			for k := range width { // heads of mid, mid+1, mid-1, mid+2, … runes
+				head := mid - k/2
+				if k%2 == 1 {
+					head = mid + (k+1)/2
+				}
+				if head < 0 || head > width-1 {
+					continue
+				}
+				tail := r[len(r)-(width-1-head):]
+				if atSeparator && (len(tail) == 0 || !strings.ContainsRune("._/-", tail[0])) {
+					continue
+				}
+				if h, t := string(r[:head]), string(tail); !alike(c, h, t) {
+					out[i] = h + "…" + t
+					break search
+				}
+			}
+		}
+	}
+	return out
 }
 
 // refKind is the reference reader's error kind ("" for a valid model).
