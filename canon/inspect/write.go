@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/markdown"
@@ -94,9 +95,12 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 					hs = append(hs, fmt.Sprintf("%s %s", k.Key, textfmt.Escape(v)))
 				}
 			}
-			note := ""
-			if !c.Verified {
-				note = p.Dim("  (not verified: --verify)")
+			note := p.Dim("  (not verified: --verify)")
+			switch {
+			case c.Verified && c.FindingCounts[canon.CodeHashMismatch] > 0:
+				note = "  " + p.Red("(verified: does not match the file, see findings)")
+			case c.Verified:
+				note = "  " + p.Green("(verified: matches the file)")
 			}
 			row("hashes", "%s%s", strings.Join(hs, ", "), note)
 		}

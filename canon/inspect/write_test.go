@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // TestShortenApart: PEFT's long names differ in their layer index, in the middle; shortened, every row
@@ -70,5 +72,28 @@ func assertApart(t *testing.T, names, got []string) {
 			t.Fatalf("%q and %q both shown as %q", o, names[i], s)
 		}
 		stands[s] = names[i]
+	}
+}
+
+// TestVerifiedHashesRow: the hashes row says what --verify found: matched, not matched, or not verified.
+func TestVerifiedHashesRow(t *testing.T) {
+	for _, c := range []struct {
+		verified bool
+		counts   map[string]int
+		want     string
+	}{
+		{false, nil, "(not verified: --verify)"},
+		{true, map[string]int{canon.CodeHashMatch: 1}, "(verified: matches the file)"},
+		{true, map[string]int{canon.CodeHashMatch: 1, canon.CodeHashMismatch: 1}, "(verified: does not match the file, see findings)"},
+	} {
+		card := &Card{Path: "m.safetensors", Valid: true, HeaderParsed: true, Verified: c.verified, FindingCounts: c.counts}
+		card.Info.EmbeddedHashes = map[string]string{"sshs_model_hash": "abc"}
+		var b strings.Builder
+		if err := WriteText(&b, card, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "  hashes      sshs_model_hash abc  "+c.want+"\n") {
+			t.Errorf("verified %v, %v: want %q in\n%s", c.verified, c.counts, c.want, b.String())
+		}
 	}
 }
