@@ -53,7 +53,7 @@ type cli struct {
 	Dupes      dupesCmd    `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
 	Snapshot   snapshotCmd `cmd:"" help:"Write a small JSON file that stands in for a model in diff, inspect and hash --check."`
 	Help       helpCmd     `cmd:"" help:"Show the help of a command, or this overview."`
-	VersionCmd struct{}    `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
+	VersionCmd versionCmd  `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
 }
 
 type helpCmd struct {
@@ -133,6 +133,50 @@ func watchHeap() {
 	arm()
 }
 
+// formatted is implemented by commands that cannot write every format (as their flags stand): a
+// format given on the command line that is not among them is a usage error, not ignored. with names
+// the flag that narrows them (" with --canonical"), if any.
+type formatted interface {
+	formats() (formats []string, with string)
+}
+
+func (c *hashCmd) formats() ([]string, string) {
+	if c.Canonical {
+		return []string{"text"}, " with --canonical" // the canonical bytes themselves
+	}
+	return allFormats, ""
+}
+
+func (c *dupesCmd) formats() ([]string, string) {
+	if c.PrintDeletable {
+		return []string{"text"}, " with --print-deletable" // paths, for xargs
+	}
+	return allFormats, ""
+}
+
+func (c *snapshotCmd) formats() ([]string, string) { return []string{"json"}, "" }
+func (c *versionCmd) formats() ([]string, string)  { return []string{"text", "json"}, "" }
+
+// allFormats are the formats of --format.
+var allFormats = []string{"text", "json", "jsonl", "markdown"}
+
+// versionCmd is `stdiff version`, which main answers itself.
+type versionCmd struct{}
+
+// writeVersionJSON writes `stdiff version --json`: {"schema": "stdiff.version/v1", "version": …}, the
+// version as the text prints it, without "stdiff ".
+func writeVersionJSON(w io.Writer, v string) int {
+	err := textfmt.WriteJSON(w, struct {
+		Schema  string `json:"schema"`
+		Version string `json:"version"`
+	}{"stdiff.version/v1", strings.TrimPrefix(v, "stdiff ")})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stdiff: writing the output: %v\n", err)
+		return exitTrouble
+	}
+	return exitOK
+}
+
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.
 type exitPanic int
 
@@ -176,15 +220,25 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil || kctx.Selected() == nil {
 		return usageError(parser, kctx, "", "%s", strings.TrimSuffix(cmp.Or(err, errors.New("no command given")).Error(), "."))
 	}
-	if c.JSON && c.Format != "json" && slices.ContainsFunc(kctx.Path, func(p *kong.Path) bool { return p.Flag != nil && p.Flag.Name == "format" }) {
+	formatGiven := slices.ContainsFunc(kctx.Path, func(p *kong.Path) bool { return p.Flag != nil && p.Flag.Name == "format" })
+	if c.JSON && c.Format != "json" && formatGiven {
 		return usageError(parser, kctx, "--json is short for --format json: give one of them", "--json and --format %s ask for two formats", c.Format)
 	} else if c.JSON {
-		c.Format = "json"
+		c.Format, formatGiven = "json", true
 	}
-	cmd, isCommand := kctx.Selected().Target.Addr().Interface().(command)
+	target := kctx.Selected().Target.Addr().Interface()
+	if f, ok := target.(formatted); ok && formatGiven {
+		if formats, with := f.formats(); !slices.Contains(formats, c.Format) {
+			return usageError(parser, kctx, "", "%s%s writes %s only, not %s", kctx.Selected().Name, with, strings.Join(formats, " or "), c.Format)
+		}
+	}
+	cmd, isCommand := target.(command)
 	switch name := c.Help.Command; {
 	case isCommand:
 	case kctx.Selected().Name == "version":
+		if c.Format == "json" {
+			return writeVersionJSON(stdout, versionString(version, revision, bi))
+		}
 		fmt.Fprintln(stdout, versionString(version, revision, bi))
 		return exitOK
 	case name != "" && !slices.ContainsFunc(parser.Model.Children, func(n *kong.Node) bool { return n.Name == name }):
