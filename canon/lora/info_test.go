@@ -240,7 +240,11 @@ func TestInfoKinds(t *testing.T) {
 		{"sd1 kohya", ts("lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight", []uint64{8, 768},
 			"lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_up.weight", []uint64{320, 8}), "lora", "kohya", "sd1", 8},
 		{"sd2 diffusers", ts("unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.to_k.lora.down.weight", []uint64{4, 1024}), "lora", "diffusers", "sd2", 4},
-		{"locon", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3}), "locon", "kohya", "unknown", 16},
+		// kohya names SD 1.x/2.x UNet blocks so (SDXL's are input_blocks…): no width to tell, the names say sd1
+		{"locon", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3}), "locon", "kohya", "sd1", 16},
+		// … and a text encoder of 23 layers says sd2
+		{"locon sd2", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3},
+			"lora_te_text_model_encoder_layers_22_mlp_fc1.lora_down.weight", []uint64{16, 1024, 1, 1}), "locon", "kohya", "sd2", 16},
 		{"loha", ts("lora_unet_x.hada_w1_a", []uint64{320, 4}, "lora_unet_x.hada_w1_b", []uint64{4, 320}), "loha", "kohya", "unknown", 4},
 		{"lokr", ts("lora_unet_x.lokr_w1", []uint64{4, 4}, "lora_unet_x.lokr_w2", []uint64{80, 80}), "lokr", "kohya", "unknown", 0},
 		{"flux", ts("lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", []uint64{16, 3072}), "lora", "kohya", "flux", 16},
