@@ -285,7 +285,8 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	fromSidecar(&in.Name, "name", SidecarMetadata, "model_name")
 	fromSidecar(&in.Name, "name", SidecarAPIInfo, "name")
 	fromMeta(&in.Name, "name", "modelspec.title", "ss_output_name")
-	set(&in.Name, "name", strings.TrimSuffix(filepath.Base(fileName), filepath.Ext(fileName)), "file name")
+	name, source := nameOfFile(fileName)
+	set(&in.Name, "name", name, source)
 
 	fromMeta(&in.Description, "description", "ssmd_description", "modelspec.description")
 	fromSidecar(&in.Description, "description", SidecarA1111, "description")
@@ -332,6 +333,36 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 		}
 	}
 	return in
+}
+
+// genericStems are the file names libraries save any model's weights under (PEFT, diffusers,
+// transformers): such a file is named by its folder.
+var genericStems = map[string]bool{"adapter_model": true, "pytorch_lora_weights": true, "model": true,
+	"diffusion_pytorch_model": true, "pytorch_model": true}
+
+// nameOfFile is the name of last resort of the model in the file at path, and where it comes from: the
+// file name without its extension; for a generic one (adapter_model.safetensors,
+// pytorch_lora_weights.safetensors, model.fp16.safetensors…), the folder's name, or in a Hugging Face
+// cache (models--ORG--REPO/snapshots/REV/…) the repository's.
+func nameOfFile(path string) (name, source string) {
+	base := filepath.Base(path)
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	if !genericStems[strings.SplitN(stem, ".", 2)[0]] {
+		return stem, "file name"
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return stem, "file name"
+	}
+	if snapshots := filepath.Dir(dir); filepath.Base(snapshots) == "snapshots" {
+		if repo, ok := strings.CutPrefix(filepath.Base(filepath.Dir(snapshots)), "models--"); ok && repo != "" {
+			return strings.Replace(repo, "--", "/", 1), "Hugging Face cache folder"
+		}
+	}
+	if folder := filepath.Base(dir); folder != "/" && folder != "." {
+		return folder, "folder name"
+	}
+	return stem, "file name"
 }
 
 // peftConfig reads the numbers and lists of a PEFT adapter_config.json: the rank r and lora_alpha
