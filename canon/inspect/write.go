@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -68,12 +69,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			}
 			row(label, "%s%s", strings.Join(words, ", "), p.Dim("  ("+src+")"))
 		}
-		if info.CivitAI.ModelID != 0 {
-			u := fmt.Sprintf("https://civitai.com/models/%d", info.CivitAI.ModelID)
-			if info.CivitAI.VersionID != 0 {
-				u += fmt.Sprintf("?modelVersionId=%d", info.CivitAI.VersionID)
-			}
+		if u := info.CivitAI.URL(); u != "" {
 			row("civitai", "%s%s", u, from("civitai.model_id"))
+		}
+		if info.PreferredWeight != nil {
+			row("weight", "%s%s", strconv.FormatFloat(*info.PreferredWeight, 'g', -1, 64), from("preferred_weight"))
 		}
 		if info.Author != "" {
 			row("author", "%s%s", textfmt.Escape(info.Author), from("author"))
@@ -358,9 +358,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	if info.Rank > 0 {
 		rank = fmt.Sprint(info.Rank)
 	}
-	ids := ""
-	if info.CivitAI.ModelID != 0 {
-		ids = fmt.Sprintf("model %d, version %d", info.CivitAI.ModelID, info.CivitAI.VersionID)
+	weight := ""
+	if info.PreferredWeight != nil {
+		weight = strconv.FormatFloat(*info.PreferredWeight, 'g', -1, 64)
 	}
 	parts := make([]string, 0, len(c.Params))
 	for _, p := range c.Params {
@@ -368,11 +368,18 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	}
 	for _, kv := range [][2]string{{"name", info.Name}, {"kind", string(info.Kind)}, {"naming", string(info.Naming)}, {"family", string(info.Family)},
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")},
-		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"CivitAI", ids},
+		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"preferred weight", weight},
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"snapshot of", c.SnapshotOf}, {"tensors", fmt.Sprint(c.TensorCount)},
 		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
 		if kv[1] != "" {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+		}
+		if u := info.CivitAI.URL(); kv[0] == "guessed triggers" && u != "" { // made of ids alone: safe to link
+			ids := fmt.Sprintf("model %d", info.CivitAI.ModelID)
+			if info.CivitAI.VersionID != 0 {
+				ids += fmt.Sprintf(", version %d", info.CivitAI.VersionID)
+			}
+			fmt.Fprintf(b, "| CivitAI | [%s](%s) |\n", ids, u)
 		}
 	}
 	if c.GGUF != nil {

@@ -148,7 +148,13 @@ func TestInfoSidecars(t *testing.T) {
 		}},
 		{"a1111-card", ".json", `{"description": "a witch", "sd version": "SDXL", "activation text": "pepper, witch hat", "preferred weight": 0.8, "modelId": 99}`, func(in Info) bool {
 			return in.Description == "a witch" && reflect.DeepEqual(in.Triggers, []string{"pepper", "witch hat"}) &&
-				in.TriggerDetails[0].Source == "sidecar pepper.json activation text" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99
+				in.TriggerDetails[0].Source == "sidecar pepper.json activation text" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99 &&
+				in.PreferredWeight != nil && *in.PreferredWeight == 0.8 && in.Sources["preferred_weight"] == "sidecar pepper.json"
+		}},
+		// the page it was downloaded from, pasted into the card's notes; 0 is the web UI's "no preferred weight"
+		{"a1111-card-notes", ".json", `{"notes": "from https://civitai.com/models/1234/pepper?modelVersionId=5678 , v2", "preferred weight": 0}`, func(in Info) bool {
+			return in.CivitAI == CivitAI{1234, 5678} && in.Sources["civitai.version_id"] == "sidecar pepper.json notes" &&
+				in.CivitAI.URL() == "https://civitai.com/models/1234?modelVersionId=5678" && in.PreferredWeight == nil
 		}},
 		{"lora-manager", ".metadata.json", `{"model_name": "Pepper LM", "base_model": "Illustrious", "sha256": "ab", "civitai": {"id": 11, "modelId": 22, "trainedWords": ["x"]}}`, func(in Info) bool {
 			return in.Name == "Pepper LM" && in.BaseModel == "Illustrious" && in.CivitAI == CivitAI{22, 11} &&
