@@ -218,7 +218,6 @@ var algoKinds = [nAlgos]Kind{aLoRA: KindLoRA, aDoRA: KindDoRA, aLoHa: KindLoHa, 
 type module struct {
 	shapes [nParts][]uint64
 	has    [nParts]bool
-	sparse bool
 }
 
 // dim returns dimension i of a part's shape, 0 when the part or the dimension is absent.
