@@ -28,6 +28,8 @@ type Options struct {
 	// Content: Run computes content IDs too.
 	Content bool
 	// All: Run computes the ecosystem hashes too, and verifies the hashes embedded in the metadata.
+	// Ecosystem hashes are hashes of files: a shard named on its own (…-00001-of-00003.safetensors) is
+	// then read as the one file it is, IDs included, not as its set.
 	All bool
 	// Canonical: Run keeps each model's canonical form (File.Canonical).
 	Canonical bool

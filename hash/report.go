@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -67,9 +69,21 @@ type File struct {
 func Run(ctx context.Context, specs []string, opt Options) *Report {
 	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
 	for _, spec := range specs {
-		r.Files = append(r.Files, hashFile(ctx, spec, opt, false))
+		r.Files = append(r.Files, hashFile(ctx, spec, opt, opt.All && namesShard(spec)))
 	}
 	return r
+}
+
+// namesShard reports whether spec names one file of a shard set or of a split GGUF model by its name
+// (…-0000K-of-0000N.safetensors or .gguf), not a folder or an index. Ecosystem hashes are hashes of
+// files: of such a file, they are its own, and so are its IDs then (see Options.All).
+func namesShard(spec string) bool {
+	base := path.Base(filepath.ToSlash(spec))
+	if _, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+		return true
+	}
+	_, _, n, ok := canon.GGUFSplitPattern(base)
+	return ok && n > 1
 }
 
 // Outcome is Trouble when a model could not be read, else Found when one is invalid or lacks an ID

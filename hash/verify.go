@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,6 +142,13 @@ func (r *VerifyReport) Unreadable() int {
 	return n
 }
 
+// DropMissing leaves out of the report the files that do not exist (their Err is an fs.ErrNotExist),
+// as sha256sum --ignore-missing does; it reports whether no file is left.
+func (r *VerifyReport) DropMissing() (none bool) {
+	r.Files = slices.DeleteFunc(r.Files, func(v VerifyResult) bool { return errors.Is(v.Err, fs.ErrNotExist) })
+	return len(r.Files) == 0
+}
+
 // Summary is the count line a check ends with when not every file is OK, as sha256sum ends with its
 // warnings: "1 of 3 files did not match", "1 of 3 files could not be read", or both in one line;
 // "" when every file is OK.
@@ -184,7 +192,8 @@ var ErrEmptyManifest = errors.New("no hashes in the manifest")
 // checks each file it names, once, computing only what its lines need: the structure ID, the content
 // ID when a ct1 line asks, the ecosystem hashes in one pass when any of theirs does. A file with lines
 // of whole-file hashes only (as sha256sum and b3sum write) is read as the one file it is, even when it
-// is a shard or an index. A manifest that cannot be read or holds no hash is an error (a
+// is a shard or an index; so is a shard named by its file name with whole-file hashes beside its IDs
+// (as Run writes them with Options.All). A manifest that cannot be read or holds no hash is an error (a
 // *ManifestError when it is the manifest's fault); a file that cannot be read is a result with Err.
 func Verify(ctx context.Context, manifest io.Reader, opt Options) (*VerifyReport, error) {
 	entries, err := ParseManifestKind(manifest, opt.BareKind)
@@ -250,7 +259,8 @@ func verifyFile(ctx context.Context, path string, want map[string]string, opt Op
 	}
 	_, opt.Content = want["ct1"]
 	opt.All, opt.Canonical = all, false
-	f := hashFile(ctx, path, opt, !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1"))
+	wholeFileOnly := !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1")
+	f := hashFile(ctx, path, opt, wholeFileOnly || (all && namesShard(path)))
 	if f.Err != nil {
 		v.Err = f.Err
 		return v, &f
@@ -308,22 +318,18 @@ func changeReason(c Code, checked, bad []string) string {
 	return "file bytes changed (" + strings.Join(bad, ", ") + " differ)"
 }
 
-// VerifySnapshot checks the model the snapshot at path was made of (its recorded path, relative to the
-// snapshot's folder; or its URL) against the snapshot's structure and content IDs: one VerifyResult,
-// checked "st1" and "ct1", whose Tensors name the tensors that changed when the content differs. A
-// snapshot that cannot be read (see snapshot.ReadFile), or that names its model by an absolute path or
-// one that leaves its folder (..), is an error naming the snapshot.
+// VerifySnapshot checks the model the snapshot at path was made of (its recorded path: absolute, or
+// relative to the snapshot's folder; or its URL) against the snapshot's structure and content IDs: one
+// VerifyResult, checked "st1" and "ct1", whose Tensors name the tensors that changed when the content
+// differs. Every path a snapshot may record is checked, as sha256sum checks every path a manifest
+// names. A snapshot that cannot be read (see snapshot.ReadFile) is an error naming the snapshot.
 func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
 	s, err := snapshot.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	target := s.Of
-	if !source.IsRemote(target) {
-		if filepath.IsAbs(target) || !filepath.IsLocal(filepath.FromSlash(target)) {
-			return nil, &canon.ReadError{Name: path, Err: fmt.Errorf("the snapshot names its model %q, not a path within its folder", target),
-				Hint: "write the snapshot next to the model (`stdiff snapshot MODEL -o FILE`), or compare with `stdiff diff SNAPSHOT MODEL`"}
-		}
+	if !source.IsRemote(target) && !filepath.IsAbs(filepath.FromSlash(target)) {
 		target = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
 	}
 	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, ContentPrefix)}

@@ -34,6 +34,9 @@ type Options struct {
 	// to File.Tensors and its findings (values-nan, values-inf, …) to File.Findings; an error makes the
 	// file unreadable (File.Err). ScanValues makes the one `stdiff check --values` uses.
 	Values func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error)
+	// AsFiles reads each spec as the one file it names (source.OpenOne): a shard without its set, an
+	// index as the file it is. A hook given the files staged for a commit checks each once, by its name.
+	AsFiles bool
 }
 
 // Report is what check says of every model it was given, in order.
@@ -137,8 +140,7 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	f := File{Path: spec, Name: spec}
 	if opt.Fix {
 		if !isLocalFile(spec) {
-			return f.failed(&FixError{Path: spec, Err: fmt.Errorf("%s: %w", spec, ErrNotLocal),
-				Hint: "fix the shard files one by one: stdiff check --fix model-00001-of-00002.safetensors"})
+			return f.failed(&FixError{Path: spec, Err: fmt.Errorf("%s: %w", spec, ErrNotLocal), Hint: fixFilesHint(ctx, spec, opt)})
 		}
 		res, err := canon.FixNulPadding(ctx, spec)
 		switch {
@@ -150,7 +152,11 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 			f.Fixed = &Fix{Bytes: res.Changed, Start: res.Start, End: res.End}
 		}
 	}
-	o, err := source.Open(ctx, spec, opt.Source)
+	open := source.Open
+	if opt.AsFiles {
+		open = source.OpenOne
+	}
+	o, err := open(ctx, spec, opt.Source)
 	if err != nil {
 		return f.failed(err)
 	}
@@ -170,6 +176,43 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	f.Findings, f.FindingCounts = Findings(m.Findings), m.FindingCounts()
 	f.TensorCount, f.HeaderLen, f.Shards = len(m.Tensors), m.HeaderLen, len(m.Shards)
 	return f
+}
+
+// fixFilesHint says what to do when a repair is asked of a model of several files (a shard set, a
+// pipeline, a folder): repair the files that are NUL-padded, named, one by one.
+func fixFilesHint(ctx context.Context, spec string, opt Options) string {
+	if source.IsRemote(spec) {
+		return "download the file, then repair it: stdiff check --fix FILE"
+	}
+	o, err := source.Open(ctx, spec, opt.Source)
+	if err != nil {
+		return "fix the files one by one: stdiff check --fix FILE"
+	}
+	defer o.Close()
+	var padded []string
+	for _, name := range o.Files() {
+		one, err := source.OpenFileModel(ctx, name)
+		if err != nil {
+			continue
+		}
+		if one.Model.FindingCounts()[canon.CodeNulPadding] > 0 {
+			padded = append(padded, shellWord(name))
+		}
+		one.Close()
+	}
+	if len(padded) == 0 {
+		return "none of its files is NUL-padded: check it without --fix"
+	}
+	return "repair its NUL-padded files one by one: stdiff check --fix " + strings.Join(padded, " ")
+}
+
+// shellWord is path as a word a shell reads back as path: as it is when it holds only safe characters,
+// else in single quotes.
+func shellWord(path string) string {
+	if path != "" && strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+,:@%") == "" {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }
 
 // notFixableHint says what to do about a file of format that --fix refused to repair.

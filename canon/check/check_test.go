@@ -267,3 +267,22 @@ func TestShardSetText(t *testing.T) {
 		t.Errorf("invalid set: %s", got)
 	}
 }
+
+// TestWriteFindingsHintOnce: a hint shared by several findings (every up weight of an untrained LoRA)
+// is said once, below the first; another hint is still said.
+func TestWriteFindingsHintOnce(t *testing.T) {
+	fs := []check.Finding{
+		{Code: "values-all-zero", Severity: canon.SevWarning, Message: "a is all zeros", Hint: "the LoRA changes nothing"},
+		{Code: "values-all-zero", Severity: canon.SevWarning, Message: "b is all zeros", Hint: "the LoRA changes nothing"},
+		{Code: "values-nan", Severity: canon.SevError, Message: "c has NaN", Hint: "retrain"},
+	}
+	var b bytes.Buffer
+	if err := check.WriteFindings(&b, fs, nil, "  ", check.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Count(out, "hint: the LoRA changes nothing") != 1 || strings.Count(out, "hint: retrain") != 1 ||
+		!strings.Contains(out, "a is all zeros\n    hint: the LoRA changes nothing\n") {
+		t.Errorf("hints:\n%s", out)
+	}
+}

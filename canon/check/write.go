@@ -59,7 +59,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 }
 
 // WriteFindings writes findings as indented lines: severity, code, offset, message, and the hint
-// below. Unless opt.Full is set, past the first FoldedFindings of a code it writes "… and N more CODE"
+// below (a hint once, below the first finding it is for). Unless opt.Full is set, past the first
+// FoldedFindings of a code it writes "… and N more CODE"
 // instead; counts (per code, as File.FindingCounts) also covers findings not in fs, which that line
 // counts too.
 func WriteFindings(w io.Writer, fs []Finding, counts map[string]int, indent string, opt TextOptions) error {
@@ -70,6 +71,7 @@ func WriteFindings(w io.Writer, fs []Finding, counts map[string]int, indent stri
 		kept[f.Code]++
 	}
 	shown := map[string]int{}
+	hinted := map[string]bool{} // a hint is said once, after the first finding it is for
 	for _, f := range fs {
 		if !opt.Full && shown[f.Code] == limit {
 			continue
@@ -85,7 +87,8 @@ func WriteFindings(w io.Writer, fs []Finding, counts map[string]int, indent stri
 			sev = opt.Palette.Cyan(sev)
 		}
 		fmt.Fprintf(b, "%s%s %s%s: %s\n", indent, sev, f.Code, at(f.Offset), textfmt.Escape(f.Message))
-		if f.Hint != "" {
+		if f.Hint != "" && !hinted[f.Hint] {
+			hinted[f.Hint] = true
 			fmt.Fprintf(b, "%s  hint: %s\n", indent, textfmt.Escape(f.Hint))
 		}
 		last := kept[f.Code]

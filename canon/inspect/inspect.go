@@ -180,9 +180,12 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	var sidecars []lora.Sidecar
 	var sidecarFindings []canon.Finding
 	if !o.Remote && m.Shards == nil {
-		sidecars, sidecarFindings = lora.LoadSidecars(ctx, spec)
+		sidecars, sidecarFindings = lora.LoadSidecars(ctx, m.Name) // the file: spec may be its folder
 	}
-	named := spec // what the name is derived from: a snapshot's model
+	named := spec // what the name is derived from: the file a folder holds, a snapshot's model
+	if !o.Remote && m.Shards == nil {
+		named = m.Name
+	}
 	if o.Snapshot != nil && opt.Verify {
 		return nil, &canon.ReadError{Name: spec, Err: errors.New("is a snapshot: it holds no bytes to verify hashes against"), Hint: "verify the model itself"}
 	}

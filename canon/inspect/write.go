@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/markdown"
@@ -66,12 +69,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			}
 			row(label, "%s%s", strings.Join(words, ", "), p.Dim("  ("+src+")"))
 		}
-		if info.CivitAI.ModelID != 0 {
-			u := fmt.Sprintf("https://civitai.com/models/%d", info.CivitAI.ModelID)
-			if info.CivitAI.VersionID != 0 {
-				u += fmt.Sprintf("?modelVersionId=%d", info.CivitAI.VersionID)
-			}
+		if u := info.CivitAI.URL(); u != "" {
 			row("civitai", "%s%s", u, from("civitai.model_id"))
+		}
+		if info.PreferredWeight != nil {
+			row("weight", "%s%s", strconv.FormatFloat(*info.PreferredWeight, 'g', -1, 64), from("preferred_weight"))
 		}
 		if info.Author != "" {
 			row("author", "%s%s", textfmt.Escape(info.Author), from("author"))
@@ -93,9 +95,12 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 					hs = append(hs, fmt.Sprintf("%s %s", k.Key, textfmt.Escape(v)))
 				}
 			}
-			note := ""
-			if !c.Verified {
-				note = p.Dim("  (not verified: --verify)")
+			note := p.Dim("  (not verified: --verify)")
+			switch {
+			case c.Verified && c.FindingCounts[canon.CodeHashMismatch] > 0:
+				note = "  " + p.Red("(verified: does not match the file, see findings)")
+			case c.Verified:
+				note = "  " + p.Green("(verified: matches the file)")
 			}
 			row("hashes", "%s%s", strings.Join(hs, ", "), note)
 		}
@@ -168,12 +173,17 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			names[i] = textfmt.Escape(t.Name)
 		}
 		nameW := columnWidth(names, maxNameWidth)
+		if !opt.Full {
+			names = shortenApart(names, nameW)
+		}
+		// a name still too long is one kept whole: on a line of its own
+		whole := func(name string) bool { return utf8.RuneCountInString(name) > nameW }
 		for i, t := range shown {
 			if t.DType == "" { // known by name only: its shard is missing
-				fmt.Fprintf(b, "    %s  %s\n", column(names[i], nameW, opt.Full), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
+				fmt.Fprintf(b, "    %s  %s\n", column(names[i], nameW, whole(names[i])), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
 				continue
 			}
-			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, opt.Full), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
+			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, whole(names[i])), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
 		}
 		if n := c.TensorCount - len(shown); n > 0 {
 			fmt.Fprintf(b, "    … %d more (--full lists all)\n", n)
@@ -221,6 +231,59 @@ func column(cell string, width int, whole bool) string {
 	}
 	head := (width - 1) / 2
 	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
+}
+
+// shortenApart shortens the cells longer than width (escaped text) in the middle, as column does, but
+// so that no two shortened cells look alike: each keeps a start and an end no other cell has together
+// (for PEFT's base_model.model.model.layers.12.self_attn… the layer index), as near the middle cut as
+// can be. A cell that cannot be told apart so is kept whole (column then puts it on a line of its own).
+func shortenApart(cells []string, width int) []string {
+	if width < 8 {
+		return cells
+	}
+	sorted := slices.Clone(cells)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	// alike reports whether another cell than c starts with head and ends with tail, apart.
+	alike := func(c, head, tail string) bool {
+		i, _ := slices.BinarySearch(sorted, head)
+		for ; i < len(sorted) && strings.HasPrefix(sorted[i], head); i++ {
+			if d := sorted[i]; d != c && len(d) >= len(head)+len(tail) && strings.HasSuffix(d, tail) {
+				return true
+			}
+		}
+		return false
+	}
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = c
+		r := []rune(c)
+		if len(r) <= width {
+			continue
+		}
+		mid := (width - 1) / 2
+	search:
+		for _, atSeparator := range []bool{true, false} { // a cut before a separator first: "….2.self_attn", not "…2.self_attn"
+			for k := range width { // heads of mid, mid+1, mid-1, mid+2, … runes
+				head := mid - k/2
+				if k%2 == 1 {
+					head = mid + (k+1)/2
+				}
+				if head < 0 || head > width-1 {
+					continue
+				}
+				tail := r[len(r)-(width-1-head):]
+				if atSeparator && (len(tail) == 0 || !strings.ContainsRune("._/-", tail[0])) {
+					continue
+				}
+				if h, t := string(r[:head]), string(tail); !alike(c, h, t) {
+					out[i] = h + "…" + t
+					break search
+				}
+			}
+		}
+	}
+	return out
 }
 
 // refKind is the reference reader's error kind ("" for a valid model).
@@ -295,9 +358,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	if info.Rank > 0 {
 		rank = fmt.Sprint(info.Rank)
 	}
-	ids := ""
-	if info.CivitAI.ModelID != 0 {
-		ids = fmt.Sprintf("model %d, version %d", info.CivitAI.ModelID, info.CivitAI.VersionID)
+	weight := ""
+	if info.PreferredWeight != nil {
+		weight = strconv.FormatFloat(*info.PreferredWeight, 'g', -1, 64)
 	}
 	parts := make([]string, 0, len(c.Params))
 	for _, p := range c.Params {
@@ -305,11 +368,18 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	}
 	for _, kv := range [][2]string{{"name", info.Name}, {"kind", string(info.Kind)}, {"naming", string(info.Naming)}, {"family", string(info.Family)},
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")},
-		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"CivitAI", ids},
+		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"preferred weight", weight},
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"snapshot of", c.SnapshotOf}, {"tensors", fmt.Sprint(c.TensorCount)},
 		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
 		if kv[1] != "" {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+		}
+		if u := info.CivitAI.URL(); kv[0] == "guessed triggers" && u != "" { // made of ids alone: safe to link
+			ids := fmt.Sprintf("model %d", info.CivitAI.ModelID)
+			if info.CivitAI.VersionID != 0 {
+				ids += fmt.Sprintf(", version %d", info.CivitAI.VersionID)
+			}
+			fmt.Fprintf(b, "| CivitAI | [%s](%s) |\n", ids, u)
 		}
 	}
 	if c.GGUF != nil {

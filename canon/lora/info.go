@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -58,6 +59,9 @@ type Info struct {
 	// EmbeddedHashes are the hashes a trainer wrote into the metadata (verified by `hash --all` and
 	// `inspect --verify`).
 	EmbeddedHashes map[string]string `json:"embedded_hashes,omitempty"`
+	// PreferredWeight is the weight the A1111 card says to use the LoRA at (nil when it says none: the
+	// web UI writes 0 for that).
+	PreferredWeight *float64 `json:"preferred_weight,omitempty"`
 
 	// What the tensors say, whatever the metadata claims.
 	Kind   Kind   `json:"kind"`
@@ -125,7 +129,19 @@ type CivitAI struct {
 	VersionID int64
 }
 
-// MarshalJSON writes {"model_id": …, "version_id": …}, null for an unknown id.
+// URL is the model's page on CivitAI (its version's, when known), "" when the model id is unknown. It
+// is made of the ids alone, never taken from a file.
+func (c CivitAI) URL() string {
+	switch {
+	case c.ModelID == 0:
+		return ""
+	case c.VersionID == 0:
+		return fmt.Sprintf("https://civitai.com/models/%d", c.ModelID)
+	}
+	return fmt.Sprintf("https://civitai.com/models/%d?modelVersionId=%d", c.ModelID, c.VersionID)
+}
+
+// MarshalJSON writes {"model_id": …, "version_id": …, "url": …}, null for what is unknown.
 func (c CivitAI) MarshalJSON() ([]byte, error) {
 	id := func(n int64) any {
 		if n == 0 {
@@ -133,7 +149,11 @@ func (c CivitAI) MarshalJSON() ([]byte, error) {
 		}
 		return n
 	}
-	return json.Marshal(map[string]any{"model_id": id(c.ModelID), "version_id": id(c.VersionID)})
+	var u any
+	if s := c.URL(); s != "" {
+		u = s
+	}
+	return json.Marshal(map[string]any{"model_id": id(c.ModelID), "version_id": id(c.VersionID), "url": u})
 }
 
 // Sidecar kinds: the endings of the files other tools write next to a model (<stem><ending>), and the
@@ -285,7 +305,8 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 	fromSidecar(&in.Name, "name", SidecarMetadata, "model_name")
 	fromSidecar(&in.Name, "name", SidecarAPIInfo, "name")
 	fromMeta(&in.Name, "name", "modelspec.title", "ss_output_name")
-	set(&in.Name, "name", strings.TrimSuffix(filepath.Base(fileName), filepath.Ext(fileName)), "file name")
+	name, source := nameOfFile(fileName)
+	set(&in.Name, "name", name, source)
 
 	fromMeta(&in.Description, "description", "ssmd_description", "modelspec.description")
 	fromSidecar(&in.Description, "description", SidecarA1111, "description")
@@ -332,6 +353,36 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 		}
 	}
 	return in
+}
+
+// genericStems are the file names libraries save any model's weights under (PEFT, diffusers,
+// transformers): such a file is named by its folder.
+var genericStems = map[string]bool{"adapter_model": true, "pytorch_lora_weights": true, "model": true,
+	"diffusion_pytorch_model": true, "pytorch_model": true}
+
+// nameOfFile is the name of last resort of the model in the file at path, and where it comes from: the
+// file name without its extension; for a generic one (adapter_model.safetensors,
+// pytorch_lora_weights.safetensors, model.fp16.safetensors…), the folder's name, or in a Hugging Face
+// cache (models--ORG--REPO/snapshots/REV/…) the repository's.
+func nameOfFile(path string) (name, source string) {
+	base := filepath.Base(path)
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	if !genericStems[strings.SplitN(stem, ".", 2)[0]] {
+		return stem, "file name"
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return stem, "file name"
+	}
+	if snapshots := filepath.Dir(dir); filepath.Base(snapshots) == "snapshots" {
+		if repo, ok := strings.CutPrefix(filepath.Base(filepath.Dir(snapshots)), "models--"); ok && repo != "" {
+			return strings.Replace(repo, "--", "/", 1), "Hugging Face cache folder"
+		}
+	}
+	if folder := filepath.Base(dir); folder != "/" && folder != "." {
+		return folder, "folder name"
+	}
+	return stem, "file name"
 }
 
 // peftConfig reads the numbers and lists of a PEFT adapter_config.json: the rank r and lora_alpha
@@ -398,7 +449,11 @@ func metaOffset(m *canon.Model, key string) int64 {
 	return -1
 }
 
-var civitaiURL = regexp.MustCompile(`civitai\.com/models/(\d+)`)
+var (
+	civitaiURL = regexp.MustCompile(`civitai\.com/models/(\d+)`)
+	// civitaiNotesURL finds a CivitAI page in free text: its model id and, if given, its version id.
+	civitaiNotesURL = regexp.MustCompile(`civitai\.com/models/(\d+)(?:[^\s?#]*\?(?:[^\s#]*&)?modelVersionId=(\d+))?`)
+)
 
 func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	setID := func(field *int64, name string, v any, source string) {
@@ -442,6 +497,22 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 		case SidecarA1111:
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
+			if notes, ok := s.Data["notes"].(string); ok { // people paste the page they downloaded it from
+				if g := civitaiNotesURL.FindStringSubmatch(notes); g != nil && in.CivitAI.ModelID == 0 {
+					setID(&in.CivitAI.ModelID, "civitai.model_id", g[1], src+" notes")
+					setID(&in.CivitAI.VersionID, "civitai.version_id", g[2], src+" notes")
+				}
+			}
+			switch w := s.Data["preferred weight"].(type) {
+			case nil:
+			case float64:
+				if w != 0 && !math.IsInf(w, 0) {
+					in.PreferredWeight = &w
+					in.Sources["preferred_weight"] = src
+				}
+			default:
+				in.badSidecar(s, []string{"preferred weight"}, "a number")
+			}
 		}
 	}
 	if src, ok := m.Meta("ssmd_source"); ok {

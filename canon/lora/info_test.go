@@ -148,7 +148,13 @@ func TestInfoSidecars(t *testing.T) {
 		}},
 		{"a1111-card", ".json", `{"description": "a witch", "sd version": "SDXL", "activation text": "pepper, witch hat", "preferred weight": 0.8, "modelId": 99}`, func(in Info) bool {
 			return in.Description == "a witch" && reflect.DeepEqual(in.Triggers, []string{"pepper", "witch hat"}) &&
-				in.TriggerDetails[0].Source == "sidecar pepper.json activation text" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99
+				in.TriggerDetails[0].Source == "sidecar pepper.json activation text" && in.BaseModel == "SDXL" && in.CivitAI.ModelID == 99 &&
+				in.PreferredWeight != nil && *in.PreferredWeight == 0.8 && in.Sources["preferred_weight"] == "sidecar pepper.json"
+		}},
+		// the page it was downloaded from, pasted into the card's notes; 0 is the web UI's "no preferred weight"
+		{"a1111-card-notes", ".json", `{"notes": "from https://civitai.com/models/1234/pepper?modelVersionId=5678 , v2", "preferred weight": 0}`, func(in Info) bool {
+			return in.CivitAI == CivitAI{1234, 5678} && in.Sources["civitai.version_id"] == "sidecar pepper.json notes" &&
+				in.CivitAI.URL() == "https://civitai.com/models/1234?modelVersionId=5678" && in.PreferredWeight == nil
 		}},
 		{"lora-manager", ".metadata.json", `{"model_name": "Pepper LM", "base_model": "Illustrious", "sha256": "ab", "civitai": {"id": 11, "modelId": 22, "trainedWords": ["x"]}}`, func(in Info) bool {
 			return in.Name == "Pepper LM" && in.BaseModel == "Illustrious" && in.CivitAI == CivitAI{22, 11} &&
@@ -240,7 +246,11 @@ func TestInfoKinds(t *testing.T) {
 		{"sd1 kohya", ts("lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight", []uint64{8, 768},
 			"lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.lora_up.weight", []uint64{320, 8}), "lora", "kohya", "sd1", 8},
 		{"sd2 diffusers", ts("unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.to_k.lora.down.weight", []uint64{4, 1024}), "lora", "diffusers", "sd2", 4},
-		{"locon", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3}), "locon", "kohya", "unknown", 16},
+		// kohya names SD 1.x/2.x UNet blocks so (SDXL's are input_blocks…): no width to tell, the names say sd1
+		{"locon", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3}), "locon", "kohya", "sd1", 16},
+		// … and a text encoder of 23 layers says sd2
+		{"locon sd2", ts("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{16, 320, 3, 3},
+			"lora_te_text_model_encoder_layers_22_mlp_fc1.lora_down.weight", []uint64{16, 1024, 1, 1}), "locon", "kohya", "sd2", 16},
 		{"loha", ts("lora_unet_x.hada_w1_a", []uint64{320, 4}, "lora_unet_x.hada_w1_b", []uint64{4, 320}), "loha", "kohya", "unknown", 4},
 		{"lokr", ts("lora_unet_x.lokr_w1", []uint64{4, 4}, "lora_unet_x.lokr_w2", []uint64{80, 80}), "lokr", "kohya", "unknown", 0},
 		{"flux", ts("lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight", []uint64{16, 3072}), "lora", "kohya", "flux", 16},

@@ -3,6 +3,7 @@ package lora
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
@@ -217,7 +218,6 @@ var algoKinds = [nAlgos]Kind{aLoRA: KindLoRA, aDoRA: KindDoRA, aLoHa: KindLoHa, 
 type module struct {
 	shapes [nParts][]uint64
 	has    [nParts]bool
-	sparse bool
 }
 
 // dim returns dimension i of a part's shape, 0 when the part or the dimension is absent.
@@ -296,6 +296,9 @@ func isA1111TI(name string) bool {
 type survey struct {
 	kohya, lycoris, loraDiffusion, peft, diffusers, mlx, ldm, hf int
 	flux, sd3, sdxl, llm                                         int
+	// kohyaSD counts kohya names of SD 1.x/2.x UNet blocks; teLayers is the number of text encoder
+	// layers kohya names show (12 SD 1.x, 23 SD 2.x).
+	kohyaSD, teLayers int
 	// a1111TI counts A1111 textual-inversion tensors; loose counts tensors of no adapter module
 	// (alphas, a checkpoint's weights).
 	a1111TI, loose int
@@ -389,10 +392,17 @@ func surveyTensors(m *canon.Model) *survey {
 // countNaming counts the naming scheme and the family a tensor's name shows.
 func (sv *survey) countNaming(name string) {
 	switch {
-	case strings.HasPrefix(name, "lora_unet_") || strings.HasPrefix(name, "lora_te") || strings.HasPrefix(name, "oft_unet_"):
+	case strings.HasPrefix(name, "lora_unet_") || strings.HasPrefix(name, "lora_te") || strings.HasPrefix(name, "oft_unet_") || strings.HasPrefix(name, "oft_te"):
 		sv.kohya++
 		if strings.HasPrefix(name, "lora_te2_") {
 			sv.sdxl++
+		}
+		if kohyaSDBlock.MatchString(name) {
+			sv.kohyaSD++
+		}
+		if g := kohyaTELayer.FindStringSubmatch(name); g != nil {
+			n, _ := strconv.Atoi(g[1])
+			sv.teLayers = max(sv.teLayers, n+1)
 		}
 	case strings.HasPrefix(name, "lycoris_"):
 		sv.lycoris++
@@ -554,11 +564,22 @@ func (sv *survey) family(kind Kind) Family {
 		return FamilySD2
 	case ctx == 768 || (ti && sv.tiDim == 768):
 		return FamilySD1
+	case sv.kohyaSD > 0 && sv.teLayers > 12: // SD2's text encoder (OpenCLIP ViT-H) has 23 layers
+		return FamilySD2
+	case sv.kohyaSD > 0: // no width to tell (OFT's blocks): kohya names UNet blocks so only for SD 1.x and 2.x
+		return FamilySD1
 	case sv.llm > 0 || sv.hf > 0:
 		return FamilyLLM
 	}
 	return FamilyUnknown
 }
+
+// kohyaSDBlock matches kohya's names of SD 1.x/2.x UNet blocks (lora_unet_down_blocks_0_…; SDXL's are
+// input_blocks_…, middle_block_…, output_blocks_…); kohyaTELayer a text encoder layer and its index.
+var (
+	kohyaSDBlock = regexp.MustCompile(`^(lora|oft)_unet_(down_blocks|up_blocks|mid_block)_`)
+	kohyaTELayer = regexp.MustCompile(`^(?:lora|oft)_te_text_model_encoder_layers_(\d+)_`)
+)
 
 // isCrossAttnKey reports whether a module is the key projection of a cross-attention layer, whose
 // input width is the text encoder's context width (768 SD1, 1024 SD2, 2048 SDXL).

@@ -47,17 +47,18 @@ func TestInfoFormats(t *testing.T) {
 			peftQ+".lora_magnitude_vector", []uint64{4096}), KindDoRA, NamingPEFT, FamilyLLM, 16},
 		{"dora peft .weight", tensors(peftQ+".lora_A.weight", []uint64{16, 4096}, peftQ+".lora_B.weight", []uint64{4096, 16},
 			peftQ+".lora_magnitude_vector.weight", []uint64{4096}), KindDoRA, NamingPEFT, FamilyLLM, 16},
-		// OFT: kohya (oft_unet_ prefix, blocks [n, b, b]), LyCORIS diag-OFT, LyCORIS's older oft_diag, PEFT oft_R.
+		// OFT: kohya (oft_unet_ prefix, blocks [n, b, b]), LyCORIS diag-OFT, LyCORIS's older oft_diag, PEFT oft_R;
+		// no widths tell the family, but kohya's names of SD 1.x UNet blocks do.
 		{"oft kohya", tensors("oft_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.oft_blocks", []uint64{4, 80, 80},
-			"oft_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.alpha", []uint64{}), KindOFT, NamingKohya, FamilyUnknown, 0},
-		{"oft lycoris", tensors(kohyaK+".oft_blocks", []uint64{80, 4, 4}, kohyaK+".alpha", []uint64{}), KindOFT, NamingKohya, FamilyUnknown, 0},
-		{"oft lycoris old", tensors(kohyaK+".oft_diag", []uint64{80, 4, 4}), KindOFT, NamingKohya, FamilyUnknown, 0},
+			"oft_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k.alpha", []uint64{}), KindOFT, NamingKohya, FamilySD1, 0},
+		{"oft lycoris", tensors(kohyaK+".oft_blocks", []uint64{80, 4, 4}, kohyaK+".alpha", []uint64{}), KindOFT, NamingKohya, FamilySD1, 0},
+		{"oft lycoris old", tensors(kohyaK+".oft_diag", []uint64{80, 4, 4}), KindOFT, NamingKohya, FamilySD1, 0},
 		{"oft peft", tensors(peftQ+".oft_R.weight", []uint64{128, 496}), KindOFT, NamingPEFT, FamilyLLM, 0},
 		// BOFT: LyCORIS blocks of 4 dimensions [m, n, b, b], PEFT boft_R + boft_s.
-		{"boft lycoris", tensors(kohyaK+".oft_blocks", []uint64{2, 40, 8, 8}, kohyaK+".alpha", []uint64{}), KindBOFT, NamingKohya, FamilyUnknown, 0},
+		{"boft lycoris", tensors(kohyaK+".oft_blocks", []uint64{2, 40, 8, 8}, kohyaK+".alpha", []uint64{}), KindBOFT, NamingKohya, FamilySD1, 0},
 		{"boft peft", tensors(peftQ+".boft_R", []uint64{2, 512, 8, 8}, peftQ+".boft_s", []uint64{4096, 1}), KindBOFT, NamingPEFT, FamilyLLM, 0},
 		// IA3: LyCORIS weight + on_input, PEFT ia3_l.
-		{"ia3 lycoris", tensors(kohyaK+".weight", []uint64{320}, kohyaK+".on_input", []uint64{}), KindIA3, NamingKohya, FamilyUnknown, 0},
+		{"ia3 lycoris", tensors(kohyaK+".weight", []uint64{320}, kohyaK+".on_input", []uint64{}), KindIA3, NamingKohya, FamilySD1, 0},
 		{"ia3 peft", tensors(peftQ+".ia3_l", []uint64{1024, 1}), KindIA3, NamingPEFT, FamilyLLM, 0},
 		// GLoRA: a1 [in, r], a2 [r, in], b1 [out, r], b2 [r, in].
 		{"glora", tensors(kohyaK+".a1.weight", []uint64{768, 4}, kohyaK+".a2.weight", []uint64{4, 768},
@@ -78,16 +79,16 @@ func TestInfoFormats(t *testing.T) {
 		{"lokr both low-rank (LyCORIS history)", tensors(kohyaK+".lokr_w1_a", []uint64{20, 4}, kohyaK+".lokr_w1_b", []uint64{4, 32},
 			kohyaK+".lokr_w2_a", []uint64{16, 4}, kohyaK+".lokr_w2_b", []uint64{4, 24}), KindLoKr, NamingKohya, FamilySD1, 4},
 		{"lokr tucker conv", tensors("lora_unet_down_blocks_0_resnets_0_conv1.lokr_w1", []uint64{4, 4}, "lora_unet_down_blocks_0_resnets_0_conv1.lokr_t2", []uint64{8, 8, 3, 3},
-			"lora_unet_down_blocks_0_resnets_0_conv1.lokr_w2_a", []uint64{8, 80}, "lora_unet_down_blocks_0_resnets_0_conv1.lokr_w2_b", []uint64{8, 80}), KindLoKr, NamingKohya, FamilyUnknown, 8},
+			"lora_unet_down_blocks_0_resnets_0_conv1.lokr_w2_a", []uint64{8, 80}, "lora_unet_down_blocks_0_resnets_0_conv1.lokr_w2_b", []uint64{8, 80}), KindLoKr, NamingKohya, FamilySD1, 8},
 		{"lokr full dimension", tensors("lycoris_single_transformer_blocks_0_attn_to_q.lokr_w1", []uint64{4, 4},
 			"lycoris_single_transformer_blocks_0_attn_to_q.lokr_w2", []uint64{768, 768}), KindLoKr, NamingLyCORIS, FamilyFlux, 0},
 		{"loha tucker", tensors("lora_unet_down_blocks_0_resnets_0_conv1.hada_t1", []uint64{4, 4, 3, 3}, "lora_unet_down_blocks_0_resnets_0_conv1.hada_w1_a", []uint64{4, 320},
-			"lora_unet_down_blocks_0_resnets_0_conv1.hada_w1_b", []uint64{4, 320}), KindLoHa, NamingKohya, FamilyUnknown, 4},
+			"lora_unet_down_blocks_0_resnets_0_conv1.hada_w1_b", []uint64{4, 320}), KindLoHa, NamingKohya, FamilySD1, 4},
 		{"loha sd1", tensors(kohyaK+".hada_w1_a", []uint64{320, 8}, kohyaK+".hada_w1_b", []uint64{8, 768},
 			kohyaK+".hada_w2_a", []uint64{320, 8}, kohyaK+".hada_w2_b", []uint64{8, 768}), KindLoHa, NamingKohya, FamilySD1, 8},
 		{"locon tucker", tensors("lora_unet_down_blocks_0_resnets_0_conv1.lora_down.weight", []uint64{8, 320, 1, 1},
 			"lora_unet_down_blocks_0_resnets_0_conv1.lora_mid.weight", []uint64{8, 8, 3, 3}, "lora_unet_down_blocks_0_resnets_0_conv1.lora_up.weight", []uint64{320, 8, 1, 1}),
-			KindLoCon, NamingKohya, FamilyUnknown, 8},
+			KindLoCon, NamingKohya, FamilySD1, 8},
 		// diffusers' attention-processor LoRA of early 2023.
 		{"diffusers attn processor", tensors("unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.processor.to_k_lora.down.weight", []uint64{4, 768},
 			"unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.processor.to_k_lora.up.weight", []uint64{320, 4}), KindLoRA, NamingDiffusers, FamilySD1, 4},

@@ -678,7 +678,7 @@ func parseHF(addr string) (hfAddr, error) {
 	}
 	for _, seg := range strings.Split(rev, "/") {
 		if seg == "" || seg == "." || seg == ".." || strings.ContainsRune(seg, '\\') {
-			return hfAddr{}, fmt.Errorf("bad revision %q: no part of it may be empty, . or ..", rev)
+			return hfAddr{}, fmt.Errorf("bad revision %q: no part of it may be empty, \".\" or \"..\"", rev)
 		}
 	}
 	for _, p := range []string{parts[0], repo} {

@@ -149,11 +149,7 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		return openPipeline(ctx, spec, localRepo{ctx, spec}, 1)
 	}
 	if st.IsDir() {
-		idx, err := findIndex(spec)
-		if err != nil {
-			return nil, err
-		}
-		return openLocalSet(spec, idx, nil, false)
+		return openFolder(ctx, spec, opt)
 	}
 	base := filepath.Base(spec)
 	if base == PipelineFile {
@@ -297,21 +293,64 @@ func openSingle(src interface {
 	return &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}, nil
 }
 
-// findIndex finds the index in a folder: model.safetensors.index.json, else the only *.index.json.
-func findIndex(dir string) (string, error) {
-	if p := filepath.Join(dir, "model.safetensors.index.json"); fileExists(p) {
-		return p, nil
+// openFolder opens the one model a folder holds, as save_pretrained, PEFT and diffusers write them: its
+// shard set's index (model.safetensors.index.json, else the only *.safetensors.index.json), else its
+// one weights file (model.safetensors, adapter_model.safetensors, diffusion_pytorch_model.safetensors,
+// model.gguf…), or the files of its one shard set or split GGUF model. Only the folder itself is
+// looked in, not the folders under it. A folder holding several models is an error that lists them.
+func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
+	indexes, weights, err := folderFiles(dir)
+	if err != nil {
+		return nil, canon.PathError("read", dir, err)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "*.safetensors.index.json"))
-	switch len(matches) {
-	case 1:
-		return matches[0], nil
-	case 0:
-		return "", &canon.ReadError{Name: dir, Err: errors.New("is a folder without a *.safetensors.index.json"),
-			Hint: "name the .safetensors file, or use `stdiff dupes` for folders"}
-	default:
-		return "", &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes", len(matches)), Hint: "name the index to use"}
+	switch {
+	case slices.Contains(indexes, "model.safetensors.index.json"):
+		return openLocalSet(dir, filepath.Join(dir, "model.safetensors.index.json"), nil, false)
+	case len(indexes) == 1:
+		return openLocalSet(dir, filepath.Join(dir, indexes[0]), nil, false)
+	case len(indexes) > 1:
+		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes (%s)", len(indexes), listSome(indexes, 3, "more")),
+			Hint: "name the index to use"}
+	case len(weights) == 0:
+		return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf or *.safetensors.index.json)"),
+			Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
+	case len(weights) == 1 || oneSet(weights):
+		return Open(ctx, filepath.Join(dir, weights[0]), opt)
 	}
+	return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d models (%s), not one", len(weights), listSome(weights, 3, "more")),
+		Hint: "name one of them (or a glob of them), or use `stdiff inspect --short` or `stdiff dupes` for a folder of models"}
+}
+
+// folderFiles lists, sorted, the names of the regular files (or links to them) in dir that may hold a
+// model: its shard sets' indexes (*.safetensors.index.json) and its weights files (*.safetensors and
+// *.gguf, any case); hidden files are left out.
+func folderFiles(dir string) (indexes, weights []string, err error) {
+	entries, err := os.ReadDir(dir) // sorted by name
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		name, lower := e.Name(), strings.ToLower(e.Name())
+		if strings.HasPrefix(name, ".") || !fileExists(filepath.Join(dir, name)) {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(lower, ".safetensors.index.json"):
+			indexes = append(indexes, name)
+		case strings.HasSuffix(lower, ".safetensors"), strings.HasSuffix(lower, ".gguf"):
+			weights = append(weights, name)
+		}
+	}
+	return indexes, weights, nil
+}
+
+// oneSet reports whether names (sorted) are exactly the files of one shard set or one split GGUF model.
+func oneSet(names []string) bool {
+	if prefix, _, n, ok := canon.ShardPattern(names[0]); ok && slices.Equal(names, canon.ShardNames(prefix, n)) {
+		return true
+	}
+	prefix, _, n, ok := canon.GGUFSplitPattern(names[0])
+	return ok && slices.Equal(names, canon.GGUFSplitNames(prefix, n))
 }
 
 func fileExists(p string) bool {

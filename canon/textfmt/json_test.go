@@ -28,25 +28,26 @@ type embedded struct{ Inner string }
 // odd has what encoding/json has rules for.
 type odd struct {
 	Plain      string
-	Renamed    int               `json:"renamed"`
-	Omitted    string            `json:"omitted,omitempty"`
-	Kept       string            `json:"kept,omitempty"`
-	Zero       float64           `json:",omitempty"`
-	NilSlice   []string          `json:"nil_slice"`
-	EmptySlice []string          `json:"empty_slice"`
-	NilOmitted []int             `json:"nil_omitted,omitempty"`
-	Map        map[string]int    `json:"map"`
-	NilMap     map[string]int    `json:"nil_map"`
-	Ptr        *int              `json:"ptr"`
-	NilPtr     *int              `json:"nil_ptr"`
-	Any        any               `json:"any"`
-	Bytes      []byte            `json:"bytes"`
-	Nested     [][]string        `json:"nested"`
-	Structs    []point           `json:"structs"`
-	Pointers   []*onPointer      `json:"pointers"`
-	Value      onPointer         `json:"value"`
-	HTML       string            `json:"html"`
-	Hidden     string            `json:"-"`
+	Renamed    int            `json:"renamed"`
+	Omitted    string         `json:"omitted,omitempty"`
+	Kept       string         `json:"kept,omitempty"`
+	Zero       float64        `json:",omitempty"`
+	NilSlice   []string       `json:"nil_slice"`
+	EmptySlice []string       `json:"empty_slice"`
+	NilOmitted []int          `json:"nil_omitted,omitempty"`
+	Map        map[string]int `json:"map"`
+	NilMap     map[string]int `json:"nil_map"`
+	Ptr        *int           `json:"ptr"`
+	NilPtr     *int           `json:"nil_ptr"`
+	Any        any            `json:"any"`
+	Bytes      []byte         `json:"bytes"`
+	Nested     [][]string     `json:"nested"`
+	Structs    []point        `json:"structs"`
+	Pointers   []*onPointer   `json:"pointers"`
+	Value      onPointer      `json:"value"`
+	HTML       string         `json:"html"`
+	Hidden     string         `json:"-"`
+	//lint:ignore SA5008 the tag "-," names the field "-": the writer must read it as encoding/json does
 	Dash       string            `json:"-,"`
 	Inner      []embeddedHolder  `json:"inner"`
 	Deep       map[string][]bool `json:"deep"`

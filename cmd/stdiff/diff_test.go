@@ -99,22 +99,26 @@ func TestFailedWriteIsTrouble(t *testing.T) {
 }
 
 // TestVersionString: the version names what the build recorded: the module version of `go install
-// …@v1.2.0`, the VCS revision and whether the tree was modified, and yields to -ldflags -X main.version.
+// …@v1.2.0`, the VCS revision and whether the tree was modified, and yields to -ldflags -X main.version;
+// a build without VCS stamping takes its revision from -X main.revision, or says it is unknown.
 func TestVersionString(t *testing.T) {
 	rev := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "898e3668169c"}, {Key: "vcs.modified", Value: "true"}}
 	for _, c := range []struct {
 		set  string
+		rev  string
 		bi   *debug.BuildInfo
 		want string
 	}{
-		{"dev", nil, "stdiff dev"},
-		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, "stdiff v1.2.0"},
-		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "stdiff dev (revision 898e3668169c, modified)"},
-		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.1-0.20250101-898e3668169c"}, Settings: rev[:2]}, "stdiff v1.2.1-0.20250101-898e3668169c (revision 898e3668169c)"},
-		{"1.3.0", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: rev[:2]}, "stdiff 1.3.0 (revision 898e3668169c)"},
+		{"dev", "", nil, "stdiff dev (revision unknown: built without VCS stamping; -ldflags \"-X main.revision=…\" sets it)"},
+		{"dev", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "stdiff dev (revision unknown: built without VCS stamping; -ldflags \"-X main.revision=…\" sets it)"},
+		{"dev", "abc123", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "stdiff dev (revision abc123)"},
+		{"dev", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, "stdiff v1.2.0"},
+		{"dev", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "stdiff dev (revision 898e3668169c, modified)"},
+		{"dev", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.1-0.20250101-898e3668169c"}, Settings: rev[:2]}, "stdiff v1.2.1-0.20250101-898e3668169c (revision 898e3668169c)"},
+		{"1.3.0", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}, Settings: rev[:2]}, "stdiff 1.3.0 (revision 898e3668169c)"},
 	} {
-		if got := versionString(c.set, c.bi); got != c.want {
-			t.Errorf("%q %+v: %q, want %q", c.set, c.bi, got, c.want)
+		if got := versionString(c.set, c.rev, c.bi); got != c.want {
+			t.Errorf("%q %q %+v: %q, want %q", c.set, c.rev, c.bi, got, c.want)
 		}
 	}
 }

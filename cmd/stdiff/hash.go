@@ -3,29 +3,35 @@ package main
 import "github.com/stdiff/stdiff/hash"
 
 type hashCmd struct {
-	Content   bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
-	All       bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass, and verify hashes embedded in the metadata."`
-	Canonical bool     `help:"Print the exact canonical bytes the structure ID hashes (with --content, the content form)."`
-	Check     string   `help:"Verify the hashes in MANIFEST (as stdiff hash, sha256sum, sha256sum --tag or b3sum write them) against the files it names." placeholder:"MANIFEST" type:"existingfile"`
-	Kind      string   `help:"With --check: what a bare hash line (<hex>  <path>) holds: sha256 (sha256sum's) or blake3 (b3sum's)." enum:"sha256,blake3" default:"sha256"`
-	Quiet     bool     `short:"q" help:"Print no report, only errors (with --check: only the files that FAILED); the exit status answers."`
-	Files     []string `arg:"" optional:"" name:"FILE" help:"Model files." type:"string"`
+	Content       bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
+	All           bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass, and verify hashes embedded in the metadata. A shard named on its own is hashed as the file it is."`
+	Canonical     bool     `help:"Print the exact canonical bytes the structure ID hashes (with --content, the content form)."`
+	Check         bool     `short:"c" help:"Verify the hashes in the MANIFEST files named (as stdiff hash, sha256sum, sha256sum --tag or b3sum write them) against the files they name."`
+	Kind          string   `help:"With --check: what a bare hash line (<hex>  <path>) holds: sha256 (sha256sum's) or blake3 (b3sum's)." enum:"sha256,blake3" default:"sha256"`
+	Quiet         bool     `short:"q" help:"Print no report, only errors (with --check: only the files that FAILED); the exit status answers."`
+	Status        bool     `help:"With --check: print nothing but errors, not even what FAILED; the exit status answers."`
+	IgnoreMissing bool     `help:"With --check: leave out the files that do not exist (it fails when none is left)."`
+	Strict        bool     `help:"With --check: a line that is not a manifest line fails the check. stdiff is always this strict; the flag is accepted for sha256sum's scripts."`
+	Files         []string `arg:"" optional:"" name:"FILE" help:"Model files (with --check: manifests)." type:"string"`
 }
 
 func (c *hashCmd) run(o *out) int {
-	if (c.Check == "") == (len(c.Files) == 0) {
-		if c.Check != "" {
-			o.errorf("name the files in the manifest, not on the command line", "--check takes a manifest and no FILE arguments")
-		} else {
-			o.errorf("try `stdiff hash model.safetensors`", "hash needs at least one FILE (or --check MANIFEST)")
-		}
+	switch {
+	case len(c.Files) == 0 && c.Check:
+		o.errorf("try `stdiff hash --check SHA256SUMS`", "hash --check needs at least one MANIFEST")
+		return exitTrouble
+	case len(c.Files) == 0:
+		o.errorf("try `stdiff hash model.safetensors`", "hash needs at least one FILE (or --check MANIFEST)")
+		return exitTrouble
+	case !c.Check && (c.Status || c.IgnoreMissing || c.Strict):
+		o.errorf("add --check (-c) to verify a manifest", "--status, --ignore-missing and --strict apply to --check")
 		return exitTrouble
 	}
 	add, stop := func(int64) {}, func() {} // on a terminal, for the model whose bytes are being read
 	opt := hash.Options{Content: c.Content, All: c.All, Canonical: c.Canonical, Source: o.src,
 		Reading:  func(name string, total int64) { stop(); add, stop = o.bytesProgress("hashing "+name, total) },
 		Progress: func(n int64) { add(n) }, BareKind: c.Kind}
-	if c.Check != "" {
+	if c.Check {
 		return c.check(o, opt, func() { stop() })
 	}
 	rep := hash.Run(o.ctx, c.Files, opt)
@@ -47,25 +53,35 @@ func (c *hashCmd) run(o *out) int {
 	return write(o, rep, c.Quiet, rep.Outcome(), ws)
 }
 
-// check verifies a manifest (see hash.Verify); with -q, text shows only the files that FAILED.
+// check verifies the manifests named (see hash.VerifyManifest), in turn, as one report; with -q, text
+// shows only the files that FAILED, and with --status nothing at all.
 func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
-	rep, err := hash.VerifyManifest(o.ctx, c.Check, opt)
+	rep := &hash.VerifyReport{Schema: hash.VerifySchema}
+	for _, manifest := range c.Files {
+		r, err := hash.VerifyManifest(o.ctx, manifest, opt)
+		if err != nil {
+			done()
+			o.readFailed(err)
+			return exitTrouble
+		}
+		rep.Files = append(rep.Files, r.Files...)
+	}
 	done()
-	if err != nil {
-		o.readFailed(err)
-		return exitTrouble
+	if c.IgnoreMissing && rep.DropMissing() {
+		o.errorf("", "no file was verified: every file the manifest names is missing")
+		return exitFound
 	}
 	for i := range rep.Files {
 		if e := rep.Files[i].Err; e != nil {
 			o.readFailed(e)
 		}
 	}
-	if s := rep.Summary(); s != "" && o.format != "json" && o.format != "jsonl" {
+	if s := rep.Summary(); s != "" && o.format != "json" && o.format != "jsonl" && !c.Status {
 		defer o.errorf("", "%s", s) // after the report, as sha256sum's warnings
 	}
-	return write(o, rep, c.Quiet && o.format != "text", rep.Outcome(), writers[*hash.VerifyReport]{
+	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(), writers[*hash.VerifyReport]{
 		text: withOptions(hash.WriteVerifyText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown})
 }
 
 // manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.
-func (c *hashCmd) manyFiles() bool { return len(c.Files) > 1 || c.Check != "" }
+func (c *hashCmd) manyFiles() bool { return len(c.Files) > 1 || c.Check }

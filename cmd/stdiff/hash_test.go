@@ -53,7 +53,7 @@ func TestHashIsTheLibrary(t *testing.T) {
 			cmd := &hashCmd{Content: true, All: true, Files: files}
 			outcome := rep.Outcome()
 			if format, ok := strings.CutSuffix(c.format, " --check"); ok {
-				c.format, cmd, outcome = format, &hashCmd{Check: manifestPath}, check.Outcome()
+				c.format, cmd, outcome = format, &hashCmd{Check: true, Files: []string{manifestPath}}, check.Outcome()
 			}
 			var stdout, stderr bytes.Buffer
 			o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: c.format}
@@ -114,7 +114,7 @@ func TestHashManyFilesCollects(t *testing.T) {
 	}{
 		{&hashCmd{Files: []string{"a"}}, -1},
 		{&hashCmd{Files: []string{"a", "b"}}, 400},
-		{&hashCmd{Check: "MANIFEST"}, 400},
+		{&hashCmd{Check: true, Files: []string{"MANIFEST"}}, 400},
 	} {
 		debug.SetGCPercent(-1)
 		memoryPolicy(c.cmd)

@@ -38,7 +38,7 @@ func helpText(exits string, examples ...string) string {
 	for i := 0; i+1 < len(examples); i += 2 {
 		b.WriteString("  # " + examples[i] + "\n  " + examples[i+1] + "\n")
 	}
-	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a safetensors or GGUF file, a shard set (index, folder or any\nshard), a diffusers pipeline (its folder), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+	return b.String() + "\nExit status: " + exits + ".\n\nMODEL may be a safetensors or GGUF file, a folder holding one model\n(save_pretrained, PEFT, a diffusers component), a shard set (index, folder or\nany shard), a diffusers pipeline (its folder), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
 }
 
 type overviewHelp struct{}

@@ -29,8 +29,9 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and revision may be set at build time with -ldflags "-X main.version=… -X main.revision=…"
+// (a build without VCS stamping, -buildvcs=false, records no revision of its own).
+var version, revision = "dev", ""
 
 // Exit statuses, the contract with scripts: canon.Outcome's Clean, Found and Trouble.
 const exitOK, exitFound, exitTrouble = 0, 1, 2
@@ -52,7 +53,7 @@ type cli struct {
 	Dupes      dupesCmd    `cmd:"" help:"Find duplicate models under folders, including copies with edited metadata."`
 	Snapshot   snapshotCmd `cmd:"" help:"Write a small JSON file that stands in for a model in diff, inspect and hash --check."`
 	Help       helpCmd     `cmd:"" help:"Show the help of a command, or this overview."`
-	VersionCmd struct{}    `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
+	VersionCmd versionCmd  `cmd:"" name:"version" help:"Print the version and the VCS revision the build recorded."`
 }
 
 type helpCmd struct {
@@ -62,23 +63,29 @@ type helpCmd struct {
 // command is implemented by every subcommand but help and version.
 type command interface{ run(o *out) int }
 
-// versionString is "stdiff VERSION": the version set at build time, else the module version the build
-// recorded (`go install …@v1.2.0`), then the VCS revision it recorded and whether the tree was modified.
-func versionString(v string, bi *debug.BuildInfo) string {
-	if bi == nil {
-		return "stdiff " + v
-	}
-	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		v = bi.Main.Version
-	}
+// versionString is "stdiff VERSION (revision R)": the version set at build time, else the module
+// version the build recorded (`go install …@v1.2.0`, whose pseudo-versions name their commit); then
+// the VCS revision the build recorded and whether the tree was modified, else the revision set at build
+// time (rev), else that it is unknown.
+func versionString(v, rev string, bi *debug.BuildInfo) string {
 	vcs := map[string]string{}
-	for _, s := range bi.Settings {
-		vcs[s.Key] = s.Value
+	if bi != nil {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			vcs[s.Key] = s.Value
+		}
 	}
-	if rev := vcs["vcs.revision"]; rev != "" {
-		v += " (revision " + rev + map[string]string{"true": ", modified"}[vcs["vcs.modified"]] + ")"
+	switch {
+	case vcs["vcs.revision"] != "":
+		return "stdiff " + v + " (revision " + vcs["vcs.revision"] + map[string]string{"true": ", modified"}[vcs["vcs.modified"]] + ")"
+	case rev != "":
+		return "stdiff " + v + " (revision " + rev + ")"
+	case v != "dev":
+		return "stdiff " + v // a module version: a release, or a pseudo-version naming its commit
 	}
-	return "stdiff " + v
+	return "stdiff dev (revision unknown: built without VCS stamping; -ldflags \"-X main.revision=…\" sets it)"
 }
 
 func main() {
@@ -126,6 +133,50 @@ func watchHeap() {
 	arm()
 }
 
+// formatted is implemented by commands that cannot write every format (as their flags stand): a
+// format given on the command line that is not among them is a usage error, not ignored. with names
+// the flag that narrows them (" with --canonical"), if any.
+type formatted interface {
+	formats() (formats []string, with string)
+}
+
+func (c *hashCmd) formats() ([]string, string) {
+	if c.Canonical {
+		return []string{"text"}, " with --canonical" // the canonical bytes themselves
+	}
+	return allFormats, ""
+}
+
+func (c *dupesCmd) formats() ([]string, string) {
+	if c.PrintDeletable {
+		return []string{"text"}, " with --print-deletable" // paths, for xargs
+	}
+	return allFormats, ""
+}
+
+func (c *snapshotCmd) formats() ([]string, string) { return []string{"json"}, "" }
+func (c *versionCmd) formats() ([]string, string)  { return []string{"text", "json"}, "" }
+
+// allFormats are the formats of --format.
+var allFormats = []string{"text", "json", "jsonl", "markdown"}
+
+// versionCmd is `stdiff version`, which main answers itself.
+type versionCmd struct{}
+
+// writeVersionJSON writes `stdiff version --json`: {"schema": "stdiff.version/v1", "version": …}, the
+// version as the text prints it, without "stdiff ".
+func writeVersionJSON(w io.Writer, v string) int {
+	err := textfmt.WriteJSON(w, struct {
+		Schema  string `json:"schema"`
+		Version string `json:"version"`
+	}{"stdiff.version/v1", strings.TrimPrefix(v, "stdiff ")})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stdiff: writing the output: %v\n", err)
+		return exitTrouble
+	}
+	return exitOK
+}
+
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.
 type exitPanic int
 
@@ -139,7 +190,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	bi, _ := debug.ReadBuildInfo()
 	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
 		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, bi)})
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, revision, bi)})
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %v\n", err)
 		return exitTrouble
@@ -159,6 +210,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		parser.Stdout = stderr
 		_, _ = parser.Parse([]string{"--help"})
 	}
+	if word, cmd := mistypedCommand(parser.Model, args); cmd != "" {
+		return usageError(parser, nil, "`stdiff help` lists the commands", "no command %s and no such file: did you mean %s?", textfmt.Escape(strconv.Quote(word)), cmd)
+	}
 	kctx, err := parser.Parse(args)
 	if pe := (*kong.ParseError)(nil); errors.As(err, &pe) {
 		kctx = pe.Context
@@ -166,16 +220,26 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if err != nil || kctx.Selected() == nil {
 		return usageError(parser, kctx, "", "%s", strings.TrimSuffix(cmp.Or(err, errors.New("no command given")).Error(), "."))
 	}
-	if c.JSON && c.Format != "json" && slices.ContainsFunc(kctx.Path, func(p *kong.Path) bool { return p.Flag != nil && p.Flag.Name == "format" }) {
+	formatGiven := slices.ContainsFunc(kctx.Path, func(p *kong.Path) bool { return p.Flag != nil && p.Flag.Name == "format" })
+	if c.JSON && c.Format != "json" && formatGiven {
 		return usageError(parser, kctx, "--json is short for --format json: give one of them", "--json and --format %s ask for two formats", c.Format)
 	} else if c.JSON {
-		c.Format = "json"
+		c.Format, formatGiven = "json", true
 	}
-	cmd, isCommand := kctx.Selected().Target.Addr().Interface().(command)
+	target := kctx.Selected().Target.Addr().Interface()
+	if f, ok := target.(formatted); ok && formatGiven {
+		if formats, with := f.formats(); !slices.Contains(formats, c.Format) {
+			return usageError(parser, kctx, "", "%s%s writes %s only, not %s", kctx.Selected().Name, with, strings.Join(formats, " or "), c.Format)
+		}
+	}
+	cmd, isCommand := target.(command)
 	switch name := c.Help.Command; {
 	case isCommand:
 	case kctx.Selected().Name == "version":
-		fmt.Fprintln(stdout, versionString(version, bi))
+		if c.Format == "json" {
+			return writeVersionJSON(stdout, versionString(version, revision, bi))
+		}
+		fmt.Fprintln(stdout, versionString(version, revision, bi))
 		return exitOK
 	case name != "" && !slices.ContainsFunc(parser.Model.Children, func(n *kong.Node) bool { return n.Name == name }):
 		return usageError(parser, kctx, "`stdiff help` lists the commands", "no command %s", textfmt.Escape(strconv.Quote(name)))
@@ -208,11 +272,17 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return code
 }
 
-// usageError prints a usage error in stdiff's voice, then how to use the command: exit status 2.
+// usageError prints a usage error in stdiff's voice, then the command's usage line and where to read
+// more (not the whole help, which would bury the error): exit status 2.
 func usageError(parser *kong.Kong, kctx *kong.Context, hint, format string, args ...any) int {
-	if io.WriteString(parser.Stderr, message(hint, format, args...)); kctx != nil {
-		parser.Stdout = parser.Stderr // usage after an error belongs with the error
-		_ = kctx.PrintUsage(true)
+	io.WriteString(parser.Stderr, message(hint, format, args...))
+	if kctx == nil {
+		return exitTrouble
 	}
+	usage, more := "stdiff <command> [flags]", "stdiff --help"
+	if node := kctx.Selected(); node != nil {
+		usage, more = "stdiff "+node.Summary(), "stdiff "+node.Path()+" --help"
+	}
+	fmt.Fprintf(parser.Stderr, "Usage: %s\nRun \"%s\" for more information.\n", usage, more)
 	return exitTrouble
 }

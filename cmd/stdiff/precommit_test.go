@@ -116,4 +116,20 @@ func TestPreCommitHook(t *testing.T) {
 	if log := must(work, "git", "log", "--oneline"); strings.Count(log, "\n") != 1 {
 		t.Errorf("commits:\n%s", log)
 	}
+
+	// Shards are staged files like any other: each reported once, under its own name.
+	must(work, "git", "reset", "-q")
+	for _, name := range []string{"pointer.safetensors", "padded.safetensors", "cut.safetensors"} {
+		os.Remove(filepath.Join(work, name))
+	}
+	add("m-00001-of-00002.safetensors", "base.safetensors")
+	add("m-00002-of-00002.safetensors", "nul-padded.safetensors")
+	out, err = sh(work, "git", "commit", "-m", "a shard set")
+	if err == nil {
+		t.Fatalf("a NUL-padded shard was committed:\n%s", out)
+	}
+	if strings.Count(out, "m-00002-of-00002.safetensors: INVALID") != 1 || strings.Count(out, "nul-padding") != 1 ||
+		!strings.Contains(out, "m-00001-of-00002.safetensors: OK") || strings.Contains(out, "tensor-in-two-shards") {
+		t.Errorf("each staged shard is not reported once under its own name:\n%s", out)
+	}
 }

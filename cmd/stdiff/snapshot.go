@@ -8,6 +8,7 @@ import (
 
 type snapshotCmd struct {
 	Output string `short:"o" help:"Write the snapshot to FILE (whole or not at all) instead of standard output." placeholder:"FILE" type:"string"`
+	Quiet  bool   `short:"q" help:"Print no warning (errors still go to stderr); the snapshot is written all the same."`
 	Model  string `arg:"" name:"MODEL" help:"The model to record." type:"string"`
 }
 
@@ -19,7 +20,7 @@ func (c *snapshotCmd) run(o *out) int {
 		o.readFailed(err)
 		return exitTrouble
 	}
-	if !s.Verdict.Valid {
+	if !s.Verdict.Valid && !c.Quiet {
 		o.errorf("`stdiff check "+textfmt.Escape(c.Model)+"` says what is wrong", "%s: warning: the reference reader rejects this model (%s); the snapshot records it", textfmt.Escape(c.Model), s.Verdict.Kind)
 	}
 	if c.Output != "" {

@@ -19,7 +19,7 @@ type workload interface {
 }
 
 func (c *diffCmd) work() ([]string, bool)    { return []string{c.A, c.B}, c.Content }
-func (c *hashCmd) work() ([]string, bool)    { return c.Files, c.Content || c.All || c.Check != "" }
+func (c *hashCmd) work() ([]string, bool)    { return c.Files, c.Content || c.All || c.Check }
 func (c *inspectCmd) work() ([]string, bool) { return c.Files, c.Verify }
 func (c *checkCmd) work() ([]string, bool)   { return c.Files, c.Values }
 func (c *dupesCmd) work() ([]string, bool)   { return c.Paths, true }

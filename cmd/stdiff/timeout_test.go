@@ -66,7 +66,7 @@ func TestTimeLimit(t *testing.T) {
 		{&diffCmd{A: "a", B: "http://x/b", Content: true}, nil, 0},
 		{&hashCmd{Files: []string{"http://x/b"}}, nil, defaultTimeout},
 		{&hashCmd{Files: []string{"http://x/b"}, All: true}, nil, 0},
-		{&hashCmd{Check: "MANIFEST"}, nil, 0},
+		{&hashCmd{Check: true, Files: []string{"MANIFEST"}}, nil, 0},
 		{&dupesCmd{Paths: []string{"http://x/b"}}, nil, 0},
 		{&dupesCmd{Paths: []string{"dir"}}, d(time.Hour), time.Hour},
 		{&checkCmd{Files: []string{"http://x/b"}}, d(0), 0},

@@ -37,7 +37,7 @@ type KeepRule struct {
 func ParseKeepRule(s string) (KeepRule, error) {
 	if p, ok := strings.CutPrefix(s, "path:"); ok {
 		if p == "" {
-			return KeepRule{}, fmt.Errorf("keep rule %q has no path after path:", s)
+			return KeepRule{}, fmt.Errorf("keep rule %q names no folder (path:PREFIX)", s)
 		}
 		return KeepRule{Kind: KeepPath, Prefix: p}, nil
 	}
