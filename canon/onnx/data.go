@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // MaxTyped is the most bytes a tensor written in a typed field (float_data, int32_data…) may decode
@@ -193,6 +194,8 @@ type Data struct {
 	// decoded is the last tensor decoded from a typed field (index decodedAt), for reads in chunks.
 	decoded   []byte
 	decodedAt int
+	// mu guards rd, files, closers and decoded: raw and external bytes are read without it.
+	mu sync.Mutex
 }
 
 // Data returns the model's tensor bytes as one sequence (see Data); r is the model file, dir its
@@ -224,6 +227,8 @@ func (d *Data) Size() int64 { return int64(d.Offsets[len(d.Offsets)-1]) }
 
 // Close closes the external data files opened.
 func (d *Data) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	var first error
 	for _, c := range d.closers {
 		if err := c(); err != nil && first == nil {
@@ -235,8 +240,8 @@ func (d *Data) Close() error {
 }
 
 // ReadAt reads the tensors' bytes at off (see Data). A tensor whose bytes cannot be had (a missing
-// external file, a typed field of the wrong length) is an error naming it. ReadAt is not safe for
-// concurrent use.
+// external file, a typed field of the wrong length) is an error naming it. ReadAt may be called from
+// several goroutines at once.
 func (d *Data) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, errors.New("negative offset")
@@ -287,6 +292,8 @@ func (d *Data) read(i int, p []byte, in, n uint64) error {
 		_, err := d.r.ReadAt(p, t.Start+int64(in))
 		return err
 	case InTyped:
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		if d.decodedAt != i {
 			b, err := t.typed(d.rd, n)
 			if err != nil {
@@ -301,14 +308,17 @@ func (d *Data) read(i int, p []byte, in, n uint64) error {
 		if err != nil {
 			return err
 		}
+		d.mu.Lock()
 		ra := d.files[path]
 		if ra == nil {
 			var closer func() error
 			if ra, closer, err = d.open(path); err != nil {
+				d.mu.Unlock()
 				return err
 			}
 			d.files[path], d.closers = ra, append(d.closers, closer)
 		}
+		d.mu.Unlock()
 		if t.External.Length >= 0 && uint64(t.External.Length) != n {
 			return fmt.Errorf("its external data is %d bytes long, not %d", t.External.Length, n)
 		}
