@@ -271,6 +271,7 @@ type FormatError struct {
 	Msg    string
 }
 
+// Error says why, and where.
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("not an ONNX model: %s (at byte %d)", e.Msg, e.Offset)
 }

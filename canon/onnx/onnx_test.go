@@ -10,40 +10,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 )
 
-// A tiny protobuf writer for hand-made models.
-func varint(v uint64) []byte { return binary.AppendUvarint(nil, v) }
-func tagOf(num uint64, typ int) []byte {
-	return varint(num<<3 | uint64(typ))
-}
-func vField(num, v uint64) []byte { return append(tagOf(num, wireVarint), varint(v)...) }
-func lField(num uint64, b []byte) []byte {
-	return append(append(tagOf(num, wireLen), varint(uint64(len(b)))...), b...)
-}
-func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+// Hand-made models, written with onnxw.
+var (
+	varint = onnxw.Uvarint
+	vField = onnxw.VarintField
+	lField = onnxw.LenField
+	cat    = onnxw.Cat
+	tagOf  = onnxw.Tag
+)
 
-// tensorProto is a TensorProto of a name, type and dims, with what else is given.
 func tensorProto(name string, dt DataType, dims []int64, rest ...[]byte) []byte {
-	var b []byte
-	for _, d := range dims {
-		b = append(b, vField(1, uint64(d))...)
-	}
-	b = append(b, vField(2, uint64(dt))...)
-	b = append(b, lField(8, []byte(name))...)
-	return append(b, cat(rest...)...)
+	return onnxw.Tensor(name, int32(dt), dims, rest...)
 }
 
-// modelOf is a ModelProto of one graph holding these initializers.
-func modelOf(inits ...[]byte) []byte {
-	var g []byte
-	g = append(g, lField(1, cat(lField(4, []byte("Identity")), lField(1, []byte("x")), lField(2, []byte("y"))))...)
-	g = append(g, lField(2, []byte("g"))...)
-	for _, t := range inits {
-		g = append(g, lField(5, t)...)
-	}
-	return cat(vField(1, 8), lField(2, []byte("hand")), lField(7, g), lField(8, cat(vField(2, 17))))
-}
+func modelOf(inits ...[]byte) []byte { return onnxw.Model(inits...) }
 
 func read(t *testing.T, b []byte) *File {
 	t.Helper()
@@ -73,7 +57,7 @@ func TestHandMade(t *testing.T) {
 		tensorProto("b", Int16, []int64{2}, lField(5, packed)),
 	)
 	f := read(t, b)
-	if f.IRVersion != 8 || f.ProducerName != "hand" || len(f.Opsets) != 1 || f.Opsets[0].Version != 17 || f.Nodes != 1 || f.Ops[0] != (OpCount{"Identity", 1}) {
+	if f.IRVersion != 8 || f.ProducerName != "onnxw" || len(f.Opsets) != 1 || f.Opsets[0].Version != 17 || f.Nodes != 1 || f.Ops[0] != (OpCount{"Identity", 1}) {
 		t.Errorf("facts: %+v", f)
 	}
 	if len(f.Tensors) != 2 || f.Tensors[0].Where != InRaw || f.Tensors[1].Where != InTyped || len(f.Findings) != 0 {

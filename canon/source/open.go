@@ -25,6 +25,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -58,8 +59,12 @@ func (o Options) endpoint() string {
 
 // Opened is a model ready to use: its header view and the Source of its bytes.
 type Opened struct {
-	Model  *canon.Model
+	Model *canon.Model
+	// Source holds the model's bytes: its file's, its shards' one after another, or for an ONNX model
+	// its tensors' (onnx.Data: raw, typed and external data, one tensor after another).
 	Source canon.Source
+	// File is the model's one file when Source is not its bytes as they are (ONNX), else nil.
+	File canon.Source
 	// Remote is true for http(s) and hf:// sources.
 	Remote bool
 	// Snapshot is the snapshot the model was read from (Options.Snapshots), nil for a model: its
@@ -294,8 +299,27 @@ func openSingle(src interface {
 		src.Close()
 		return nil, err
 	}
-	return &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}, nil
+	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
+	if m.ONNX != nil {
+		open := onnx.Opener(nil) // external data beside a local model
+		if remote {
+			open = func(string) (io.ReaderAt, func() error, error) {
+				return nil, nil, errors.New("the external data of a remote ONNX model is not read")
+			}
+		} else {
+			m.CheckONNX(src, src.Name())
+		}
+		data := m.ONNX.Data(src, filepath.Dir(src.Name()), open)
+		o.File, o.Source = src, canon.SourceOf(data, data.Size(), src.Name())
+		o.closers = append(o.closers, closerFunc(data.Close))
+	}
+	return o, nil
 }
+
+// closerFunc is a func as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // findIndex finds the index in a folder: model.safetensors.index.json, else the only *.index.json.
 func findIndex(dir string) (string, error) {
