@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/onnx"
 )
 
 // Format names the file format a Model was read from.
@@ -151,6 +152,9 @@ type Model struct {
 	// the first file's (which holds the model's metadata). Its arrays read their elements through the
 	// source the model was read from, as long as that is open.
 	GGUF *gguf.File
+	// ONNX is the ONNX model as package onnx reads it, for format-specific work; nil otherwise. Its
+	// tensors' bytes are not the file's: Begin and End are in the space of its onnx.Data (from 0).
+	ONNX *onnx.File
 
 	// kept counts Findings per code, for add.
 	kept map[string]int
@@ -163,10 +167,11 @@ func (m *Model) Valid() bool { return m.RefErr == nil }
 
 // DataOffset is the file offset of the first data byte: 8+N for safetensors; for GGUF where the
 // header says the data section starts (past the padding to the alignment), or the file size when the
-// header could not be read; 0 for a shard set.
+// header could not be read; 0 for a shard set and an ONNX model (whose tensor bytes are read through
+// onnx.Data).
 func (m *Model) DataOffset() int64 {
 	switch {
-	case m.Shards != nil:
+	case m.Shards != nil, m.ONNX != nil:
 		return 0
 	case m.GGUF != nil:
 		if m.GGUF.DataOffset < 0 {

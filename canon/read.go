@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -40,6 +41,11 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	// by reading such a file as GGUF.
 	if _, ok := gguf.Sniff(head); ok {
 		return readGGUF(r, size, name)
+	}
+	// ONNX has no magic: a file that starts as a ModelProto does is read as one, unless it reads as a
+	// safetensors file (a header length within the file, then '{').
+	if onnx.Sniff(head) && !startsSafetensors(r, head, size) {
+		return readONNX(r, size, name)
 	}
 	m := &Model{Name: name, Format: FormatSafetensors, FileSize: size}
 	if size < 8 {
@@ -78,6 +84,20 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	m.RawHeader = hb
 	m.readHeader(hb)
 	return m, nil
+}
+
+// startsSafetensors reports whether a file whose first 8 bytes are head has a header length within
+// the file followed by '{', as a safetensors file has.
+func startsSafetensors(r io.ReaderAt, head []byte, size int64) bool {
+	if len(head) < 8 {
+		return false
+	}
+	n := binary.LittleEndian.Uint64(head)
+	if n == 0 || n > MaxHeaderLen || 8+int64(n) > size {
+		return false
+	}
+	b := make([]byte, 1)
+	return readFull(r, b, 8) == nil && b[0] == '{'
 }
 
 // readFull reads len(p) bytes at off. As io.ReaderAt allows, r may say io.EOF along with all of them

@@ -155,6 +155,21 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	var d [][32]byte
 	var err error
 	switch {
+	case all && opened.File != nil: // the file's bytes are not the model's (ONNX): two passes
+		if opt.Reading != nil {
+			opt.Reading(f.Path, opened.File.Size())
+		}
+		var e Ecosystem
+		if e, _, err = FileHashes(ctx, opened.File, &canon.Model{Name: m.Name, Format: m.Format, FileSize: opened.File.Size(), HeaderLen: uint64(opened.File.Size())}, false, opt); err != nil {
+			return err
+		}
+		e.AutoV3 = "" // a hash of a safetensors file's data section: an ONNX file has none
+		f.Ecosystem = &e
+		if digests {
+			if d, err = Digests(ctx, opened, opt); err != nil {
+				return err
+			}
+		}
 	case all:
 		if opt.Reading != nil {
 			opt.Reading(f.Path, src.Size())

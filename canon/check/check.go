@@ -71,10 +71,11 @@ type File struct {
 	FixErr error `json:"-"`
 	// What the text shows besides: the name the model was read under (a URL for hf://), its tensor
 	// count, header length, and number of shards (0 for a single file).
-	Name        string `json:"-"`
-	TensorCount int    `json:"-"`
-	HeaderLen   uint64 `json:"-"`
-	Shards      int    `json:"-"`
+	Name        string       `json:"-"`
+	TensorCount int          `json:"-"`
+	HeaderLen   uint64       `json:"-"`
+	Shards      int          `json:"-"`
+	Format      canon.Format `json:"-"`
 }
 
 // RefError is the reference reader's error as the reports show it.
@@ -174,7 +175,7 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	}
 	f.Name, f.Valid, f.ReferenceError = m.Name, m.Valid(), RefErrorOf(m.RefErr)
 	f.Findings, f.FindingCounts = Findings(m.Findings), m.FindingCounts()
-	f.TensorCount, f.HeaderLen, f.Shards = len(m.Tensors), m.HeaderLen, len(m.Shards)
+	f.TensorCount, f.HeaderLen, f.Shards, f.Format = len(m.Tensors), m.HeaderLen, len(m.Shards), m.Format
 	return f
 }
 

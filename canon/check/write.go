@@ -46,6 +46,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			fmt.Fprintf(b, "%s: %s: every shard is valid, but the set is not\n", name, p.Red("INVALID"))
 		case f.Valid && HasError(f.Findings): // what check --values found
 			fmt.Fprintf(b, "%s: %s: strict readers load it, but its values are broken\n", name, p.Red("BAD VALUES"))
+		case f.Valid && f.Format == canon.FormatONNX:
+			fmt.Fprintf(b, "%s: %s (%s, ONNX)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"))
 		case f.Valid:
 			fmt.Fprintf(b, "%s: %s (%s, header %s bytes)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"), textfmt.Thousands(f.HeaderLen))
 		case f.ReferenceError != nil:

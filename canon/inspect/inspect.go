@@ -68,6 +68,8 @@ type Card struct {
 	Info Info `json:"info"`
 	// GGUF is what a GGUF file's header says in llama.cpp's terms (absent for safetensors).
 	GGUF *GGUF `json:"gguf,omitempty"`
+	// ONNX is what an ONNX model says besides its initializers (absent for other formats).
+	ONNX *ONNX `json:"onnx,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -228,9 +230,15 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m),
+		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m),
 		Findings: check.Findings(r.findings), FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
+	if m.ONNX != nil { // its tensors' bytes, inline and external, not the file's after a header
+		c.DataLen = 0
+		for i := range m.Tensors {
+			c.DataLen += int64(m.Tensors[i].Len())
+		}
+	}
 	if c.SnapshotOf != "" {
 		c.HeaderLen, c.DataLen = 0, 0
 	}

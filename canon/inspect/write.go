@@ -115,6 +115,8 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		row("snapshot", "of %s %s", textfmt.Escape(c.SnapshotOf), p.Dim("(its header and digests; size "+textfmt.Bytes(uint64(c.FileSize))+")"))
 	case c.Shards > 0:
 		row("size", "%s of tensor data in %s", textfmt.Bytes(uint64(c.FileSize)), textfmt.Plural(c.Shards, "shard"))
+	case c.ONNX != nil:
+		row("size", "%s (tensor data %s, external data included)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
 	case c.HeaderParsed:
 		row("size", "%s (header %s B, data %s B)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Thousands(c.HeaderLen), textfmt.Thousands(uint64(c.DataLen)))
 	default:
@@ -130,6 +132,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	}
 	if c.GGUF != nil {
 		writeGGUFText(b, c.GGUF, opt, row)
+	}
+	if c.ONNX != nil {
+		for _, r := range onnxRows(c.ONNX) {
+			row(r[0], "%s", textfmt.Escape(r[1]))
+		}
 	}
 	switch {
 	case len(c.Metadata) > 0:
@@ -384,6 +391,11 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	}
 	if c.GGUF != nil {
 		for _, kv := range ggufRows(c.GGUF) {
+			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+		}
+	}
+	if c.ONNX != nil {
+		for _, kv := range onnxRows(c.ONNX) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 		}
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -58,8 +59,12 @@ func (o Options) endpoint() string {
 
 // Opened is a model ready to use: its header view and the Source of its bytes.
 type Opened struct {
-	Model  *canon.Model
+	Model *canon.Model
+	// Source holds the model's bytes: its file's, its shards' one after another, or for an ONNX model
+	// its tensors' (onnx.Data: raw, typed and external data, one tensor after another).
 	Source canon.Source
+	// File is the model's one file when Source is not its bytes as they are (ONNX), else nil.
+	File canon.Source
 	// Remote is true for http(s) and hf:// sources.
 	Remote bool
 	// Snapshot is the snapshot the model was read from (Options.Snapshots), nil for a model: its
@@ -290,8 +295,27 @@ func openSingle(src interface {
 		src.Close()
 		return nil, err
 	}
-	return &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}, nil
+	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
+	if m.ONNX != nil {
+		open := onnx.Opener(nil) // external data beside a local model
+		if remote {
+			open = func(string) (io.ReaderAt, func() error, error) {
+				return nil, nil, errors.New("the external data of a remote ONNX model is not read")
+			}
+		} else {
+			m.CheckONNX(src, src.Name())
+		}
+		data := m.ONNX.Data(src, filepath.Dir(src.Name()), open)
+		o.File, o.Source = src, canon.SourceOf(data, data.Size(), src.Name())
+		o.closers = append(o.closers, closerFunc(data.Close))
+	}
+	return o, nil
 }
+
+// closerFunc is a func as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // openFolder opens the one model a folder holds, as save_pretrained, PEFT and diffusers write them: its
 // shard set's index (model.safetensors.index.json, else the only *.safetensors.index.json), else its
@@ -312,7 +336,7 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes (%s)", len(indexes), listSome(indexes, 3, "more")),
 			Hint: "name the index to use"}
 	case len(weights) == 0:
-		return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf or *.safetensors.index.json)"),
+		return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf, *.onnx or *.safetensors.index.json)"),
 			Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
 	case len(weights) == 1 || oneSet(weights):
 		return Open(ctx, filepath.Join(dir, weights[0]), opt)
@@ -322,8 +346,8 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 }
 
 // folderFiles lists, sorted, the names of the regular files (or links to them) in dir that may hold a
-// model: its shard sets' indexes (*.safetensors.index.json) and its weights files (*.safetensors and
-// *.gguf, any case); hidden files are left out.
+// model: its shard sets' indexes (*.safetensors.index.json) and its weights files (*.safetensors,
+// *.gguf and *.onnx, any case); hidden files are left out.
 func folderFiles(dir string) (indexes, weights []string, err error) {
 	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
@@ -337,7 +361,7 @@ func folderFiles(dir string) (indexes, weights []string, err error) {
 		switch {
 		case strings.HasSuffix(lower, ".safetensors.index.json"):
 			indexes = append(indexes, name)
-		case strings.HasSuffix(lower, ".safetensors"), strings.HasSuffix(lower, ".gguf"):
+		case strings.HasSuffix(lower, ".safetensors"), strings.HasSuffix(lower, ".gguf"), strings.HasSuffix(lower, ".onnx"):
 			weights = append(weights, name)
 		}
 	}

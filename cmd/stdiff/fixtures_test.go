@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -297,6 +298,7 @@ func fixtures() map[string][]byte {
 		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +
 			"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"),
 	}
+	m["weights.onnx"] = onnxOf(weightsModel())
 	for name, b := range ggufFixtures() {
 		m[name] = b
 	}
@@ -321,4 +323,18 @@ func TestFixtures(t *testing.T) {
 			t.Errorf("testdata/%s differs from its generator (run with -update and review the diff)", name)
 		}
 	}
+}
+
+// onnxOf is a safetensors file's tensors as the initializers of an ONNX model, in raw_data.
+func onnxOf(f stfile.File) []byte {
+	types := map[string]int32{"F32": 1, "U8": 2, "I8": 3, "I16": 5, "I32": 6, "I64": 7, "BOOL": 9, "F16": 10, "F64": 11, "BF16": 16}
+	var inits [][]byte
+	for _, t := range f.Tensors {
+		dims := make([]int64, len(t.Shape))
+		for i, d := range t.Shape {
+			dims[i] = int64(d)
+		}
+		inits = append(inits, onnxw.Tensor(t.Name, types[t.DType], dims, onnxw.Raw(t.Data)))
+	}
+	return onnxw.Model(inits...)
 }

@@ -1,0 +1,76 @@
+package canon
+
+import (
+	"io"
+	"path/filepath"
+
+	"github.com/stdiff/stdiff/canon/onnx"
+)
+
+// FormatONNX: an ONNX model (a protobuf ModelProto), its initializers the tensors.
+const FormatONNX Format = "onnx"
+
+// readONNX reads an ONNX model with package onnx and makes a Model of it. Like Read, it fails only
+// when r cannot be read, with r's own error.
+func readONNX(r io.ReaderAt, size int64, name string) (*Model, error) {
+	f, err := onnx.Read(r, size, name)
+	if err != nil {
+		return nil, err
+	}
+	return modelOfONNX(f), nil
+}
+
+// modelOfONNX is the Model of an ONNX file: its metadata_props as metadata (its facts, IR version,
+// producer, opsets, are in m.ONNX), its initializers
+// as tensors whose bytes are in the space of the file's onnx.Data (one after another, from 0), and its
+// findings. Its verdict is invalid when a finding is an error (the kind is the first error's code).
+// Findings about external data need the model's folder: CheckONNX adds them.
+func modelOfONNX(f *onnx.File) *Model {
+	m := &Model{Name: f.Name, Format: FormatONNX, FileSize: f.Size, ONNX: f, HeaderParsed: true}
+	for _, kv := range f.Metadata {
+		m.Metadata = append(m.Metadata, MetaEntry{Key: kv.Key, Value: kv.Value, Offset: -1})
+	}
+	m.HasMetadata = len(m.Metadata) > 0
+	var off uint64
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		n, ok := t.Len()
+		if !ok || t.DataType == onnx.String {
+			n = 0
+		}
+		shape := make([]uint64, 0, len(t.Dims))
+		for _, d := range t.Dims {
+			shape = append(shape, uint64(max(d, 0)))
+		}
+		m.Tensors = append(m.Tensors, Tensor{Name: t.Name, DType: DType(t.DataType.Name()), Shape: shape, Begin: off, End: off + n, HeaderOffset: t.Offset})
+		off += n
+	}
+	m.addONNXFindings(f.Findings)
+	return m
+}
+
+// addONNXFindings adds package onnx's findings; the first error is the verdict.
+func (m *Model) addONNXFindings(fs []onnx.Finding) {
+	for _, fd := range fs {
+		kind := RefKind("")
+		if fd.Severity == onnx.SevError {
+			kind = RefKind(fd.Code)
+			if m.RefErr == nil {
+				m.RefErr = &RefError{Kind: kind, Message: fd.Message, Offset: fd.Offset}
+			}
+		}
+		m.add(Finding{Code: fd.Code, Severity: Severity(fd.Severity), Offset: fd.Offset, Message: fd.Message, Hint: fd.Hint, RefKind: kind})
+	}
+}
+
+// CheckONNX checks what an ONNX model's file alone cannot say (external data beside it, typed fields;
+// see onnx.File.Check), r being the model file at path, and adds the findings. It does nothing for
+// other formats.
+func (m *Model) CheckONNX(r io.ReaderAt, path string) {
+	if m.ONNX == nil {
+		return
+	}
+	n := len(m.ONNX.Findings)
+	m.ONNX.Check(r, filepath.Dir(path))
+	m.addONNXFindings(m.ONNX.Findings[n:])
+}
