@@ -42,6 +42,9 @@ type Options struct {
 	// Workers is how many models Short reads at once (0: twice GOMAXPROCS, as reading headers mostly
 	// waits for the disk or the network).
 	Workers int
+	// Images makes Short look for each model's preview image and embedded cover (Row.Preview,
+	// Row.Cover), for a gallery.
+	Images bool
 }
 
 // Card is what one model is.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
@@ -43,6 +44,17 @@ type Row struct {
 	// header at all (not a model: an LFS pointer, an HTML page).
 	Valid        bool `json:"valid"`
 	HeaderParsed bool `json:"header_parsed"`
+	// CivitAI locates the model on CivitAI (lora.Info's).
+	CivitAI lora.CivitAI `json:"civitai"`
+	// Preview is the preview image beside a local model (<stem>.preview.png, <stem>.png, .jpg, .jpeg,
+	// .webp), as a path like Path; "" when there is none or Options.Images was not set.
+	Preview string `json:"preview,omitempty"`
+	// Cover is the cover image the metadata embeds (modelspec.thumbnail, the first of
+	// ssmd_cover_images), as a data: URL checked to hold a PNG, JPEG or WebP image of at most
+	// MaxCover bytes of text; "" when there is none or Options.Images was not set.
+	Cover string `json:"-"`
+	// Findings are what was found wrong in the model (its card's findings), for pages that list them.
+	Findings []check.Finding `json:"-"`
 	// Error is Err's message: the model could not be read, and nothing else here holds.
 	Error string `json:"error,omitempty"`
 	Err   error  `json:"-"`
@@ -82,8 +94,13 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 	if err != nil {
 		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}
 	}
-	return Row{Path: path, Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel,
-		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: in.info.Triggers, GuessedTriggers: in.info.GuessedTriggers, Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed}
+	row := Row{Path: path, Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel,
+		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: in.info.Triggers, GuessedTriggers: in.info.GuessedTriggers, Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed,
+		CivitAI: in.info.CivitAI, Findings: check.Findings(in.findings)}
+	if opt.Images {
+		row.Preview, row.Cover = previewOf(in.m.Name), coverOf(in.m)
+	}
+	return row
 }
 
 // errorText is err on its own in a row that names the model already: a *canon.ReadError's reason.

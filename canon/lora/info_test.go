@@ -429,3 +429,18 @@ func TestPEFTConfigSidecar(t *testing.T) {
 		t.Errorf("config taken by other.safetensors: %+v", in)
 	}
 }
+
+// TestNormalBase: the ways trainers, sidecars and hubs spell a base model come to one name.
+func TestNormalBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"sd_v1": "SD 1.5", "SD 1.5": "SD 1.5", "runwayml/stable-diffusion-v1-5": "SD 1.5", "v1-5-pruned-emaonly": "SD 1.5",
+		"sdxl_base_v1-0": "SDXL", "SDXL 1.0": "SDXL", "stabilityai/stable-diffusion-xl-base-1.0": "SDXL",
+		"Pony": "Pony", "ponyDiffusionV6XL": "Pony", "Illustrious": "Illustrious", "NoobAI": "NoobAI",
+		"Flux.1 D": "Flux", "black-forest-labs/FLUX.1-dev": "Flux", "SD 2.1": "SD 2", "stabilityai/stable-diffusion-2-1": "SD 2",
+		"SD 3.5": "SD 3", "  my own  ": "my own", "": "", "Wan Video": "Wan", "Swan Lake": "Swan Lake",
+	} {
+		if got := NormalBase(in); got != want {
+			t.Errorf("NormalBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

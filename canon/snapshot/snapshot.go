@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,7 +29,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/zeebo/blake3"
 )
@@ -559,55 +557,9 @@ func Rel(spec, out string) string {
 	return filepath.ToSlash(rel)
 }
 
-// WriteFile writes s to the file at path atomically: to a temporary file in the same folder, renamed
-// over path once whole, so that path is never left half-written; when ctx is done first, path is not
-// touched. It refuses to replace any of the files keep names (the model's own files), and anything
-// but a regular file (a folder; a named pipe or device such as /dev/stdout, which a rename would
-// replace rather than write to).
-func WriteFile(ctx context.Context, path string, s *Snapshot, keep ...string) (err error) {
-	if st, err := os.Stat(path); err == nil {
-		if !st.Mode().IsRegular() {
-			what := "is not a regular file"
-			if st.IsDir() {
-				what = "is a folder"
-			}
-			return &canon.ReadError{Name: path, Op: "write", Err: errors.New(what + ": a snapshot is written to a file of its own"),
-				Hint: "name a file to write, or leave out -o to write to standard output"}
-		}
-		for _, k := range keep {
-			if kst, err := os.Stat(k); err == nil && os.SameFile(st, kst) {
-				return &canon.ReadError{Name: path, Op: "write", Err: errors.New("is the model itself"), Hint: "write the snapshot to another file"}
-			}
-		}
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if errors.Is(err, fs.ErrNotExist) {
-		return &canon.ReadError{Name: path, Op: "write", Err: fmt.Errorf("its folder %s does not exist", textfmt.Escape(filepath.Dir(path))),
-			Hint: "make the folder first, or name a file in one that exists"}
-	}
-	if err != nil {
-		return canon.PathError("write", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o644); err != nil { // as os.Create makes files, not CreateTemp's 0600
-		return canon.PathError("write", path, err)
-	}
-	if err := Write(tmp, s); err != nil {
-		return canon.PathError("write", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return canon.PathError("write", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return canon.PathError("write", path, err)
-	}
-	return nil
+// WriteFile writes s to the file at path atomically (see canon.WriteFileAtomic): path is never left
+// half-written, nor replaced when ctx is done first; the files keep names (the model's own) and
+// anything but a regular file are refused.
+func WriteFile(ctx context.Context, path string, s *Snapshot, keep ...string) error {
+	return canon.WriteFileAtomic(ctx, path, "a snapshot", func(w io.Writer) error { return Write(w, s) }, keep...)
 }

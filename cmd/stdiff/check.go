@@ -25,5 +25,5 @@ func (c *checkCmd) run(o *out) int {
 		o.readFailed(f.Err)
 	}
 	return write(o, r, c.Quiet, r.Outcome(), writers[*check.Report]{text: withOptions(check.WriteText, check.TextOptions{Palette: o.pal, Full: c.Full}),
-		json: check.WriteJSON, jsonl: check.WriteJSONL, markdown: check.WriteMarkdown})
+		json: check.WriteJSON, jsonl: check.WriteJSONL, markdown: check.WriteMarkdown, html: check.WriteHTML})
 }

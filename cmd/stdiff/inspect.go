@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"path/filepath"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/inspect"
@@ -12,15 +13,24 @@ type inspectCmd struct {
 	Short  bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors and .gguf files (and ollama's blobs)."`
 	Verify bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256)."`
 	Quiet  bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
+	Output string   `short:"o" help:"Write the report to FILE (whole or not at all) instead of standard output; a gallery's images are then referenced relative to FILE." placeholder:"FILE" type:"string"`
 	Files  []string `arg:"" name:"PATH" help:"Model files (and with --short, folders)." type:"string"`
 }
 
 func (c *inspectCmd) run(o *out) int {
+	if c.Output != "" {
+		return toFile(o, c.Output, "a report", c.report)
+	}
+	return c.report(o)
+}
+
+// report writes the cards (or the short table) to o.
+func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
-	opt := inspect.Options{Source: o.src, Verify: c.Verify}
+	opt := inspect.Options{Source: o.src, Verify: c.Verify, Images: o.format == "html"}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full}
 	if c.Short {
-		return c.runShort(o, opt, text)
+		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})
 	}
 	if !text.Full && (o.format == "text" || o.format == "markdown") {
 		opt.MaxTensors = inspect.FoldedTensors // all the text shows; Markdown shows none

@@ -37,7 +37,7 @@ var version, revision = "dev", ""
 const exitOK, exitFound, exitTrouble = 0, 1, 2
 
 type globals struct {
-	Format  string           `help:"Output format: text, json, jsonl (compact, one record per line) or markdown." enum:"text,json,jsonl,markdown" default:"text" placeholder:"FORMAT"`
+	Format  string           `help:"Output format: text, json, jsonl (compact, one record per line), markdown, or html (one self-contained page: inspect --short, check, diff)." enum:"text,json,jsonl,markdown,html" default:"text" placeholder:"FORMAT"`
 	JSON    bool             `help:"Short for --format=json." name:"json"`
 	Color   string           `help:"Colour: auto (only on a terminal, never with NO_COLOR), always or never." enum:"auto,always,never" default:"auto"`
 	Timeout *time.Duration   `help:"Stop after DURATION (30s, 5m, 1h; 0: no limit). Default: 2m when only headers are read and a URL or hf:// is named; otherwise no limit." placeholder:"DURATION"`
@@ -154,11 +154,34 @@ func (c *dupesCmd) formats() ([]string, string) {
 	return allFormats, ""
 }
 
+func (c *inspectCmd) formats() ([]string, string) {
+	if c.Short {
+		return withHTML, " --short"
+	}
+	return allFormats, ""
+}
+
+// formatHint is implemented by commands that can write a format given other flags.
+type formatHint interface{ formatHint(format string) string }
+
+func (c *inspectCmd) formatHint(format string) string {
+	if format == "html" && !c.Short {
+		return "`stdiff inspect --short --format html DIR` makes a gallery of the models in DIR"
+	}
+	return ""
+}
+
+func (c *checkCmd) formats() ([]string, string) { return withHTML, "" }
+func (c *diffCmd) formats() ([]string, string)  { return withHTML, "" }
+
 func (c *snapshotCmd) formats() ([]string, string) { return []string{"json"}, "" }
 func (c *versionCmd) formats() ([]string, string)  { return []string{"text", "json"}, "" }
 
-// allFormats are the formats of --format.
-var allFormats = []string{"text", "json", "jsonl", "markdown"}
+// allFormats are the formats of --format every report is written in; withHTML adds a page.
+var (
+	allFormats = []string{"text", "json", "jsonl", "markdown"}
+	withHTML   = append(allFormats[:len(allFormats):len(allFormats)], "html")
+)
 
 // versionCmd is `stdiff version`, which main answers itself.
 type versionCmd struct{}
@@ -229,7 +252,11 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	target := kctx.Selected().Target.Addr().Interface()
 	if f, ok := target.(formatted); ok && formatGiven {
 		if formats, with := f.formats(); !slices.Contains(formats, c.Format) {
-			return usageError(parser, kctx, "", "%s%s writes %s only, not %s", kctx.Selected().Name, with, strings.Join(formats, " or "), c.Format)
+			hint := ""
+			if h, ok := target.(formatHint); ok {
+				hint = h.formatHint(c.Format)
+			}
+			return usageError(parser, kctx, hint, "%s%s writes %s only, not %s", kctx.Selected().Name, with, strings.Join(formats, ", "), c.Format)
 		}
 	}
 	cmd, isCommand := target.(command)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -64,7 +65,7 @@ func (o *out) readFailed(err error) {
 
 // writers are a report's writers, one for each --format.
 type writers[R any] struct {
-	text, json, jsonl, markdown func(io.Writer, R) error
+	text, json, jsonl, markdown, html func(io.Writer, R) error
 }
 
 // withOptions is the writer f (one that takes options, as WriteText) with opt, for writers.
@@ -75,7 +76,7 @@ func withOptions[R, O any](f func(io.Writer, R, O) error, opt O) func(io.Writer,
 // write writes r with the writer --format picks (nothing with quiet) and returns the exit status of
 // outcome, or 2 when writing failed (run says why, once).
 func write[R any](o *out, r R, quiet bool, outcome canon.Outcome, ws writers[R]) int {
-	w := map[string]func(io.Writer, R) error{"json": ws.json, "jsonl": ws.jsonl, "markdown": ws.markdown}[o.format]
+	w := map[string]func(io.Writer, R) error{"json": ws.json, "jsonl": ws.jsonl, "markdown": ws.markdown, "html": ws.html}[o.format]
 	if w == nil {
 		w = ws.text
 	}
@@ -150,4 +151,23 @@ func (o *out) bytesProgress(label string, total int64) (add func(int64), stop fu
 		return fmt.Sprintf("%s: %s of %s (%d%%%s)", textfmt.Escape(label), textfmt.Bytes(uint64(n)), textfmt.Bytes(uint64(total)), 100*n/max(total, 1), eta)
 	})
 	return func(k int64) { mu.Lock(); n += k; mu.Unlock() }, stop
+}
+
+// toFile runs a command whose report goes to the file at path rather than to standard output: whole,
+// once the command is done, or not at all (canon.WriteFileAtomic). what names the report in errors.
+func toFile(o *out, path, what string, run func(o *out) int) int {
+	var buf bytes.Buffer
+	stdout := o.w
+	o.w = textfmt.NewSyncWriter(&buf)
+	code := run(o)
+	o.w.Flush()
+	o.w = stdout
+	if code == exitTrouble && buf.Len() == 0 || o.written != nil {
+		return code
+	}
+	if err := canon.WriteFileAtomic(o.ctx, path, what, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+		o.readFailed(err)
+		return exitTrouble
+	}
+	return code
 }

@@ -1,0 +1,105 @@
+package diff
+
+import (
+	"bytes"
+	"fmt"
+	htmltemplate "html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/htmlpage"
+	"github.com/stdiff/stdiff/canon/textfmt"
+)
+
+// htmlChange is a changed tensor as the page's table shows it.
+type htmlChange struct {
+	Change
+	What   string  // old → new, for the fields that changed but data
+	RelL2  float64 // -1 when not compared by value
+	Bar    int     // the bar's width in percent of the largest rel L2
+	Stats  string  // max |a−b|, cosine, share differing, NaN
+	Sorted string  // RelL2 as a sortable key
+}
+
+// WriteHTML writes the report as one page: the verdict, the changed tensors in a table that sorts by
+// relative L2 (a bar per row), the added, removed and renamed ones, the metadata that changed (line
+// diffs of long values) and the notes.
+func WriteHTML(w io.Writer, r *Report) error {
+	changes := make([]htmlChange, len(r.Tensors.Changed))
+	top := 0.0
+	for i, c := range r.Tensors.Changed {
+		h := htmlChange{Change: c, RelL2: -1}
+		var parts []string
+		for _, f := range c.Fields {
+			switch f {
+			case "dtype":
+				parts = append(parts, c.Old.DType+" → "+c.New.DType)
+			case "shape":
+				parts = append(parts, shapeString(c.Old.Shape)+" → "+shapeString(c.New.Shape))
+			case "bytes":
+				parts = append(parts, textfmt.Bytes(c.Old.Bytes)+" → "+textfmt.Bytes(c.New.Bytes))
+			case "data":
+				parts = append(parts, "values")
+			}
+		}
+		h.What = strings.Join(parts, ", ")
+		if v := c.Values; v != nil {
+			if !math.IsNaN(v.RelL2) && !math.IsInf(v.RelL2, 0) {
+				h.RelL2 = v.RelL2
+				top = max(top, v.RelL2)
+			}
+			h.Stats = fmt.Sprintf("max |a−b| %.3g · cos %.6f · %.1f%% differ", v.MaxAbsDiff, v.Cosine, 100*v.DiffFraction)
+			if v.NaNA != v.NaNB {
+				h.Stats += fmt.Sprintf(" · NaN %d → %d", v.NaNA, v.NaNB)
+			}
+		}
+		changes[i] = h
+	}
+	for i := range changes {
+		changes[i].Sorted = fmt.Sprintf("%.9g", changes[i].RelL2)
+		if top > 0 && changes[i].RelL2 > 0 {
+			changes[i].Bar = max(1, int(100*changes[i].RelL2/top))
+		}
+	}
+	verdict := "identical"
+	if !r.Identical {
+		verdict = "different"
+	}
+	var body bytes.Buffer
+	err := diffTemplate.Execute(&body, struct {
+		*Report
+		Says    string
+		Changes []htmlChange
+	}{r, verdict, changes})
+	if err != nil {
+		return err
+	}
+	return htmlpage.Write(w, htmlpage.Page{Title: "stdiff: " + r.A + " → " + r.B, Body: htmltemplate.HTML(body.String())})
+}
+
+func shapeString(s []uint64) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+var diffTemplate = htmltemplate.Must(htmltemplate.New("diff").Parse(`
+<p><strong class="{{if .Identical}}good{{else}}bad{{end}}">{{.Says}}</strong>{{range .Categories}} <code>{{.}}</code>{{end}}</p>
+<p class="muted">tensors: {{len .Tensors.Changed}} changed, {{len .Tensors.Added}} added, {{len .Tensors.Removed}} removed, {{len .Tensors.Renamed}} renamed, {{.Tensors.Unchanged}} unchanged · metadata: {{len .Metadata.Changed}} changed, {{len .Metadata.Added}} added, {{len .Metadata.Removed}} removed{{if .Verdict.Changed}} · <span class="bad">the reference reader's verdict changed</span>{{end}}</p>
+{{if .Changes}}<h2>Changed tensors</h2>
+<table><thead><tr><th><button type="button" data-sort="name" data-list="changed">tensor</button></th><th>what changed</th><th><button type="button" data-sort="rel" data-list="changed">rel L2</button></th><th>values</th></tr></thead>
+<tbody id="changed">{{range .Changes}}<tr data-name="{{.Name}}" data-rel="{{.Sorted}}"><td class="mono">{{.Name}}</td><td>{{.What}}</td><td class="num">{{if ge .RelL2 0.0}}{{printf "%.3g" .RelL2}} <span class="barbox" aria-hidden="true"><span class="bar" style="width:{{.Bar}}%"></span></span>{{else}}—{{end}}</td><td>{{.Stats}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{if .Tensors.Added}}<h2>Added</h2><ul>{{range .Tensors.Added}}<li class="mono">{{.Name}} <span class="muted">{{.DType}}</span></li>{{end}}</ul>{{end}}
+{{if .Tensors.Removed}}<h2>Removed</h2><ul>{{range .Tensors.Removed}}<li class="mono">{{.Name}} <span class="muted">{{.DType}}</span></li>{{end}}</ul>{{end}}
+{{if .Tensors.Renamed}}<h2>Renamed</h2><ul>{{range .Tensors.Renamed}}<li class="mono">{{.From}} → {{.To}}</li>{{end}}</ul>{{end}}
+{{if or .Metadata.Changed .Metadata.Added .Metadata.Removed}}<h2>Metadata</h2>
+<table><tbody>{{range .Metadata.Removed}}<tr><td class="mono">{{.Key}}</td><td class="bad">− {{.Value}}</td></tr>{{end}}
+{{range .Metadata.Added}}<tr><td class="mono">{{.Key}}</td><td class="good">+ {{.Value}}</td></tr>{{end}}
+{{range .Metadata.Changed}}<tr><td class="mono">{{.Key}}</td><td>{{if .Lines}}<pre>{{range .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>
+{{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li><code>{{.Code}}</code> {{.Message}}</li>{{end}}</ul>{{end}}
+`))
