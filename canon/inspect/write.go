@@ -23,6 +23,9 @@ type TextOptions struct {
 	// Full shortens and folds nothing: every tensor, every metadata value whole (cover images
 	// too), whole hashes and descriptions, every finding; in the short table, every trigger word.
 	Full bool
+	// Width is the widest a line of the short table may be (the terminal's width): its trigger words
+	// are cut ("+3 more"), then its file name in the middle, to fit. 0: no limit.
+	Width int
 }
 
 // FoldedTensors is how many tensors the text card lists unless TextOptions.Full is set.
@@ -417,30 +420,105 @@ func WriteJSON(w io.Writer, c *Card) error { return textfmt.WriteJSON(w, c) }
 // as its JSON.
 func WriteJSONL(w io.Writer, c *Card) error { return textfmt.WriteJSONL(w, c) }
 
-// WriteShortText writes the table: a heading line, then a row per model (name, kind, base family,
-// rank, size, triggers and the file); a model that could not be read says why in its row.
+// WriteShortText writes the table: a heading line, then a row per model (name, kind, family, base
+// model as people name it, rank, size, trigger words and the file), each line at most opt.Width
+// columns unless opt.Full; a model that could not be read says why in its row.
 func WriteShortText(w io.Writer, r *ShortReport, opt TextOptions) error {
 	b := bufio.NewWriter(w)
-	cells, widths := shortCells(r, opt)
-	fmt.Fprintf(b, "%-*s  %-*s  %-*s  %*s  %9s  %s\n", widths[0], "NAME", widths[1], "KIND", widths[2], "BASE", widths[3], "RANK", "SIZE", "TRIGGERS · FILE")
-	for _, c := range cells {
-		trig := c[5]
-		if trig != "" {
-			trig += " · "
+	cells, widths := shortCells(r, opt.Full)
+	head := []string{"NAME", "KIND", "FAMILY", "BASE", "RANK"}
+	line := func(c []string) string {
+		var sb strings.Builder
+		for k := range head {
+			if k == 4 {
+				fmt.Fprintf(&sb, "%*s  ", widths[k], c[k])
+			} else {
+				fmt.Fprintf(&sb, "%-*s  ", widths[k], c[k])
+			}
 		}
-		fmt.Fprintf(b, "%-*s  %-*s  %-*s  %*s  %9s  %s%s\n", widths[0], c[0], widths[1], c[1], widths[2], c[2], widths[3], c[3], c[4], trig, c[6])
+		fmt.Fprintf(&sb, "%9s  ", c[5])
+		return sb.String()
+	}
+	fmt.Fprintf(b, "%s%s\n", line(append(head, "SIZE")), "TRIGGERS · FILE")
+	for i, c := range cells {
+		prefix := line(c)
+		f := &r.Files[i]
+		var words []string
+		mark := ""
+		if f.Err != nil || f.Error != "" {
+			words = []string{textfmt.Escape(f.Error)}
+		} else if words, mark = escapeAll(f.Triggers), ""; len(words) == 0 && len(f.GuessedTriggers) > 0 {
+			words, mark = escapeAll(f.GuessedTriggers), "(guessed) "
+		}
+		fmt.Fprintf(b, "%s%s\n", prefix, lastCell(mark, words, textfmt.Escape(f.Path), opt.Width-utf8.RuneCountInString(prefix), opt.Full))
 	}
 	return b.Flush()
+}
+
+// lastCell is the short table's last cell: the words (after mark), " · " and the file, in at most
+// width columns unless full (width < 1: no limit): words are left out from the end, saying how many
+// ("+3 more"), then the file name is shortened in the middle.
+func lastCell(mark string, words []string, file string, width int, full bool) string {
+	join := func(n int) string {
+		if len(words) == 0 {
+			return file
+		}
+		s := mark + strings.Join(words[:n], ", ")
+		if n < len(words) {
+			if n > 0 {
+				s += " "
+			}
+			s += fmt.Sprintf("+%d more", len(words)-n)
+		}
+		return s + " · " + file
+	}
+	if full || width < 1 {
+		return join(len(words))
+	}
+	for n := len(words); n >= 0; n-- {
+		if s := join(n); utf8.RuneCountInString(s) <= width || n == 0 {
+			if over := utf8.RuneCountInString(s) - width; over > 0 {
+				s = strings.TrimSuffix(s, file) + shortenPath(file, max(utf8.RuneCountInString(file)-over, 9))
+			}
+			return s
+		}
+	}
+	return file
+}
+
+// shortenPath is path in at most width runes: cut in the middle, keeping twice as much of its end
+// (the file's name) as of its start.
+func shortenPath(path string, width int) string {
+	r := []rune(path)
+	if len(r) <= width {
+		return path
+	}
+	head := (width - 1) / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(width-1-head):])
+}
+
+func escapeAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = textfmt.Escape(w)
+	}
+	return out
 }
 
 // WriteShortMarkdown writes the table in Markdown.
 func WriteShortMarkdown(w io.Writer, r *ShortReport) error {
 	b := bufio.NewWriter(w)
-	b.WriteString("| name | kind | base | rank | size | triggers | file |\n|---|---|---|---|---|---|---|\n")
-	cells, _ := shortCells(r, TextOptions{})
-	for _, c := range cells {
-		md := make([]string, len(c))
-		for k, cell := range c {
+	b.WriteString("| name | kind | family | base | rank | size | triggers | file |\n|---|---|---|---|---|---|---|---|\n")
+	cells, _ := shortCells(r, true)
+	for i, c := range cells {
+		f := &r.Files[i]
+		trig := triggerCell(f.Triggers, f.GuessedTriggers)
+		if f.Err != nil || f.Error != "" {
+			trig = textfmt.Escape(f.Error)
+		}
+		row := append(c[:6:6], trig, textfmt.Escape(f.Path))
+		md := make([]string, len(row))
+		for k, cell := range row {
 			md[k] = markdown.Text(cell)
 		}
 		fmt.Fprintf(b, "| %s |\n", strings.Join(md, " | "))
@@ -448,36 +526,40 @@ func WriteShortMarkdown(w io.Writer, r *ShortReport) error {
 	return b.Flush()
 }
 
-// shortCells are the table's cells, escaped, and the widths of its first four columns.
-func shortCells(r *ShortReport, opt TextOptions) ([][]string, []int) {
-	widths := []int{4, 4, 4, 4}
+// shortLimits are the widest the short table's name and base columns grow unless it is to be full:
+// longer cells are shortened in the middle.
+var shortLimits = [5]int{28, 0, 0, 16, 0}
+
+// shortCells are the table's first six cells per row (name, kind, family, base, rank, size), escaped,
+// and the widths of the first five columns; unless full, names and bases are shortened to shortLimits.
+func shortCells(r *ShortReport, full bool) ([][]string, []int) {
+	widths := []int{4, 4, 6, 4, 4}
 	cells := make([][]string, len(r.Files))
 	for i, f := range r.Files {
 		if f.Err != nil || f.Error != "" {
-			cells[i] = []string{"?", "unreadable", "", "", "", textfmt.Escape(f.Error), textfmt.Escape(f.Path)}
+			cells[i] = []string{"?", "unreadable", "", "", "", ""}
 			continue
 		}
 		rank := ""
 		if f.Rank > 0 {
 			rank = fmt.Sprint(f.Rank)
 		}
-		kind, base := string(f.Kind), string(f.Family)
-		if !f.HeaderParsed {
-			kind, base = "not a model", ""
-		}
-		if !f.Valid {
+		kind, family := string(f.Kind), string(f.Family)
+		switch {
+		case !f.HeaderParsed:
+			kind, family = "not a model", ""
+		case !f.Valid:
 			kind += " (invalid)"
 		}
 		if f.Family == lora.FamilyUnknown {
-			base = ""
+			family = ""
 		}
-		triggers := triggerCell(f.Triggers, f.GuessedTriggers)
-		if !opt.Full {
-			triggers = textfmt.Shorten(triggers, 60)
-		}
-		cells[i] = []string{textfmt.Escape(f.Name), kind, base, rank, textfmt.Bytes(uint64(f.Size)), triggers, textfmt.Escape(f.Path)}
-		for k := range widths {
-			widths[k] = max(widths[k], min(len([]rune(cells[i][k])), 40))
+		cells[i] = []string{textfmt.Escape(f.Name), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
+		for k, limit := range shortLimits {
+			if limit > 0 && !full && utf8.RuneCountInString(cells[i][k]) > limit {
+				cells[i][k] = column(cells[i][k], limit, false)
+			}
+			widths[k] = max(widths[k], utf8.RuneCountInString(cells[i][k]))
 		}
 	}
 	return cells, widths
@@ -490,11 +572,7 @@ func triggerCell(declared, guessed []string) string {
 	if len(words) == 0 && len(guessed) > 0 {
 		words, mark = guessed, "(guessed) "
 	}
-	esc := make([]string, len(words))
-	for k, t := range words {
-		esc[k] = textfmt.Escape(t)
-	}
-	return mark + strings.Join(esc, ", ")
+	return mark + strings.Join(escapeAll(words), ", ")
 }
 
 // WriteShortJSON writes the table as indented JSON: {"schema": …, "files": [row, …]}.

@@ -97,3 +97,37 @@ func TestVerifiedHashesRow(t *testing.T) {
 		}
 	}
 }
+
+// TestShortWidth: the short table's lines fit the width asked for, trigger words cut from the end and
+// counted ("+2 more"), then the file name shortened in the middle; with Full nothing is cut.
+func TestShortWidth(t *testing.T) {
+	r := &ShortReport{Files: []Row{
+		{Path: "loras/pepper-the-witch-v2.safetensors", Name: "Pepper", Kind: "lora", Family: "sdxl", BaseModel: "sdxl_base_v1-0", Rank: 16,
+			HeaderParsed: true, Valid: true, Triggers: []string{"pepper", "witch hat", "carrot", "broom"}},
+		{Path: strings.Repeat("deep/", 30) + "m.safetensors", Name: strings.Repeat("n", 50), Kind: "lora", HeaderParsed: true, Valid: true},
+	}}
+	for _, width := range []int{90, 120, 160} {
+		var b strings.Builder
+		if err := WriteShortText(&b, r, TextOptions{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			if n := utf8.RuneCountInString(line); n > width {
+				t.Errorf("width %d: a line of %d: %q", width, n, line)
+			}
+		}
+		if !strings.Contains(b.String(), "SDXL") || !strings.Contains(b.String(), "m.safetensors") {
+			t.Errorf("width %d: the base model or the file's end is lost:\n%s", width, b.String())
+		}
+	}
+	var b strings.Builder
+	WriteShortText(&b, r, TextOptions{Width: 130})
+	if !strings.Contains(b.String(), "pepper +3 more · loras/pepper-the-witch-v2.safetensors") {
+		t.Errorf("width 130: words not cut from the end:\n%s", b.String())
+	}
+	b.Reset()
+	WriteShortText(&b, r, TextOptions{Width: 70, Full: true})
+	if !strings.Contains(b.String(), "pepper, witch hat, carrot, broom · loras/pepper-the-witch-v2.safetensors") || !strings.Contains(b.String(), strings.Repeat("n", 50)) {
+		t.Errorf("full: something cut:\n%s", b.String())
+	}
+}

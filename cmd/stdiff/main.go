@@ -273,7 +273,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	default: // stdiff help [COMMAND]
 		_, _ = parser.Parse(append(strings.Fields(name), "--help")) // prints and exits
 	}
-	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), errw: stderr, format: c.Format,
+	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), stdout: stdout, errw: stderr, format: c.Format,
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
 	o.pal.On = o.format == "text" && colorWanted(c.Color)
 	memoryPolicy(cmd)

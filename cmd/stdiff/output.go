@@ -21,6 +21,7 @@ import (
 type out struct {
 	ctx     context.Context
 	w       *textfmt.SyncWriter
+	stdout  io.Writer // what w writes to
 	errw    io.Writer
 	format  string // text, json, jsonl or markdown
 	pal     textfmt.Palette
@@ -170,4 +171,18 @@ func toFile(o *out, path, what string, run func(o *out) int) int {
 		return exitTrouble
 	}
 	return code
+}
+
+// pipedWidth is the width of a table written anywhere but to a terminal.
+const pipedWidth = 120
+
+// tableWidth is the widest a table's line may be: the terminal's width when standard output is a
+// terminal, else pipedWidth.
+func tableWidth(o *out) int {
+	if f, ok := o.stdout.(*os.File); ok {
+		if w := terminalWidth(f); w > 0 {
+			return w
+		}
+	}
+	return pipedWidth
 }
