@@ -4,17 +4,28 @@
 // markup of its own: the writers do.
 //
 // Each function first applies textfmt.Escape (control characters, newlines, bidirectional overrides and
-// invalid UTF-8 become visible escapes such as \n), so the rendered text is exactly what the text
-// output shows. Bare URLs in values may still be turned into links by renderers that autolink (GitHub
-// does); the link's text is then the URL itself, so nothing is hidden.
+// invalid UTF-8 become visible escapes such as \n), so the rendered text is what the text output
+// shows. Text also keeps a file's words from acting on GitHub, where a report is often pasted into a
+// pull request: a bare URL (http://, https://, ftp://, www.) is set in a code span, so it is no link,
+// and a zero-width space follows each @ and each # before a digit, so that @user pings no one (nor
+// is user@host a mail link) and #123 references no issue.
 package markdown
 
 import (
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
+
+// bareURL matches the start of what a renderer that autolinks (GitHub's extended autolinks) would make
+// a link of.
+var bareURL = regexp.MustCompile(`(?i)(?:https?://|ftp://|www\.)`)
+
+// zeroWidthSpace is written after an @ or a # that GitHub would read as a mention or an issue
+// reference: it renders as nothing, but the word after it is no longer one.
+const zeroWidthSpace = "&#8203;"
 
 // inlineSpecial are the characters escaped with a backslash wherever they are in Text: the escape
 // character itself, code spans, emphasis, links and images, raw HTML and autolinks, entities, table
@@ -44,11 +55,33 @@ func Text(s string) string {
 	} else if s != "" && (s[0] == '-' || s[0] == '+') && (spaceOrEnd(s, 1) || s[1] == s[0]) {
 		b.WriteByte('\\')
 	}
+	// A zero-width space goes before each byte at breaks: in each bare URL's "://" or "www.", so that
+	// the address is no link, and after each @ or # that GitHub would read as a mention or a reference.
+	breaks := map[int]bool{}
+	for _, at := range bareURL.FindAllStringIndex(s, -1) {
+		if s[at[1]-1] == '/' {
+			breaks[at[1]-2] = true // "https:" zero-width space "//"
+		} else {
+			breaks[at[1]-1] = true // "www" zero-width space "."
+		}
+	}
 	for i := 0; i < len(s); i++ {
+		if breaks[i] {
+			b.WriteString(zeroWidthSpace)
+		}
 		if strings.IndexByte(inlineSpecial, s[i]) >= 0 {
 			b.WriteByte('\\')
 		}
 		b.WriteByte(s[i])
+		// At the end too: the writer may go on with a word of its own.
+		if next := byte(0); s[i] == '@' || s[i] == '#' {
+			if i+1 < len(s) {
+				next = s[i+1]
+			}
+			if s[i] == '@' && next != ' ' || s[i] == '#' && (next == 0 || next >= '0' && next <= '9') {
+				b.WriteString(zeroWidthSpace)
+			}
+		}
 	}
 	b.WriteString(strings.Repeat("&#32;", trail))
 	return b.String()
