@@ -67,3 +67,25 @@ func TestSidecarOfAnotherModel(t *testing.T) {
 		})
 	}
 }
+
+// TestHTMLDescriptionAsText: CivitAI's HTML description reads as text in the card, its paragraphs
+// kept (joined by ¶, or a row each with Full); JSON keeps it as the sidecar has it.
+func TestHTMLDescriptionAsText(t *testing.T) {
+	f := stfile.File{Metadata: []stfile.KV{{Key: "ss_output_name", Value: "aria"}},
+		Tensors: []stfile.Tensor{{Name: "lora_unet_x.lora_down.weight", DType: "F16", Shape: []uint64{4, 8}},
+			{Name: "lora_unet_x.lora_up.weight", DType: "F16", Shape: []uint64{8, 4}}}}
+	dir := t.TempDir()
+	path := write(t, dir, "aria.safetensors", f.Build())
+	const desc = `<p>Aria is a <strong>character</strong> LoRA.</p><p>Use weight 0.8 &amp; clip skip 2.</p>`
+	write(t, dir, "aria.civitai.info", []byte(fmt.Sprintf(`{"description": %q}`, desc)))
+	card, text := cardText(t, path, false)
+	if want := "\n  about       Aria is a character LoRA. ¶ Use weight 0.8 & clip skip 2.\n"; !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
+	}
+	if _, full := cardText(t, path, true); !strings.Contains(full, "\n  about       Aria is a character LoRA.\n              Use weight 0.8 & clip skip 2.\n") {
+		t.Errorf("full text has not a row per paragraph:\n%s", full)
+	}
+	if got := cardJSON(t, card)["info"].(map[string]any)["description"]; got != desc {
+		t.Errorf("JSON description %q, want the sidecar's %q", got, desc)
+	}
+}
