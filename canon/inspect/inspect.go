@@ -35,7 +35,8 @@ type Options struct {
 	// Source says how models are opened (the Hub's endpoint and token, HTTP settings).
 	Source source.Options
 	// Verify reads each model's data to check the hashes a trainer embedded in its metadata
-	// (sshs_model_hash, modelspec.hash_sha256) against its real AutoV3: each gives a finding.
+	// (sshs_model_hash, modelspec.hash_sha256) against its real AutoV3: each gives a finding. The
+	// hashes a CivitAI sidecar records of its file are checked too (see lora.MatchSidecars).
 	Verify bool
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
