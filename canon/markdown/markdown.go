@@ -6,9 +6,11 @@
 // Each function first applies textfmt.Escape (control characters, newlines, bidirectional overrides and
 // invalid UTF-8 become visible escapes such as \n), so the rendered text is what the text output
 // shows. Text also keeps a file's words from acting on GitHub, where a report is often pasted into a
-// pull request: a bare URL (http://, https://, ftp://, www.) is set in a code span, so it is no link,
-// and a zero-width space follows each @ and each # before a digit, so that @user pings no one (nor
-// is user@host a mail link) and #123 references no issue.
+// pull request: a zero-width space (written as a character reference, so that no renderer's pattern
+// sees through it) breaks each bare URL's "://" or "www." so that it is no link, and follows each @
+// and each # before a digit, so that @user pings no one (nor is user@host a mail link) and #123
+// references no issue. The text reads the same; only a copy of it holds the invisible spaces. Code
+// spans need none of this: GitHub finds no link, mention or reference in them.
 package markdown
 
 import (
@@ -23,8 +25,9 @@ import (
 // a link of.
 var bareURL = regexp.MustCompile(`(?i)(?:https?://|ftp://|www\.)`)
 
-// zeroWidthSpace is written after an @ or a # that GitHub would read as a mention or an issue
-// reference: it renders as nothing, but the word after it is no longer one.
+// zeroWidthSpace is written inside a bare URL's "://" or "www.", and after an @ or a # that GitHub
+// would read as a mention or an issue reference: it renders as nothing, but what it breaks is no
+// longer a link, a mention or a reference.
 const zeroWidthSpace = "&#8203;"
 
 // inlineSpecial are the characters escaped with a backslash wherever they are in Text: the escape
@@ -32,8 +35,9 @@ const zeroWidthSpace = "&#8203;"
 // cells, strikethrough, headings and GitHub's math.
 const inlineSpecial = "\\`*_[]<>&|~#$"
 
-// Text returns s as Markdown inline text that renders as textfmt.Escape(s), anywhere on a line: in a
-// table cell, a list item, a heading or a paragraph. Backslashes are escaped first, then the characters
+// Text returns s as Markdown inline text that renders as textfmt.Escape(s) (with the zero-width spaces
+// that keep it from acting on GitHub: see the package doc), anywhere on a line: in a table cell, a
+// list item, a heading or a paragraph. Backslashes are escaped first, then the characters
 // Markdown or GitHub give a meaning to; at the start, what would open a block (a list marker, an
 // ordered list number) is escaped too, and spaces at either end are character references, so that
 // they neither indent nor get trimmed.
