@@ -139,4 +139,6 @@ const (
 	CodeMissingShards      = "missing-shards"
 	CodePipeline           = "diffusers-pipeline"
 	CodePipelineComponent  = "pipeline-component-skipped"
+	// CodeSidecarMismatch: a sidecar next to a model records another file (its name, size or hashes).
+	CodeSidecarMismatch = "sidecar-mismatch"
 )

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,8 @@ type Options struct {
 	// Source says how models are opened (the Hub's endpoint and token, HTTP settings).
 	Source source.Options
 	// Verify reads each model's data to check the hashes a trainer embedded in its metadata
-	// (sshs_model_hash, modelspec.hash_sha256) against its real AutoV3: each gives a finding.
+	// (sshs_model_hash, modelspec.hash_sha256) against its real AutoV3: each gives a finding. The
+	// hashes a CivitAI sidecar records of its file are checked too (see lora.MatchSidecars).
 	Verify bool
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
@@ -197,24 +199,50 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	if o.Snapshot != nil {
 		named, sidecars, sidecarFindings = o.Snapshot.Of, nil, nil
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named}
-	if o.Snapshot == nil {
-		r.snapshotOf = ""
-	}
-	ggufInfo(m, &r.info)
-	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
-	if opt.Verify && m.HeaderParsed && m.Shards == nil && len(r.info.EmbeddedHashes) > 0 {
-		e, _, err := hash.FileHashes(ctx, o.Source, m, false, hash.Options{})
+	// With Verify, the data is read once: for the embedded hashes and the hashes a sidecar records.
+	var e *hash.Ecosystem
+	if opt.Verify && m.HeaderParsed && m.Shards == nil && (hasEmbeddedHashes(m) || len(sidecars) > 0) {
+		h, _, err := hash.FileHashes(ctx, o.Source, m, false, hash.Options{})
 		if err != nil {
 			return nil, err
 		}
 		if err := o.Unchanged(); err != nil {
 			return nil, err
 		}
+		e = &h
+	}
+	if len(sidecars) > 0 {
+		file := lora.ModelFile{Name: filepath.Base(spec), Size: m.FileSize}
+		if e != nil {
+			file.Hashes = map[string]string{"SHA256": e.SHA256, "AutoV1": string(e.AutoV1), "AutoV2": e.AutoV2,
+				"AutoV3": string(e.AutoV3), "BLAKE3": e.BLAKE3, "CRC32": e.CRC32}
+		}
+		var mismatched []canon.Finding
+		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
+		sidecarFindings = append(sidecarFindings, mismatched...)
+	}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named}
+	if o.Snapshot == nil {
+		r.snapshotOf = ""
+	}
+	ggufInfo(m, &r.info)
+	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
+	if e != nil && len(r.info.EmbeddedHashes) > 0 {
 		r.findings = append(r.findings, hash.VerifyEmbedded(m, e.AutoV3)...)
 		r.verified = true
 	}
 	return r, nil
+}
+
+// hasEmbeddedHashes reports whether the metadata holds a hash a trainer embedded (what Derive puts
+// in Info.EmbeddedHashes).
+func hasEmbeddedHashes(m *canon.Model) bool {
+	for _, k := range lora.EmbeddedHashKeys {
+		if v, _ := m.Meta(k.Key); strings.TrimSpace(v) != "" && strings.TrimSpace(v) != "None" && strings.TrimSpace(v) != "null" {
+			return true
+		}
+	}
+	return false
 }
 
 // Inspect reads the model spec names (a file, a shard set, a URL: see source.Open) and makes its

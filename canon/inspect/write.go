@@ -46,12 +46,6 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		}
 		return ""
 	}
-	long := func(s string, n int) string {
-		if opt.Full {
-			return textfmt.Escape(s)
-		}
-		return textfmt.Shorten(s, n)
-	}
 	if c.HeaderParsed {
 		row("name", "%s%s", textfmt.Escape(info.Name), from("name"))
 		row("is", "%s", strings.Join(what(&info.Info), " · "))
@@ -81,8 +75,16 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		if info.Author != "" {
 			row("author", "%s%s", textfmt.Escape(info.Author), from("author"))
 		}
-		if info.Description != "" {
-			row("about", "%s", long(info.Description, 100))
+		// A description is prose, often CivitAI's HTML: shown as text, a row per paragraph with Full,
+		// else its paragraphs joined by ¶ on one row.
+		if lines := textfmt.Paragraphs(info.Description); opt.Full {
+			label := "about"
+			for _, line := range lines {
+				row(label, "%s", textfmt.Escape(line))
+				label = ""
+			}
+		} else if len(lines) > 0 {
+			row("about", "%s", textfmt.Shorten(strings.Join(lines, " ¶ "), 100))
 		}
 		if info.NetworkModule != "" || info.Info.DeclaredRank != "" {
 			row("network", "%s", strings.TrimLeft(strings.Join([]string{textfmt.Escape(info.NetworkModule),

@@ -4,25 +4,40 @@
 // markup of its own: the writers do.
 //
 // Each function first applies textfmt.Escape (control characters, newlines, bidirectional overrides and
-// invalid UTF-8 become visible escapes such as \n), so the rendered text is exactly what the text
-// output shows. Bare URLs in values may still be turned into links by renderers that autolink (GitHub
-// does); the link's text is then the URL itself, so nothing is hidden.
+// invalid UTF-8 become visible escapes such as \n), so the rendered text is what the text output
+// shows. Text also keeps a file's words from acting on GitHub, where a report is often pasted into a
+// pull request: a zero-width space (written as a character reference, so that no renderer's pattern
+// sees through it) breaks each bare URL's "://" or "www." so that it is no link, and follows each @
+// and each # before a digit, so that @user pings no one (nor is user@host a mail link) and #123
+// references no issue. The text reads the same; only a copy of it holds the invisible spaces. Code
+// spans need none of this: GitHub finds no link, mention or reference in them.
 package markdown
 
 import (
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
+
+// bareURL matches the start of what a renderer that autolinks (GitHub's extended autolinks) would make
+// a link of.
+var bareURL = regexp.MustCompile(`(?i)(?:https?://|ftp://|www\.)`)
+
+// zeroWidthSpace is written inside a bare URL's "://" or "www.", and after an @ or a # that GitHub
+// would read as a mention or an issue reference: it renders as nothing, but what it breaks is no
+// longer a link, a mention or a reference.
+const zeroWidthSpace = "&#8203;"
 
 // inlineSpecial are the characters escaped with a backslash wherever they are in Text: the escape
 // character itself, code spans, emphasis, links and images, raw HTML and autolinks, entities, table
 // cells, strikethrough, headings and GitHub's math.
 const inlineSpecial = "\\`*_[]<>&|~#$"
 
-// Text returns s as Markdown inline text that renders as textfmt.Escape(s), anywhere on a line: in a
-// table cell, a list item, a heading or a paragraph. Backslashes are escaped first, then the characters
+// Text returns s as Markdown inline text that renders as textfmt.Escape(s) (with the zero-width spaces
+// that keep it from acting on GitHub: see the package doc), anywhere on a line: in a table cell, a
+// list item, a heading or a paragraph. Backslashes are escaped first, then the characters
 // Markdown or GitHub give a meaning to; at the start, what would open a block (a list marker, an
 // ordered list number) is escaped too, and spaces at either end are character references, so that
 // they neither indent nor get trimmed.
@@ -44,11 +59,33 @@ func Text(s string) string {
 	} else if s != "" && (s[0] == '-' || s[0] == '+') && (spaceOrEnd(s, 1) || s[1] == s[0]) {
 		b.WriteByte('\\')
 	}
+	// A zero-width space goes before each byte at breaks: in each bare URL's "://" or "www.", so that
+	// the address is no link, and after each @ or # that GitHub would read as a mention or a reference.
+	breaks := map[int]bool{}
+	for _, at := range bareURL.FindAllStringIndex(s, -1) {
+		if s[at[1]-1] == '/' {
+			breaks[at[1]-2] = true // "https:" zero-width space "//"
+		} else {
+			breaks[at[1]-1] = true // "www" zero-width space "."
+		}
+	}
 	for i := 0; i < len(s); i++ {
+		if breaks[i] {
+			b.WriteString(zeroWidthSpace)
+		}
 		if strings.IndexByte(inlineSpecial, s[i]) >= 0 {
 			b.WriteByte('\\')
 		}
 		b.WriteByte(s[i])
+		// At the end too: the writer may go on with a word of its own.
+		if next := byte(0); s[i] == '@' || s[i] == '#' {
+			if i+1 < len(s) {
+				next = s[i+1]
+			}
+			if s[i] == '@' && next != ' ' || s[i] == '#' && (next == 0 || next >= '0' && next <= '9') {
+				b.WriteString(zeroWidthSpace)
+			}
+		}
 	}
 	b.WriteString(strings.Repeat("&#32;", trail))
 	return b.String()

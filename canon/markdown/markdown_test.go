@@ -21,11 +21,14 @@ var hostile = []string{
 	"<a href=x>y</a>", "&lt;b&gt;", "&amp;", "&#60;script&#62;", "&", "~~del~~", "~~~", "```", "```diff",
 	"$x$", "$$", "line1\nline2", "a\r\nb", "\x1b[31mred", "a\u202eb", "\xff\xfe", "\x00",
 	"http://example.com/a_b*c*", "www.example.com", "user@example.com", `\*`, "\\`", `\<`, "a\\\n",
+	"@octocat", "cc @org/team please", "(@x)", "@", "a @ b", "#123", "fixes owner/repo#12", "#x", "HTTPS://EVIL.example/p?q=1",
+	"see https://a.example/x|y and www.b.example", `a\|https://x.example/\|y`, "ftp://f.example", "https://", "<p>Hi @you</p>",
 }
 
 // TestTextAndCode renders every hostile string as text and as code in a table cell, a list item, a
 // heading and bold text, through a CommonMark/GFM renderer: no element or cell appears that the Markdown
-// around it did not write, and what a reader sees is what the text output shows (textfmt.Escape).
+// around it did not write, no link, mention or issue reference, and what a reader sees is what the text
+// output shows (textfmt.Escape).
 func TestTextAndCode(t *testing.T) {
 	for _, s := range hostile {
 		want := textfmt.Escape(s)
@@ -35,7 +38,8 @@ func TestTextAndCode(t *testing.T) {
 			t.Errorf("%q: %s\n%s", s, strings.Join(p, "\n"), doc)
 			continue
 		}
-		h := markdowntest.HTML(doc)
+		// A reader sees no zero-width space (written after an @ or a # that would act on GitHub).
+		h := strings.ReplaceAll(markdowntest.HTML(doc), "\u200b", "")
 		cells := markdowntest.Cells(h)
 		if len(cells) != 2 || len(cells[1]) != 2 || cells[1][0] != want {
 			t.Errorf("%q: table cells %q, want [%q …]\n%s", s, cells, want, h)

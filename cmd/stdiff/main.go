@@ -90,10 +90,12 @@ func versionString(v, rev string, bi *debug.BuildInfo) string {
 
 func main() {
 	// stdiff is short-lived and what it allocates (headers) lives to the end: it does not collect
-	// garbage until the heap nears a soft limit. Commands that read many files collect, rarely.
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(softLimit)
-	watchHeap()
+	// garbage until the heap nears a soft limit (below the container's). Commands that read many files
+	// collect, rarely. GOGC or GOMEMLIMIT, when set, decide instead.
+	s := readMemorySettings()
+	if s.apply(); s.tune {
+		watchHeap(s.softLimit)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -101,9 +103,10 @@ func main() {
 type manyFiles interface{ manyFiles() bool }
 
 // memoryPolicy is the one place garbage collection is tuned for a command: commands that read many
-// files collect, rarely; the others do not collect below the soft limit (see main).
+// files collect, rarely; the others do not collect below the soft limit (see main). It changes
+// nothing when the user's GOGC or GOMEMLIMIT govern the collector.
 func memoryPolicy(cmd any) {
-	if m, ok := cmd.(manyFiles); ok && m.manyFiles() {
+	if m, ok := cmd.(manyFiles); ok && m.manyFiles() && gcTuned {
 		debug.SetGCPercent(400)
 	}
 }
@@ -111,18 +114,15 @@ func memoryPolicy(cmd any) {
 func (c *dupesCmd) manyFiles() bool   { return true }
 func (c *inspectCmd) manyFiles() bool { return c.Short }
 
-// softLimit is the heap size up to which stdiff does not collect garbage.
-const softLimit = 512 << 20
-
 // watchHeap hands memory back to proportional collection when what stays alive nears the soft limit
 // (a header of many millions of entries): past it, the limit alone would run the collector back to
 // back, each run freeing almost nothing. The heap then grows to at most 1.5 times what is alive.
-func watchHeap() {
+func watchHeap(softLimit int64) {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var arm func()
 	arm = func() {
 		runtime.SetFinalizer(new([16]byte), func(*[16]byte) { // runs after each collection
-			if metrics.Read(sample); sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > softLimit*3/4 {
+			if metrics.Read(sample); sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > uint64(softLimit)*3/4 {
 				debug.SetGCPercent(50)
 				debug.SetMemoryLimit(math.MaxInt64)
 				return

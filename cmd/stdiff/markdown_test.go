@@ -15,9 +15,12 @@ import (
 // `\<img…>` raw HTML.
 const breakout = `n\|x\<img src=x onerror=alert(1)>`
 
+// acting would ping someone, link somewhere or reference an issue if a writer let it through to GitHub.
+const acting = "@octocat see https://evil.example/x, www.evil.example and #1 (mail a@evil.example)"
+
 // hostileNames would add markup, HTML, links, list items or cells if a writer let them through.
 var hostileNames = []string{breakout, "</details>", "```", "a`b|c", "*_[x](javascript:alert(1))_*", "- item",
-	"<!-- x", "&lt;b&gt;", "~~del~~", "1. one", "# h", "\\"}
+	"<!-- x", "&lt;b&gt;", "~~del~~", "1. one", "# h", "\\", acting}
 
 // hostilePair writes two models whose tensor names, metadata keys and values, and file names are
 // hostile, and which differ in every way a diff shows: removed, added, changed, renamed tensors; removed,
@@ -30,6 +33,8 @@ func hostilePair(t *testing.T, dir string) (a, b string) {
 		{Key: breakout, Value: breakout},
 		{Key: breakout, Value: "again"}, // a duplicate key: a finding whose message names it
 		{Key: "</details>", Value: "one\n```\n</details>\n<img src=x onerror=alert(1)>\nfour"},
+		{Key: "ssmd_description", Value: "<p>" + acting + "</p>"}, {Key: "ssmd_keywords", Value: acting},
+		{Key: acting, Value: "1"}, {Key: acting, Value: "2"}, // a duplicate key: a finding whose message names it
 	}
 	fa := stfile.File{Seed: 1, Metadata: meta}
 	for _, n := range hostileNames {
@@ -39,7 +44,7 @@ func hostilePair(t *testing.T, dir string) (a, b string) {
 	fb := stfile.File{Seed: 1, Metadata: append(append([]stfile.KV(nil), meta[:3]...),
 		stfile.KV{Key: breakout, Value: breakout + " changed"},
 		stfile.KV{Key: "</details>", Value: "one\n```\n</details>\n<img src=x onerror=alert(2)>\nfour"},
-		stfile.KV{Key: "- " + breakout, Value: "```"})}
+		stfile.KV{Key: "- " + breakout, Value: "```"}, stfile.KV{Key: "ss_training_comment", Value: acting})}
 	for i, n := range hostileNames {
 		tb := stfile.Tensor{Name: n, DType: "F16", Shape: []uint64{4}}
 		switch i {
@@ -62,8 +67,9 @@ func hostilePair(t *testing.T, dir string) (a, b string) {
 }
 
 // TestMarkdownHostile renders every Markdown output of every command for hostile files through a
-// CommonMark/GFM renderer: no element, attribute or link the writer did not write, every table row with
-// its table's number of cells, and the hostile name shown whole.
+// CommonMark/GFM renderer: no element, attribute or link the writer did not write, no link, mention or
+// issue reference from a file, every table row with its table's number of cells, and the hostile name
+// shown whole.
 func TestMarkdownHostile(t *testing.T) {
 	t.Setenv("STDIFF_CACHE_DIR", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "*"+breakout)
@@ -76,7 +82,7 @@ func TestMarkdownHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"copy " + breakout + ".safetensors", "| " + breakout + " |.safetensors"} {
+	for _, name := range []string{"copy " + breakout + ".safetensors", "| " + breakout + " |.safetensors", "@octocat #1 www.evil.example.safetensors"} {
 		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -33,21 +33,21 @@ func HTML(source string) string {
 var Allowed = map[string][]string{
 	"h3": nil, "p": nil, "strong": nil, "em": nil, "code": {"class"}, "pre": nil, "ul": nil, "li": nil,
 	"table": nil, "thead": nil, "tbody": nil, "tr": nil, "th": nil, "td": nil,
-	"details": nil, "summary": nil, "br": nil, "a": {"href"},
+	"details": nil, "summary": nil, "br": nil,
 }
 
 // tag matches an HTML tag or comment; goldmark escapes every "<" of text, so each "<" starts one.
 var (
 	tag     = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9-]*|!--)([^>]*)>`)
 	attr    = regexp.MustCompile(`([a-zA-Z_:][-a-zA-Z0-9_:.]*)(\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>` + "`" + `]+))?`)
-	anchor  = regexp.MustCompile(`<a href="([^"]*)">([^<]*)</a>`)
 	delimit = regexp.MustCompile(`^\|?(\s*:?-+:?\s*\|)*\s*:?-+:?\s*\|?$`)
 	rowRe   = regexp.MustCompile(`(?s)<tr>(.*?)</tr>`)
 	cellRe  = regexp.MustCompile(`(?s)<t[hd]>(.*?)</t[hd]>`)
 )
 
-// Problems renders source and lists what is wrong with it: elements or attributes outside Allowed, links
-// other than autolinks (whose text is their address), and table rows whose number of cells differs from
+// Problems renders source and lists what is wrong with it: elements or attributes outside Allowed (a link
+// too, an autolink included: a file's URL must not become one), what GitHub would read as a mention, an e-mail
+// address or an issue reference outside code, and table rows whose number of cells differs from
 // their table's, counted both as GitHub and goldmark split rows and by backslash parity, as some other
 // renderers do. Nothing wrong: nil.
 func Problems(source string) []string {
@@ -69,17 +69,19 @@ func Problems(source string) []string {
 			out = append(out, fmt.Sprintf("code class in %q", m[0]))
 		}
 	}
-	for _, m := range anchor.FindAllStringSubmatch(h, -1) {
-		href, text := html.UnescapeString(m[1]), html.UnescapeString(m[2])
-		if href != text && href != "http://"+text && href != "mailto:"+text {
-			out = append(out, fmt.Sprintf("link %q", m[0]))
-		}
-	}
-	if n := strings.Count(h, "<a "); n != len(anchor.FindAllString(h, -1)) {
-		out = append(out, fmt.Sprintf("%d links, not all plain autolinks", n))
+	for _, m := range mention.FindAllString(Text(code.ReplaceAllString(h, "")), -1) {
+		out = append(out, fmt.Sprintf("mention or reference %q", m))
 	}
 	return append(out, rowProblems(source)...)
 }
+
+// code matches code spans and blocks, in which GitHub finds no mention or reference; mention matches
+// what it reads outside them as a mention (@user, @org/team), an e-mail address or an issue reference
+// (#123, owner/repo#123).
+var (
+	code    = regexp.MustCompile(`(?s)<code[^>]*>.*?</code>`)
+	mention = regexp.MustCompile(`@[A-Za-z0-9]|#[0-9]`)
+)
 
 // rowProblems checks that each row of each table in source has as many cells as its delimiter row.
 func rowProblems(source string) []string {
