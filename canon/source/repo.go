@@ -64,7 +64,7 @@ func danglingLink(p string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// missingWhy says why the file at p is not there: "a link to ../../blobs/… that is not there".
+// missingWhy says why the file at p is not there: "a link to ../../blobs/…, which is not there".
 func missingWhy(p string) string {
 	if target, err := os.Readlink(p); err == nil {
 		return "a link to " + textfmt.Escape(target) + ", which is not there"
