@@ -16,6 +16,9 @@ type Component struct {
 	File   string
 	Model  *Model
 	Source Source
+	// Missing, when not "", says why the component's file is not there ("a link to …, which is not
+	// there"); Model and Source are then nil.
+	Missing string
 }
 
 // JoinComponents makes one model of several components, so that everything that reads a model (diff,
@@ -26,17 +29,27 @@ type Component struct {
 // "unet/diffusion_pytorch_model.safetensors"; a shard set gives its shards) and its findings'
 // messages ("unet: …"). RefErr is the first component's the reference rejects, HeaderParsed is true
 // when every component's header could be read, and Format is the first component's; components of
-// different formats are a CodeShardFormat finding.
+// different formats are a CodeShardFormat finding. A Missing component is a shard with Missing set
+// (see Model.MissingShards: the model has no structure or content ID) and a CodeMissingComponent
+// error finding naming its file.
 func JoinComponents(name string, parts []Component) (*Model, *SetSource) {
 	set := &SetSource{name: name}
 	m := &Model{Name: name, HeaderParsed: true}
+	var first *Component // the first component read
 	for k, p := range parts {
 		pm, prefix := p.Model, p.Name+"/"
-		if k == 0 {
-			m.Format = pm.Format
+		if p.Missing != "" {
+			m.Shards = append(m.Shards, ShardInfo{Name: prefix + p.File, Start: set.size, Missing: true})
+			m.add(Finding{Code: CodeMissingComponent, Severity: SevError, Offset: -1,
+				Message: fmt.Sprintf("%s is missing (%s): the tensors of component %s are unknown", prefix+p.File, p.Missing, p.Name),
+				Hint:    "every component's weights must be there to load or hash the model: download it again"})
+			continue
+		}
+		if first == nil {
+			first, m.Format = &parts[k], pm.Format
 		} else if pm.Format != m.Format {
 			m.add(Finding{Code: CodeShardFormat, Severity: SevError, Offset: -1,
-				Message: fmt.Sprintf("%s is a %s file, but %s is %s: stdiff reads the components of one model in one format", prefix+p.File, pm.Format, parts[0].Name+"/"+parts[0].File, m.Format)})
+				Message: fmt.Sprintf("%s is a %s file, but %s is %s: stdiff reads the components of one model in one format", prefix+p.File, pm.Format, first.Name+"/"+first.File, m.Format)})
 		}
 		m.HeaderParsed = m.HeaderParsed && pm.HeaderParsed
 		if pm.RefErr != nil && m.RefErr == nil {

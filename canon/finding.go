@@ -137,6 +137,8 @@ const (
 	CodeSplitCount         = "split-count"
 	CodeSplitTensorCount   = "split-tensor-count"
 	CodeMissingShards      = "missing-shards"
+	CodeMissingSplit       = "missing-split"
+	CodeMissingComponent   = "missing-component"
 	CodePipeline           = "diffusers-pipeline"
 	CodePipelineComponent  = "pipeline-component-skipped"
 	// CodeSidecarMismatch: a sidecar next to a model records another file (its name, size or hashes).

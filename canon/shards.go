@@ -194,16 +194,18 @@ var ErrMissingShard = errors.New("missing shard")
 // first shard the reference rejects; the set's own defects are error findings (the reference reads
 // files, not sets).
 //
-// With an index, a shard the opener says is missing (ErrMissingShard) is not an error: the model is
-// what can be known without it. The shard is in Shards with Missing set; the tensors the index puts in
-// it are in Tensors by name only (Tensor.NameOnly: no dtype, shape or bytes), in name order where the
-// shard would be; each missing shard is a CodeMissingShards error finding. Such a model has no structure
-// or content ID (see Model.MissingShards).
+// A shard the opener says is missing (ErrMissingShard) is not an error: the model is what can be
+// known without it. The shard is in Shards with Missing set; with an index, the tensors the index puts
+// in it are in Tensors by name only (Tensor.NameOnly: no dtype, shape or bytes), in name order where
+// the shard would be; without one nothing is known of them. Each missing shard is an error finding,
+// CodeMissingShards (CodeMissingSplit in a split GGUF model). Such a model has no structure or content
+// ID (see Model.MissingShards).
 //
 // A split GGUF model (llama.cpp's gguf-split: prefix-00001-of-0000N.gguf …) is read the same way, its
 // files in order. Its Format is FormatGGUF, its GGUF the first file's header, its metadata leaves out
 // the split.* keys (they describe the files, as Shards does), and the set is checked as llama.cpp's
-// loader checks it (see gguf.RuleSplit): a set the loader rejects has a RefErr of that rule.
+// loader checks it (see gguf.RuleSplit): a set the loader rejects, one with a file missing among them,
+// has a RefErr of that rule.
 func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model, *SetSource, error) {
 	set := &SetSource{name: name}
 	m := &Model{Name: name, HeaderParsed: true}
@@ -213,7 +215,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 	for k, sh := range shards {
 		src, err := open(sh)
 		if err != nil {
-			if idx != nil && errors.Is(err, ErrMissingShard) {
+			if errors.Is(err, ErrMissingShard) {
 				continue
 			}
 			return nil, nil, err
@@ -231,8 +233,15 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 	var ggufFiles []*gguf.File // per shard, nil for one that is not GGUF
 	first := ""                // the first shard read
 	var missing map[string][]string
+	var unknown []string // missing shards of a set without an index: nothing is known of them
 	for k, sh := range shards {
 		sm, src := models[k], srcs[k]
+		if sm == nil && idx == nil {
+			m.Shards = append(m.Shards, ShardInfo{Name: sh, Start: set.size, Missing: true})
+			unknown = append(unknown, sh)
+			ggufFiles = append(ggufFiles, nil)
+			continue
+		}
 		if sm == nil {
 			if missing == nil {
 				missing = idx.byShard()
@@ -294,6 +303,9 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		set.size += max(sm.DataLen(), 0)
 	}
 	m.FileSize = set.size
+	for _, sh := range unknown {
+		m.addUnknown(sh, len(shards))
+	}
 	if m.Format == FormatGGUF && len(shards) > 0 {
 		m.checkSplit(shards, ggufFiles)
 	}
@@ -404,6 +416,21 @@ func (m *Model) addMissing(shard string, names []string, held map[string]bool, i
 		Hint:    "every shard the index names must be there to load or hash the model: download the whole set"})
 }
 
+// addUnknown records that shard, one of the n of a set read without an index, is not there: an error
+// finding naming it. In a split GGUF model llama.cpp's loader fails to open it: the set is rejected
+// (gguf.RuleSplit).
+func (m *Model) addUnknown(shard string, n int) {
+	f := Finding{Code: CodeMissingShards, Severity: SevError, Offset: -1,
+		Message: fmt.Sprintf("%s is missing: the set's name says it has %d files, and the tensors of this one are unknown", shard, n),
+		Hint:    "every file of the set must be there to load or hash the model: download the whole set"}
+	if m.Format == FormatGGUF {
+		f.Code, f.RefKind = CodeMissingSplit, RefKind(gguf.RuleSplit)
+		f.Message = fmt.Sprintf("%s is missing: the split model has %d files, and the tensors of this one are unknown", shard, n)
+		m.setRef(f.RefKind, f.Message, -1)
+	}
+	m.add(f)
+}
+
 // MissingShards lists the shards of a set that are not there (see ReadSet), in set order; nil when
 // every shard was read.
 func (m *Model) MissingShards() []string {
@@ -469,7 +496,7 @@ func (m *Model) checkSplit(names []string, files []*gguf.File) {
 				Message: fmt.Sprintf("%s: %s is %d, but the set has %d files (llama.cpp reads the first file's only)", names[k], gguf.SplitCountKey, count, n)})
 		}
 	}
-	if files[0] == nil {
+	if files[0] == nil || m.MissingShards() != nil { // a missing file's tensors are not counted: already said
 		return
 	}
 	if want, problem := splitValue(files[0], gguf.SplitTensorsKey, gguf.ValInt32); problem != "" {

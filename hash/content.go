@@ -123,6 +123,14 @@ func missingShardsError(m *canon.Model) error {
 	if len(missing) > 3 {
 		list += ", …"
 	}
+	known := false // by name, from an index
+	for _, sh := range m.Shards {
+		known = known || sh.Missing && sh.Tensors > 0
+	}
+	if !known {
+		return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%d of the set's %d shards are missing (%s): their tensors are unknown", len(missing), len(m.Shards), list),
+			Hint: "every file of the model must be there: download the whole model"}
+	}
 	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%d of the set's %d shards are missing (%s): their tensors are known by name only", len(missing), len(m.Shards), list),
 		Hint: "every shard the index names must be there: download the whole set"}
 }

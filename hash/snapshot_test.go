@@ -55,6 +55,40 @@ func TestVerifySnapshot(t *testing.T) {
 	}
 }
 
+// TestVerifySnapshotVerdict: the reference's verdict the snapshot recorded is checked too: a byte
+// appended to the model leaves its IDs as they were but the reference rejects it, and the check fails,
+// saying the verdict changed; with the IDs changed too, their code stays and the reason says both.
+func TestVerifySnapshotVerdict(t *testing.T) {
+	dir := t.TempDir()
+	model, snap := filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "m.snap")
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "a", DType: "F32", Shape: []uint64{2}}}}
+	os.WriteFile(model, f.Build(), 0o644)
+	s, _, err := Snapshot(t.Context(), model, snap, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshot.WriteFile(t.Context(), snap, s); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(model, append(f.Build(), 0), 0o644)
+	r, err := VerifyManifest(t.Context(), snap, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "the reference reader's verdict changed: valid → rejected (MetadataIncompleteBuffer)"
+	if v := r.Files[0]; v.OK || v.Code != ChangeVerdict || v.Reason != why || r.Outcome() != canon.Found {
+		t.Errorf("a byte appended: %+v", v)
+	}
+	f.Tensors[0].Data = []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	os.WriteFile(model, append(f.Build(), 0), 0o644)
+	if r, err = VerifyManifest(t.Context(), snap, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Files[0]; v.OK || v.Code != ChangeContent || !strings.HasSuffix(v.Reason, ": a; "+why) {
+		t.Errorf("bytes changed and a byte appended: %+v", v)
+	}
+}
+
 // TestSnapshotKeepsIndex: the files a snapshot must not replace are all the model's local files: a
 // shard set's index too, whichever shard was named.
 func TestSnapshotKeepsIndex(t *testing.T) {

@@ -45,6 +45,9 @@ const (
 	// ChangeFile: whole-file hashes differ (Mismatched lists them); when the content ID was checked
 	// too, every tensor is the same.
 	ChangeFile Code = "change.file"
+	// ChangeVerdict: the reference reader's verdict on the model is not the one its snapshot recorded
+	// (valid or rejected, and the error kind), and its IDs match (VerifySnapshot).
+	ChangeVerdict Code = "change.verdict"
 	// UnavailableStructure: the manifest has a structure ID and the file has none (its header cannot
 	// be read).
 	UnavailableStructure Code = "unavailable.structure"
@@ -319,10 +322,12 @@ func changeReason(c Code, checked, bad []string) string {
 }
 
 // VerifySnapshot checks the model the snapshot at path was made of (its recorded path: absolute, or
-// relative to the snapshot's folder; or its URL) against the snapshot's structure and content IDs: one
-// VerifyResult, checked "st1" and "ct1", whose Tensors name the tensors that changed when the content
-// differs. Every path a snapshot may record is checked, as sha256sum checks every path a manifest
-// names. A snapshot that cannot be read (see snapshot.ReadFile) is an error naming the snapshot.
+// relative to the snapshot's folder; or its URL) against the snapshot's structure and content IDs and
+// the reference's verdict it recorded: one VerifyResult, checked "st1" and "ct1", whose Tensors name the
+// tensors that changed when the content differs. A verdict that differs (valid or rejected, or the error
+// kind) fails the check: ChangeVerdict when the IDs match, else the reason of the IDs' code says it too.
+// Every path a snapshot may record is checked, as sha256sum checks every path a manifest names. A
+// snapshot that cannot be read (see snapshot.ReadFile) is an error naming the snapshot.
 func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
 	s, err := snapshot.ReadFile(path)
 	if err != nil {
@@ -343,7 +348,35 @@ func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyRepor
 			}
 		}
 	}
+	if f.Err == nil {
+		verifyVerdict(&v, s.Verdict, f)
+	}
 	return &VerifyReport{Schema: VerifySchema, Files: []VerifyResult{v}}, nil
+}
+
+// verifyVerdict fails v when the reference's verdict on the model, f, is not the one the snapshot
+// recorded.
+func verifyVerdict(v *VerifyResult, recorded snapshot.Verdict, f *File) {
+	var kind canon.RefKind
+	if f.RefErr != nil {
+		kind = f.RefErr.Kind
+	}
+	if f.Valid == recorded.Valid && kind == recorded.Kind {
+		return
+	}
+	say := func(valid bool, kind canon.RefKind) string {
+		if valid {
+			return "valid"
+		}
+		return "rejected (" + string(kind) + ")"
+	}
+	why := "the reference reader's verdict changed: " + say(recorded.Valid, recorded.Kind) + " → " + say(f.Valid, kind)
+	switch {
+	case v.OK:
+		v.OK, v.Code, v.Reason = false, ChangeVerdict, why
+	case v.Code != "":
+		v.Reason += "; " + why
+	}
 }
 
 // changedTensors names, in name order, the tensors whose digests differ from the snapshot's, and

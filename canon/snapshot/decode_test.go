@@ -17,7 +17,7 @@ func TestJSONNumber(t *testing.T) {
 
 // FuzzDecodeAsWritten: what the hand-written decoder accepts, encoding/json decodes the same.
 func FuzzDecodeAsWritten(f *testing.F) {
-	f.Add([]byte("{\"schema\":\"stdiff.snapshot/v1\",\"model\":\"m\",\"format\":\"safetensors\",\"size\":1,\"structure_id\":\"\",\"content_id\":\"\",\"digest\":\"\",\"verdict\":{\"valid\":true},\"findings\":[],\"metadata\":[\n{\"key\":\"a\",\"value\":\"b\"}\n],\"tensors\":[\n{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[2],\"bytes\":8,\"blake3\":\"00\",\"values\":{\"count\":2,\"min\":null,\"max\":1e-07,\"mean\":0.5,\"std\":0,\"nan\":0,\"inf\":0,\"zeros\":1,\"l2\":1}},\n{\"name\":\"u\",\"dtype\":\"F32\",\"shape\":[],\"bytes\":0,\"blake3\":\"00\"}\n]}\n"))
+	f.Add([]byte("{\"schema\":\"stdiff.snapshot/v1\",\"model\":\"m\",\"format\":\"safetensors\",\"size\":1,\"structure_id\":\"\",\"content_id\":\"\",\"digest\":\"\",\"verdict\":{\"valid\":true},\"findings\":[{\"code\":\"c\",\"severity\":\"info\",\"offset\":null,\"message\":\"m\"}],\"metadata\":[\n{\"key\":\"a\",\"value\":\"b\"}\n],\"tensors\":[\n{\"name\":\"t\",\"dtype\":\"F32\",\"shape\":[2],\"bytes\":8,\"blake3\":\"00\",\"values\":{\"count\":2,\"min\":null,\"max\":1e-07,\"mean\":0.5,\"std\":0,\"nan\":0,\"inf\":0,\"zeros\":1,\"l2\":1}},\n{\"name\":\"u\",\"dtype\":\"F32\",\"shape\":[],\"bytes\":0,\"blake3\":\"00\"}\n]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fast, ok := decodeAsWritten(b)
 		if !ok {

@@ -61,11 +61,55 @@ type Snapshot struct {
 	StructureID string `json:"structure_id"`
 	ContentID   string `json:"content_id"`
 	// Digest is the BLAKE3 of everything else the snapshot holds (see Seal): Read checks it too.
-	Digest   string          `json:"digest"`
-	Verdict  Verdict         `json:"verdict"`
+	Digest  string  `json:"digest"`
+	Verdict Verdict `json:"verdict"`
+	// Findings are the model's findings. In the file a finding about the whole file (Offset -1) has
+	// the offset null, as in every report stdiff writes; Read reads -1 there (as snapshots were
+	// written before) as null, and refuses any other negative offset.
 	Findings []canon.Finding `json:"findings"`
 	Metadata []Meta          `json:"metadata"`
 	Tensors  []Tensor        `json:"tensors"`
+}
+
+// finding is a finding as a snapshot writes it: the offset null for the whole file.
+type finding struct {
+	Code     string         `json:"code"`
+	Severity canon.Severity `json:"severity"`
+	Offset   *int64         `json:"offset"`
+	Message  string         `json:"message"`
+	Hint     string         `json:"hint,omitempty"`
+	RefKind  canon.RefKind  `json:"reference_kind,omitempty"`
+	Fixable  bool           `json:"fixable,omitempty"`
+}
+
+// findingsOut are fs as a snapshot writes them (nil for nil).
+func findingsOut(fs []canon.Finding) []finding {
+	if fs == nil {
+		return nil
+	}
+	out := make([]finding, len(fs))
+	for i, f := range fs {
+		out[i] = finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable}
+		if f.Offset >= 0 {
+			out[i].Offset = &fs[i].Offset
+		}
+	}
+	return out
+}
+
+// findingsIn are the findings a snapshot holds, a null offset -1 (nil for nil).
+func findingsIn(in []finding) []canon.Finding {
+	if in == nil {
+		return nil
+	}
+	out := make([]canon.Finding, len(in))
+	for i, f := range in {
+		out[i] = canon.Finding{Code: f.Code, Severity: f.Severity, Offset: -1, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable}
+		if f.Offset != nil {
+			out[i].Offset = *f.Offset
+		}
+	}
+	return out
 }
 
 // Verdict is the reference reader's verdict on the model.
@@ -178,7 +222,9 @@ func contentID(m *canon.Model, digests [][32]byte) string {
 // digest is the BLAKE3 of everything in the snapshot but its IDs and Digest, in a binary form
 // ("stdiff-snapshot-digest/1", then each field in order: strings and lists with their lengths as
 // uvarints, integers as varints, floats as their 8 bytes little-endian with every undefined one as
-// one NaN, since JSON writes them all as null): a hand-edited value, verdict or summary changes it.
+// one NaN, since JSON writes them all as null; the findings as encoding/json writes a canon.Finding,
+// a whole-file offset -1, as when snapshots wrote it so): a hand-edited value, verdict or summary
+// changes it.
 func (s *Snapshot) digest() string {
 	h := blake3.New()
 	var b []byte
@@ -416,10 +462,12 @@ func readSchema(b []byte) (string, error) {
 }
 
 // wire is a snapshot as Read decodes it: its tensors' summaries are decoded without a decoder of
-// their own (values.Stats.UnmarshalJSON), which would parse each one twice.
+// their own (values.Stats.UnmarshalJSON), which would parse each one twice; its findings' offsets may
+// be null.
 type wire struct {
 	Snapshot
-	Tensors []wireTensor `json:"tensors"`
+	Findings []finding    `json:"findings"`
+	Tensors  []wireTensor `json:"tensors"`
 }
 
 type wireTensor struct {
@@ -437,6 +485,7 @@ type wireTensor struct {
 // snapshot is the Snapshot w holds.
 func (w *wire) snapshot() *Snapshot {
 	s := w.Snapshot
+	s.Findings = findingsIn(w.Findings)
 	s.Tensors = make([]Tensor, len(w.Tensors))
 	f := func(p *float64) float64 {
 		if p == nil {
@@ -474,6 +523,8 @@ func (s *Snapshot) check() error {
 			return fmt.Errorf("finding %s: severity %q is not error, warning or info", f.Code, f.Severity)
 		case !isCode(string(f.RefKind)):
 			return fmt.Errorf("finding %s: reference kind %q is not an error kind", f.Code, f.RefKind)
+		case f.Offset < -1:
+			return fmt.Errorf("finding %s: offset %d is not a byte offset", f.Code, f.Offset)
 		}
 	}
 	for i := range s.Metadata {

@@ -279,10 +279,40 @@ func TestRel(t *testing.T) {
 	}
 }
 
+// TestFindingOffsets: a finding about the whole file has the offset null, as in every other report,
+// and reads back as -1; a snapshot written before, with -1 there, still reads, as the same snapshot
+// (its digest unchanged); any other negative offset is refused.
+func TestFindingOffsets(t *testing.T) {
+	s, _ := snap(t)
+	s.Findings = []canon.Finding{{Code: "incomplete-shard-set", Severity: canon.SevInfo, Offset: -1, Message: "whole"},
+		{Code: "nul-padding", Severity: canon.SevWarning, Offset: 8, Message: "at 8"}}
+	s.Seal()
+	b := write(t, s)
+	if !bytes.Contains(b, []byte(`"offset":null,"message":"whole"`)) || !bytes.Contains(b, []byte(`"offset":8,`)) || bytes.Contains(b, []byte(`"offset":-1`)) {
+		t.Fatalf("written: %s", b)
+	}
+	old := bytes.Replace(b, []byte(`"offset":null`), []byte(`"offset":-1`), 1)
+	for name, b := range map[string][]byte{"written": b, "written before": old} {
+		r, err := snapshot.Read(bytes.NewReader(b))
+		if err != nil || r.Digest != s.Digest || r.Findings[0].Offset != -1 || r.Findings[1].Offset != 8 {
+			t.Errorf("%s: %v %+v", name, err, r)
+		}
+	}
+	s.Findings[0].Offset = -2
+	s.Seal()
+	forged := bytes.Replace(write(t, s), []byte(`"offset":null`), []byte(`"offset":-2`), 1)
+	if _, err := snapshot.Read(bytes.NewReader(forged)); !errors.Is(err, snapshot.ErrInvalid) {
+		t.Errorf("offset -2: %v", err)
+	}
+}
+
 func FuzzReadSnapshot(f *testing.F) {
 	s, _ := snap(f)
 	b := write(f, s)
 	f.Add(b)
+	s.Findings = []canon.Finding{{Code: "c", Severity: canon.SevInfo, Offset: -1, Message: "whole"}, {Code: "d", Severity: canon.SevError, Offset: 8, Message: "at 8", RefKind: "K"}}
+	s.Seal()
+	f.Add(write(f, s))
 	f.Add([]byte(`{"schema":"stdiff.snapshot/v1","tensors":[{"name":"a","blake3":"x"}]}`))
 	f.Add([]byte(`{"schema":"stdiff.snapshot/v1","format":"gguf","tensors":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

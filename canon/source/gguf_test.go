@@ -199,33 +199,59 @@ func TestGGUFSplitDefects(t *testing.T) {
 	}
 }
 
-// TestGGUFSplitIncomplete: a file of a split model whose other files are missing, or that is not named
-// like one, is read as one file, with a note saying so.
+// TestGGUFSplitIncomplete: a file of a split model whose other files are missing is the model known in
+// part, which llama.cpp's loader rejects: the files that are there, read, and each missing one a shard
+// with Missing set and a missing-split error naming it. A file that says it is split but is not named
+// like one is read as one file, with a note saying so.
 func TestGGUFSplitIncomplete(t *testing.T) {
 	dir := t.TempDir()
-	files := ggufSplit(ggufWhole(), []int{0, 1}, []int{2, 3, 4})
+	files := ggufSplit(ggufWhole(), []int{0, 1}, []int{2, 3}, []int{4})
 	names := writeSplit(t, dir, files)
 	if err := os.Remove(filepath.Join(dir, names[1])); err != nil {
 		t.Fatal(err)
+	}
+	for _, named := range []string{names[0], names[2]} {
+		o, err := Open(t.Context(), filepath.Join(dir, named), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", named, err)
+		}
+		m := o.Model
+		o.Close()
+		var missing []canon.Finding
+		for _, f := range m.Findings {
+			if f.Code == canon.CodeMissingSplit {
+				missing = append(missing, f)
+			}
+		}
+		if len(m.Tensors) != 3 || !slices.Equal(m.MissingShards(), names[1:2]) || len(missing) != 1 ||
+			missing[0].Severity != canon.SevError || missing[0].RefKind != canon.RefKind(gguf.RuleSplit) || !strings.HasPrefix(missing[0].Message, names[1]+" is missing") {
+			t.Errorf("%s: %d tensors, missing %q, findings %+v", named, len(m.Tensors), m.MissingShards(), m.Findings)
+		}
+		if m.Valid() || m.RefErr.Kind != canon.RefKind(gguf.RuleSplit) || !m.HasErrors() {
+			t.Errorf("%s: verdict %+v", named, m.RefErr)
+		}
+		for _, f := range m.Findings {
+			if f.Code == canon.CodeSplitTensorCount {
+				t.Errorf("%s: the missing file's tensors are counted as missing: %+v", named, f)
+			}
+		}
 	}
 	renamed := filepath.Join(dir, "m.gguf")
 	if err := os.WriteFile(renamed, files[0].Build(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{filepath.Join(dir, names[0]), renamed} {
-		o, err := Open(t.Context(), path, Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		m := o.Model
-		o.Close()
-		last := m.Findings[len(m.Findings)-1]
-		if len(m.Tensors) != 2 || m.Shards != nil || last.Code != canon.CodeIncompleteSet || last.Severity != canon.SevInfo {
-			t.Errorf("%s: %d tensors, findings %+v", path, len(m.Tensors), m.Findings)
-		}
+	o, err := Open(t.Context(), renamed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := o.Model
+	o.Close()
+	last := m.Findings[len(m.Findings)-1]
+	if len(m.Tensors) != 2 || m.Shards != nil || last.Code != canon.CodeIncompleteSet || last.Severity != canon.SevInfo {
+		t.Errorf("renamed: %d tensors, findings %+v", len(m.Tensors), m.Findings)
 	}
 	// A whole model in one file is no split file.
-	o, err := Open(t.Context(), writeOne(t, ggufWhole()), Options{})
+	o, err = Open(t.Context(), writeOne(t, ggufWhole()), Options{})
 	if err != nil || len(o.Model.Findings) != 0 {
 		t.Errorf("whole: %v %+v", err, o.Model.Findings)
 	}

@@ -254,3 +254,42 @@ func TestLocalPipelineEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalPipelineMissingBlob: in the Hugging Face cache a component's weights are a link to a blob;
+// a blob that is not there leaves the component missing: a shard with Missing set and a
+// missing-component error naming its file and the link, the other components read; hash.Run gives no
+// structure ID.
+func TestLocalPipelineMissingBlob(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{
+		"snap/model_index.json": []byte(`{"_class_name": "P", "unet": ["diffusers", "U"], "vae": ["diffusers", "V"]}`),
+		"blobs/b1":              modelOf(2, 4, "b"),
+	})
+	for comp, blob := range map[string]string{"unet": "b0", "vae": "b1"} {
+		os.Mkdir(filepath.Join(dir, "snap", comp), 0o755)
+		if err := os.Symlink("../../blobs/"+blob, filepath.Join(dir, "snap", comp, "diffusion_pytorch_model.safetensors")); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+	}
+	o, err := source.Open(t.Context(), filepath.Join(dir, "snap"), source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := o.Model
+	o.Close()
+	if len(m.Tensors) != 1 || m.Tensors[0].Name != "vae/b" || !slices.Equal(m.MissingShards(), []string{"unet/diffusion_pytorch_model.safetensors"}) {
+		t.Errorf("tensors %+v, missing %q", m.Tensors, m.MissingShards())
+	}
+	var found bool
+	for _, f := range m.Findings {
+		found = found || f.Code == canon.CodeMissingComponent && f.Severity == canon.SevError &&
+			f.Message == "unet/diffusion_pytorch_model.safetensors is missing (a link to ../../blobs/b0, which is not there): the tensors of component unet are unknown"
+	}
+	if !found {
+		t.Errorf("findings %+v", m.Findings)
+	}
+	r := hash.Run(t.Context(), []string{filepath.Join(dir, "snap")}, hash.Options{})
+	if f := r.Files[0]; f.StructureID != "" || f.HeaderErr == nil || r.Outcome() != canon.Found {
+		t.Errorf("hash: %+v", f)
+	}
+}

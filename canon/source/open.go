@@ -130,9 +130,9 @@ func IsRemote(spec string) bool {
 
 // Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
 // bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
-// …-0000K-of-0000N.safetensors (the whole set, as one model; through an index, shards that are not
-// there leave a model known in part, see canon.ReadSet); any file of a split GGUF model named
-// …-0000K-of-0000N.gguf, as llama.cpp's gguf-split names them (the whole set, as one model); a folder
+// …-0000K-of-0000N.safetensors (the whole set, as one model; shards that are not there leave a model
+// known in part, see canon.ReadSet); any file of a split GGUF model named …-0000K-of-0000N.gguf, as
+// llama.cpp's gguf-split names them (the whole set, as one model, known in part as a set is); a folder
 // holding a diffusers pipeline's model_index.json, or that file (one model made of its components, see
 // canon.JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
 // opt.Token; without a PATH, the repository's model.safetensors, else what its file list holds: its
@@ -161,17 +161,17 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		return openPipeline(ctx, filepath.Dir(spec), localRepo{ctx, filepath.Dir(spec)}, 1)
 	}
 	if strings.HasSuffix(base, ".index.json") {
-		return openLocalSet(spec, spec, nil, false)
+		return openLocalSet(spec, spec, nil)
 	}
 	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
 		idx := filepath.Join(filepath.Dir(spec), prefix+".safetensors.index.json")
 		if _, err := os.Stat(idx); err != nil {
 			idx = ""
 		}
-		return openLocalShard(ctx, spec, idx, canon.ShardNames(prefix, n))
+		return openLocalSet(spec, idx, canon.ShardNames(prefix, n))
 	}
 	if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
-		return openLocalShard(ctx, spec, "", canon.GGUFSplitNames(prefix, n))
+		return openLocalSet(spec, "", canon.GGUFSplitNames(prefix, n))
 	}
 	if opt.Snapshots && isSnapshot(spec) {
 		return openSnapshot(spec)
@@ -204,22 +204,6 @@ func openSnapshot(path string) (*Opened, error) {
 	return &Opened{Model: s.Model(path), Source: canon.SourceOf(strings.NewReader(""), 0, path), Snapshot: s}, nil
 }
 
-// openLocalShard opens the set of the shard spec (by its index idxPath, or else the names); when not all
-// of the set is here it reads the one file, and says so.
-func openLocalShard(ctx context.Context, spec, idxPath string, names []string) (*Opened, error) {
-	o, err := openLocalSet(spec, idxPath, names, true)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return o, err
-	}
-	o, err2 := OpenFileModel(ctx, spec)
-	if err2 != nil {
-		return nil, err2
-	}
-	o.Model.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
-		Message: fmt.Sprintf("this is one shard of a set whose other files are not all here (%s); read as one file", missingName(err))})
-	return o, nil
-}
-
 // noteLoneSplit notes that a GGUF file read on its own says it is one file of a split model: its name
 // is not one llama.cpp gives split files, so the others cannot be found.
 func noteLoneSplit(m *canon.Model) {
@@ -235,15 +219,6 @@ func noteLoneSplit(m *canon.Model) {
 			Message: fmt.Sprintf("the file says it is one of the %d files of a split model (%s), but it is not named like one (…-00001-of-%05d.gguf), so the others cannot be found; read as one file", n, gguf.SplitCountKey, n),
 			Hint:    "keep the names llama.cpp's gguf-split gave the files, or join them with `llama-gguf-split --merge`"})
 	}
-}
-
-// missingName says which file a missing-shard error is about: "m-00002-of-00002.safetensors is missing".
-func missingName(err error) string {
-	var re *canon.ReadError
-	if errors.As(err, &re) {
-		return filepath.Base(re.Name) + " is missing"
-	}
-	return err.Error()
 }
 
 // OpenFileModel opens one local file as a model, even one named like a shard of a set (Open reads the
@@ -329,9 +304,9 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 	}
 	switch {
 	case slices.Contains(indexes, "model.safetensors.index.json"):
-		return openLocalSet(dir, filepath.Join(dir, "model.safetensors.index.json"), nil, false)
+		return openLocalSet(dir, filepath.Join(dir, "model.safetensors.index.json"), nil)
 	case len(indexes) == 1:
-		return openLocalSet(dir, filepath.Join(dir, indexes[0]), nil, false)
+		return openLocalSet(dir, filepath.Join(dir, indexes[0]), nil)
 	case len(indexes) > 1:
 		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes (%s)", len(indexes), listSome(indexes, 3, "more")),
 			Hint: "name the index to use"}
@@ -382,10 +357,9 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names. With
-// an index, shards that are not there leave a model known in part (see canon.ReadSet), unless whole
-// is set: then a missing shard is an error.
-func openLocalSet(name, idxPath string, names []string, whole bool) (*Opened, error) {
+// openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names.
+// Shards that are not there leave a model known in part (see canon.ReadSet).
+func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	dir := filepath.Dir(name)
 	var idx *canon.Index
 	if idxPath != "" {
@@ -413,7 +387,7 @@ func openLocalSet(name, idxPath string, names []string, whole bool) (*Opened, er
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard{setName, !whole},
+				return nil, &canon.ReadError{Name: filepath.Join(dir, shard), Op: "open", Err: missingShard{setName},
 					Hint: "every shard the index names must be there: download the whole set"}
 			}
 			return nil, err
@@ -429,18 +403,13 @@ func openLocalSet(name, idxPath string, names []string, whole bool) (*Opened, er
 	return o, nil
 }
 
-// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist, and a
-// canon.ErrMissingShard when the set may be read without it.
-type missingShard struct {
-	set     string
-	partial bool
-}
+// missingShard is the error for a shard that is not there; it is an fs.ErrNotExist and a
+// canon.ErrMissingShard: the set is read without it.
+type missingShard struct{ set string }
 
-func (e missingShard) Error() string { return "missing shard of " + e.set }
-func (e missingShard) Unwrap() error { return fs.ErrNotExist }
-func (e missingShard) Is(target error) bool {
-	return e.partial && target == canon.ErrMissingShard
-}
+func (e missingShard) Error() string        { return "missing shard of " + e.set }
+func (e missingShard) Unwrap() error        { return fs.ErrNotExist }
+func (e missingShard) Is(target error) bool { return target == canon.ErrMissingShard }
 
 // openRemote opens an http(s) URL or an hf:// address.
 func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) {

@@ -3,8 +3,10 @@ package source
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -44,11 +46,30 @@ func (r localRepo) list(dir string) []string {
 	entries, _ := os.ReadDir(filepath.Join(r.dir, filepath.FromSlash(dir)))
 	var out []string
 	for _, e := range entries {
-		if fileExists(filepath.Join(r.dir, filepath.FromSlash(dir), e.Name())) { // links to files count: the Hugging Face cache
+		p := filepath.Join(r.dir, filepath.FromSlash(dir), e.Name())
+		if fileExists(p) || danglingLink(p) { // links to files count: the Hugging Face cache; so do links to a file not there (a blob missing), which opening says
 			out = append(out, e.Name())
 		}
 	}
 	return out
+}
+
+// danglingLink reports whether p is a symbolic link to a file that is not there.
+func danglingLink(p string) bool {
+	st, err := os.Lstat(p)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return false
+	}
+	_, err = os.Stat(p)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// missingWhy says why the file at p is not there: "a link to ../../blobs/…, which is not there".
+func missingWhy(p string) string {
+	if target, err := os.Readlink(p); err == nil {
+		return "a link to " + textfmt.Escape(target) + ", which is not there"
+	}
+	return "not there"
 }
 
 func (r localRepo) read(p string) ([]byte, error) {
@@ -203,7 +224,9 @@ func parsePipeline(name string, b []byte) (*pipeline, error) {
 // (canon.JoinComponents): each component's weights (see weightsOf), opened workers at a time, their
 // tensors named after their folder ("unet/conv_in.weight"). A CodePipeline finding names the
 // components read and those without weights; a component with several weight files and none saved
-// without a variant is a CodePipelineComponent warning, and is not read.
+// without a variant is a CodePipelineComponent warning, and is not read. A local component whose
+// weights are a link to a file that is not there (the Hugging Face cache with a blob missing) is
+// missing (canon.Component.Missing): the model is known in part.
 func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Opened, error) {
 	b, err := r.read(PipelineFile)
 	if err != nil {
@@ -236,13 +259,18 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 		return nil, &canon.ReadError{Name: name, Err: fmt.Errorf("is a diffusers pipeline (%s) without .safetensors weights", textfmt.Escape(class)),
 			Hint: "stdiff reads .safetensors weights; a pipeline saved with safe_serialization=False has none"}
 	}
-	opened := make([]*Opened, len(comps))
+	opened, missing := make([]*Opened, len(comps)), make([]string, len(comps))
 	out := &Opened{Remote: r.remote()}
 	if !out.Remote {
 		out.index = filepath.Join(name, PipelineFile)
 	}
 	err = pool.Run(ctx, workers, len(comps), func(_ context.Context, i int) (err error) {
-		opened[i], err = r.open(comps[i] + "/" + files[i]) // the sources keep ctx, the caller's: they read later
+		p := comps[i] + "/" + files[i]
+		opened[i], err = r.open(p) // the sources keep ctx, the caller's: they read later
+		if err != nil && !r.remote() && errors.Is(err, fs.ErrNotExist) {
+			missing[i] = missingWhy(filepath.Join(name, filepath.FromSlash(p)))
+			return nil
+		}
 		return err
 	})
 	for _, o := range opened {
@@ -255,12 +283,18 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 		return nil, err
 	}
 	parts := make([]canon.Component, len(comps))
-	read := make([]string, len(comps))
+	var read []string
 	for i, o := range opened {
-		parts[i] = canon.Component{Name: comps[i], File: files[i], Model: o.Model, Source: o.Source}
-		read[i] = comps[i] + " (" + files[i] + ")"
+		parts[i] = canon.Component{Name: comps[i], File: files[i], Missing: missing[i]}
+		if o != nil {
+			parts[i].Model, parts[i].Source = o.Model, o.Source
+			read = append(read, comps[i]+" ("+files[i]+")")
+		}
 	}
 	out.Model, out.Source = canon.JoinComponents(name, parts)
+	if read == nil {
+		read = []string{"none"}
+	}
 	msg := fmt.Sprintf("a diffusers pipeline (%s) read as one model, component by component: %s", textfmt.Escape(class), strings.Join(read, ", "))
 	if without != nil {
 		msg += "; without .safetensors weights: " + strings.Join(without, ", ")

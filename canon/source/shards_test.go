@@ -113,9 +113,16 @@ func TestShardSetDefects(t *testing.T) {
 	if err != nil || !slices.Equal(o.Model.MissingShards(), []string{"m-00002-of-00002.safetensors"}) {
 		t.Errorf("missing shard: %v", err)
 	}
-	// A shard named alone, the rest missing: read as one file, with a note.
+	// A shard named alone, the rest missing: the set, known in part, as through its index.
 	o, err = Open(context.Background(), filepath.Join(dir, "m-00001-of-00002.safetensors"), Options{})
-	if err != nil || len(o.Model.Tensors) != 3 || o.Model.Findings[len(o.Model.Findings)-1].Code != canon.CodeIncompleteSet {
+	if err != nil || !slices.Equal(o.Model.MissingShards(), []string{"m-00002-of-00002.safetensors"}) || !o.Model.HasErrors() {
 		t.Errorf("lone shard: %v %+v", err, o)
+	}
+	// Without the index, the missing shard's tensors are unknown, and it is an error all the same.
+	os.Remove(filepath.Join(dir, "m.safetensors.index.json"))
+	o, err = Open(context.Background(), filepath.Join(dir, "m-00001-of-00002.safetensors"), Options{})
+	if err != nil || len(o.Model.Tensors) != 3 || !slices.Equal(o.Model.MissingShards(), []string{"m-00002-of-00002.safetensors"}) ||
+		o.Model.Findings[len(o.Model.Findings)-1].Code != canon.CodeMissingShards || !o.Model.HasErrors() || !o.Model.Valid() {
+		t.Errorf("lone shard without an index: %v %+v", err, o.Model.Findings)
 	}
 }

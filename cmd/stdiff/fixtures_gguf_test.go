@@ -208,3 +208,23 @@ func ggufFixtures() map[string][]byte {
 		"weights-finetuned.gguf": weightsGGUF(true).Build(),
 	}
 }
+
+// splitGGUF splits f as llama.cpp's llama-gguf-split does, into n files: the metadata in the first,
+// the tensors shared out in order, and in every file the split.* keys saying where it stands.
+func splitGGUF(f ggufw.File, n int) []ggufw.File {
+	out := make([]ggufw.File, n)
+	for k := range out {
+		if k == 0 {
+			out[k].KVs = append(out[k].KVs, f.KVs...)
+		}
+		out[k].KVs = append(out[k].KVs,
+			ggufw.KV{Key: gguf.SplitNoKey, Val: ggufw.U16(uint16(k))},
+			ggufw.KV{Key: gguf.SplitCountKey, Val: ggufw.U16(uint16(n))},
+			ggufw.KV{Key: gguf.SplitTensorsKey, Val: ggufw.I32(int32(len(f.Tensors)))})
+	}
+	for i, t := range f.Tensors {
+		k := i * n / len(f.Tensors)
+		out[k].Tensors = append(out[k].Tensors, t)
+	}
+	return out
+}

@@ -129,6 +129,16 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
 			},
+			// ggufsplit PREFIX N: weights.gguf split into N files PREFIX-0000K-of-0000N.gguf, as
+			// llama-gguf-split splits a model
+			"ggufsplit": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				for k, f := range splitGGUF(weightsGGUF(false), n) {
+					name := fmt.Sprintf("%s-%05d-of-%05d.gguf", args[0], k+1, n)
+					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
+				}
+			},
 			// chmod0 NAME: make a file unreadable
 			"chmod0": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(os.Chmod(ts.MkAbs(args[0]), 0))
