@@ -34,6 +34,7 @@ import (
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/zeebo/blake3"
 )
@@ -57,8 +58,34 @@ const (
 // levelRank orders levels from the strictest.
 var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelStructure: 3}
 
-// ErrInvalid is wrapped by the error of a model left out because it is not valid safetensors.
-var ErrInvalid = errors.New("not valid safetensors")
+// ErrInvalid is wrapped by the error of a model left out because the reference reader of its format
+// rejects it (safetensors' reference, or llama.cpp's gguf.cpp for GGUF).
+var ErrInvalid = errors.New("not a valid model")
+
+// invalidModel is the error of a model its format's reference rejects: "not valid GGUF (string-length)".
+type invalidModel struct {
+	format canon.Format
+	kind   string
+}
+
+func (e *invalidModel) Error() string {
+	name := "safetensors"
+	if e.format == canon.FormatGGUF {
+		name = "GGUF"
+	}
+	return fmt.Sprintf("not valid %s (%s): stdiff check says more", name, e.kind)
+}
+
+func (e *invalidModel) Is(target error) bool { return target == ErrInvalid }
+
+// invalid is the error of m, which is not valid or has errors.
+func invalid(m *canon.Model) error {
+	kind := "the shard set is inconsistent"
+	if m.RefErr != nil {
+		kind = string(m.RefErr.Kind)
+	}
+	return &invalidModel{format: m.Format, kind: kind}
+}
 
 // compareChunk is how much of a tensor is read at a time when files are compared.
 const compareChunk = 1 << 20
@@ -626,11 +653,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	defer o.Close()
 	m := o.Model
 	if !m.Valid() || m.HasErrors() {
-		kind := "the shard set is inconsistent"
-		if m.RefErr != nil {
-			kind = string(m.RefErr.Kind)
-		}
-		return nil, fmt.Errorf("%w (%s): stdiff check says more", ErrInvalid, kind)
+		return nil, invalid(m)
 	}
 	if !f.set && m.FileSize != f.size {
 		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
@@ -706,10 +729,11 @@ func (f *scanned) hashHeader() error {
 	return src.Unchanged()
 }
 
-// reasonOf is err in words, without the path a *canon.ReadError names.
+// reasonOf is err in words, without the path a *canon.ReadError names, on one line: control
+// characters (the newline errors.Join puts between errors, one in a name) are escaped.
 func reasonOf(err error) string {
 	if re, ok := err.(*canon.ReadError); ok {
-		return re.Reason()
+		return textfmt.Escape(re.Reason())
 	}
-	return err.Error()
+	return textfmt.Escape(err.Error())
 }

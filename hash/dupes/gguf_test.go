@@ -1,9 +1,13 @@
 package dupes
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/gguf"
@@ -47,5 +51,29 @@ func TestGGUFCopies(t *testing.T) {
 				t.Errorf("%s: no header hash", m.Path)
 			}
 		}
+	}
+}
+
+// TestInvalidGGUFReason: a GGUF file its reference rejects is skipped as not valid GGUF (never as
+// safetensors), and a reason is one line, whatever the error it comes from.
+func TestInvalidGGUFReason(t *testing.T) {
+	dir := t.TempDir()
+	b := ggufFile("tiny")
+	i := bytes.Index(b, []byte("general.name"))
+	binary.LittleEndian.PutUint64(b[i+len("general.name")+4:], 1<<40) // the value's string length
+	p := filepath.Join(dir, "broken.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Find(t.Context(), []string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || !errors.Is(rep.Skipped[0].Err, ErrInvalid) || !strings.HasPrefix(rep.Skipped[0].Reason, "not valid GGUF (") {
+		t.Errorf("skipped %+v", rep.Skipped)
+	}
+	// A reason built from an error that holds a newline (errors.Join) is one line.
+	if r := reasonOf(errors.Join(ErrInvalid, errors.New("string-length"))); strings.ContainsAny(r, "\n\r") {
+		t.Errorf("reason %q", r)
 	}
 }
