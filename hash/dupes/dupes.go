@@ -251,6 +251,9 @@ type scanned struct {
 	// false then).
 	k      keys
 	picked bool
+	// ident is what besides its tensors makes the model what it is (see identOf), once known: only
+	// models of one ident are compared.
+	ident string
 	// structure is the structure ID, once known (models in a group; the cache).
 	structure  string
 	headerHash [32]byte
@@ -368,7 +371,11 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	// Stage 3: samples, then a comparison of the files whose samples agree.
 	done.Store(0)
 	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
-		if f := candidates[i]; !f.hasSample {
+		f := candidates[i]
+		if f.ident == "" || f.tensorless() {
+			f.err = f.identify(ctx)
+		}
+		if f.err == nil && !f.hasSample {
 			f.err = f.takeSample(ctx, &bytesRead)
 		}
 		progress("samples", int(done.Add(1)), len(candidates))
@@ -379,7 +386,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		if f.err != nil || !f.hasSample {
 			return "\x00" + f.path // alone
 		}
-		return fmt.Sprintf("%s/%x", structureKey(f), f.sample)
+		return fmt.Sprintf("%s/%x/%s", structureKey(f), f.sample, f.ident)
 	}) {
 		if len(g) > 1 {
 			sampleGroups = append(sampleGroups, g)
@@ -500,6 +507,9 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	if level == LevelStructure {
 		for _, g := range groupBy(live, structureKey) {
+			if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
+				continue
+			}
 			if len(g) > 1 && !sameClass(g) {
 				if err := g[0].structureID(ctx); err != nil {
 					continue
@@ -641,6 +651,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		k, ok, err := f.skimFile()
 		if ok {
 			f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
+			f.ident = skimIdent(k)
 		}
 		if ok || err != nil {
 			return f, err
@@ -682,6 +693,9 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		f.hasHeaderHash = true
 	}
 	f.k, f.picked = keysOf(m), true
+	if f.ident, err = identOf(m); err != nil {
+		return nil, err
+	}
 	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/canon/stfile"
 )
 
 // ggufFile is a small GGUF model; name goes into general.name.
@@ -75,5 +76,69 @@ func TestInvalidGGUFReason(t *testing.T) {
 	// A reason built from an error that holds a newline (errors.Join) is one line.
 	if r := reasonOf(errors.Join(ErrInvalid, errors.New("string-length"))); strings.ContainsAny(r, "\n\r") {
 		t.Errorf("reason %q", r)
+	}
+}
+
+// scanFiles writes files (name → bytes) into a fresh folder and scans them at level.
+func scanFiles(t *testing.T, level Level, files map[string][]byte) *Report {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	rep, err := Find(t.Context(), paths, Options{Level: level})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// vocabOnly is a GGUF file without tensors (as llama.cpp's vocab-only files are): a tokenizer and a
+// chat template.
+func vocabOnly(name, template string) []byte {
+	return ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}, {Key: "general.name", Val: ggufw.Str(name)},
+		{Key: "tokenizer.ggml.model", Val: ggufw.Str("gpt2")}, {Key: "tokenizer.ggml.tokens", Val: ggufw.Strs("a", "b", "ab")},
+		{Key: "tokenizer.chat_template", Val: ggufw.Str(template)}}}.Build()
+}
+
+// metadataOnly is a safetensors file without tensors: its metadata is all it holds.
+func metadataOnly(kv ...string) []byte {
+	var f stfile.File
+	for i := 0; i+1 < len(kv); i += 2 {
+		f.Metadata = append(f.Metadata, stfile.KV{Key: kv[i], Value: kv[i+1]})
+	}
+	return f.Build()
+}
+
+// TestTensorlessModelsAreNoContentCopies: models without tensors hold nothing but their metadata, so
+// two of them are never content copies, whatever their formats: only identical files group, as bytes.
+func TestTensorlessModelsAreNoContentCopies(t *testing.T) {
+	empty := metadataOnly()
+	for _, c := range []struct {
+		name  string
+		files map[string][]byte
+		want  map[Level][]string
+	}{
+		{"metadata-only safetensors", map[string][]byte{"a.safetensors": metadataOnly("note", "a"), "b.safetensors": metadataOnly("note", "b")}, map[Level][]string{}},
+		{"kv-only GGUF and empty safetensors", map[string][]byte{"kv.gguf": ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}}}.Build(),
+			"empty.safetensors": empty}, map[Level][]string{}},
+		{"vocab-only GGUFs, other templates", map[string][]byte{"a.gguf": vocabOnly("v", "{{ a }}"), "b.gguf": vocabOnly("v", "{{ b }}")}, map[Level][]string{}},
+		{"identical files", map[string][]byte{"a.safetensors": metadataOnly("note", "a"), "b.safetensors": metadataOnly("note", "a"),
+			"c.gguf": vocabOnly("v", "t"), "d.gguf": vocabOnly("v", "t"), "e.gguf": vocabOnly("w", "t")},
+			map[Level][]string{LevelBytes: {"a.safetensors", "b.safetensors"}, LevelBytes + " (2nd)": {"c.gguf", "d.gguf"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, level := range []Level{LevelContent, LevelStructure} {
+				rep := scanFiles(t, level, c.files)
+				if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(c.want) || len(rep.Skipped) != 0 {
+					t.Errorf("%s: groups %v, want %v; skipped %+v", level, got, c.want, rep.Skipped)
+				}
+			}
+		})
 	}
 }
