@@ -142,3 +142,45 @@ func TestTensorlessModelsAreNoContentCopies(t *testing.T) {
 		})
 	}
 }
+
+// ggufWith is ggufFile("tiny") with more key-value pairs.
+func ggufWith(kvs ...ggufw.KV) []byte {
+	f := ggufw.File{KVs: append([]ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}, {Key: "general.name", Val: ggufw.Str("tiny")}}, kvs...)}
+	for i := range 4 {
+		f.Tensors = append(f.Tensors, ggufw.Tensor{Name: fmt.Sprintf("blk.%d.attn_q.weight", i), Type: gguf.TypeQ4_K, Dims: []int64{256, 2}})
+	}
+	return f.Build()
+}
+
+// TestGGUFRuntimeKeysAreContent: GGUF files with the same tensors but other keys llama.cpp reads (the
+// tokenizer's merges, the chat template, a hyperparameter) run differently: they are no content copies.
+// Files that differ in descriptive keys alone (general.name, the author, the licence) are.
+func TestGGUFRuntimeKeysAreContent(t *testing.T) {
+	merges := ggufw.KV{Key: "tokenizer.ggml.merges", Val: ggufw.Strs("a b", "ab c")}
+	long := strings.Repeat("{% for m in messages %}{{ m.content }}{% endfor %}", 20) // longer than what is kept inline
+	for _, c := range []struct {
+		name string
+		a, b []byte
+		want map[Level][]string
+	}{
+		{"merges", ggufWith(merges), ggufWith(), map[Level][]string{}},
+		{"chat template", ggufWith(ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str(long + "a")}),
+			ggufWith(ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str(long + "b")}), map[Level][]string{}},
+		{"hyperparameter", ggufWith(ggufw.KV{Key: "llama.rope.freq_base", Val: ggufw.F32(10000)}),
+			ggufWith(ggufw.KV{Key: "llama.rope.freq_base", Val: ggufw.F32(500000)}), map[Level][]string{}},
+		{"descriptive keys", ggufWith(merges, ggufw.KV{Key: "general.author", Val: ggufw.Str("me")}),
+			ggufWith(ggufw.KV{Key: "general.license", Val: ggufw.Str("mit")}, merges),
+			map[Level][]string{LevelContent: {"a.gguf", "b.gguf"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := scanFiles(t, LevelRenamed, map[string][]byte{"a.gguf": c.a, "b.gguf": c.b})
+			if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(c.want) || len(rep.Skipped) != 0 {
+				t.Errorf("groups %v, want %v; skipped %+v", got, c.want, rep.Skipped)
+			}
+			r, err := Act(t.Context(), rep, ActOptions{Delete: true})
+			if err != nil || r.Failed > 0 || (len(c.want) == 0) != (r.Deleted == 0) {
+				t.Errorf("act: %v, %+v", err, r)
+			}
+		})
+	}
+}
