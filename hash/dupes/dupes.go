@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -286,8 +287,10 @@ type scanned struct {
 	// files are a local set's real files (index and shards, each once, sorted; size is their sum); nil
 	// for anything else.
 	files []fileRef
-	// shared is true for a model that shares a file with another scanned model.
+	// shared is true for a model that shares a file with another scanned model; part for a file that
+	// is one part of a model made of several (partOfModel). Neither is ever a copy to delete.
 	shared bool
+	part   bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -317,7 +320,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	level := cmp.Or(opt.Level, LevelRenamed)
 	rep := &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}
-	paths := walk(ctx, roots, rep)
+	paths := joinSets(walk(ctx, roots, rep))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -350,6 +353,10 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	rep.Files = len(live)
 	if notes := markShared(live); notes != nil {
 		rep.Notes = notes
+	}
+	pipelines := map[string]bool{}
+	for _, f := range live {
+		f.part = partOfModel(f, pipelines)
 	}
 
 	// Stage 2: group by structure and data size; only groups of two or more go on.
@@ -630,7 +637,8 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
 func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, error) {
-	f := &scanned{path: path, set: isIndex(path) || source.IsRemote(path), opt: opt}
+	_, split := splitSet(path)
+	f := &scanned{path: path, set: isIndex(path) || split || source.IsRemote(path), opt: opt}
 	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {
@@ -666,7 +674,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	if !m.Valid() || m.HasErrors() {
 		return nil, invalid(m)
 	}
-	if !f.set && m.FileSize != f.size {
+	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
 		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
 	}
 	if f.set {
@@ -687,6 +695,14 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		}
 		for _, sh := range m.Shards {
 			h.Write([]byte(sh.Name + "\x00"))
+			if sh.RawHeader == nil && m.Format == canon.FormatGGUF && !source.IsRemote(path) {
+				// A GGUF file's header is every byte before its data section (HeaderLen).
+				b, err := readHead(filepath.Join(filepath.Dir(path), filepath.FromSlash(sh.Name)), int64(sh.HeaderLen))
+				if err != nil {
+					return nil, err
+				}
+				h.Write(b)
+			}
 			h.Write(sh.RawHeader)
 		}
 		h.Sum(f.headerHash[:0])
@@ -698,6 +714,20 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	}
 	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
+}
+
+// readHead reads the first n bytes of the file at path.
+func readHead(path string, n int64) ([]byte, error) {
+	src, err := source.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	b := make([]byte, min(n, src.Size()))
+	if _, err := src.ReadAt(b, 0); err != nil {
+		return nil, canon.PathError("read", path, err)
+	}
+	return b, nil
 }
 
 // isIndex reports whether path names a shard set's index.
