@@ -3,9 +3,10 @@
 // architecture. It reads headers first, then a small sample of tensor bytes, and compares whole
 // tensors only where samples agree, each file read once; a Cache remembers what it learnt of files
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
-// between sets) and never offers a model that other models need as a copy to delete. Find returns a
-// Report: plain data, each group naming the copy to keep (a KeepRule chooses) and how the others
-// differ from it as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
+// between sets) and never offers a model that other models need, or a file that is one part of a model
+// made of several, as a copy to delete. Find returns a Report: plain data, each group naming the copy
+// to keep (a KeepRule chooses) and how the others differ from it as keys and codes; WriteText,
+// WriteJSON, WriteJSONL and WriteMarkdown render it.
 // Act deletes the other copies or replaces them with hard links, checking each again first, and
 // returns an ActReport of what it did, with its own writers.
 //
@@ -113,7 +114,8 @@ type Options struct {
 	Progress func(stage string, n, total int, bytes int64)
 }
 
-// Member is one model of a group: a file, a shard set named by its index, or a URL.
+// Member is one model of a group: a file, a shard set named by its index (or, without one, by its first
+// shard; a split GGUF model by its first file), or a URL.
 type Member struct {
 	Path string `json:"path"`
 	// Size is the model's size on disk: for a shard set, its index and shards (each file once).
@@ -281,8 +283,9 @@ type scanned struct {
 	symlink bool
 	// shards is the number of shards of a shard set (0: one file).
 	shards int
-	// set is true for a model opened whole by source.Open: a shard set named by its index (its
-	// header hash is that of its shards' headers) or a URL.
+	// set is true for a model opened whole by source.Open: a shard set named by its index, a set
+	// without an index or a split GGUF model named by its first file (splitSet; a set's header hash is
+	// that of its shards' headers) or a URL.
 	set bool
 	// files are a local set's real files (index and shards, each once, sorted; size is their sum); nil
 	// for anything else.
@@ -300,7 +303,8 @@ type scanned struct {
 }
 
 // Find groups the models under roots by what they share. Roots are files, shard sets (their
-// *.safetensors.index.json), URLs and folders, searched recursively (source.Walk); a root that does
+// *.safetensors.index.json), URLs and folders, searched recursively (source.Walk); the files of a set
+// without an index or of a split GGUF model, all there, are one model (splitSet); a root that does
 // not exist, or a folder that cannot be read, is a Failure in Report.Errors and the scan goes on.
 //
 // It is staged so that most files need their header only, and no file is read twice: headers are
