@@ -184,3 +184,44 @@ func TestGGUFRuntimeKeysAreContent(t *testing.T) {
 		})
 	}
 }
+
+// TestIdentitiesCached: a scan with the cache tells GGUF files that differ in their tokenizer and
+// metadata-only files apart as the first did, whether the cache kept their identities or comes from a
+// version that did not (the header is read again then).
+func TestIdentitiesCached(t *testing.T) {
+	files := map[string][]byte{"a.gguf": ggufWith(ggufw.KV{Key: "tokenizer.ggml.merges", Val: ggufw.Strs("a b")}), "b.gguf": ggufWith(),
+		"c.gguf": ggufWith(), "m1.safetensors": metadataOnly("note", "1"), "m2.safetensors": metadataOnly("note", "2")}
+	dir := t.TempDir()
+	var paths []string
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	want := fmt.Sprint(map[Level][]string{LevelBytes: {"b.gguf", "c.gguf"}})
+	cachePath := filepath.Join(t.TempDir(), CacheFile)
+	for run, forget := range []bool{false, false, true} {
+		c, err := OpenCache(cachePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if forget { // as a cache written before identities were kept
+			for k, e := range c.entries {
+				e.Ident = ""
+				c.entries[k] = e
+			}
+		}
+		rep, err := Find(t.Context(), paths, Options{Cache: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(groupsOf(rep)); got != want {
+			t.Errorf("run %d: groups %s, want %s", run, got, want)
+		}
+		if err := c.Save(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
