@@ -353,7 +353,9 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 	// The same model reached twice (links) counts once; models that share files are marked.
-	live := onlyOnce(files, func(path, reason string) { rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: reason}) })
+	live := onlyOnce(files, func(path, reason string) {
+		rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: textfmt.Escape(reason)})
+	})
 	rep.Files = len(live)
 	if notes := markShared(live); notes != nil {
 		rep.Notes = notes

@@ -73,9 +73,29 @@ func TestInvalidGGUFReason(t *testing.T) {
 	if len(rep.Skipped) != 1 || !errors.Is(rep.Skipped[0].Err, ErrInvalid) || !strings.HasPrefix(rep.Skipped[0].Reason, "not valid GGUF (") {
 		t.Errorf("skipped %+v", rep.Skipped)
 	}
-	// A reason built from an error that holds a newline (errors.Join) is one line.
+	// A reason built from an error that holds a newline (errors.Join) is one line, and so is one that
+	// names a path with a newline in it.
 	if r := reasonOf(errors.Join(ErrInvalid, errors.New("string-length"))); strings.ContainsAny(r, "\n\r") {
 		t.Errorf("reason %q", r)
+	}
+	odd := filepath.Join(dir, "odd\nname.gguf")
+	if err := os.WriteFile(odd, ggufFile("tiny"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(odd, filepath.Join(dir, "link.gguf")); err != nil {
+		t.Skip(err)
+	}
+	rep, err = Find(t.Context(), []string{odd, filepath.Join(dir, "link.gguf")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Skipped {
+		if strings.ContainsAny(s.Reason, "\n\r") {
+			t.Errorf("reason %q", s.Reason)
+		}
+	}
+	if len(rep.Skipped) != 1 {
+		t.Errorf("skipped %+v", rep.Skipped)
 	}
 }
 
