@@ -404,11 +404,11 @@ func bytesOf(t *testing.T, path string) []byte {
 // Hugging Face caches whose revisions share blobs, second indexes of one set, shards on their own,
 // copies of all of these; and addMore's models without tensors, GGUF files that differ in their
 // tokenizer or template, split GGUF models and sets without an index, whole or in part) and checks
-// every group Find reports: deleting every model of a
-// bytes or content group but the first, with its shards, deletes no file of the first nor any file
-// another scanned model needs (a path to the very same files aside); Reclaimable is exactly what that
-// deletion frees, each real file once; independent copies are still found; after --delete and --link every model of addMore still has a
-// complete copy, byte for byte (checkSurvivors).
+// every group Find reports: deleting every model of a bytes or content group but the first, with its
+// shards, deletes no file of the first nor any file another scanned model needs (a path to the very
+// same files aside); Reclaimable is exactly what that deletion frees, each real file once; independent
+// copies are still found; after --delete and --link every model of addMore still has a complete copy,
+// byte for byte (checkSurvivors).
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
