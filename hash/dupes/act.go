@@ -353,22 +353,36 @@ func (a *actor) verify(g *Group, k, m *Member) (bool, []string, error) {
 		same, err := sameBytes(a.ctx, k.Path, m.Path)
 		return same, []string{m.Path}, err
 	}
-	ko, err := source.Open(a.ctx, k.Path, a.opt.Source)
+	ko, err := a.open(k)
 	if err != nil {
 		return false, nil, err
 	}
 	defer ko.Close()
-	mo, err := source.Open(a.ctx, m.Path, a.opt.Source)
+	mo, err := a.open(m)
 	if err != nil {
 		return false, nil, err
 	}
 	defer mo.Close()
+	if (m.Shards > 0) != (mo.Model.Shards != nil) {
+		return false, nil, &canon.ReadError{Name: m.Path, Op: "read", Err: canon.ErrChanged}
+	}
 	files := []string{m.Path}
-	for _, sh := range mo.Model.Shards {
-		files = append(files, filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)))
+	for _, sh := range mo.Model.Shards { // a set named by its first file lists that file once
+		if p := filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)); filepath.Clean(p) != filepath.Clean(m.Path) {
+			files = append(files, p)
+		}
 	}
 	same, err := sameTensors(a.ctx, ko, mo)
 	return same, files, err
+}
+
+// open opens a member as the scan saw it: a set (by its index or any file of it) whole, a model in one
+// file as that file alone (a shard found on its own is not its set).
+func (a *actor) open(m *Member) (*source.Opened, error) {
+	if m.Shards > 0 || source.IsRemote(m.Path) {
+		return source.Open(a.ctx, m.Path, a.opt.Source)
+	}
+	return source.OpenFileModel(a.ctx, m.Path)
 }
 
 // sameTensors reports whether two models hold the same tensors: names, dtypes, shapes and bytes,

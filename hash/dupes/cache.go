@@ -60,8 +60,11 @@ type cacheEntry struct {
 	Keys      string `json:"keys"`
 	MetaKeys  int    `json:"meta_keys"`
 	Structure string `json:"structure_id,omitempty"`
-	Header    string `json:"header_blake3,omitempty"`
-	Sample    string `json:"sample,omitempty"`
+	// Ident is what besides its tensors makes the model what it is (scanned.ident); "" in entries
+	// written before it was kept: the header is read again then.
+	Ident  string `json:"ident,omitempty"`
+	Header string `json:"header_blake3,omitempty"`
+	Sample string `json:"sample,omitempty"`
 	// CRCs are the CRC-32C of each MiB of the tensor bytes in name order as far as a comparison read
 	// them (hex, 8 digits each), to the end when Complete.
 	CRCs     string `json:"crcs,omitempty"`
@@ -410,7 +413,7 @@ func (c *Cache) fill(f *scanned) bool {
 		return false
 	}
 	f.k = keys{structure: pair{k[0], k[1]}, shapes: pair{k[2], k[3]}, layout: k[4], metaKeys: e.MetaKeys, dataLen: e.DataLen}
-	f.dataLen, f.structure, f.metaKeys = e.DataLen, e.Structure, e.MetaKeys
+	f.dataLen, f.structure, f.metaKeys, f.ident = e.DataLen, e.Structure, e.MetaKeys, e.Ident
 	if b, err := hex.DecodeString(e.Header); err == nil && len(b) == 32 {
 		copy(f.headerHash[:], b)
 		f.hasHeaderHash = true
@@ -470,7 +473,7 @@ func hexWords(s string, n int) ([]uint64, bool) {
 
 // put records what is known of a file, and that it was seen now.
 func (c *Cache) put(f *scanned) {
-	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, MetaKeys: f.metaKeys,
+	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, Ident: f.ident, MetaKeys: f.metaKeys,
 		Keys: fmt.Sprintf("%016x%016x%016x%016x%016x", f.k.structure[0], f.k.structure[1], f.k.shapes[0], f.k.shapes[1], f.k.layout),
 		CRCs: formatCRCs(f.cs.crcs), Complete: f.cs.complete}
 	if f.hasHeaderHash {

@@ -3,9 +3,10 @@
 // architecture. It reads headers first, then a small sample of tensor bytes, and compares whole
 // tensors only where samples agree, each file read once; a Cache remembers what it learnt of files
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
-// between sets) and never offers a model that other models need as a copy to delete. Find returns a
-// Report: plain data, each group naming the copy to keep (a KeepRule chooses) and how the others
-// differ from it as keys and codes; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it.
+// between sets) and never offers a model that other models need, or a file that is one part of a model
+// made of several, as a copy to delete. Find returns a Report: plain data, each group naming the copy
+// to keep (a KeepRule chooses) and how the others differ from it as keys and codes; WriteText,
+// WriteJSON, WriteJSONL and WriteMarkdown render it.
 // Act deletes the other copies or replaces them with hard links, checking each again first, and
 // returns an ActReport of what it did, with its own writers.
 //
@@ -23,6 +24,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -34,6 +36,7 @@ import (
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/zeebo/blake3"
 )
@@ -57,8 +60,34 @@ const (
 // levelRank orders levels from the strictest.
 var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelStructure: 3}
 
-// ErrInvalid is wrapped by the error of a model left out because it is not valid safetensors.
-var ErrInvalid = errors.New("not valid safetensors")
+// ErrInvalid is wrapped by the error of a model left out because the reference reader of its format
+// rejects it (safetensors' reference, or llama.cpp's gguf.cpp for GGUF).
+var ErrInvalid = errors.New("not a valid model")
+
+// invalidModel is the error of a model its format's reference rejects: "not valid GGUF (string-length)".
+type invalidModel struct {
+	format canon.Format
+	kind   string
+}
+
+func (e *invalidModel) Error() string {
+	name := "safetensors"
+	if e.format == canon.FormatGGUF {
+		name = "GGUF"
+	}
+	return fmt.Sprintf("not valid %s (%s): stdiff check says more", name, e.kind)
+}
+
+func (e *invalidModel) Is(target error) bool { return target == ErrInvalid }
+
+// invalid is the error of m, which is not valid or has errors.
+func invalid(m *canon.Model) error {
+	kind := "the shard set is inconsistent"
+	if m.RefErr != nil {
+		kind = string(m.RefErr.Kind)
+	}
+	return &invalidModel{format: m.Format, kind: kind}
+}
 
 // compareChunk is how much of a tensor is read at a time when files are compared.
 const compareChunk = 1 << 20
@@ -85,7 +114,8 @@ type Options struct {
 	Progress func(stage string, n, total int, bytes int64)
 }
 
-// Member is one model of a group: a file, a shard set named by its index, or a URL.
+// Member is one model of a group: a file, a shard set named by its index (or, without one, by its first
+// shard; a split GGUF model by its first file), or a URL.
 type Member struct {
 	Path string `json:"path"`
 	// Size is the model's size on disk: for a shard set, its index and shards (each file once).
@@ -224,6 +254,9 @@ type scanned struct {
 	// false then).
 	k      keys
 	picked bool
+	// ident is what besides its tensors makes the model what it is (see identOf), once known: only
+	// models of one ident are compared.
+	ident string
 	// structure is the structure ID, once known (models in a group; the cache).
 	structure  string
 	headerHash [32]byte
@@ -250,14 +283,17 @@ type scanned struct {
 	symlink bool
 	// shards is the number of shards of a shard set (0: one file).
 	shards int
-	// set is true for a model opened whole by source.Open: a shard set named by its index (its
-	// header hash is that of its shards' headers) or a URL.
+	// set is true for a model opened whole by source.Open: a shard set named by its index, a set
+	// without an index or a split GGUF model named by its first file (splitSet; a set's header hash is
+	// that of its shards' headers) or a URL.
 	set bool
 	// files are a local set's real files (index and shards, each once, sorted; size is their sum); nil
 	// for anything else.
 	files []fileRef
-	// shared is true for a model that shares a file with another scanned model.
+	// shared is true for a model that shares a file with another scanned model; part for a file that
+	// is one part of a model made of several (partOfModel). Neither is ever a copy to delete.
 	shared bool
+	part   bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -267,7 +303,8 @@ type scanned struct {
 }
 
 // Find groups the models under roots by what they share. Roots are files, shard sets (their
-// *.safetensors.index.json), URLs and folders, searched recursively (source.Walk); a root that does
+// *.safetensors.index.json), URLs and folders, searched recursively (source.Walk); the files of a set
+// without an index or of a split GGUF model, all there, are one model (splitSet); a root that does
 // not exist, or a folder that cannot be read, is a Failure in Report.Errors and the scan goes on.
 //
 // It is staged so that most files need their header only, and no file is read twice: headers are
@@ -287,7 +324,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	level := cmp.Or(opt.Level, LevelRenamed)
 	rep := &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}
-	paths := walk(ctx, roots, rep)
+	paths := joinSets(walk(ctx, roots, rep))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -316,10 +353,16 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 	// The same model reached twice (links) counts once; models that share files are marked.
-	live := onlyOnce(files, func(path, reason string) { rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: reason}) })
+	live := onlyOnce(files, func(path, reason string) {
+		rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: textfmt.Escape(reason)})
+	})
 	rep.Files = len(live)
 	if notes := markShared(live); notes != nil {
 		rep.Notes = notes
+	}
+	pipelines := map[string]bool{}
+	for _, f := range live {
+		f.part = partOfModel(f, pipelines)
 	}
 
 	// Stage 2: group by structure and data size; only groups of two or more go on.
@@ -341,7 +384,11 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	// Stage 3: samples, then a comparison of the files whose samples agree.
 	done.Store(0)
 	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
-		if f := candidates[i]; !f.hasSample {
+		f := candidates[i]
+		if f.ident == "" || f.tensorless() {
+			f.err = f.identify(ctx)
+		}
+		if f.err == nil && !f.hasSample {
 			f.err = f.takeSample(ctx, &bytesRead)
 		}
 		progress("samples", int(done.Add(1)), len(candidates))
@@ -352,7 +399,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		if f.err != nil || !f.hasSample {
 			return "\x00" + f.path // alone
 		}
-		return fmt.Sprintf("%s/%x", structureKey(f), f.sample)
+		return fmt.Sprintf("%s/%x/%s", structureKey(f), f.sample, f.ident)
 	}) {
 		if len(g) > 1 {
 			sampleGroups = append(sampleGroups, g)
@@ -473,6 +520,9 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	if level == LevelStructure {
 		for _, g := range groupBy(live, structureKey) {
+			if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
+				continue
+			}
 			if len(g) > 1 && !sameClass(g) {
 				if err := g[0].structureID(ctx); err != nil {
 					continue
@@ -593,7 +643,8 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
 func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, error) {
-	f := &scanned{path: path, set: isIndex(path) || source.IsRemote(path), opt: opt}
+	_, split := splitSet(path)
+	f := &scanned{path: path, set: isIndex(path) || split || source.IsRemote(path), opt: opt}
 	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {
@@ -614,6 +665,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		k, ok, err := f.skimFile()
 		if ok {
 			f.k, f.dataLen, f.metaKeys, f.picked = k, k.dataLen, k.metaKeys, true
+			f.ident = skimIdent(k)
 		}
 		if ok || err != nil {
 			return f, err
@@ -626,13 +678,9 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	defer o.Close()
 	m := o.Model
 	if !m.Valid() || m.HasErrors() {
-		kind := "the shard set is inconsistent"
-		if m.RefErr != nil {
-			kind = string(m.RefErr.Kind)
-		}
-		return nil, fmt.Errorf("%w (%s): stdiff check says more", ErrInvalid, kind)
+		return nil, invalid(m)
 	}
-	if !f.set && m.FileSize != f.size {
+	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
 		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
 	}
 	if f.set {
@@ -653,14 +701,39 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		}
 		for _, sh := range m.Shards {
 			h.Write([]byte(sh.Name + "\x00"))
+			if sh.RawHeader == nil && m.Format == canon.FormatGGUF && !source.IsRemote(path) {
+				// A GGUF file's header is every byte before its data section (HeaderLen).
+				b, err := readHead(filepath.Join(filepath.Dir(path), filepath.FromSlash(sh.Name)), int64(sh.HeaderLen))
+				if err != nil {
+					return nil, err
+				}
+				h.Write(b)
+			}
 			h.Write(sh.RawHeader)
 		}
 		h.Sum(f.headerHash[:0])
 		f.hasHeaderHash = true
 	}
 	f.k, f.picked = keysOf(m), true
+	if f.ident, err = identOf(m); err != nil {
+		return nil, err
+	}
 	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
+}
+
+// readHead reads the first n bytes of the file at path.
+func readHead(path string, n int64) ([]byte, error) {
+	src, err := source.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	b := make([]byte, min(n, src.Size()))
+	if _, err := src.ReadAt(b, 0); err != nil {
+		return nil, canon.PathError("read", path, err)
+	}
+	return b, nil
 }
 
 // isIndex reports whether path names a shard set's index.
@@ -706,10 +779,11 @@ func (f *scanned) hashHeader() error {
 	return src.Unchanged()
 }
 
-// reasonOf is err in words, without the path a *canon.ReadError names.
+// reasonOf is err in words, without the path a *canon.ReadError names, on one line: control
+// characters (the newline errors.Join puts between errors, one in a name) are escaped.
 func reasonOf(err error) string {
 	if re, ok := err.(*canon.ReadError); ok {
-		return re.Reason()
+		return textfmt.Escape(re.Reason())
 	}
-	return err.Error()
+	return textfmt.Escape(err.Error())
 }

@@ -216,3 +216,79 @@ func freed(g []*scanned) int64 {
 	}
 	return n
 }
+
+// splitSet is the first file of the set that path is a file of, when that set has no index and all
+// its files are there: a shard of a set without an index (prefix-0000K-of-0000N.safetensors, no
+// prefix.safetensors.index.json beside it) or a file of a split GGUF model (prefix-0000K-of-0000N.gguf,
+// as llama.cpp's gguf-split names them). Such a set is one model, opened by any of its files
+// (source.Open), named by its first.
+func splitSet(path string) (string, bool) {
+	if source.IsRemote(path) {
+		return "", false
+	}
+	dir, base := filepath.Split(path)
+	var names []string
+	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+		if _, err := os.Stat(filepath.Join(dir, prefix+".safetensors.index.json")); err == nil {
+			return "", false // the set is its index
+		}
+		names = canon.ShardNames(prefix, n)
+	} else if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
+		names = canon.GGUFSplitNames(prefix, n)
+	} else {
+		return "", false
+	}
+	for _, name := range names {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || !st.Mode().IsRegular() {
+			return "", false
+		}
+	}
+	return filepath.Join(dir, names[0]), true
+}
+
+// joinSets replaces the files of each set without an index (splitSet) among paths by the set's first
+// file, once: the set is scanned as one model, never file by file.
+func joinSets(paths []string) []string {
+	out := paths[:0:0]
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if first, ok := splitSet(p); ok {
+			if seen[first] {
+				continue
+			}
+			seen[first] = true
+			p = first
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// partOfModel reports whether a model is one part of a model made of several: a shard of a set (named
+// as shards are) or a file of a split GGUF model, found on its own, or a component of a diffusers
+// pipeline, in one file or a set (its folder's parent holds model_index.json; pipelines memoises that
+// per folder).
+// Such a file is kept or left as it is, never deleted or linked on its own: that would break the
+// model it is part of.
+func partOfModel(f *scanned, pipelines map[string]bool) bool {
+	path := f.path
+	if source.IsRemote(path) {
+		return false
+	}
+	if base := filepath.Base(path); !f.set {
+		if _, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+			return true
+		}
+		if _, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
+			return true
+		}
+	}
+	parent := filepath.Dir(filepath.Dir(path))
+	is, ok := pipelines[parent]
+	if !ok {
+		st, err := os.Stat(filepath.Join(parent, source.PipelineFile))
+		is = err == nil && st.Mode().IsRegular()
+		pipelines[parent] = is
+	}
+	return is
+}

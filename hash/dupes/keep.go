@@ -13,7 +13,8 @@ import (
 type KeepKind string
 
 // Rules for choosing the model to keep. Whatever the rule, a model that shares files with other
-// models is kept first (it must stay), and a local model before a URL.
+// models is kept first (it must stay), then one file of a model made of several (a shard, a
+// pipeline's component: it must stay too), and a local model before a URL.
 const (
 	// KeepMostInfo keeps the copy that carries the most information: the most metadata keys (an
 	// embedded cover is one) and sidecar files; then the oldest; then the shortest path. The default.
@@ -66,6 +67,7 @@ type KeepReason string
 // Reasons for keeping a model.
 const (
 	ReasonSharesFiles  KeepReason = "shares-files"  // it shares files with other models: it must stay
+	ReasonPartOfModel  KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
 	ReasonLocal        KeepReason = "local"         // the others are URLs
 	ReasonPathPrefix   KeepReason = "path-prefix"   // it is under the --keep path:PREFIX
 	ReasonMostInfo     KeepReason = "most-info"     // it carries the most metadata keys and sidecars
@@ -108,6 +110,7 @@ func (f *scanned) info() int { return f.metaKeys + len(f.sidecars) }
 func (r KeepRule) criteria() []criterion {
 	out := []criterion{
 		{ReasonSharesFiles, func(a, b *scanned) int { return boolRank(a.shared, b.shared) }},
+		{ReasonPartOfModel, func(a, b *scanned) int { return boolRank(a.part, b.part) }},
 		{ReasonLocal, func(a, b *scanned) int { return boolRank(!source.IsRemote(a.path), !source.IsRemote(b.path)) }},
 	}
 	mostInfo := criterion{ReasonMostInfo, func(a, b *scanned) int { return sign(a.info(), b.info()) }}
@@ -154,15 +157,15 @@ func (r KeepRule) decide(cs []criterion, a, b *scanned) (int, KeepReason) {
 
 // keepSafe orders models with the same content for deleting all but the first, the keeper, chosen by
 // rule (a model that shares files with others first: it must stay), and says why it beats the best of
-// the others, which follow in path order. Models that share files are never among those to delete:
-// the others are left out. The result has fewer than two models when nothing could safely go.
+// the others, which follow in path order. Models that share files, and files that are parts of a model
+// made of several, are never among those to delete: the others are left out. The result has fewer than two models when nothing could safely go.
 func keepSafe(g []*scanned, rule KeepRule) ([]*scanned, KeepReason) {
 	cs := rule.criteria()
 	ranked := append([]*scanned(nil), g...)
 	sort.SliceStable(ranked, func(i, j int) bool { d, _ := rule.decide(cs, ranked[i], ranked[j]); return d > 0 })
 	out := []*scanned{ranked[0]}
 	for _, f := range ranked[1:] {
-		if !f.shared {
+		if !f.shared && !f.part {
 			out = append(out, f)
 		}
 	}

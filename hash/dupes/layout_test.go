@@ -210,6 +210,8 @@ type collection struct {
 	plain   []string
 	sets    []string
 	n       int
+	// more are models made of more than tensors or of several files (addMore).
+	more []string
 }
 
 func (c *collection) next(kind string) string {
@@ -348,6 +350,9 @@ func filesOf(t *testing.T, path string, info map[realFile]fileInfo) map[realFile
 			paths = append(paths, filepath.Join(filepath.Dir(path), shard))
 		}
 	}
+	if split := splitFiles(path); split != nil {
+		paths = split
+	}
 	out := map[realFile]bool{}
 	for _, p := range paths {
 		var st syscall.Stat_t
@@ -375,6 +380,14 @@ func sameFiles(a, b map[realFile]bool) bool {
 
 // bytesOf is what a model holds: a file's bytes, or a set's shards' bytes in shard order.
 func bytesOf(t *testing.T, path string) []byte {
+	if split := splitFiles(path); split != nil {
+		var out []byte
+		for _, p := range split {
+			b, _ := os.ReadFile(p)
+			out = append(out, b...)
+		}
+		return out
+	}
 	if !strings.HasSuffix(path, ".safetensors.index.json") {
 		b, _ := os.ReadFile(path)
 		return b
@@ -389,10 +402,13 @@ func bytesOf(t *testing.T, path string) []byte {
 
 // TestDupesNeverDeleteTheLastCopy builds random collections (files, hard and symbolic links, sets,
 // Hugging Face caches whose revisions share blobs, second indexes of one set, shards on their own,
-// copies of all of these) and checks every group Find reports: deleting every model of a
-// bytes or content group but the first, with its shards, deletes no file of the first nor any file
-// another scanned model needs (a path to the very same files aside); Reclaimable is exactly what that
-// deletion frees, each real file once; independent copies are still found.
+// copies of all of these; and addMore's models without tensors, GGUF files that differ in their
+// tokenizer or template, split GGUF models and sets without an index, whole or in part) and checks
+// every group Find reports: deleting every model of a bytes or content group but the first, with its
+// shards, deletes no file of the first nor any file another scanned model needs (a path to the very
+// same files aside); Reclaimable is exactly what that deletion frees, each real file once; independent
+// copies are still found; after --delete and --link every model of addMore still has a complete copy,
+// byte for byte (checkSurvivors).
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -505,9 +521,13 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				t.Logf("scanned %v\ngroups %+v\nnotes %+v\nskipped %+v", c.scanned, rep.Groups, rep.Notes, rep.Skipped)
 				return
 			}
+			more := c.contents()
 			checkDelete(t, c, rep, files)
+			c.checkSurvivors(more, "--delete")
 			c = newCollection(t, seed) // the same layout again, for --link
+			more = c.contents()
 			checkLink(t, c, scan(t, c.scanned...))
+			c.checkSurvivors(more, "--link")
 		})
 	}
 }
@@ -517,6 +537,9 @@ func newCollection(t *testing.T, seed uint64) *collection {
 	c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0))}
 	for i := 0; i < 12+c.rng.IntN(10); i++ {
 		c.add()
+	}
+	for i := 0; i < 4+c.rng.IntN(6); i++ {
+		c.addMore()
 	}
 	return c
 }
@@ -546,6 +569,9 @@ func bytesOfFile(t *testing.T, rf realFile, p string) []byte {
 	paths := []string{p}
 	if strings.HasSuffix(p, ".safetensors.index.json") {
 		paths = append(paths, filepath.Join(filepath.Dir(p), setShard1), filepath.Join(filepath.Dir(p), setShard2))
+	}
+	if split := splitFiles(p); split != nil {
+		paths = split
 	}
 	for _, q := range paths {
 		var st syscall.Stat_t
@@ -610,6 +636,9 @@ func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[
 		gone := syscall.Stat(st.path, &now) != nil || (realFile{uint64(now.Dev), uint64(now.Ino)}) != rf
 		if strings.HasSuffix(st.path, ".safetensors.index.json") {
 			gone = !stillThere(rf, st.path)
+		}
+		if split := splitFiles(st.path); split != nil {
+			gone = !stillOneOf(rf, split)
 		}
 		switch {
 		case gone && keeperFiles[rf]:

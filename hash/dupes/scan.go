@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"hash/crc32"
 	"io"
 	"os"
@@ -138,11 +137,7 @@ func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, erro
 	m := o.Model
 	if !m.Valid() || m.HasErrors() {
 		o.Close()
-		kind := "the shard set is inconsistent"
-		if m.RefErr != nil {
-			kind = string(m.RefErr.Kind)
-		}
-		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: errors.Join(ErrInvalid, errors.New(kind))}
+		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: invalid(m)}
 	}
 	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen {
 		o.Close()

@@ -250,6 +250,8 @@ func keptBecause(why KeepReason, m Member) string {
 	switch why {
 	case ReasonSharesFiles:
 		return "kept: it shares files with other models"
+	case ReasonPartOfModel:
+		return "kept: one file of a model made of several"
 	case ReasonLocal:
 		return "kept: the others are URLs"
 	case ReasonPathPrefix:
