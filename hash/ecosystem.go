@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"hash"
 	"hash/crc32"
 	"sort"
@@ -253,51 +252,19 @@ func tensorFeeder(m *canon.Model) (feed func(c *chunk), finish func() [][32]byte
 	return feed, finish
 }
 
-// VerifyEmbedded compares the hashes a trainer embedded in the metadata (those of lora.EmbeddedHashKeys
-// that hold an AutoV3: kohya's sshs_model_hash, ModelSpec's modelspec.hash_sha256) with the real
-// AutoV3, and returns a finding for each.
-// Without an AutoV3 (autoV3 "") there is nothing to compare with, and no finding.
-func VerifyEmbedded(m *canon.Model, autoV3 Hex) []canon.Finding {
-	if autoV3 == "" {
-		return nil
+// FileHashesOf computes a model file's whole-file hashes in one pass (see FileHashes) and returns them
+// by the names lora.ModelFile uses: the hook inspect.Options.FileHashes takes.
+func FileHashesOf(ctx context.Context, src canon.Source, m *canon.Model) (map[string]string, error) {
+	e, _, err := FileHashes(ctx, src, m, false, Options{})
+	if err != nil {
+		return nil, err
 	}
-	var out []canon.Finding
-	for _, k := range lora.EmbeddedHashKeys {
-		if !k.AutoV3 {
-			continue
-		}
-		key := k.Key
-		v, ok := m.Meta(key)
-		if !ok || v == "" {
-			continue
-		}
-		var off int64 = -1
-		for _, e := range m.Metadata {
-			if e.Key == key {
-				off = e.Offset
-			}
-		}
-		got := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(v), "0x"))
-		if Hex(got) == autoV3 {
-			out = append(out, canon.Finding{Code: canon.CodeHashMatch, Severity: canon.SevInfo, Offset: off,
-				Message: fmt.Sprintf("%s matches the file's AutoV3 (%s…)", key, autoV3[:12])})
-			continue
-		}
-		msg := fmt.Sprintf("%s is %s but the file's AutoV3 is %s", key, shortHex(got), autoV3[:12])
-		if got == emptySHA256 {
-			msg += " (the embedded value is the SHA256 of empty input: the trainer hashed nothing)"
-		}
-		out = append(out, canon.Finding{Code: canon.CodeHashMismatch, Severity: canon.SevWarning, Offset: off, Message: msg,
-			Hint: "the metadata's hash is stale or wrong; look the file up by its real AutoV3 or SHA256"})
-	}
-	return out
+	return map[string]string{"SHA256": e.SHA256, "AutoV1": string(e.AutoV1), "AutoV2": e.AutoV2,
+		"AutoV3": string(e.AutoV3), "BLAKE3": e.BLAKE3, "CRC32": e.CRC32}, nil
 }
 
-const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-func shortHex(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
+// VerifyEmbedded compares the hashes a trainer embedded in the metadata with the real AutoV3 (see
+// lora.VerifyEmbedded).
+func VerifyEmbedded(m *canon.Model, autoV3 Hex) []canon.Finding {
+	return lora.VerifyEmbedded(m, string(autoV3))
 }

@@ -242,7 +242,7 @@ func TestVerifyEmbedded(t *testing.T) {
 	if len(fs) != 2 || fs[0].Code != canon.CodeHashMatch || fs[1].Code != canon.CodeHashMatch {
 		t.Fatalf("matching hashes: %+v", fs)
 	}
-	m, e2 = build(emptySHA256)
+	m, e2 = build("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 	fs = VerifyEmbedded(m, e2.AutoV3)
 	if len(fs) != 2 || fs[0].Code != canon.CodeHashMismatch || !strings.Contains(fs[0].Message, "empty input") {
 		t.Fatalf("empty-input hash: %+v", fs)

@@ -24,7 +24,6 @@ import (
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/hash"
 )
 
 // Schema is the version of a card's JSON, its first field.
@@ -36,8 +35,13 @@ type Options struct {
 	Source source.Options
 	// Verify reads each model's data to check the hashes a trainer embedded in its metadata
 	// (sshs_model_hash, modelspec.hash_sha256) against its real AutoV3: each gives a finding. The
-	// hashes a CivitAI sidecar records of its file are checked too (see lora.MatchSidecars).
+	// hashes a CivitAI sidecar records of its file are checked too (see lora.MatchSidecars). It needs
+	// FileHashes.
 	Verify bool
+	// FileHashes computes a local model file's whole-file hashes, by the names lora.ModelFile uses
+	// (SHA256, AutoV1, AutoV2, AutoV3, BLAKE3, CRC32; AutoV3 lower-case hex), reading src once.
+	// hash.FileHashesOf is the one stdiff uses; inspect computes no hash of its own.
+	FileHashes func(ctx context.Context, src canon.Source, m *canon.Model) (map[string]string, error)
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
 	MaxTensors int
@@ -200,23 +204,20 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		named, sidecars, sidecarFindings = o.Snapshot.Of, nil, nil
 	}
 	// With Verify, the data is read once: for the embedded hashes and the hashes a sidecar records.
-	var e *hash.Ecosystem
+	var hashes map[string]string
 	if opt.Verify && m.HeaderParsed && m.Shards == nil && (hasEmbeddedHashes(m) || len(sidecars) > 0) {
-		h, _, err := hash.FileHashes(ctx, o.Source, m, false, hash.Options{})
-		if err != nil {
+		if opt.FileHashes == nil {
+			return nil, &canon.ReadError{Name: spec, Err: errors.New("cannot verify hashes: no way to compute them was given (inspect.Options.FileHashes)")}
+		}
+		if hashes, err = opt.FileHashes(ctx, o.Source, m); err != nil {
 			return nil, err
 		}
 		if err := o.Unchanged(); err != nil {
 			return nil, err
 		}
-		e = &h
 	}
 	if len(sidecars) > 0 {
-		file := lora.ModelFile{Name: filepath.Base(spec), Size: m.FileSize}
-		if e != nil {
-			file.Hashes = map[string]string{"SHA256": e.SHA256, "AutoV1": string(e.AutoV1), "AutoV2": e.AutoV2,
-				"AutoV3": string(e.AutoV3), "BLAKE3": e.BLAKE3, "CRC32": e.CRC32}
-		}
+		file := lora.ModelFile{Name: filepath.Base(spec), Size: m.FileSize, Hashes: hashes}
 		var mismatched []canon.Finding
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
@@ -227,8 +228,8 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	}
 	ggufInfo(m, &r.info)
 	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
-	if e != nil && len(r.info.EmbeddedHashes) > 0 {
-		r.findings = append(r.findings, hash.VerifyEmbedded(m, e.AutoV3)...)
+	if hashes != nil && len(r.info.EmbeddedHashes) > 0 {
+		r.findings = append(r.findings, lora.VerifyEmbedded(m, hashes["AutoV3"])...)
 		r.verified = true
 	}
 	return r, nil

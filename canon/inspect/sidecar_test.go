@@ -12,6 +12,7 @@ import (
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash"
 )
 
 // TestSidecarOfAnotherModel: a .civitai.info holding another model's record (its file's name, size or
@@ -44,7 +45,7 @@ func TestSidecarOfAnotherModel(t *testing.T) {
 			dir := t.TempDir()
 			path := write(t, dir, "kaede_v2.safetensors", b)
 			write(t, dir, "kaede_v2.civitai.info", []byte(c.record))
-			card, err := inspect.Inspect(t.Context(), path, inspect.Options{Verify: c.verify})
+			card, err := inspect.Inspect(t.Context(), path, inspect.Options{Verify: c.verify, FileHashes: hash.FileHashesOf})
 			if err != nil {
 				t.Fatal(err)
 			}

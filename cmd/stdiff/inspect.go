@@ -6,6 +6,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/inspect"
+	"github.com/stdiff/stdiff/hash"
 )
 
 type inspectCmd struct {
@@ -27,7 +28,7 @@ func (c *inspectCmd) run(o *out) int {
 // report writes the cards (or the short table) to o.
 func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
-	opt := inspect.Options{Source: o.src, Verify: c.Verify, Images: o.format == "html"}
+	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html"}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o)}
 	if c.Short {
 		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/diff"
 )
 
 // Differences say how a member of a content group differs from the group's keeper: the same tensors,
@@ -16,9 +18,9 @@ import (
 type Differences struct {
 	// Metadata are the metadata keys the member adds, lacks or has with another value.
 	Metadata MetadataKeys `json:"metadata"`
-	// Layout are the codes of diff's layout notes (diff.NoteCode.IsLayout): how the same tensors are
+	// Layout are the codes of the layout differences (package delta; diff's layout notes): how the same tensors are
 	// laid out on disk (header size, tensor order, offsets, key order, sharding).
-	Layout []diff.NoteCode `json:"layout"`
+	Layout []delta.Code `json:"layout"`
 	// Sidecars are the sidecar files (lora.SidecarFiles) the member and the keeper do not share.
 	Sidecars []SidecarDifference `json:"sidecars"`
 	// Renamed is how a member of a renamed group names the keeper's tensors (nil in other groups).
@@ -43,7 +45,7 @@ func (d *Differences) Empty() bool {
 // noDifferences is a Differences that lists nothing.
 func noDifferences() *Differences {
 	return &Differences{Metadata: MetadataKeys{Added: []string{}, Removed: []string{}, Changed: []string{}},
-		Layout: []diff.NoteCode{}, Sidecars: []SidecarDifference{}}
+		Layout: []delta.Code{}, Sidecars: []SidecarDifference{}}
 }
 
 // contentGroup is a content group of a report (its members shared with the report's) and its scanned
@@ -67,7 +69,7 @@ func newContentGroup(g Group, members []*scanned) contentGroup {
 }
 
 // differences fills in how each member of a content group differs from its keeper: identical when
-// their header bytes are, else what diff.Compare finds in their headers. A member (or keeper) that
+// their header bytes are, else what compare finds in their headers. A member (or keeper) that
 // cannot be read again gets no Differences.
 func differences(ctx context.Context, cg contentGroup) {
 	g, members := &cg.group, cg.members
@@ -110,19 +112,28 @@ func sidecarsOf(ctx context.Context, g *Group) {
 	}
 }
 
-// compare says how model b differs from a, which have the same tensors.
+// compare says how model b differs from a, which have the same tensors: the metadata keys added,
+// removed and changed (writer bookkeeping aside, as diff leaves it), or when there are none how the
+// tensors of the same names are laid out (package delta, as diff's layout notes say).
 func compare(a, b *canon.Model) *Differences {
-	r := diff.Compare(diff.Side{Model: a}, diff.Side{Model: b}, diff.Options{})
+	bookkeeping := func(key string) bool { return slices.Contains(lora.BookkeepingKeys, key) }
 	d := noDifferences()
-	d.Layout = append(d.Layout, r.LayoutCodes()...)
-	for _, e := range r.Metadata.Added {
-		d.Metadata.Added = append(d.Metadata.Added, e.Key)
+	added, removed, changed := delta.Keys(delta.Metadata(a, b, bookkeeping))
+	d.Metadata.Added = append(d.Metadata.Added, added...)
+	d.Metadata.Removed = append(d.Metadata.Removed, removed...)
+	d.Metadata.Changed = append(d.Metadata.Changed, changed...)
+	if len(added)+len(removed)+len(changed) > 0 {
+		return d // other metadata is another header: how it is laid out says nothing more
 	}
-	for _, e := range r.Metadata.Removed {
-		d.Metadata.Removed = append(d.Metadata.Removed, e.Key)
+	names := canon.NewNameIndex(b.Tensors)
+	var matched [][2]int
+	for i := range a.Tensors {
+		if j, ok := names.Find(a.Tensors[i].Name); ok {
+			matched = append(matched, [2]int{i, j})
+		}
 	}
-	for _, c := range r.Metadata.Changed {
-		d.Metadata.Changed = append(d.Metadata.Changed, c.Key)
+	for _, l := range delta.LayoutOf(a, b, matched, bookkeeping) {
+		d.Layout = append(d.Layout, l.Code)
 	}
 	return d
 }

@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/markdown/markdowntest"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/textfmt"
-	"github.com/stdiff/stdiff/diff"
 )
 
 // groupAt is the report's group of level, or fails the test.
@@ -53,12 +53,12 @@ func TestDifferencesAreData(t *testing.T) {
 	want := map[string]struct {
 		identical               bool
 		added, removed, changed []string
-		layout                  []diff.NoteCode
+		layout                  []delta.Code
 	}{
-		"copy of orig.safetensors": {identical: true, added: none, removed: none, changed: none, layout: []diff.NoteCode{}},
-		"renamed-meta.safetensors": {added: none, removed: none, changed: []string{"ss_output_name", "ss_session_id"}, layout: []diff.NoteCode{}},
-		"other-keys.safetensors":   {added: []string{"extra"}, removed: []string{"ss_output_name"}, changed: none, layout: []diff.NoteCode{}},
-		"resaved.safetensors":      {added: none, removed: none, changed: none, layout: []diff.NoteCode{diff.NoteHeaderSize, diff.NoteTensorOrder, diff.NoteOffsets}},
+		"copy of orig.safetensors": {identical: true, added: none, removed: none, changed: none, layout: []delta.Code{}},
+		"renamed-meta.safetensors": {added: none, removed: none, changed: []string{"ss_output_name", "ss_session_id"}, layout: []delta.Code{}},
+		"other-keys.safetensors":   {added: []string{"extra"}, removed: []string{"ss_output_name"}, changed: none, layout: []delta.Code{}},
+		"resaved.safetensors":      {added: none, removed: none, changed: none, layout: []delta.Code{delta.HeaderSize, delta.Order, delta.Offsets}},
 	}
 	if len(g.Members) != len(want)+1 {
 		t.Fatalf("members %+v", g.Members)
@@ -200,7 +200,7 @@ func hostileReport() *Report {
 	keeper := Member{Path: hostile + " keeper", Size: 100}
 	d := noDifferences()
 	d.Metadata.Added = []string{hostile, "a", "b", "c", "d"}
-	d.Layout = []diff.NoteCode{diff.NoteTensorOrder}
+	d.Layout = []delta.Code{delta.Order}
 	member := Member{Path: hostile + " member", Size: 100, Differences: d}
 	copy := Member{Path: hostile + " copy", Size: 100, Differences: noDifferences(), IdenticalTo: keeper.Path}
 	return &Report{Schema: Schema, Files: 3,

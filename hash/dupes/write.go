@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
-	"github.com/stdiff/stdiff/diff"
 )
 
 // TextOptions tune WriteText.
@@ -163,8 +163,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 }
 
 // layoutLabels name layout codes in text; sharding is said with the shard counts.
-var layoutLabels = map[diff.NoteCode]string{diff.NoteHeaderSize: "header size", diff.NoteTensorOrder: "tensor order",
-	diff.NoteOffsets: "offsets", diff.NoteKeyOrder: "key order"}
+var layoutLabels = map[delta.Code]string{delta.HeaderSize: "header size", delta.Order: "tensor order",
+	delta.Offsets: "offsets", delta.KeyOrder: "key order"}
 
 // describe says in words why member i of g is kept, or how it differs from g's keeper ("" when
 // there is nothing to say), names from files passed through esc.
@@ -200,7 +200,7 @@ func describe(g Group, i int, full bool, esc func(string) string) string {
 	var layout []string
 	for _, c := range d.Layout {
 		switch {
-		case c == diff.NoteSharding:
+		case c == delta.Sharding:
 			layout = append(layout, "stored as "+storedAs(g.Members[0].Shards)+" → "+storedAs(m.Shards))
 		case layoutLabels[c] != "":
 			layout = append(layout, layoutLabels[c])

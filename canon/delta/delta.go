@@ -1,0 +1,236 @@
+// Package delta says how two models' metadata and layout differ, key by key: the facts `stdiff diff`
+// reports as changes and notes and `stdiff dupes` shows of its copies, defined once.
+package delta
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
+)
+
+// Status says how a metadata key differs between two models.
+type Status uint8
+
+// The ways a key differs.
+const (
+	// Same: the same value on both sides.
+	Same Status = iota
+	// Reformatted: JSON objects or arrays that differ only in formatting or key order.
+	Reformatted
+	// Changed: another value (for GGUF, or another type).
+	Changed
+	// Added: only in b.
+	Added
+	// Removed: only in a.
+	Removed
+)
+
+// Key is one metadata key of a or b and how it differs: its entries on each side (nil where absent)
+// and, for two GGUF models, its typed pairs (nil where unknown).
+type Key struct {
+	Key      string
+	Status   Status
+	A, B     *canon.MetaEntry
+	KVA, KVB *gguf.KV
+}
+
+// Metadata compares the metadata of a and b key by key, leaving out the keys skip names (nil: none):
+// the keys of a in a's order, then those only in b in b's order. Two GGUF models compare their values
+// with their types (Typed); a JSON object or array reformatted is no change.
+func Metadata(a, b *canon.Model, skip func(key string) bool) []Key {
+	typed := Typed(a, b)
+	var kvsA, kvsB map[string]*gguf.KV
+	if typed {
+		kvsA, kvsB = kvIndex(a), kvIndex(b)
+	}
+	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
+	for i := range b.Metadata {
+		inB[b.Metadata[i].Key] = &b.Metadata[i]
+	}
+	inA := make(map[string]bool, len(a.Metadata))
+	out := make([]Key, 0, len(a.Metadata))
+	for i := range a.Metadata {
+		e := &a.Metadata[i]
+		inA[e.Key] = true
+		if skip != nil && skip(e.Key) {
+			continue
+		}
+		k := Key{Key: e.Key, A: e, B: inB[e.Key]}
+		if typed {
+			k.KVA, k.KVB = kvsA[e.Key], kvsB[e.Key]
+		}
+		switch n := k.B; {
+		case n == nil:
+			k.Status = Removed
+		case typed && SameTyped(k.KVA, k.KVB, e, n):
+			k.Status = Same
+		case typed:
+			k.Status = Changed
+		case n.Value != e.Value && SameJSON(e.Value, n.Value):
+			k.Status = Reformatted
+		case n.Value != e.Value:
+			k.Status = Changed
+		}
+		out = append(out, k)
+	}
+	for i := range b.Metadata {
+		e := &b.Metadata[i]
+		if !inA[e.Key] && (skip == nil || !skip(e.Key)) {
+			k := Key{Key: e.Key, Status: Added, B: e}
+			if typed {
+				k.KVB = kvsB[e.Key]
+			}
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Keys are the keys of ks of each kind that differ, each list sorted.
+func Keys(ks []Key) (added, removed, changed []string) {
+	for _, k := range ks {
+		switch k.Status {
+		case Added:
+			added = append(added, k.Key)
+		case Removed:
+			removed = append(removed, k.Key)
+		case Changed:
+			changed = append(changed, k.Key)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(removed)
+	sort.Strings(changed)
+	return added, removed, changed
+}
+
+// Typed reports whether both models have typed metadata (GGUF): values then compare with their
+// types, and arrays by their elements.
+func Typed(a, b *canon.Model) bool { return a.GGUF != nil && b.GGUF != nil }
+
+// kvIndex maps each metadata key of a GGUF model to its pair: the first with that key, as the model's
+// metadata keeps it.
+func kvIndex(m *canon.Model) map[string]*gguf.KV {
+	idx := make(map[string]*gguf.KV, len(m.GGUF.KVs))
+	for i := range m.GGUF.KVs {
+		if kv := &m.GGUF.KVs[i]; idx[kv.Key] == nil {
+			idx[kv.Key] = kv
+		}
+	}
+	return idx
+}
+
+// SameTyped reports whether two GGUF metadata entries (and their pairs, when known) hold the same value
+// as far as the header read tells: the same type and text (an array's text holds its element type,
+// length and digest), and for strings the same length (a string longer than gguf.MaxInline has only its
+// first bytes in the text).
+func SameTyped(kx, ky *gguf.KV, x, y *canon.MetaEntry) bool {
+	return x.Type == y.Type && x.Value == y.Value && (kx == nil || ky == nil || kx.Value.Len() == ky.Value.Len())
+}
+
+// SameJSON reports whether two values are JSON objects or arrays that differ only in formatting.
+func SameJSON(a, b string) bool {
+	return isJSONContainer(a) && isJSONContainer(b) && CanonicalJSON(a) == CanonicalJSON(b)
+}
+
+func isJSONContainer(s string) bool {
+	t := strings.TrimSpace(s)
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return false
+	}
+	return json.Valid([]byte(t))
+}
+
+// CanonicalJSON formats a JSON value with sorted keys and two-space indents, so that reordering is no
+// difference and each leaf is one line; a value that is not JSON is returned as it is.
+func CanonicalJSON(s string) string {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return s
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return s
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// Code names one way two models with the same tensors are laid out differently on disk. Codes are
+// stable and safe to match in scripts (diff's layout notes carry them).
+type Code string
+
+// The layout codes.
+const (
+	// Sharding: one side is one file, the other a set of shards, or the shard counts differ.
+	Sharding Code = "layout.sharding"
+	// HeaderSize: the header lengths differ (formatting, padding or key order).
+	HeaderSize Code = "layout.header-size"
+	// Order: the tensors are listed in another order in the header.
+	Order Code = "layout.order"
+	// Offsets: the tensor data is laid out at other offsets.
+	Offsets Code = "layout.offsets"
+	// KeyOrder: the metadata keys are in another order.
+	KeyOrder Code = "layout.key-order"
+)
+
+// Layout is one layout difference: its code and, for Sharding and HeaderSize, each side's value.
+type Layout struct {
+	Code     Code
+	Old, New string
+}
+
+// LayoutOf lists how b is laid out differently from a: matched pairs their tensors (indices into a's
+// and b's Tensors), and skip names the metadata keys whose order does not count (nil: none).
+func LayoutOf(a, b *canon.Model, matched [][2]int, skip func(key string) bool) []Layout {
+	if len(a.Shards) != len(b.Shards) {
+		files := func(m *canon.Model) string {
+			if m.Shards == nil {
+				return "1 file"
+			}
+			return strconv.Itoa(len(m.Shards)) + " shards"
+		}
+		return []Layout{{Code: Sharding, Old: files(a), New: files(b)}} // offsets and header sizes of a file and a set do not compare
+	}
+	var out []Layout
+	if a.HeaderLen != b.HeaderLen {
+		out = append(out, Layout{Code: HeaderSize, Old: strconv.FormatUint(a.HeaderLen, 10), New: strconv.FormatUint(b.HeaderLen, 10)})
+	}
+	reordered, moved := false, false
+	for _, p := range matched {
+		reordered = reordered || p[0] != p[1]
+		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
+	}
+	if reordered {
+		out = append(out, Layout{Code: Order})
+	}
+	if moved {
+		out = append(out, Layout{Code: Offsets})
+	}
+	if keyOrder(a, skip) != keyOrder(b, skip) {
+		out = append(out, Layout{Code: KeyOrder})
+	}
+	return out
+}
+
+// keyOrder is the model's metadata keys in order, but those skip names.
+func keyOrder(m *canon.Model, skip func(string) bool) string {
+	var b strings.Builder
+	for _, e := range m.Metadata {
+		if skip != nil && skip(e.Key) {
+			continue
+		}
+		b.WriteString(e.Key)
+		b.WriteByte(0)
+	}
+	return b.String()
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLayering keeps the packages' direction (as crane's depcheck test does): canon/* reads models and
+// imports neither hash nor diff; hash/* computes identities and duplicates and never imports diff;
+// no library package imports cmd. Test files may import what they need.
+func TestLayering(t *testing.T) {
+	const module = "github.com/stdiff/stdiff/"
+	rules := []struct {
+		from   string
+		banned []string
+		why    string
+	}{
+		{"canon", []string{"hash", "diff", "cmd"}, "reading models (canon) comes before identities (hash) and comparisons (diff)"},
+		{"hash", []string{"diff", "cmd"}, "identities and duplicates (hash) come before comparisons (diff)"},
+		{"diff", []string{"cmd"}, "the library never depends on the command line"},
+	}
+	root := filepath.Join("..", "..")
+	for _, r := range rules {
+		err := filepath.WalkDir(filepath.Join(root, r.from), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				rel, ok := strings.CutPrefix(p, module)
+				if !ok {
+					continue
+				}
+				for _, b := range r.banned {
+					if rel == b || strings.HasPrefix(rel, b+"/") {
+						file, _ := filepath.Rel(root, path)
+						t.Errorf("%s imports %s: %s", file, rel, r.why)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
