@@ -146,7 +146,8 @@ var ErrActOptions = errors.New("act: give one of Delete and Link")
 // Deleting never loses what only a copy has: a copy's sidecar files move next to the keeper
 // (renamed to its stem) when the keeper has none of their kind; a copy whose sidecar differs from
 // the keeper's of its kind is left alone; the metadata keys the keeper lacks are reported
-// (Action.MetadataLost). A keeper, or any file of it, is never deleted or replaced.
+// (Action.MetadataLost). A keeper, or any file of it, is never deleted or replaced, nor is a sidecar
+// that is, links followed, one of the keeper's own (a copy that shares its stem lists it too).
 //
 // Each action is whole or not done: a link is made under a temporary name in the copy's folder,
 // checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
@@ -425,7 +426,11 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 		return nil, true
 	}
 	var moves, later []lora.SidecarFile
+	own := keeperOwn(k)
 	for _, s := range lora.SidecarFiles(m.Path) {
+		if st, err := os.Stat(s.Path); err != nil || own[refOf(s.Path, st).key] {
+			continue // the keeper's own (one stem, or a link), or gone: it stays where it is
+		}
 		to := lora.SidecarPath(k.Path, s.Ending)
 		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
 			moves = append(moves, s)
@@ -448,6 +453,23 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 		}
 	}
 	return later, true
+}
+
+// keeperOwn are the real files (links followed) of the keeper k and of every sidecar it has: a copy's
+// sidecar that is one of them (the copy shares the keeper's stem, a case-insensitive name, a link) is
+// the keeper's too, and is never moved or deleted.
+func keeperOwn(k *Member) map[fileKey]bool {
+	own := map[fileKey]bool{}
+	paths := append([]string{k.Path}, k.Files...)
+	for _, e := range lora.SidecarEndings {
+		paths = append(paths, lora.SidecarPath(k.Path, e))
+	}
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			own[refOf(p, st).key] = true
+		}
+	}
+	return own
 }
 
 // removeSidecar deletes a sidecar of a deleted copy that the keeper has too, byte for byte.

@@ -1,0 +1,77 @@
+//go:build unix
+
+package dupes
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestKeepersOwnSidecarsStay: a copy that shares the keeper's stem (another case of the extension, an
+// extensionless GGUF beside a .gguf) lists the keeper's sidecar as its own, and a copy's sidecar can be
+// what the keeper's sidecar links to: deleting the copy (or a dry run) never deletes or moves it.
+func TestKeepersOwnSidecarsStay(t *testing.T) {
+	lora := loraFile(1, "same").Build()
+	gguf := ggufFile("same")
+	for _, c := range []struct {
+		name  string
+		build func(t *testing.T, dir string) []string // the sidecars that must survive, with their bytes
+		keep  KeepRule
+	}{
+		{"extension-case", func(t *testing.T, dir string) []string {
+			mustWrite(t, filepath.Join(dir, "m.safetensors"), lora)
+			mustWrite(t, filepath.Join(dir, "m.SAFETENSORS"), lora)
+			mustWrite(t, filepath.Join(dir, "m.civitai.info"), []byte(`{"id": 1}`))
+			return []string{filepath.Join(dir, "m.civitai.info")}
+		}, KeepRule{}},
+		{"extensionless", func(t *testing.T, dir string) []string {
+			mustWrite(t, filepath.Join(dir, "m.gguf"), gguf)
+			mustWrite(t, filepath.Join(dir, "m"), gguf)
+			mustWrite(t, filepath.Join(dir, "m.json"), []byte(`{"activation text": "m"}`))
+			return []string{filepath.Join(dir, "m.json")}
+		}, KeepRule{}},
+		{"keeper-links-to-copy", func(t *testing.T, dir string) []string {
+			mustWrite(t, filepath.Join(dir, "lib", "k.safetensors"), lora)
+			mustWrite(t, filepath.Join(dir, "dl", "c.safetensors"), lora)
+			mustWrite(t, filepath.Join(dir, "dl", "c.civitai.info"), []byte(`{"id": 2}`))
+			mustSymlink(t, filepath.Join("..", "dl", "c.civitai.info"), filepath.Join(dir, "lib", "k.civitai.info"))
+			return []string{filepath.Join(dir, "lib", "k.civitai.info")}
+		}, KeepRule{Kind: KeepPath, Prefix: "lib"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			must := c.build(t, dir)
+			want := map[string][]byte{}
+			for _, p := range must {
+				want[p], _ = os.ReadFile(p)
+			}
+			keep := c.keep
+			if keep.Prefix != "" {
+				keep.Prefix = filepath.Join(dir, keep.Prefix)
+			}
+			rep := findIn(t, dir, Options{Keep: keep})
+			groupOf(t, rep, LevelBytes)
+			for _, dry := range []bool{true, false} {
+				r, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: dry})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range r.Actions {
+					if a.Op == OpDeleteSidecar || a.Op == OpMoveSidecar {
+						t.Errorf("dry run %v: %s %s (the keeper's own)", dry, a.Op, a.Path)
+					}
+				}
+				if !dry && (r.Deleted != 1 || r.Failed != 0) {
+					t.Errorf("%+v", r)
+				}
+			}
+			for p, b := range want {
+				if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, b) {
+					t.Errorf("%s: %v, %q", p, err, got)
+				}
+			}
+		})
+	}
+}
