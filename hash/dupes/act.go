@@ -569,15 +569,11 @@ func moveFile(from, to string) error {
 	if errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	src, err := os.Open(from)
+	src, st, err := canon.OpenRegular(from, os.O_RDONLY)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return err
-	}
 	tmp := tempName(filepath.Dir(to), "move")
 	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
 	if err != nil {

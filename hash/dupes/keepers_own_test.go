@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestKeepersOwnSidecarsStay: a copy that shares the keeper's stem (another case of the extension, an
@@ -73,5 +75,38 @@ func TestKeepersOwnSidecarsStay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFIFOAtKeepersSidecar: a named pipe where the keeper's sidecar would be is never opened for
+// reading (nothing would ever write to it: --delete and --dry-run would wait for ever); the copy whose
+// sidecar cannot be compared with it stays, with its sidecar.
+func TestFIFOAtKeepersSidecar(t *testing.T) {
+	dir := t.TempDir()
+	b := loraFile(1, "fifo").Build()
+	mustWrite(t, filepath.Join(dir, "lib", "k.safetensors"), b)
+	mustWrite(t, filepath.Join(dir, "dl", "c.safetensors"), b)
+	mustWrite(t, filepath.Join(dir, "dl", "c.civitai.info"), []byte(`{"id": 3}`))
+	if err := syscall.Mkfifo(filepath.Join(dir, "lib", "k.civitai.info"), 0o644); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "lib")}})
+	for _, dry := range []bool{true, false} {
+		done := make(chan *ActReport, 1)
+		go func() {
+			r, _ := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: dry})
+			done <- r
+		}()
+		select {
+		case r := <-done:
+			if r.Deleted != 0 || r.Skipped != 1 || r.Actions[0].Reason != SkipSidecarKept {
+				t.Errorf("dry run %v: %+v", dry, r.Actions)
+			}
+		case <-time.After(20 * time.Second): // a hang guard, not a speed check
+			t.Fatalf("dry run %v: Act waits on the named pipe", dry)
+		}
+	}
+	if !exists(filepath.Join(dir, "dl", "c.safetensors")) || !exists(filepath.Join(dir, "dl", "c.civitai.info")) {
+		t.Error("the copy or its sidecar went")
 	}
 }
