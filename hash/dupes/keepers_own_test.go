@@ -110,3 +110,30 @@ func TestFIFOAtKeepersSidecar(t *testing.T) {
 		t.Error("the copy or its sidecar went")
 	}
 }
+
+// TestHardLinkWithSidecarsStandsForThePair: of two hard links to one file, the one with sidecars (in
+// the library) stands for both, and is the keeper of its copies; the bare path is the link left out.
+func TestHardLinkWithSidecarsStandsForThePair(t *testing.T) {
+	dir := t.TempDir()
+	b := loraFile(1, "pair").Build()
+	lib, bare, other := filepath.Join(dir, "lib", "m.safetensors"), filepath.Join(dir, "dl", "m.safetensors"), filepath.Join(dir, "old", "m.safetensors")
+	mustWrite(t, lib, b)
+	mustWrite(t, filepath.Join(dir, "lib", "m.civitai.info"), []byte(`{"id": 4}`))
+	mustWrite(t, other, b)
+	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(lib, bare); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(lib, old, old)
+	os.Chtimes(other, old, old.Add(time.Hour))
+	for _, rule := range []KeepRule{{}, {Kind: KeepOldest}} {
+		rep := findIn(t, dir, Options{Keep: rule})
+		g := groupOf(t, rep, LevelBytes)
+		if g.Keeper != lib || len(g.Files) != 2 || len(rep.Skipped) != 1 || rep.Skipped[0].Path != bare {
+			t.Errorf("%s: keeper %s of %v, skipped %+v", rule, g.Keeper, g.Files, rep.Skipped)
+		}
+	}
+}
