@@ -77,6 +77,10 @@ const (
 	// SkipSidecarKept: the keeper has a sidecar of the kind, with other bytes: the copy's stays where
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
+	// SkipManaged: the copy lies in a program's store (Action.Store; ManagedBy), which owns it: it is
+	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
+	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
+	SkipManaged SkipReason = "managed-store"
 )
 
 // Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
@@ -88,6 +92,8 @@ type Action struct {
 	Keeper string `json:"keeper"`
 	// To is where a sidecar moved.
 	To string `json:"to,omitempty"`
+	// Store is the program's store that left the copy alone (SkipManaged).
+	Store Store `json:"store,omitempty"`
 	// Files are the files a deletion removes (a shard set's index and shards).
 	Files []string `json:"files,omitempty"`
 	// Freed is what the action freed (or would): files with no other hard link.
@@ -137,7 +143,8 @@ func (r *ActReport) Outcome() canon.Outcome {
 var ErrActOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
-// group's keeper. Only bytes and content groups are acted on (renamed and structure groups hold
+// group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
+// never touched. Only bytes and content groups are acted on (renamed and structure groups hold
 // other bytes); Link only on bytes groups. Just before it acts on a copy, it checks again that the
 // keeper and the copy are as the scan saw them (size and modification time) and that the copy holds
 // the keeper's bytes (bytes groups) or tensors (content groups), reading both; a copy that fails is
@@ -262,6 +269,11 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 	}
 	if source.IsRemote(m.Path) || source.IsRemote(k.Path) {
 		skip(SkipRemote)
+		return true
+	}
+	if s := managedOf(m); s != "" {
+		base.Store = s
+		skip(SkipManaged)
 		return true
 	}
 	if !unchanged(k) {
@@ -441,6 +453,10 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 			return nil, false
 		}
 		later = append(later, s)
+	}
+	if st := managedOf(k); st != "" && len(moves) > 0 {
+		a.log(Action{Op: OpSkip, Level: g.Level, Path: m.Path, Keeper: k.Path, Reason: SkipManaged, Store: st, To: moves[0].Path})
+		return nil, false
 	}
 	for _, s := range moves {
 		act := Action{Op: OpMoveSidecar, Level: g.Level, Path: s.Path, Keeper: k.Path, To: lora.SidecarPath(k.Path, s.Ending)}

@@ -112,6 +112,9 @@ type Member struct {
 	// IdenticalTo is the keeper's path when the member's header bytes are the keeper's: the two are
 	// the same file (a member of a content group only).
 	IdenticalTo string `json:"identical_to,omitempty"`
+	// Managed is the program whose store the model lies in (ManagedBy), "" for none: such a model is
+	// never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
+	Managed Store `json:"managed,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -258,6 +261,8 @@ type scanned struct {
 	files []fileRef
 	// shared is true for a model that shares a file with another scanned model.
 	shared bool
+	// managed is the store the model lies in (ManagedBy), "" for none.
+	managed Store
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -551,7 +556,7 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	for i, f := range g {
 		grp.Files[i] = f.path
 		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
-			Sidecars: f.sidecars}
+			Sidecars: f.sidecars, Managed: f.managed}
 		if f.sidecars == nil {
 			grp.Members[i].Sidecars = []lora.SidecarFile{}
 		}
@@ -604,6 +609,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
 		f.dev, f.ino, f.nlink = fileID(st)
+		f.managed = ManagedBy(path)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)

@@ -225,7 +225,8 @@ func markShared(live []*scanned) []Note {
 }
 
 // freed is what deleting every model of g but the first would free: each real file once, and only
-// files that deleting frees (not URLs, not files with hard links elsewhere, not the first's).
+// files that deleting frees (not URLs, not files with hard links elsewhere, not the first's; nothing
+// of a model in a program's store, never deleted, nor of a symbolic link to a file).
 func freed(g []*scanned) int64 {
 	kept := map[fileKey]bool{}
 	for _, r := range g[0].realFiles() {
@@ -233,6 +234,9 @@ func freed(g []*scanned) int64 {
 	}
 	var n int64
 	for _, f := range g[1:] {
+		if f.managed != "" || (f.symlink && f.files == nil) {
+			continue
+		}
 		for _, r := range f.realFiles() {
 			if !kept[r.key] && r.nlink <= 1 {
 				kept[r.key] = true
