@@ -78,9 +78,12 @@ const (
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
 	// SkipManaged: the copy lies in a program's store (Action.Store; ManagedBy), which owns it: it is
-	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
-	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
+	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and the copy's sidecar To
+	// would have to move into it: the copy stays, with its sidecar.
 	SkipManaged SkipReason = "managed-store"
+	// SkipKeeperManaged: Link: the keeper lies in a program's store (Action.Store): no file is
+	// hard-linked to a store's, which the program may delete or count as its own.
+	SkipKeeperManaged SkipReason = "keeper-managed"
 )
 
 // Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
@@ -274,6 +277,11 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 	if s := managedOf(m); s != "" {
 		base.Store = s
 		skip(SkipManaged)
+		return true
+	}
+	if s := managedOf(k); s != "" && a.opt.Link {
+		base.Store = s
+		skip(SkipKeeperManaged)
 		return true
 	}
 	if !unchanged(k) {

@@ -108,6 +108,8 @@ func actLine(r *ActReport, a Action, esc func(string) string) (string, string) {
 		return verb, fmt.Sprintf("%s: %s", esc(a.Path), esc(a.Error))
 	case a.Op == OpSkip && a.Reason == SkipManaged && a.To != "":
 		return verb, fmt.Sprintf("%s: its sidecar %s would have to move into the keeper's folder, managed by %s", esc(a.Path), esc(a.To), storeWords(a.Store))
+	case a.Op == OpSkip && a.Reason == SkipKeeperManaged:
+		return verb, fmt.Sprintf("%s: its keeper is managed by %s: not linked to it", esc(a.Path), storeWords(a.Store))
 	case a.Op == OpSkip && a.Reason == SkipManaged:
 		return verb, fmt.Sprintf("%s: managed by %s", esc(a.Path), storeWords(a.Store))
 	case a.Op == OpSkip && a.Reason == SkipSidecarKept:
