@@ -486,12 +486,16 @@ func bytesOf(t *testing.T, path string) []byte {
 	return out
 }
 
-// TestDupesNeverDeleteTheLastCopy builds random collections (files, hard and symbolic links, sets,
-// Hugging Face caches whose revisions share blobs, second indexes of one set, shards on their own,
-// copies of all of these) and checks every group Find reports: deleting every model of a
-// bytes or content group but the first, with its shards, deletes no file of the first nor any file
-// another scanned model needs (a path to the very same files aside); Reclaimable is exactly what that
-// deletion frees, each real file once; independent copies are still found.
+// TestDupesNeverDeleteTheLastCopy builds random collections (files with sidecars or none, hard and
+// symbolic links, sets, Hugging Face caches whose revisions share blobs, second indexes of one set,
+// shards on their own, copies of all of these; copies that share a stem and so a sidecar, a sidecar
+// that links to a copy's, Hugging Face cache repositories and ollama's blobs with copies outside,
+// hard-linked pairs with the sidecars on one path) and checks every group Find reports: deleting every
+// model of a bytes or content group but the first, with its shards (never a store's, and a symbolic
+// link frees nothing), deletes no file of the first nor any file another scanned model needs (a path to
+// the very same files aside); Reclaimable is exactly what that deletion frees, each real file once;
+// independent copies are still found. After --delete and after --link, every sidecar's bytes are
+// still in some file and every path of a store is as it was, its links resolving.
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
