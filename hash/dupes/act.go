@@ -78,8 +78,8 @@ const (
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
 	// SkipManaged: the copy lies in a program's store (Action.Store; ManagedBy), which owns it: it is
-	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and the copy's sidecar To
-	// would have to move into it: the copy stays, with its sidecar.
+	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
+	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
 	SkipManaged SkipReason = "managed-store"
 	// SkipKeeperManaged: Link: the keeper lies in a program's store (Action.Store): no file is
 	// hard-linked to a store's, which the program may delete or count as its own.
@@ -95,7 +95,7 @@ type Action struct {
 	Keeper string `json:"keeper"`
 	// To is where a sidecar moved.
 	To string `json:"to,omitempty"`
-	// Store is the program's store that left the copy alone (SkipManaged).
+	// Store is the program's store that left the copy alone (SkipManaged, SkipKeeperManaged).
 	Store Store `json:"store,omitempty"`
 	// Files are the files a deletion removes (a shard set's index and shards).
 	Files []string `json:"files,omitempty"`
@@ -147,7 +147,7 @@ var ErrActOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
 // group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
-// never touched. Only bytes and content groups are acted on (renamed and structure groups hold
+// never touched, nor is any file linked to a keeper there, or a sidecar moved next to it. Only bytes and content groups are acted on (renamed and structure groups hold
 // other bytes); Link only on bytes groups. Just before it acts on a copy, it checks again that the
 // keeper and the copy are as the scan saw them (size and modification time) and that the copy holds
 // the keeper's bytes (bytes groups) or tensors (content groups), reading both; a copy that fails is
