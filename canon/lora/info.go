@@ -229,9 +229,14 @@ func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Fin
 			bad(fmt.Sprintf("is %d bytes, more than the %d stdiff reads", st.Size(), maxSidecar))
 			continue
 		}
-		f, err := os.Open(path)
+		f, _, err := canon.OpenRegular(path, os.O_RDONLY) // never blocks on a FIFO put there since the Stat
 		if err != nil {
-			bad("cannot be read: " + errors.Unwrap(err).Error())
+			var re *canon.ReadError
+			if errors.As(err, &re) {
+				bad("cannot be read: " + re.Reason())
+			} else {
+				bad("cannot be read: " + err.Error())
+			}
 			continue
 		}
 		b, err := io.ReadAll(io.LimitReader(f, maxSidecar+1))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -97,5 +98,30 @@ func TestInterrupt(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second): // a hang guard, not a speed check
 		t.Fatal("SIGINT did not stop the command")
+	}
+}
+
+// TestDupesFIFOSidecar: a named pipe where the keeper's sidecar would be is never opened: `dupes
+// --delete --dry-run` ends, leaving the copy whose sidecar cannot be compared with it alone.
+func TestDupesFIFOSidecar(t *testing.T) {
+	dir := dupesCollection(t)
+	if err := syscall.Mkfifo(filepath.Join(dir, "b", "copy.civitai.info"), 0o644); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "mychar.civitai.info"), []byte(`{"id": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"dupes", "--no-cache", "--level", "bytes", "--keep", "path:" + filepath.Join(dir, "b"), "--delete", "--dry-run", dir}, &stdout, &stderr)
+	}()
+	select {
+	case code := <-done:
+		if code != exitFound || !bytes.Contains(stdout.Bytes(), []byte("differs from the keeper's")) {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+		}
+	case <-time.After(20 * time.Second): // a hang guard, not a speed check
+		t.Fatal("dupes --delete --dry-run waits on the named pipe")
 	}
 }

@@ -77,6 +77,13 @@ const (
 	// SkipSidecarKept: the keeper has a sidecar of the kind, with other bytes: the copy's stays where
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
+	// SkipManaged: the copy lies in a program's store (Action.Store; ManagedBy), which owns it: it is
+	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
+	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
+	SkipManaged SkipReason = "managed-store"
+	// SkipKeeperManaged: Link: the keeper lies in a program's store (Action.Store): no file is
+	// hard-linked to a store's, which the program may delete or count as its own.
+	SkipKeeperManaged SkipReason = "keeper-managed"
 )
 
 // Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
@@ -88,6 +95,8 @@ type Action struct {
 	Keeper string `json:"keeper"`
 	// To is where a sidecar moved.
 	To string `json:"to,omitempty"`
+	// Store is the program's store that left the copy alone (SkipManaged, SkipKeeperManaged).
+	Store Store `json:"store,omitempty"`
 	// Files are the files a deletion removes (a shard set's index and shards).
 	Files []string `json:"files,omitempty"`
 	// Freed is what the action freed (or would): files with no other hard link.
@@ -137,7 +146,8 @@ func (r *ActReport) Outcome() canon.Outcome {
 var ErrActOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
-// group's keeper. Only bytes and content groups are acted on (renamed and structure groups hold
+// group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
+// never touched, nor is any file linked to a keeper there, or a sidecar moved next to it. Only bytes and content groups are acted on (renamed and structure groups hold
 // other bytes); Link only on bytes groups. Just before it acts on a copy, it checks again that the
 // keeper and the copy are as the scan saw them (size and modification time) and that the copy holds
 // the keeper's bytes (bytes groups) or tensors (content groups), reading both; a copy that fails is
@@ -146,7 +156,8 @@ var ErrActOptions = errors.New("act: give one of Delete and Link")
 // Deleting never loses what only a copy has: a copy's sidecar files move next to the keeper
 // (renamed to its stem) when the keeper has none of their kind; a copy whose sidecar differs from
 // the keeper's of its kind is left alone; the metadata keys the keeper lacks are reported
-// (Action.MetadataLost). A keeper, or any file of it, is never deleted or replaced.
+// (Action.MetadataLost). A keeper, or any file of it, is never deleted or replaced, nor is a sidecar
+// that is, links followed, one of the keeper's own (a copy that shares its stem lists it too).
 //
 // Each action is whole or not done: a link is made under a temporary name in the copy's folder,
 // checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
@@ -261,6 +272,16 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 	}
 	if source.IsRemote(m.Path) || source.IsRemote(k.Path) {
 		skip(SkipRemote)
+		return true
+	}
+	if s := managedOf(m); s != "" {
+		base.Store = s
+		skip(SkipManaged)
+		return true
+	}
+	if s := managedOf(k); s != "" && a.opt.Link {
+		base.Store = s
+		skip(SkipKeeperManaged)
 		return true
 	}
 	if !unchanged(k) {
@@ -439,7 +460,11 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 		return nil, true
 	}
 	var moves, later []lora.SidecarFile
+	own := keeperOwn(k)
 	for _, s := range lora.SidecarFiles(m.Path) {
+		if st, err := os.Stat(s.Path); err != nil || own[refOf(s.Path, st).key] {
+			continue // the keeper's own (one stem, or a link), or gone: it stays where it is
+		}
 		to := lora.SidecarPath(k.Path, s.Ending)
 		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
 			moves = append(moves, s)
@@ -450,6 +475,10 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 			return nil, false
 		}
 		later = append(later, s)
+	}
+	if st := managedOf(k); st != "" && len(moves) > 0 {
+		a.log(Action{Op: OpSkip, Level: g.Level, Path: m.Path, Keeper: k.Path, Reason: SkipManaged, Store: st, To: moves[0].Path})
+		return nil, false
 	}
 	for _, s := range moves {
 		act := Action{Op: OpMoveSidecar, Level: g.Level, Path: s.Path, Keeper: k.Path, To: lora.SidecarPath(k.Path, s.Ending)}
@@ -462,6 +491,23 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 		}
 	}
 	return later, true
+}
+
+// keeperOwn are the real files (links followed) of the keeper k and of every sidecar it has: a copy's
+// sidecar that is one of them (the copy shares the keeper's stem, a case-insensitive name, a link) is
+// the keeper's too, and is never moved or deleted.
+func keeperOwn(k *Member) map[fileKey]bool {
+	own := map[fileKey]bool{}
+	paths := append([]string{k.Path}, k.Files...)
+	for _, e := range lora.SidecarEndings {
+		paths = append(paths, lora.SidecarPath(k.Path, e))
+	}
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			own[refOf(p, st).key] = true
+		}
+	}
+	return own
 }
 
 // removeSidecar deletes a sidecar of a deleted copy that the keeper has too, byte for byte.
@@ -561,15 +607,11 @@ func moveFile(from, to string) error {
 	if errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	src, err := os.Open(from)
+	src, st, err := canon.OpenRegular(from, os.O_RDONLY)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return err
-	}
 	tmp := tempName(filepath.Dir(to), "move")
 	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
 	if err != nil {

@@ -89,12 +89,29 @@ var skipWords = map[SkipReason]string{
 	SkipSidecarKept:     "its sidecar differs from the keeper's",
 }
 
+// storeWords name a store in text.
+func storeWords(s Store) string {
+	switch s {
+	case StoreHuggingFace:
+		return "the Hugging Face cache"
+	case StoreOllama:
+		return "ollama"
+	}
+	return string(s)
+}
+
 // actLine is an action's verb and the rest of its line, names through esc.
 func actLine(r *ActReport, a Action, esc func(string) string) (string, string) {
 	verb := verbOf(r, a)
 	switch {
 	case a.Err != nil || a.Error != "":
 		return verb, fmt.Sprintf("%s: %s", esc(a.Path), esc(a.Error))
+	case a.Op == OpSkip && a.Reason == SkipManaged && a.To != "":
+		return verb, fmt.Sprintf("%s: its sidecar %s would have to move into the keeper's folder, managed by %s", esc(a.Path), esc(a.To), storeWords(a.Store))
+	case a.Op == OpSkip && a.Reason == SkipKeeperManaged:
+		return verb, fmt.Sprintf("%s: its keeper is managed by %s: not linked to it", esc(a.Path), storeWords(a.Store))
+	case a.Op == OpSkip && a.Reason == SkipManaged:
+		return verb, fmt.Sprintf("%s: managed by %s", esc(a.Path), storeWords(a.Store))
 	case a.Op == OpSkip && a.Reason == SkipSidecarKept:
 		return verb, fmt.Sprintf("%s: its sidecar %s differs from the keeper's", esc(a.Path), esc(a.To))
 	case a.Op == OpSkip:
@@ -157,8 +174,8 @@ func actSummary(r *ActReport) string {
 }
 
 // Deletable are the files deleting every copy Act would delete removes (a shard set's index and
-// shards), in the report's order: for `xargs rm`. Copies that are URLs or share files are never among
-// them.
+// shards), in the report's order: for `xargs rm`. Copies that are URLs, share files or lie in a
+// program's store (Member.Managed) are never among them.
 func (r *Report) Deletable() []string {
 	var out []string
 	a := &actor{opt: ActOptions{Delete: true}}
@@ -169,7 +186,7 @@ func (r *Report) Deletable() []string {
 		}
 		for _, m := range g.Members[1:] {
 			switch {
-			case source.IsRemote(m.Path):
+			case source.IsRemote(m.Path), m.Managed != "":
 			case len(m.Files) > 0:
 				out = append(out, m.Files...)
 			default:

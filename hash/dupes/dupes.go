@@ -142,6 +142,9 @@ type Member struct {
 	// IdenticalTo is the keeper's path when the member's header bytes are the keeper's: the two are
 	// the same file (a member of a content group only).
 	IdenticalTo string `json:"identical_to,omitempty"`
+	// Managed is the program whose store the model lies in (ManagedBy), "" for none: such a model is
+	// never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
+	Managed Store `json:"managed,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -294,6 +297,8 @@ type scanned struct {
 	// is one part of a model made of several (partOfModel). Neither is ever a copy to delete.
 	shared bool
 	part   bool
+	// managed is the store the model lies in (ManagedBy), "" for none.
+	managed Store
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -601,7 +606,7 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	for i, f := range g {
 		grp.Files[i] = f.path
 		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
-			Sidecars: f.sidecars}
+			Sidecars: f.sidecars, Managed: f.managed}
 		if f.sidecars == nil {
 			grp.Members[i].Sidecars = []lora.SidecarFile{}
 		}
@@ -655,6 +660,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
 		f.dev, f.ino, f.nlink = fileID(st)
+		f.managed = ManagedBy(path)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)

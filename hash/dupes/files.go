@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
 )
 
@@ -119,10 +120,37 @@ func (f *scanned) identity() string {
 
 // onlyOnce drops the models reached twice: the same file by hard or symbolic links, or a shard set
 // whose index and shards are all the same files as another's (two Hugging Face cache snapshots of
-// one revision). It keeps real paths over symbolic links, then the first in order, and says why the
-// others were left out (a path given twice is dropped without a word).
+// one revision). It keeps real paths over symbolic links, then the path with the most sidecar files
+// (of a hard-linked pair, the one in the library, with its records and previews, stands for the
+// pair), then the first in order, and says why the others were left out (a path given twice is
+// dropped without a word).
 func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
-	seen := map[string]string{}
+	sidecars := map[*scanned]int{}
+	count := func(f *scanned) int {
+		n, ok := sidecars[f]
+		if !ok && !f.set && !source.IsRemote(f.path) {
+			n = len(lora.SidecarFiles(f.path))
+			sidecars[f] = n
+		}
+		return n
+	}
+	best := map[string]*scanned{}
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		id := f.identity()
+		if id == "" {
+			continue
+		}
+		b, ok := best[id]
+		switch {
+		case !ok, b.symlink && !f.symlink:
+			best[id] = f
+		case b.symlink == f.symlink && filepath.Clean(b.path) != filepath.Clean(f.path) && count(f) > count(b):
+			best[id] = f
+		}
+	}
 	var live []*scanned
 	for pass := 0; pass < 2; pass++ {
 		for _, f := range files {
@@ -130,17 +158,15 @@ func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
 				continue
 			}
 			id := f.identity()
+			b := best[id]
 			switch {
-			case id != "" && seen[id] != "" && filepath.Clean(seen[id]) == filepath.Clean(f.path):
-			case id != "" && seen[id] != "" && f.set:
-				skip(f.path, "same model as "+seen[id]+" (the same files, through links)")
-			case id != "" && seen[id] != "":
-				skip(f.path, "same file as "+seen[id]+" (a link)")
-			default:
-				if id != "" {
-					seen[id] = f.path
-				}
+			case id == "" || b == f:
 				live = append(live, f)
+			case filepath.Clean(b.path) == filepath.Clean(f.path):
+			case f.set:
+				skip(f.path, "same model as "+b.path+" (the same files, through links)")
+			default:
+				skip(f.path, "same file as "+b.path+" (a link)")
 			}
 		}
 	}
@@ -199,7 +225,8 @@ func markShared(live []*scanned) []Note {
 }
 
 // freed is what deleting every model of g but the first would free: each real file once, and only
-// files that deleting frees (not URLs, not files with hard links elsewhere, not the first's).
+// files that deleting frees (not URLs, not files with hard links elsewhere, not the first's; nothing
+// of a model in a program's store, never deleted, nor of a symbolic link to a file).
 func freed(g []*scanned) int64 {
 	kept := map[fileKey]bool{}
 	for _, r := range g[0].realFiles() {
@@ -207,6 +234,9 @@ func freed(g []*scanned) int64 {
 	}
 	var n int64
 	for _, f := range g[1:] {
+		if f.managed != "" || (f.symlink && f.files == nil) {
+			continue
+		}
 		for _, r := range f.realFiles() {
 			if !kept[r.key] && r.nlink <= 1 {
 				kept[r.key] = true

@@ -84,7 +84,10 @@ func (c *collection) addMore() {
 		}
 	case op == 1: // a GGUF file: the same tensors, its tokenizer or template one of several
 		p := c.next("tok") + ".gguf"
-		mustWrite(t, p, ggufWith(ggufVariants[c.rng.IntN(len(ggufVariants))]...))
+		// a key llama.cpp reads that add's GGUF files (ggufFile) lack: no tok file is a content copy of
+		// one of them, which may be deleted for it losing only its descriptive general.name
+		kvs := append([]ggufw.KV{{Key: "llama.block_count", Val: ggufw.U32(4)}}, ggufVariants[c.rng.IntN(len(ggufVariants))]...)
+		mustWrite(t, p, ggufWith(kvs...))
 		add(p)
 	case op == 2: // a split GGUF model
 		paths := writeSplit(t, c.next("split"), "model", "gguf", splitGGUF(2+c.rng.IntN(2), "tiny", byte(c.rng.IntN(2))))

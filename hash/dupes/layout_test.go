@@ -212,6 +212,33 @@ type collection struct {
 	n       int
 	// more are models made of more than tensors or of several files (addMore).
 	more []string
+	// sidecars are the sidecar files made (their bytes are unique); stores the folders of programs'
+	// stores (Hugging Face cache repositories, ollama's models folder) and managed the scanned paths in
+	// them.
+	sidecars []string
+	stores   []string
+	managed  map[string]bool
+}
+
+// sidecar writes a sidecar with bytes no other file has at path, or a symbolic link at path to the
+// sidecar to, when to is not "".
+func (c *collection) sidecar(path, to string) {
+	if to != "" {
+		mustSymlink(c.t, to, path)
+		return
+	}
+	c.n++
+	mustWrite(c.t, path, []byte(fmt.Sprintf(`{"id": %d}`, c.n)))
+	c.sidecars = append(c.sidecars, path)
+}
+
+// copySidecars gives the model copy the sidecars of from, byte for byte.
+func (c *collection) copySidecars(from, copy string) {
+	for _, e := range []string{".civitai.info", ".preview.png"} {
+		if b, err := os.ReadFile(strings.TrimSuffix(from, filepath.Ext(from)) + e); err == nil {
+			mustWrite(c.t, strings.TrimSuffix(copy, filepath.Ext(copy))+e, b)
+		}
+	}
 }
 
 func (c *collection) next(kind string) string {
@@ -224,17 +251,26 @@ func (c *collection) pick(from []string) string { return from[c.rng.IntN(len(fro
 // add makes one random addition to the collection.
 func (c *collection) add() {
 	t := c.t
-	switch op := c.rng.IntN(11); {
-	case op == 0 || len(c.plain) == 0: // a file
+	switch op := c.rng.IntN(16); {
+	case op == 0 || len(c.plain) == 0: // a file, with a sidecar or not
 		p := c.next("plain") + ".safetensors"
 		mustWrite(t, p, loraFile(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build())
+		if c.rng.IntN(3) == 0 {
+			c.sidecar(strings.TrimSuffix(p, ".safetensors")+[]string{".civitai.info", ".preview.png"}[c.rng.IntN(2)], "")
+		}
 		c.plain = append(c.plain, p)
 		c.scanned = append(c.scanned, p)
-	case op == 1: // a byte copy of a file
+	case op == 1: // a byte copy of a file, with its sidecars, others or none
 		from := c.pick(c.plain)
 		b, _ := os.ReadFile(from)
 		p := c.next("copy") + ".safetensors"
 		mustWrite(t, p, b)
+		switch c.rng.IntN(3) {
+		case 0:
+			c.copySidecars(from, p)
+		case 1:
+			c.sidecar(strings.TrimSuffix(p, ".safetensors")+".civitai.info", "")
+		}
 		c.plain = append(c.plain, p)
 		c.scanned = append(c.scanned, p)
 		c.copies = append(c.copies, [2]string{from, p})
@@ -308,6 +344,69 @@ func (c *collection) add() {
 			c.plain = append(c.plain, p)
 			c.scanned = append(c.scanned, p)
 		}
+	case op == 11: // copies that share a stem, so a sidecar: another case of the extension, or an
+		// extensionless GGUF beside a .gguf
+		stem := c.next("stem")
+		if c.rng.IntN(2) == 0 {
+			b := loraFile(int64(c.rng.IntN(3)), "stem").Build()
+			mustWrite(t, stem+".safetensors", b)
+			mustWrite(t, stem+".SAFETENSORS", b)
+			c.sidecar(stem+".civitai.info", "")
+			c.scanned = append(c.scanned, stem+".safetensors", stem+".SAFETENSORS")
+			c.copies = append(c.copies, [2]string{stem + ".safetensors", stem + ".SAFETENSORS"})
+			return
+		}
+		b := ggufFile(fmt.Sprint(c.rng.IntN(2)))
+		mustWrite(t, stem+".gguf", b)
+		mustWrite(t, stem, b)
+		c.sidecar(stem+".json", "")
+		c.scanned = append(c.scanned, stem+".gguf", stem)
+		c.copies = append(c.copies, [2]string{stem + ".gguf", stem})
+	case op == 12: // two copies, the sidecar of one a link to the other's
+		a, b := c.next("slink"), c.next("slink")
+		data := loraFile(int64(c.rng.IntN(3)), "slink").Build()
+		mustWrite(t, a+".safetensors", data)
+		mustWrite(t, b+".safetensors", data)
+		c.sidecar(b+".civitai.info", "")
+		c.sidecar(a+".civitai.info", b+".civitai.info")
+		c.scanned = append(c.scanned, a+".safetensors", b+".safetensors")
+		c.plain = append(c.plain, a+".safetensors", b+".safetensors")
+		c.copies = append(c.copies, [2]string{a + ".safetensors", b + ".safetensors"})
+	case op == 13: // a file in a Hugging Face cache repository (a snapshot link to a blob), a copy of
+		// a file or not, the blob scanned too or not
+		hub := c.next("hub")
+		from := c.pick(c.plain)
+		b, _ := os.ReadFile(from)
+		snap := hfRepo(t, hub, fmt.Sprintf("org/r%d", c.n), "x.safetensors", b)
+		c.stores = append(c.stores, filepath.Join(hub, fmt.Sprintf("models--org--r%d", c.n)))
+		c.scanned = append(c.scanned, snap)
+		c.managed[snap] = true
+		if c.rng.IntN(3) == 0 {
+			blob, _ := filepath.EvalSymlinks(snap)
+			c.scanned = append(c.scanned, blob)
+			c.managed[blob] = true
+		}
+	case op == 14: // a GGUF in ollama's blobs and a copy of it in the user's folder
+		models := filepath.Join(c.next("ollama"), "models")
+		b := ggufFile(fmt.Sprint(c.rng.IntN(2)))
+		blob := ollamaBlob(t, models, b)
+		p := c.next("user") + ".gguf"
+		mustWrite(t, p, b)
+		c.stores = append(c.stores, models)
+		c.managed[blob] = true
+		c.scanned = append(c.scanned, blob, p)
+		c.copies = append(c.copies, [2]string{blob, p})
+	case op == 15: // a hard-linked pair, the sidecars on one path, and a copy of it
+		lib, bare, cp := c.next("lib")+".safetensors", c.next("bare")+".safetensors", c.next("copy")+".safetensors"
+		b := loraFile(int64(c.rng.IntN(3)), "pair").Build()
+		mustWrite(t, lib, b)
+		mustWrite(t, cp, b)
+		c.sidecar(strings.TrimSuffix(lib, ".safetensors")+".civitai.info", "")
+		if err := os.Link(lib, bare); err != nil {
+			t.Fatal(err)
+		}
+		c.scanned = append(c.scanned, bare, lib, cp)
+		c.copies = append(c.copies, [2]string{lib, cp})
 	default: // a hard link to a shard, on its own
 		if len(c.sets) == 0 {
 			return
@@ -400,15 +499,18 @@ func bytesOf(t *testing.T, path string) []byte {
 	return out
 }
 
-// TestDupesNeverDeleteTheLastCopy builds random collections (files, hard and symbolic links, sets,
-// Hugging Face caches whose revisions share blobs, second indexes of one set, shards on their own,
-// copies of all of these; and addMore's models without tensors, GGUF files that differ in their
-// tokenizer or template, split GGUF models and sets without an index, whole or in part) and checks
-// every group Find reports: deleting every model of a bytes or content group but the first, with its
-// shards, deletes no file of the first nor any file another scanned model needs (a path to the very
-// same files aside); Reclaimable is exactly what that deletion frees, each real file once; independent
-// copies are still found; after --delete and --link every model of addMore still has a complete copy,
-// byte for byte (checkSurvivors).
+// TestDupesNeverDeleteTheLastCopy builds random collections (files with sidecars or none, hard and
+// symbolic links, sets, Hugging Face caches whose revisions share blobs, second indexes of one set,
+// shards on their own, copies of all of these; copies that share a stem and so a sidecar, a sidecar
+// that links to a copy's, Hugging Face cache repositories and ollama's blobs with copies outside,
+// hard-linked pairs with the sidecars on one path; and addMore's models without tensors, GGUF files that
+// differ in their tokenizer or template, split GGUF models and sets without an index, whole or in part)
+// and checks every group Find reports: deleting every model of a bytes or content group but the first,
+// with its shards (never a store's, and a symbolic link frees nothing), deletes no file of the first nor
+// any file another scanned model needs (a path to the very same files aside); Reclaimable is exactly
+// what that deletion frees, each real file once; independent copies are still found. After --delete and
+// after --link, every sidecar's bytes are still in some file, every path of a store is as it was, its
+// links resolving, and every model of addMore still has a complete copy, byte for byte (checkSurvivors).
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -460,6 +562,9 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				}
 				deleted := map[realFile]bool{}
 				for _, f := range g.Members[1:] {
+					if c.managed[f.Path] || isLink(f.Path) { // never deleted; deleting a link frees nothing
+						continue
+					}
 					for rf := range files[f.Path] {
 						deleted[rf] = true
 					}
@@ -532,9 +637,15 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	}
 }
 
+// isLink reports whether path is a symbolic link to a model in one file.
+func isLink(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode()&os.ModeSymlink != 0 && !strings.HasSuffix(path, ".safetensors.index.json")
+}
+
 // newCollection makes the random collection of seed.
 func newCollection(t *testing.T, seed uint64) *collection {
-	c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0))}
+	c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0)), managed: map[string]bool{}}
 	for i := 0; i < 12+c.rng.IntN(10); i++ {
 		c.add()
 	}
@@ -595,10 +706,12 @@ func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[
 	for _, p := range c.scanned {
 		models[p] = bytesOf(t, p)
 	}
+	kept := keptState(t, c)
 	r, err := Act(t.Context(), rep, ActOptions{Delete: true})
 	if err != nil || r.Failed > 0 || r.Interrupted {
 		t.Fatalf("act: %v, %+v", err, r)
 	}
+	kept.check(t, c, "--delete")
 	keeperFiles := map[realFile]bool{}
 	keeperOf := map[string]*Group{}
 	acted := &actor{opt: ActOptions{Delete: true}}
@@ -651,6 +764,86 @@ func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[
 	}
 }
 
+// kept is what must outlast --delete and --link: the bytes of every sidecar, in some file, and every
+// path of a program's store as it was. (What becomes of models checkDelete and checkLink say.)
+type kept struct {
+	contents map[[32]byte]string
+	stores   map[string]storeEntry
+}
+
+// storeEntry is a path in a store as Lstat sees it: its file, type and link target.
+type storeEntry struct {
+	ino    uint64
+	mode   os.FileMode
+	target string
+}
+
+// contentsUnder are the bytes of every regular file under dir, by their SHA-256, with a path.
+func contentsUnder(t *testing.T, dir string) map[[32]byte]string {
+	out := map[[32]byte]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[sha256.Sum256(b)] = p
+		}
+		return nil
+	})
+	return out
+}
+
+func keptState(t *testing.T, c *collection) kept {
+	k := kept{contents: map[[32]byte]string{}, stores: map[string]storeEntry{}}
+	for _, p := range c.sidecars {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.contents[sha256.Sum256(b)] = p
+	}
+	for _, s := range c.stores {
+		filepath.WalkDir(s, func(p string, d os.DirEntry, err error) error {
+			var st syscall.Stat_t
+			if err != nil || syscall.Lstat(p, &st) != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			target, _ := os.Readlink(p)
+			k.stores[p] = storeEntry{uint64(st.Ino), d.Type(), target}
+			return nil
+		})
+	}
+	return k
+}
+
+// check says what of k did not outlast what (--delete, --link): bytes no file holds any more, a
+// store's path gone, replaced or linked, or a store's link that no longer resolves.
+func (k kept) check(t *testing.T, c *collection, what string) {
+	t.Helper()
+	now := contentsUnder(t, c.dir)
+	for sum, p := range k.contents {
+		if _, ok := now[sum]; !ok {
+			t.Errorf("%s: the bytes of %s are gone", what, p)
+		}
+	}
+	for p, e := range k.stores {
+		var st syscall.Stat_t
+		target, _ := os.Readlink(p)
+		switch {
+		case syscall.Lstat(p, &st) != nil:
+			t.Errorf("%s: %s (a store's) went", what, p)
+		case uint64(st.Ino) != e.ino || target != e.target:
+			t.Errorf("%s: %s (a store's) replaced", what, p)
+		case e.mode.IsRegular() && st.Nlink != 1:
+			t.Errorf("%s: %s (a store's) linked", what, p)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %s (a store's) no longer resolves: %v", what, p, err)
+		}
+	}
+}
+
 // stillThere reports whether the real file rf is still one of the files of the set at index.
 func stillThere(rf realFile, index string) bool {
 	for _, q := range []string{index, filepath.Join(filepath.Dir(index), setShard1), filepath.Join(filepath.Dir(index), setShard2)} {
@@ -679,10 +872,12 @@ func checkLink(t *testing.T, c *collection, rep *Report) {
 			keepers[g.Keeper] = uint64(st.Ino)
 		}
 	}
+	kept := keptState(t, c)
 	r, err := Act(t.Context(), rep, ActOptions{Link: true})
 	if err != nil || r.Failed > 0 {
 		t.Fatalf("act: %v, %+v", err, r)
 	}
+	kept.check(t, c, "--link")
 	for _, p := range c.scanned {
 		if !bytes.Equal(bytesOf(t, p), before[p]) {
 			t.Errorf("--link changed the bytes of %s", p)

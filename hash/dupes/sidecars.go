@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
 )
 
@@ -62,26 +63,19 @@ func sidecarDifferences(ctx context.Context, keeper, member []lora.SidecarFile) 
 }
 
 // sameBytes reports whether the files a and b hold the same bytes (the same file does). It reads them
-// side by side and stops at the first difference.
+// side by side and stops at the first difference. Only regular files are opened, never blocking (a
+// FIFO put at either path is an error, not a wait: canon.OpenRegular).
 func sameBytes(ctx context.Context, a, b string) (bool, error) {
-	fa, err := os.Open(a)
+	fa, sa, err := canon.OpenRegular(a, os.O_RDONLY)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, sb, err := canon.OpenRegular(b, os.O_RDONLY)
 	if err != nil {
 		return false, err
 	}
 	defer fb.Close()
-	sa, err := fa.Stat()
-	if err != nil {
-		return false, err
-	}
-	sb, err := fb.Stat()
-	if err != nil {
-		return false, err
-	}
 	if os.SameFile(sa, sb) {
 		return true, nil
 	}

@@ -178,13 +178,16 @@ func describe(g Group, i int, full bool, esc func(string) string) string {
 	if d != nil && d.Renamed != nil {
 		return renamedWords(d.Renamed, full, esc)
 	}
+	if m.Managed != "" && g.Keeper != "" {
+		what = append(what, "left alone: managed by "+storeWords(m.Managed))
+	}
 	switch {
 	case m.IdenticalTo != "":
 		what = append(what, "identical to "+esc(m.IdenticalTo))
 	case d == nil || (d.Empty() && g.Level == LevelBytes):
-		return ""
+		return strings.Join(what, "; ")
 	case d.Empty():
-		return "same metadata; header bytes differ"
+		return strings.Join(append(what, "same metadata; header bytes differ"), "; ")
 	}
 	var keys []string
 	for _, k := range d.Metadata.Added {
