@@ -42,20 +42,38 @@ const (
 var Categories = []Category{CategoryAdded, CategoryRemoved, CategoryRenamed, CategoryDType, CategoryShape,
 	CategoryData, CategoryValues, CategoryMetadata, CategoryVerdict, CategoryNaN}
 
-// ParseCategories reads a list of category names (as `--fail-on` takes them, e.g. "shape,dtype,nan");
-// an unknown name is an error that lists the known ones.
+// ParseCategories reads a list of category names, as `--fail-on` takes them (each may hold several
+// separated by commas: "shape,dtype,nan"), into the categories that make the outcome Found (Options.FailOn). The named
+// categories, or every one when none is named, and always CategoryVerdict: a model that strict
+// readers reject is never what was shipped, whatever a gate allows. A name prefixed with "-" leaves
+// that category out ("shape,-verdict": shape alone; "-metadata": every category but metadata). No
+// name at all gives nil (every category). An unknown name is an error that lists the known ones.
 func ParseCategories(names []string) ([]Category, error) {
-	out := make([]Category, 0, len(names))
-	for _, n := range names {
-		c := Category(strings.TrimSpace(n))
+	if len(names) == 0 {
+		return nil, nil
+	}
+	named, without := map[Category]bool{}, map[Category]bool{}
+	for _, n := range strings.Split(strings.Join(names, ","), ",") {
+		name, minus := strings.CutPrefix(strings.TrimSpace(n), "-")
+		c := Category(name)
 		if !known(c) {
 			list := make([]string, len(Categories))
 			for i, k := range Categories {
 				list[i] = string(k)
 			}
-			return nil, fmt.Errorf("unknown category %q (known: %s)", n, strings.Join(list, ", "))
+			return nil, fmt.Errorf("unknown category %q (known: %s; -NAME leaves one out)", n, strings.Join(list, ", "))
 		}
-		out = append(out, c)
+		if minus {
+			without[c] = true
+		} else {
+			named[c] = true
+		}
+	}
+	out := make([]Category, 0, len(Categories))
+	for _, c := range Categories {
+		if (len(named) == 0 || named[c] || c == CategoryVerdict) && !without[c] {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }

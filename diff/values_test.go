@@ -205,6 +205,39 @@ func TestFailOnEveryCategory(t *testing.T) {
 	}
 }
 
+// TestParseCategoriesKeepsVerdict: a gate that names categories still fails on a changed verdict
+// (a model strict readers reject is never what was shipped) unless the list leaves it out with
+// -verdict; -NAME leaves any category out.
+func TestParseCategoriesKeepsVerdict(t *testing.T) {
+	but := func(x Category) []Category {
+		return slices.DeleteFunc(slices.Clone(Categories), func(c Category) bool { return c == x })
+	}
+	for _, c := range []struct {
+		names []string
+		want  []Category
+	}{
+		{nil, nil},
+		{[]string{"shape,dtype,nan"}, []Category{CategoryDType, CategoryShape, CategoryVerdict, CategoryNaN}},
+		{[]string{"values"}, []Category{CategoryValues, CategoryVerdict}},
+		{[]string{"shape", "-verdict"}, []Category{CategoryShape}},
+		{[]string{"shape,-verdict"}, []Category{CategoryShape}},
+		{[]string{"-metadata"}, but(CategoryMetadata)},
+		{[]string{"-verdict"}, but(CategoryVerdict)},
+	} {
+		got, err := ParseCategories(c.names)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, %v; want %v", c.names, got, err, c.want)
+		}
+	}
+	// A NUL-padded copy fails a gate on shapes, dtypes and NaN.
+	base := categoryCases()[0].a
+	oa, ob := openPair(t, base.Build(), base.NulPadded(), nil)
+	failOn, _ := ParseCategories([]string{"shape,dtype,nan"})
+	if r, err := Models(t.Context(), oa, ob, Options{FailOn: failOn}); err != nil || r.Outcome() != canon.Found {
+		t.Errorf("valid → NUL-padded, fail on shape,dtype,nan: %v", err)
+	}
+}
+
 // TestTolerance: numpy.isclose's rules decide "equal within tolerance" (≤, rtol scaled by the new
 // side, NaN only with EqualNaN, infinities equal only to themselves); a tensor within it is listed
 // with its values but is no difference.
