@@ -22,13 +22,13 @@ const (
 	// CategoryDType, CategoryShape: a tensor's dtype or shape changed.
 	CategoryDType Category = "dtype"
 	CategoryShape Category = "shape"
-	// CategoryData: the bytes of a tensor of one dtype and shape differ (or only its byte size changed);
-	// a tensor equal within the tolerance does not count.
+	// CategoryData: the bytes of a tensor of one dtype and shape differ (or only its byte size changed),
+	// or could not be read (TensorReport.NotCompared); a tensor equal within the tolerance does not count.
 	CategoryData Category = "data"
 	// CategoryValues: a tensor compared by value is not equal within the tolerance (without one: its
 	// values differ), and across dtypes, the new side is not just the rounding of the old one. A
 	// tensor whose bytes differ but that could not be compared by value (a snapshot side, a remote
-	// one) counts too.
+	// one) counts too, and so does a tensor not compared (TensorReport.NotCompared).
 	CategoryValues Category = "values"
 	// CategoryMetadata: a metadata key was added, removed or changed.
 	CategoryMetadata Category = "metadata"

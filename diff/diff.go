@@ -223,11 +223,21 @@ type TensorReport struct {
 	Changed   []Change `json:"changed"`
 	Renamed   []Rename `json:"renamed"`
 	Unchanged int      `json:"unchanged"`
+	// NotCompared are tensors on both sides, of the same dtype and shape, whose bytes could not be
+	// read (Reason NotReadBytesMissing: they lie past the end of a truncated file): neither changed
+	// nor unchanged, they count in CategoryData and CategoryValues. In name order.
+	NotCompared []NotCompared `json:"not_compared"`
 	// Groups fold changes that happened the same way to many tensors, for display.
 	Groups []Group `json:"groups"`
 	// Moved are tensors on both sides, in other files of their shard sets (see Move); in name order,
 	// absent when none moved.
 	Moved []Move `json:"moved,omitempty"`
+}
+
+// NotCompared is a tensor whose bytes could not be read, and why.
+type NotCompared struct {
+	Name   string  `json:"name"`
+	Reason NotRead `json:"reason"`
 }
 
 // MetadataReport holds the metadata differences, in key order.
@@ -259,7 +269,7 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		tol := opt.Tolerance
 		r.Tolerance = &tol
 	}
-	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}
+	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, NotCompared: []NotCompared{}, Groups: []Group{}}
 	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
 	r.Notes = []Note{}
 	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
@@ -316,6 +326,9 @@ func categories(r *Report) []Category {
 	t, m := &r.Tensors, &r.Metadata
 	has := map[Category]bool{CategoryAdded: len(t.Added) > 0, CategoryRemoved: len(t.Removed) > 0, CategoryRenamed: len(t.Renamed) > 0,
 		CategoryMetadata: len(m.Added)+len(m.Removed)+len(m.Changed) > 0, CategoryVerdict: r.Verdict.Changed}
+	if len(t.NotCompared) > 0 { // bytes that could not be read may hold any change: a gate on them must not pass
+		has[CategoryData], has[CategoryValues] = true, true
+	}
 	for i := range t.Changed {
 		changeCategories(&t.Changed[i], r.Tolerance != nil, has)
 	}
@@ -534,6 +547,10 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		} else if digests && len(fields) == 0 && a.Digests[i] != b.Digests[j] {
 			fields = append(fields, "data")
 		}
+		if len(fields) == 0 && read.unread(k) {
+			r.Tensors.NotCompared = push(r.Tensors.NotCompared, NotCompared{Name: ta.Name, Reason: NotReadBytesMissing})
+			continue
+		}
 		if len(fields) == 0 {
 			r.Tensors.Unchanged++
 			continue
@@ -557,6 +574,7 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 	slices.SortFunc(r.Tensors.Added, byName)
 	slices.SortFunc(r.Tensors.Removed, byName)
 	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(r.Tensors.NotCompared, func(x, y NotCompared) int { return strings.Compare(x.Name, y.Name) })
 	slices.SortFunc(r.Tensors.Renamed, func(x, y Rename) int { return strings.Compare(x.From, y.From) })
 	r.Tensors.Groups = groupChanges(&r.Tensors, r.Tolerance != nil)
 }

@@ -75,7 +75,7 @@ type Note struct {
 	Message string `json:"message"`
 }
 
-// NotRead is why Models read no tensor byte.
+// NotRead is why Models read no tensor byte (Note.Reason), or none of one tensor (NotCompared.Reason).
 type NotRead string
 
 // Reasons for not reading tensor bytes.
@@ -84,6 +84,9 @@ const (
 	NotReadHeaderOnly NotRead = "header-only"
 	// NotReadRemote: a model is remote, and Options.Content (--content) was not given.
 	NotReadRemote NotRead = "remote"
+	// NotReadBytesMissing: a tensor's bytes lie past the end of its file (a truncated download);
+	// TensorReport.NotCompared gives it as a tensor's reason.
+	NotReadBytesMissing NotRead = "bytes-missing"
 )
 
 // IsLayout reports whether a note is about how the same model is laid out on disk.

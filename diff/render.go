@@ -380,7 +380,7 @@ func Summary(r *Report) string {
 		if within > 0 {
 			changed = fmt.Sprintf("changed (%d within tolerance)", within)
 		}
-		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), changed, len(t.Renamed), "renamed", t.Unchanged, "unchanged"))
+		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), changed, len(t.Renamed), "renamed", len(t.NotCompared), "not compared", t.Unchanged, "unchanged"))
 	}
 	if r.MetadataCompared {
 		parts = append(parts, "metadata: "+count(len(m.Removed), "removed", len(m.Added), "added", len(m.Changed), "changed", m.Unchanged, "unchanged"))

@@ -378,3 +378,29 @@ func TestValueGolden(t *testing.T) {
 		golden(t, c.golden+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
 	}
 }
+
+// TestUnreadIsNotUnchanged: a tensor whose bytes lie past the end of a truncated file is not
+// compared, never unchanged, and a gate on values or data fails on it (a, b against a, b×100 cut
+// short by 8 bytes).
+func TestUnreadIsNotUnchanged(t *testing.T) {
+	old := stfile.File{Tensors: []stfile.Tensor{f32t("a", []uint64{2}, 1, 2), f32t("b", []uint64{4}, 1, 2, 3, 4)}}
+	cut := stfile.File{Tensors: []stfile.Tensor{f32t("a", []uint64{2}, 1, 2), f32t("b", []uint64{4}, 100, 200, 300, 400)}}.Build()
+	cut = cut[:len(cut)-8]
+	for _, failOn := range [][]Category{{CategoryValues}, {CategoryData}} {
+		oa, ob := openPair(t, old.Build(), cut, nil)
+		r, err := Models(t.Context(), oa, ob, Options{FailOn: failOn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []NotCompared{{Name: "b", Reason: NotReadBytesMissing}}
+		if r.Tensors.Unchanged != 1 || !slices.Equal(r.Tensors.NotCompared, want) || len(r.Tensors.Changed) != 0 {
+			t.Errorf("unchanged %d, not compared %v, changed %v", r.Tensors.Unchanged, r.Tensors.NotCompared, r.Tensors.Changed)
+		}
+		if r.Outcome() != canon.Found || r.Identical {
+			t.Errorf("fail on %v: outcome %v, identical %v", failOn, r.Outcome(), r.Identical)
+		}
+		if s := Summary(r); !strings.Contains(s, "tensors: 1 not compared, 1 unchanged") {
+			t.Errorf("summary %q", s)
+		}
+	}
+}

@@ -129,6 +129,14 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.ReplaceAll(string(b), args[1], args[2])), 0o644))
 			},
+			// cut NAME N: cut the last N bytes off a file (a truncated download)
+			"cut": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.ParseInt(args[1], 10, 64)
+				ts.Check(err)
+				fi, err := os.Stat(ts.MkAbs(args[0]))
+				ts.Check(err)
+				ts.Check(os.Truncate(ts.MkAbs(args[0]), fi.Size()-n))
+			},
 			// chmod0 NAME: make a file unreadable
 			"chmod0": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Check(os.Chmod(ts.MkAbs(args[0]), 0))
