@@ -289,9 +289,8 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
 	}
 	r.settle()
-	// Equal tensors and metadata can still be laid out differently: say how (the verdict may differ).
-	sameModels := len(r.Tensors.Changed) == 0 && (len(r.Categories) == 0 || slices.Equal(r.Categories, []Category{CategoryVerdict}))
-	if sameModels && !opt.MetadataOnly && !a.Snapshot && !b.Snapshot {
+	// How the models are laid out on disk, whatever else differs.
+	if !opt.MetadataOnly && !a.Snapshot && !b.Snapshot {
 		layoutNotes(r, a.Model, b.Model, m.matched)
 	}
 	if (a.Snapshot || b.Snapshot) && r.ContentCompared {
@@ -835,8 +834,10 @@ func sortChanges(cs []MetaChange) {
 	sort.Slice(cs, func(x, y int) bool { return cs[x].Key < cs[y].Key })
 }
 
-// layoutNotes says how two models with equal tensors and metadata still differ on disk. matched pairs
-// the tensors' indices on both sides.
+// layoutNotes says how two models differ on disk, each note whatever else differs: the tensors on
+// both sides (matched pairs their indices) listed in another order, metadata keys on both sides in
+// another order, and, when the headers hold the same tensors and metadata (else a header's length
+// and the offsets follow from what changed), the header length and the offsets.
 func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 	if len(a.Shards) != len(b.Shards) {
 		files := func(m *canon.Model) string {
@@ -848,29 +849,72 @@ func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteSharding, Old: files(a), New: files(b)}))
 		return // offsets and header sizes of a file and a set do not compare
 	}
-	if a.HeaderLen != b.HeaderLen {
+	sameTensors := sameTensorList(a, b)
+	if a.HeaderLen != b.HeaderLen && sameTensors && sameMetadata(a, b) {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteHeaderSize, Old: strconv.FormatUint(a.HeaderLen, 10), New: strconv.FormatUint(b.HeaderLen, 10)}))
 	}
-	reordered, moved := false, false
-	for _, p := range matched {
-		reordered = reordered || p[0] != p[1]
+	reordered, moved, last := false, false, -1
+	for _, p := range matched { // in a's order: b's indices rise unless the order changed
+		reordered = reordered || p[1] < last
+		last = p[1]
 		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
 	}
 	if reordered {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteTensorOrder}))
 	}
-	if moved {
+	if moved && sameTensors {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteOffsets}))
 	}
-	if metaOrder(a) != metaOrder(b) {
+	if metaOrder(a, b) != metaOrder(b, a) {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeyOrder}))
 	}
 }
 
-func metaOrder(m *canon.Model) string {
+// sameTensorList reports whether two models hold the same tensors (names, dtypes, shapes and byte
+// sizes), in whatever order.
+func sameTensorList(a, b *canon.Model) bool {
+	if len(a.Tensors) != len(b.Tensors) {
+		return false
+	}
+	inB := canon.NewNameIndex(b.Tensors)
+	for i := range a.Tensors {
+		ta := &a.Tensors[i]
+		j, ok := inB.Find(ta.Name)
+		if !ok || b.Tensors[j].DType != ta.DType || !equalShape(b.Tensors[j].Shape, ta.Shape) || b.Tensors[j].Len() != ta.Len() {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMetadata reports whether two models hold the same metadata keys, values and types, in
+// whatever order.
+func sameMetadata(a, b *canon.Model) bool {
+	if len(a.Metadata) != len(b.Metadata) {
+		return false
+	}
+	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
+	for i := range b.Metadata {
+		inB[b.Metadata[i].Key] = &b.Metadata[i]
+	}
+	for i := range a.Metadata {
+		e, ok := inB[a.Metadata[i].Key]
+		if !ok || e.Value != a.Metadata[i].Value || e.Type != a.Metadata[i].Type {
+			return false
+		}
+	}
+	return true
+}
+
+// metaOrder is the keys of m that other holds too, writer bookkeeping left out, in m's order.
+func metaOrder(m, other *canon.Model) string {
+	in := make(map[string]bool, len(other.Metadata))
+	for i := range other.Metadata {
+		in[other.Metadata[i].Key] = true
+	}
 	var b bytes.Buffer
 	for _, e := range m.Metadata {
-		if matchAny(lora.BookkeepingKeys, e.Key) {
+		if matchAny(lora.BookkeepingKeys, e.Key) || !in[e.Key] {
 			continue
 		}
 		b.WriteString(e.Key)

@@ -155,8 +155,8 @@ func countIs(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s are"
 }
 
-// LayoutCodes lists the layout notes of a report: how two models with the same tensors and metadata
-// differ on disk.
+// LayoutCodes lists the layout notes of a report: how two models differ on disk, whatever else
+// differs.
 func (r *Report) LayoutCodes() []NoteCode {
 	var out []NoteCode
 	for _, n := range r.Notes {

@@ -404,3 +404,44 @@ func TestUnreadIsNotUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutNotesWhateverElseDiffers: a layout note says how the files are laid out whatever else
+// differs (metadata, values, the verdict), and other differences never pass for layout: a tensor or
+// key added in front is no reordering, a header grown by a metadata change no formatting.
+func TestLayoutNotesWhateverElseDiffers(t *testing.T) {
+	base := func() stfile.File {
+		return stfile.File{Metadata: []stfile.KV{{Key: "k1", Value: "1"}, {Key: "k2", Value: "2"}},
+			Tensors: []stfile.Tensor{f32t("x", []uint64{2}, 1, 2), f32t("y", []uint64{2}, 3, 4)}}
+	}
+	edit := func(fs ...func(*stfile.File)) stfile.File {
+		m := base()
+		for _, f := range fs {
+			f(&m)
+		}
+		return m
+	}
+	reorder := func(m *stfile.File) { m.Tensors[0], m.Tensors[1] = m.Tensors[1], m.Tensors[0] }
+	swapKeys := func(m *stfile.File) { m.Metadata[0], m.Metadata[1] = m.Metadata[1], m.Metadata[0] }
+	for _, c := range []struct {
+		name string
+		b    stfile.File
+		want []NoteCode
+	}{
+		{"reordered", edit(reorder), []NoteCode{NoteTensorOrder, NoteOffsets}},
+		{"reordered, metadata changed", edit(reorder, func(m *stfile.File) { m.Metadata[0].Value = "one" }), []NoteCode{NoteTensorOrder, NoteOffsets}},
+		{"reordered, values changed", edit(reorder, func(m *stfile.File) { m.Tensors[0] = f32t("y", []uint64{2}, 3, 5) }), []NoteCode{NoteTensorOrder, NoteOffsets}},
+		{"keys swapped, tensor added", edit(swapKeys, func(m *stfile.File) { m.Tensors = append(m.Tensors, f32t("z", []uint64{1}, 0)) }), []NoteCode{NoteKeyOrder}},
+		{"tensor added in front", edit(func(m *stfile.File) { m.Tensors = append([]stfile.Tensor{f32t("a", []uint64{1}, 0)}, m.Tensors...) }), nil},
+		{"key added in front", edit(func(m *stfile.File) { m.Metadata = append([]stfile.KV{{Key: "k0", Value: "0"}}, m.Metadata...) }), nil},
+	} {
+		r := byValue(t, base(), c.b, Options{})
+		if got := r.LayoutCodes(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: layout notes %v, want %v", c.name, got, c.want)
+		}
+	}
+	oa, ob := openPair(t, base().Build(), edit(reorder, swapKeys).NulPadded(), nil)
+	r, err := Models(t.Context(), oa, ob, Options{})
+	if err != nil || !r.Verdict.Changed || !slices.Contains(r.LayoutCodes(), NoteTensorOrder) || !slices.Contains(r.LayoutCodes(), NoteKeyOrder) {
+		t.Errorf("reordered and NUL-padded: %v, %v", r.LayoutCodes(), err)
+	}
+}
