@@ -124,10 +124,12 @@ func changeCategories(c *Change, tolerance bool, has map[Category]bool) {
 	}
 }
 
-// valuesMoved reports whether a comparison by value counts as changed values: not equal within the
-// tolerance, and not an exact rounding across dtypes.
+// valuesMoved reports whether a comparison by value counts as changed values: not all equal (a NaN
+// equals a NaN, −0 equals +0), not equal within the tolerance, and not an exact rounding across dtypes.
 func valuesMoved(d *values.Diff, tolerance bool) bool {
 	switch {
+	case d.Differing == 0 && d.NaNA == d.NaNB && d.InfA == d.InfB:
+		return false
 	case tolerance && d.WithinTolerance:
 		return false
 	case d.ExactRounding != nil && *d.ExactRounding:

@@ -92,6 +92,38 @@ type Change struct {
 	// digest and both sides have a summary (a snapshot side: note scope.snapshot): derived from the
 	// summaries, not element by element.
 	Summary *SummaryChange `json:"summary,omitempty"`
+	// ValuesEqual, when set, says why the bytes of a tensor of one dtype differ while its values
+	// (compared by value) are all equal: such a change counts in CategoryData, not CategoryValues.
+	ValuesEqual EqualValues `json:"values_equal,omitempty"`
+}
+
+// EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
+// scripts; the README lists them.
+type EqualValues string
+
+// Reasons for bytes that differ with equal values.
+const (
+	// EqualSignOfZero: a float tensor without NaN: only the signs of zeros differ (−0.0 against +0.0).
+	EqualSignOfZero EqualValues = "sign-of-zero"
+	// EqualNaNPayload: NaN on both sides in the same places, with other bits (and perhaps zeros of
+	// another sign).
+	EqualNaNPayload EqualValues = "nan-payload"
+	// EqualEncoding: a dtype that is no float (BOOL: another non-zero byte) encodes equal values otherwise.
+	EqualEncoding EqualValues = "encoding"
+)
+
+// equalValues says why the bytes of a tensor of dtype dt differ while its values compare equal (d),
+// or "" when they do not.
+func equalValues(dt canon.DType, d *values.Diff) EqualValues {
+	switch {
+	case d == nil || d.Differing > 0 || d.Count == 0 || d.ExactRounding != nil:
+		return ""
+	case d.NaNA > 0 || d.NaNB > 0:
+		return EqualNaNPayload
+	case values.IsFloat(dt) || dt == canon.DType("C64"):
+		return EqualSignOfZero
+	}
+	return EqualEncoding
 }
 
 // SummaryChange is the value summaries of a changed tensor on each side (values.Stats: count, min,
@@ -558,7 +590,11 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		if digests && a.Stats != nil && b.Stats != nil && a.Stats[i] != nil && b.Stats[j] != nil && a.Digests[i] != b.Digests[j] {
 			sum = &SummaryChange{From: *a.Stats[i], To: *b.Stats[j]}
 		}
-		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum})
+		ch := Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum}
+		if len(fields) == 1 && fields[0] == "data" {
+			ch.ValuesEqual = equalValues(ta.DType, vals)
+		}
+		r.Tensors.Changed = push(r.Tensors.Changed, ch)
 	}
 	removedIdx, addedIdx := findRenames(r, a, b, m.removed, m.added, read)
 	r.Tensors.Removed = slices.Grow(r.Tensors.Removed, len(removedIdx))

@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -443,5 +444,59 @@ func TestLayoutNotesWhateverElseDiffers(t *testing.T) {
 	r, err := Models(t.Context(), oa, ob, Options{})
 	if err != nil || !r.Verdict.Changed || !slices.Contains(r.LayoutCodes(), NoteTensorOrder) || !slices.Contains(r.LayoutCodes(), NoteKeyOrder) {
 		t.Errorf("reordered and NUL-padded: %v, %v", r.LayoutCodes(), err)
+	}
+}
+
+// TestEqualValuesApart: tensors whose bytes differ but whose values are equal (−0 against +0, NaN
+// payloads) are changes of their own kind, apart from those whose values moved: data, not values.
+func TestEqualValuesApart(t *testing.T) {
+	nan := func(payload uint32) float32 { return math.Float32frombits(0x7fc00000 | payload) }
+	negZero := float32(math.Copysign(0, -1))
+	var a, b stfile.File
+	for l := range 3 {
+		a.Tensors = append(a.Tensors, f32t(fmt.Sprintf("layers.%d.moved", l), []uint64{2}, 1, 2))
+		b.Tensors = append(b.Tensors, f32t(fmt.Sprintf("layers.%d.moved", l), []uint64{2}, 1, 2.5))
+		a.Tensors = append(a.Tensors, f32t(fmt.Sprintf("layers.%d.zero", l), []uint64{2}, 0, 2))
+		b.Tensors = append(b.Tensors, f32t(fmt.Sprintf("layers.%d.zero", l), []uint64{2}, negZero, 2))
+	}
+	a.Tensors = append(a.Tensors, f32t("nan", []uint64{2}, nan(0), 1))
+	b.Tensors = append(b.Tensors, f32t("nan", []uint64{2}, nan(1), 1))
+	r := byValue(t, a, b, Options{})
+	if !slices.Equal(r.Categories, []Category{CategoryData, CategoryValues}) {
+		t.Errorf("categories %v", r.Categories)
+	}
+	for name, want := range map[string]EqualValues{"layers.0.moved": "", "layers.1.zero": EqualSignOfZero, "nan": EqualNaNPayload} {
+		if got := tensorChange(t, r, name).ValuesEqual; got != want {
+			t.Errorf("%s: values_equal %q, want %q", name, got, want)
+		}
+	}
+	groups := map[string]Group{}
+	for _, g := range r.Tensors.Groups {
+		groups[g.Pattern] = g
+	}
+	if g := groups["layers.{0..2}.zero"]; g.Count != 3 || g.ValuesEqual != EqualSignOfZero {
+		t.Errorf("signs of zero: %+v (groups %v)", g, r.Tensors.Groups)
+	}
+	if g := groups["layers.{0..2}.moved"]; g.Count != 3 || g.ValuesEqual != "" {
+		t.Errorf("moved: %+v", g)
+	}
+	text := string(written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+	for _, want := range []string{"layers.{0..2}.zero   bytes differ, values equal: sign of zero  (3 tensors)\n",
+		"nan                  bytes differ, values equal: NaN payload\n", "tensors: 7 changed (4 with equal values)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	// Equal values alone: a gate on values passes, one on data fails.
+	a.Tensors, b.Tensors = a.Tensors[1:2], b.Tensors[1:2]
+	a.Tensors, b.Tensors = append(a.Tensors, f32t("nan", []uint64{2}, nan(0), 1)), append(b.Tensors, f32t("nan", []uint64{2}, nan(1), 1))
+	if r := byValue(t, a, b, Options{FailOn: []Category{CategoryValues}}); r.Outcome() != canon.Clean || !slices.Equal(r.Categories, []Category{CategoryData}) {
+		t.Errorf("fail on values: %v, categories %v", r.Outcome(), r.Categories)
+	}
+	if r := byValue(t, a, b, Options{FailOn: []Category{CategoryData}, Quick: true}); r.Outcome() != canon.Found {
+		t.Errorf("fail on data: %v", r.Outcome())
+	}
+	if r := byValue(t, a, b, Options{FailOn: []Category{CategoryValues}, Quick: true}); r.Outcome() != canon.Clean {
+		t.Errorf("fail on values, quick: %v", r.Outcome())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -136,6 +137,23 @@ func TestScripts(t *testing.T) {
 				fi, err := os.Stat(ts.MkAbs(args[0]))
 				ts.Check(err)
 				ts.Check(os.Truncate(ts.MkAbs(args[0]), fi.Size()-n))
+			},
+			// poke NAME OFFSET HEX: write the bytes HEX at OFFSET of a file (from its end when negative)
+			"poke": func(ts *testscript.TestScript, neg bool, args []string) {
+				off, err := strconv.ParseInt(args[1], 10, 64)
+				ts.Check(err)
+				b, err := hex.DecodeString(args[2])
+				ts.Check(err)
+				f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY, 0)
+				ts.Check(err)
+				if off < 0 {
+					fi, err := f.Stat()
+					ts.Check(err)
+					off += fi.Size()
+				}
+				_, err = f.WriteAt(b, off)
+				ts.Check(err)
+				ts.Check(f.Close())
 			},
 			// chmod0 NAME: make a file unreadable
 			"chmod0": func(ts *testscript.TestScript, neg bool, args []string) {
