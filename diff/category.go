@@ -22,13 +22,13 @@ const (
 	// CategoryDType, CategoryShape: a tensor's dtype or shape changed.
 	CategoryDType Category = "dtype"
 	CategoryShape Category = "shape"
-	// CategoryData: the bytes of a tensor of one dtype and shape differ (or only its byte size changed);
-	// a tensor equal within the tolerance does not count.
+	// CategoryData: the bytes of a tensor of one dtype and shape differ (or only its byte size changed),
+	// or could not be read (TensorReport.NotCompared); a tensor equal within the tolerance does not count.
 	CategoryData Category = "data"
 	// CategoryValues: a tensor compared by value is not equal within the tolerance (without one: its
 	// values differ), and across dtypes, the new side is not just the rounding of the old one. A
 	// tensor whose bytes differ but that could not be compared by value (a snapshot side, a remote
-	// one) counts too.
+	// one) counts too, and so does a tensor not compared (TensorReport.NotCompared).
 	CategoryValues Category = "values"
 	// CategoryMetadata: a metadata key was added, removed or changed.
 	CategoryMetadata Category = "metadata"
@@ -42,20 +42,38 @@ const (
 var Categories = []Category{CategoryAdded, CategoryRemoved, CategoryRenamed, CategoryDType, CategoryShape,
 	CategoryData, CategoryValues, CategoryMetadata, CategoryVerdict, CategoryNaN}
 
-// ParseCategories reads a list of category names (as `--fail-on` takes them, e.g. "shape,dtype,nan");
-// an unknown name is an error that lists the known ones.
+// ParseCategories reads a list of category names, as `--fail-on` takes them (each may hold several
+// separated by commas: "shape,dtype,nan"), into the categories that make the outcome Found (Options.FailOn). The named
+// categories, or every one when none is named, and always CategoryVerdict: a model that strict
+// readers reject is never what was shipped, whatever a gate allows. A name prefixed with "-" leaves
+// that category out ("shape,-verdict": shape alone; "-metadata": every category but metadata). No
+// name at all gives nil (every category). An unknown name is an error that lists the known ones.
 func ParseCategories(names []string) ([]Category, error) {
-	out := make([]Category, 0, len(names))
-	for _, n := range names {
-		c := Category(strings.TrimSpace(n))
+	if len(names) == 0 {
+		return nil, nil
+	}
+	named, without := map[Category]bool{}, map[Category]bool{}
+	for _, n := range strings.Split(strings.Join(names, ","), ",") {
+		name, minus := strings.CutPrefix(strings.TrimSpace(n), "-")
+		c := Category(name)
 		if !known(c) {
 			list := make([]string, len(Categories))
 			for i, k := range Categories {
 				list[i] = string(k)
 			}
-			return nil, fmt.Errorf("unknown category %q (known: %s)", n, strings.Join(list, ", "))
+			return nil, fmt.Errorf("unknown category %q (known: %s; -NAME leaves one out)", n, strings.Join(list, ", "))
 		}
-		out = append(out, c)
+		if minus {
+			without[c] = true
+		} else {
+			named[c] = true
+		}
+	}
+	out := make([]Category, 0, len(Categories))
+	for _, c := range Categories {
+		if (len(named) == 0 || named[c] || c == CategoryVerdict) && !without[c] {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }
@@ -106,10 +124,12 @@ func changeCategories(c *Change, tolerance bool, has map[Category]bool) {
 	}
 }
 
-// valuesMoved reports whether a comparison by value counts as changed values: not equal within the
-// tolerance, and not an exact rounding across dtypes.
+// valuesMoved reports whether a comparison by value counts as changed values: not all equal (a NaN
+// equals a NaN, −0 equals +0), not equal within the tolerance, and not an exact rounding across dtypes.
 func valuesMoved(d *values.Diff, tolerance bool) bool {
 	switch {
+	case d.Differing == 0 && d.NaNA == d.NaNB && d.InfA == d.InfB:
+		return false
 	case tolerance && d.WithinTolerance:
 		return false
 	case d.ExactRounding != nil && *d.ExactRounding:

@@ -92,6 +92,38 @@ type Change struct {
 	// digest and both sides have a summary (a snapshot side: note scope.snapshot): derived from the
 	// summaries, not element by element.
 	Summary *SummaryChange `json:"summary,omitempty"`
+	// ValuesEqual, when set, says why the bytes of a tensor of one dtype differ while its values
+	// (compared by value) are all equal: such a change counts in CategoryData, not CategoryValues.
+	ValuesEqual EqualValues `json:"values_equal,omitempty"`
+}
+
+// EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
+// scripts; the README lists them.
+type EqualValues string
+
+// Reasons for bytes that differ with equal values.
+const (
+	// EqualSignOfZero: a float tensor without NaN: only the signs of zeros differ (−0.0 against +0.0).
+	EqualSignOfZero EqualValues = "sign-of-zero"
+	// EqualNaNPayload: NaN on both sides in the same places, with other bits (and perhaps zeros of
+	// another sign).
+	EqualNaNPayload EqualValues = "nan-payload"
+	// EqualEncoding: a dtype that is no float (BOOL: another non-zero byte) encodes equal values otherwise.
+	EqualEncoding EqualValues = "encoding"
+)
+
+// equalValues says why the bytes of a tensor of dtype dt differ while its values compare equal (d),
+// or "" when they do not.
+func equalValues(dt canon.DType, d *values.Diff) EqualValues {
+	switch {
+	case d == nil || d.Differing > 0 || d.Count == 0 || d.ExactRounding != nil:
+		return ""
+	case d.NaNA > 0 || d.NaNB > 0:
+		return EqualNaNPayload
+	case values.IsFloat(dt) || dt == canon.DType("C64"):
+		return EqualSignOfZero
+	}
+	return EqualEncoding
 }
 
 // SummaryChange is the value summaries of a changed tensor on each side (values.Stats: count, min,
@@ -223,11 +255,21 @@ type TensorReport struct {
 	Changed   []Change `json:"changed"`
 	Renamed   []Rename `json:"renamed"`
 	Unchanged int      `json:"unchanged"`
+	// NotCompared are tensors on both sides, of the same dtype and shape, whose bytes could not be
+	// read (Reason NotReadBytesMissing: they lie past the end of a truncated file): neither changed
+	// nor unchanged, they count in CategoryData and CategoryValues. In name order.
+	NotCompared []NotCompared `json:"not_compared"`
 	// Groups fold changes that happened the same way to many tensors, for display.
 	Groups []Group `json:"groups"`
 	// Moved are tensors on both sides, in other files of their shard sets (see Move); in name order,
 	// absent when none moved.
 	Moved []Move `json:"moved,omitempty"`
+}
+
+// NotCompared is a tensor whose bytes could not be read, and why.
+type NotCompared struct {
+	Name   string  `json:"name"`
+	Reason NotRead `json:"reason"`
 }
 
 // MetadataReport holds the metadata differences, in key order.
@@ -259,7 +301,7 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		tol := opt.Tolerance
 		r.Tolerance = &tol
 	}
-	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, Groups: []Group{}}
+	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, NotCompared: []NotCompared{}, Groups: []Group{}}
 	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
 	r.Notes = []Note{}
 	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
@@ -279,9 +321,8 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
 	}
 	r.settle()
-	// Equal tensors and metadata can still be laid out differently: say how (the verdict may differ).
-	sameModels := len(r.Tensors.Changed) == 0 && (len(r.Categories) == 0 || slices.Equal(r.Categories, []Category{CategoryVerdict}))
-	if sameModels && !opt.MetadataOnly && !a.Snapshot && !b.Snapshot {
+	// How the models are laid out on disk, whatever else differs.
+	if !opt.MetadataOnly && !a.Snapshot && !b.Snapshot {
 		layoutNotes(r, a.Model, b.Model, m.matched)
 	}
 	if (a.Snapshot || b.Snapshot) && r.ContentCompared {
@@ -316,6 +357,9 @@ func categories(r *Report) []Category {
 	t, m := &r.Tensors, &r.Metadata
 	has := map[Category]bool{CategoryAdded: len(t.Added) > 0, CategoryRemoved: len(t.Removed) > 0, CategoryRenamed: len(t.Renamed) > 0,
 		CategoryMetadata: len(m.Added)+len(m.Removed)+len(m.Changed) > 0, CategoryVerdict: r.Verdict.Changed}
+	if len(t.NotCompared) > 0 { // bytes that could not be read may hold any change: a gate on them must not pass
+		has[CategoryData], has[CategoryValues] = true, true
+	}
 	for i := range t.Changed {
 		changeCategories(&t.Changed[i], r.Tolerance != nil, has)
 	}
@@ -534,6 +578,10 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		} else if digests && len(fields) == 0 && a.Digests[i] != b.Digests[j] {
 			fields = append(fields, "data")
 		}
+		if len(fields) == 0 && read.unread(k) {
+			r.Tensors.NotCompared = push(r.Tensors.NotCompared, NotCompared{Name: ta.Name, Reason: NotReadBytesMissing})
+			continue
+		}
 		if len(fields) == 0 {
 			r.Tensors.Unchanged++
 			continue
@@ -542,7 +590,11 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		if digests && a.Stats != nil && b.Stats != nil && a.Stats[i] != nil && b.Stats[j] != nil && a.Digests[i] != b.Digests[j] {
 			sum = &SummaryChange{From: *a.Stats[i], To: *b.Stats[j]}
 		}
-		r.Tensors.Changed = push(r.Tensors.Changed, Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum})
+		ch := Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum}
+		if len(fields) == 1 && fields[0] == "data" {
+			ch.ValuesEqual = equalValues(ta.DType, vals)
+		}
+		r.Tensors.Changed = push(r.Tensors.Changed, ch)
 	}
 	removedIdx, addedIdx := findRenames(r, a, b, m.removed, m.added, read)
 	r.Tensors.Removed = slices.Grow(r.Tensors.Removed, len(removedIdx))
@@ -557,6 +609,7 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 	slices.SortFunc(r.Tensors.Added, byName)
 	slices.SortFunc(r.Tensors.Removed, byName)
 	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(r.Tensors.NotCompared, func(x, y NotCompared) int { return strings.Compare(x.Name, y.Name) })
 	slices.SortFunc(r.Tensors.Renamed, func(x, y Rename) int { return strings.Compare(x.From, y.From) })
 	r.Tensors.Groups = groupChanges(&r.Tensors, r.Tolerance != nil)
 }
@@ -817,8 +870,10 @@ func sortChanges(cs []MetaChange) {
 	sort.Slice(cs, func(x, y int) bool { return cs[x].Key < cs[y].Key })
 }
 
-// layoutNotes says how two models with equal tensors and metadata still differ on disk. matched pairs
-// the tensors' indices on both sides.
+// layoutNotes says how two models differ on disk, each note whatever else differs: the tensors on
+// both sides (matched pairs their indices) listed in another order, metadata keys on both sides in
+// another order, and, when the headers hold the same tensors and metadata (else a header's length
+// and the offsets follow from what changed), the header length and the offsets.
 func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 	if len(a.Shards) != len(b.Shards) {
 		files := func(m *canon.Model) string {
@@ -830,29 +885,72 @@ func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteSharding, Old: files(a), New: files(b)}))
 		return // offsets and header sizes of a file and a set do not compare
 	}
-	if a.HeaderLen != b.HeaderLen {
+	sameTensors := sameTensorList(a, b)
+	if a.HeaderLen != b.HeaderLen && sameTensors && sameMetadata(a, b) {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteHeaderSize, Old: strconv.FormatUint(a.HeaderLen, 10), New: strconv.FormatUint(b.HeaderLen, 10)}))
 	}
-	reordered, moved := false, false
-	for _, p := range matched {
-		reordered = reordered || p[0] != p[1]
+	reordered, moved, last := false, false, -1
+	for _, p := range matched { // in a's order: b's indices rise unless the order changed
+		reordered = reordered || p[1] < last
+		last = p[1]
 		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
 	}
 	if reordered {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteTensorOrder}))
 	}
-	if moved {
+	if moved && sameTensors {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteOffsets}))
 	}
-	if metaOrder(a) != metaOrder(b) {
+	if metaOrder(a, b) != metaOrder(b, a) {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeyOrder}))
 	}
 }
 
-func metaOrder(m *canon.Model) string {
+// sameTensorList reports whether two models hold the same tensors (names, dtypes, shapes and byte
+// sizes), in whatever order.
+func sameTensorList(a, b *canon.Model) bool {
+	if len(a.Tensors) != len(b.Tensors) {
+		return false
+	}
+	inB := canon.NewNameIndex(b.Tensors)
+	for i := range a.Tensors {
+		ta := &a.Tensors[i]
+		j, ok := inB.Find(ta.Name)
+		if !ok || b.Tensors[j].DType != ta.DType || !equalShape(b.Tensors[j].Shape, ta.Shape) || b.Tensors[j].Len() != ta.Len() {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMetadata reports whether two models hold the same metadata keys, values and types, in
+// whatever order.
+func sameMetadata(a, b *canon.Model) bool {
+	if len(a.Metadata) != len(b.Metadata) {
+		return false
+	}
+	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
+	for i := range b.Metadata {
+		inB[b.Metadata[i].Key] = &b.Metadata[i]
+	}
+	for i := range a.Metadata {
+		e, ok := inB[a.Metadata[i].Key]
+		if !ok || e.Value != a.Metadata[i].Value || e.Type != a.Metadata[i].Type {
+			return false
+		}
+	}
+	return true
+}
+
+// metaOrder is the keys of m that other holds too, writer bookkeeping left out, in m's order.
+func metaOrder(m, other *canon.Model) string {
+	in := make(map[string]bool, len(other.Metadata))
+	for i := range other.Metadata {
+		in[other.Metadata[i].Key] = true
+	}
 	var b bytes.Buffer
 	for _, e := range m.Metadata {
-		if matchAny(lora.BookkeepingKeys, e.Key) {
+		if matchAny(lora.BookkeepingKeys, e.Key) || !in[e.Key] {
 			continue
 		}
 		b.WriteString(e.Key)

@@ -30,6 +30,9 @@ type Group struct {
 	Tensor string `json:"tensor,omitempty"`
 	// Confirmed is true for renames whose bytes were compared and are equal.
 	Confirmed bool `json:"confirmed,omitempty"`
+	// ValuesEqual says why the bytes of the group's tensors differ while their values are equal
+	// (Change.ValuesEqual), when they are.
+	ValuesEqual EqualValues `json:"values_equal,omitempty"`
 	// Worst is the member of a group of tensors compared by value that changed most (the largest
 	// relative L2; one whose old values are all zero first), and Values its comparison (in JSON with
 	// the member's change).
@@ -246,6 +249,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 		}
 		if c.Values != nil { // how the values compare: tensors that changed alike group together
 			g.buf = append(g.buf, 0, valueVerdict(c.Values, tolerance))
+			g.buf = append(append(g.buf, 0), c.ValuesEqual...) // equal values group apart, by reason
 		}
 		g.close(at)
 		g.template(c.Name)
@@ -319,7 +323,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 				gr.Changes = []FieldChange{{Field: "data"}}
 			}
 			if w := worst[k]; w > 0 {
-				gr.Worst, gr.Values = t.Changed[w-1].Name, t.Changed[w-1].Values
+				gr.Worst, gr.Values, gr.ValuesEqual = t.Changed[w-1].Name, t.Changed[w-1].Values, t.Changed[w-1].ValuesEqual
 			}
 		default:
 			gr.Tensor = what

@@ -111,8 +111,10 @@ type bytesRead struct {
 	hashed  [2][]bool
 	digests [2]map[int][32]byte
 	models  [2]*canon.Model
-	// missing counts the tensors left out because their bytes lie past the end of their file.
-	missing int
+	// missing counts the tensors left out because their bytes lie past the end of their file;
+	// missingPair says which pairs of matching.matched are left out so.
+	missing     int
+	missingPair []bool
 	// stopped is true when Options.Quick stopped the reading at a difference that decides.
 	stopped bool
 	// bigEndian is true when a model is a big-endian GGUF file: its tensors were compared by their
@@ -127,6 +129,9 @@ func (br *bytesRead) pair(k int) (values.Comparison, bool) {
 	}
 	return br.results[k], true
 }
+
+// unread reports whether the k-th matched pair was left out: its bytes lie past the end of a file.
+func (br *bytesRead) unread(k int) bool { return br != nil && br.missingPair[k] }
 
 func (br *bytesRead) digest(side, i int) ([32]byte, bool) {
 	switch {
@@ -143,7 +148,7 @@ func (br *bytesRead) digest(side, i int) ([32]byte, bool) {
 // as renames. Tensors known by name only are not read.
 func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options) (*bytesRead, error) {
 	ma, mb := a.Model, b.Model
-	read := &bytesRead{compared: make([]bool, len(m.matched)), results: make([]values.Comparison, len(m.matched)), models: [2]*canon.Model{ma, mb},
+	read := &bytesRead{compared: make([]bool, len(m.matched)), results: make([]values.Comparison, len(m.matched)), missingPair: make([]bool, len(m.matched)), models: [2]*canon.Model{ma, mb},
 		bigEndian: ma.BigEndian() || mb.BigEndian()}
 	// With Quick and no tolerance, a byte difference decides when data counts: no statistics needed.
 	bytesDecide := opt.Quick && opt.Tolerance.IsZero() && failing(opt.FailOn, CategoryData)
@@ -158,6 +163,7 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 		case !equalShape(ta.Shape, tb.Shape) || !same && !byValue:
 		case !inFile(a, ta) || !inFile(b, tb):
 			read.missing++
+			read.missingPair[k] = true
 		case same && ta.Len() == 0: // nothing to read
 			read.compared[k], read.results[k] = true, values.Comparison{Equal: true}
 		default:

@@ -75,7 +75,7 @@ type Note struct {
 	Message string `json:"message"`
 }
 
-// NotRead is why Models read no tensor byte.
+// NotRead is why Models read no tensor byte (Note.Reason), or none of one tensor (NotCompared.Reason).
 type NotRead string
 
 // Reasons for not reading tensor bytes.
@@ -84,6 +84,9 @@ const (
 	NotReadHeaderOnly NotRead = "header-only"
 	// NotReadRemote: a model is remote, and Options.Content (--content) was not given.
 	NotReadRemote NotRead = "remote"
+	// NotReadBytesMissing: a tensor's bytes lie past the end of its file (a truncated download);
+	// TensorReport.NotCompared gives it as a tensor's reason.
+	NotReadBytesMissing NotRead = "bytes-missing"
 )
 
 // IsLayout reports whether a note is about how the same model is laid out on disk.
@@ -152,8 +155,8 @@ func countIs(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s are"
 }
 
-// LayoutCodes lists the layout notes of a report: how two models with the same tensors and metadata
-// differ on disk.
+// LayoutCodes lists the layout notes of a report: how two models differ on disk, whatever else
+// differs.
 func (r *Report) LayoutCodes() []NoteCode {
 	var out []NoteCode
 	for _, n := range r.Notes {

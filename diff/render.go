@@ -184,7 +184,9 @@ func (t *textWriter) changeText(g *Group, tolerance bool) string {
 			parts = append(parts, fmt.Sprintf("%s %s → %s", fc.Field, t.opt.Palette.Red(textfmt.Escape(fc.Old)), t.opt.Palette.Green(textfmt.Escape(fc.New))))
 		}
 	}
-	if g.Values != nil {
+	if g.ValuesEqual != "" {
+		parts = append(parts, "bytes differ, values equal: "+equalText[g.ValuesEqual])
+	} else if g.Values != nil {
 		v := valuesText(t.opt.Palette, g.Values, tolerance)
 		if g.Count > 1 && !(g.Values.ExactRounding != nil && *g.Values.ExactRounding) {
 			v += " (most changed: " + textfmt.Escape(g.Worst) + ")"
@@ -193,6 +195,9 @@ func (t *textWriter) changeText(g *Group, tolerance bool) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// equalText says in words why bytes differ where values are equal.
+var equalText = map[EqualValues]string{EqualSignOfZero: "sign of zero", EqualNaNPayload: "NaN payload", EqualEncoding: "another encoding"}
 
 // mostChanged writes the tensors whose values changed most, with their statistics: the first Top,
 // or every one with Full.
@@ -326,9 +331,12 @@ func shortValueText(v string) string {
 // within the tolerance); and when tensor data was not compared, that it was not, and why.
 func Summary(r *Report) string {
 	t, m := &r.Tensors, &r.Metadata
-	within := 0
+	within, equal := 0, 0
 	for i := range t.Changed {
-		if d := t.Changed[i].Values; d != nil && r.Tolerance != nil && d.WithinTolerance {
+		switch d := t.Changed[i].Values; {
+		case t.Changed[i].ValuesEqual != "":
+			equal++
+		case d != nil && r.Tolerance != nil && d.WithinTolerance:
 			within++
 		}
 	}
@@ -356,7 +364,7 @@ func Summary(r *Report) string {
 		what := "identical"
 		switch {
 		case !r.Identical:
-			what = fmt.Sprintf("equal within tolerance: %d tensors differ within it", within)
+			what = fmt.Sprintf("equal within tolerance: %d tensors differ within it", len(t.Changed))
 		case !r.ContentCompared:
 			what = "identical structure and metadata"
 		}
@@ -377,10 +385,17 @@ func Summary(r *Report) string {
 	var parts []string
 	if r.TensorsCompared {
 		changed := "changed"
+		var how []string
 		if within > 0 {
-			changed = fmt.Sprintf("changed (%d within tolerance)", within)
+			how = append(how, fmt.Sprintf("%d within tolerance", within))
 		}
-		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), changed, len(t.Renamed), "renamed", t.Unchanged, "unchanged"))
+		if equal > 0 {
+			how = append(how, fmt.Sprintf("%d with equal values", equal))
+		}
+		if len(how) > 0 {
+			changed += " (" + strings.Join(how, ", ") + ")"
+		}
+		parts = append(parts, "tensors: "+count(len(t.Removed), "removed", len(t.Added), "added", len(t.Changed), changed, len(t.Renamed), "renamed", len(t.NotCompared), "not compared", t.Unchanged, "unchanged"))
 	}
 	if r.MetadataCompared {
 		parts = append(parts, "metadata: "+count(len(m.Removed), "removed", len(m.Added), "added", len(m.Changed), "changed", m.Unchanged, "unchanged"))

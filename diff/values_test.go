@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -205,6 +206,39 @@ func TestFailOnEveryCategory(t *testing.T) {
 	}
 }
 
+// TestParseCategoriesKeepsVerdict: a gate that names categories still fails on a changed verdict
+// (a model strict readers reject is never what was shipped) unless the list leaves it out with
+// -verdict; -NAME leaves any category out.
+func TestParseCategoriesKeepsVerdict(t *testing.T) {
+	but := func(x Category) []Category {
+		return slices.DeleteFunc(slices.Clone(Categories), func(c Category) bool { return c == x })
+	}
+	for _, c := range []struct {
+		names []string
+		want  []Category
+	}{
+		{nil, nil},
+		{[]string{"shape,dtype,nan"}, []Category{CategoryDType, CategoryShape, CategoryVerdict, CategoryNaN}},
+		{[]string{"values"}, []Category{CategoryValues, CategoryVerdict}},
+		{[]string{"shape", "-verdict"}, []Category{CategoryShape}},
+		{[]string{"shape,-verdict"}, []Category{CategoryShape}},
+		{[]string{"-metadata"}, but(CategoryMetadata)},
+		{[]string{"-verdict"}, but(CategoryVerdict)},
+	} {
+		got, err := ParseCategories(c.names)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, %v; want %v", c.names, got, err, c.want)
+		}
+	}
+	// A NUL-padded copy fails a gate on shapes, dtypes and NaN.
+	base := categoryCases()[0].a
+	oa, ob := openPair(t, base.Build(), base.NulPadded(), nil)
+	failOn, _ := ParseCategories([]string{"shape,dtype,nan"})
+	if r, err := Models(t.Context(), oa, ob, Options{FailOn: failOn}); err != nil || r.Outcome() != canon.Found {
+		t.Errorf("valid → NUL-padded, fail on shape,dtype,nan: %v", err)
+	}
+}
+
 // TestTolerance: numpy.isclose's rules decide "equal within tolerance" (≤, rtol scaled by the new
 // side, NaN only with EqualNaN, infinities equal only to themselves); a tensor within it is listed
 // with its values but is no difference.
@@ -343,5 +377,126 @@ func TestValueGolden(t *testing.T) {
 		golden(t, c.golden+"-full.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) }))
 		golden(t, c.golden+".md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
 		golden(t, c.golden+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+	}
+}
+
+// TestUnreadIsNotUnchanged: a tensor whose bytes lie past the end of a truncated file is not
+// compared, never unchanged, and a gate on values or data fails on it (a, b against a, b×100 cut
+// short by 8 bytes).
+func TestUnreadIsNotUnchanged(t *testing.T) {
+	old := stfile.File{Tensors: []stfile.Tensor{f32t("a", []uint64{2}, 1, 2), f32t("b", []uint64{4}, 1, 2, 3, 4)}}
+	cut := stfile.File{Tensors: []stfile.Tensor{f32t("a", []uint64{2}, 1, 2), f32t("b", []uint64{4}, 100, 200, 300, 400)}}.Build()
+	cut = cut[:len(cut)-8]
+	for _, failOn := range [][]Category{{CategoryValues}, {CategoryData}} {
+		oa, ob := openPair(t, old.Build(), cut, nil)
+		r, err := Models(t.Context(), oa, ob, Options{FailOn: failOn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []NotCompared{{Name: "b", Reason: NotReadBytesMissing}}
+		if r.Tensors.Unchanged != 1 || !slices.Equal(r.Tensors.NotCompared, want) || len(r.Tensors.Changed) != 0 {
+			t.Errorf("unchanged %d, not compared %v, changed %v", r.Tensors.Unchanged, r.Tensors.NotCompared, r.Tensors.Changed)
+		}
+		if r.Outcome() != canon.Found || r.Identical {
+			t.Errorf("fail on %v: outcome %v, identical %v", failOn, r.Outcome(), r.Identical)
+		}
+		if s := Summary(r); !strings.Contains(s, "tensors: 1 not compared, 1 unchanged") {
+			t.Errorf("summary %q", s)
+		}
+	}
+}
+
+// TestLayoutNotesWhateverElseDiffers: a layout note says how the files are laid out whatever else
+// differs (metadata, values, the verdict), and other differences never pass for layout: a tensor or
+// key added in front is no reordering, a header grown by a metadata change no formatting.
+func TestLayoutNotesWhateverElseDiffers(t *testing.T) {
+	base := func() stfile.File {
+		return stfile.File{Metadata: []stfile.KV{{Key: "k1", Value: "1"}, {Key: "k2", Value: "2"}},
+			Tensors: []stfile.Tensor{f32t("x", []uint64{2}, 1, 2), f32t("y", []uint64{2}, 3, 4)}}
+	}
+	edit := func(fs ...func(*stfile.File)) stfile.File {
+		m := base()
+		for _, f := range fs {
+			f(&m)
+		}
+		return m
+	}
+	reorder := func(m *stfile.File) { m.Tensors[0], m.Tensors[1] = m.Tensors[1], m.Tensors[0] }
+	swapKeys := func(m *stfile.File) { m.Metadata[0], m.Metadata[1] = m.Metadata[1], m.Metadata[0] }
+	for _, c := range []struct {
+		name string
+		b    stfile.File
+		want []NoteCode
+	}{
+		{"reordered", edit(reorder), []NoteCode{NoteTensorOrder, NoteOffsets}},
+		{"reordered, metadata changed", edit(reorder, func(m *stfile.File) { m.Metadata[0].Value = "one" }), []NoteCode{NoteTensorOrder, NoteOffsets}},
+		{"reordered, values changed", edit(reorder, func(m *stfile.File) { m.Tensors[0] = f32t("y", []uint64{2}, 3, 5) }), []NoteCode{NoteTensorOrder, NoteOffsets}},
+		{"keys swapped, tensor added", edit(swapKeys, func(m *stfile.File) { m.Tensors = append(m.Tensors, f32t("z", []uint64{1}, 0)) }), []NoteCode{NoteKeyOrder}},
+		{"tensor added in front", edit(func(m *stfile.File) { m.Tensors = append([]stfile.Tensor{f32t("a", []uint64{1}, 0)}, m.Tensors...) }), nil},
+		{"key added in front", edit(func(m *stfile.File) { m.Metadata = append([]stfile.KV{{Key: "k0", Value: "0"}}, m.Metadata...) }), nil},
+	} {
+		r := byValue(t, base(), c.b, Options{})
+		if got := r.LayoutCodes(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: layout notes %v, want %v", c.name, got, c.want)
+		}
+	}
+	oa, ob := openPair(t, base().Build(), edit(reorder, swapKeys).NulPadded(), nil)
+	r, err := Models(t.Context(), oa, ob, Options{})
+	if err != nil || !r.Verdict.Changed || !slices.Contains(r.LayoutCodes(), NoteTensorOrder) || !slices.Contains(r.LayoutCodes(), NoteKeyOrder) {
+		t.Errorf("reordered and NUL-padded: %v, %v", r.LayoutCodes(), err)
+	}
+}
+
+// TestEqualValuesApart: tensors whose bytes differ but whose values are equal (−0 against +0, NaN
+// payloads) are changes of their own kind, apart from those whose values moved: data, not values.
+func TestEqualValuesApart(t *testing.T) {
+	nan := func(payload uint32) float32 { return math.Float32frombits(0x7fc00000 | payload) }
+	negZero := float32(math.Copysign(0, -1))
+	var a, b stfile.File
+	for l := range 3 {
+		a.Tensors = append(a.Tensors, f32t(fmt.Sprintf("layers.%d.moved", l), []uint64{2}, 1, 2))
+		b.Tensors = append(b.Tensors, f32t(fmt.Sprintf("layers.%d.moved", l), []uint64{2}, 1, 2.5))
+		a.Tensors = append(a.Tensors, f32t(fmt.Sprintf("layers.%d.zero", l), []uint64{2}, 0, 2))
+		b.Tensors = append(b.Tensors, f32t(fmt.Sprintf("layers.%d.zero", l), []uint64{2}, negZero, 2))
+	}
+	a.Tensors = append(a.Tensors, f32t("nan", []uint64{2}, nan(0), 1))
+	b.Tensors = append(b.Tensors, f32t("nan", []uint64{2}, nan(1), 1))
+	r := byValue(t, a, b, Options{})
+	if !slices.Equal(r.Categories, []Category{CategoryData, CategoryValues}) {
+		t.Errorf("categories %v", r.Categories)
+	}
+	for name, want := range map[string]EqualValues{"layers.0.moved": "", "layers.1.zero": EqualSignOfZero, "nan": EqualNaNPayload} {
+		if got := tensorChange(t, r, name).ValuesEqual; got != want {
+			t.Errorf("%s: values_equal %q, want %q", name, got, want)
+		}
+	}
+	groups := map[string]Group{}
+	for _, g := range r.Tensors.Groups {
+		groups[g.Pattern] = g
+	}
+	if g := groups["layers.{0..2}.zero"]; g.Count != 3 || g.ValuesEqual != EqualSignOfZero {
+		t.Errorf("signs of zero: %+v (groups %v)", g, r.Tensors.Groups)
+	}
+	if g := groups["layers.{0..2}.moved"]; g.Count != 3 || g.ValuesEqual != "" {
+		t.Errorf("moved: %+v", g)
+	}
+	text := string(written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+	for _, want := range []string{"layers.{0..2}.zero   bytes differ, values equal: sign of zero  (3 tensors)\n",
+		"nan                  bytes differ, values equal: NaN payload\n", "tensors: 7 changed (4 with equal values)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	// Equal values alone: a gate on values passes, one on data fails.
+	a.Tensors, b.Tensors = a.Tensors[1:2], b.Tensors[1:2]
+	a.Tensors, b.Tensors = append(a.Tensors, f32t("nan", []uint64{2}, nan(0), 1)), append(b.Tensors, f32t("nan", []uint64{2}, nan(1), 1))
+	if r := byValue(t, a, b, Options{FailOn: []Category{CategoryValues}}); r.Outcome() != canon.Clean || !slices.Equal(r.Categories, []Category{CategoryData}) {
+		t.Errorf("fail on values: %v, categories %v", r.Outcome(), r.Categories)
+	}
+	if r := byValue(t, a, b, Options{FailOn: []Category{CategoryData}, Quick: true}); r.Outcome() != canon.Found {
+		t.Errorf("fail on data: %v", r.Outcome())
+	}
+	if r := byValue(t, a, b, Options{FailOn: []Category{CategoryValues}, Quick: true}); r.Outcome() != canon.Clean {
+		t.Errorf("fail on values, quick: %v", r.Outcome())
 	}
 }

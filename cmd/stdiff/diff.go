@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon/pool"
@@ -19,7 +20,7 @@ type diffCmd struct {
 	Atol           float64  `help:"Absolute tolerance: a tensor whose values all have |a−b| ≤ atol + rtol·|b| is equal within tolerance." placeholder:"X"`
 	Rtol           float64  `help:"Relative tolerance (see --atol)." placeholder:"Y"`
 	EqualNaN       bool     `name:"equal-nan" help:"Count NaN as equal to NaN (with --atol/--rtol)."`
-	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, verdict, nan (default: any difference)." placeholder:"LIST" enum:"added,removed,renamed,dtype,shape,data,values,metadata,verdict,nan"`
+	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, nan (default: any difference); a changed reference verdict (verdict) always counts unless the list has -verdict, and -NAME leaves NAME out." placeholder:"LIST" sep:"none"`
 	Full           bool     `help:"List every tensor instead of folding alike changes into one line."`
 	IgnoreMetadata bool     `help:"Compare tensors only."`
 	MetadataOnly   bool     `help:"Compare metadata only."`
@@ -29,6 +30,14 @@ type diffCmd struct {
 	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different); stops at the first difference."`
 	A              string   `arg:"" name:"A" help:"The old model." type:"string"`
 	B              string   `arg:"" name:"B" help:"The new model." type:"string"`
+}
+
+// Validate refuses a --fail-on name that is no category (kong calls it after parsing: a usage error).
+func (c *diffCmd) Validate() error {
+	if _, err := diff.ParseCategories(c.FailOn); err != nil {
+		return fmt.Errorf("--fail-on: %w", err)
+	}
+	return nil
 }
 
 func (c *diffCmd) run(o *out) int {
@@ -55,7 +64,7 @@ func (c *diffCmd) run(o *out) int {
 		o.readFailed(err)
 		return exitTrouble
 	}
-	failOn, _ := diff.ParseCategories(c.FailOn) // kong checked the names
+	failOn, _ := diff.ParseCategories(c.FailOn) // Validate checked the names
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
 		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, HeaderOnly: c.HeaderOnly, Content: c.Content, FailOn: failOn,
 		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet}

@@ -34,9 +34,9 @@ func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 		{nil, "base.safetensors", "reordered.safetensors", diff.Options{}},
 		{[]string{"--header-only"}, "base.safetensors", "changed.safetensors", diff.Options{HeaderOnly: true}},
 		{[]string{"--atol", "0.01", "--fail-on", "shape,dtype,nan"}, "weights.safetensors", "weights-finetuned.safetensors",
-			diff.Options{Tolerance: values.Tolerance{Atol: 0.01}, FailOn: []diff.Category{diff.CategoryShape, diff.CategoryDType, diff.CategoryNaN}}},
+			diff.Options{Tolerance: values.Tolerance{Atol: 0.01}, FailOn: []diff.Category{diff.CategoryDType, diff.CategoryShape, diff.CategoryVerdict, diff.CategoryNaN}}},
 		{[]string{"--rtol", "0.01", "--equal-nan", "--fail-on", "data", "--fail-on", "values"}, "weights.safetensors", "weights-bf16.safetensors",
-			diff.Options{Tolerance: values.Tolerance{Rtol: 0.01, EqualNaN: true}, FailOn: []diff.Category{diff.CategoryData, diff.CategoryValues}}},
+			diff.Options{Tolerance: values.Tolerance{Rtol: 0.01, EqualNaN: true}, FailOn: []diff.Category{diff.CategoryData, diff.CategoryValues, diff.CategoryVerdict}}},
 		{nil, "llama.gguf", "requant.gguf", diff.Options{}},
 		{[]string{"--content"}, "requant.gguf", "llama.gguf", diff.Options{Content: true}},
 	} {

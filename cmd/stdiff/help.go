@@ -51,7 +51,7 @@ func (overviewHelp) helpEnd() string {
 }
 
 func (*diffCmd) helpEnd() string {
-	return helpText("0 identical (or equal within --atol/--rtol), 1 different (with\n--fail-on: a category listed occurred), 2 trouble (usage error, unreadable\nmodel, a pattern that matches nothing)",
+	return helpText("0 identical (or equal within --atol/--rtol), 1 different (with\n--fail-on: a category listed occurred, or the reference verdict changed\nunless -verdict is listed), 2 trouble (usage error, unreadable model, a\npattern that matches nothing)",
 		"what changed, and how much the weights moved", "stdiff old.safetensors new.safetensors",
 		"a release gate: fail on a new shape or dtype, or NaN, allow weight updates", "stdiff -q --fail-on shape,dtype,nan old.safetensors new.safetensors",
 		"what requantising a GGUF model changed: tensor types, metadata, tokens", "stdiff model-Q4_K_M.gguf model-Q6_K.gguf",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -138,6 +139,31 @@ func TestScripts(t *testing.T) {
 					name := fmt.Sprintf("%s-%05d-of-%05d.gguf", args[0], k+1, n)
 					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
 				}
+			},
+			// cut NAME N: cut the last N bytes off a file (a truncated download)
+			"cut": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.ParseInt(args[1], 10, 64)
+				ts.Check(err)
+				fi, err := os.Stat(ts.MkAbs(args[0]))
+				ts.Check(err)
+				ts.Check(os.Truncate(ts.MkAbs(args[0]), fi.Size()-n))
+			},
+			// poke NAME OFFSET HEX: write the bytes HEX at OFFSET of a file (from its end when negative)
+			"poke": func(ts *testscript.TestScript, neg bool, args []string) {
+				off, err := strconv.ParseInt(args[1], 10, 64)
+				ts.Check(err)
+				b, err := hex.DecodeString(args[2])
+				ts.Check(err)
+				f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY, 0)
+				ts.Check(err)
+				if off < 0 {
+					fi, err := f.Stat()
+					ts.Check(err)
+					off += fi.Size()
+				}
+				_, err = f.WriteAt(b, off)
+				ts.Check(err)
+				ts.Check(f.Close())
 			},
 			// chmod0 NAME: make a file unreadable
 			"chmod0": func(ts *testscript.TestScript, neg bool, args []string) {
