@@ -6,7 +6,6 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -800,53 +799,31 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
-	typed := typedMetadata(a, b)
-	var kvsA, kvsB map[string]*gguf.KV
-	if typed {
-		kvsA, kvsB = kvIndex(a), kvIndex(b)
-	}
-	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
-	for i := range b.Metadata {
-		inB[b.Metadata[i].Key] = &b.Metadata[i]
-	}
-	inA := make(map[string]bool, len(a.Metadata))
 	ignored, reformatted := 0, 0
-	for i := range a.Metadata {
-		e := &a.Metadata[i]
-		inA[e.Key] = true
-		if opt.skipsKey(e.Key) {
-			if opt.ignoresKey(e.Key) {
+	for _, m := range []*canon.Model{a, b} { // keys the options leave out, each once
+		for i := range m.Metadata {
+			if k := m.Metadata[i].Key; opt.ignoresKey(k) && (m == a || !hasKey(a, k)) {
 				ignored++
 			}
-			continue
 		}
-		n, ok := inB[e.Key]
-		switch {
-		case !ok:
-			r.Metadata.Removed = append(r.Metadata.Removed, entryOf(e))
-		case typed && sameTyped(kvsA[e.Key], kvsB[e.Key], e, n):
-			r.Metadata.Unchanged++
-		case typed:
-			r.Metadata.Changed = append(r.Metadata.Changed, typedChange(kvsA[e.Key], kvsB[e.Key], e, n))
-		case n.Value != e.Value && sameJSON(e.Value, n.Value):
+	}
+	for _, k := range delta.Metadata(a, b, opt.skipsKey) {
+		switch k.Status {
+		case delta.Removed:
+			r.Metadata.Removed = append(r.Metadata.Removed, entryOf(k.A))
+		case delta.Added:
+			r.Metadata.Added = append(r.Metadata.Added, entryOf(k.B))
+		case delta.Changed:
+			if delta.Typed(a, b) {
+				r.Metadata.Changed = append(r.Metadata.Changed, typedChange(k.KVA, k.KVB, k.A, k.B))
+			} else {
+				r.Metadata.Changed = append(r.Metadata.Changed, changeOf(k.Key, k.A.Value, k.B.Value))
+			}
+		case delta.Reformatted:
 			r.Metadata.Unchanged++
 			reformatted++
-		case n.Value != e.Value:
-			r.Metadata.Changed = append(r.Metadata.Changed, changeOf(e.Key, e.Value, n.Value))
 		default:
 			r.Metadata.Unchanged++
-		}
-	}
-	for i := range b.Metadata {
-		e := &b.Metadata[i]
-		if opt.skipsKey(e.Key) {
-			if !inA[e.Key] && opt.ignoresKey(e.Key) {
-				ignored++
-			}
-			continue
-		}
-		if !inA[e.Key] {
-			r.Metadata.Added = append(r.Metadata.Added, entryOf(e))
 		}
 	}
 	sort.Slice(r.Metadata.Added, func(x, y int) bool { return r.Metadata.Added[x].Key < r.Metadata.Added[y].Key })
@@ -861,6 +838,12 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 }
 
 // entryOf is a metadata entry as a report lists it.
+// hasKey reports whether m's metadata holds key.
+func hasKey(m *canon.Model, key string) bool {
+	_, ok := m.Meta(key)
+	return ok
+}
+
 func entryOf(e *canon.MetaEntry) MetaEntry {
 	return MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type}
 }
@@ -870,91 +853,10 @@ func sortChanges(cs []MetaChange) {
 	sort.Slice(cs, func(x, y int) bool { return cs[x].Key < cs[y].Key })
 }
 
-// layoutNotes says how two models differ on disk, each note whatever else differs: the tensors on
-// both sides (matched pairs their indices) listed in another order, metadata keys on both sides in
-// another order, and, when the headers hold the same tensors and metadata (else a header's length
-// and the offsets follow from what changed), the header length and the offsets.
+// layoutNotes adds how b is laid out differently from a as notes (see delta.LayoutOf).
 func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
-	if len(a.Shards) != len(b.Shards) {
-		files := func(m *canon.Model) string {
-			if m.Shards == nil {
-				return "1 file"
-			}
-			return fmt.Sprintf("%d shards", len(m.Shards))
-		}
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteSharding, Old: files(a), New: files(b)}))
-		return // offsets and header sizes of a file and a set do not compare
+	bookkeeping := func(key string) bool { return matchAny(lora.BookkeepingKeys, key) }
+	for _, l := range delta.LayoutOf(a, b, matched, bookkeeping) {
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteCode(l.Code), Old: l.Old, New: l.New}))
 	}
-	sameTensors := sameTensorList(a, b)
-	if a.HeaderLen != b.HeaderLen && sameTensors && sameMetadata(a, b) {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteHeaderSize, Old: strconv.FormatUint(a.HeaderLen, 10), New: strconv.FormatUint(b.HeaderLen, 10)}))
-	}
-	reordered, moved, last := false, false, -1
-	for _, p := range matched { // in a's order: b's indices rise unless the order changed
-		reordered = reordered || p[1] < last
-		last = p[1]
-		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
-	}
-	if reordered {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteTensorOrder}))
-	}
-	if moved && sameTensors {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteOffsets}))
-	}
-	if metaOrder(a, b) != metaOrder(b, a) {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeyOrder}))
-	}
-}
-
-// sameTensorList reports whether two models hold the same tensors (names, dtypes, shapes and byte
-// sizes), in whatever order.
-func sameTensorList(a, b *canon.Model) bool {
-	if len(a.Tensors) != len(b.Tensors) {
-		return false
-	}
-	inB := canon.NewNameIndex(b.Tensors)
-	for i := range a.Tensors {
-		ta := &a.Tensors[i]
-		j, ok := inB.Find(ta.Name)
-		if !ok || b.Tensors[j].DType != ta.DType || !equalShape(b.Tensors[j].Shape, ta.Shape) || b.Tensors[j].Len() != ta.Len() {
-			return false
-		}
-	}
-	return true
-}
-
-// sameMetadata reports whether two models hold the same metadata keys, values and types, in
-// whatever order.
-func sameMetadata(a, b *canon.Model) bool {
-	if len(a.Metadata) != len(b.Metadata) {
-		return false
-	}
-	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
-	for i := range b.Metadata {
-		inB[b.Metadata[i].Key] = &b.Metadata[i]
-	}
-	for i := range a.Metadata {
-		e, ok := inB[a.Metadata[i].Key]
-		if !ok || e.Value != a.Metadata[i].Value || e.Type != a.Metadata[i].Type {
-			return false
-		}
-	}
-	return true
-}
-
-// metaOrder is the keys of m that other holds too, writer bookkeeping left out, in m's order.
-func metaOrder(m, other *canon.Model) string {
-	in := make(map[string]bool, len(other.Metadata))
-	for i := range other.Metadata {
-		in[other.Metadata[i].Key] = true
-	}
-	var b bytes.Buffer
-	for _, e := range m.Metadata {
-		if matchAny(lora.BookkeepingKeys, e.Key) || !in[e.Key] {
-			continue
-		}
-		b.WriteString(e.Key)
-		b.WriteByte(0)
-	}
-	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/stdiff/stdiff/canon/delta"
 	"io"
 	"math/rand"
 	"os"
@@ -480,8 +481,8 @@ func TestLineDiffFolds(t *testing.T) {
 			t.Errorf("json line diff: %+v", c.Lines)
 		}
 	}
-	if !sameJSON(`{"b":1,"a":2}`, `{ "a": 2, "b": 1 }`) || sameJSON(`{"a":1}`, `{"a":2}`) {
-		t.Error("sameJSON")
+	if !delta.SameJSON(`{"b":1,"a":2}`, `{ "a": 2, "b": 1 }`) || delta.SameJSON(`{"a":1}`, `{"a":2}`) {
+		t.Error("SameJSON")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -86,30 +87,6 @@ const (
 	MaxArrayExamples = 3
 )
 
-// typedMetadata reports whether both models have typed metadata (GGUF): values then compare with
-// their types, and arrays by their elements.
-func typedMetadata(a, b *canon.Model) bool { return a.GGUF != nil && b.GGUF != nil }
-
-// kvIndex maps each metadata key of a GGUF model to its pair: the first with that key, as the
-// model's metadata keeps it.
-func kvIndex(m *canon.Model) map[string]*gguf.KV {
-	idx := make(map[string]*gguf.KV, len(m.GGUF.KVs))
-	for i := range m.GGUF.KVs {
-		if kv := &m.GGUF.KVs[i]; idx[kv.Key] == nil {
-			idx[kv.Key] = kv
-		}
-	}
-	return idx
-}
-
-// sameTyped reports whether two GGUF metadata entries (and their pairs, when known) hold the same
-// value as far as the header read tells: the same type and text (an array's text holds its element
-// type, length and digest), and for strings the same length (a string longer than gguf.MaxInline has
-// only its first bytes in the text; Models compares the rest).
-func sameTyped(kx, ky *gguf.KV, x, y *canon.MetaEntry) bool {
-	return x.Type == y.Type && x.Value == y.Value && (kx == nil || ky == nil || kx.Value.Len() == ky.Value.Len())
-}
-
 // typedChange is how a GGUF metadata value changed: strings as changeOf shows them, arrays as
 // summaries (Models adds how their elements differ), and the types on both sides.
 func typedChange(kx, ky *gguf.KV, x, y *canon.MetaEntry) MetaChange {
@@ -132,10 +109,10 @@ func summaryOf(a *gguf.Array) ArraySummary {
 // the elements of changed arrays differ, and the strings longer than gguf.MaxInline, of which Compare
 // saw the first MaxInline bytes only.
 func ggufDetails(ctx context.Context, r *Report, a, b *canon.Model, opt Options) error {
-	if !typedMetadata(a, b) || !r.MetadataCompared {
+	if !delta.Typed(a, b) || !r.MetadataCompared {
 		return nil
 	}
-	kvsA, kvsB := kvIndex(a), kvIndex(b)
+	kvsA, kvsB := delta.KVIndex(a), delta.KVIndex(b)
 	for i := range r.Metadata.Changed {
 		c := &r.Metadata.Changed[i]
 		if c.Array == nil {

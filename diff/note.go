@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"github.com/stdiff/stdiff/canon/delta"
 	"strconv"
 	"strings"
 
@@ -43,7 +44,7 @@ const (
 	// NoteReformatted: Count JSON metadata values differ only in formatting or key order.
 	NoteReformatted NoteCode = "metadata.reformatted"
 	// NoteSharding: one side is one file, the other a set of shards, or the shard counts differ.
-	NoteSharding NoteCode = "layout.sharding"
+	NoteSharding = NoteCode(delta.Sharding)
 	// NoteShardMoves: Count tensors are in other files of their shard sets (Tensors.Moved lists them);
 	// Key is the first, Old and New its files.
 	NoteShardMoves NoteCode = "layout.shard-moves"
@@ -51,13 +52,13 @@ const (
 	// set with shards missing): their dtypes, shapes and bytes were not compared.
 	NoteNameOnly NoteCode = "scope.name-only"
 	// NoteHeaderSize: the header lengths differ (formatting, padding or key order).
-	NoteHeaderSize NoteCode = "layout.header-size"
+	NoteHeaderSize = NoteCode(delta.HeaderSize)
 	// NoteTensorOrder: the tensors are listed in another order in the header.
-	NoteTensorOrder NoteCode = "layout.order"
+	NoteTensorOrder = NoteCode(delta.Order)
 	// NoteOffsets: the tensor data is laid out at other offsets.
-	NoteOffsets NoteCode = "layout.offsets"
+	NoteOffsets = NoteCode(delta.Offsets)
 	// NoteKeyOrder: the metadata keys are in another order.
-	NoteKeyOrder NoteCode = "layout.key-order"
+	NoteKeyOrder = NoteCode(delta.KeyOrder)
 )
 
 // Note is one note of a report: its code, the particulars its message is made from, and the message.

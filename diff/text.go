@@ -1,10 +1,9 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"github.com/stdiff/stdiff/canon/delta"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -31,9 +30,9 @@ const (
 func changeOf(key, old, new string) MetaChange {
 	c := MetaChange{Key: key, Old: old, New: new, Kind: "value"}
 	switch {
-	case isJSONContainer(old) && isJSONContainer(new):
+	case delta.IsJSONContainer(old) && delta.IsJSONContainer(new):
 		c.Kind = "json"
-		c.Lines = boundedDiff(canonicalJSON(old), canonicalJSON(new))
+		c.Lines = boundedDiff(delta.CanonicalJSON(old), delta.CanonicalJSON(new))
 	case len(old) > shortValue || len(new) > shortValue || strings.Contains(old, "\n") || strings.Contains(new, "\n"):
 		c.Kind = "text"
 		c.Lines = boundedDiff(old, new)
@@ -57,38 +56,6 @@ func boundedDiff(old, new string) []Line {
 func ValueSummary(v string) string {
 	sum := blake3.Sum256([]byte(v))
 	return fmt.Sprintf("%d bytes, blake3 %s…", len(v), hex.EncodeToString(sum[:6]))
-}
-
-// sameJSON reports whether two values are JSON objects or arrays that differ only in formatting.
-func sameJSON(a, b string) bool {
-	return isJSONContainer(a) && isJSONContainer(b) && canonicalJSON(a) == canonicalJSON(b)
-}
-
-func isJSONContainer(s string) bool {
-	t := strings.TrimSpace(s)
-	if t == "" || (t[0] != '{' && t[0] != '[') {
-		return false
-	}
-	return json.Valid([]byte(t))
-}
-
-// canonicalJSON formats a JSON value with sorted keys and two-space indents, so that reordering is no
-// difference and each leaf is one line.
-func canonicalJSON(s string) string {
-	var v any
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return s
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil { // maps are encoded with sorted keys
-		return s
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // lineDiff is a line-mode diff of two texts. It is deterministic: no time limit.

@@ -5,6 +5,7 @@ package delta
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func Metadata(a, b *canon.Model, skip func(key string) bool) []Key {
 	typed := Typed(a, b)
 	var kvsA, kvsB map[string]*gguf.KV
 	if typed {
-		kvsA, kvsB = kvIndex(a), kvIndex(b)
+		kvsA, kvsB = KVIndex(a), KVIndex(b)
 	}
 	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
 	for i := range b.Metadata {
@@ -113,9 +114,9 @@ func Keys(ks []Key) (added, removed, changed []string) {
 // types, and arrays by their elements.
 func Typed(a, b *canon.Model) bool { return a.GGUF != nil && b.GGUF != nil }
 
-// kvIndex maps each metadata key of a GGUF model to its pair: the first with that key, as the model's
+// KVIndex maps each metadata key of a GGUF model to its pair: the first with that key, as the model's
 // metadata keeps it.
-func kvIndex(m *canon.Model) map[string]*gguf.KV {
+func KVIndex(m *canon.Model) map[string]*gguf.KV {
 	idx := make(map[string]*gguf.KV, len(m.GGUF.KVs))
 	for i := range m.GGUF.KVs {
 		if kv := &m.GGUF.KVs[i]; idx[kv.Key] == nil {
@@ -135,10 +136,11 @@ func SameTyped(kx, ky *gguf.KV, x, y *canon.MetaEntry) bool {
 
 // SameJSON reports whether two values are JSON objects or arrays that differ only in formatting.
 func SameJSON(a, b string) bool {
-	return isJSONContainer(a) && isJSONContainer(b) && CanonicalJSON(a) == CanonicalJSON(b)
+	return IsJSONContainer(a) && IsJSONContainer(b) && CanonicalJSON(a) == CanonicalJSON(b)
 }
 
-func isJSONContainer(s string) bool {
+// IsJSONContainer reports whether s is a JSON object or array.
+func IsJSONContainer(s string) bool {
 	t := strings.TrimSpace(s)
 	if t == "" || (t[0] != '{' && t[0] != '[') {
 		return false
@@ -189,8 +191,13 @@ type Layout struct {
 	Old, New string
 }
 
-// LayoutOf lists how b is laid out differently from a: matched pairs their tensors (indices into a's
-// and b's Tensors), and skip names the metadata keys whose order does not count (nil: none).
+// LayoutOf lists how b is laid out differently from a, whatever else differs: matched pairs their
+// tensors (indices into a's and b's Tensors, in a's order), and skip names the metadata keys whose
+// order does not count (nil: none). Each difference is said only where it is one of layout: the order
+// of the tensors (and keys) both hold, so that one added in front is no reordering; other offsets only
+// when both hold the same tensors (names, dtypes, shapes, sizes); another header size only when the
+// tensors and the metadata are the same too (otherwise the change of length follows from the edit). A
+// file against a set of shards is Sharding alone: their offsets and header sizes do not compare.
 func LayoutOf(a, b *canon.Model, matched [][2]int, skip func(key string) bool) []Layout {
 	if len(a.Shards) != len(b.Shards) {
 		files := func(m *canon.Model) string {
@@ -199,34 +206,76 @@ func LayoutOf(a, b *canon.Model, matched [][2]int, skip func(key string) bool) [
 			}
 			return strconv.Itoa(len(m.Shards)) + " shards"
 		}
-		return []Layout{{Code: Sharding, Old: files(a), New: files(b)}} // offsets and header sizes of a file and a set do not compare
+		return []Layout{{Code: Sharding, Old: files(a), New: files(b)}}
 	}
 	var out []Layout
-	if a.HeaderLen != b.HeaderLen {
+	sameTensors := sameTensorList(a, b)
+	if a.HeaderLen != b.HeaderLen && sameTensors && sameMetadata(a, b) {
 		out = append(out, Layout{Code: HeaderSize, Old: strconv.FormatUint(a.HeaderLen, 10), New: strconv.FormatUint(b.HeaderLen, 10)})
 	}
-	reordered, moved := false, false
-	for _, p := range matched {
-		reordered = reordered || p[0] != p[1]
+	reordered, moved, last := false, false, -1
+	for _, p := range matched { // in a's order: b's indices rise unless the order changed
+		reordered = reordered || p[1] < last
+		last = p[1]
 		moved = moved || a.Tensors[p[0]].Begin != b.Tensors[p[1]].Begin
 	}
 	if reordered {
 		out = append(out, Layout{Code: Order})
 	}
-	if moved {
+	if moved && sameTensors {
 		out = append(out, Layout{Code: Offsets})
 	}
-	if keyOrder(a, skip) != keyOrder(b, skip) {
+	if keyOrder(a, b, skip) != keyOrder(b, a, skip) {
 		out = append(out, Layout{Code: KeyOrder})
 	}
 	return out
 }
 
-// keyOrder is the model's metadata keys in order, but those skip names.
-func keyOrder(m *canon.Model, skip func(string) bool) string {
+// sameTensorList reports whether two models hold the same tensors (names, dtypes, shapes and sizes),
+// in whatever order.
+func sameTensorList(a, b *canon.Model) bool {
+	if len(a.Tensors) != len(b.Tensors) {
+		return false
+	}
+	inB := canon.NewNameIndex(b.Tensors)
+	for i := range a.Tensors {
+		ta := &a.Tensors[i]
+		j, ok := inB.Find(ta.Name)
+		if !ok || b.Tensors[j].DType != ta.DType || !slices.Equal(b.Tensors[j].Shape, ta.Shape) || b.Tensors[j].Len() != ta.Len() {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMetadata reports whether two models hold the same metadata keys, values and types, in whatever
+// order.
+func sameMetadata(a, b *canon.Model) bool {
+	if len(a.Metadata) != len(b.Metadata) {
+		return false
+	}
+	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
+	for i := range b.Metadata {
+		inB[b.Metadata[i].Key] = &b.Metadata[i]
+	}
+	for i := range a.Metadata {
+		e, ok := inB[a.Metadata[i].Key]
+		if !ok || e.Value != a.Metadata[i].Value || e.Type != a.Metadata[i].Type {
+			return false
+		}
+	}
+	return true
+}
+
+// keyOrder is the metadata keys of m that other holds too, but those skip names, in m's order.
+func keyOrder(m, other *canon.Model, skip func(string) bool) string {
+	in := make(map[string]bool, len(other.Metadata))
+	for i := range other.Metadata {
+		in[other.Metadata[i].Key] = true
+	}
 	var b strings.Builder
 	for _, e := range m.Metadata {
-		if skip != nil && skip(e.Key) {
+		if !in[e.Key] || skip != nil && skip(e.Key) {
 			continue
 		}
 		b.WriteString(e.Key)
