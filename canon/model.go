@@ -3,6 +3,7 @@ package canon
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
@@ -19,6 +20,12 @@ const (
 	// which are recognised and named but not read.
 	FormatGGUF Format = "gguf"
 )
+
+// formats are the formats Read reads.
+var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX}
+
+// Known reports whether f is a format Read reads (a snapshot names one).
+func (f Format) Known() bool { return slices.Contains(formats, f) }
 
 // Tensor is one tensor entry of a header.
 type Tensor struct {

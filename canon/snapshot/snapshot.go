@@ -506,8 +506,8 @@ func (w *wire) snapshot() *Snapshot {
 // check checks what Read needs of a decoded snapshot before computing its IDs.
 func (s *Snapshot) check() error {
 	switch {
-	case s.Format != canon.FormatSafetensors && s.Format != canon.FormatGGUF:
-		return fmt.Errorf("format %q is neither safetensors nor gguf", s.Format)
+	case !s.Format.Known():
+		return fmt.Errorf("format %q is none stdiff reads", s.Format)
 	case len(s.Tensors) > MaxTensors:
 		return fmt.Errorf("%d tensors, more than %d", len(s.Tensors), MaxTensors)
 	case s.Verdict.Valid != (s.Verdict.Kind == ""):
