@@ -21,8 +21,9 @@ func interrupted(err error) bool { return errors.Is(err, syscall.EINTR) }
 
 func busy(err error) bool { return errors.Is(err, syscall.EWOULDBLOCK) }
 
-// cannotLock: the file system has no locks (NFS without a lock manager, some FUSE and SMB mounts).
+// cannotLock: the file system has no locks (NFS without a lock manager, some FUSE and SMB mounts), or
+// none on a file open for reading only (NFS, which locks by fcntl: EBADF).
 func cannotLock(err error) bool {
 	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) ||
-		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL)
+		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EBADF)
 }

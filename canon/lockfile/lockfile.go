@@ -1,7 +1,8 @@
 // Package lockfile takes exclusive advisory locks on files, the one way stdiff does: flock where the
 // system has it (Linux, macOS, the BSDs), retrying an interrupted call, waiting a bounded time for
 // another holder and not once the caller's context is done. Where the file system cannot lock (some
-// network file systems answer ENOLCK, EOPNOTSUPP, ENOSYS or EINVAL), and on systems without flock,
+// network file systems answer ENOLCK, EOPNOTSUPP, ENOSYS or EINVAL, or EBADF for a file open for
+// reading only), and on systems without flock,
 // Lock carries on without a lock and says so (Locked.Held is false): callers keep the checks they make
 // anyway, which a lock only makes certain.
 //

@@ -38,7 +38,7 @@ func TestLockInterrupted(t *testing.T) {
 
 // TestLockCannotLock: where the file system has no locks, Lock goes on without one.
 func TestLockCannotLock(t *testing.T) {
-	for _, e := range []error{syscall.ENOLCK, syscall.EOPNOTSUPP, syscall.ENOSYS, syscall.EINVAL} {
+	for _, e := range []error{syscall.ENOLCK, syscall.EOPNOTSUPP, syscall.ENOSYS, syscall.EINVAL, syscall.EBADF} {
 		withFlock(t, e)
 		f, err := os.Create(filepath.Join(t.TempDir(), "l"))
 		if err != nil {
