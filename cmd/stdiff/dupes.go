@@ -101,7 +101,11 @@ func (c *dupesCmd) run(o *out) int {
 			return int(rep.Outcome())
 		}
 	}
-	act, _ := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	act, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	if err != nil {
+		o.errorf("", "%s", textfmt.Escape(err.Error()))
+		return exitTrouble
+	}
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
