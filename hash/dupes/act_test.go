@@ -438,3 +438,26 @@ func TestActOnSets(t *testing.T) {
 		}
 	}
 }
+
+// TestReclaimableIsWhatDeleteFrees: at every level, the report's Reclaimable is the sum of the groups
+// --delete acts on, and what a dry run of Act frees.
+func TestReclaimableIsWhatDeleteFrees(t *testing.T) {
+	dir, paths := collectorLayout(t)
+	for _, level := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelStructure} {
+		rep := findIn(t, dir, Options{Level: level, Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Dir(paths["orig"])}})
+		var sum int64
+		a := &actor{opt: ActOptions{Delete: true}}
+		for i := range rep.Groups {
+			if a.acts(rep, &rep.Groups[i]) {
+				sum += rep.Groups[i].Reclaimable
+			}
+		}
+		dry, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Reclaimable != sum || rep.Reclaimable != dry.Freed || sum == 0 {
+			t.Errorf("%s: reclaimable %d, the groups acted on %d, a dry run frees %d", level, rep.Reclaimable, sum, dry.Freed)
+		}
+	}
+}
