@@ -100,7 +100,7 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 			}
 			return dupes.WriteActText(b, link, dupes.TextOptions{})
 		}},
-		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return dupes.WriteDeletable(b, rep, 0) }},
+		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return dupes.WriteDeletable(b, act, 0) }},
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := c.write(&want); err != nil {
