@@ -217,6 +217,7 @@ type scanned struct {
 	path    string
 	size    int64
 	mtime   int64
+	ctime   int64 // the inode's change time (0: unknown), which an edit in place changes
 	ino     uint64
 	dev     uint64
 	nlink   uint64
@@ -605,7 +606,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		if err != nil {
 			return nil, canon.PathError("stat", path, err)
 		}
-		f.size, f.mtime = st.Size(), st.ModTime().UnixNano()
+		f.size, f.mtime, f.ctime = st.Size(), st.ModTime().UnixNano(), changeTime(st)
 		if lst, err := os.Lstat(path); err == nil {
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
