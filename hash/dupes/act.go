@@ -300,7 +300,15 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 	}
 	// From here to the action, the keeper and the copy are locked against other runs of Act.
 	kh, mh, err := a.lockBoth(k.Path, m.Path)
-	if err != nil {
+	switch {
+	case err == nil:
+	case !unchanged(k): // gone (or changed) since it was looked at, as another run may do
+		skip(SkipKeeperChanged)
+		return false
+	case !unchanged(m):
+		skip(SkipChanged)
+		return true
+	default:
 		base.Err = err
 		a.log(base)
 		return true
@@ -402,10 +410,9 @@ func (a *actor) lockBoth(kpath, mpath string) (kh, mh *held, err error) {
 		return nil, nil, err
 	}
 	first, second := kh, mh
-	if _, kino, _ := fileID(kh.st); true {
-		if mdev, mino, _ := fileID(mh.st); mdev < devOfInfo(kh.st) || (mdev == devOfInfo(kh.st) && mino < kino) {
-			first, second = mh, kh
-		}
+	kdev, kino, _ := fileID(kh.st)
+	if mdev, mino, _ := fileID(mh.st); mdev < kdev || (mdev == kdev && mino < kino) {
+		first, second = mh, kh
 	}
 	for _, h := range []*held{first, second} {
 		if h.lock, err = lockfile.Lock(a.ctx, h.f, actLockWait); err != nil {
