@@ -91,6 +91,11 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
 		}
+		for _, a := range plan.Actions {
+			if a.Error != "" { // a check failed: the copy is not listed, and the user is told why
+				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
+			}
+		}
 		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*dupes.ActReport]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
 		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
