@@ -181,7 +181,8 @@ func Act(ctx context.Context, r *Report, opt ActOptions) (*ActReport, error) {
 	return a.rep, nil
 }
 
-// actHook, when set (by tests), runs between a copy's content check and the action on it.
+// actHook, when set (by tests), runs after a copy's content check ("verified") and between the last
+// checks and the action on it ("act").
 var actHook func(stage string)
 
 type actor struct {
@@ -334,7 +335,7 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 		return true
 	}
 	if actHook != nil {
-		actHook("act")
+		actHook("verified")
 	}
 	// Immediately before acting: the keeper and the copy are the files checked, unchanged since.
 	if !kh.still() {
@@ -344,6 +345,9 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 	if !mh.still() {
 		skip(SkipChanged)
 		return true
+	}
+	if actHook != nil {
+		actHook("act")
 	}
 	if a.opt.Link {
 		base.Freed = freedBy(m.Path)

@@ -65,3 +65,34 @@ func TestActConcurrentKeepRulesDisagree(t *testing.T) {
 		}
 	}
 }
+
+// TestActKeeperEditedAfterCheck: a keeper rewritten in place after the content check, its size and
+// modification time put back, leaves its group alone: the copy stays.
+func TestActKeeperEditedAfterCheck(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
+	mtime := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	for _, p := range []string{a, b} {
+		mustWrite(t, p, loraFile(1, "").Build())
+		os.Chtimes(p, mtime, mtime)
+	}
+	rep, err := Find(t.Context(), []string{dir}, Options{Level: LevelBytes, Keep: KeepRule{Kind: KeepPath, Prefix: a}})
+	if err != nil || len(rep.Groups) != 1 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	actHook = func(stage string) {
+		if stage == "verified" {
+			time.Sleep(10 * time.Millisecond) // a change time of its own
+			os.WriteFile(a, loraFile(2, "").Build(), 0o644)
+			os.Chtimes(a, mtime, mtime)
+		}
+	}
+	defer func() { actHook = nil }()
+	got, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	if err != nil || got.Deleted != 0 || len(got.Actions) != 1 || got.Actions[0].Reason != SkipKeeperChanged {
+		t.Errorf("%v %+v", err, got.Actions)
+	}
+	if _, err := os.Stat(b); err != nil {
+		t.Errorf("the copy went: %v", err)
+	}
+}
