@@ -9,7 +9,8 @@
 //
 // Sub-packages do the rest: canon/source opens models by name (files, sets, URLs, hf://), canon/lora
 // reads the LoRA world's conventions, canon/values reads tensor values, canon/gguf reads GGUF headers,
-// canon/textfmt and canon/markdown format text, canon/pool runs work in parallel.
+// canon/textfmt and canon/markdown format text, canon/pool runs work in parallel, canon/lockfile
+// takes advisory locks on files.
 //
 // It never prints, never reads the environment and never opens a network connection; the only files it
 // opens by name are those FixNulPadding repairs (and OpenRegular, for package canon/source). A header is

@@ -85,8 +85,18 @@ func (c *dupesCmd) run(o *out) int {
 	}
 	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full})
 	switch {
-	case c.PrintDeletable:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
+	case c.PrintDeletable: // what --delete would delete, after the same checks
+		plan, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: true, DryRun: true, Source: o.src})
+		if err != nil {
+			o.errorf("", "%s", textfmt.Escape(err.Error()))
+			return exitTrouble
+		}
+		for _, a := range plan.Actions {
+			if a.Error != "" { // a check failed: the copy is not listed, and the user is told why
+				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
+			}
+		}
+		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*dupes.ActReport]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
 		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
@@ -94,14 +104,23 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
 			return exitTrouble
 		}
+		plan, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: true, DryRun: true, Source: o.src})
+		if err != nil {
+			o.errorf("", "%s", textfmt.Escape(err.Error()))
+			return exitTrouble
+		}
 		text(o.w, rep)
 		o.w.Flush()
-		fmt.Fprintf(o.errw, "delete %s, freeing %s? [y/N] ", textfmt.Plural(len(rep.Deletable()), "file"), textfmt.Bytes(uint64(rep.Reclaimable)))
+		fmt.Fprintf(o.errw, "delete %s, freeing %s? [y/N] ", textfmt.Plural(len(plan.Deletable()), "file"), textfmt.Bytes(uint64(plan.Freed)))
 		if answer, _ := bufio.NewReader(os.Stdin).ReadString('\n'); !slices.Contains([]string{"y", "yes"}, strings.ToLower(strings.TrimSpace(answer))) {
 			return int(rep.Outcome())
 		}
 	}
-	act, _ := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	act, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	if err != nil {
+		o.errorf("", "%s", textfmt.Escape(err.Error()))
+		return exitTrouble
+	}
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
 )
 
@@ -98,7 +100,7 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 			}
 			return dupes.WriteActText(b, link, dupes.TextOptions{})
 		}},
-		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return dupes.WriteDeletable(b, rep, 0) }},
+		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return dupes.WriteDeletable(b, act, 0) }},
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := c.write(&want); err != nil {
@@ -110,5 +112,20 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a", "mychar.safetensors")); err != nil {
 		t.Errorf("a dry run deleted: %v", err)
+	}
+}
+
+// TestDupesActError: an error dupes.Act returns reaches the user, on one line, with exit 2 (here
+// options the flags cannot give: both --delete and --link).
+func TestDupesActError(t *testing.T) {
+	dir := dupesCollection(t)
+	var stdout, stderr bytes.Buffer
+	o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: "text"}
+	c := &dupesCmd{Level: "renamed", Keep: "most-info", Delete: true, Link: true, Yes: true, NoCache: true, Paths: []string{dir}}
+	if code := c.run(o); code != exitTrouble {
+		t.Errorf("exit %d, want %d", code, exitTrouble)
+	}
+	if got := stderr.String(); !strings.HasPrefix(got, "stdiff: ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("stderr %q", got)
 	}
 }

@@ -91,10 +91,11 @@ func write[R any](o *out, r R, quiet bool, outcome canon.Outcome, ws writers[R])
 	return int(outcome)
 }
 
-// isTerminal reports whether f is a character device (a terminal), without extra dependencies.
+// isTerminal reports whether f is a terminal, without extra dependencies: a character device that
+// answers the terminal's ioctl (where the system has one), so that /dev/null is not one.
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && isTTY(f)
 }
 
 // colorWanted decides colour: never with NO_COLOR or a dumb terminal, always with --color=always,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
 )
@@ -151,7 +152,11 @@ var ErrActOptions = errors.New("act: give one of Delete and Link")
 // other bytes); Link only on bytes groups. Just before it acts on a copy, it checks again that the
 // keeper and the copy are as the scan saw them (size and modification time) and that the copy holds
 // the keeper's bytes (bytes groups) or tensors (content groups), reading both; a copy that fails is
-// left alone (OpSkip), a keeper that fails leaves its group alone.
+// left alone (OpSkip), a keeper that fails leaves its group alone. From that check to the action it
+// holds an exclusive advisory lock (lockfile.Lock) on the keeper's file and the copy's (a set's
+// index), waiting for another run of Act that holds them, and immediately before the unlink or the
+// link it checks again that both paths lead to the files checked, with the same size, modification
+// and change times: two runs at once whose keep rules disagree never delete both copies.
 //
 // Deleting never loses what only a copy has: a copy's sidecar files move next to the keeper
 // (renamed to its stem) when the keeper has none of their kind; a copy whose sidecar differs from
@@ -186,6 +191,10 @@ func Act(ctx context.Context, r *Report, opt ActOptions) (*ActReport, error) {
 	}
 	return a.rep, nil
 }
+
+// actHook, when set (by tests), runs after a copy's content check ("verified") and between the last
+// checks and the action on it ("act").
+var actHook func(stage string)
 
 type actor struct {
 	ctx context.Context
@@ -311,6 +320,31 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 		skip(SkipOtherFilesystem)
 		return true
 	}
+	// From here to the action, the keeper and the copy are locked against other runs of Act.
+	kh, mh, err := a.lockBoth(k.Path, m.Path)
+	switch {
+	case err == nil:
+	case !unchanged(k): // gone (or changed) since it was looked at, as another run may do
+		skip(SkipKeeperChanged)
+		return false
+	case !unchanged(m):
+		skip(SkipChanged)
+		return true
+	default:
+		base.Err = err
+		a.log(base)
+		return true
+	}
+	defer kh.release()
+	defer mh.release()
+	if !unchanged(k) || !kh.still() {
+		skip(SkipKeeperChanged)
+		return false
+	}
+	if !unchanged(m) || !mh.still() {
+		skip(SkipChanged)
+		return true
+	}
 	same, files, err := a.verify(g, k, m)
 	switch {
 	case err != nil:
@@ -320,6 +354,21 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 	case !same:
 		skip(SkipNotACopy)
 		return true
+	}
+	if actHook != nil {
+		actHook("verified")
+	}
+	// Immediately before acting: the keeper and the copy are the files checked, unchanged since.
+	if !kh.still() {
+		skip(SkipKeeperChanged)
+		return false
+	}
+	if !mh.still() {
+		skip(SkipChanged)
+		return true
+	}
+	if actHook != nil {
+		actHook("act")
 	}
 	if a.opt.Link {
 		base.Freed = freedBy(m.Path)
@@ -356,6 +405,71 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 func devOfInfo(st fs.FileInfo) uint64 {
 	dev, _, _ := fileID(st)
 	return dev
+}
+
+// actLockWait is how long Act waits for another run's lock on a keeper or a copy (a run that holds
+// it is reading both to compare them); a variable for tests.
+var actLockWait = 5 * time.Minute
+
+// held is a file Act has open and locked (lockfile.Lock) while it acts on it, and what it was when
+// locked.
+type held struct {
+	path string
+	f    *os.File
+	lock *lockfile.Locked
+	st   fs.FileInfo
+}
+
+// lockBoth opens and locks the keeper's file (a set's index) and the copy's, in the order of their
+// device and inode, so that two runs that lock the same two files (through any paths) never wait on
+// each other for long. The lock is on the files themselves: it needs no lock file beside them, and two
+// runs that reach one file through different roots lock the same thing.
+func (a *actor) lockBoth(kpath, mpath string) (kh, mh *held, err error) {
+	kh, err = openHeld(kpath)
+	if err != nil {
+		return nil, nil, err
+	}
+	mh, err = openHeld(mpath)
+	if err != nil {
+		kh.release()
+		return nil, nil, err
+	}
+	first, second := kh, mh
+	kdev, kino, _ := fileID(kh.st)
+	if mdev, mino, _ := fileID(mh.st); mdev < kdev || (mdev == kdev && mino < kino) {
+		first, second = mh, kh
+	}
+	for _, h := range []*held{first, second} {
+		if h.lock, err = lockfile.Lock(a.ctx, h.f, actLockWait); err != nil {
+			kh.release()
+			mh.release()
+			return nil, nil, err
+		}
+	}
+	return kh, mh, nil
+}
+
+// openHeld opens the regular file at path, read only.
+func openHeld(path string) (*held, error) {
+	f, st, err := canon.OpenRegular(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	return &held{path: path, f: f, st: st}, nil
+}
+
+// release unlocks and closes h.
+func (h *held) release() {
+	h.lock.Unlock()
+	h.f.Close()
+}
+
+// still reports whether h's path still leads to the file locked, with the size, modification time
+// and change time it had then.
+func (h *held) still() bool {
+	st, err := os.Stat(h.path)
+	return err == nil && os.SameFile(st, h.st) && st.Size() == h.st.Size() && st.ModTime().Equal(h.st.ModTime()) &&
+		changeTime(st) == changeTime(h.st)
 }
 
 // unchanged reports whether m's file (a set's index) has the size and modification time the scan saw.

@@ -348,22 +348,30 @@ func TestActInterrupted(t *testing.T) {
 	}
 }
 
-// TestDeletable: the files --delete would delete, for xargs: every copy but the keepers, a set's index
-// and shards.
+// TestDeletable: the files --delete would delete, for xargs, from a dry run: every copy but the
+// keepers, a set's index and shards; and exactly what Act then deletes.
 func TestDeletable(t *testing.T) {
 	dir, p := collectorLayout(t)
 	set := writeSet(t, filepath.Join(dir, "set"), 1, 2, "")
 	cp := writeSet(t, filepath.Join(dir, "setcopy"), 1, 2, "")
 	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
 	want := []string{p["copy"], p["edited"], p["stripped"], cp, filepath.Join(dir, "setcopy", setShard1), filepath.Join(dir, "setcopy", setShard2)}
-	got := rep.Deletable()
+	dry, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dry.Deletable()
 	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 		t.Errorf("deletable %q\nwant %q", got, want)
 	}
 	var b bytes.Buffer
-	WriteDeletable(&b, rep, 0)
+	WriteDeletable(&b, dry, 0)
 	if b.String() != strings.Join(got, "\x00")+"\x00" {
 		t.Errorf("-0: %q", b.String())
+	}
+	done, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	if err != nil || !slices.Equal(done.Deletable(), got) {
+		t.Errorf("deleted %q, %v; listed %q", done.Deletable(), err, got)
 	}
 	_ = set
 }
@@ -435,6 +443,29 @@ func TestActOnSets(t *testing.T) {
 	for _, f := range setFiles(keep) {
 		if !exists(f) {
 			t.Errorf("%s of the kept set went", f)
+		}
+	}
+}
+
+// TestReclaimableIsWhatDeleteFrees: at every level, the report's Reclaimable is the sum of the groups
+// --delete acts on, and what a dry run of Act frees.
+func TestReclaimableIsWhatDeleteFrees(t *testing.T) {
+	dir, paths := collectorLayout(t)
+	for _, level := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelStructure} {
+		rep := findIn(t, dir, Options{Level: level, Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Dir(paths["orig"])}})
+		var sum int64
+		a := &actor{opt: ActOptions{Delete: true}}
+		for i := range rep.Groups {
+			if a.acts(rep, &rep.Groups[i]) {
+				sum += rep.Groups[i].Reclaimable
+			}
+		}
+		dry, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Reclaimable != sum || rep.Reclaimable != dry.Freed || sum == 0 {
+			t.Errorf("%s: reclaimable %d, the groups acted on %d, a dry run frees %d", level, rep.Reclaimable, sum, dry.Freed)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/markdown"
-	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -173,32 +172,25 @@ func actSummary(r *ActReport) string {
 	return s
 }
 
-// Deletable are the files deleting every copy Act would delete removes (a shard set's index and
-// shards), in the report's order: for `xargs rm`. Copies that are URLs, share files or lie in a
-// program's store (Member.Managed) are never among them.
-func (r *Report) Deletable() []string {
+// Deletable are the files the deletions of r remove (a shard set's index and shards, and the sidecars
+// deleted with a copy), in order, for `xargs rm`: from a dry run of Act with Delete, exactly what Act
+// would delete, after the same checks. Sidecars Act would move are not among them.
+func (r *ActReport) Deletable() []string {
 	var out []string
-	a := &actor{opt: ActOptions{Delete: true}}
-	for i := range r.Groups {
-		g := &r.Groups[i]
-		if !a.acts(r, g) {
-			continue
-		}
-		for _, m := range g.Members[1:] {
-			switch {
-			case source.IsRemote(m.Path), m.Managed != "":
-			case len(m.Files) > 0:
-				out = append(out, m.Files...)
-			default:
-				out = append(out, m.Path)
-			}
+	for _, a := range r.Actions {
+		switch {
+		case a.Err != nil || a.Error != "":
+		case a.Op == OpDelete:
+			out = append(out, a.Files...)
+		case a.Op == OpDeleteSidecar:
+			out = append(out, a.Path)
 		}
 	}
 	return out
 }
 
-// WriteDeletable writes Deletable, each path followed by sep ('\n', or 0 for `xargs -0`).
-func WriteDeletable(w io.Writer, r *Report, sep byte) error {
+// WriteDeletable writes r.Deletable, each path followed by sep ('\n', or 0 for `xargs -0`).
+func WriteDeletable(w io.Writer, r *ActReport, sep byte) error {
 	var b strings.Builder
 	for _, p := range r.Deletable() {
 		b.WriteString(p)

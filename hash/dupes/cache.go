@@ -22,8 +22,9 @@ import (
 
 // Cache remembers what reading a file found (its keys, sample, header hash, structure ID, and the
 // checksums by which comparisons told it the same as or other than other files),
-// keyed by the file's absolute path, size, modification time and inode: a file that changed in any of
-// these is read again. A second `stdiff dupes` over an unchanged collection reads no tensor bytes, and
+// keyed by the file's absolute path, size, modification time, change time and inode: a file that
+// changed in any of these is read again (an edit in place that puts the modification time back
+// changes the change time). A second `stdiff dupes` over an unchanged collection reads no tensor bytes, and
 // headers only of the models it reports in groups (to say how they differ).
 //
 // It lives where the caller says (the CLI: $STDIFF_CACHE_DIR, else the user cache folder, as CacheFile,
@@ -54,6 +55,7 @@ type Cache struct {
 type cacheEntry struct {
 	Size    int64  `json:"size"`
 	Mtime   int64  `json:"mtime_ns"`
+	Ctime   int64  `json:"ctime_ns"`
 	Ino     uint64 `json:"ino"`
 	DataLen int64  `json:"data_len"`
 	// Keys are the scan's keys (structure, shapes, layout) in hex.
@@ -405,7 +407,7 @@ func (c *Cache) fill(f *scanned) bool {
 	c.mu.Lock()
 	e, ok := c.entries[cacheKey(f.path)]
 	c.mu.Unlock()
-	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ino != f.ino {
+	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ctime != f.ctime || e.Ino != f.ino {
 		return false
 	}
 	k, ok := hexWords(e.Keys, 5)
@@ -473,7 +475,7 @@ func hexWords(s string, n int) ([]uint64, bool) {
 
 // put records what is known of a file, and that it was seen now.
 func (c *Cache) put(f *scanned) {
-	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, Ident: f.ident, MetaKeys: f.metaKeys,
+	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ctime: f.ctime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, Ident: f.ident, MetaKeys: f.metaKeys,
 		Keys: fmt.Sprintf("%016x%016x%016x%016x%016x", f.k.structure[0], f.k.structure[1], f.k.shapes[0], f.k.shapes[1], f.k.layout),
 		CRCs: formatCRCs(f.cs.crcs), Complete: f.cs.complete}
 	if f.hasHeaderHash {

@@ -217,8 +217,9 @@ type Report struct {
 	// and content), which the cache brings to zero on an unchanged collection.
 	Files           int   `json:"files"`
 	TensorBytesRead int64 `json:"tensor_bytes_read"`
-	// Reclaimable is what keeping one model of each set of same-content models would free, each real
-	// file counted once.
+	// Reclaimable is what deleting the copies of the groups Act deletes from would free (the bytes and
+	// content groups of the level asked for, a bytes group inside a content group counted once), each
+	// real file counted once: the sum of those groups' Reclaimable.
 	Reclaimable int64 `json:"reclaimable"`
 	// Errors are the paths that could not be scanned at all (a missing path, an unreadable folder):
 	// the scan went on without them, but its answer is incomplete. Writers leave them out; callers
@@ -249,6 +250,7 @@ type scanned struct {
 	path    string
 	size    int64
 	mtime   int64
+	ctime   int64 // the inode's change time (0: unknown), which an edit in place changes
 	ino     uint64
 	dev     uint64
 	nlink   uint64
@@ -479,7 +481,6 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		if r.all.g == nil {
 			continue
 		}
-		rep.Reclaimable += freed(r.all.g)
 		for _, b := range r.bytes {
 			rep.Groups = append(rep.Groups, makeGroup(LevelBytes, b.g, b.why))
 		}
@@ -562,6 +563,12 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return a.Files[0] < b.Files[0]
 	})
 	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
+	deleting := &actor{opt: ActOptions{Delete: true}}
+	for i := range rep.Groups {
+		if deleting.acts(rep, &rep.Groups[i]) {
+			rep.Reclaimable += rep.Groups[i].Reclaimable
+		}
+	}
 	if opt.Cache != nil {
 		for _, f := range live {
 			if !f.set {
@@ -655,7 +662,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		if err != nil {
 			return nil, canon.PathError("stat", path, err)
 		}
-		f.size, f.mtime = st.Size(), st.ModTime().UnixNano()
+		f.size, f.mtime, f.ctime = st.Size(), st.ModTime().UnixNano(), changeTime(st)
 		if lst, err := os.Lstat(path); err == nil {
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}

@@ -108,7 +108,7 @@ func TestFindRenamed(t *testing.T) {
 	}
 	// Only renamed groups: Act does nothing.
 	rep, _ := Find(t.Context(), []string{dir}, Options{})
-	if a, _ := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true}); len(a.Actions) != 0 || len(rep.Deletable()) != 0 {
+	if a, _ := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true}); len(a.Actions) != 0 || len(a.Deletable()) != 0 {
 		t.Errorf("acted on renamed copies: %+v", a.Actions)
 	}
 	if rep, _ := Find(t.Context(), []string{dir}, Options{Level: LevelContent}); len(rep.Groups) != 0 {

@@ -1,0 +1,7 @@
+//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+
+package main
+
+import "syscall"
+
+const getTermios = syscall.TIOCGETA

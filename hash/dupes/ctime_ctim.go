@@ -1,0 +1,16 @@
+//go:build linux || openbsd || dragonfly
+
+package dupes
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// changeTime is when the file's inode last changed (ctime), in nanoseconds; 0 where unknown.
+func changeTime(st fs.FileInfo) int64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return sys.Ctim.Nano()
+	}
+	return 0
+}

@@ -1,0 +1,16 @@
+//go:build darwin || freebsd || netbsd
+
+package dupes
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// changeTime is when the file's inode last changed (ctime), in nanoseconds; 0 where unknown.
+func changeTime(st fs.FileInfo) int64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return sys.Ctimespec.Nano()
+	}
+	return 0
+}
