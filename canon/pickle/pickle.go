@@ -905,7 +905,7 @@ func (m *machine) step(op byte) (bool, error) {
 			return false, err
 		}
 		if inst.Kind != Call || !allowedGlobal(inst.Func) {
-			m.reject("BUILD of a %s, not a tensor, parameter or OrderedDict", kindName(inst.Kind))
+			m.reject("BUILD of a %s value, not a tensor, parameter or OrderedDict", kindName(inst.Kind))
 		}
 		inst.State = state
 	case opPersID:
