@@ -18,6 +18,7 @@ type zipEntry struct {
 	crc        uint32
 	csize      uint64
 	size       uint64
+	central    int64 // offset of the central directory entry
 	header     int64 // offset of the local header
 	dataOffset int64 // offset of the data, -1 when the local header cannot be read
 }
@@ -95,7 +96,7 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 			break
 		}
 		z := zipEntry{name: string(h[46 : 46+nl]), flags: le16(h[8:]), method: le16(h[10:]), crc: le32(h[16:]),
-			csize: uint64(le32(h[20:])), size: uint64(le32(h[24:])), header: int64(le32(h[42:])), dataOffset: -1}
+			csize: uint64(le32(h[20:])), size: uint64(le32(h[24:])), header: int64(le32(h[42:])), dataOffset: -1, central: at}
 		extra := h[46+nl : 46+nl+xl]
 		for len(extra) >= 4 {
 			id, n := le16(extra), int(le16(extra[2:]))
@@ -128,7 +129,7 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 func (f *File) localHeader(r io.ReaderAt, z *zipEntry) {
 	lh, ok := readAt(r, z.header, 30)
 	if z.header < 0 || !ok || string(lh[:4]) != "PK\x03\x04" {
-		f.add(CodeZipMalformed, SevError, z.header, z.name, "the local header of %s is not where the central directory says", z.name)
+		f.add(CodeZipMalformed, SevError, z.central, z.name, "the local header of %s is not at byte %d, where the central directory says", z.name, z.header)
 		return
 	}
 	nl, xl := int64(le16(lh[26:])), int64(le16(lh[28:]))
@@ -143,7 +144,11 @@ func (f *File) localHeader(r io.ReaderAt, z *zipEntry) {
 		return
 	}
 	if uint64(z.dataOffset) > uint64(f.Size) || z.csize > uint64(f.Size-z.dataOffset) {
-		f.add(CodeTruncatedData, SevError, z.dataOffset, z.name, "%s needs %d bytes at %d; the file has %d", z.name, z.csize, z.dataOffset, f.Size)
+		at := z.dataOffset
+		if uint64(at) > uint64(f.Size) {
+			at = z.central
+		}
+		f.add(CodeTruncatedData, SevError, at, z.name, "%s needs %d bytes at %d; the file has %d", z.name, z.csize, z.dataOffset, f.Size)
 		z.dataOffset = -1
 		return
 	}
@@ -245,7 +250,7 @@ func (f *File) readZip(r io.ReaderAt) {
 	}
 	for i := range entries {
 		if !strings.HasPrefix(entries[i].name, prefix+"/") {
-			f.add(CodeZipPrefix, SevError, entries[i].header, entries[i].name, "%s is outside the archive's folder %s/", entries[i].name, prefix)
+			f.add(CodeZipPrefix, SevError, entries[i].central, entries[i].name, "%s is outside the archive's folder %s/", entries[i].name, prefix)
 			break
 		}
 	}
