@@ -308,3 +308,31 @@ func FuzzLegacy(f *testing.F) {
 	}
 	f.Fuzz(fuzz)
 }
+
+// TestWalkBounded: a pickle whose memo makes a list of 20,000 references to a list of 20,000
+// values (4·10^8 paths) is listed within a bounded number of visits, and says so.
+func TestWalkBounded(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("\x80\x02]q\x00(")
+	for i := 0; i < 20000; i++ {
+		sb.WriteString("K\x01")
+	}
+	sb.WriteString("e0](")
+	for i := 0; i < 20000; i++ {
+		sb.WriteString("h\x00")
+	}
+	sb.WriteString("e.")
+	f := read([]byte(sb.String()))
+	if codes(f)[torch.CodeTreeTooLarge] != 1 {
+		t.Fatalf("%v", codes(f))
+	}
+}
+
+// TestDeepNesting: 10,000 nested lists are read (the machine keeps no recursion) and listed to MaxDepth.
+func TestDeepNesting(t *testing.T) {
+	data := []byte("\x80\x02" + strings.Repeat("]", 10000) + strings.Repeat("a", 9999) + ".")
+	f := read(data)
+	if codes(f)[torch.CodeTooDeep] != 1 || codes(f)[torch.CodeMalformedPickle] != 0 {
+		t.Fatalf("%+v", f.Findings)
+	}
+}

@@ -105,6 +105,7 @@ const (
 	CodeNumpyHeader       = "numpy-bad-header"        // error
 	CodeNumpyDType        = "numpy-unsupported-dtype" // warning: structured or string dtypes are not listed
 	CodeTooDeep           = "nesting-too-deep"        // warning: the object tree is deeper than MaxDepth
+	CodeTreeTooLarge      = "object-tree-too-large"   // warning: the object tree has too many values to list
 )
 
 // Limits.

@@ -90,10 +90,18 @@ type walker struct {
 	refs     map[string]storageRef // storage key → what the pickle says of it
 	refOrder []string
 	deep     bool
+	budget   int // visits left: a tree that shares values through the memo is walked within it
 }
 
+// maxVisits is how many values the walk for tensors visits at most, counting a value shared
+// through the memo once per path to it.
+const maxVisits = 1 << 22
+
+// maxMetadata is the most metadata entries a file gives.
+const maxMetadata = 10000
+
 func newWalker(f *File, entry string) *walker {
-	return &walker{f: f, entry: entry, onPath: map[*pickle.Object]bool{}, refs: map[string]storageRef{}}
+	return &walker{f: f, entry: entry, onPath: map[*pickle.Object]bool{}, refs: map[string]storageRef{}, budget: maxVisits}
 }
 
 func join(path, k string) string {
@@ -159,6 +167,12 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 	if w.onPath[o] {
 		return
 	}
+	if w.budget -= 1 + len(o.Items); w.budget < 0 {
+		if w.budget+1+len(o.Items) >= 0 {
+			w.f.add(CodeTreeTooLarge, SevWarning, o.Offset, w.entry, "the object tree has more than %d values (shared through the memo); what lies beyond is not listed", maxVisits)
+		}
+		return
+	}
 	w.onPath[o] = true
 	defer delete(w.onPath, o)
 	switch {
@@ -180,7 +194,7 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 			w.walk(join(path, strconv.Itoa(i)), it, depth+1)
 		}
 	default:
-		if path != "" {
+		if path != "" && len(w.f.Metadata) < maxMetadata {
 			w.f.Metadata = append(w.f.Metadata, Meta{Key: path, Value: repr(o, 0)})
 		}
 	}
