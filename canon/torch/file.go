@@ -221,24 +221,31 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 		}
 		return o
 	}
+	where := "the pickle"
+	switch {
+	case strings.HasSuffix(entry, ".pkl"), strings.HasSuffix(entry, ".npy"):
+		where = entry
+	case entry != "":
+		where = "the " + entry + " pickle"
+	}
 	info := PickleInfo{Entry: entry, Offset: fix(off), End: fix(p.End), Protocol: p.Protocol, WeightsOnly: err == nil && p.WeightsOnly(), Globals: p.Globals}
 	f.Pickles = append(f.Pickles, info)
 	for _, g := range p.Globals {
 		switch g.Class {
 		case pickle.Unsafe:
-			x := f.add(CodeUnsafeGlobal, SevError, fix(g.Offset), entry, "the pickle names %s, which runs code or reaches the system", g.FullName())
+			x := f.add(CodeUnsafeGlobal, SevError, fix(g.Offset), entry, "%s names %s, which runs code or reaches the system", where, g.FullName())
 			x.Global, x.Hint = g.FullName(), hintUnsafe
 		case pickle.Unknown:
-			x := f.add(CodeUnknownGlobal, SevError, fix(g.Offset), entry, "the pickle names %s, which is outside PyTorch's weights-only allowlist", g.FullName())
+			x := f.add(CodeUnknownGlobal, SevError, fix(g.Offset), entry, "%s names %s, which is outside PyTorch's weights-only allowlist", where, g.FullName())
 			x.Global = g.FullName()
 			x.Hint = "torch.load(weights_only=True) refuses it; load it only if you trust the file"
 		}
 	}
 	for _, o := range p.Opcodes {
-		f.add(CodeUnsupportedOpcode, SevError, fix(o.Offset), entry, "the pickle uses opcode %s, which the weights-only unpickler does not accept", pickle.OpName(o.Op))
+		f.add(CodeUnsupportedOpcode, SevError, fix(o.Offset), entry, "%s uses opcode %s, which the weights-only unpickler does not accept", where, pickle.OpName(o.Op))
 	}
 	for _, o := range p.Rejections {
-		f.add(CodeRefusedOperation, SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s", o.Msg)
+		f.add(CodeRefusedOperation, SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s in %s", o.Msg, where)
 	}
 	if err != nil {
 		off := int64(-1)
@@ -246,7 +253,7 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 		if fe, ok := err.(*pickle.FormatError); ok {
 			off, msg = fe.Offset, fe.Msg+" (opcode "+pickle.OpName(fe.Op)+")"
 		}
-		f.add(CodeMalformedPickle, SevError, fix(off), entry, "malformed pickle: %s", msg)
+		f.add(CodeMalformedPickle, SevError, fix(off), entry, "%s is malformed: %s", where, msg)
 		return nil, err
 	}
 	return p, nil
