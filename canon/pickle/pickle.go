@@ -51,6 +51,7 @@ type FormatError struct {
 	Err    error // ErrTooLarge, io.ErrUnexpectedEOF or nil
 }
 
+// Error renders the error as "malformed pickle: what (opcode NAME at byte N)".
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("malformed pickle: %s (opcode %s at byte %d)", e.Msg, OpName(e.Op), e.Offset)
 }
