@@ -157,7 +157,8 @@ type Model struct {
 	// tensors' bytes are not the file's: Begin and End are in the space of its onnx.Data (from 0).
 	ONNX *onnx.File
 	// Torch is the PyTorch, pickle or NumPy file as package torch reads it (pickles, storages, the
-	// weights-only verdict); nil otherwise. Begin and End of its tensors are file offsets.
+	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
+	// in the space of its torch.Data (from 0).
 	Torch *torch.File
 
 	// kept counts Findings per code, for add.

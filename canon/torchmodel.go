@@ -22,8 +22,9 @@ func readTorch(r io.ReaderAt, size int64, name string) (*Model, error) {
 }
 
 // modelOfTorch is the Model of a file package torch read: its tensors with Begin and End in the
-// file's own space (DataOffset is 0; a tensor whose bytes are compressed or not one contiguous run
-// claims none), its other values as metadata, and its findings. Its verdict is torch.load(weights_only=
+// space of the file's torch.Data (row-major bytes, one tensor after another from 0: strided views
+// gathered, .npz entries inflated; a tensor whose storage is missing claims none), its other values
+// as metadata, and its findings. Its verdict is torch.load(weights_only=
 // True)'s (numpy.load(allow_pickle=False)'s for NumPy): invalid when a finding is an error, the kind
 // being the first error's code.
 func modelOfTorch(f *torch.File) *Model {
@@ -35,15 +36,14 @@ func modelOfTorch(f *torch.File) *Model {
 		m.Metadata = append(m.Metadata, MetaEntry{Key: kv.Key, Value: kv.Value, Offset: -1})
 	}
 	m.HasMetadata = len(m.Metadata) > 0
-	for _, t := range f.Tensors {
+	data := f.Data(nil) // the places of the tensors' bytes; source.Open reads them through f.Data
+	for i, t := range f.Tensors {
 		shape := make([]uint64, len(t.Shape))
 		for i, d := range t.Shape {
 			shape[i] = uint64(max(d, 0))
 		}
-		ct := Tensor{Name: t.Name, DType: DType(t.DType), Shape: shape, HeaderOffset: -1}
-		if t.Offset >= 0 && t.Contiguous {
-			ct.Begin, ct.End = uint64(t.Offset), uint64(t.Offset+t.Size)
-		}
+		b, e := data.DataRange(i)
+		ct := Tensor{Name: t.Name, DType: DType(t.DType), Shape: shape, HeaderOffset: -1, Begin: uint64(b), End: uint64(e)}
 		m.Tensors = append(m.Tensors, ct)
 	}
 	for _, fd := range f.Findings {

@@ -152,6 +152,9 @@ type Storage struct {
 	Size       int64  `json:"size"`
 	Entry      string `json:"entry,omitempty"`
 	Compressed bool   `json:"compressed,omitempty"`
+
+	// a compressed storage's entry (its deflated bytes) and where the array starts once inflated
+	entryOffset, entrySize, dataStart int64
 }
 
 // Meta is a value of the checkpoint that is not a tensor (epoch, global_step, a config string).
@@ -299,7 +302,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 		f.readZip(r)
 	case ok && format == FormatNPY:
 		f.Format = FormatNPY
-		f.readNPY(r, 0, size, "", "array", false)
+		f.readNPY(r, 0, size, "", "array", false, nil)
 	case ok && format == FormatTar:
 		f.Format = FormatTar
 		f.add(CodeTarFormat, SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which stdiff does not read")

@@ -22,7 +22,7 @@ type npyHeader struct {
 
 // readNPY reads an .npy array at [off, end) of r as tensor name. compressed says the bytes come
 // from a deflated .npz entry (offsets are then not the file's).
-func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compressed bool) {
+func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compressed bool, z *zipEntry) {
 	fo := func(o int64) int64 {
 		if compressed {
 			return -1
@@ -115,7 +115,11 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 		f.add(CodeNonContiguous, SevInfo, fo(start), entry, "%s is stored in Fortran (column-major) order", name)
 	}
 	f.Tensors = append(f.Tensors, t)
-	f.Storages = append(f.Storages, Storage{Key: name, DType: dt, Numel: int64(n), Offset: fo(data), Size: int64(size), Entry: entry, Compressed: compressed})
+	s := Storage{Key: name, DType: dt, Numel: int64(n), Offset: fo(data), Size: int64(size), Entry: entry, Compressed: compressed, dataStart: -1}
+	if compressed && z != nil {
+		s.entryOffset, s.entrySize, s.dataStart = z.dataOffset, int64(z.csize), data-off
+	}
+	f.Storages = append(f.Storages, s)
 }
 
 // parseNPYHeader reads the Python dict literal of an .npy header: 'descr', 'fortran_order' and

@@ -231,7 +231,7 @@ func (f *File) readZip(r io.ReaderAt) {
 			z := &entries[i]
 			rr, off, end, ok := f.open(r, z, MaxInflate, false)
 			if ok {
-				f.readNPY(rr, off, end, z.name, strings.TrimSuffix(z.name, ".npy"), z.method != 0)
+				f.readNPY(rr, off, end, z.name, strings.TrimSuffix(z.name, ".npy"), z.method != 0, z)
 			}
 		}
 		return
