@@ -290,6 +290,13 @@ func fuzz(t *testing.T, b []byte) {
 			t.Fatalf("tensor %+v outside the file", tn)
 		}
 	}
+	// the tensors' bytes can be read (the first 64 KiB of them) without a panic
+	d := f.Data(bytes.NewReader(b))
+	defer d.Close()
+	p := make([]byte, min(d.Size(), 1<<16))
+	if _, err := d.ReadAt(p, 0); err != nil && len(f.Tensors) > 0 && f.Valid() && !strings.Contains(err.Error(), "inflating") {
+		t.Fatalf("reading the tensors of a valid file: %v", err)
+	}
 }
 
 // FuzzZip feeds archives to Read: never a panic, allocation within allocLimit, every offset within the file.
