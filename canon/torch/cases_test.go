@@ -170,7 +170,8 @@ func TestHostile(t *testing.T) {
 	}
 }
 
-// TestZipDefects: a wrong CRC or unusual flag bits are findings, and the scan goes on.
+// TestZipDefects: a wrong CRC or unusual flag bits are warnings (PyTorch checks neither), and the
+// scan goes on; a missing storage, a truncated archive or an entry outside the folder are errors.
 func TestZipDefects(t *testing.T) {
 	data := benignZip(t)
 	// the central directory entry of data.pkl: flip its CRC and set flag bit 4
@@ -180,7 +181,7 @@ func TestZipDefects(t *testing.T) {
 	bad[cd+8] |= 1 << 4
 	f := read(bad)
 	c := codes(f)
-	if c[torch.CodeZipBadCRC] != 1 || c[torch.CodeZipFlags] != 1 || len(f.Tensors) != 2 || f.Valid() {
+	if c[torch.CodeZipBadCRC] != 1 || c[torch.CodeZipFlags] != 1 || len(f.Tensors) != 2 || !f.Valid() {
 		t.Fatalf("%v %+v", c, f.Tensors)
 	}
 	// a missing storage and a truncated archive

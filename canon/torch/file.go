@@ -86,7 +86,7 @@ const (
 	CodeOtherArchive      = "not-pytorch-archive"     // error: a zip archive without data.pkl
 	CodeZipMalformed      = "zip-malformed"           // error: the central directory cannot be read
 	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
-	CodeZipBadCRC         = "zip-bad-crc"             // error: a record torch reads fails its CRC
+	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
 	CodeZipEncrypted      = "zip-encrypted"           // error
 	CodeZipMethod         = "zip-unsupported-method"  // error
 	CodeZipFlags          = "zip-unusual-flags"       // warning

@@ -206,8 +206,8 @@ func (f *File) open(r io.ReaderAt, z *zipEntry, limit int64, check bool) (io.Rea
 }
 
 func (f *File) badCRC(z *zipEntry, got uint32) {
-	f.add(CodeZipBadCRC, SevError, z.header, z.name, "%s fails its CRC (0x%08x, the directory says 0x%08x)", z.name, got, z.crc).Hint =
-		"the file is damaged (an interrupted download?); fetch it again"
+	f.add(CodeZipBadCRC, SevWarning, z.header, z.name, "%s fails its CRC (0x%08x, the directory says 0x%08x); PyTorch does not check CRCs, other zip readers refuse it", z.name, got, z.crc).Hint =
+		"the file may be damaged (an interrupted download?); fetch it again"
 }
 
 // readZip reads a zip archive: a torch.save checkpoint, TorchScript, an .npz or another archive.

@@ -83,6 +83,14 @@ with zipfile.ZipFile(os.path.join(out, "benign-zip.pt")) as src, \
         dst.writestr(item, src.read(item.filename))
     dst.writestr("benign-zip/extra.pkl", pickle.dumps(System(), protocol=2))
 
+# a wrong CRC for data.pkl in the central directory (PyTorch does not check CRCs)
+with open(os.path.join(out, "benign-zip.pt"), "rb") as f:
+    b = bytearray(f.read())
+i = b.find(b"PK\x01\x02")
+b[i + 16:i + 20] = b"\x01\x02\x03\x04"
+with open(os.path.join(out, "bad-crc-zip.pt"), "wb") as f:
+    f.write(b)
+
 bare = {
     "benign-bare.pkl": pickle.dumps({"a": 1, "b": [1, 2], "c": "x"}, protocol=2),
     "system-bare.pkl": pickle.dumps(System(), protocol=2),
@@ -108,7 +116,7 @@ for name, save in arrays.items():
         save(f)
 
 print("torch", torch.__version__)
-for name in sorted(list(files) + ["second-pickle-zip.pt"] + list(bare) + list(arrays)):
+for name in sorted(list(files) + ["second-pickle-zip.pt", "bad-crc-zip.pt"] + list(bare) + list(arrays)):
     path = os.path.join(out, name)
     try:
         if name.endswith(".npy") or name.endswith(".npz"):
