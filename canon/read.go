@@ -43,10 +43,13 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	if _, ok := gguf.Sniff(head); ok {
 		return readGGUF(r, size, name)
 	}
-	// PyTorch (zip, legacy), bare pickles and NumPy start with magics (PK, PROTO, \x93NUMPY); a
-	// safetensors file whose header length begins with the same bytes is read as safetensors.
-	if _, ok := torch.Sniff(head); ok && !startsSafetensors(r, head, size) {
-		return readTorch(r, size, name)
+	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
+	// pickle does; a safetensors file whose header length begins with the same bytes is read as
+	// safetensors.
+	if torch.Candidate(head) && !startsSafetensors(r, head, size) {
+		if _, ok := torch.SniffReader(r, size); ok {
+			return readTorch(r, size, name)
+		}
 	}
 	// ONNX has no magic: a file that starts as a ModelProto does is read as one, unless it reads as a
 	// safetensors file (a header length within the file, then '{').

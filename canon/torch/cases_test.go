@@ -398,3 +398,27 @@ func TestDataInflates(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+// TestProtocol0: pickles of protocol 0 and 1, which have no PROTO opcode, are recognised by reading
+// them: a legacy checkpoint written with pickle_protocol=0 and a bare hostile pickle.
+// (canon.Read asks SniffReader for files whose first bytes Candidate accepts.)
+func TestProtocol0(t *testing.T) {
+	legacy0 := "L119547037146038801333356L\n.I1001\n.(dp0\nVlittle_endian\np1\nI01\ns.(dp0\nVepoch\np1\nI3\ns.(lp0\n."
+	evil0 := "cos\nsystem\np0\n(Vtouch pwned\np1\ntp2\nRp3\n."
+	for _, c := range []struct {
+		data   string
+		format torch.Format
+	}{{legacy0, torch.FormatLegacy}, {evil0, torch.FormatPickle}, {"(not a pickle)", ""}} {
+		got, ok := torch.SniffReader(strings.NewReader(c.data), int64(len(c.data)))
+		if got != c.format || ok != (c.format != "") {
+			t.Errorf("%q: %q %v, want %q", c.data, got, ok, c.format)
+		}
+	}
+	// read, but refused: the weights-only unpickler has none of protocol 0's text opcodes
+	if f := read([]byte(legacy0)); f.Valid() || f.Format != torch.FormatLegacy || len(f.Metadata) != 1 || codes(f)[torch.CodeUnsupportedOpcode] == 0 {
+		t.Errorf("%+v", f)
+	}
+	if f := read([]byte(evil0)); f.Valid() || codes(f)[torch.CodeUnsafeGlobal] != 1 {
+		t.Errorf("%+v", f.Findings)
+	}
+}

@@ -281,6 +281,43 @@ func Sniff(head []byte) (format Format, ok bool) {
 	return "", false
 }
 
+// Candidate reports whether a file that starts with head (8 bytes are enough) may be one Read
+// reads: Sniff recognises it, or it starts as a pickle of protocol 0 or 1 may (a GLOBAL, MARK,
+// EMPTY_DICT, EMPTY_LIST or LONG opcode), which SniffReader then decides by reading it.
+func Candidate(head []byte) bool {
+	if _, ok := Sniff(head); ok {
+		return true
+	}
+	return len(head) > 0 && strings.IndexByte("c(}]L", head[0]) >= 0
+}
+
+// sniffWindow is how much of a file SniffReader reads to recognise a pickle of protocol 0 or 1.
+const sniffWindow = 64 << 10
+
+// SniffReader names the format of the file of size bytes r holds, as Sniff does, and recognises a
+// pickle of protocol 0 or 1 (which has no PROTO opcode) by reading it: one that reaches its STOP
+// within the first 64 KiB (a legacy checkpoint's first pickle, a small hostile pickle) is
+// FormatLegacy or FormatPickle.
+func SniffReader(r io.ReaderAt, size int64) (Format, bool) {
+	head := make([]byte, min(size, 512))
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	if f, ok := Sniff(head); ok {
+		return f, true
+	}
+	if !Candidate(head) {
+		return "", false
+	}
+	p, err := pickle.Read(r, 0, min(size, sniffWindow))
+	if err != nil {
+		return "", false
+	}
+	if p.Root.Kind == pickle.Int && p.Root.BigInt == legacyMagicNumber {
+		return FormatLegacy, true
+	}
+	return FormatPickle, true
+}
+
 // legacyMagic is how torch.save's legacy format begins: PROTO 2, then the magic number
 // 0x1950a86a20f9469cfc6c as a LONG1.
 var legacyMagic = []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
