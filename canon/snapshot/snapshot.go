@@ -55,7 +55,7 @@ type Snapshot struct {
 	// Of is the model as it was named when the snapshot was made: a path relative to the snapshot's
 	// folder when it was written to a file (see Rel), or a URL.
 	Of string `json:"model"`
-	// Format is the model's format (safetensors, gguf); Size its total size in bytes.
+	// Format is the model's format (safetensors, gguf, pytorch, numpy); Size its total size in bytes.
 	Format canon.Format `json:"format"`
 	Size   int64        `json:"size"`
 	// StructureID and ContentID are the model's IDs (hash.StructureID, hash.ContentID): Read checks
@@ -459,8 +459,8 @@ func (w *wire) snapshot() *Snapshot {
 // check checks what Read needs of a decoded snapshot before computing its IDs.
 func (s *Snapshot) check() error {
 	switch {
-	case s.Format != canon.FormatSafetensors && s.Format != canon.FormatGGUF:
-		return fmt.Errorf("format %q is neither safetensors nor gguf", s.Format)
+	case s.Format != canon.FormatSafetensors && s.Format != canon.FormatGGUF && s.Format != canon.FormatPyTorch && s.Format != canon.FormatNumPy:
+		return fmt.Errorf("format %q is neither safetensors, gguf, pytorch nor numpy", s.Format)
 	case len(s.Tensors) > MaxTensors:
 		return fmt.Errorf("%d tensors, more than %d", len(s.Tensors), MaxTensors)
 	case s.Verdict.Valid != (s.Verdict.Kind == ""):
