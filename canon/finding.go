@@ -25,6 +25,8 @@ type Finding struct {
 	RefKind RefKind `json:"reference_kind,omitempty"`
 	// Fixable is true when `stdiff check --fix` repairs this defect in place.
 	Fixable bool `json:"fixable,omitempty"`
+	// Global is module.name for the pickle-unsafe-global and pickle-unknown-global codes.
+	Global string `json:"global,omitempty"`
 }
 
 // MaxFindingsPerCode is how many findings of one code a Model keeps. Past it, findings of that code are

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/torch"
 )
 
 // Format names the file format a Model was read from.
@@ -22,7 +23,7 @@ const (
 )
 
 // formats are the formats Read reads.
-var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX}
+var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX, FormatPyTorch, FormatNumPy}
 
 // Known reports whether f is a format Read reads (a snapshot names one).
 func (f Format) Known() bool { return slices.Contains(formats, f) }
@@ -162,6 +163,10 @@ type Model struct {
 	// ONNX is the ONNX model as package onnx reads it, for format-specific work; nil otherwise. Its
 	// tensors' bytes are not the file's: Begin and End are in the space of its onnx.Data (from 0).
 	ONNX *onnx.File
+	// Torch is the PyTorch, pickle or NumPy file as package torch reads it (pickles, storages, the
+	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
+	// in the space of its torch.Data (from 0).
+	Torch *torch.File
 
 	// kept counts Findings per code, for add.
 	kept map[string]int
@@ -178,7 +183,7 @@ func (m *Model) Valid() bool { return m.RefErr == nil }
 // onnx.Data).
 func (m *Model) DataOffset() int64 {
 	switch {
-	case m.Shards != nil, m.ONNX != nil:
+	case m.Shards != nil, m.ONNX != nil, m.Torch != nil:
 		return 0
 	case m.GGUF != nil:
 		if m.GGUF.DataOffset < 0 {
@@ -191,7 +196,9 @@ func (m *Model) DataOffset() int64 {
 
 // BigEndian reports whether m is a big-endian GGUF file: its tensor elements are stored big-endian,
 // and package values, which decodes little-endian elements, must not decode them.
-func (m *Model) BigEndian() bool { return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian }
+func (m *Model) BigEndian() bool {
+	return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian || m.Torch != nil && m.Torch.ByteOrder == "big"
+}
 
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).
 func (m *Model) DataLen() int64 { return m.FileSize - m.DataOffset() }

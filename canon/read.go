@@ -14,6 +14,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/canon/torch"
 )
 
 // Read reads a model's header from r, a file of size bytes shown as name, choosing the format by the
@@ -41,6 +42,14 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	// by reading such a file as GGUF.
 	if _, ok := gguf.Sniff(head); ok {
 		return readGGUF(r, size, name)
+	}
+	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
+	// pickle does; a safetensors file whose header length begins with the same bytes is read as
+	// safetensors.
+	if torch.Candidate(head) && !startsSafetensors(r, head, size) {
+		if _, ok := torch.SniffReader(r, size); ok {
+			return readTorch(r, size, name)
+		}
 	}
 	// ONNX has no magic: a file that starts as a ModelProto does is read as one, unless it reads as a
 	// safetensors file (a header length within the file, then '{').

@@ -276,13 +276,14 @@ type Finding struct {
 	Hint     string         `json:"hint,omitempty"`
 	RefKind  canon.RefKind  `json:"reference_kind,omitempty"`
 	Fixable  bool           `json:"fixable,omitempty"`
+	Global   string         `json:"global,omitempty"`
 }
 
 // Findings converts findings for a report, in order (an empty list, never nil).
 func Findings(fs []canon.Finding) []Finding {
 	out := make([]Finding, 0, len(fs))
 	for _, f := range fs {
-		j := Finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable}
+		j := Finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable, Global: f.Global}
 		if f.Offset >= 0 {
 			off := f.Offset
 			j.Offset = &off

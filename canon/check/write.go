@@ -48,6 +48,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			fmt.Fprintf(b, "%s: %s: strict readers load it, but its values are broken\n", name, p.Red("BAD VALUES"))
 		case f.Valid && f.Format == canon.FormatONNX:
 			fmt.Fprintf(b, "%s: %s (%s, ONNX)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"))
+		case f.Valid && (f.Format == canon.FormatPyTorch || f.Format == canon.FormatNumPy):
+			fmt.Fprintf(b, "%s: %s (%s, %s)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"), f.Format)
 		case f.Valid:
 			fmt.Fprintf(b, "%s: %s (%s, header %s bytes)\n", name, p.Green("OK"), textfmt.Plural(f.TensorCount, "tensor"), textfmt.Thousands(f.HeaderLen))
 		case f.ReferenceError != nil:

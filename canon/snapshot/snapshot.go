@@ -53,7 +53,7 @@ type Snapshot struct {
 	// Of is the model as it was named when the snapshot was made: a path relative to the snapshot's
 	// folder when it was written to a file (see Rel), or a URL.
 	Of string `json:"model"`
-	// Format is the model's format (safetensors, gguf); Size its total size in bytes.
+	// Format is the model's format (safetensors, gguf, pytorch, numpy); Size its total size in bytes.
 	Format canon.Format `json:"format"`
 	Size   int64        `json:"size"`
 	// StructureID and ContentID are the model's IDs (hash.StructureID, hash.ContentID): Read checks

@@ -61,9 +61,11 @@ func (o Options) endpoint() string {
 type Opened struct {
 	Model *canon.Model
 	// Source holds the model's bytes: its file's, its shards' one after another, or for an ONNX model
-	// its tensors' (onnx.Data: raw, typed and external data, one tensor after another).
+	// its tensors' (onnx.Data: raw, typed and external data, one tensor after another), for a PyTorch
+	// or NumPy file its tensors' in row-major order (torch.Data).
 	Source canon.Source
-	// File is the model's one file when Source is not its bytes as they are (ONNX), else nil.
+	// File is the model's one file when Source is not its bytes as they are (ONNX, PyTorch, NumPy),
+	// else nil.
 	File canon.Source
 	// Remote is true for http(s) and hf:// sources.
 	Remote bool
@@ -283,6 +285,11 @@ func openSingle(src interface {
 		data := m.ONNX.Data(src, filepath.Dir(src.Name()), open)
 		o.File, o.Source = src, canon.SourceOf(data, data.Size(), src.Name())
 		o.closers = append(o.closers, closerFunc(data.Close))
+	}
+	if m.Torch != nil { // its tensors in row-major order, views gathered and .npz entries inflated
+		data := m.Torch.Data(src)
+		o.File, o.Source = src, canon.SourceOf(data, data.Size(), src.Name())
+		o.closers = append(o.closers, data)
 	}
 	return o, nil
 }

@@ -302,6 +302,9 @@ func fixtures() map[string][]byte {
 	for name, b := range ggufFixtures() {
 		m[name] = b
 	}
+	for name, b := range torchFixtures() {
+		m[name] = b
+	}
 	return m
 }
 

@@ -1,0 +1,383 @@
+// Package torch reads PyTorch checkpoints and NumPy files without Python and without running
+// anything in them: the zip format of torch.save (<prefix>/data.pkl with its storages under
+// <prefix>/data/), the legacy format before it (five pickles, then the raw storages), bare pickles,
+// and NumPy's .npy and .npz. Formats are recognised by content, never by name; TorchScript and
+// other zip archives are named, not parsed.
+//
+// Every pickle is read by package pickle's restricted machine, which never imports or calls
+// anything. The verdict is that of PyTorch's torch.load(weights_only=True): a file is valid when
+// every global its pickles name is in PyTorch's weights-only allowlist and every opcode and
+// operation is one that unpickler accepts. Where torch.load reads only data.pkl, this package
+// scans every pickle in an archive, so a hostile pickle beside data.pkl makes a file invalid too.
+// For a bare pickle (which torch.load itself does not read) the verdict is the weights-only
+// unpickler's on it; for NumPy files it is numpy.load(allow_pickle=False)'s, with the pickles of
+// object arrays scanned as well.
+//
+// Tensors are listed from torch._utils' rebuild functions (_rebuild_tensor_v2 and its kin):
+// name, dtype in safetensors' names, shape, stride, storage and where the bytes are in the file.
+// Listing never reads storage bytes; every count and length is checked against the file before
+// anything is allocated.
+//
+// Most callers do not use this package directly: canon.Read calls Read for a file Sniff recognises.
+package torch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon/pickle"
+)
+
+// Format names what a file is.
+type Format string
+
+// The formats Read recognises.
+const (
+	FormatZip         Format = "pytorch-zip"    // torch.save since PyTorch 1.6
+	FormatLegacy      Format = "pytorch-legacy" // torch.save before 1.6 (or _use_new_zipfile_serialization=False)
+	FormatTar         Format = "pytorch-tar"    // torch.save's first format: named, not parsed
+	FormatPickle      Format = "pickle"         // a bare pickle
+	FormatNPY         Format = "npy"
+	FormatNPZ         Format = "npz"
+	FormatTorchScript Format = "torchscript" // torch.jit.save: named, not parsed
+	FormatArchive     Format = "zip"         // another zip archive: named, not parsed
+)
+
+// Severity says how bad a finding is: the same three words as canon's severities.
+type Severity string
+
+// Severities, from worst to mildest.
+const (
+	SevError   Severity = "error"
+	SevWarning Severity = "warning"
+	SevInfo    Severity = "info"
+)
+
+// Finding is one thing noticed about a file. Code is stable (kebab-case) and safe to match in scripts.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	// Offset is the byte offset in the file the finding points at, or -1 when it is about the whole
+	// file (or about bytes inside a compressed entry).
+	Offset  int64  `json:"offset"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	// Global is module.name for the pickle-*-global codes.
+	Global string `json:"global,omitempty"`
+	// Entry is the file inside the archive the finding is about, "" for the file itself.
+	Entry string `json:"entry,omitempty"`
+}
+
+// Finding codes. They are part of stdiff's contract with scripts: add, never rename.
+const (
+	CodeUnsafeGlobal      = "pickle-unsafe-global"      // error: a global that runs code or reaches the system
+	CodeUnknownGlobal     = "pickle-unknown-global"     // error: a global outside the weights-only allowlist
+	CodeUnsupportedOpcode = "pickle-unsupported-opcode" // error: an opcode the weights-only unpickler lacks
+	CodeRefusedOperation  = "pickle-refused-operation"  // error: an operation the weights-only unpickler refuses
+	CodeMalformedPickle   = "pickle-malformed"          // error: the pickle cannot be read
+	CodeBarePickle        = "bare-pickle"               // info: not a torch.save container
+	CodeEmptyFile         = "empty-file"
+	CodeNotPyTorch        = "not-pytorch"             // error: not a format this package reads
+	CodeTorchScript       = "torchscript-archive"     // error: weights_only refuses TorchScript
+	CodeTarFormat         = "pytorch-tar-format"      // error: the oldest torch.save format, not read
+	CodeOtherArchive      = "not-pytorch-archive"     // error: a zip archive without data.pkl
+	CodeZipMalformed      = "zip-malformed"           // error: the central directory cannot be read
+	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
+	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
+	CodeZipEncrypted      = "zip-encrypted"           // error
+	CodeZipMethod         = "zip-unsupported-method"  // error
+	CodeZipFlags          = "zip-unusual-flags"       // warning
+	CodeZipLocalHeader    = "zip-local-header"        // warning: local and central headers disagree
+	CodeLegacyMagic       = "legacy-bad-magic"        // error
+	CodeLegacyProtocol    = "legacy-bad-protocol"     // error
+	CodeStorageMissing    = "storage-missing"         // error: a tensor's storage is not in the file
+	CodeStorageSize       = "storage-size-mismatch"   // warning: the pickle and the storage disagree on its size
+	CodeTensorBounds      = "tensor-out-of-storage"   // error: a tensor reaches past its storage
+	CodeTruncatedData     = "truncated-data"          // error
+	CodeNonContiguous     = "non-contiguous-tensor"   // info
+	CodeSharedStorage     = "shared-storage"          // info: tensors share one storage (tied weights)
+	CodeBigEndian         = "big-endian"              // info
+	CodeUnlistedTensor    = "tensor-not-listed"       // warning: a tensor kind (quantized, sparse…) not listed
+	CodeNumpyObject       = "numpy-object-array"      // error: numpy.load(allow_pickle=False) refuses it
+	CodeNumpyHeader       = "numpy-bad-header"        // error
+	CodeNumpyDType        = "numpy-unsupported-dtype" // warning: structured or string dtypes are not listed
+	CodeTooDeep           = "nesting-too-deep"        // warning: the object tree is deeper than MaxDepth
+	CodeTreeTooLarge      = "object-tree-too-large"   // warning: the object tree has too many values to list
+)
+
+// Limits.
+const (
+	// MaxDepth is how deep the object tree is walked for tensors.
+	MaxDepth = 256
+	// MaxInflate is the most bytes a compressed pickle or header is inflated to.
+	MaxInflate = 256 << 20
+	// MaxEntries is the most entries a zip archive may have.
+	MaxEntries = 1 << 20
+	// MaxDims is the most dimensions a tensor may have.
+	MaxDims = 64
+)
+
+// Tensor is one tensor as the pickle describes it.
+type Tensor struct {
+	// Name is the dotted path of dict keys (and list indices) that leads to it.
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+	// Stride in elements; Contiguous when it is row-major for Shape.
+	Stride     []int64 `json:"stride"`
+	Contiguous bool    `json:"contiguous"`
+	// Storage is the storage key; StorageOffset the offset into it in elements.
+	Storage       string `json:"storage"`
+	StorageOffset int64  `json:"storage_offset"`
+	// Offset is the file offset of the tensor's first element, -1 where the storage is compressed
+	// or missing; Size is the number of bytes of the storage it covers.
+	Offset int64 `json:"offset"`
+	Size   int64 `json:"size"`
+	// Aliases are the other tensors that share its storage (tied weights).
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+// Storage is one storage: a run of elements that tensors view.
+type Storage struct {
+	Key   string `json:"key"`
+	DType string `json:"dtype"`
+	// Numel is its element count (from the file where the file says it, else from the pickle).
+	Numel int64 `json:"numel"`
+	// Offset is the file offset of its first byte, -1 when compressed or missing; Entry the zip
+	// entry that holds it.
+	Offset     int64  `json:"offset"`
+	Size       int64  `json:"size"`
+	Entry      string `json:"entry,omitempty"`
+	Compressed bool   `json:"compressed,omitempty"`
+
+	// a compressed storage's entry (its deflated bytes) and where the array starts once inflated
+	entryOffset, entrySize, dataStart int64
+}
+
+// Meta is a value of the checkpoint that is not a tensor (epoch, global_step, a config string).
+type Meta struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// PickleInfo is one pickle of the file as the machine read it.
+type PickleInfo struct {
+	// Entry names the archive entry, or the pickle's place in a legacy file ("magic", "object", …).
+	Entry    string
+	Offset   int64
+	End      int64
+	Protocol int
+	// WeightsOnly is the weights-only unpickler's verdict on this pickle.
+	WeightsOnly bool
+	Globals     []pickle.GlobalRef
+}
+
+// File is what Read made of a file.
+type File struct {
+	Name   string
+	Size   int64
+	Format Format
+	// Prefix is the folder of a torch.save zip archive (the file's stem when it was written).
+	Prefix string
+	// ByteOrder is "little" or "big" (a zip archive's byteorder record; NumPy's descr).
+	ByteOrder string
+	// Pickles are every pickle read, in file order.
+	Pickles  []PickleInfo
+	Tensors  []Tensor
+	Storages []Storage
+	Metadata []Meta
+	Findings []Finding
+}
+
+// Valid reports whether torch.load(weights_only=True) (for NumPy: numpy.load(allow_pickle=False))
+// accepts the file, as far as stdiff can tell: no finding has severity error.
+func (f *File) Valid() bool { return f.Verdict() == nil }
+
+// Verdict returns the first error finding, the reason the file is invalid, or nil.
+func (f *File) Verdict() *Finding {
+	for i := range f.Findings {
+		if f.Findings[i].Severity == SevError {
+			return &f.Findings[i]
+		}
+	}
+	return nil
+}
+
+func (f *File) add(code string, sev Severity, off int64, entry, format string, args ...any) *Finding {
+	f.Findings = append(f.Findings, Finding{Code: code, Severity: sev, Offset: off, Entry: entry, Message: fmt.Sprintf(format, args...)})
+	return &f.Findings[len(f.Findings)-1]
+}
+
+const hintUnsafe = "do not load this file with pickle or torch.load(weights_only=False); if you trust it, convert it to safetensors in a sandbox"
+
+// scanPickle runs the machine on a pickle at [off, limit) of r and records it and its findings.
+// base is added to the offsets of findings (for pickles inflated from a compressed entry, -1
+// makes every offset -1).
+func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compressed bool) (*pickle.Pickle, error) {
+	p, err := pickle.Read(r, off, limit)
+	fix := func(o int64) int64 {
+		if compressed {
+			return -1
+		}
+		return o
+	}
+	where := "the pickle"
+	switch {
+	case strings.HasSuffix(entry, ".pkl"), strings.HasSuffix(entry, ".npy"):
+		where = entry
+	case entry != "":
+		where = "the " + entry + " pickle"
+	}
+	info := PickleInfo{Entry: entry, Offset: fix(off), End: fix(p.End), Protocol: p.Protocol, WeightsOnly: err == nil && p.WeightsOnly(), Globals: p.Globals}
+	f.Pickles = append(f.Pickles, info)
+	for _, g := range p.Globals {
+		switch g.Class {
+		case pickle.Unsafe:
+			x := f.add(CodeUnsafeGlobal, SevError, fix(g.Offset), entry, "%s names %s, which runs code or reaches the system", where, g.FullName())
+			x.Global, x.Hint = g.FullName(), hintUnsafe
+		case pickle.Unknown:
+			x := f.add(CodeUnknownGlobal, SevError, fix(g.Offset), entry, "%s names %s, which is outside PyTorch's weights-only allowlist", where, g.FullName())
+			x.Global = g.FullName()
+			x.Hint = "torch.load(weights_only=True) refuses it; load it only if you trust the file"
+		}
+	}
+	for _, o := range p.Opcodes {
+		f.add(CodeUnsupportedOpcode, SevError, fix(o.Offset), entry, "%s uses opcode %s, which the weights-only unpickler does not accept", where, pickle.OpName(o.Op))
+	}
+	for _, o := range p.Rejections {
+		f.add(CodeRefusedOperation, SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s in %s", o.Msg, where)
+	}
+	if err != nil {
+		off := int64(-1)
+		msg := err.Error()
+		if fe, ok := err.(*pickle.FormatError); ok {
+			off, msg = fe.Offset, fe.Msg+" (opcode "+pickle.OpName(fe.Op)+")"
+		}
+		f.add(CodeMalformedPickle, SevError, fix(off), entry, "%s is malformed: %s", where, msg)
+		return nil, err
+	}
+	return p, nil
+}
+
+// Sniff names the format of a file from its first bytes (16 are enough for the zip, NumPy and
+// legacy formats; a bare pickle is recognised by its PROTO opcode). ok is false for anything else.
+// Sniff cannot tell a torch.save zip from TorchScript, an .npz or another archive: Read can.
+func Sniff(head []byte) (format Format, ok bool) {
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
+		return FormatZip, true
+	case bytes.HasPrefix(head, []byte("\x93NUMPY")):
+		return FormatNPY, true
+	case bytes.HasPrefix(head, legacyMagic):
+		return FormatLegacy, true
+	case len(head) >= 2 && head[0] == 0x80 && head[1] <= 5:
+		return FormatPickle, true
+	case len(head) >= 263 && string(head[257:262]) == "ustar":
+		return FormatTar, true
+	}
+	return "", false
+}
+
+// Candidate reports whether a file that starts with head (8 bytes are enough) may be one Read
+// reads: Sniff recognises it, or it starts as a pickle of protocol 0 or 1 may (a GLOBAL, MARK,
+// EMPTY_DICT, EMPTY_LIST or LONG opcode), which SniffReader then decides by reading it.
+func Candidate(head []byte) bool {
+	if _, ok := Sniff(head); ok {
+		return true
+	}
+	return len(head) > 0 && strings.IndexByte("c(}]L", head[0]) >= 0
+}
+
+// sniffWindow is how much of a file SniffReader reads to recognise a pickle of protocol 0 or 1.
+const sniffWindow = 64 << 10
+
+// SniffReader names the format of the file of size bytes r holds, as Sniff does, and recognises a
+// pickle of protocol 0 or 1 (which has no PROTO opcode) by reading it: one that reaches its STOP
+// within the first 64 KiB (a legacy checkpoint's first pickle, a small hostile pickle) is
+// FormatLegacy or FormatPickle.
+func SniffReader(r io.ReaderAt, size int64) (Format, bool) {
+	head := make([]byte, min(size, 512))
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	if f, ok := Sniff(head); ok {
+		return f, true
+	}
+	if !Candidate(head) {
+		return "", false
+	}
+	p, err := pickle.Read(r, 0, min(size, sniffWindow))
+	if err != nil {
+		return "", false
+	}
+	if p.Root.Kind == pickle.Int && p.Root.BigInt == legacyMagicNumber {
+		return FormatLegacy, true
+	}
+	return FormatPickle, true
+}
+
+// legacyMagic is how torch.save's legacy format begins: PROTO 2, then the magic number
+// 0x1950a86a20f9469cfc6c as a LONG1.
+var legacyMagic = []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
+
+// Read reads the file of size bytes that r holds. It always returns a File: what could not be read
+// is a finding.
+func Read(r io.ReaderAt, size int64, name string) *File {
+	f := &File{Name: name, Size: size}
+	head := make([]byte, min(size, 512))
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	if size == 0 {
+		f.add(CodeEmptyFile, SevError, 0, "", "the file is empty")
+		return f
+	}
+	format, ok := Sniff(head)
+	switch {
+	case ok && format == FormatZip:
+		f.readZip(r)
+	case ok && format == FormatNPY:
+		f.Format = FormatNPY
+		f.readNPY(r, 0, size, "", "array", false, nil)
+	case ok && format == FormatTar:
+		f.Format = FormatTar
+		f.add(CodeTarFormat, SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which stdiff does not read")
+	default:
+		f.readPickles(r)
+	}
+	f.link()
+	return f
+}
+
+// link finds tensors that share a storage and notes them.
+func (f *File) link() {
+	by := map[string][]int{}
+	for i, t := range f.Tensors {
+		if t.Storage != "" {
+			by[t.Storage] = append(by[t.Storage], i)
+		}
+	}
+	keys := make([]string, 0, len(by))
+	for k, ts := range by {
+		if len(ts) > 1 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return by[keys[i]][0] < by[keys[j]][0] })
+	for _, k := range keys {
+		ts := by[k]
+		names := make([]string, len(ts))
+		for i, ti := range ts {
+			names[i] = f.Tensors[ti].Name
+		}
+		for _, ti := range ts {
+			for _, n := range names {
+				if n != f.Tensors[ti].Name {
+					f.Tensors[ti].Aliases = append(f.Tensors[ti].Aliases, n)
+				}
+			}
+		}
+		f.add(CodeSharedStorage, SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s share storage %s (tied weights)", strings.Join(names, ", "), k)
+	}
+}
