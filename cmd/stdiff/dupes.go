@@ -14,7 +14,7 @@ import (
 )
 
 type dupesCmd struct {
-	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names) or structure (also the same architecture, other weights)." enum:"bytes,content,renamed,structure" default:"renamed"`
+	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights)." enum:"bytes,content,renamed,run,structure" default:"renamed"`
 	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the oldest, then the shortest path), newest, oldest or path:PREFIX (one under PREFIX)." default:"most-info" placeholder:"RULE"`
 	PrintDeletable bool     `help:"Print the files --delete would delete, one per line, for xargs." xor:"act"`
 	Null           bool     `short:"0" help:"With --print-deletable: end each path with a NUL byte (xargs -0)."`

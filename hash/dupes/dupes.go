@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -53,12 +54,16 @@ const (
 	// LevelRenamed: the same tensor bytes (dtypes, shapes) under other names: a LoRA re-keyed from
 	// kohya's names to diffusers' or PEFT's, a checkpoint saved with a prefix.
 	LevelRenamed Level = "renamed"
+	// LevelRun: the same architecture, saved by one training run (its epochs): the same
+	// ss_session_id or ss_training_started_at, or one output name with epoch suffixes
+	// (name-000010.safetensors beside name.safetensors). The weights differ.
+	LevelRun Level = "run"
 	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
 	LevelStructure Level = "structure"
 )
 
 // levelRank orders levels from the strictest.
-var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelStructure: 3}
+var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelRun: 3, LevelStructure: 4}
 
 // ErrInvalid is wrapped by the error of a model left out because the reference reader of its format
 // rejects it (safetensors' reference, or llama.cpp's gguf.cpp for GGUF).
@@ -96,8 +101,8 @@ const compareChunk = 1 << 20
 type Options struct {
 	// Level is the loosest kind of group reported: LevelBytes (identical files only), LevelContent
 	// (also the same tensors with other metadata or layout), LevelRenamed (also the same tensor bytes
-	// under other names; the zero Level means it) or LevelStructure (also files of one architecture
-	// with other weights).
+	// under other names; the zero Level means it), LevelRun (also files of one architecture saved by
+	// one training run) or LevelStructure (also files of one architecture with other weights).
 	Level Level
 	// Keep is the rule that chooses the model of each group to keep (the zero rule: KeepMostInfo).
 	Keep KeepRule
@@ -165,6 +170,9 @@ type Group struct {
 	// Reclaimable is what deleting all models but the first would free, counting each real file once
 	// and only files that deleting frees: for bytes and content groups.
 	Reclaimable int64 `json:"reclaimable"`
+	// Run says how a run group's models are known to come from one training run: "ss_session_id
+	// 1234567890", "ss_training_started_at …" or "output name mychar".
+	Run string `json:"run,omitempty"`
 }
 
 // Skipped is a file left out of the scan, and why.
@@ -383,7 +391,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	// Renamed copies are looked for among models with the same shapes: the search starts now, from
 	// the headers, beside the comparison of contents, and compares once that is done.
 	var renamed *renamedSearch
-	if level == LevelRenamed || level == LevelStructure {
+	if levelRank[level] >= levelRank[LevelRenamed] {
 		renamed = prepareRenamed(ctx, live, workers, &bytesRead)
 		defer func() { <-renamed.done }()
 	}
@@ -503,7 +511,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		})
 	}()
 	defer func() { <-diffsDone }()
-	if level == LevelRenamed || level == LevelStructure {
+	if levelRank[level] >= levelRank[LevelRenamed] {
 		done.Store(0)
 		for _, g := range renamed.find(ctx, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
 			var reps []*scanned // one model of each structure: the others are its content copies
@@ -524,7 +532,13 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	if level == LevelStructure {
+	if level == LevelStructure || level == LevelRun {
+		copies := map[string]bool{} // a copy in a group above is its keeper's: runs are of other weights
+		for _, grp := range rep.Groups {
+			for _, m := range grp.Members[1:] {
+				copies[m.Path] = true
+			}
+		}
 		for _, g := range groupBy(live, structureKey) {
 			if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
 				continue
@@ -533,7 +547,10 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 				if err := g[0].structureID(ctx); err != nil {
 					continue
 				}
-				rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
+				if level == LevelStructure {
+					rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
+				}
+				rep.Groups = append(rep.Groups, runs(ctx, slices.DeleteFunc(slices.Clone(g), func(f *scanned) bool { return copies[f.path] }))...)
 			}
 		}
 	}
@@ -605,7 +622,7 @@ func sameClass(g []*scanned) bool {
 // makeGroup makes a group of g: bytes and content groups as keepSafe ordered them, structure groups in
 // path order.
 func makeGroup(level Level, g []*scanned, why KeepReason) Group {
-	if level == LevelStructure {
+	if level == LevelStructure || level == LevelRun {
 		g = append([]*scanned(nil), g...)
 		sort.Slice(g, func(i, j int) bool { return g[i].path < g[j].path })
 	}
@@ -627,7 +644,7 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 			grp.Members[i].Header = hex.EncodeToString(f.headerHash[:])
 		}
 	}
-	if level != LevelStructure {
+	if level != LevelStructure && level != LevelRun {
 		grp.Keeper, grp.KeeperReason, grp.Reclaimable = g[0].path, why, freed(g)
 	}
 	return grp

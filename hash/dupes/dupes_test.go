@@ -62,8 +62,10 @@ func plantedCollection(t *testing.T) (string, map[Level][]string) {
 	}
 	write("h/broken.safetensors", orig[:len(orig)-7])
 	want := map[Level][]string{
-		LevelBytes:     {"copy of orig.safetensors", "orig.safetensors"},
-		LevelContent:   {"copy of orig.safetensors", "orig.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
+		LevelBytes:   {"copy of orig.safetensors", "orig.safetensors"},
+		LevelContent: {"copy of orig.safetensors", "orig.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
+		// orig's session saved other weights too (its near miss and other-weights): one training run
+		LevelRun:       {"near-miss.safetensors", "orig.safetensors", "other-weights.safetensors"},
 		LevelStructure: {"copy of orig.safetensors", "near-miss.safetensors", "orig.safetensors", "other-weights.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
 	}
 	return dir, want
@@ -155,6 +157,7 @@ func TestSkippedKeepErrors(t *testing.T) {
 func TestDupesCache(t *testing.T) {
 	dir, want := plantedCollection(t)
 	delete(want, LevelStructure)
+	delete(want, LevelRun) // the default level, renamed, reports no runs
 	cache, err := OpenCache(filepath.Join(t.TempDir(), CacheFile))
 	if err != nil {
 		t.Fatal(err)

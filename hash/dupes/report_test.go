@@ -143,7 +143,7 @@ func TestWriteJSONL(t *testing.T) {
 		for _, m := range g["members"].([]any) {
 			rec := m.(map[string]any)
 			rec["schema"] = Schema
-			for _, k := range []string{"level", "keeper", "structure_id"} {
+			for _, k := range []string{"level", "keeper", "structure_id", "run"} {
 				if v, ok := g[k]; ok {
 					rec[k] = v
 				}
@@ -152,7 +152,7 @@ func TestWriteJSONL(t *testing.T) {
 		}
 	}
 	lines := strings.Split(strings.TrimSuffix(jsonl.String(), "\n"), "\n")
-	if len(lines) != len(want) || len(want) != 12 {
+	if len(lines) != len(want) || len(want) != 15 {
 		t.Fatalf("%d lines, %d members", len(lines), len(want))
 	}
 	for i, line := range lines {

@@ -25,13 +25,14 @@ const (
 	withShown = 3
 )
 
-// Record is one member of a group as WriteJSONL writes it: the group's level, keeper and IDs, then the
-// member's fields, so that each line stands alone.
+// Record is one member of a group as WriteJSONL writes it: the group's level, keeper, IDs and run, then
+// the member's fields, so that each line stands alone.
 type Record struct {
 	Schema      string `json:"schema"`
 	Level       Level  `json:"level"`
 	Keeper      string `json:"keeper,omitempty"`
 	StructureID string `json:"structure_id"`
+	Run         string `json:"run,omitempty"`
 	Member
 }
 
@@ -40,7 +41,7 @@ func (r *Report) Records() []Record {
 	var out []Record
 	for _, g := range r.Groups {
 		for _, m := range g.Members {
-			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Member: m})
+			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Run: g.Run, Member: m})
 		}
 	}
 	return out
@@ -88,6 +89,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 				len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
 		case LevelRenamed:
 			p.printf("%s  %d files with the same tensors under other names (--delete leaves them)\n", pal.Bold(string(g.Level)), len(g.Members))
+		case LevelRun:
+			p.printf("%s  %d files saved by one training run (%s), different weights\n", pal.Bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))
 		default:
 			p.printf("%s  %d files of the same architecture, different weights\n", pal.Bold(string(g.Level)), len(g.Members))
 		}
@@ -328,7 +331,7 @@ func summary(r *Report) string {
 		counts[g.Level]++
 	}
 	var parts []string
-	for _, l := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelStructure} {
+	for _, l := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelRun, LevelStructure} {
 		if counts[l] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
 		}
