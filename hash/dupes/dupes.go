@@ -534,9 +534,9 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	if level == LevelStructure || level == LevelRun {
 		copies := map[string]bool{} // a copy in a group above is its keeper's: runs are of other weights
-		for _, grp := range rep.Groups {
-			for _, m := range grp.Members[1:] {
-				copies[m.Path] = true
+		for _, grp := range rep.Groups { // Files, not Members: their differences are being worked out
+			for _, p := range grp.Files[1:] {
+				copies[p] = true
 			}
 		}
 		for _, g := range groupBy(live, structureKey) {
