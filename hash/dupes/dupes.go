@@ -65,6 +65,10 @@ const (
 // levelRank orders levels from the strictest.
 var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelRun: 3, LevelStructure: 4}
 
+// ErrOtherFormat is wrapped by the error of a model left out because it is of a format dupes does not
+// compare (ONNX, PyTorch, NumPy, whatever its file name says).
+var ErrOtherFormat = errors.New("an ONNX, PyTorch or NumPy model")
+
 // ErrInvalid is wrapped by the error of a model left out because the reference reader of its format
 // rejects it (safetensors' reference, or llama.cpp's gguf.cpp for GGUF).
 var ErrInvalid = errors.New("not a valid model")
@@ -533,7 +537,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		}
 	}
 	if level == LevelStructure || level == LevelRun {
-		copies := map[string]bool{} // a copy in a group above is its keeper's: runs are of other weights
+		copies := map[string]bool{}      // a copy in a group above is its keeper's: runs are of other weights
 		for _, grp := range rep.Groups { // Files, not Members: their differences are being worked out
 			for _, p := range grp.Files[1:] {
 				copies[p] = true
@@ -707,6 +711,9 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	}
 	defer o.Close()
 	m := o.Model
+	if m.Format != canon.FormatSafetensors && m.Format != canon.FormatGGUF { // their bytes are not a data section
+		return nil, &canon.ReadError{Name: path, Err: fmt.Errorf("%w (dupes compares safetensors and GGUF models)", ErrOtherFormat)}
+	}
 	if !m.Valid() || m.HasErrors() {
 		return nil, invalid(m)
 	}

@@ -1,11 +1,13 @@
 package dupes
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -66,5 +68,24 @@ func TestRuns(t *testing.T) {
 		if structures != map[Level]int{LevelRun: 0, LevelStructure: 1}[level] {
 			t.Errorf("level %s: %d structure groups", level, structures)
 		}
+	}
+}
+
+// TestOtherFormatsSkipped: a model of a format dupes does not compare (ONNX here), even under a
+// .safetensors name, is skipped with the reason, never grouped by bytes that are not its tensors'.
+func TestOtherFormatsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	b := onnxw.Model(onnxw.Tensor("w", 1, []int64{2}, onnxw.Raw(make([]byte, 8))))
+	for _, name := range []string{"a.safetensors", "b.safetensors"} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Find(t.Context(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 0 || len(rep.Skipped) != 2 || !errors.Is(rep.Skipped[0].Err, ErrOtherFormat) {
+		t.Errorf("groups %+v, skipped %+v", rep.Groups, rep.Skipped)
 	}
 }
