@@ -98,7 +98,7 @@ func (c *dupesCmd) run(o *out) int {
 		}
 		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*dupes.ActReport]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown})
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown, html: dupes.WriteHTML})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")

@@ -73,7 +73,8 @@ func htmlPages(t *testing.T) map[string]string {
 	weights.Metadata = append(weights.Metadata, stfile.KV{Key: "note", Value: hostile})
 	write(filepath.Join(dir, "v1.safetensors"), weights.Build())
 	write(filepath.Join(dir, "v2.safetensors"), fx["weights-finetuned.safetensors"])
-	pages := map[string]string{"gallery": filepath.Join(dir, "pages", "gallery.html"), "diff": filepath.Join(dir, "pages", "diff.html"), "check": filepath.Join(dir, "pages", "check.html")}
+	pages := map[string]string{"gallery": filepath.Join(dir, "pages", "gallery.html"), "diff": filepath.Join(dir, "pages", "diff.html"),
+		"check": filepath.Join(dir, "pages", "check.html"), "dupes": filepath.Join(dir, "pages", "dupes.html")}
 	os.Mkdir(filepath.Join(dir, "pages"), 0o755)
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"inspect", "--short", "--format", "html", "-o", pages["gallery"], coll}, &stdout, &stderr); code != exitFound {
@@ -82,6 +83,7 @@ func htmlPages(t *testing.T) map[string]string {
 	for name, args := range map[string][]string{
 		"diff":  {"--format", "html", filepath.Join(dir, "v1.safetensors"), filepath.Join(dir, "v2.safetensors")},
 		"check": {"check", "--format", "html", filepath.Join(coll, "pepper.safetensors"), filepath.Join(coll, "<b>bold<i>.safetensors"), filepath.Join(coll, "cut.safetensors")},
+		"dupes": {"dupes", "--no-cache", "--format", "html", coll},
 	} {
 		stdout.Reset()
 		stderr.Reset()
@@ -124,7 +126,7 @@ func TestHTMLPagesStatic(t *testing.T) {
 	}
 }
 
-// TestHTMLPagesInBrowser loads each page in headless Chromium (Debian's; skipped where absent): the
+// TestHTMLPagesInBrowser loads each page (inspect --short's gallery, diff, check, dupes) in headless Chromium (Debian's; skipped where absent): the
 // cards and rows are there, the preview loads, no script error, no request refused (none was tried),
 // hostile values stay text (the title is the page's), and nothing overflows 1280 pixels. With -update
 // it saves a screenshot of each page in ../../testdata/screens, for the README.
@@ -167,6 +169,10 @@ func TestHTMLPagesInBrowser(t *testing.T) {
 		case "check":
 			if strings.Count(d, "<section") != 3 || !strings.Contains(d, "invalid") {
 				t.Errorf("check: sections or verdicts missing")
+			}
+		case "dupes": // pepper and its copy with hostile metadata: one content group, the keeper and why
+			if strings.Count(d, "<section") != 1 || !strings.Contains(d, ">keep<") || !strings.Contains(d, "content  2 files") {
+				t.Errorf("dupes: the group, its keeper or its heading missing:\n%s", d)
 			}
 		}
 		if *update {

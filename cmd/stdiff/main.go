@@ -37,7 +37,7 @@ var version, revision = "dev", ""
 const exitOK, exitFound, exitTrouble = 0, 1, 2
 
 type globals struct {
-	Format  string           `help:"Output format: text, json, jsonl (compact, one record per line), markdown, or html (one self-contained page: inspect --short, check, diff)." enum:"text,json,jsonl,markdown,html" default:"text" placeholder:"FORMAT"`
+	Format  string           `help:"Output format: text, json, jsonl (compact, one record per line), markdown, or html (one self-contained page: inspect --short, check, diff, dupes)." enum:"text,json,jsonl,markdown,html" default:"text" placeholder:"FORMAT"`
 	JSON    bool             `help:"Short for --format=json." name:"json"`
 	Color   string           `help:"Colour: auto (only on a terminal, never with NO_COLOR), always or never." enum:"auto,always,never" default:"auto"`
 	Timeout *time.Duration   `help:"Stop after DURATION (30s, 5m, 1h; 0: no limit). Default: 2m when only headers are read and a URL or hf:// is named; otherwise no limit." placeholder:"DURATION"`
@@ -148,10 +148,13 @@ func (c *hashCmd) formats() ([]string, string) {
 }
 
 func (c *dupesCmd) formats() ([]string, string) {
-	if c.PrintDeletable {
+	switch {
+	case c.PrintDeletable:
 		return []string{"text"}, " with --print-deletable" // paths, for xargs
+	case c.Delete || c.Link:
+		return allFormats, " acting" // the log of what was done
 	}
-	return allFormats, ""
+	return withHTML, ""
 }
 
 func (c *inspectCmd) formats() ([]string, string) {

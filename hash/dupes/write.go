@@ -80,20 +80,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	p := &printer{w: w}
 	pal := opt.Palette
 	for _, g := range r.Groups {
-		switch g.Level {
-		case LevelBytes:
-			p.printf("%s  %d identical files, %s each, %s reclaimable\n", pal.Bold(string(g.Level)), len(g.Members),
-				textfmt.Bytes(uint64(g.Members[0].Size)), textfmt.Bytes(uint64(g.Reclaimable)))
-		case LevelContent:
-			p.printf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable\n", pal.Bold(string(g.Level)),
-				len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
-		case LevelRenamed:
-			p.printf("%s  %d files with the same tensors under other names (--delete leaves them)\n", pal.Bold(string(g.Level)), len(g.Members))
-		case LevelRun:
-			p.printf("%s  %d files saved by one training run (%s), different weights\n", pal.Bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))
-		default:
-			p.printf("%s  %d files of the same architecture, different weights\n", pal.Bold(string(g.Level)), len(g.Members))
-		}
+		p.printf("%s\n", heading(g, pal.Bold))
 		width := 0
 		for _, m := range g.Members {
 			width = max(width, min(len(textfmt.Escape(m.Path)), 60))
@@ -322,6 +309,24 @@ func notesHeading(ns []Note) string {
 			textfmt.Plural(len(ns), "model"), ns[0].Code)
 	}
 	return string(ns[0].Code) + ":"
+}
+
+// heading is a group's first line: its level (through bold), how alike its models are, and what deleting
+// would free.
+func heading(g Group, bold func(string) string) string {
+	switch g.Level {
+	case LevelBytes:
+		return fmt.Sprintf("%s  %d identical files, %s each, %s reclaimable", bold(string(g.Level)), len(g.Members),
+			textfmt.Bytes(uint64(g.Members[0].Size)), textfmt.Bytes(uint64(g.Reclaimable)))
+	case LevelContent:
+		return fmt.Sprintf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable", bold(string(g.Level)),
+			len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
+	case LevelRenamed:
+		return fmt.Sprintf("%s  %d files with the same tensors under other names (--delete leaves them)", bold(string(g.Level)), len(g.Members))
+	case LevelRun:
+		return fmt.Sprintf("%s  %d files saved by one training run (%s), different weights", bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))
+	}
+	return fmt.Sprintf("%s  %d files of the same architecture, different weights", bold(string(g.Level)), len(g.Members))
 }
 
 // summary is the last line: models scanned, groups by level, what could be freed, tensor bytes read.
