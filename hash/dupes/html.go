@@ -47,7 +47,7 @@ var dupesTemplate = template.Must(template.New("dupes").Parse(`
 <p>{{.Summary}}</p>
 {{range .Groups}}<section>
 <h2>{{.Heading}}</h2>
-<table><tbody>{{$keep := .Keeper}}{{range $i, $m := .Members}}<tr><td>{{if and $keep (eq $i 0)}}<strong class="good">keep</strong>{{end}}</td><td class="mono">{{$m.Path}}</td><td class="num">{{$m.Size}}</td><td>{{$m.What}}</td></tr>
+<table><tbody>{{$keep := .Keeper}}{{range $i, $m := .Members}}<tr><td class="num">{{if and $keep (eq $i 0)}}<strong class="good">keep</strong>{{end}}</td><td class="mono">{{$m.Path}}</td><td class="num">{{$m.Size}}</td><td>{{$m.What}}</td></tr>
 {{end}}</tbody></table>
 </section>
 {{end}}{{if .Skipped}}<h2>Skipped</h2><ul>{{range .Skipped}}<li><span class="mono">{{.Path}}</span>: {{.Reason}}</li>{{end}}</ul>{{end}}
