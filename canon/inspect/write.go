@@ -122,6 +122,8 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		row("size", "%s of tensor data in %s", textfmt.Bytes(uint64(c.FileSize)), textfmt.Plural(c.Shards, "shard"))
 	case c.ONNX != nil:
 		row("size", "%s (tensor data %s, external data included)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
+	case c.PyTorch != nil:
+		row("size", "%s (tensor data %s)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
 	case c.HeaderParsed:
 		row("size", "%s (header %s B, data %s B)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Thousands(c.HeaderLen), textfmt.Thousands(uint64(c.DataLen)))
 	default:
@@ -140,6 +142,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	}
 	if c.ONNX != nil {
 		for _, r := range onnxRows(c.ONNX) {
+			row(r[0], "%s", textfmt.Escape(r[1]))
+		}
+	}
+	if c.PyTorch != nil {
+		for _, r := range torchRows(c.PyTorch) {
 			row(r[0], "%s", textfmt.Escape(r[1]))
 		}
 	}
@@ -401,6 +408,11 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	}
 	if c.ONNX != nil {
 		for _, kv := range onnxRows(c.ONNX) {
+			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+		}
+	}
+	if c.PyTorch != nil {
+		for _, kv := range torchRows(c.PyTorch) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 		}
 	}
