@@ -50,6 +50,31 @@ func TestOpenFolder(t *testing.T) {
 			t.Errorf("%d tensors in %d files, want the whole model: 5 in 3", len(o.Model.Tensors), len(o.Model.Shards))
 		}
 	})
+	t.Run("a PyTorch checkpoint beside a Trainer's state", func(t *testing.T) {
+		pt, err := os.ReadFile("../../testdata/weights.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			files map[string][]byte
+			want  string
+		}{
+			{map[string][]byte{"pytorch_model.bin": pt, "training_args.bin": pt, "optimizer.pt": pt, "rng_state.pth": pt, "zzz.bin": pt}, "pytorch_model.bin"},
+			{map[string][]byte{"last.ckpt": pt, "scheduler.pt": pt}, "last.ckpt"},
+			{map[string][]byte{"model.safetensors": st, "pytorch_model.bin": pt}, "model.safetensors"},
+		} {
+			dir := t.TempDir()
+			write(t, dir, c.files)
+			o, err := Open(t.Context(), dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Model.Name != filepath.Join(dir, c.want) || len(o.Model.Tensors) == 0 {
+				t.Errorf("opened %s with %d tensors, want %s", o.Model.Name, len(o.Model.Tensors), c.want)
+			}
+			o.Close()
+		}
+	})
 	for _, c := range []struct {
 		name  string
 		files map[string][]byte
@@ -58,6 +83,9 @@ func TestOpenFolder(t *testing.T) {
 		{"two models", map[string][]byte{"a.safetensors": st, "b.gguf": ggufWhole().Build()}, "holds 2 models (a.safetensors, b.gguf), not one"},
 		{"a shard set and a stray file", map[string][]byte{"model-00001-of-00002.safetensors": st, "model-00002-of-00002.safetensors": st, "x.safetensors": st}, "holds 3 models"},
 		{"none", map[string][]byte{"config.json": []byte("{}")}, "is a folder without a model in it"},
+		{"two checkpoints", map[string][]byte{"a.pt": nil, "b.pth": nil, "optimizer.pt": nil}, "holds 2 PyTorch checkpoints (a.pt, b.pth), not one"},
+		{"a sharded checkpoint", map[string][]byte{"pytorch_model.bin.index.json": nil, "pytorch_model-00001-of-00002.bin": nil}, "holds a sharded PyTorch checkpoint"},
+		{"only a Trainer's state", map[string][]byte{"optimizer.pt": nil, "training_args.bin": nil}, "is a folder without a model in it"},
 		{"two indexes", map[string][]byte{"a.safetensors.index.json": nil, "b.safetensors.index.json": nil}, "holds 2 indexes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

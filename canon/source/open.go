@@ -302,12 +302,16 @@ func (f closerFunc) Close() error { return f() }
 // openFolder opens the one model a folder holds, as save_pretrained, PEFT and diffusers write them: its
 // shard set's index (model.safetensors.index.json, else the only *.safetensors.index.json), else its
 // one weights file (model.safetensors, adapter_model.safetensors, diffusion_pytorch_model.safetensors,
-// model.gguf…), or the files of its one shard set or split GGUF model. Only the folder itself is
+// model.gguf…), or the files of its one shard set or split GGUF model, else its PyTorch checkpoint
+// (openTorchFolder): a Hugging Face folder with both is read from its safetensors. Only the folder itself is
 // looked in, not the folders under it. A folder holding several models is an error that lists them.
 func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 	indexes, weights, err := folderFiles(dir)
 	if err != nil {
 		return nil, canon.PathError("read", dir, err)
+	}
+	if len(indexes) == 0 && len(weights) == 0 {
+		return openTorchFolder(ctx, dir, opt)
 	}
 	switch {
 	case slices.Contains(indexes, "model.safetensors.index.json"):
@@ -317,9 +321,6 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 	case len(indexes) > 1:
 		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes (%s)", len(indexes), listSome(indexes, 3, "more")),
 			Hint: "name the index to use"}
-	case len(weights) == 0:
-		return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf, *.onnx or *.safetensors.index.json)"),
-			Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
 	case len(weights) == 1 || oneSet(weights):
 		return Open(ctx, filepath.Join(dir, weights[0]), opt)
 	}
@@ -348,6 +349,50 @@ func folderFiles(dir string) (indexes, weights []string, err error) {
 		}
 	}
 	return indexes, weights, nil
+}
+
+// torchWeightNames are the names save_pretrained (safe_serialization=False), PEFT and diffusers give a
+// PyTorch checkpoint; trainerFiles those of a Trainer checkpoint's state, which are not the model.
+var (
+	torchWeightNames = []string{"pytorch_model.bin", "adapter_model.bin", "diffusion_pytorch_model.bin"}
+	trainerFiles     = []string{"training_args.bin", "optimizer.pt", "optimizer.bin", "scheduler.pt", "scaler.pt"}
+)
+
+// openTorchFolder opens the PyTorch checkpoint of a folder without safetensors, GGUF or ONNX files:
+// its pytorch_model.bin (adapter_model.bin, diffusion_pytorch_model.bin), else its one *.bin, *.pt,
+// *.pth or *.ckpt file, a Trainer's state files (optimizer.pt, rng_state.pth…) left out.
+func openTorchFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, canon.PathError("read", dir, err)
+	}
+	var found []string
+	for _, e := range entries {
+		name, lower := e.Name(), strings.ToLower(e.Name())
+		if strings.HasPrefix(name, ".") || !fileExists(filepath.Join(dir, name)) {
+			continue
+		}
+		if strings.HasSuffix(lower, ".bin.index.json") {
+			return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds a sharded PyTorch checkpoint (%s), which stdiff reads a shard at a time", name),
+				Hint: "name one of its shards"}
+		}
+		if slices.Contains(torchWeightNames, lower) {
+			return Open(ctx, filepath.Join(dir, name), opt)
+		}
+		ext := filepath.Ext(lower)
+		if (ext == ".bin" || ext == ".pt" || ext == ".pth" || ext == ".ckpt") && !slices.Contains(trainerFiles, lower) && !strings.HasPrefix(lower, "rng_state") {
+			found = append(found, name)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf, *.onnx, *.safetensors.index.json or PyTorch checkpoint)"),
+			Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
+	case 1:
+		return Open(ctx, filepath.Join(dir, found[0]), opt)
+	}
+	return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d PyTorch checkpoints (%s), not one", len(found), listSome(found, 3, "more")),
+		Hint: "name one of them"}
 }
 
 // oneSet reports whether names (sorted) are exactly the files of one shard set or one split GGUF model.
