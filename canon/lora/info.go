@@ -588,7 +588,14 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	}
 	// Derived: kohya dataset folders named <repeats>_<words>.
 	var dirs []string
+	freq, freqOK := tagFrequency(meta("ss_tag_frequency"))
 	for _, k := range []string{"ss_dataset_dirs", "ss_tag_frequency"} {
+		if k == "ss_tag_frequency" && freqOK { // its folders, read once
+			for d := range freq {
+				dirs = append(dirs, d)
+			}
+			continue
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal([]byte(meta(k)), &obj) == nil {
 			for d := range obj {
@@ -603,25 +610,14 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 		}
 	}
 	// Derived: the most frequent tags.
-	var freq map[string]map[string]float64
-	if json.Unmarshal([]byte(meta("ss_tag_frequency")), &freq) == nil {
+	if freqOK {
 		counts := map[string]float64{}
 		for _, tags := range freq {
 			for tag, n := range tags {
 				counts[strings.TrimSpace(tag)] += n
 			}
 		}
-		tags := make([]string, 0, len(counts))
-		for t := range counts {
-			tags = append(tags, t)
-		}
-		sort.Slice(tags, func(i, j int) bool {
-			if counts[tags[i]] != counts[tags[j]] {
-				return counts[tags[i]] > counts[tags[j]]
-			}
-			return tags[i] < tags[j]
-		})
-		for _, t := range tags[:min(len(tags), 5)] {
+		for _, t := range mostFrequent(counts, 5) {
 			add(t, "metadata ss_tag_frequency (most frequent tags)", true)
 		}
 	}
