@@ -110,6 +110,7 @@ func memoryPolicy(cmd any) {
 
 func (c *dupesCmd) manyFiles() bool   { return true }
 func (c *inspectCmd) manyFiles() bool { return c.Short }
+func (c *checkCmd) manyFiles() bool   { return len(c.Files) > 1 }
 
 // softLimit is the heap size up to which stdiff does not collect garbage.
 const softLimit = 512 << 20
