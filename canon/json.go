@@ -970,9 +970,23 @@ func (p *parser) parseString() (string, bool) {
 		}
 		i++
 	}
-	buf := make([]byte, 0, i-start+16)
+	// With escapes: the value is built in buf, which becomes the string (nothing else holds it), the
+	// plain runs between escapes copied whole. A kohya header's JSON-in-string metadata is such a string.
+	buf := make([]byte, 0, i-start+64)
 	buf = append(buf, b[start:i]...)
 	for {
+		run := i
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if hasByteLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\') != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+			i++
+		}
+		buf = append(buf, b[run:i]...)
 		if i >= len(b) {
 			p.fail(i, "EOF while parsing a string")
 			return "", false
@@ -981,14 +995,10 @@ func (p *parser) parseString() (string, bool) {
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return string(buf), true
+			return unsafe.String(unsafe.SliceData(buf), len(buf)), true
 		case c < 0x20:
 			p.fail(i, "control character (\\u0000-\\u001F) found while parsing a string")
 			return "", false
-		case c != '\\':
-			buf = append(buf, c)
-			i++
-			continue
 		}
 		i++ // backslash
 		if i >= len(b) {
