@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 )
@@ -450,9 +451,11 @@ func metaOffset(m *canon.Model, key string) int64 {
 }
 
 var (
-	civitaiURL = regexp.MustCompile(`civitai\.com/models/(\d+)`)
+	civitaiURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`civitai\.com/models/(\d+)`) })
 	// civitaiNotesURL finds a CivitAI page in free text: its model id and, if given, its version id.
-	civitaiNotesURL = regexp.MustCompile(`civitai\.com/models/(\d+)(?:[^\s?#]*\?(?:[^\s#]*&)?modelVersionId=(\d+))?`)
+	civitaiNotesURL = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`civitai\.com/models/(\d+)(?:[^\s?#]*\?(?:[^\s#]*&)?modelVersionId=(\d+))?`)
+	})
 )
 
 func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
@@ -498,7 +501,7 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 			if notes, ok := s.Data["notes"].(string); ok { // people paste the page they downloaded it from
-				if g := civitaiNotesURL.FindStringSubmatch(notes); g != nil && in.CivitAI.ModelID == 0 {
+				if g := civitaiNotesURL().FindStringSubmatch(notes); g != nil && in.CivitAI.ModelID == 0 {
 					setID(&in.CivitAI.ModelID, "civitai.model_id", g[1], src+" notes")
 					setID(&in.CivitAI.VersionID, "civitai.version_id", g[2], src+" notes")
 				}
@@ -517,7 +520,7 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	}
 	if src, ok := m.Meta("ssmd_source"); ok {
 		if u, err := url.Parse(strings.TrimSpace(src)); err == nil {
-			if g := civitaiURL.FindStringSubmatch(u.Host + u.Path); g != nil {
+			if g := civitaiURL().FindStringSubmatch(u.Host + u.Path); g != nil {
 				setID(&in.CivitAI.ModelID, "civitai.model_id", g[1], "metadata ssmd_source")
 				setID(&in.CivitAI.VersionID, "civitai.version_id", u.Query().Get("modelVersionId"), "metadata ssmd_source")
 			}
@@ -525,7 +528,7 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	}
 }
 
-var repeatsDir = regexp.MustCompile(`^\d+_(.+)$`)
+var repeatsDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+_(.+)$`) })
 
 // triggers collects trigger words in the conventions' order of reliability: declared (CivitAI's trained
 // words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec, the tokens the
@@ -605,7 +608,7 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		if g := repeatsDir.FindStringSubmatch(filepath.Base(d)); g != nil {
+		if g := repeatsDir().FindStringSubmatch(filepath.Base(d)); g != nil {
 			add(g[1], "folder name "+d, true)
 		}
 	}

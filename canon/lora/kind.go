@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 )
@@ -280,7 +281,7 @@ func (md *module) classify() (a algo, rank int, in uint64, conv bool) {
 }
 
 // loraDiffusionModule matches lora_diffusion's module names: <model>:<index>.
-var loraDiffusionModule = regexp.MustCompile(`^[A-Za-z_0-9]+:[0-9]+$`)
+var loraDiffusionModule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_0-9]+:[0-9]+$`) })
 
 // unetChannels are the SD UNets' channel widths; any other input width of a lora_diffusion UNet layer
 // is the text encoder's context width, which tells the family.
@@ -450,7 +451,7 @@ func (sv *survey) addPart(name string, shape []uint64) {
 			sv.contexts[shape[1]]++
 		}
 		return
-	case (p == pDown || p == pUp) && strings.Contains(mod, ":") && loraDiffusionModule.MatchString(mod):
+	case (p == pDown || p == pUp) && strings.Contains(mod, ":") && loraDiffusionModule().MatchString(mod):
 		sv.loraDiffusion++
 	case p == pMLXA:
 		sv.mlx++
