@@ -3,6 +3,8 @@ package canon
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -631,7 +633,7 @@ func compactUint(b []byte, i int) (v uint64, next int, ok bool) {
 	start := i
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		d := uint64(b[i] - '0')
-		if v > (^uint64(0)-d)/10 {
+		if v >= math.MaxUint64/10 && (v > math.MaxUint64/10 || d > math.MaxUint64%10) { // v*10+d overflows
 			return 0, i, false
 		}
 		v = v*10 + d
@@ -951,14 +953,7 @@ func (p *parser) parseString() (string, bool) {
 	b := p.b
 	start := p.i + 1
 	i := start
-	// Eight bytes at a time: stop at the first word holding '"', '\\' or a control character.
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if hasByteLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\') != 0 {
-			break
-		}
-		i += 8
-	}
+	i = plainRun(b, i)
 	for i < len(b) {
 		c := b[i]
 		if c == '"' {
@@ -976,13 +971,7 @@ func (p *parser) parseString() (string, bool) {
 	buf = append(buf, b[start:i]...)
 	for {
 		run := i
-		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			if hasByteLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\') != 0 {
-				break
-			}
-			i += 8
-		}
+		i = plainRun(b, i)
 		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
 			i++
 		}
@@ -1062,6 +1051,21 @@ func (p *parser) parseString() (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// plainRun returns the index of the first '"', '\\' or control character at or after b[i], eight bytes
+// at a time; within the last seven bytes of b it may stop short of it (callers go on byte by byte).
+func plainRun(b []byte, i int) int {
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// The lowest byte these masks flag is always a match (only bytes above a match can be flagged
+		// wrongly), so it is the first.
+		if m := hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
 }
 
 const lsb, msb = 0x0101010101010101, 0x8080808080808080
