@@ -616,6 +616,10 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	if freqOK {
 		counts := map[string]float64{}
 		for _, tags := range freq {
+			if len(freq) == 1 && trimmed(tags) { // the usual one folder: its counts are the sums
+				counts = tags
+				break
+			}
 			for tag, n := range tags {
 				counts[strings.TrimSpace(tag)] += n
 			}

@@ -420,14 +420,48 @@ func (sv *survey) countNaming(name string) {
 	if strings.HasPrefix(name, "conditioner.embedders.1") {
 		sv.sdxl++
 	}
-	switch {
-	case strings.Contains(name, "double_blocks") || strings.Contains(name, "single_blocks") || strings.Contains(name, "single_transformer_blocks"):
+	switch flux, joint := blocksOf(name); {
+	case flux:
 		sv.flux++
-	case strings.Contains(name, "joint_blocks"):
+	case joint:
 		sv.sd3++
-	case strings.Contains(name, "self_attn.q_proj") || strings.Contains(name, "mlp.gate_proj") || strings.Contains(name, "attn.c_attn"):
+	case llmLayer(name):
 		sv.llm++
 	}
+}
+
+// blocksOf reports whether name contains "double_blocks", "single_blocks" or
+// "single_transformer_blocks" (flux), and whether it contains "joint_blocks": it looks at what
+// precedes each "_blocks" rather than searching the name for every word.
+func blocksOf(name string) (flux, joint bool) {
+	for rest := name; ; {
+		k := strings.Index(rest, "_blocks")
+		if k < 0 {
+			return flux, joint
+		}
+		before := rest[:k]
+		flux = flux || strings.HasSuffix(before, "double") || strings.HasSuffix(before, "single") || strings.HasSuffix(before, "single_transformer")
+		joint = joint || strings.HasSuffix(before, "joint")
+		rest = rest[k+1:]
+	}
+}
+
+// llmLayer reports whether name contains "self_attn.q_proj", "mlp.gate_proj" or "attn.c_attn",
+// looking at each '.' of it.
+func llmLayer(name string) bool {
+	for k := strings.IndexByte(name, '.'); k >= 0; {
+		before, after := name[:k], name[k:]
+		if strings.HasSuffix(before, "self_attn") && strings.HasPrefix(after, ".q_proj") || strings.HasSuffix(before, "mlp") && strings.HasPrefix(after, ".gate_proj") ||
+			strings.HasSuffix(before, "attn") && strings.HasPrefix(after, ".c_attn") {
+			return true
+		}
+		next := strings.IndexByte(name[k+1:], '.')
+		if next < 0 {
+			return false
+		}
+		k += 1 + next
+	}
+	return false
 }
 
 // token records a learnt token (into list, once; tok "" records only the width).

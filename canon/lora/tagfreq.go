@@ -252,3 +252,13 @@ func mostFrequent(counts map[string]float64, n int) []string {
 	}
 	return tags
 }
+
+// trimmed reports whether no tag of tags has space around it (strings.TrimSpace leaves each as it is).
+func trimmed(tags map[string]float64) bool {
+	for tag := range tags {
+		if strings.TrimSpace(tag) != tag {
+			return false
+		}
+	}
+	return true
+}

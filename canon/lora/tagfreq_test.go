@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -84,6 +85,27 @@ func FuzzKohyaNames(f *testing.F) {
 			if a != b {
 				t.Fatal(a, b)
 			}
+		}
+	})
+}
+
+// FuzzNameWords: blocksOf and llmLayer say what strings.Contains of each word says.
+func FuzzNameWords(f *testing.F) {
+	for _, s := range []string{"double_blocks.0", "x_single_transformer_blocks_1", "joint_blocks", "a_blocks_double_blocks",
+		"model.layers.0.self_attn.q_proj.weight", "mlp.gate_proj", "h.0.attn.c_attn.weight", "lora_unet_input_blocks_4_1_transformer_blocks_0_attn1_to_q.alpha", "._blocks"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		flux, joint := blocksOf(name)
+		c := strings.Contains
+		if want := c(name, "double_blocks") || c(name, "single_blocks") || c(name, "single_transformer_blocks"); flux != want {
+			t.Fatalf("blocksOf(%q) flux = %v", name, flux)
+		}
+		if want := c(name, "joint_blocks"); joint != want {
+			t.Fatalf("blocksOf(%q) joint = %v", name, joint)
+		}
+		if want := c(name, "self_attn.q_proj") || c(name, "mlp.gate_proj") || c(name, "attn.c_attn"); llmLayer(name) != want {
+			t.Fatalf("llmLayer(%q) = %v", name, !want)
 		}
 	})
 }
