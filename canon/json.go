@@ -630,16 +630,21 @@ func hasAt(b []byte, i int, s string) bool { return i+len(s) <= len(b) && string
 // compactUint reads a plain JSON integer that fits 64 bits at b[i:]. It reports the index after it, and
 // false for anything else (sign, fraction, exponent, leading zero, overflow).
 func compactUint(b []byte, i int) (v uint64, next int, ok bool) {
+	if i < 0 || i >= len(b) {
+		return 0, i, false
+	}
 	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		d := uint64(b[i] - '0')
+	for ; i < len(b); i++ {
+		d := uint64(b[i] - '0') // a byte below '0' wraps to a large d
+		if d > 9 {
+			break
+		}
 		if v >= math.MaxUint64/10 && (v > math.MaxUint64/10 || d > math.MaxUint64%10) { // v*10+d overflows
 			return 0, i, false
 		}
 		v = v*10 + d
-		i++
 	}
-	if i == start || (b[start] == '0' && i-start > 1) || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+	if i == start || (b[start] == '0' && i-start > 1) || (i < len(b) && (b[i] == '.' || b[i]|0x20 == 'e')) {
 		return 0, i, false
 	}
 	return v, i, true
