@@ -161,14 +161,24 @@ var partsByTail = func() map[string][]int {
 // tails returns a name's last segment and its last two segments ("" when it has one), segments
 // being separated by '.' or ':'.
 func tails(name string) (last, lastTwo string) {
-	i := strings.LastIndexAny(name, ".:")
+	i := lastSeparator(name)
 	if i < 0 {
 		return name, ""
 	}
-	if j := strings.LastIndexAny(name[:i], ".:"); j >= 0 {
+	if j := lastSeparator(name[:i]); j >= 0 {
 		return name[i+1:], name[j+1:]
 	}
 	return name[i+1:], name
+}
+
+// lastSeparator is strings.LastIndexAny(s, ".:"), without building a set of the two at each call.
+func lastSeparator(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' || s[i] == ':' {
+			return i
+		}
+	}
+	return -1
 }
 
 // splitPart returns the module a tensor belongs to and the part it plays there (pNone when its name
@@ -434,15 +444,19 @@ func (sv *survey) countNaming(name string) {
 // "single_transformer_blocks" (flux), and whether it contains "joint_blocks": it looks at what
 // precedes each "_blocks" rather than searching the name for every word.
 func blocksOf(name string) (flux, joint bool) {
-	for rest := name; ; {
-		k := strings.Index(rest, "_blocks")
+	// Each 'k' (rare in names; '_' is everywhere) that ends a "_block" followed by 's'.
+	for j := 0; ; j++ {
+		k := strings.IndexByte(name[j:], 'k')
 		if k < 0 {
 			return flux, joint
 		}
-		before := rest[:k]
+		j += k
+		if j < 5 || j+1 >= len(name) || name[j-5:j+2] != "_blocks" {
+			continue
+		}
+		before := name[:j-5]
 		flux = flux || strings.HasSuffix(before, "double") || strings.HasSuffix(before, "single") || strings.HasSuffix(before, "single_transformer")
 		joint = joint || strings.HasSuffix(before, "joint")
-		rest = rest[k+1:]
 	}
 }
 

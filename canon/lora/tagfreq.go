@@ -44,7 +44,11 @@ func scanTagFrequency(s string) (freq map[string]map[string]float64, ok bool) {
 		if _, dup := freq[dir]; dup {
 			return nil, false
 		}
-		tags := map[string]float64{}
+		hint := 0
+		if len(freq) == 0 { // most have one folder: room for what follows, at some 25 bytes a tag
+			hint = (len(s) - sc.i) / 32
+		}
+		tags := make(map[string]float64, hint)
 		freq[dir] = tags
 		if !sc.byte('}') {
 			for {
