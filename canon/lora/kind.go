@@ -319,6 +319,7 @@ type survey struct {
 	contexts map[uint64]int
 	tiDim    uint64
 	modules  map[string]*module
+	block    []module // where new modules are taken from
 	order    []string
 	// marked are the tokens declared as such (lora_diffusion's <embed> metadata, bundle_emb.NAME);
 	// angled the tensors named <token>, tokens only in a file of nothing else (diffusers' textual
@@ -363,7 +364,7 @@ func (in *Info) fromTensors(m *canon.Model) {
 
 // surveyTensors counts what the tensors of a model say.
 func surveyTensors(m *canon.Model) *survey {
-	sv := &survey{tensors: len(m.Tensors), contexts: map[uint64]int{}, modules: map[string]*module{}, seenToken: map[string]bool{}}
+	sv := &survey{tensors: len(m.Tensors), contexts: map[uint64]int{}, modules: make(map[string]*module, min(len(m.Tensors)/2, 1024)), seenToken: map[string]bool{}}
 	embedMarked := map[string]bool{}
 	for _, e := range m.Metadata {
 		if e.Value == "<embed>" {
@@ -506,7 +507,11 @@ func (sv *survey) addPart(name string, shape []uint64) {
 	}
 	md := sv.modules[mod]
 	if md == nil {
-		md = &module{}
+		if len(sv.block) == cap(sv.block) { // modules come in blocks: a LoRA has hundreds
+			sv.block = make([]module, 0, 32)
+		}
+		sv.block = sv.block[:len(sv.block)+1]
+		md = &sv.block[len(sv.block)-1]
 		sv.modules[mod] = md
 		sv.order = append(sv.order, mod)
 	}
