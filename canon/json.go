@@ -157,11 +157,8 @@ func (p *parser) fail(pos int, format string, args ...any) {
 // must not change b afterwards. It never panics and never allocates more than a small multiple of len(b).
 func parseHeader(b []byte) *rawHeader {
 	h := &rawHeader{end: -1}
-	// Room for the likely number of tensors (real entries take 80 to 200 bytes) in a small header; a
-	// large one grows by what the entries read so far say the rest holds (see parser.more).
-	h.tensors = make([]Tensor, 0, min(len(b)/96+1, 4096))
+	h.tensors = make([]Tensor, 0) // room is made at the first entry (parseTensor), for the bytes after the metadata
 	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h}
-	p.shapes = make([]uint64, 0, 3*cap(h.tensors))
 	p.ws()
 	h.start = p.i
 	if p.i >= len(b) {
@@ -492,7 +489,17 @@ func (p *parser) parseTensor(name string, keyPos int) {
 		p.fail(p.i, "EOF while parsing a value")
 		return
 	}
-	if ts := p.h.tensors; len(ts) == cap(ts) {
+	switch ts := p.h.tensors; {
+	case cap(ts) == 0:
+		// Room for the likely number of tensors in what follows the metadata (real entries take 80 to
+		// 200 bytes) in a small header; a large one grows by what the entries read so far say the rest
+		// holds (see parser.more).
+		n := min((len(p.b)-keyPos)/96+1, 4096)
+		p.h.tensors = make([]Tensor, 0, n)
+		if cap(p.shapes) == 0 {
+			p.shapes = make([]uint64, 0, 3*n)
+		}
+	case len(ts) == cap(ts):
 		p.h.tensors = slices.Grow(ts, p.more(len(ts)))
 	}
 	p.h.tensors = append(p.h.tensors, Tensor{Name: name, HeaderOffset: int64(keyPos)})
