@@ -3,6 +3,8 @@ package canon
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -155,11 +157,8 @@ func (p *parser) fail(pos int, format string, args ...any) {
 // must not change b afterwards. It never panics and never allocates more than a small multiple of len(b).
 func parseHeader(b []byte) *rawHeader {
 	h := &rawHeader{end: -1}
-	// Room for the likely number of tensors (real entries take 80 to 200 bytes) in a small header; a
-	// large one grows by what the entries read so far say the rest holds (see parser.more).
-	h.tensors = make([]Tensor, 0, min(len(b)/96+1, 4096))
+	h.tensors = make([]Tensor, 0) // room is made at the first entry (parseTensor), for the bytes after the metadata
 	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h}
-	p.shapes = make([]uint64, 0, 3*cap(h.tensors))
 	p.ws()
 	h.start = p.i
 	if p.i >= len(b) {
@@ -490,7 +489,17 @@ func (p *parser) parseTensor(name string, keyPos int) {
 		p.fail(p.i, "EOF while parsing a value")
 		return
 	}
-	if ts := p.h.tensors; len(ts) == cap(ts) {
+	switch ts := p.h.tensors; {
+	case cap(ts) == 0:
+		// Room for the likely number of tensors in what follows the metadata (real entries take 80 to
+		// 200 bytes) in a small header; a large one grows by what the entries read so far say the rest
+		// holds (see parser.more).
+		n := min((len(p.b)-keyPos)/96+1, 4096)
+		p.h.tensors = make([]Tensor, 0, n)
+		if cap(p.shapes) == 0 {
+			p.shapes = make([]uint64, 0, 3*n)
+		}
+	case len(ts) == cap(ts):
 		p.h.tensors = slices.Grow(ts, p.more(len(ts)))
 	}
 	p.h.tensors = append(p.h.tensors, Tensor{Name: name, HeaderOffset: int64(keyPos)})
@@ -628,16 +637,21 @@ func hasAt(b []byte, i int, s string) bool { return i+len(s) <= len(b) && string
 // compactUint reads a plain JSON integer that fits 64 bits at b[i:]. It reports the index after it, and
 // false for anything else (sign, fraction, exponent, leading zero, overflow).
 func compactUint(b []byte, i int) (v uint64, next int, ok bool) {
+	if i < 0 || i >= len(b) {
+		return 0, i, false
+	}
 	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		d := uint64(b[i] - '0')
-		if v > (^uint64(0)-d)/10 {
+	for ; i < len(b); i++ {
+		d := uint64(b[i] - '0') // a byte below '0' wraps to a large d
+		if d > 9 {
+			break
+		}
+		if v >= math.MaxUint64/10 && (v > math.MaxUint64/10 || d > math.MaxUint64%10) { // v*10+d overflows
 			return 0, i, false
 		}
 		v = v*10 + d
-		i++
 	}
-	if i == start || (b[start] == '0' && i-start > 1) || (i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+	if i == start || (b[start] == '0' && i-start > 1) || (i < len(b) && (b[i] == '.' || b[i]|0x20 == 'e')) {
 		return 0, i, false
 	}
 	return v, i, true
@@ -951,14 +965,7 @@ func (p *parser) parseString() (string, bool) {
 	b := p.b
 	start := p.i + 1
 	i := start
-	// Eight bytes at a time: stop at the first word holding '"', '\\' or a control character.
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if hasByteLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\') != 0 {
-			break
-		}
-		i += 8
-	}
+	i = plainRun(b, i)
 	for i < len(b) {
 		c := b[i]
 		if c == '"' {
@@ -970,9 +977,17 @@ func (p *parser) parseString() (string, bool) {
 		}
 		i++
 	}
-	buf := make([]byte, 0, i-start+16)
+	// With escapes: the value is built in buf, which becomes the string (nothing else holds it), the
+	// plain runs between escapes copied whole. A kohya header's JSON-in-string metadata is such a string.
+	buf := make([]byte, 0, i-start+64)
 	buf = append(buf, b[start:i]...)
 	for {
+		run := i
+		i = plainRun(b, i)
+		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+			i++
+		}
+		buf = append(buf, b[run:i]...)
 		if i >= len(b) {
 			p.fail(i, "EOF while parsing a string")
 			return "", false
@@ -981,14 +996,10 @@ func (p *parser) parseString() (string, bool) {
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return string(buf), true
+			return unsafe.String(unsafe.SliceData(buf), len(buf)), true
 		case c < 0x20:
 			p.fail(i, "control character (\\u0000-\\u001F) found while parsing a string")
 			return "", false
-		case c != '\\':
-			buf = append(buf, c)
-			i++
-			continue
 		}
 		i++ // backslash
 		if i >= len(b) {
@@ -1052,6 +1063,21 @@ func (p *parser) parseString() (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// plainRun returns the index of the first '"', '\\' or control character at or after b[i], eight bytes
+// at a time; within the last seven bytes of b it may stop short of it (callers go on byte by byte).
+func plainRun(b []byte, i int) int {
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// The lowest byte these masks flag is always a match (only bytes above a match can be flagged
+		// wrongly), so it is the first.
+		if m := hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
 }
 
 const lsb, msb = 0x0101010101010101, 0x8080808080808080

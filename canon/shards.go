@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -110,21 +111,21 @@ func checkShardName(s string) error {
 }
 
 // shardPattern matches the names sharded files get: model-00001-of-00003.safetensors.
-var shardPattern = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.safetensors$`)
+var shardPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.safetensors$`) })
 
 // ggufSplitPattern matches the names llama.cpp's gguf-split gives the files of a split model:
 // model-00001-of-00003.gguf.
-var ggufSplitPattern = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
+var ggufSplitPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`) })
 
 // ShardPattern reports whether name (a base name) is a shard's, and if so the prefix and the count.
 func ShardPattern(name string) (prefix string, k, n int, ok bool) {
-	return matchShard(shardPattern, name)
+	return matchShard(shardPattern(), name)
 }
 
 // GGUFSplitPattern reports whether name (a base name) is a file of a split GGUF model, named as
 // llama.cpp names them (prefix-0000K-of-0000N.gguf), and if so the prefix, K and N.
 func GGUFSplitPattern(name string) (prefix string, k, n int, ok bool) {
-	return matchShard(ggufSplitPattern, name)
+	return matchShard(ggufSplitPattern(), name)
 }
 
 func matchShard(re *regexp.Regexp, name string) (prefix string, k, n int, ok bool) {

@@ -13,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -126,13 +128,24 @@ func (e *FixError) Error() string { return e.Err.Error() }
 // Unwrap gives the cause.
 func (e *FixError) Unwrap() error { return e.Err }
 
-// Run checks every model spec names (a file, a shard set, a URL: see source.Open), one after the
-// other, reading headers only. A model that cannot be read gets a File with Err set and the others
-// are checked all the same; once ctx is done every model left fails with an error wrapping ctx.Err().
+// Run checks every model spec names (a file, a shard set, a URL: see source.Open), reading headers
+// only, several at a time (one after the other with Fix, which writes, or Values, which reads every
+// tensor); the Files are in the order of specs. A model that cannot be read gets a File with Err set
+// and the others are checked all the same; once ctx is done every model left fails with an error
+// wrapping ctx.Err().
 func Run(ctx context.Context, specs []string, opt Options) *Report {
-	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
-	for _, spec := range specs {
-		r.Files = append(r.Files, checkOne(ctx, spec, opt))
+	r := &Report{Schema: Schema, Files: make([]File, len(specs))}
+	done := make([]bool, len(specs))
+	if !opt.Fix && opt.Values == nil && len(specs) > 1 {
+		pool.Run(ctx, 2*runtime.GOMAXPROCS(0), len(specs), func(ctx context.Context, i int) error {
+			r.Files[i], done[i] = checkOne(ctx, specs[i], opt), true
+			return nil
+		})
+	}
+	for i, spec := range specs { // those the pool did not reach (ctx is done) fail at once
+		if !done[i] {
+			r.Files[i] = checkOne(ctx, spec, opt)
+		}
 	}
 	return r
 }

@@ -64,6 +64,35 @@ func TestRunVerdicts(t *testing.T) {
 	}
 }
 
+// TestRunMany: many models are checked several at a time, and each File is the one a check of its
+// model alone gives, in the order of the specs; once ctx is done, every model fails with its error.
+func TestRunMany(t *testing.T) {
+	kinds := []string{fixture("base.safetensors"), fixture("nul-padded.safetensors"), fixture("repeated.safetensors"), fixture("missing.safetensors")}
+	var specs []string
+	for i := range 41 {
+		specs = append(specs, kinds[(i*7)%len(kinds)])
+	}
+	r := check.Run(t.Context(), specs, check.Options{})
+	if len(r.Files) != len(specs) {
+		t.Fatalf("%d files for %d specs", len(r.Files), len(specs))
+	}
+	for i, spec := range specs {
+		one := check.Run(t.Context(), []string{spec}, check.Options{}).Files[0]
+		got, _ := json.Marshal(r.Files[i])
+		want, _ := json.Marshal(one)
+		if r.Files[i].Path != spec || !bytes.Equal(got, want) {
+			t.Errorf("file %d: %s\nalone: %s", i, got, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for i, f := range check.Run(ctx, specs, check.Options{}).Files {
+		if f.Path != specs[i] || !errors.Is(f.Err, context.Canceled) {
+			t.Errorf("file %d after cancel: path %q, error %v", i, f.Path, f.Err)
+		}
+	}
+}
+
 // TestFix: Options.Fix repairs NUL padding and says so; refuses other defects (the file untouched and
 // still checked) and anything that is not one local file (an error, nothing checked).
 func TestFix(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
@@ -302,7 +303,9 @@ func tokenizerOf(f *gguf.File) *Tokenizer {
 
 // markerPattern finds the special markers a chat template writes: <|im_start|>, <start_of_turn>,
 // [INST], <|start_header_id|>, </s>, …
-var markerPattern = regexp.MustCompile(`<\|[^|<>\s'"{}]{1,40}\|>|</?[a-z_]{1,30}>|\[/?[A-Z_]{2,20}\]`)
+var markerPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<\|[^|<>\s'"{}]{1,40}\|>|</?[a-z_]{1,30}>|\[/?[A-Z_]{2,20}\]`)
+})
 
 // maxMarkers is how many markers a summary lists.
 const maxMarkers = 8
@@ -320,7 +323,7 @@ func chatTemplateOf(f *gguf.File) *ChatTemplate {
 	if kv.Value.Truncated() {
 		c.BLAKE3 = "" // not the whole template's
 	}
-	for _, m := range markerPattern.FindAllString(text, -1) {
+	for _, m := range markerPattern().FindAllString(text, -1) {
 		if !slices.Contains(c.Markers, m) && len(c.Markers) < maxMarkers {
 			c.Markers = append(c.Markers, m)
 		}

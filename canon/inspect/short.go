@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
@@ -94,13 +95,27 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 	if err != nil {
 		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}
 	}
-	row := Row{Path: path, Name: in.info.Name, Kind: in.info.Kind, Family: in.info.Family, BaseModel: in.info.BaseModel,
-		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: in.info.Triggers, GuessedTriggers: in.info.GuessedTriggers, Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed,
-		CivitAI: in.info.CivitAI, Findings: check.Findings(in.findings)}
+	// The words may be parts of the header's bytes: copies of them let the header go once the row is made,
+	// so that reading a collection holds a few headers at a time, not every one.
+	row := Row{Path: path, Name: strings.Clone(in.info.Name), Kind: in.info.Kind, Family: in.info.Family, BaseModel: strings.Clone(in.info.BaseModel),
+		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: cloneAll(in.info.Triggers), GuessedTriggers: cloneAll(in.info.GuessedTriggers),
+		Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed, CivitAI: in.info.CivitAI, Findings: check.Findings(in.findings)}
 	if opt.Images {
 		row.Preview, row.Cover = previewOf(in.m.Name), coverOf(in.m)
 	}
 	return row
+}
+
+// cloneAll returns copies of the strings of ss, in a new slice (nil for nil).
+func cloneAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.Clone(s)
+	}
+	return out
 }
 
 // errorText is err on its own in a row that names the model already: a *canon.ReadError's reason.

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 )
@@ -455,9 +456,11 @@ func metaOffset(m *canon.Model, key string) int64 {
 }
 
 var (
-	civitaiURL = regexp.MustCompile(`civitai\.com/models/(\d+)`)
+	civitaiURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`civitai\.com/models/(\d+)`) })
 	// civitaiNotesURL finds a CivitAI page in free text: its model id and, if given, its version id.
-	civitaiNotesURL = regexp.MustCompile(`civitai\.com/models/(\d+)(?:[^\s?#]*\?(?:[^\s#]*&)?modelVersionId=(\d+))?`)
+	civitaiNotesURL = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`civitai\.com/models/(\d+)(?:[^\s?#]*\?(?:[^\s#]*&)?modelVersionId=(\d+))?`)
+	})
 )
 
 func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
@@ -503,7 +506,7 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 			v, _ := lookup(s.Data, "modelId")
 			setID(&in.CivitAI.ModelID, "civitai.model_id", v, src)
 			if notes, ok := s.Data["notes"].(string); ok { // people paste the page they downloaded it from
-				if g := civitaiNotesURL.FindStringSubmatch(notes); g != nil && in.CivitAI.ModelID == 0 {
+				if g := civitaiNotesURL().FindStringSubmatch(notes); g != nil && in.CivitAI.ModelID == 0 {
 					setID(&in.CivitAI.ModelID, "civitai.model_id", g[1], src+" notes")
 					setID(&in.CivitAI.VersionID, "civitai.version_id", g[2], src+" notes")
 				}
@@ -522,7 +525,7 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	}
 	if src, ok := m.Meta("ssmd_source"); ok {
 		if u, err := url.Parse(strings.TrimSpace(src)); err == nil {
-			if g := civitaiURL.FindStringSubmatch(u.Host + u.Path); g != nil {
+			if g := civitaiURL().FindStringSubmatch(u.Host + u.Path); g != nil {
 				setID(&in.CivitAI.ModelID, "civitai.model_id", g[1], "metadata ssmd_source")
 				setID(&in.CivitAI.VersionID, "civitai.version_id", u.Query().Get("modelVersionId"), "metadata ssmd_source")
 			}
@@ -530,7 +533,7 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	}
 }
 
-var repeatsDir = regexp.MustCompile(`^\d+_(.+)$`)
+var repeatsDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+_(.+)$`) })
 
 // triggers collects trigger words in the conventions' order of reliability: declared (CivitAI's trained
 // words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec, the tokens the
@@ -593,7 +596,14 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	}
 	// Derived: kohya dataset folders named <repeats>_<words>.
 	var dirs []string
+	freq, freqOK := tagFrequency(meta("ss_tag_frequency"))
 	for _, k := range []string{"ss_dataset_dirs", "ss_tag_frequency"} {
+		if k == "ss_tag_frequency" && freqOK { // its folders, read once
+			for d := range freq {
+				dirs = append(dirs, d)
+			}
+			continue
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal([]byte(meta(k)), &obj) == nil {
 			for d := range obj {
@@ -603,30 +613,23 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		if g := repeatsDir.FindStringSubmatch(filepath.Base(d)); g != nil {
+		if g := repeatsDir().FindStringSubmatch(filepath.Base(d)); g != nil {
 			add(g[1], "folder name "+d, true)
 		}
 	}
 	// Derived: the most frequent tags.
-	var freq map[string]map[string]float64
-	if json.Unmarshal([]byte(meta("ss_tag_frequency")), &freq) == nil {
+	if freqOK {
 		counts := map[string]float64{}
 		for _, tags := range freq {
+			if len(freq) == 1 && trimmed(tags) { // the usual one folder: its counts are the sums
+				counts = tags
+				break
+			}
 			for tag, n := range tags {
 				counts[strings.TrimSpace(tag)] += n
 			}
 		}
-		tags := make([]string, 0, len(counts))
-		for t := range counts {
-			tags = append(tags, t)
-		}
-		sort.Slice(tags, func(i, j int) bool {
-			if counts[tags[i]] != counts[tags[j]] {
-				return counts[tags[i]] > counts[tags[j]]
-			}
-			return tags[i] < tags[j]
-		})
-		for _, t := range tags[:min(len(tags), 5)] {
+		for _, t := range mostFrequent(counts, 5) {
 			add(t, "metadata ss_tag_frequency (most frequent tags)", true)
 		}
 	}

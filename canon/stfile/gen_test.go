@@ -263,3 +263,24 @@ func TestWriteLoRACollection(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriteKohyaCollection writes STDIFF_BENCH_KOHYA_N (default 1,000) kohya SDXL LoRAs (KohyaSDXL:
+// headers of about 110 KB, small data) into the folder STDIFF_BENCH_KOHYA, for testdata/bench/collection.sh.
+func TestWriteKohyaCollection(t *testing.T) {
+	dir := os.Getenv("STDIFF_BENCH_KOHYA")
+	if dir == "" {
+		t.Skip("STDIFF_BENCH_KOHYA not set (used by testdata/bench/collection.sh)")
+	}
+	n, _ := strconv.Atoi(os.Getenv("STDIFF_BENCH_KOHYA_N"))
+	if n <= 0 {
+		n = 1000
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("char%04d.safetensors", i)), KohyaSDXL(i).Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

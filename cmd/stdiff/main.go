@@ -113,6 +113,7 @@ func memoryPolicy(cmd any) {
 
 func (c *dupesCmd) manyFiles() bool   { return true }
 func (c *inspectCmd) manyFiles() bool { return c.Short }
+func (c *checkCmd) manyFiles() bool   { return len(c.Files) > 1 }
 
 // watchHeap hands memory back to proportional collection when what stays alive nears the soft limit
 // (a header of many millions of entries): past it, the limit alone would run the collector back to

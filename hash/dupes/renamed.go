@@ -388,7 +388,7 @@ func sampleHash(src io.ReaderAt, off int64, ranges [][2]uint64, path string, rea
 			*err = canon.PathError("read", path, e)
 			return 0
 		}
-		h = mix(h ^ uint64(crc32.Checksum(buf[:r[1]], crc32c)) ^ r[1]<<32)
+		h = mix(h ^ uint64(crc32.Checksum(buf[:r[1]], crc32c())) ^ r[1]<<32)
 		read.Add(int64(r[1]))
 	}
 	return h

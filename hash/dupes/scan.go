@@ -72,7 +72,7 @@ func (f *scanned) skimFile() (keys, bool, error) {
 }
 
 // crc32c is the CRC-32C table: hardware-accelerated on most processors.
-var crc32c = crc32.MakeTable(crc32.Castagnoli)
+var crc32c = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // takeSample hashes the model's sample: a few KiB of each of its picks. Models whose samples differ
 // hold other tensors; models whose samples agree are compared (resolve).
@@ -368,7 +368,7 @@ func (s *stream) read(b []byte) error {
 func (s *stream) account(b []byte) {
 	for len(b) > 0 {
 		n := min(int64(len(b)), crcUnit-s.in)
-		s.crc = crc32.Update(s.crc, crc32c, b[:n])
+		s.crc = crc32.Update(s.crc, crc32c(), b[:n])
 		b, s.in = b[n:], s.in+n
 		if s.in == crcUnit {
 			s.crcs, s.crc, s.in = append(s.crcs, s.crc), 0, 0
