@@ -303,16 +303,14 @@ func (f closerFunc) Close() error { return f() }
 // shard set's index (model.safetensors.index.json, else the only *.safetensors.index.json), else its
 // one weights file (model.safetensors, adapter_model.safetensors, diffusion_pytorch_model.safetensors,
 // model.gguf…), or the files of its one shard set or split GGUF model, else its PyTorch checkpoint
-// (openTorchFolder): a Hugging Face folder with both is read from its safetensors. Only the folder itself is
-// looked in, not the folders under it. A folder holding several models is an error that lists them.
+// (pytorch_model.bin…, or its one checkpoint beside a Trainer's state): a Hugging Face folder with both
+// is read from its safetensors. Only the folder itself is looked in, not the folders under it. A folder holding several models is an error that lists them.
 func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
-	indexes, weights, err := folderFiles(dir)
+	f, err := folderFiles(dir)
 	if err != nil {
 		return nil, canon.PathError("read", dir, err)
 	}
-	if len(indexes) == 0 && len(weights) == 0 {
-		return openTorchFolder(ctx, dir, opt)
-	}
+	indexes, weights := f.indexes, f.weights
 	switch {
 	case slices.Contains(indexes, "model.safetensors.index.json"):
 		return openLocalSet(dir, filepath.Join(dir, "model.safetensors.index.json"), nil)
@@ -321,34 +319,24 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 	case len(indexes) > 1:
 		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes (%s)", len(indexes), listSome(indexes, 3, "more")),
 			Hint: "name the index to use"}
-	case len(weights) == 1 || oneSet(weights):
+	case len(weights) == 1 || len(weights) > 1 && oneSet(weights):
 		return Open(ctx, filepath.Join(dir, weights[0]), opt)
+	case len(weights) > 1:
+		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d models (%s), not one", len(weights), listSome(weights, 3, "more")),
+			Hint: "name one of them (or a glob of them), or use `stdiff inspect --short` or `stdiff dupes` for a folder of models"}
+	case f.torchIndex != "":
+		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds a sharded PyTorch checkpoint (%s), which stdiff reads a shard at a time", f.torchIndex),
+			Hint: "name one of its shards"}
+	case f.torchNamed != "":
+		return Open(ctx, filepath.Join(dir, f.torchNamed), opt)
+	case len(f.torch) == 1:
+		return Open(ctx, filepath.Join(dir, f.torch[0]), opt)
+	case len(f.torch) > 1:
+		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d PyTorch checkpoints (%s), not one", len(f.torch), listSome(f.torch, 3, "more")),
+			Hint: "name one of them"}
 	}
-	return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d models (%s), not one", len(weights), listSome(weights, 3, "more")),
-		Hint: "name one of them (or a glob of them), or use `stdiff inspect --short` or `stdiff dupes` for a folder of models"}
-}
-
-// folderFiles lists, sorted, the names of the regular files (or links to them) in dir that may hold a
-// model: its shard sets' indexes (*.safetensors.index.json) and its weights files (*.safetensors,
-// *.gguf and *.onnx, any case); hidden files are left out.
-func folderFiles(dir string) (indexes, weights []string, err error) {
-	entries, err := os.ReadDir(dir) // sorted by name
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, e := range entries {
-		name, lower := e.Name(), strings.ToLower(e.Name())
-		if strings.HasPrefix(name, ".") || !fileExists(filepath.Join(dir, name)) {
-			continue
-		}
-		switch {
-		case strings.HasSuffix(lower, ".safetensors.index.json"):
-			indexes = append(indexes, name)
-		case strings.HasSuffix(lower, ".safetensors"), strings.HasSuffix(lower, ".gguf"), strings.HasSuffix(lower, ".onnx"):
-			weights = append(weights, name)
-		}
-	}
-	return indexes, weights, nil
+	return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf, *.onnx, *.safetensors.index.json or PyTorch checkpoint)"),
+		Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
 }
 
 // torchWeightNames are the names save_pretrained (safe_serialization=False), PEFT and diffusers give a
@@ -358,41 +346,45 @@ var (
 	trainerFiles     = []string{"training_args.bin", "optimizer.pt", "optimizer.bin", "scheduler.pt", "scaler.pt"}
 )
 
-// openTorchFolder opens the PyTorch checkpoint of a folder without safetensors, GGUF or ONNX files:
-// its pytorch_model.bin (adapter_model.bin, diffusion_pytorch_model.bin), else its one *.bin, *.pt,
-// *.pth or *.ckpt file, a Trainer's state files (optimizer.pt, rng_state.pth…) left out.
-func openTorchFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
-	entries, err := os.ReadDir(dir)
+// modelFiles are the names, sorted, of the files in a folder that may hold a model.
+type modelFiles struct {
+	indexes []string // *.safetensors.index.json
+	weights []string // *.safetensors, *.gguf, *.onnx
+	// torch are its *.bin, *.pt, *.pth and *.ckpt files but a Trainer's state (optimizer.pt,
+	// rng_state.pth…); torchNamed the one of them save_pretrained, PEFT or diffusers named, if any;
+	// torchIndex a sharded checkpoint's *.bin.index.json, if any.
+	torch                  []string
+	torchNamed, torchIndex string
+}
+
+// folderFiles lists the regular files (or links to them) in dir that may hold a model, any case;
+// hidden files are left out.
+func folderFiles(dir string) (modelFiles, error) {
+	var f modelFiles
+	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
-		return nil, canon.PathError("read", dir, err)
+		return f, err
 	}
-	var found []string
 	for _, e := range entries {
 		name, lower := e.Name(), strings.ToLower(e.Name())
 		if strings.HasPrefix(name, ".") || !fileExists(filepath.Join(dir, name)) {
 			continue
 		}
-		if strings.HasSuffix(lower, ".bin.index.json") {
-			return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds a sharded PyTorch checkpoint (%s), which stdiff reads a shard at a time", name),
-				Hint: "name one of its shards"}
-		}
-		if slices.Contains(torchWeightNames, lower) {
-			return Open(ctx, filepath.Join(dir, name), opt)
-		}
-		ext := filepath.Ext(lower)
-		if (ext == ".bin" || ext == ".pt" || ext == ".pth" || ext == ".ckpt") && !slices.Contains(trainerFiles, lower) && !strings.HasPrefix(lower, "rng_state") {
-			found = append(found, name)
+		switch ext := filepath.Ext(lower); {
+		case strings.HasSuffix(lower, ".safetensors.index.json"):
+			f.indexes = append(f.indexes, name)
+		case ext == ".safetensors", ext == ".gguf", ext == ".onnx":
+			f.weights = append(f.weights, name)
+		case strings.HasSuffix(lower, ".bin.index.json"):
+			f.torchIndex = name
+		case slices.Contains(torchWeightNames, lower):
+			f.torchNamed = name
+			f.torch = append(f.torch, name)
+		case (ext == ".bin" || ext == ".pt" || ext == ".pth" || ext == ".ckpt") && !slices.Contains(trainerFiles, lower) && !strings.HasPrefix(lower, "rng_state"):
+			f.torch = append(f.torch, name)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf, *.onnx, *.safetensors.index.json or PyTorch checkpoint)"),
-			Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
-	case 1:
-		return Open(ctx, filepath.Join(dir, found[0]), opt)
-	}
-	return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d PyTorch checkpoints (%s), not one", len(found), listSome(found, 3, "more")),
-		Hint: "name one of them"}
+	return f, nil
 }
 
 // oneSet reports whether names (sorted) are exactly the files of one shard set or one split GGUF model.
