@@ -243,6 +243,15 @@ const (
 	opReadonlyBuffer = 0x98
 )
 
+// argSize is the size in bytes of the little-endian count or value that follows an opcode, for those
+// whose argument is one; seqKind the kind of object an opcode that builds one from a mark makes.
+var (
+	argSize = [256]uint8{opBinInt1: 1, opBinInt2: 2, opLong1: 1, opLong4: 4, opBinString: 4, opShortBinString: 1,
+		opBinBytes: 4, opShortBinBytes: 1, opBinUnicode: 4, opShortBinUni: 1, opBinUnicode8: 8, opBinBytes8: 8,
+		opByteArray8: 8, opExt1: 1, opExt2: 2, opExt4: 4}
+	seqKind = [256]Kind{opTuple: Tuple, opList: List, opFrozenSet: Set}
+)
+
 var opNames = map[byte]string{
 	opMark: "MARK", opStop: "STOP", opPop: "POP", opPopMark: "POP_MARK", opDup: "DUP", opFloat: "FLOAT",
 	opInt: "INT", opBinInt: "BININT", opBinInt1: "BININT1", opLong: "LONG", opBinInt2: "BININT2",
@@ -617,13 +626,13 @@ func (m *machine) step(op byte) (bool, error) {
 		}
 		return false, m.pushInt(int64(int32(uint32(v))))
 	case opBinInt1, opBinInt2:
-		v, err := m.uint(map[byte]int{opBinInt1: 1, opBinInt2: 2}[op])
+		v, err := m.uint(int(argSize[op]))
 		if err != nil {
 			return false, err
 		}
 		return false, m.pushInt(int64(v))
 	case opLong1, opLong4:
-		n, err := m.uint(map[byte]int{opLong1: 1, opLong4: 4}[op])
+		n, err := m.uint(int(argSize[op]))
 		if err != nil {
 			return false, err
 		}
@@ -701,9 +710,7 @@ func (m *machine) step(op byte) (bool, error) {
 		return false, m.pushStr(String, []byte(s))
 	case opBinString, opShortBinString, opBinBytes, opShortBinBytes, opBinUnicode, opShortBinUni,
 		opBinUnicode8, opBinBytes8, opByteArray8:
-		size := map[byte]int{opBinString: 4, opShortBinString: 1, opBinBytes: 4, opShortBinBytes: 1,
-			opBinUnicode: 4, opShortBinUni: 1, opBinUnicode8: 8, opBinBytes8: 8, opByteArray8: 8}[op]
-		n, err := m.uint(size)
+		n, err := m.uint(int(argSize[op]))
 		if err != nil {
 			return false, err
 		}
@@ -740,7 +747,7 @@ func (m *machine) step(op byte) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		o := m.obj(map[byte]Kind{opTuple: Tuple, opList: List, opFrozenSet: Set}[op])
+		o := m.obj(seqKind[op])
 		o.Items = items
 		return false, m.push(o)
 	case opTuple1, opTuple2, opTuple3:
@@ -962,7 +969,7 @@ func (m *machine) step(op byte) (bool, error) {
 		}
 		return false, m.memoPut(uint32(len(m.memo)), o)
 	case opExt1, opExt2, opExt4:
-		v, err := m.uint(map[byte]int{opExt1: 1, opExt2: 2, opExt4: 4}[op])
+		v, err := m.uint(int(argSize[op]))
 		if err != nil {
 			return false, err
 		}
