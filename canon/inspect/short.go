@@ -54,7 +54,8 @@ type Row struct {
 	// ssmd_cover_images), as a data: URL checked to hold a PNG, JPEG or WebP image of at most
 	// MaxCover bytes of text; "" when there is none or Options.Images was not set.
 	Cover string `json:"-"`
-	// Findings are what was found wrong in the model (its card's findings), for pages that list them.
+	// Findings are what was found wrong in the model (its card's findings), for pages that list them;
+	// nil unless Options.Images was set.
 	Findings []check.Finding `json:"-"`
 	// Error is Err's message: the model could not be read, and nothing else here holds.
 	Error string `json:"error,omitempty"`
@@ -99,9 +100,9 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 	// so that reading a collection holds a few headers at a time, not every one.
 	row := Row{Path: path, Name: strings.Clone(in.info.Name), Kind: in.info.Kind, Family: in.info.Family, BaseModel: strings.Clone(in.info.BaseModel),
 		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: cloneAll(in.info.Triggers), GuessedTriggers: cloneAll(in.info.GuessedTriggers),
-		Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed, CivitAI: in.info.CivitAI, Findings: check.Findings(in.findings)}
-	if opt.Images {
-		row.Preview, row.Cover = previewOf(in.m.Name), coverOf(in.m)
+		Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed, CivitAI: in.info.CivitAI}
+	if opt.Images { // a page: only it shows images and findings
+		row.Preview, row.Cover, row.Findings = previewOf(in.m.Name), coverOf(in.m), check.Findings(in.findings)
 	}
 	return row
 }
