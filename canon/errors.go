@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // RefKind names an error of the reference reader: for safetensors one of huggingface/safetensors'
 // SafeTensorError kinds below; for GGUF the rule of llama.cpp's reader the file breaks, as package gguf
 // names it (RefKind(gguf.RuleVersion) is "version"; see gguf.Rule).
-type RefKind string
+type RefKind = finding.RefKind
 
 // The safetensors reference reader's error kinds, in the order its checks run.
 const (

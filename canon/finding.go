@@ -1,33 +1,23 @@
 package canon
 
-// Severity says how bad a finding is.
-type Severity string
+import "github.com/stdiff/stdiff/canon/finding"
+
+// Severity says how bad a finding is (see package finding).
+type Severity = finding.Severity
 
 // Severities, from worst to mildest.
 const (
 	// SevError: strict readers (the reference and everything built on it) reject the file.
-	SevError Severity = "error"
+	SevError = finding.SevError
 	// SevWarning: strict readers accept the file, but something in it is suspicious or breaks other readers.
-	SevWarning Severity = "warning"
+	SevWarning = finding.SevWarning
 	// SevInfo: worth knowing, nothing wrong.
-	SevInfo Severity = "info"
+	SevInfo = finding.SevInfo
 )
 
-// Finding is one thing stdiff noticed about a file. Code is stable (kebab-case) and safe to match in scripts.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	// Offset is the byte offset in the file the finding points at, or -1 when it is about the whole file.
-	Offset  int64  `json:"offset"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
-	// RefKind is the reference reader's error kind when this finding is the reason it rejects the file.
-	RefKind RefKind `json:"reference_kind,omitempty"`
-	// Fixable is true when `stdiff check --fix` repairs this defect in place.
-	Fixable bool `json:"fixable,omitempty"`
-	// Global is module.name for the pickle-unsafe-global and pickle-unknown-global codes.
-	Global string `json:"global,omitempty"`
-}
+// Finding is one thing stdiff noticed about a file: package finding's, the one every format and report
+// uses. Code is stable (kebab-case) and safe to match in scripts.
+type Finding = finding.Finding
 
 // MaxFindingsPerCode is how many findings of one code a Model keeps. Past it, findings of that code are
 // only counted (Model.Omitted), so a header with a million defects of one kind costs a million counts,

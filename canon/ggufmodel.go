@@ -38,7 +38,7 @@ func modelOfGGUF(f *gguf.File) *Model {
 	}
 	dupTensors := false
 	for _, fd := range f.Findings {
-		m.add(Finding{Code: fd.Code, Severity: Severity(fd.Severity), Offset: fd.Offset, Message: fd.Message, Hint: fd.Hint, RefKind: RefKind(fd.Rule)})
+		m.add(fd)
 		dupTensors = dupTensors || fd.Code == gguf.CodeDuplicateTensor
 	}
 

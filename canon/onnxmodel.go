@@ -50,16 +50,15 @@ func modelOfONNX(f *onnx.File) *Model {
 }
 
 // addONNXFindings adds package onnx's findings; the first error is the verdict.
-func (m *Model) addONNXFindings(fs []onnx.Finding) {
+func (m *Model) addONNXFindings(fs []Finding) {
 	for _, fd := range fs {
-		kind := RefKind("")
-		if fd.Severity == onnx.SevError {
-			kind = RefKind(fd.Code)
+		if fd.Severity == SevError {
+			fd.RefKind = RefKind(fd.Code)
 			if m.RefErr == nil {
-				m.RefErr = &RefError{Kind: kind, Message: fd.Message, Offset: fd.Offset}
+				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}
 		}
-		m.add(Finding{Code: fd.Code, Severity: Severity(fd.Severity), Offset: fd.Offset, Message: fd.Message, Hint: fd.Hint, RefKind: kind})
+		m.add(fd)
 	}
 }
 

@@ -47,14 +47,13 @@ func modelOfTorch(f *torch.File) *Model {
 		m.Tensors = append(m.Tensors, ct)
 	}
 	for _, fd := range f.Findings {
-		kind := RefKind("")
-		if fd.Severity == torch.SevError {
-			kind = RefKind(fd.Code)
+		if fd.Severity == SevError {
+			fd.RefKind = RefKind(fd.Code)
 			if m.RefErr == nil {
-				m.RefErr = &RefError{Kind: kind, Message: fd.Message, Offset: fd.Offset}
+				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}
 		}
-		m.add(Finding{Code: fd.Code, Severity: Severity(fd.Severity), Offset: fd.Offset, Message: fd.Message, Hint: fd.Hint, RefKind: kind, Global: fd.Global})
+		m.add(fd)
 	}
 	return m
 }

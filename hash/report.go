@@ -361,7 +361,7 @@ type fileRecord struct {
 	StructureID    Hex             `json:"structure_id"`
 	ContentID      *Hex            `json:"content_id,omitempty"`
 	*Ecosystem
-	Findings []findingRecord `json:"findings,omitempty"`
+	Findings []canon.Finding `json:"findings,omitempty"`
 }
 
 // errorRecord is a file that could not be read, as JSON shows it.
@@ -376,17 +376,6 @@ type refErrorRecord struct {
 	Kind    canon.RefKind `json:"kind"`
 	Message string        `json:"message"`
 	Offset  int64         `json:"offset"`
-}
-
-// findingRecord is a finding as JSON shows it (as `check` does): offset null when it is about the whole file.
-type findingRecord struct {
-	Code     string        `json:"code"`
-	Severity string        `json:"severity"`
-	Offset   *int64        `json:"offset"`
-	Message  string        `json:"message"`
-	Hint     string        `json:"hint,omitempty"`
-	RefKind  canon.RefKind `json:"reference_kind,omitempty"`
-	Fixable  bool          `json:"fixable,omitempty"`
 }
 
 // MarshalJSON writes the file's JSON record (see File).
@@ -405,13 +394,6 @@ func (f *File) record(schema string) any {
 	if e := f.RefErr; e != nil {
 		r.ReferenceError = &refErrorRecord{Kind: e.Kind, Message: e.Message, Offset: e.Offset}
 	}
-	for _, fd := range f.Findings {
-		j := findingRecord{Code: fd.Code, Severity: string(fd.Severity), Message: fd.Message, Hint: fd.Hint, RefKind: fd.RefKind, Fixable: fd.Fixable}
-		if fd.Offset >= 0 {
-			off := fd.Offset
-			j.Offset = &off
-		}
-		r.Findings = append(r.Findings, j)
-	}
+	r.Findings = f.Findings
 	return r
 }

@@ -1,7 +1,7 @@
 // Package check gives the reference reader's verdict on models and names every defect stdiff finds
 // in them, and with Options.Fix first repairs NUL-padded headers in place. Run computes a Report
 // once; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it. The way findings are shown
-// (Findings, WriteFindings, FindingMarkdown) lives here too, for every report that lists findings.
+// (WriteFindings, FindingMarkdown) lives here too, for every report that lists findings.
 //
 // It never prints on its own, reads no environment variable and decides nothing about the
 // terminal: the caller passes how to open models (source.Options), a writer and, for colour, a
@@ -56,8 +56,8 @@ type File struct {
 	ReferenceError *RefError `json:"reference_error"`
 	// Findings lists at most canon.MaxFindingsPerCode findings of one code; FindingCounts counts
 	// every finding of each code.
-	Findings      []Finding      `json:"findings"`
-	FindingCounts map[string]int `json:"finding_counts"`
+	Findings      []canon.Finding `json:"findings"`
+	FindingCounts map[string]int  `json:"finding_counts"`
 	// Error is Err's message: the model could not be read (or repaired), and nothing else here holds.
 	Error string `json:"error,omitempty"`
 	// Fixed says what Options.Fix repaired (nil when it changed nothing).
@@ -187,7 +187,7 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 		}
 	}
 	f.Name, f.Valid, f.ReferenceError = m.Name, m.Valid(), RefErrorOf(m.RefErr)
-	f.Findings, f.FindingCounts = Findings(m.Findings), m.FindingCounts()
+	f.Findings, f.FindingCounts = append([]canon.Finding{}, m.Findings...), m.FindingCounts()
 	f.TensorCount, f.HeaderLen, f.Shards, f.Format = len(m.Tensors), m.HeaderLen, len(m.Shards), m.Format
 	return f
 }
@@ -240,7 +240,7 @@ func notFixableHint(format canon.Format) string {
 // failed is f for a model that could not be read (or repaired): its error, no findings.
 func (f File) failed(err error) File {
 	f.Err, f.Error = err, err.Error()
-	f.Findings, f.FindingCounts = []Finding{}, map[string]int{}
+	f.Findings, f.FindingCounts = []canon.Finding{}, map[string]int{}
 	return f
 }
 
@@ -279,35 +279,8 @@ func (f *File) Outcome() canon.Outcome {
 	return canon.Clean
 }
 
-// Finding is a canon.Finding as the reports show it: the offset is null (nil) when the finding is
-// about the whole file rather than a byte of it.
-type Finding struct {
-	Code     string         `json:"code"`
-	Severity canon.Severity `json:"severity"`
-	Offset   *int64         `json:"offset"`
-	Message  string         `json:"message"`
-	Hint     string         `json:"hint,omitempty"`
-	RefKind  canon.RefKind  `json:"reference_kind,omitempty"`
-	Fixable  bool           `json:"fixable,omitempty"`
-	Global   string         `json:"global,omitempty"`
-}
-
-// Findings converts findings for a report, in order (an empty list, never nil).
-func Findings(fs []canon.Finding) []Finding {
-	out := make([]Finding, 0, len(fs))
-	for _, f := range fs {
-		j := Finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable, Global: f.Global}
-		if f.Offset >= 0 {
-			off := f.Offset
-			j.Offset = &off
-		}
-		out = append(out, j)
-	}
-	return out
-}
-
 // HasError reports whether a finding of severity error is among fs.
-func HasError(fs []Finding) bool {
+func HasError(fs []canon.Finding) bool {
 	for _, f := range fs {
 		if f.Severity == canon.SevError {
 			return true

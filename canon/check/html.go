@@ -24,7 +24,7 @@ var checkTemplate = template.Must(template.New("check").Parse(`
 <h2 class="mono">{{.Path}}</h2>
 <p>{{if .Error}}<strong class="bad">unreadable</strong>: {{.Error}}{{else if .Valid}}<strong class="good">valid</strong>{{else}}<strong class="bad">invalid</strong>{{with .ReferenceError}}: <code>{{.Kind}}</code> {{.Message}}{{end}}{{end}}</p>
 {{if .Findings}}<table><thead><tr><th>severity</th><th>code</th><th>byte</th><th>what</th></tr></thead><tbody>
-{{range .Findings}}<tr><td class="{{if eq .Severity "error"}}bad{{else if eq .Severity "warning"}}warn{{else}}muted{{end}}">{{.Severity}}</td><td><code>{{.Code}}</code></td><td class="num">{{with .Offset}}{{.}}{{else}}—{{end}}</td><td>{{.Message}}{{if .Hint}}<br><span class="muted">hint: {{.Hint}}</span>{{end}}</td></tr>
+{{range .Findings}}<tr><td class="{{if eq .Severity "error"}}bad{{else if eq .Severity "warning"}}warn{{else}}muted{{end}}">{{.Severity}}</td><td><code>{{.Code}}</code></td><td class="num">{{if ge .Offset 0}}{{.Offset}}{{else}}—{{end}}</td><td>{{.Message}}{{if .Hint}}<br><span class="muted">hint: {{.Hint}}</span>{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
 </section>
 {{end}}`))

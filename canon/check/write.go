@@ -67,7 +67,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 // FoldedFindings of a code it writes "… and N more CODE"
 // instead; counts (per code, as File.FindingCounts) also covers findings not in fs, which that line
 // counts too.
-func WriteFindings(w io.Writer, fs []Finding, counts map[string]int, indent string, opt TextOptions) error {
+func WriteFindings(w io.Writer, fs []canon.Finding, counts map[string]int, indent string, opt TextOptions) error {
 	b := bufio.NewWriter(w)
 	limit := FoldedFindings
 	kept := map[string]int{}
@@ -107,15 +107,15 @@ func WriteFindings(w io.Writer, fs []Finding, counts map[string]int, indent stri
 }
 
 // at is " at byte N", or "" for a finding about the whole file.
-func at(offset *int64) string {
-	if offset == nil {
+func at(offset int64) string {
+	if offset < 0 {
 		return ""
 	}
-	return fmt.Sprintf(" at byte %d", *offset)
+	return fmt.Sprintf(" at byte %d", offset)
 }
 
 // FindingMarkdown is a finding on one line of Markdown: severity in bold, code, offset, message.
-func FindingMarkdown(f Finding) string {
+func FindingMarkdown(f canon.Finding) string {
 	return fmt.Sprintf("**%s** %s%s: %s", markdown.Text(string(f.Severity)), markdown.Code(f.Code), at(f.Offset), markdown.Text(f.Message))
 }
 

@@ -26,6 +26,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // Rule is one check gguf.cpp (or llama.cpp's loader) makes while reading a file. Rules are stable
@@ -139,32 +141,6 @@ type Error struct {
 // Error renders the verdict as "rule: message".
 func (e *Error) Error() string { return string(e.Rule) + ": " + e.Message }
 
-// Severity says how bad a finding is: the same three words as canon's severities.
-type Severity string
-
-// Severities, from worst to mildest.
-const (
-	// SevError: llama.cpp rejects the file.
-	SevError Severity = "error"
-	// SevWarning: llama.cpp accepts the file, but something in it is suspicious.
-	SevWarning Severity = "warning"
-	// SevInfo: worth knowing, nothing wrong.
-	SevInfo Severity = "info"
-)
-
-// Finding is one thing noticed about a file. Code is stable (kebab-case) and safe to match in scripts;
-// where a code has a meaning canon already names, it is canon's code.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	// Offset is the byte offset in the file the finding points at, or -1 when it is about the whole file.
-	Offset  int64  `json:"offset"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
-	// Rule is the strict rule this finding breaks (errors only).
-	Rule Rule `json:"reference_kind,omitempty"`
-}
-
 // Finding codes. They are part of stdiff's contract with scripts: add, never rename.
 const (
 	CodeEmptyFile          = "empty-file"
@@ -242,7 +218,7 @@ type File struct {
 	// Verdict is nil when llama.cpp reads the file, else the first rule it breaks.
 	Verdict *Error
 	// Findings in the order of the checks that produced them.
-	Findings []Finding
+	Findings []finding.Finding
 
 	r io.ReaderAt
 }
@@ -253,7 +229,7 @@ func (f *File) Valid() bool { return f.Verdict == nil }
 // HasErrors reports whether any finding has severity error.
 func (f *File) HasErrors() bool {
 	for i := range f.Findings {
-		if f.Findings[i].Severity == SevError {
+		if f.Findings[i].Severity == finding.SevError {
 			return true
 		}
 	}
@@ -329,7 +305,7 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	return f, nil
 }
 
-func (f *File) add(fd Finding) { f.Findings = append(f.Findings, fd) }
+func (f *File) add(fd finding.Finding) { f.Findings = append(f.Findings, fd) }
 
 // fail records an error finding, and the verdict unless an earlier rule already failed.
 func (f *File) fail(rule Rule, code string, off int64, hint, format string, args ...any) {
@@ -337,7 +313,7 @@ func (f *File) fail(rule Rule, code string, off int64, hint, format string, args
 	if f.Verdict == nil {
 		f.Verdict = &Error{Rule: rule, Message: msg, Offset: off}
 	}
-	f.add(Finding{Code: code, Severity: SevError, Offset: off, Message: msg, Hint: hint, Rule: rule})
+	f.add(finding.Finding{Code: code, Severity: finding.SevError, Offset: off, Message: msg, Hint: hint, RefKind: finding.RefKind(rule)})
 }
 
 // overflow records an error that gguf.cpp does not report because its arithmetic wraps.
@@ -350,7 +326,7 @@ func (f *File) overflow(rule Rule, off int64, format string, args ...any) {
 }
 
 func (f *File) warn(code string, off int64, hint, format string, args ...any) {
-	f.add(Finding{Code: code, Severity: SevWarning, Offset: off, Message: fmt.Sprintf(format, args...), Hint: hint})
+	f.add(finding.Finding{Code: code, Severity: finding.SevWarning, Offset: off, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 // cString is s up to its first NUL byte, as C code reads it.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 )
 
@@ -190,7 +191,7 @@ func checkInvariants(t testing.TB, name string, f *gguf.File, size int64) {
 		return
 	}
 	for _, fd := range f.Findings {
-		if fd.Severity == gguf.SevError && fd.Rule == f.Verdict.Rule {
+		if fd.Severity == finding.SevError && fd.RefKind == finding.RefKind(f.Verdict.Rule) {
 			return
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/zeebo/blake3"
@@ -48,61 +49,61 @@ func TestFindings(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, code string
-		sev        gguf.Severity
+		sev        finding.Severity
 		offset     int64 // -1: not checked; -2: the finding must be absent
 	}{
-		{"empty", gguf.CodeEmptyFile, gguf.SevError, 0},
-		{"three-bytes", gguf.CodeFileTooSmall, gguf.SevError, 0},
-		{"ggjt-v3", gguf.CodeLegacyGGML, gguf.SevError, 0},
-		{"lfs-pointer", gguf.CodeLFSPointer, gguf.SevError, 0},
-		{"html", gguf.CodeHTMLPage, gguf.SevError, 0},
-		{"safetensors", gguf.CodeNotGGUF, gguf.SevError, 0},
-		{"bad-magic", gguf.CodeNotGGUF, gguf.SevError, 0},
-		{"version-1", gguf.CodeUnsupportedVersion, gguf.SevError, 4},
-		{"big-endian-v3", gguf.CodeBigEndian, gguf.SevError, 4},
-		{"tensor-count-negative", gguf.CodeCountOverLimit, gguf.SevError, 8},
-		{"kv-count-over-limit", gguf.CodeCountOverLimit, gguf.SevError, 16},
-		{"key-empty", gguf.CodeEmptyKey, gguf.SevError, 24},
-		{"key-past-eof", gguf.CodeTruncatedHeader, gguf.SevError, 24},
-		{"key-over-1GiB", gguf.CodeStringTooLong, gguf.SevError, 24},
-		{"key-duplicate", gguf.CodeDuplicateKey, gguf.SevError, -1},
-		{"nested-array", gguf.CodeNestedArray, gguf.SevError, -1},
-		{"value-type-13", gguf.CodeInvalidValueType, gguf.SevError, -1},
-		{"array-over-2^30", gguf.CodeArrayTooLong, gguf.SevError, -1},
-		{"ok-bool-2", gguf.CodeOddBool, gguf.SevWarning, -1},
-		{"ok-bool-array-odd", gguf.CodeOddBool, gguf.SevWarning, -1},
-		{"ok-string-invalid-utf8", gguf.CodeInvalidUTF8, gguf.SevWarning, -1},
-		{"ok-string-array-invalid-utf8", gguf.CodeInvalidUTF8, gguf.SevWarning, -1},
-		{"ok-key-invalid-utf8", gguf.CodeInvalidUTF8, gguf.SevWarning, 24},
-		{"alignment-48", gguf.CodeBadAlignment, gguf.SevError, -1},
-		{"alignment-type-u64", gguf.CodeAlignmentType, gguf.SevError, -1},
-		{"name-64", gguf.CodeNameTooLong, gguf.SevError, -1},
-		{"name-duplicate", gguf.CodeDuplicateTensor, gguf.SevError, -1},
-		{"name-duplicate-after-nul", gguf.CodeNulInName, gguf.SevWarning, -1},
-		{"dims-5", gguf.CodeTooManyDims, gguf.SevError, -1},
-		{"dim-negative", gguf.CodeNegativeDim, gguf.SevError, -1},
-		{"elements-int64-max", gguf.CodeShapeOverflow, gguf.SevError, -1},
-		{"type-43", gguf.CodeUnknownType, gguf.SevError, -1},
-		{"type-removed-31", gguf.CodeRemovedType, gguf.SevError, -1},
-		{"block-q4_0-33", gguf.CodePartialBlock, gguf.SevError, -1},
-		{"data-start-past-eof", gguf.CodeDataStartBeyond, gguf.SevError, -1},
-		{"offset-first-not-zero", gguf.CodeOffsetGap, gguf.SevError, -1},
-		{"offset-misaligned", gguf.CodeMisaligned, gguf.SevError, -1},
-		{"offset-overlap", gguf.CodeOffsetOverlap, gguf.SevError, -1},
-		{"offset-order-swapped", gguf.CodeTensorOffset, gguf.SevError, -1},
-		{"offset-unpadded", gguf.CodeMisaligned, gguf.SevError, -1},
-		{"offset-zero-size-not-zero", gguf.CodeOffsetGap, gguf.SevError, -1},
-		{"data-truncated-last-tensor", gguf.CodeTruncatedData, gguf.SevError, -1},
-		{"ok-trailing-bytes", gguf.CodeTrailingBytes, gguf.SevWarning, 256},
-		{"ok-no-tensors-trailing", gguf.CodeTrailingBytes, gguf.SevWarning, 32},
-		{"ok-no-tensors-in-padding", gguf.CodeTrailingBytes, gguf.SevWarning, -2},
+		{"empty", gguf.CodeEmptyFile, finding.SevError, 0},
+		{"three-bytes", gguf.CodeFileTooSmall, finding.SevError, 0},
+		{"ggjt-v3", gguf.CodeLegacyGGML, finding.SevError, 0},
+		{"lfs-pointer", gguf.CodeLFSPointer, finding.SevError, 0},
+		{"html", gguf.CodeHTMLPage, finding.SevError, 0},
+		{"safetensors", gguf.CodeNotGGUF, finding.SevError, 0},
+		{"bad-magic", gguf.CodeNotGGUF, finding.SevError, 0},
+		{"version-1", gguf.CodeUnsupportedVersion, finding.SevError, 4},
+		{"big-endian-v3", gguf.CodeBigEndian, finding.SevError, 4},
+		{"tensor-count-negative", gguf.CodeCountOverLimit, finding.SevError, 8},
+		{"kv-count-over-limit", gguf.CodeCountOverLimit, finding.SevError, 16},
+		{"key-empty", gguf.CodeEmptyKey, finding.SevError, 24},
+		{"key-past-eof", gguf.CodeTruncatedHeader, finding.SevError, 24},
+		{"key-over-1GiB", gguf.CodeStringTooLong, finding.SevError, 24},
+		{"key-duplicate", gguf.CodeDuplicateKey, finding.SevError, -1},
+		{"nested-array", gguf.CodeNestedArray, finding.SevError, -1},
+		{"value-type-13", gguf.CodeInvalidValueType, finding.SevError, -1},
+		{"array-over-2^30", gguf.CodeArrayTooLong, finding.SevError, -1},
+		{"ok-bool-2", gguf.CodeOddBool, finding.SevWarning, -1},
+		{"ok-bool-array-odd", gguf.CodeOddBool, finding.SevWarning, -1},
+		{"ok-string-invalid-utf8", gguf.CodeInvalidUTF8, finding.SevWarning, -1},
+		{"ok-string-array-invalid-utf8", gguf.CodeInvalidUTF8, finding.SevWarning, -1},
+		{"ok-key-invalid-utf8", gguf.CodeInvalidUTF8, finding.SevWarning, 24},
+		{"alignment-48", gguf.CodeBadAlignment, finding.SevError, -1},
+		{"alignment-type-u64", gguf.CodeAlignmentType, finding.SevError, -1},
+		{"name-64", gguf.CodeNameTooLong, finding.SevError, -1},
+		{"name-duplicate", gguf.CodeDuplicateTensor, finding.SevError, -1},
+		{"name-duplicate-after-nul", gguf.CodeNulInName, finding.SevWarning, -1},
+		{"dims-5", gguf.CodeTooManyDims, finding.SevError, -1},
+		{"dim-negative", gguf.CodeNegativeDim, finding.SevError, -1},
+		{"elements-int64-max", gguf.CodeShapeOverflow, finding.SevError, -1},
+		{"type-43", gguf.CodeUnknownType, finding.SevError, -1},
+		{"type-removed-31", gguf.CodeRemovedType, finding.SevError, -1},
+		{"block-q4_0-33", gguf.CodePartialBlock, finding.SevError, -1},
+		{"data-start-past-eof", gguf.CodeDataStartBeyond, finding.SevError, -1},
+		{"offset-first-not-zero", gguf.CodeOffsetGap, finding.SevError, -1},
+		{"offset-misaligned", gguf.CodeMisaligned, finding.SevError, -1},
+		{"offset-overlap", gguf.CodeOffsetOverlap, finding.SevError, -1},
+		{"offset-order-swapped", gguf.CodeTensorOffset, finding.SevError, -1},
+		{"offset-unpadded", gguf.CodeMisaligned, finding.SevError, -1},
+		{"offset-zero-size-not-zero", gguf.CodeOffsetGap, finding.SevError, -1},
+		{"data-truncated-last-tensor", gguf.CodeTruncatedData, finding.SevError, -1},
+		{"ok-trailing-bytes", gguf.CodeTrailingBytes, finding.SevWarning, 256},
+		{"ok-no-tensors-trailing", gguf.CodeTrailingBytes, finding.SevWarning, 32},
+		{"ok-no-tensors-in-padding", gguf.CodeTrailingBytes, finding.SevWarning, -2},
 	} {
 		b, ok := byName[c.name]
 		if !ok {
 			t.Fatalf("no edge case %s", c.name)
 		}
 		f := read(c.name, b)
-		var hit *gguf.Finding
+		var hit *finding.Finding
 		for i := range f.Findings {
 			if f.Findings[i].Code == c.code {
 				hit = &f.Findings[i]
@@ -124,7 +125,7 @@ func TestFindings(t *testing.T) {
 			t.Errorf("%s: %s at offset %d, want %d", c.name, c.code, hit.Offset, c.offset)
 		case hit.Message == "" || strings.HasSuffix(hit.Message, ".") || hit.Message[0] >= 'A' && hit.Message[0] <= 'Z':
 			t.Errorf("%s: message %q breaks the style (lower case, no trailing period)", c.name, hit.Message)
-		case c.sev == gguf.SevError && hit.Rule == "":
+		case c.sev == finding.SevError && hit.RefKind == "":
 			t.Errorf("%s: error finding without a rule", c.name)
 		}
 	}

@@ -86,7 +86,7 @@ type Card struct {
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
 	// the embedded hashes: at most canon.MaxFindingsPerCode of a code; FindingCounts counts them all.
-	Findings      []check.Finding `json:"findings"`
+	Findings      []canon.Finding `json:"findings"`
 	FindingCounts map[string]int  `json:"finding_counts"`
 
 	// What the text shows besides: whether the header could be read at all, whether it has a
@@ -266,7 +266,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
 		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
-		Findings: check.Findings(r.findings), FindingCounts: canon.CountFindings(r.findings, m.Omitted),
+		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
 	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header
 		c.DataLen = 0

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
@@ -56,7 +55,7 @@ type Row struct {
 	Cover string `json:"-"`
 	// Findings are what was found wrong in the model (its card's findings), for pages that list them;
 	// nil unless Options.Images was set.
-	Findings []check.Finding `json:"-"`
+	Findings []canon.Finding `json:"-"`
 	// Error is Err's message: the model could not be read, and nothing else here holds.
 	Error string `json:"error,omitempty"`
 	Err   error  `json:"-"`
@@ -102,7 +101,7 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: cloneAll(in.info.Triggers), GuessedTriggers: cloneAll(in.info.GuessedTriggers),
 		Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed, CivitAI: in.info.CivitAI}
 	if opt.Images { // a page: only it shows images and findings
-		row.Preview, row.Cover, row.Findings = previewOf(in.m.Name), coverOf(in.m), check.Findings(in.findings)
+		row.Preview, row.Cover, row.Findings = previewOf(in.m.Name), coverOf(in.m), in.findings
 	}
 	return row
 }

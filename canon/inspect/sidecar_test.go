@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/hash"
@@ -50,7 +49,7 @@ func TestSidecarOfAnotherModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := card.Info
-			flagged := slices.ContainsFunc(card.Findings, func(f check.Finding) bool {
+			flagged := slices.ContainsFunc(card.Findings, func(f canon.Finding) bool {
 				return f.Code == canon.CodeSidecarMismatch && f.Severity == canon.SevWarning && strings.Contains(f.Message, "kaede_v2.civitai.info")
 			})
 			if c.ours {

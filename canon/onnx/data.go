@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // MaxTyped is the most bytes a tensor written in a typed field (float_data, int32_data…) may decode
@@ -30,7 +32,7 @@ func (f *File) Check(r io.ReaderAt, dir string) {
 		switch t.Where {
 		case InTyped:
 			if _, err := t.typed(rd, want); err != nil {
-				f.add(CodeDataIncomplete, SevError, t.Offset, fmt.Sprintf("tensor %q: %s", t.Name, errText(err)), "")
+				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s", t.Name, errText(err)), "")
 			}
 		case InExternal:
 			p, err := ExternalPath(dir, t.External)
@@ -38,7 +40,7 @@ func (f *File) Check(r io.ReaderAt, dir string) {
 				err = within(realDir, p)
 			}
 			if err != nil {
-				f.add(CodeExternalRefused, SevError, t.Offset, fmt.Sprintf("tensor %q: %v", t.Name, err), "keep external data files in the model's folder")
+				f.add(CodeExternalRefused, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %v", t.Name, err), "keep external data files in the model's folder")
 				continue
 			}
 			st, err := os.Stat(p)
@@ -47,17 +49,17 @@ func (f *File) Check(r io.ReaderAt, dir string) {
 				if err != nil {
 					why = "is missing"
 				}
-				f.add(CodeExternalMissing, SevError, t.Offset, fmt.Sprintf("tensor %q: its external data file %s %s", t.Name, t.External.Location, why), "copy the model's external data files along with it")
+				f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data file %s %s", t.Name, t.External.Location, why), "copy the model's external data files along with it")
 				continue
 			}
 			off, n := max(t.External.Offset, 0), t.External.Length
 			switch {
 			case n < 0 && st.Size()-off != int64(want):
-				f.add(CodeDataIncomplete, SevError, t.Offset, fmt.Sprintf("tensor %q: %s holds %d bytes from byte %d, the tensor needs %d", t.Name, t.External.Location, st.Size()-off, off, want), "")
+				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s holds %d bytes from byte %d, the tensor needs %d", t.Name, t.External.Location, st.Size()-off, off, want), "")
 			case n >= 0 && n != int64(want):
-				f.add(CodeDataIncomplete, SevError, t.Offset, fmt.Sprintf("tensor %q: its external data is %d bytes long, its type and dims need %d", t.Name, n, want), "")
+				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data is %d bytes long, its type and dims need %d", t.Name, n, want), "")
 			case n >= 0 && (off > st.Size() || st.Size()-off < n):
-				f.add(CodeExternalMissing, SevError, t.Offset, fmt.Sprintf("tensor %q: %s has %d bytes, fewer than its range (%d bytes from byte %d)", t.Name, t.External.Location, st.Size(), n, off), "the external data file is cut short: copy it again")
+				f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s has %d bytes, fewer than its range (%d bytes from byte %d)", t.Name, t.External.Location, st.Size(), n, off), "the external data file is cut short: copy it again")
 			}
 		}
 	}

@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // Limits on what a file may make Read keep.
@@ -221,28 +223,7 @@ type File struct {
 	// Tensors are the initializers in file order (a subgraph's after the node that holds it).
 	Tensors []Tensor
 	// Findings are the problems found, in the order found.
-	Findings []Finding
-}
-
-// Severity says how bad a finding is: the same words as canon's severities.
-type Severity string
-
-// Severities, from worst to mildest.
-const (
-	SevError   Severity = "error"
-	SevWarning Severity = "warning"
-	SevInfo    Severity = "info"
-)
-
-// Finding is one thing noticed about a model. Code is stable (kebab-case) and safe to match in
-// scripts.
-type Finding struct {
-	Code     string
-	Severity Severity
-	// Offset is the byte offset in the model file it points at, or -1 for the whole file.
-	Offset  int64
-	Message string
-	Hint    string
+	Findings []finding.Finding
 }
 
 // Finding codes: part of stdiff's contract with scripts; add, never rename.
@@ -315,14 +296,14 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	}
 	sort.Slice(f.Ops, func(i, j int) bool { return f.Ops[i].Op < f.Ops[j].Op })
 	if !p.sawGraph && err == nil {
-		f.add(CodeNoGraph, SevError, -1, "the model has no graph", "")
+		f.add(CodeNoGraph, finding.SevError, -1, "the model has no graph", "")
 	}
 	f.checkTensors()
 	return f, nil
 }
 
-func (f *File) add(code string, sev Severity, off int64, msg, hint string) {
-	f.Findings = append(f.Findings, Finding{Code: code, Severity: sev, Offset: off, Message: msg, Hint: hint})
+func (f *File) add(code string, sev finding.Severity, off int64, msg, hint string) {
+	f.Findings = append(f.Findings, finding.Finding{Code: code, Severity: sev, Offset: off, Message: msg, Hint: hint})
 }
 
 func (f *File) malformed(err error) {
@@ -331,7 +312,7 @@ func (f *File) malformed(err error) {
 	if errors.As(err, &we) {
 		off = we.Offset
 	}
-	f.add(CodeMalformed, SevError, off, "the protobuf cannot be read: "+errText(err), "the file is damaged or cut short: export or download it again")
+	f.add(CodeMalformed, finding.SevError, off, "the protobuf cannot be read: "+errText(err), "the file is damaged or cut short: export or download it again")
 }
 
 // errText is an error's message without the offset a wireError puts first (findings carry it).
@@ -346,7 +327,7 @@ func errText(err error) string {
 // Valid reports whether no finding is an error.
 func (f *File) Valid() bool {
 	for _, fd := range f.Findings {
-		if fd.Severity == SevError {
+		if fd.Severity == finding.SevError {
 			return false
 		}
 	}
@@ -786,7 +767,7 @@ func (f *File) checkTensors() {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		if seen[t.Name] && t.Kind != "attribute" {
-			f.add(CodeDuplicateTensor, SevError, t.Offset, fmt.Sprintf("tensor %q is named twice", t.Name), "")
+			f.add(CodeDuplicateTensor, finding.SevError, t.Offset, fmt.Sprintf("tensor %q is named twice", t.Name), "")
 		}
 		seen[t.Name] = true
 		want, ok := t.Len()
@@ -794,12 +775,12 @@ func (f *File) checkTensors() {
 		case t.DataType == String:
 			continue // strings have no fixed size; string_data is not read
 		case !ok:
-			f.add(CodeBadTensor, SevError, t.Offset, fmt.Sprintf("tensor %q: data type %s and dims %v have no size", t.Name, t.DataType.Name(), t.Dims), "")
+			f.add(CodeBadTensor, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: data type %s and dims %v have no size", t.Name, t.DataType.Name(), t.Dims), "")
 			continue
 		case t.Where == Nowhere && want > 0:
-			f.add(CodeDataIncomplete, SevError, t.Offset, fmt.Sprintf("tensor %q has no data: %d bytes needed", t.Name, want), "")
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q has no data: %d bytes needed", t.Name, want), "")
 		case t.Where == InRaw && uint64(t.End-t.Start) != want:
-			f.add(CodeDataIncomplete, SevError, t.Start, fmt.Sprintf("tensor %q holds %d bytes of raw_data, its type and dims need %d", t.Name, t.End-t.Start, want), "")
+			f.add(CodeDataIncomplete, finding.SevError, t.Start, fmt.Sprintf("tensor %q holds %d bytes of raw_data, its type and dims need %d", t.Name, t.End-t.Start, want), "")
 		}
 	}
 }

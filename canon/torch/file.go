@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
 )
 
@@ -45,31 +46,6 @@ const (
 	FormatTorchScript Format = "torchscript" // torch.jit.save: named, not parsed
 	FormatArchive     Format = "zip"         // another zip archive: named, not parsed
 )
-
-// Severity says how bad a finding is: the same three words as canon's severities.
-type Severity string
-
-// Severities, from worst to mildest.
-const (
-	SevError   Severity = "error"
-	SevWarning Severity = "warning"
-	SevInfo    Severity = "info"
-)
-
-// Finding is one thing noticed about a file. Code is stable (kebab-case) and safe to match in scripts.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	// Offset is the byte offset in the file the finding points at, or -1 when it is about the whole
-	// file (or about bytes inside a compressed entry).
-	Offset  int64  `json:"offset"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
-	// Global is module.name for the pickle-*-global codes.
-	Global string `json:"global,omitempty"`
-	// Entry is the file inside the archive the finding is about, "" for the file itself.
-	Entry string `json:"entry,omitempty"`
-}
 
 // Finding codes. They are part of stdiff's contract with scripts: add, never rename.
 const (
@@ -189,7 +165,7 @@ type File struct {
 	Tensors  []Tensor
 	Storages []Storage
 	Metadata []Meta
-	Findings []Finding
+	Findings []finding.Finding
 }
 
 // Valid reports whether torch.load(weights_only=True) (for NumPy: numpy.load(allow_pickle=False))
@@ -197,17 +173,17 @@ type File struct {
 func (f *File) Valid() bool { return f.Verdict() == nil }
 
 // Verdict returns the first error finding, the reason the file is invalid, or nil.
-func (f *File) Verdict() *Finding {
+func (f *File) Verdict() *finding.Finding {
 	for i := range f.Findings {
-		if f.Findings[i].Severity == SevError {
+		if f.Findings[i].Severity == finding.SevError {
 			return &f.Findings[i]
 		}
 	}
 	return nil
 }
 
-func (f *File) add(code string, sev Severity, off int64, entry, format string, args ...any) *Finding {
-	f.Findings = append(f.Findings, Finding{Code: code, Severity: sev, Offset: off, Entry: entry, Message: fmt.Sprintf(format, args...)})
+func (f *File) add(code string, sev finding.Severity, off int64, entry, format string, args ...any) *finding.Finding {
+	f.Findings = append(f.Findings, finding.Finding{Code: code, Severity: sev, Offset: off, Entry: entry, Message: fmt.Sprintf(format, args...)})
 	return &f.Findings[len(f.Findings)-1]
 }
 
@@ -236,19 +212,19 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 	for _, g := range p.Globals {
 		switch g.Class {
 		case pickle.Unsafe:
-			x := f.add(CodeUnsafeGlobal, SevError, fix(g.Offset), entry, "%s names %s, which runs code or reaches the system", where, g.FullName())
+			x := f.add(CodeUnsafeGlobal, finding.SevError, fix(g.Offset), entry, "%s names %s, which runs code or reaches the system", where, g.FullName())
 			x.Global, x.Hint = g.FullName(), hintUnsafe
 		case pickle.Unknown:
-			x := f.add(CodeUnknownGlobal, SevError, fix(g.Offset), entry, "%s names %s, which is outside PyTorch's weights-only allowlist", where, g.FullName())
+			x := f.add(CodeUnknownGlobal, finding.SevError, fix(g.Offset), entry, "%s names %s, which is outside PyTorch's weights-only allowlist", where, g.FullName())
 			x.Global = g.FullName()
 			x.Hint = "torch.load(weights_only=True) refuses it; load it only if you trust the file"
 		}
 	}
 	for _, o := range p.Opcodes {
-		f.add(CodeUnsupportedOpcode, SevError, fix(o.Offset), entry, "%s uses opcode %s, which the weights-only unpickler does not accept", where, pickle.OpName(o.Op))
+		f.add(CodeUnsupportedOpcode, finding.SevError, fix(o.Offset), entry, "%s uses opcode %s, which the weights-only unpickler does not accept", where, pickle.OpName(o.Op))
 	}
 	for _, o := range p.Rejections {
-		f.add(CodeRefusedOperation, SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s in %s", o.Msg, where)
+		f.add(CodeRefusedOperation, finding.SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s in %s", o.Msg, where)
 	}
 	if err != nil {
 		off := int64(-1)
@@ -256,7 +232,7 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 		if fe, ok := err.(*pickle.FormatError); ok {
 			off, msg = fe.Offset, fe.Msg+" (opcode "+pickle.OpName(fe.Op)+")"
 		}
-		f.add(CodeMalformedPickle, SevError, fix(off), entry, "%s is malformed: %s", where, msg)
+		f.add(CodeMalformedPickle, finding.SevError, fix(off), entry, "%s is malformed: %s", where, msg)
 		return nil, err
 	}
 	return p, nil
@@ -330,7 +306,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 	n, _ := r.ReadAt(head, 0)
 	head = head[:n]
 	if size == 0 {
-		f.add(CodeEmptyFile, SevError, 0, "", "the file is empty")
+		f.add(CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
 		return f
 	}
 	format, ok := Sniff(head)
@@ -342,7 +318,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 		f.readNPY(r, 0, size, "", "array", false, nil)
 	case ok && format == FormatTar:
 		f.Format = FormatTar
-		f.add(CodeTarFormat, SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which stdiff does not read")
+		f.add(CodeTarFormat, finding.SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which stdiff does not read")
 	default:
 		f.readPickles(r)
 	}
@@ -378,6 +354,6 @@ func (f *File) link() {
 				}
 			}
 		}
-		f.add(CodeSharedStorage, SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s share storage %s (tied weights)", strings.Join(names, ", "), k)
+		f.add(CodeSharedStorage, finding.SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s share storage %s (tied weights)", strings.Join(names, ", "), k)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
 )
 
@@ -160,7 +161,7 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 	if depth > MaxDepth {
 		if !w.deep {
 			w.deep = true
-			w.f.add(CodeTooDeep, SevWarning, o.Offset, w.entry, "the object tree nests deeper than %d levels; what lies deeper is not listed", MaxDepth)
+			w.f.add(CodeTooDeep, finding.SevWarning, o.Offset, w.entry, "the object tree nests deeper than %d levels; what lies deeper is not listed", MaxDepth)
 		}
 		return
 	}
@@ -169,7 +170,7 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 	}
 	if w.budget -= 1 + len(o.Items); w.budget < 0 {
 		if w.budget+1+len(o.Items) >= 0 {
-			w.f.add(CodeTreeTooLarge, SevWarning, o.Offset, w.entry, "the object tree has more than %d values (shared through the memo); what lies beyond is not listed", maxVisits)
+			w.f.add(CodeTreeTooLarge, finding.SevWarning, o.Offset, w.entry, "the object tree has more than %d values (shared through the memo); what lies beyond is not listed", maxVisits)
 		}
 		return
 	}
@@ -184,7 +185,7 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 		inner := &pickle.Object{Kind: pickle.Call, Offset: o.Offset, Func: o.Args.Items[0], Args: o.Args.Items[2]}
 		w.walk(path, inner, depth+1)
 	case o.Kind == pickle.Call && strings.HasPrefix(o.Func.FullName(), "torch._utils._rebuild_"):
-		w.f.add(CodeUnlistedTensor, SevWarning, o.Offset, w.entry, "%s is a tensor of a kind stdiff does not list (%s)", orRoot(path), o.Func.FullName())
+		w.f.add(CodeUnlistedTensor, finding.SevWarning, o.Offset, w.entry, "%s is a tensor of a kind stdiff does not list (%s)", orRoot(path), o.Func.FullName())
 	case dictLike(o):
 		for i, k := range o.Keys {
 			w.walk(join(path, keyName(k, i)), o.Vals[i], depth+1)
@@ -305,7 +306,7 @@ func ints(o *pickle.Object) ([]int64, bool) {
 func (w *walker) tensor(path string, o *pickle.Object) {
 	a := o.Args
 	bad := func(what string) {
-		w.f.add(CodeUnlistedTensor, SevWarning, o.Offset, w.entry, "%s: %s has %s", orRoot(path), o.Func.FullName(), what)
+		w.f.add(CodeUnlistedTensor, finding.SevWarning, o.Offset, w.entry, "%s: %s has %s", orRoot(path), o.Func.FullName(), what)
 	}
 	if a == nil || a.Kind != pickle.Tuple || len(a.Items) < 4 {
 		bad("too few arguments")
@@ -336,7 +337,7 @@ func (w *walker) tensor(path string, o *pickle.Object) {
 		w.refs[ref.key] = storageRefWith(ref, dt)
 		w.refOrder = append(w.refOrder, ref.key)
 	} else if prev.dtype.name != dt.name {
-		w.f.add(CodeStorageSize, SevWarning, o.Offset, w.entry, "%s views storage %s as %s, another tensor as %s", orRoot(path), ref.key, dt.name, prev.dtype.name)
+		w.f.add(CodeStorageSize, finding.SevWarning, o.Offset, w.entry, "%s views storage %s as %s, another tensor as %s", orRoot(path), ref.key, dt.name, prev.dtype.name)
 	}
 	t := Tensor{Name: path, DType: dt.name, Shape: shape, Stride: stride, Storage: ref.key, StorageOffset: ref.offset + off.Int, Offset: -1}
 	t.Contiguous = contiguous(shape, stride)
@@ -352,7 +353,7 @@ func (w *walker) tensor(path string, o *pickle.Object) {
 	}
 	t.Size = int64(c)
 	if !t.Contiguous {
-		w.f.add(CodeNonContiguous, SevInfo, o.Offset, w.entry, "%s has strides %v, not row-major for shape %v", orRoot(path), stride, shape)
+		w.f.add(CodeNonContiguous, finding.SevInfo, o.Offset, w.entry, "%s has strides %v, not row-major for shape %v", orRoot(path), stride, shape)
 	}
 	w.f.Tensors = append(w.f.Tensors, t)
 }
@@ -413,7 +414,7 @@ func (f *File) place(entry string) {
 		}
 		start := t.StorageOffset * es
 		if t.StorageOffset > s.Numel || start+t.Size > s.Size || start < 0 {
-			f.add(CodeTensorBounds, SevError, s.Offset, entry, "%s reaches byte %d of storage %s, which has %d bytes", orRoot(t.Name), start+t.Size, s.Key, s.Size)
+			f.add(CodeTensorBounds, finding.SevError, s.Offset, entry, "%s reaches byte %d of storage %s, which has %d bytes", orRoot(t.Name), start+t.Size, s.Key, s.Size)
 			continue
 		}
 		if s.Offset >= 0 {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // zipEntry is one entry of a zip archive's central directory.
@@ -41,7 +43,7 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 	tail := min(size, 22+65535)
 	buf, ok := readAt(r, size-tail, int(tail))
 	if !ok {
-		f.add(CodeZipMalformed, SevError, 0, "", "the end of the file cannot be read")
+		f.add(CodeZipMalformed, finding.SevError, 0, "", "the end of the file cannot be read")
 		return nil, false
 	}
 	eocd := -1
@@ -52,7 +54,7 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 		}
 	}
 	if eocd < 0 {
-		f.add(CodeZipMalformed, SevError, size, "", "no end of central directory record: the archive is truncated")
+		f.add(CodeZipMalformed, finding.SevError, size, "", "no end of central directory record: the archive is truncated")
 		return nil, false
 	}
 	eocdOff := size - tail + int64(eocd)
@@ -61,24 +63,24 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 	if count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF {
 		loc, ok := readAt(r, eocdOff-20, 20)
 		if !ok || string(loc[:4]) != "PK\x06\x07" {
-			f.add(CodeZipMalformed, SevError, eocdOff, "", "the zip64 end of central directory locator is missing")
+			f.add(CodeZipMalformed, finding.SevError, eocdOff, "", "the zip64 end of central directory locator is missing")
 			return nil, false
 		}
 		off := int64(le64(loc[8:]))
 		rec, ok := readAt(r, off, 56)
 		if off < 0 || !ok || string(rec[:4]) != "PK\x06\x06" {
-			f.add(CodeZipMalformed, SevError, eocdOff-20, "", "the zip64 end of central directory record is missing")
+			f.add(CodeZipMalformed, finding.SevError, eocdOff-20, "", "the zip64 end of central directory record is missing")
 			return nil, false
 		}
 		count, cdSize, cdOff = le64(rec[32:]), le64(rec[40:]), le64(rec[48:])
 	}
 	if cdOff > uint64(size) || cdSize > uint64(size)-cdOff || count > cdSize/46 || count > MaxEntries {
-		f.add(CodeZipMalformed, SevError, eocdOff, "", "the central directory (%d entries, %d bytes at %d) does not fit the file", count, cdSize, cdOff)
+		f.add(CodeZipMalformed, finding.SevError, eocdOff, "", "the central directory (%d entries, %d bytes at %d) does not fit the file", count, cdSize, cdOff)
 		return nil, false
 	}
 	cd, ok := readAt(r, int64(cdOff), int(cdSize))
 	if !ok {
-		f.add(CodeZipMalformed, SevError, int64(cdOff), "", "the central directory cannot be read")
+		f.add(CodeZipMalformed, finding.SevError, int64(cdOff), "", "the central directory cannot be read")
 		return nil, false
 	}
 	entries := make([]zipEntry, 0, count)
@@ -86,13 +88,13 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 	for i := uint64(0); i < count; i++ {
 		at := int64(cdOff) + int64(p)
 		if len(cd)-p < 46 || string(cd[p:p+4]) != "PK\x01\x02" {
-			f.add(CodeZipMalformed, SevError, at, "", "central directory entry %d is not where the directory says", i)
+			f.add(CodeZipMalformed, finding.SevError, at, "", "central directory entry %d is not where the directory says", i)
 			break
 		}
 		h := cd[p:]
 		nl, xl, cl := int(le16(h[28:])), int(le16(h[30:])), int(le16(h[32:]))
 		if len(h) < 46+nl+xl+cl {
-			f.add(CodeZipMalformed, SevError, at, "", "central directory entry %d runs past the directory", i)
+			f.add(CodeZipMalformed, finding.SevError, at, "", "central directory entry %d runs past the directory", i)
 			break
 		}
 		z := zipEntry{name: string(h[46 : 46+nl]), flags: le16(h[8:]), method: le16(h[10:]), crc: le32(h[16:]),
@@ -129,17 +131,17 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 func (f *File) localHeader(r io.ReaderAt, z *zipEntry) {
 	lh, ok := readAt(r, z.header, 30)
 	if z.header < 0 || !ok || string(lh[:4]) != "PK\x03\x04" {
-		f.add(CodeZipMalformed, SevError, z.central, z.name, "the local header of %s is not at byte %d, where the central directory says", z.name, z.header)
+		f.add(CodeZipMalformed, finding.SevError, z.central, z.name, "the local header of %s is not at byte %d, where the central directory says", z.name, z.header)
 		return
 	}
 	nl, xl := int64(le16(lh[26:])), int64(le16(lh[28:]))
 	name, _ := readAt(r, z.header+30, int(nl))
 	if string(name) != z.name {
-		f.add(CodeZipLocalHeader, SevWarning, z.header, z.name, "the local header names %q, the central directory %q", name, z.name)
+		f.add(CodeZipLocalHeader, finding.SevWarning, z.header, z.name, "the local header names %q, the central directory %q", name, z.name)
 	}
 	z.dataOffset = z.header + 30 + nl + xl
 	if z.method == 0 && (z.csize != z.size) {
-		f.add(CodeZipMalformed, SevError, z.header, z.name, "stored entry %s has a compressed size %d unlike its size %d", z.name, z.csize, z.size)
+		f.add(CodeZipMalformed, finding.SevError, z.header, z.name, "stored entry %s has a compressed size %d unlike its size %d", z.name, z.csize, z.size)
 		z.dataOffset = -1
 		return
 	}
@@ -148,22 +150,22 @@ func (f *File) localHeader(r io.ReaderAt, z *zipEntry) {
 		if uint64(at) > uint64(f.Size) {
 			at = z.central
 		}
-		f.add(CodeTruncatedData, SevError, at, z.name, "%s needs %d bytes at %d; the file has %d", z.name, z.csize, z.dataOffset, f.Size)
+		f.add(CodeTruncatedData, finding.SevError, at, z.name, "%s needs %d bytes at %d; the file has %d", z.name, z.csize, z.dataOffset, f.Size)
 		z.dataOffset = -1
 		return
 	}
 	if z.flags&1 != 0 {
-		f.add(CodeZipEncrypted, SevError, z.header, z.name, "%s is encrypted", z.name)
+		f.add(CodeZipEncrypted, finding.SevError, z.header, z.name, "%s is encrypted", z.name)
 		z.dataOffset = -1
 		return
 	}
 	if z.method != 0 && z.method != 8 {
-		f.add(CodeZipMethod, SevError, z.header, z.name, "%s uses compression method %d; PyTorch reads stored and deflated entries", z.name, z.method)
+		f.add(CodeZipMethod, finding.SevError, z.header, z.name, "%s uses compression method %d; PyTorch reads stored and deflated entries", z.name, z.method)
 		z.dataOffset = -1
 		return
 	}
 	if odd := z.flags &^ (1<<3 | 1<<11 | 1<<1 | 1<<2); odd != 0 {
-		f.add(CodeZipFlags, SevWarning, z.header, z.name, "%s has unusual flag bits 0x%04x", z.name, odd)
+		f.add(CodeZipFlags, finding.SevWarning, z.header, z.name, "%s has unusual flag bits 0x%04x", z.name, odd)
 	}
 }
 
@@ -194,7 +196,7 @@ func (f *File) open(r io.ReaderAt, z *zipEntry, limit int64, check bool) (io.Rea
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(fr, limit))
 	if err != nil && n < limit {
-		f.add(CodeZipMalformed, SevError, z.dataOffset, z.name, "%s cannot be inflated: %v", z.name, err)
+		f.add(CodeZipMalformed, finding.SevError, z.dataOffset, z.name, "%s cannot be inflated: %v", z.name, err)
 		return nil, 0, 0, false
 	}
 	if check && uint64(n) == z.size {
@@ -206,7 +208,7 @@ func (f *File) open(r io.ReaderAt, z *zipEntry, limit int64, check bool) (io.Rea
 }
 
 func (f *File) badCRC(z *zipEntry, got uint32) {
-	f.add(CodeZipBadCRC, SevWarning, z.header, z.name, "%s fails its CRC (0x%08x, the directory says 0x%08x); PyTorch does not check CRCs, other zip readers refuse it", z.name, got, z.crc).Hint =
+	f.add(CodeZipBadCRC, finding.SevWarning, z.header, z.name, "%s fails its CRC (0x%08x, the directory says 0x%08x); PyTorch does not check CRCs, other zip readers refuse it", z.name, got, z.crc).Hint =
 		"the file may be damaged (an interrupted download?); fetch it again"
 }
 
@@ -242,15 +244,15 @@ func (f *File) readZip(r io.ReaderAt) {
 	switch {
 	case byName[prefix+"/constants.pkl"] != nil || hasPrefix(entries, prefix+"/code/"):
 		f.Format = FormatTorchScript
-		f.add(CodeTorchScript, SevError, -1, "", "this is a TorchScript archive (torch.jit.save); torch.load(weights_only=True) refuses it").Hint =
+		f.add(CodeTorchScript, finding.SevError, -1, "", "this is a TorchScript archive (torch.jit.save); torch.load(weights_only=True) refuses it").Hint =
 			"load it with torch.jit.load if you trust it"
 	case data == nil:
 		f.Format = FormatArchive
-		f.add(CodeOtherArchive, SevError, -1, "", "a zip archive without %s/data.pkl: not a torch.save checkpoint", prefix)
+		f.add(CodeOtherArchive, finding.SevError, -1, "", "a zip archive without %s/data.pkl: not a torch.save checkpoint", prefix)
 	}
 	for i := range entries {
 		if !strings.HasPrefix(entries[i].name, prefix+"/") {
-			f.add(CodeZipPrefix, SevError, entries[i].central, entries[i].name, "%s is outside the archive's folder %s/", entries[i].name, prefix)
+			f.add(CodeZipPrefix, finding.SevError, entries[i].central, entries[i].name, "%s is outside the archive's folder %s/", entries[i].name, prefix)
 			break
 		}
 	}
@@ -259,7 +261,7 @@ func (f *File) readZip(r io.ReaderAt) {
 			b, _ := readAt(rr, off, int(min(end-off, 16)))
 			f.ByteOrder = strings.TrimSpace(string(b))
 			if f.ByteOrder == "big" {
-				f.add(CodeBigEndian, SevInfo, bo.dataOffset, bo.name, "the tensors are stored big-endian")
+				f.add(CodeBigEndian, finding.SevInfo, bo.dataOffset, bo.name, "the tensors are stored big-endian")
 			}
 		}
 	}
@@ -291,7 +293,7 @@ func (f *File) readZip(r io.ReaderAt) {
 			s := Storage{Key: k, DType: ref.dtype.name, Numel: ref.numel, Offset: -1, Entry: prefix + "/data/" + k}
 			se := byName[s.Entry]
 			if se == nil || se.dataOffset < 0 {
-				f.add(CodeStorageMissing, SevError, -1, s.Entry, "storage %s is not in the archive", s.Entry)
+				f.add(CodeStorageMissing, finding.SevError, -1, s.Entry, "storage %s is not in the archive", s.Entry)
 				continue
 			}
 			s.Size = int64(se.size)
@@ -301,7 +303,7 @@ func (f *File) readZip(r io.ReaderAt) {
 				s.Compressed = true
 			}
 			if n := s.Size / max(ref.dtype.size, 1); n != ref.numel && !ref.untyped {
-				f.add(CodeStorageSize, SevWarning, se.header, s.Entry, "storage %s holds %d elements; the pickle says %d", k, n, ref.numel)
+				f.add(CodeStorageSize, finding.SevWarning, se.header, s.Entry, "storage %s holds %d elements; the pickle says %d", k, n, ref.numel)
 			}
 			s.Numel = s.Size / max(ref.dtype.size, 1)
 			f.Storages = append(f.Storages, s)
