@@ -1,8 +1,10 @@
-package canon
+package source
 
 import (
 	"fmt"
 	"slices"
+
+	"github.com/stdiff/stdiff/canon"
 )
 
 // Component is one part of a model made of several, as a diffusers pipeline is made of its unet, text

@@ -1,4 +1,4 @@
-package canon
+package source
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )

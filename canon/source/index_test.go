@@ -1,4 +1,4 @@
-package canon
+package source
 
 import (
 	"errors"
