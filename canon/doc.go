@@ -3,14 +3,14 @@
 // and the N header bytes, nothing else; for GGUF the header as package canon/gguf reads it), the
 // reference reader's strict verdict (RefError, in the reference's own error kinds; llama.cpp's rules for
 // GGUF) beside lenient diagnoses (Finding, with stable codes), the Model that results, its canonical form
-// (what structure and content IDs hash), shard sets and split GGUF models (Index, ReadSet, SetSource),
+// (what structure and content IDs hash), what a model of several files says of them (ShardInfo),
 // the in-place repair of NUL padding (FixNulPadding), the Source interface byte readers use, the errors
 // of reading (ReadError, which keeps its cause) and the Outcome a report comes to.
 //
-// Sub-packages do the rest: canon/source opens models by name (files, sets, URLs, hf://), canon/lora
-// reads the LoRA world's conventions, canon/values reads tensor values, canon/gguf reads GGUF headers,
-// canon/textfmt and canon/markdown format text, canon/pool runs work in parallel, canon/lockfile
-// takes advisory locks on files.
+// Sub-packages do the rest: canon/source opens models by name (files, shard sets and split GGUF models,
+// diffusers components, URLs, hf://), canon/lora reads the LoRA world's conventions, canon/values reads
+// tensor values, canon/gguf reads GGUF headers, canon/textfmt and canon/markdown format text, canon/pool
+// runs work in parallel, canon/lockfile takes advisory locks on files.
 //
 // It never prints, never reads the environment and never opens a network connection; the only files it
 // opens by name are those FixNulPadding repairs (and OpenRegular, for package canon/source). A header is

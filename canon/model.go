@@ -46,7 +46,7 @@ type Tensor struct {
 }
 
 // NameOnly reports whether only the tensor's name is known: it comes from the weight map of an index
-// whose shard is missing (see ReadSet). Its DType is "" (no file's tensor has that), its Shape nil, and
+// whose shard is missing (see source.ReadSet). Its DType is "" (no file's tensor has that), its Shape nil, and
 // it claims no bytes.
 func (t *Tensor) NameOnly() bool { return t.DType == "" }
 
@@ -150,7 +150,7 @@ type Model struct {
 	// names); for GGUF, when the header could be read to the end of its tensor infos.
 	HeaderParsed bool
 	// Shards describe the files of a sharded model (nil for one file). Tensor offsets are then in the
-	// space of the set's SetSource, whose data starts at 0.
+	// space of the set's source.SetSource, whose data starts at 0.
 	Shards []ShardInfo
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	// It is nil for GGUF, whose header is read through a bounded buffer and never held whole.

@@ -8,7 +8,7 @@ import (
 	"os"
 )
 
-// Source is where a model's bytes come from: a local file, a shard set (SetSource), an HTTP range
+// Source is where a model's bytes come from: a local file, a shard set (source.SetSource), an HTTP range
 // reader (package canon/source opens them by name). ReadAt must be safe for concurrent use; reads past
 // Size fail.
 type Source interface {

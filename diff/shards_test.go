@@ -15,12 +15,12 @@ import (
 // indexOnly is the model of an index whose shards are all missing: its weight map alone.
 func indexOnly(t *testing.T, weightMap string) *canon.Model {
 	t.Helper()
-	idx, err := canon.ParseIndex("m.safetensors.index.json", []byte(`{"weight_map": `+weightMap+`}`))
+	idx, err := source.ParseIndex("m.safetensors.index.json", []byte(`{"weight_map": `+weightMap+`}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := canon.ReadSet("m.safetensors.index.json", idx, idx.Shards, func(string) (canon.Source, error) {
-		return nil, canon.ErrMissingShard
+	m, _, err := source.ReadSet("m.safetensors.index.json", idx, idx.Shards, func(string) (canon.Source, error) {
+		return nil, source.ErrMissingShard
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func CheckRanges(src canon.Source, m *canon.Model) error {
 	return nil
 }
 
-// missingShardsError is why a shard set with shards missing (see canon.ReadSet) has no structure or
+// missingShardsError is why a shard set with shards missing (see source.ReadSet) has no structure or
 // content ID: some tensors are known by name only.
 func missingShardsError(m *canon.Model) error {
 	missing := m.MissingShards()

@@ -79,10 +79,10 @@ func Run(ctx context.Context, specs []string, opt Options) *Report {
 // files: of such a file, they are its own, and so are its IDs then (see Options.All).
 func namesShard(spec string) bool {
 	base := path.Base(filepath.ToSlash(spec))
-	if _, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+	if _, _, n, ok := source.ShardPattern(base); ok && n > 1 {
 		return true
 	}
-	_, _, n, ok := canon.GGUFSplitPattern(base)
+	_, _, n, ok := source.GGUFSplitPattern(base)
 	return ok && n > 1
 }
 

@@ -16,8 +16,8 @@ type Component struct {
 	// File is the file read, relative to the component's folder ("diffusion_pytorch_model.safetensors",
 	// or the index of a shard set).
 	File   string
-	Model  *Model
-	Source Source
+	Model  *canon.Model
+	Source canon.Source
 	// Missing, when not "", says why the component's file is not there ("a link to …, which is not
 	// there"); Model and Source are then nil.
 	Missing string
@@ -34,15 +34,15 @@ type Component struct {
 // different formats are a CodeShardFormat finding. A Missing component is a shard with Missing set
 // (see Model.MissingShards: the model has no structure or content ID) and a CodeMissingComponent
 // error finding naming its file.
-func JoinComponents(name string, parts []Component) (*Model, *SetSource) {
+func JoinComponents(name string, parts []Component) (*canon.Model, *SetSource) {
 	set := &SetSource{name: name}
-	m := &Model{Name: name, HeaderParsed: true}
+	m := &canon.Model{Name: name, HeaderParsed: true}
 	var first *Component // the first component read
 	for k, p := range parts {
 		pm, prefix := p.Model, p.Name+"/"
 		if p.Missing != "" {
-			m.Shards = append(m.Shards, ShardInfo{Name: prefix + p.File, Start: set.size, Missing: true})
-			m.add(Finding{Code: CodeMissingComponent, Severity: SevError, Offset: -1,
+			m.Shards = append(m.Shards, canon.ShardInfo{Name: prefix + p.File, Start: set.size, Missing: true})
+			m.AddFinding(canon.Finding{Code: canon.CodeMissingComponent, Severity: canon.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is missing (%s): the tensors of component %s are unknown", prefix+p.File, p.Missing, p.Name),
 				Hint:    "every component's weights must be there to load or hash the model: download it again"})
 			continue
@@ -50,19 +50,19 @@ func JoinComponents(name string, parts []Component) (*Model, *SetSource) {
 		if first == nil {
 			first, m.Format = &parts[k], pm.Format
 		} else if pm.Format != m.Format {
-			m.add(Finding{Code: CodeShardFormat, Severity: SevError, Offset: -1,
+			m.AddFinding(canon.Finding{Code: canon.CodeShardFormat, Severity: canon.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is a %s file, but %s is %s: stdiff reads the components of one model in one format", prefix+p.File, pm.Format, first.Name+"/"+first.File, m.Format)})
 		}
 		m.HeaderParsed = m.HeaderParsed && pm.HeaderParsed
 		if pm.RefErr != nil && m.RefErr == nil {
-			m.RefErr = &RefError{Kind: pm.RefErr.Kind, Message: prefix + pm.RefErr.Message, Offset: pm.RefErr.Offset}
+			m.RefErr = &canon.RefError{Kind: pm.RefErr.Kind, Message: prefix + pm.RefErr.Message, Offset: pm.RefErr.Offset}
 		}
 		for _, f := range pm.Findings {
 			f.Message = p.Name + ": " + f.Message
-			m.add(f)
+			m.AddFinding(f)
 		}
 		for code, n := range pm.Omitted {
-			m.omit(code, n)
+			omit(m, code, n)
 		}
 		for _, e := range pm.Metadata {
 			e.Key, e.Offset = prefix+e.Key, -1
@@ -70,7 +70,7 @@ func JoinComponents(name string, parts []Component) (*Model, *SetSource) {
 		}
 		m.HasMetadata = m.HasMetadata || pm.HasMetadata
 		if pm.Shards == nil {
-			m.Shards = append(m.Shards, ShardInfo{Name: prefix + p.File, FileSize: pm.FileSize, HeaderLen: pm.HeaderLen,
+			m.Shards = append(m.Shards, canon.ShardInfo{Name: prefix + p.File, FileSize: pm.FileSize, HeaderLen: pm.HeaderLen,
 				Start: set.size, Valid: pm.Valid(), RawHeader: pm.RawHeader, Tensors: len(pm.Tensors)})
 		}
 		for _, sh := range pm.Shards {

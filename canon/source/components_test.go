@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -22,7 +23,7 @@ func TestJoinComponents(t *testing.T) {
 		name string
 		b    []byte
 	}{{"unet", unet.Build()}, {"vae", vae.NulPadded()}} {
-		m, err := Read(bytes.NewReader(c.b), int64(len(c.b)), c.name+".safetensors")
+		m, err := canon.Read(bytes.NewReader(c.b), int64(len(c.b)), c.name+".safetensors")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,17 +58,17 @@ func TestJoinComponents(t *testing.T) {
 // would be and an error naming its file; the format and bytes are the components' that were read.
 func TestJoinMissingComponent(t *testing.T) {
 	b := stfile.File{Tensors: []stfile.Tensor{{Name: "dec.weight", DType: "F16", Shape: []uint64{3}}}}.Build()
-	vm, err := Read(bytes.NewReader(b), int64(len(b)), "vae.safetensors")
+	vm, err := canon.Read(bytes.NewReader(b), int64(len(b)), "vae.safetensors")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, set := JoinComponents("pipe", []Component{{Name: "unet", File: "diffusion_pytorch_model.safetensors", Missing: "a link to ../b0, which is not there"},
 		{Name: "vae", File: "diffusion_pytorch_model.safetensors", Model: vm, Source: memSource{bytes.NewReader(b), "vae"}}})
-	if !slices.Equal(m.MissingShards(), []string{"unet/diffusion_pytorch_model.safetensors"}) || len(m.Shards) != 2 || m.Format != FormatSafetensors ||
+	if !slices.Equal(m.MissingShards(), []string{"unet/diffusion_pytorch_model.safetensors"}) || len(m.Shards) != 2 || m.Format != canon.FormatSafetensors ||
 		len(m.Tensors) != 1 || set.Size() != vm.DataLen() || !m.Valid() || !m.HasErrors() {
 		t.Fatalf("shards %+v, format %q, tensors %+v", m.Shards, m.Format, m.Tensors)
 	}
-	if f := m.Findings[0]; f.Code != CodeMissingComponent || f.Severity != SevError || f.Offset != -1 ||
+	if f := m.Findings[0]; f.Code != canon.CodeMissingComponent || f.Severity != canon.SevError || f.Offset != -1 ||
 		f.Message != "unet/diffusion_pytorch_model.safetensors is missing (a link to ../b0, which is not there): the tensors of component unet are unknown" {
 		t.Errorf("finding %+v", f)
 	}

@@ -76,7 +76,7 @@ func setKV(f *ggufw.File, key string, v ggufw.Val) {
 // writeSplit writes the files of a split model into dir under llama.cpp's names, and returns the names.
 func writeSplit(t *testing.T, dir string, files []ggufw.File) []string {
 	t.Helper()
-	names := canon.GGUFSplitNames("m", len(files))
+	names := GGUFSplitNames("m", len(files))
 	for k, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, names[k]), f.Build(), 0o644); err != nil {
 			t.Fatal(err)
@@ -273,7 +273,7 @@ func TestRemoteGGUFSplit(t *testing.T) {
 	wm := canon.ReadBytes("whole.gguf", whole.Build())
 	s := &server{files: map[string][]byte{}, ranges: true}
 	files := ggufSplit(whole, []int{0}, []int{1, 2}, []int{3, 4})
-	for k, name := range canon.GGUFSplitNames("m", 3) {
+	for k, name := range GGUFSplitNames("m", 3) {
 		s.files["/org/"+name] = files[k].Build()
 	}
 	ts := httptest.NewServer(s)

@@ -43,3 +43,21 @@ func jsonQuote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// FuzzParseIndex: a sharded-model index from anywhere must never panic, and what it accepts names only
+// safe shards.
+func FuzzParseIndex(f *testing.F) {
+	f.Add([]byte(`{"metadata": {"total_size": 10}, "weight_map": {"a": "m-00001-of-00002.safetensors"}}`))
+	f.Add([]byte(`{"weight_map": {"a": "../x"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		idx, err := ParseIndex("fuzz", b)
+		if err != nil {
+			return
+		}
+		for _, s := range idx.Shards {
+			if checkShardName(s) != nil {
+				t.Fatalf("unsafe shard %q accepted", s)
+			}
+		}
+	})
+}

@@ -2,8 +2,10 @@
 // folder holding it, or any of its shards; any file of a split GGUF model), a diffusers pipeline (one
 // model made of its components), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the
 // Hugging Face Hub (a repository named without a path is found through the Hub's file list); and it
-// walks folders for the models under them. It reads headers only; the bytes stay behind a
-// canon.Source, read on demand, for HTTP with range requests.
+// walks folders for the models under them. It reads shard sets and split GGUF models as one model
+// (ReadSet, over a SetSource that joins their data) and the components of a diffusers pipeline
+// (JoinComponents). It reads headers only; the bytes stay behind a canon.Source, read on demand, for
+// HTTP with range requests.
 //
 // It never reads the environment (the Hub's endpoint, a token and time limits come in Options, which
 // the caller fills, from HF_ENDPOINT and HF_TOKEN for the CLI) and never prints.
@@ -133,10 +135,10 @@ func IsRemote(spec string) bool {
 // Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
 // bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
 // …-0000K-of-0000N.safetensors (the whole set, as one model; shards that are not there leave a model
-// known in part, see canon.ReadSet); any file of a split GGUF model named …-0000K-of-0000N.gguf, as
+// known in part, see ReadSet); any file of a split GGUF model named …-0000K-of-0000N.gguf, as
 // llama.cpp's gguf-split names them (the whole set, as one model, known in part as a set is); a folder
 // holding a diffusers pipeline's model_index.json, or that file (one model made of its components, see
-// canon.JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
+// JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
 // opt.Token; without a PATH, the repository's model.safetensors, else what its file list holds: its
 // index, its pipeline, its only model). Only headers are read. ctx bounds the opening and, for remote
 // models, every later read of the Source; once it is done, Open fails at once with an error wrapping
@@ -165,15 +167,15 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if strings.HasSuffix(base, ".index.json") {
 		return openLocalSet(spec, spec, nil)
 	}
-	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
 		idx := filepath.Join(filepath.Dir(spec), prefix+".safetensors.index.json")
 		if _, err := os.Stat(idx); err != nil {
 			idx = ""
 		}
-		return openLocalSet(spec, idx, canon.ShardNames(prefix, n))
+		return openLocalSet(spec, idx, ShardNames(prefix, n))
 	}
-	if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
-		return openLocalSet(spec, "", canon.GGUFSplitNames(prefix, n))
+	if prefix, _, n, ok := GGUFSplitPattern(base); ok && n > 1 {
+		return openLocalSet(spec, "", GGUFSplitNames(prefix, n))
 	}
 	if opt.Snapshots && isSnapshot(spec) {
 		return openSnapshot(spec)
@@ -389,11 +391,11 @@ func folderFiles(dir string) (modelFiles, error) {
 
 // oneSet reports whether names (sorted) are exactly the files of one shard set or one split GGUF model.
 func oneSet(names []string) bool {
-	if prefix, _, n, ok := canon.ShardPattern(names[0]); ok && slices.Equal(names, canon.ShardNames(prefix, n)) {
+	if prefix, _, n, ok := ShardPattern(names[0]); ok && slices.Equal(names, ShardNames(prefix, n)) {
 		return true
 	}
-	prefix, _, n, ok := canon.GGUFSplitPattern(names[0])
-	return ok && slices.Equal(names, canon.GGUFSplitNames(prefix, n))
+	prefix, _, n, ok := GGUFSplitPattern(names[0])
+	return ok && slices.Equal(names, GGUFSplitNames(prefix, n))
 }
 
 func fileExists(p string) bool {
@@ -402,22 +404,22 @@ func fileExists(p string) bool {
 }
 
 // openLocalSet opens a shard set from its index (idxPath) or, without one, from its shards' names.
-// Shards that are not there leave a model known in part (see canon.ReadSet).
+// Shards that are not there leave a model known in part (see ReadSet).
 func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 	dir := filepath.Dir(name)
-	var idx *canon.Index
+	var idx *Index
 	if idxPath != "" {
 		src, err := OpenFile(idxPath)
 		if err != nil {
 			return nil, err
 		}
-		b := make([]byte, min(src.Size(), canon.MaxIndexSize+1))
+		b := make([]byte, min(src.Size(), MaxIndexSize+1))
 		_, err = src.ReadAt(b, 0)
 		src.Close()
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if idx, err = canon.ParseIndex(idxPath, b); err != nil {
+		if idx, err = ParseIndex(idxPath, b); err != nil {
 			return nil, err
 		}
 		names, dir = idx.Shards, filepath.Dir(idxPath)
@@ -427,7 +429,7 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 		setName = "the set"
 	}
 	o := &Opened{index: idxPath}
-	m, set, err := canon.ReadSet(name, idx, names, func(shard string) (canon.Source, error) {
+	m, set, err := ReadSet(name, idx, names, func(shard string) (canon.Source, error) {
 		src, err := OpenFile(filepath.Join(dir, filepath.FromSlash(shard)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -448,12 +450,12 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 }
 
 // missingShard is the error for a shard that is not there; it is an fs.ErrNotExist and a
-// canon.ErrMissingShard: the set is read without it.
+// ErrMissingShard: the set is read without it.
 type missingShard struct{ set string }
 
 func (e missingShard) Error() string        { return "missing shard of " + e.set }
 func (e missingShard) Unwrap() error        { return fs.ErrNotExist }
-func (e missingShard) Is(target error) bool { return target == canon.ErrMissingShard }
+func (e missingShard) Is(target error) bool { return target == ErrMissingShard }
 
 // openRemote opens an http(s) URL or an hf:// address.
 func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) {
@@ -566,8 +568,8 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 		o.closers = append(o.closers, src)
 		return src, nil
 	}
-	readSet := func(idx *canon.Index, names []string) (*Opened, error) {
-		m, set, err := canon.ReadSet(rawURL, idx, names, openShard)
+	readSet := func(idx *Index, names []string) (*Opened, error) {
+		m, set, err := ReadSet(rawURL, idx, names, openShard)
 		if err != nil {
 			o.Close()
 			return nil, err
@@ -582,13 +584,13 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 		}
 		return readSet(idx, idx.Shards)
 	}
-	if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
-		return readSet(nil, canon.GGUFSplitNames(prefix, n))
+	if prefix, _, n, ok := GGUFSplitPattern(base); ok && n > 1 {
+		return readSet(nil, GGUFSplitNames(prefix, n))
 	}
-	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
 		idx, err := fetchIndex(ctx, shardURL(prefix+".safetensors.index.json"), opt)
 		var he *HTTPError
-		names := canon.ShardNames(prefix, n)
+		names := ShardNames(prefix, n)
 		if err == nil {
 			names = idx.Shards
 		} else if !errors.As(err, &he) || he.Status != http.StatusNotFound {
@@ -611,21 +613,21 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 type absent struct{ error }
 
 func (e absent) Unwrap() error        { return e.error }
-func (e absent) Is(target error) bool { return target == canon.ErrMissingShard }
+func (e absent) Is(target error) bool { return target == ErrMissingShard }
 
 // fetchIndex downloads and parses a remote index (at most MaxIndexSize bytes).
-func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*canon.Index, error) {
+func fetchIndex(ctx context.Context, rawURL string, opt HTTPOptions) (*Index, error) {
 	src, err := OpenHTTP(ctx, rawURL, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	if src.Size() > canon.MaxIndexSize {
-		return nil, &canon.ReadError{Name: rawURL, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", src.Size(), canon.MaxIndexSize)}
+	if src.Size() > MaxIndexSize {
+		return nil, &canon.ReadError{Name: rawURL, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", src.Size(), MaxIndexSize)}
 	}
 	b := make([]byte, src.Size())
 	if _, err := src.ReadAt(b, 0); err != nil {
 		return nil, err
 	}
-	return canon.ParseIndex(rawURL, b)
+	return ParseIndex(rawURL, b)
 }

@@ -28,7 +28,7 @@ const PipelineFile = "model_index.json"
 type repoFS interface {
 	// list gives the files directly in dir ("" for the top), their names relative to dir.
 	list(dir string) []string
-	// read reads a small file (at most canon.MaxIndexSize bytes).
+	// read reads a small file (at most MaxIndexSize bytes).
 	read(p string) ([]byte, error)
 	// open opens a model: a file, an index or a shard, as Open does.
 	open(p string) (*Opened, error)
@@ -120,10 +120,10 @@ func (r *hubRepo) open(p string) (*Opened, error) {
 
 func (*hubRepo) remote() bool { return true }
 
-// readSmall reads a whole source of at most canon.MaxIndexSize bytes.
+// readSmall reads a whole source of at most MaxIndexSize bytes.
 func readSmall(src canon.Source) ([]byte, error) {
-	if src.Size() > canon.MaxIndexSize {
-		return nil, &canon.ReadError{Name: src.Name(), Err: fmt.Errorf("is %d bytes, over the %d stdiff reads of such a file", src.Size(), canon.MaxIndexSize)}
+	if src.Size() > MaxIndexSize {
+		return nil, &canon.ReadError{Name: src.Name(), Err: fmt.Errorf("is %d bytes, over the %d stdiff reads of such a file", src.Size(), MaxIndexSize)}
 	}
 	b := make([]byte, src.Size())
 	if _, err := src.ReadAt(b, 0); err != nil && err != io.EOF {
@@ -147,14 +147,14 @@ func modelsAmong(files []string) []string {
 	for _, f := range sorted {
 		dir, base := path.Split(f)
 		lower := strings.ToLower(base)
-		if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+		if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
 			if !has[dir+prefix+".safetensors.index.json"] && !sets[dir+prefix] {
 				sets[dir+prefix] = true
 				out = append(out, f)
 			}
 			continue
 		}
-		if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
+		if prefix, _, n, ok := GGUFSplitPattern(base); ok && n > 1 {
 			if !sets[dir+prefix+".gguf"] {
 				sets[dir+prefix+".gguf"] = true
 				out = append(out, f)
@@ -221,12 +221,12 @@ func parsePipeline(name string, b []byte) (*pipeline, error) {
 }
 
 // openPipeline opens the diffusers pipeline at the top of r as one model made of its components
-// (canon.JoinComponents): each component's weights (see weightsOf), opened workers at a time, their
+// (JoinComponents): each component's weights (see weightsOf), opened workers at a time, their
 // tensors named after their folder ("unet/conv_in.weight"). A CodePipeline finding names the
 // components read and those without weights; a component with several weight files and none saved
 // without a variant is a CodePipelineComponent warning, and is not read. A local component whose
 // weights are a link to a file that is not there (the Hugging Face cache with a blob missing) is
-// missing (canon.Component.Missing): the model is known in part.
+// missing (Component.Missing): the model is known in part.
 func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Opened, error) {
 	b, err := r.read(PipelineFile)
 	if err != nil {
@@ -282,16 +282,16 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 		out.Close()
 		return nil, err
 	}
-	parts := make([]canon.Component, len(comps))
+	parts := make([]Component, len(comps))
 	var read []string
 	for i, o := range opened {
-		parts[i] = canon.Component{Name: comps[i], File: files[i], Missing: missing[i]}
+		parts[i] = Component{Name: comps[i], File: files[i], Missing: missing[i]}
 		if o != nil {
 			parts[i].Model, parts[i].Source = o.Model, o.Source
 			read = append(read, comps[i]+" ("+files[i]+")")
 		}
 	}
-	out.Model, out.Source = canon.JoinComponents(name, parts)
+	out.Model, out.Source = JoinComponents(name, parts)
 	if read == nil {
 		read = []string{"none"}
 	}

@@ -42,7 +42,7 @@ var ErrUnsafeShard = errors.New("unsafe shard name")
 // ParseIndex parses an index file's bytes. name is used in errors.
 func ParseIndex(name string, b []byte) (*Index, error) {
 	if len(b) > MaxIndexSize {
-		return nil, &ReadError{Name: name, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", len(b), MaxIndexSize)}
+		return nil, &canon.ReadError{Name: name, Err: fmt.Errorf("index is %d bytes, over the %d stdiff reads", len(b), MaxIndexSize)}
 	}
 	var raw struct {
 		Metadata  map[string]json.RawMessage `json:"metadata"`
@@ -50,11 +50,11 @@ func ParseIndex(name string, b []byte) (*Index, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, &ReadError{Name: name, Err: fmt.Errorf("not a sharded-model index: %v", err),
+		return nil, &canon.ReadError{Name: name, Err: fmt.Errorf("not a sharded-model index: %v", err),
 			Hint: `an index is {"metadata": {"total_size": …}, "weight_map": {"tensor": "model-00001-of-00002.safetensors", …}}`}
 	}
 	if len(raw.WeightMap) == 0 {
-		return nil, &ReadError{Name: name, Err: errors.New("not a sharded-model index: no weight_map")}
+		return nil, &canon.ReadError{Name: name, Err: errors.New("not a sharded-model index: no weight_map")}
 	}
 	idx := &Index{TotalSize: -1, WeightMap: raw.WeightMap}
 	if ts, ok := raw.Metadata["total_size"]; ok {
@@ -73,13 +73,13 @@ func ParseIndex(name string, b []byte) (*Index, error) {
 			continue
 		}
 		if err := checkShardName(shard); err != nil {
-			return nil, &ReadError{Name: name, Err: fmt.Errorf("%w %q: %v", ErrUnsafeShard, textfmt.Escape(shard), err),
+			return nil, &canon.ReadError{Name: name, Err: fmt.Errorf("%w %q: %v", ErrUnsafeShard, textfmt.Escape(shard), err),
 				Hint: "an index may only name files in its own folder; this one may be hostile"}
 		}
 		seen[shard] = true
 		idx.Shards = append(idx.Shards, shard)
 		if len(idx.Shards) > MaxShards {
-			return nil, &ReadError{Name: name, Err: fmt.Errorf("index names more than %d shards", MaxShards)}
+			return nil, &canon.ReadError{Name: name, Err: fmt.Errorf("index names more than %d shards", MaxShards)}
 		}
 	}
 	sort.Strings(idx.Shards)
@@ -147,7 +147,7 @@ type SetSource struct {
 }
 
 type setShard struct {
-	src    Source
+	src    canon.Source
 	data   int64 // file offset of the shard's data section
 	start  int64 // offset of the data section in the set
 	length int64
@@ -181,7 +181,7 @@ func (s *SetSource) Name() string { return s.name }
 
 // ShardOpener opens one shard of a set by the name the index gives it. A shard that is not there is
 // an error wrapping ErrMissingShard.
-type ShardOpener func(shard string) (Source, error)
+type ShardOpener func(shard string) (canon.Source, error)
 
 // ErrMissingShard is wrapped by the error of a ShardOpener for a shard that is not there (a file that
 // does not exist, a URL the server does not have).
@@ -208,11 +208,11 @@ var ErrMissingShard = errors.New("missing shard")
 // the split.* keys (they describe the files, as Shards does), and the set is checked as llama.cpp's
 // loader checks it (see gguf.RuleSplit): a set the loader rejects, one with a file missing among them,
 // has a RefErr of that rule.
-func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model, *SetSource, error) {
+func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon.Model, *SetSource, error) {
 	set := &SetSource{name: name}
-	m := &Model{Name: name, HeaderParsed: true}
+	m := &canon.Model{Name: name, HeaderParsed: true}
 	// Every shard's header first: the tensors of a missing shard are those the present ones lack.
-	models, srcs := make([]*Model, len(shards)), make([]Source, len(shards))
+	models, srcs := make([]*canon.Model, len(shards)), make([]canon.Source, len(shards))
 	held := map[string]bool{}
 	for k, sh := range shards {
 		src, err := open(sh)
@@ -222,7 +222,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 			}
 			return nil, nil, err
 		}
-		sm, err := Read(src, src.Size(), src.Name())
+		sm, err := canon.Read(src, src.Size(), src.Name())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -239,7 +239,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 	for k, sh := range shards {
 		sm, src := models[k], srcs[k]
 		if sm == nil && idx == nil {
-			m.Shards = append(m.Shards, ShardInfo{Name: sh, Start: set.size, Missing: true})
+			m.Shards = append(m.Shards, canon.ShardInfo{Name: sh, Start: set.size, Missing: true})
 			unknown = append(unknown, sh)
 			ggufFiles = append(ggufFiles, nil)
 			continue
@@ -248,50 +248,50 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 			if missing == nil {
 				missing = idx.byShard()
 			}
-			m.addMissing(sh, missing[sh], held, inShard, set.size)
+			addMissing(m, sh, missing[sh], held, inShard, set.size)
 			ggufFiles = append(ggufFiles, nil)
 			continue
 		}
 		if first == "" {
 			first, m.Format, m.GGUF = sh, sm.Format, sm.GGUF
 		} else if sm.Format != m.Format {
-			m.add(Finding{Code: CodeShardFormat, Severity: SevError, Offset: -1,
+			m.AddFinding(canon.Finding{Code: canon.CodeShardFormat, Severity: canon.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is a %s file, but %s is %s: the shards of one model share a format", sh, sm.Format, first, m.Format)})
 		}
 		ggufFiles = append(ggufFiles, sm.GGUF)
-		m.Shards = append(m.Shards, ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
+		m.Shards = append(m.Shards, canon.ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
 		for _, f := range sm.Findings {
 			f.Message = sh + ": " + f.Message
-			m.add(f)
+			m.AddFinding(f)
 		}
 		for code, n := range sm.Omitted {
-			m.omit(code, n) // the shard kept MaxFindingsPerCode of them, and so does the set now
+			omit(m, code, n) // the shard kept MaxFindingsPerCode of them, and so does the set now
 		}
 		if !sm.Valid() && m.RefErr == nil {
-			m.RefErr = &RefError{Kind: sm.RefErr.Kind, Message: sh + ": " + sm.RefErr.Message, Offset: sm.RefErr.Offset}
+			m.RefErr = &canon.RefError{Kind: sm.RefErr.Kind, Message: sh + ": " + sm.RefErr.Message, Offset: sm.RefErr.Offset}
 		}
 		m.HeaderParsed = m.HeaderParsed && sm.HeaderParsed
 		for _, e := range sm.Metadata {
-			if sm.Format == FormatGGUF && isSplitKey(e.Key) {
+			if sm.Format == canon.FormatGGUF && isSplitKey(e.Key) {
 				continue
 			}
 			if v, ok := m.Meta(e.Key); !ok {
-				m.Metadata = append(m.Metadata, MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type, Offset: -1, NotString: e.NotString})
+				m.Metadata = append(m.Metadata, canon.MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type, Offset: -1, NotString: e.NotString})
 				m.HasMetadata = true
 			} else if v != e.Value {
-				m.add(Finding{Code: CodeShardMetadata, Severity: SevInfo, Offset: -1,
+				m.AddFinding(canon.Finding{Code: canon.CodeShardMetadata, Severity: canon.SevInfo, Offset: -1,
 					Message: fmt.Sprintf("%s: metadata %q is %q here but %q in an earlier shard (the first is kept)", sh, e.Key, e.Value, v)})
 			}
 		}
 		for _, t := range sm.Tensors {
 			if other, dup := inShard[t.Name]; dup {
-				f := Finding{Code: CodeTensorInTwoShards, Severity: SevError, Offset: -1,
+				f := canon.Finding{Code: canon.CodeTensorInTwoShards, Severity: canon.SevError, Offset: -1,
 					Message: fmt.Sprintf("tensor %q is in %s and in %s: loaders disagree on which to use", t.Name, other, sh)}
-				if m.Format == FormatGGUF { // llama.cpp's loader rejects the set
-					f.RefKind = RefKind(gguf.RuleDuplicateTensor)
-					m.setRef(f.RefKind, f.Message, -1)
+				if m.Format == canon.FormatGGUF { // llama.cpp's loader rejects the set
+					f.RefKind = canon.RefKind(gguf.RuleDuplicateTensor)
+					setRef(m, f.RefKind, f.Message, -1)
 				}
-				m.add(f)
+				m.AddFinding(f)
 				continue
 			}
 			inShard[t.Name] = sh
@@ -306,10 +306,10 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 	}
 	m.FileSize = set.size
 	for _, sh := range unknown {
-		m.addUnknown(sh, len(shards))
+		addUnknown(m, sh, len(shards))
 	}
-	if m.Format == FormatGGUF && len(shards) > 0 {
-		m.checkSplit(shards, ggufFiles)
+	if m.Format == canon.FormatGGUF && len(shards) > 0 {
+		checkSplit(m, shards, ggufFiles)
 	}
 	if idx != nil {
 		var total int64
@@ -324,10 +324,10 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		for _, t := range names {
 			want := idx.WeightMap[t]
 			if got, ok := inShard[t]; !ok {
-				m.add(Finding{Code: CodeIndexTensorMissing, Severity: SevError, Offset: -1,
+				m.AddFinding(canon.Finding{Code: canon.CodeIndexTensorMissing, Severity: canon.SevError, Offset: -1,
 					Message: fmt.Sprintf("the index puts tensor %q in %s, but no shard holds it", t, want)})
 			} else if got != want {
-				m.add(Finding{Code: CodeIndexTensorMissing, Severity: SevError, Offset: -1,
+				m.AddFinding(canon.Finding{Code: canon.CodeIndexTensorMissing, Severity: canon.SevError, Offset: -1,
 					Message: fmt.Sprintf("the index puts tensor %q in %s, but it is in %s", t, want, got)})
 			}
 		}
@@ -339,53 +339,15 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*Model
 		}
 		sort.Strings(extra)
 		for _, t := range extra {
-			m.add(Finding{Code: CodeTensorNotInIndex, Severity: SevWarning, Offset: -1,
+			m.AddFinding(canon.Finding{Code: canon.CodeTensorNotInIndex, Severity: canon.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("tensor %q is in %s but not in the index: loaders that follow the index never load it", t, inShard[t])})
 		}
 		if idx.TotalSize >= 0 && idx.TotalSize != total && missing == nil {
-			m.add(Finding{Code: CodeIndexTotalSize, Severity: SevWarning, Offset: -1,
+			m.AddFinding(canon.Finding{Code: canon.CodeIndexTotalSize, Severity: canon.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("the index's total_size is %d but the tensors hold %d bytes", idx.TotalSize, total)})
 		}
 	}
 	return m, set, nil
-}
-
-// ShardInfo describes one shard of a set.
-type ShardInfo struct {
-	Name      string
-	FileSize  int64
-	HeaderLen uint64
-	// Start is where the shard's data section begins in the set's SetSource.
-	Start int64
-	Valid bool
-	// RawHeader is the shard's header bytes (shared with the set's names: do not modify).
-	RawHeader []byte
-	// Tensors is how many of the model's Tensors are the shard's: they follow those of the shards
-	// before it (see Model.TensorShards).
-	Tensors int
-	// Missing is true for a shard the index names that is not there (see ReadSet): nothing of it was
-	// read, and its fields are zero but Name, Start and Tensors (the index's tensors, by name only).
-	Missing bool
-}
-
-// TensorShards names, for each of m.Tensors in order, the shard file that holds it (for a tensor of a
-// missing shard, the one the index puts it in); nil for a model in one file, or when m.Tensors no
-// longer matches the shards' counts.
-func (m *Model) TensorShards() []string {
-	n := 0
-	for _, sh := range m.Shards {
-		n += sh.Tensors
-	}
-	if m.Shards == nil || n != len(m.Tensors) {
-		return nil
-	}
-	out := make([]string, 0, n)
-	for _, sh := range m.Shards {
-		for range sh.Tensors {
-			out = append(out, sh.Name)
-		}
-	}
-	return out
 }
 
 // byShard lists the tensors of each shard, from the weight map, in name order.
@@ -402,18 +364,18 @@ func (idx *Index) byShard() map[string][]string {
 
 // addMissing records a shard that is not there: its tensors (names, those no present shard holds) by
 // name only, at offset at of the set, and a finding.
-func (m *Model) addMissing(shard string, names []string, held map[string]bool, inShard map[string]string, at int64) {
+func addMissing(m *canon.Model, shard string, names []string, held map[string]bool, inShard map[string]string, at int64) {
 	n := 0
 	for _, t := range names {
 		if held[t] {
 			continue // a present shard holds it: the index checks below say where
 		}
 		inShard[t] = shard
-		m.Tensors = append(m.Tensors, Tensor{Name: t, Begin: uint64(at), End: uint64(at), HeaderOffset: -1})
+		m.Tensors = append(m.Tensors, canon.Tensor{Name: t, Begin: uint64(at), End: uint64(at), HeaderOffset: -1})
 		n++
 	}
-	m.Shards = append(m.Shards, ShardInfo{Name: shard, Start: at, Missing: true, Tensors: n})
-	m.add(Finding{Code: CodeMissingShards, Severity: SevError, Offset: -1,
+	m.Shards = append(m.Shards, canon.ShardInfo{Name: shard, Start: at, Missing: true, Tensors: n})
+	m.AddFinding(canon.Finding{Code: canon.CodeMissingShards, Severity: canon.SevError, Offset: -1,
 		Message: fmt.Sprintf("%s is missing: the index puts %s in it, known here by name only (no dtype, shape or bytes)", shard, textfmt.Plural(n, "tensor")),
 		Hint:    "every shard the index names must be there to load or hash the model: download the whole set"})
 }
@@ -421,28 +383,16 @@ func (m *Model) addMissing(shard string, names []string, held map[string]bool, i
 // addUnknown records that shard, one of the n of a set read without an index, is not there: an error
 // finding naming it. In a split GGUF model llama.cpp's loader fails to open it: the set is rejected
 // (gguf.RuleSplit).
-func (m *Model) addUnknown(shard string, n int) {
-	f := Finding{Code: CodeMissingShards, Severity: SevError, Offset: -1,
+func addUnknown(m *canon.Model, shard string, n int) {
+	f := canon.Finding{Code: canon.CodeMissingShards, Severity: canon.SevError, Offset: -1,
 		Message: fmt.Sprintf("%s is missing: the set's name says it has %d files, and the tensors of this one are unknown", shard, n),
 		Hint:    "every file of the set must be there to load or hash the model: download the whole set"}
-	if m.Format == FormatGGUF {
-		f.Code, f.RefKind = CodeMissingSplit, RefKind(gguf.RuleSplit)
+	if m.Format == canon.FormatGGUF {
+		f.Code, f.RefKind = canon.CodeMissingSplit, canon.RefKind(gguf.RuleSplit)
 		f.Message = fmt.Sprintf("%s is missing: the split model has %d files, and the tensors of this one are unknown", shard, n)
-		m.setRef(f.RefKind, f.Message, -1)
+		setRef(m, f.RefKind, f.Message, -1)
 	}
-	m.add(f)
-}
-
-// MissingShards lists the shards of a set that are not there (see ReadSet), in set order; nil when
-// every shard was read.
-func (m *Model) MissingShards() []string {
-	var out []string
-	for _, sh := range m.Shards {
-		if sh.Missing {
-			out = append(out, sh.Name)
-		}
-	}
-	return out
+	m.AddFinding(f)
 }
 
 // ShardNames lists a set's shard file names from one shard's name (see ShardPattern):
@@ -471,11 +421,11 @@ func isSplitKey(key string) bool {
 // (split.tensors.count) the set has, each key of the type llama.cpp requires. What the loader rejects
 // is an error with the rule gguf.RuleSplit (and the set's verdict, unless a file already failed); a
 // later file whose split.count disagrees, which the loader does not read, is a warning.
-func (m *Model) checkSplit(names []string, files []*gguf.File) {
+func checkSplit(m *canon.Model, names []string, files []*gguf.File) {
 	const hint = "the files do not belong together, or one was renamed or replaced: fetch the set again"
 	fail := func(code, msg string) {
-		m.add(Finding{Code: code, Severity: SevError, Offset: -1, Message: msg, Hint: hint, RefKind: RefKind(gguf.RuleSplit)})
-		m.setRef(RefKind(gguf.RuleSplit), msg, -1)
+		m.AddFinding(canon.Finding{Code: code, Severity: canon.SevError, Offset: -1, Message: msg, Hint: hint, RefKind: canon.RefKind(gguf.RuleSplit)})
+		setRef(m, canon.RefKind(gguf.RuleSplit), msg, -1)
 	}
 	n := int64(len(files))
 	for k, f := range files {
@@ -483,18 +433,18 @@ func (m *Model) checkSplit(names []string, files []*gguf.File) {
 			continue
 		}
 		if no, problem := splitValue(f, gguf.SplitNoKey, gguf.ValUint16); problem != "" {
-			fail(CodeSplitNumber, names[k]+": "+problem)
+			fail(canon.CodeSplitNumber, names[k]+": "+problem)
 		} else if no != int64(k) {
-			fail(CodeSplitNumber, fmt.Sprintf("%s: %s is %d, but the file is number %d of the set (counted from 0)", names[k], gguf.SplitNoKey, no, k))
+			fail(canon.CodeSplitNumber, fmt.Sprintf("%s: %s is %d, but the file is number %d of the set (counted from 0)", names[k], gguf.SplitNoKey, no, k))
 		}
 		count, problem := splitValue(f, gguf.SplitCountKey, gguf.ValUint16)
 		switch {
 		case k == 0 && problem != "":
-			fail(CodeSplitCount, names[k]+": "+problem)
+			fail(canon.CodeSplitCount, names[k]+": "+problem)
 		case k == 0 && count != n:
-			fail(CodeSplitCount, fmt.Sprintf("%s: %s is %d, but the set has %d files", names[k], gguf.SplitCountKey, count, n))
+			fail(canon.CodeSplitCount, fmt.Sprintf("%s: %s is %d, but the set has %d files", names[k], gguf.SplitCountKey, count, n))
 		case k > 0 && problem == "" && count != n:
-			m.add(Finding{Code: CodeSplitCount, Severity: SevWarning, Offset: -1,
+			m.AddFinding(canon.Finding{Code: canon.CodeSplitCount, Severity: canon.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("%s: %s is %d, but the set has %d files (llama.cpp reads the first file's only)", names[k], gguf.SplitCountKey, count, n)})
 		}
 	}
@@ -502,9 +452,9 @@ func (m *Model) checkSplit(names []string, files []*gguf.File) {
 		return
 	}
 	if want, problem := splitValue(files[0], gguf.SplitTensorsKey, gguf.ValInt32); problem != "" {
-		fail(CodeSplitTensorCount, names[0]+": "+problem)
+		fail(canon.CodeSplitTensorCount, names[0]+": "+problem)
 	} else if want != int64(len(m.Tensors)) {
-		fail(CodeSplitTensorCount, fmt.Sprintf("%s: %s is %d, but the files hold %d tensors", names[0], gguf.SplitTensorsKey, want, len(m.Tensors)))
+		fail(canon.CodeSplitTensorCount, fmt.Sprintf("%s: %s is %d, but the files hold %d tensors", names[0], gguf.SplitTensorsKey, want, len(m.Tensors)))
 	}
 }
 
@@ -520,4 +470,19 @@ func splitValue(f *gguf.File, key string, t gguf.ValueType) (v int64, problem st
 	}
 	v, _ = kv.Value.Int()
 	return v, ""
+}
+
+// setRef records the reference's verdict on m unless an earlier check already failed.
+func setRef(m *canon.Model, kind canon.RefKind, msg string, off int64) {
+	if m.RefErr == nil {
+		m.RefErr = &canon.RefError{Kind: kind, Message: msg, Offset: off}
+	}
+}
+
+// omit counts n findings of code as made but not kept (a part kept canon.MaxFindingsPerCode of them).
+func omit(m *canon.Model, code string, n int) {
+	if m.Omitted == nil {
+		m.Omitted = map[string]int{}
+	}
+	m.Omitted[code] += n
 }

@@ -31,7 +31,7 @@ func fluxSet(t *testing.T) string {
 	}
 	copyFile("fluxml-sharded-model.safetensors.index.json", "model.safetensors.index.json")
 	for k := 1; k <= 6; k++ {
-		name := canon.ShardNames("model", 6)[k-1]
+		name := ShardNames("model", 6)[k-1]
 		copyFile("fluxml-sharded-"+name, name)
 	}
 	return dir

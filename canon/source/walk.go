@@ -60,7 +60,7 @@ func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []err
 			case strings.HasSuffix(name, ".safetensors.index.json"):
 				paths = append(paths, p)
 				if b, err := os.ReadFile(p); err == nil {
-					if idx, err := canon.ParseIndex(p, b); err == nil {
+					if idx, err := ParseIndex(p, b); err == nil {
 						for _, sh := range idx.Shards {
 							inSet[filepath.Join(filepath.Dir(p), filepath.FromSlash(sh))] = true
 						}

@@ -258,13 +258,13 @@ func splitSet(path string) (string, bool) {
 	}
 	dir, base := filepath.Split(path)
 	var names []string
-	if prefix, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+	if prefix, _, n, ok := source.ShardPattern(base); ok && n > 1 {
 		if _, err := os.Stat(filepath.Join(dir, prefix+".safetensors.index.json")); err == nil {
 			return "", false // the set is its index
 		}
-		names = canon.ShardNames(prefix, n)
-	} else if prefix, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
-		names = canon.GGUFSplitNames(prefix, n)
+		names = source.ShardNames(prefix, n)
+	} else if prefix, _, n, ok := source.GGUFSplitPattern(base); ok && n > 1 {
+		names = source.GGUFSplitNames(prefix, n)
 	} else {
 		return "", false
 	}
@@ -306,10 +306,10 @@ func partOfModel(f *scanned, pipelines map[string]bool) bool {
 		return false
 	}
 	if base := filepath.Base(path); !f.set {
-		if _, _, n, ok := canon.ShardPattern(base); ok && n > 1 {
+		if _, _, n, ok := source.ShardPattern(base); ok && n > 1 {
 			return true
 		}
-		if _, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
+		if _, _, n, ok := source.GGUFSplitPattern(base); ok && n > 1 {
 			return true
 		}
 	}

@@ -30,7 +30,7 @@ import (
 // ggufDescriptive reports whether a GGUF key is left out of a model's identity: general.* keys that
 // describe the file for people and catalogues and that llama.cpp only prints (name, author, licence,
 // links, tags, lineage), general.alignment (where the tensor bytes sit: layout, as in safetensors), and
-// split.* (which file of a split model this is: the set says it, as canon.ReadSet leaves them out). Every
+// split.* (which file of a split model this is: the set says it, as source.ReadSet leaves them out). Every
 // other key, general.architecture and general.file_type included, is part of what the model is.
 func ggufDescriptive(key string) bool {
 	if strings.HasPrefix(key, "split.") {
