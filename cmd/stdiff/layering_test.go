@@ -12,7 +12,9 @@ import (
 
 // TestLayering keeps the packages' direction (as crane's depcheck test does): canon/* reads models and
 // imports neither hash nor diff; hash/* computes identities and duplicates and never imports diff;
-// no library package imports cmd. Test files may import what they need.
+// no library package imports cmd; canon/finding, which every format uses, imports nothing of stdiff.
+// A banned path bans the packages under it too, unless it ends in "$" (that package alone). Test files
+// may import what they need.
 func TestLayering(t *testing.T) {
 	const module = "github.com/stdiff/stdiff/"
 	rules := []struct {
@@ -23,6 +25,7 @@ func TestLayering(t *testing.T) {
 		{"canon", []string{"hash", "diff", "cmd"}, "reading models (canon) comes before identities (hash) and comparisons (diff)"},
 		{"hash", []string{"diff", "cmd"}, "identities and duplicates (hash) come before comparisons (diff)"},
 		{"diff", []string{"cmd"}, "the library never depends on the command line"},
+		{"canon/finding", []string{"canon", "hash", "diff", "cmd"}, "a finding is vocabulary every format package uses: it depends on none"},
 	}
 	root := filepath.Join("..", "..")
 	for _, r := range rules {
@@ -41,7 +44,8 @@ func TestLayering(t *testing.T) {
 					continue
 				}
 				for _, b := range r.banned {
-					if rel == b || strings.HasPrefix(rel, b+"/") {
+					only, exact := strings.CutSuffix(b, "$")
+					if rel == only || !exact && strings.HasPrefix(rel, b+"/") {
 						file, _ := filepath.Rel(root, path)
 						t.Errorf("%s imports %s: %s", file, rel, r.why)
 					}
