@@ -25,7 +25,8 @@ type FixResult struct {
 // ErrNotFixable is wrapped when a file has defects FixNulPadding must not touch.
 var ErrNotFixable = errors.New("not fixable in place")
 
-// ErrLocked is wrapped when another process holds the lock on a file FixNulPadding was to repair.
+// ErrLocked is wrapped when another process holds the lock on a file FixNulPadding was to repair
+// (another repair, or another program): the caller says to try again once it is done.
 var ErrLocked = errors.New("locked by another process")
 
 // FixLockWait is how long FixNulPadding waits for another process's lock on the file to go.
@@ -63,11 +64,7 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 	defer f.Close()
 	unlock, err := lockFile(ctx, f, lockWait)
 	if err != nil {
-		re := &ReadError{Name: path, Op: "lock", Err: err}
-		if ctx.Err() == nil {
-			re.Hint = "another `stdiff check --fix` (or another program) is working on the file; try again when it is done"
-		}
-		return FixResult{}, re
+		return FixResult{}, &ReadError{Name: path, Op: "lock", Err: err}
 	}
 	defer unlock()
 

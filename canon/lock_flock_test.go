@@ -32,6 +32,9 @@ func TestFixWaitsForLock(t *testing.T) {
 	if _, err := FixNulPadding(t.Context(), path); !errors.Is(err, ErrLocked) || !errors.As(err, &re) || re.Op != "lock" || errors.Is(err, ErrUnreadable) {
 		t.Fatalf("fix of a locked file: %v", err)
 	}
+	if re.Hint != "" { // ErrLocked says it; the command line words the hint with its own flags
+		t.Errorf("the library's hint %q: the caller words it", re.Hint)
+	}
 	// Waiting for the lock ends with the caller's context.
 	lockWait = FixLockWait
 	ctx, cancel := context.WithCancel(t.Context())

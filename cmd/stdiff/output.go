@@ -58,7 +58,11 @@ func (o *out) readFailed(err error) {
 	case errors.As(err, &fe):
 		o.errorf(fe.Hint, "%s", textfmt.Escape(fe.Error()))
 	case errors.As(err, &re):
-		o.errorf(re.Hint, "%s: %s", textfmt.Escape(re.Name), re.Reason())
+		hint := re.Hint
+		if hint == "" && errors.Is(err, canon.ErrLocked) {
+			hint = "another `stdiff check --fix` (or another program) is working on the file; try again when it is done"
+		}
+		o.errorf(hint, "%s: %s", textfmt.Escape(re.Name), re.Reason())
 	default:
 		o.errorf("", "%s", textfmt.Escape(err.Error()))
 	}
