@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // The canonical form is what structure and content IDs hash. It is specified byte for byte in the
@@ -104,9 +106,9 @@ func canonical(m *Model, version string, digests [][32]byte) []byte {
 // lowerDTypes holds the canonical (lower-case) spelling of every known dtype, so that writing the
 // canonical form allocates nothing per tensor.
 var lowerDTypes = func() map[DType]string {
-	m := make(map[DType]string, len(dtypeBits)+len(ggmlDTypes))
-	for d := range dtypeBits {
-		m[d] = strings.ToLower(string(d))
+	m := make(map[DType]string, len(ggmlDTypes)+32)
+	for _, d := range safetensors.DTypes() {
+		m[DType(d)] = strings.ToLower(d)
 	}
 	for d := range ggmlDTypes {
 		m[d] = strings.ToLower(string(d))

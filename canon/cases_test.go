@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // file builds a safetensors file: the 8-byte little-endian length, the header, the data.
@@ -163,9 +165,10 @@ func edgeCases() []edgeCase {
 	for _, d := range []string{"f16", "E8M0", "FP4", "F8_E4M3FN", "bf16", "", "U8 "} {
 		h("dtype-bad-"+d, `{"t":{"dtype":"`+d+`","shape":[2],"data_offsets":[0,2]}}`, 2)
 	}
-	for name, bits := range dtypeBits {
+	for _, name := range safetensors.DTypes() {
+		bits, _ := safetensors.Bits(name)
 		n := 8
-		h("dtype-"+string(name), fmt.Sprintf(`{"t":{"dtype":"%s","shape":[%d],"data_offsets":[0,%d]}}`, name, n, n*int(bits)/8), n*int(bits)/8)
+		h("dtype-"+name, fmt.Sprintf(`{"t":{"dtype":"%s","shape":[%d],"data_offsets":[0,%d]}}`, name, n, n*int(bits)/8), n*int(bits)/8)
 	}
 	// numbers in shapes and offsets
 	for i, v := range []string{"1.0", "1e0", "-0", "-1", "2.5", `"2"`, "null", "true", "[]", "{}"} {

@@ -2,24 +2,15 @@ package canon
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // DType is a tensor element type as the reference reader spells it (case-sensitive), or for GGUF as
 // ggml names it in upper case (see Tensor.DType). The names the two formats share (F32, F16, BF16,
 // I8, I16, I32, I64, F64) mean the same element type in both.
 type DType string
-
-// dtypeBits maps every dtype the reference reader accepts to its size in bits.
-var dtypeBits = map[DType]uint64{
-	"BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8,
-	"F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8,
-	"I16": 16, "U16": 16, "F16": 16, "BF16": 16,
-	"I32": 32, "U32": 32, "F32": 32,
-	"C64": 64, "F64": 64, "I64": 64, "U64": 64,
-}
 
 // Bits returns the size of one element in bits, and false for a dtype the reference does not know.
 func (d DType) Bits() (uint64, bool) {
@@ -29,8 +20,7 @@ func (d DType) Bits() (uint64, bool) {
 	case "F16", "BF16", "I16", "U16":
 		return 16, true
 	}
-	b, ok := dtypeBits[d]
-	return b, ok
+	return safetensors.Bits(string(d))
 }
 
 // Known reports whether the safetensors reference reader accepts d (ggml's block types are not
@@ -38,21 +28,6 @@ func (d DType) Bits() (uint64, bool) {
 func (d DType) Known() bool {
 	_, ok := d.Bits()
 	return ok
-}
-
-// suggestDType returns the known dtype that d most likely meant (case or common aliases), or "".
-func suggestDType(d string) DType {
-	u := strings.ToUpper(d)
-	if _, ok := dtypeBits[DType(u)]; ok {
-		return DType(u)
-	}
-	aliases := map[string]DType{
-		"FLOAT32": "F32", "FLOAT16": "F16", "FP16": "F16", "FP32": "F32", "HALF": "F16",
-		"BFLOAT16": "BF16", "FLOAT64": "F64", "DOUBLE": "F64", "FLOAT": "F32",
-		"INT8": "I8", "UINT8": "U8", "INT16": "I16", "INT32": "I32", "INT64": "I64",
-		"E8M0": "F8_E8M0", "FP4": "F4", "BOOLEAN": "BOOL",
-	}
-	return aliases[u]
 }
 
 // ggmlDTypes maps the DType of every ggml type to its number.

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // RefKind names an error of the reference reader: for safetensors one of huggingface/safetensors'
@@ -16,20 +17,20 @@ type RefKind = finding.RefKind
 
 // The safetensors reference reader's error kinds, in the order its checks run.
 const (
-	HeaderTooSmall               RefKind = "HeaderTooSmall"
-	HeaderTooLarge               RefKind = "HeaderTooLarge"
-	InvalidHeaderLength          RefKind = "InvalidHeaderLength"
-	InvalidHeader                RefKind = "InvalidHeader"
-	InvalidHeaderDeserialization RefKind = "InvalidHeaderDeserialization"
-	InvalidOffset                RefKind = "InvalidOffset"
-	ValidationOverflow           RefKind = "ValidationOverflow"
-	MisalignedSlice              RefKind = "MisalignedSlice"
-	TensorInvalidInfo            RefKind = "TensorInvalidInfo"
-	MetadataIncompleteBuffer     RefKind = "MetadataIncompleteBuffer"
+	HeaderTooSmall               = safetensors.HeaderTooSmall
+	HeaderTooLarge               = safetensors.HeaderTooLarge
+	InvalidHeaderLength          = safetensors.InvalidHeaderLength
+	InvalidHeader                = safetensors.InvalidHeader
+	InvalidHeaderDeserialization = safetensors.InvalidHeaderDeserialization
+	InvalidOffset                = safetensors.InvalidOffset
+	ValidationOverflow           = safetensors.ValidationOverflow
+	MisalignedSlice              = safetensors.MisalignedSlice
+	TensorInvalidInfo            = safetensors.TensorInvalidInfo
+	MetadataIncompleteBuffer     = safetensors.MetadataIncompleteBuffer
 )
 
 // MaxHeaderLen is the largest header length the reference reader accepts.
-const MaxHeaderLen = 100_000_000
+const MaxHeaderLen = safetensors.MaxHeaderLen
 
 // RefError is the reference reader's verdict on an invalid file: its error kind, a message in the
 // spirit of the reference's own, and the byte offset in the file the error points at (-1 if none). For

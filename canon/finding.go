@@ -1,6 +1,9 @@
 package canon
 
-import "github.com/stdiff/stdiff/canon/finding"
+import (
+	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/safetensors"
+)
 
 // Severity says how bad a finding is (see package finding).
 type Severity = finding.Severity
@@ -22,7 +25,7 @@ type Finding = finding.Finding
 // MaxFindingsPerCode is how many findings of one code a Model keeps. Past it, findings of that code are
 // only counted (Model.Omitted), so a header with a million defects of one kind costs a million counts,
 // not a million messages.
-const MaxFindingsPerCode = 100
+const MaxFindingsPerCode = finding.MaxPerCode
 
 // AddFinding records a finding made outside Read (opening a set, deriving LoRA info), keeping at most
 // MaxFindingsPerCode of each code as Read does.
@@ -77,43 +80,44 @@ func CountFindings(fs []Finding, omitted map[string]int) map[string]int {
 	return n
 }
 
-// Finding codes. They are part of stdiff's contract with scripts: add, never rename.
+// Finding codes. They are part of stdiff's contract with scripts: add, never rename. Those of the
+// safetensors format are package safetensors' own.
 const (
-	CodeFileTooSmall       = "file-too-small"
-	CodeEmptyFile          = "empty-file"
-	CodeHeaderTooLarge     = "header-too-large"
-	CodeLFSPointer         = "lfs-pointer"
-	CodeHTMLPage           = "html-page"
-	CodeNotSafetensors     = "not-safetensors"
-	CodeBigEndianLength    = "big-endian-length"
-	CodeHeaderBeyondFile   = "header-beyond-file"
-	CodeInvalidUTF8        = "invalid-utf8"
-	CodeBOM                = "byte-order-mark"
-	CodeInvalidJSON        = "invalid-json"
-	CodeNulPadding         = "nul-padding"
-	CodeTrailingChars      = "trailing-characters"
-	CodeMetadataOutside    = "metadata-outside-object"
-	CodeNotObject          = "header-not-object"
-	CodeMetadataNotObject  = "metadata-not-object"
-	CodeMetadataNotString  = "metadata-not-string"
-	CodeDuplicateMetadata  = "duplicate-metadata-field"
-	CodeDuplicateMetaKey   = "duplicate-metadata-key"
-	CodeDuplicateTensor    = "duplicate-tensor-name"
-	CodeInvalidTensorEntry = "invalid-tensor-entry"
-	CodeUnknownDType       = "unknown-dtype"
-	CodeOffsetNotZero      = "offsets-not-from-zero"
-	CodeOffsetGap          = "offset-gap"
-	CodeOffsetOverlap      = "offset-overlap"
-	CodeOffsetReversed     = "offset-reversed"
-	CodeShapeOverflow      = "shape-overflow"
-	CodeMisalignedSlice    = "misaligned-slice"
-	CodeSizeMismatch       = "size-mismatch"
-	CodeTrailingBytes      = "trailing-bytes"
-	CodeTruncatedData      = "truncated-data"
-	CodeOddTensorForm      = "nonstandard-tensor-entry"
-	CodeUnknownField       = "unknown-tensor-field"
-	CodeLeadingSpace       = "leading-whitespace"
-	CodeNoTensors          = "no-tensors"
+	CodeFileTooSmall       = safetensors.CodeFileTooSmall
+	CodeEmptyFile          = safetensors.CodeEmptyFile
+	CodeHeaderTooLarge     = safetensors.CodeHeaderTooLarge
+	CodeLFSPointer         = safetensors.CodeLFSPointer
+	CodeHTMLPage           = safetensors.CodeHTMLPage
+	CodeNotSafetensors     = safetensors.CodeNotSafetensors
+	CodeBigEndianLength    = safetensors.CodeBigEndianLength
+	CodeHeaderBeyondFile   = safetensors.CodeHeaderBeyondFile
+	CodeInvalidUTF8        = safetensors.CodeInvalidUTF8
+	CodeBOM                = safetensors.CodeBOM
+	CodeInvalidJSON        = safetensors.CodeInvalidJSON
+	CodeNulPadding         = safetensors.CodeNulPadding
+	CodeTrailingChars      = safetensors.CodeTrailingChars
+	CodeMetadataOutside    = safetensors.CodeMetadataOutside
+	CodeNotObject          = safetensors.CodeNotObject
+	CodeMetadataNotObject  = safetensors.CodeMetadataNotObject
+	CodeMetadataNotString  = safetensors.CodeMetadataNotString
+	CodeDuplicateMetadata  = safetensors.CodeDuplicateMetadata
+	CodeDuplicateMetaKey   = safetensors.CodeDuplicateMetaKey
+	CodeDuplicateTensor    = safetensors.CodeDuplicateTensor
+	CodeInvalidTensorEntry = safetensors.CodeInvalidTensorEntry
+	CodeUnknownDType       = safetensors.CodeUnknownDType
+	CodeOffsetNotZero      = safetensors.CodeOffsetNotZero
+	CodeOffsetGap          = safetensors.CodeOffsetGap
+	CodeOffsetOverlap      = safetensors.CodeOffsetOverlap
+	CodeOffsetReversed     = safetensors.CodeOffsetReversed
+	CodeShapeOverflow      = safetensors.CodeShapeOverflow
+	CodeMisalignedSlice    = safetensors.CodeMisalignedSlice
+	CodeSizeMismatch       = safetensors.CodeSizeMismatch
+	CodeTrailingBytes      = safetensors.CodeTrailingBytes
+	CodeTruncatedData      = safetensors.CodeTruncatedData
+	CodeOddTensorForm      = safetensors.CodeOddTensorForm
+	CodeUnknownField       = safetensors.CodeUnknownField
+	CodeLeadingSpace       = safetensors.CodeLeadingSpace
+	CodeNoTensors          = safetensors.CodeNoTensors
 	CodeHashMismatch       = "embedded-hash-mismatch"
 	CodeHashMatch          = "embedded-hash-verified"
 	CodeBadSidecar         = "bad-sidecar"

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // FixResult says what FixNulPadding did.
@@ -79,17 +81,17 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 	if m.Valid() {
 		return none, nil
 	}
-	if !m.hasCode(CodeNulPadding) {
+	if m.FindingCounts()[CodeNulPadding] == 0 {
 		return none, notFixable(path, m)
 	}
 	hb := m.RawHeader
-	h := parseHeader(hb)
-	if h.end < 0 {
+	end := safetensors.ObjectEnd(hb)
+	if end < 0 {
 		return none, notFixable(path, m)
 	}
 	patched := bytes.Clone(hb)
 	first, last := -1, -1
-	for i := h.end; i < len(patched); i++ {
+	for i := end; i < len(patched); i++ {
 		if patched[i] == 0 {
 			patched[i] = ' '
 			if first < 0 {
@@ -102,8 +104,7 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 		return none, notFixable(path, m)
 	}
 	// Verify the repaired file as a whole before touching it.
-	check := &Model{Name: path, FileSize: m.FileSize, HeaderLen: m.HeaderLen}
-	check.readHeader(patched)
+	check := modelOfSafetensors(safetensors.Parse(patched, m.FileSize), path)
 	if !check.Valid() {
 		return none, notFixable(path, check)
 	}

@@ -25,6 +25,11 @@ const (
 // the finding that is the verdict.
 type RefKind string
 
+// MaxPerCode is how many findings of one code a reader keeps: past it, findings of that code are only
+// counted, so a header with a million defects of one kind costs a million counts, not a million
+// messages.
+const MaxPerCode = 100
+
 // Finding is one thing stdiff noticed about a file. Code is stable (kebab-case) and safe to match in
 // scripts; the other fields say where and what, for people.
 //

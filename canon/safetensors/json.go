@@ -1,4 +1,4 @@
-package canon
+package safetensors
 
 import (
 	"encoding/binary"
@@ -586,8 +586,8 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 		}
 		i++
 	}
-	dt := DType(p.s[ds:min(i, len(b))])
-	if !hasAt(b, i, shape) || !dt.Known() {
+	dt := p.s[ds:min(i, len(b))]
+	if !hasAt(b, i, shape) || !Known(dt) {
 		return false
 	}
 	i += len(shape)
@@ -747,8 +747,8 @@ func (p *parser) parseDType(t *rawTensor) {
 		if !ok {
 			return
 		}
-		t.DType = DType(s)
-		if !DType(s).Known() {
+		t.DType = s
+		if !Known(s) {
 			t.unknownDType(pos, s)
 		}
 	case '{':
@@ -762,8 +762,8 @@ func (p *parser) parseDType(t *rawTensor) {
 				return
 			}
 			n++
-			t.DType = DType(key)
-			if !DType(key).Known() {
+			t.DType = key
+			if !Known(key) {
 				t.unknownDType(pos, key)
 			} else if !isNull {
 				t.fail(pos, "invalid type: %s, expected unit", vdesc)

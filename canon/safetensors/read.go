@@ -1,4 +1,4 @@
-package canon
+package safetensors
 
 import (
 	"bytes"
@@ -11,59 +11,33 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/stdiff/stdiff/canon/gguf"
-	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/textfmt"
-	"github.com/stdiff/stdiff/canon/torch"
 )
 
-// Read reads a model's header from r, a file of size bytes shown as name, choosing the format by the
-// file's first bytes: GGUF (and the formats before it, which it names) when they are a GGUF magic,
-// else safetensors. For safetensors it reads the 8-byte length and the N header bytes, nothing else; for
-// GGUF the key-value pairs and tensor infos through a bounded buffer (package gguf), nothing of the
-// tensor data.
-//
-// It returns an error only when r cannot be read (the Sources of this module and their sub-packages
-// return errors wrapping ErrUnreadable). A file that was read but is not valid yields a Model whose
-// RefErr is the reference reader's verdict (for GGUF, llama.cpp's) and whose Findings name every defect
-// found; everything that could still be read is in the Model. Read allocates the header only after
-// checking N against the limit and size; the GGUF reader checks every count against the bytes left.
-func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
-	if size < 0 {
-		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}
-	}
-	head := make([]byte, min(size, 8))
+// Read reads a safetensors file's header from r, a file of size bytes: the 8-byte length and the N
+// header bytes, nothing else. It returns an error only when r cannot be read (r's own error). A file
+// that was read but is not valid yields a Header whose RefErr is the reference reader's verdict and
+// whose Findings name every defect found; everything that could still be read is in the Header. The
+// header is allocated only after N is checked against MaxHeaderLen and size.
+func Read(r io.ReaderAt, size int64) (*Header, error) {
+	head := make([]byte, max(min(size, 8), 0))
 	if err := readFull(r, head, 0); err != nil {
 		return nil, err
 	}
-	// A GGUF magic ("GGUF", or "lmgg", "fmgg", "tjgg" for the formats before it) read as the low half of
-	// a safetensors header length makes N at least 0x46554747 (1,179,993,927) bytes, far over the
-	// reference's 100,000,000-byte limit: no valid safetensors file starts with one, so nothing is lost
-	// by reading such a file as GGUF.
-	if _, ok := gguf.Sniff(head); ok {
-		return readGGUF(r, size, name)
-	}
-	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
-	// pickle does; a safetensors file whose header length begins with the same bytes is read as
-	// safetensors.
-	if torch.Candidate(head) && !startsSafetensors(r, head, size) {
-		if _, ok := torch.SniffReader(r, size); ok {
-			return readTorch(r, size, name)
-		}
-	}
-	// ONNX has no magic: a file that starts as a ModelProto does is read as one, unless it reads as a
-	// safetensors file (a header length within the file, then '{').
-	if onnx.Sniff(head) && !startsSafetensors(r, head, size) {
-		return readONNX(r, size, name)
-	}
-	m := &Model{Name: name, Format: FormatSafetensors, FileSize: size}
+	return ReadHead(r, size, head)
+}
+
+// ReadHead is Read for a caller that has read the file's first min(size, 8) bytes already: head.
+func ReadHead(r io.ReaderAt, size int64, head []byte) (*Header, error) {
+	m := &Header{FileSize: size}
 	if size < 8 {
 		m.RefErr = &RefError{Kind: HeaderTooSmall, Message: "header too small", Offset: 0}
 		if size == 0 {
-			m.add(Finding{Code: CodeEmptyFile, Severity: SevError, Offset: 0, RefKind: HeaderTooSmall,
+			m.add(finding.Finding{Code: CodeEmptyFile, Severity: finding.SevError, Offset: 0, RefKind: HeaderTooSmall,
 				Message: "the file is empty", Hint: "the download or copy did not finish; fetch the file again"})
 		} else {
-			m.add(Finding{Code: CodeFileTooSmall, Severity: SevError, Offset: 0, RefKind: HeaderTooSmall,
+			m.add(finding.Finding{Code: CodeFileTooSmall, Severity: finding.SevError, Offset: 0, RefKind: HeaderTooSmall,
 				Message: fmt.Sprintf("the file has %d bytes, fewer than the 8-byte header length", size)})
 		}
 		return m, nil
@@ -81,7 +55,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	}
 	if 8+int64(n) > size {
 		m.RefErr = &RefError{Kind: InvalidHeaderLength, Message: "invalid header length", Offset: 0}
-		m.add(Finding{Code: CodeHeaderBeyondFile, Severity: SevError, Offset: 0, RefKind: InvalidHeaderLength,
+		m.add(finding.Finding{Code: CodeHeaderBeyondFile, Severity: finding.SevError, Offset: 0, RefKind: InvalidHeaderLength,
 			Message: fmt.Sprintf("the header length says %d bytes but only %d follow the 8-byte length", n, size-8),
 			Hint:    "the file is truncated (an interrupted download?) or not a safetensors file; fetch it again"})
 		return m, nil
@@ -95,19 +69,17 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	return m, nil
 }
 
-// startsSafetensors reports whether a file whose first 8 bytes are head has a header length within
-// the file followed by '{', as a safetensors file has.
-func startsSafetensors(r io.ReaderAt, head []byte, size int64) bool {
-	if len(head) < 8 {
-		return false
-	}
-	n := binary.LittleEndian.Uint64(head)
-	if n == 0 || n > MaxHeaderLen || 8+int64(n) > size {
-		return false
-	}
-	b := make([]byte, 1)
-	return readFull(r, b, 8) == nil && b[0] == '{'
+// Parse validates hb as the N header bytes of a file of fileSize bytes, as Read does after reading them
+// (a repair checks the header it is about to write this way). hb is kept: do not modify it.
+func Parse(hb []byte, fileSize int64) *Header {
+	m := &Header{FileSize: fileSize, HeaderLen: uint64(len(hb)), RawHeader: hb}
+	m.readHeader(hb)
+	return m
 }
+
+// ObjectEnd is the index in hb, N header bytes, just past the JSON object, or -1 when hb does not hold
+// a whole JSON object.
+func ObjectEnd(hb []byte) int { return parseHeader(hb).end }
 
 // readFull reads len(p) bytes at off. As io.ReaderAt allows, r may say io.EOF along with all of them
 // (at the end of its input, or for no bytes at all): that is no error.
@@ -122,30 +94,14 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 	return err
 }
 
-// ReadBytes reads a whole file held in memory; see Read.
-func ReadBytes(name string, b []byte) *Model {
-	m, err := Read(bytes.NewReader(b), int64(len(b)), name)
-	if err != nil { // cannot happen: a bytes.Reader never fails within its size
-		panic(err)
-	}
-	return m
-}
-
-// setRef records the reference's verdict unless an earlier check already failed.
-func (m *Model) setRef(kind RefKind, msg string, off int64) {
-	if m.RefErr == nil {
-		m.RefErr = &RefError{Kind: kind, Message: msg, Offset: off}
-	}
-}
-
 // readHeader parses and validates the N header bytes hb.
-func (m *Model) readHeader(hb []byte) {
+func (m *Header) readHeader(hb []byte) {
 	const base = 8 // file offset of hb[0]
 	if !utf8.Valid(hb) {
 		bad := firstInvalidUTF8(hb)
 		msg := fmt.Sprintf("invalid utf-8 sequence of 1 bytes from index %d", bad)
 		m.setRef(InvalidHeader, msg, base+int64(bad))
-		m.add(Finding{Code: CodeInvalidUTF8, Severity: SevError, Offset: base + int64(bad), RefKind: InvalidHeader,
+		m.add(finding.Finding{Code: CodeInvalidUTF8, Severity: finding.SevError, Offset: base + int64(bad), RefKind: InvalidHeader,
 			Message: fmt.Sprintf("the header is not valid UTF-8 (byte 0x%02x at header index %d)", hb[bad], bad)})
 	}
 	h := parseHeader(hb)
@@ -161,7 +117,7 @@ func (m *Model) readHeader(hb []byte) {
 
 	// A byte order mark: strict readers stop at once; read on past it.
 	if h.end < 0 && bytes.HasPrefix(hb[h.start:], []byte("\xEF\xBB\xBF")) {
-		m.add(Finding{Code: CodeBOM, Severity: SevError, Offset: base + int64(h.start), RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: CodeBOM, Severity: finding.SevError, Offset: base + int64(h.start), RefKind: InvalidHeaderDeserialization,
 			Message: "the header starts with a UTF-8 byte order mark (an editor or Windows tool saved it)",
 			Hint:    "re-save the file with a safetensors writer"})
 		patched := bytes.Clone(hb)
@@ -174,14 +130,14 @@ func (m *Model) readHeader(hb []byte) {
 			if h.tensors == nil && h.meta == nil && h.start < len(hb) && hb[h.start] != '{' {
 				code, msg = CodeNotObject, "the header is not a JSON object: "+h.syntax.msg
 			}
-			m.add(Finding{Code: code, Severity: SevError, Offset: base + int64(h.syntax.pos), RefKind: InvalidHeaderDeserialization, Message: msg})
+			m.add(finding.Finding{Code: code, Severity: finding.SevError, Offset: base + int64(h.syntax.pos), RefKind: InvalidHeaderDeserialization, Message: msg})
 		}
 		m.collect(h, hb)
 		return
 	}
 	m.HeaderParsed = true
 	if h.start > 0 && !m.hasCode(CodeBOM) {
-		m.add(Finding{Code: CodeLeadingSpace, Severity: SevInfo, Offset: base,
+		m.add(finding.Finding{Code: CodeLeadingSpace, Severity: finding.SevInfo, Offset: base,
 			Message: fmt.Sprintf("the header starts with %d whitespace bytes before the JSON object (accepted)", h.start)})
 	}
 	if h.trailing != nil {
@@ -191,17 +147,8 @@ func (m *Model) readHeader(hb []byte) {
 	m.checkLayout()
 }
 
-func (m *Model) hasCode(code string) bool {
-	for _, f := range m.Findings {
-		if f.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
 // trailingFindings explains what follows the JSON object inside the header.
-func (m *Model) trailingFindings(h *rawHeader, hb []byte) {
+func (m *Header) trailingFindings(h *rawHeader, hb []byte) {
 	const base = 8
 	rest := hb[h.end:]
 	off := base + int64(h.trailing.pos)
@@ -216,11 +163,11 @@ func (m *Model) trailingFindings(h *rawHeader, hb []byte) {
 	}
 	switch {
 	case onlyPad && nuls > 0:
-		m.add(Finding{Code: CodeNulPadding, Severity: SevError, Offset: off, RefKind: InvalidHeaderDeserialization, Fixable: true,
+		m.add(finding.Finding{Code: CodeNulPadding, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization, Fixable: true,
 			Message: fmt.Sprintf("the header is padded with %d NUL bytes instead of spaces (a writer that zero-fills its buffer)", nuls),
 			Hint:    "run `stdiff check --fix` to turn the padding into spaces; no tensor byte changes"})
 	case metadataAfterObject(rest):
-		m.add(Finding{Code: CodeMetadataOutside, Severity: SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: CodeMetadataOutside, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
 			Message: "`__metadata__` follows the closed JSON object (`{},\"__metadata__\":…`: the safetensors 0.4.2 metadata-only bug)",
 			Hint:    "re-save the file with a current safetensors writer"})
 		// Read the stray metadata as if it were inside the object.
@@ -234,7 +181,7 @@ func (m *Model) trailingFindings(h *rawHeader, hb []byte) {
 			h.metaSeen, h.metaNull = stray.metaSeen, stray.metaNull
 		}
 	default:
-		m.add(Finding{Code: CodeTrailingChars, Severity: SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: CodeTrailingChars, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
 			Message: fmt.Sprintf("%d bytes after the JSON object inside the header are not whitespace (first: %s)", len(rest), quoteByte(hb[h.trailing.pos]))})
 	}
 }
@@ -256,21 +203,21 @@ func quoteByte(c byte) string {
 }
 
 // collect turns the parsed entries into the Model's tensors and metadata, with findings for bad entries.
-func (m *Model) collect(h *rawHeader, hb []byte) {
+func (m *Header) collect(h *rawHeader, hb []byte) {
 	const base = 8
 	for _, pos := range h.metaDup {
-		m.add(Finding{Code: CodeDuplicateMetadata, Severity: SevError, Offset: base + int64(pos), RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: CodeDuplicateMetadata, Severity: finding.SevError, Offset: base + int64(pos), RefKind: InvalidHeaderDeserialization,
 			Message: "`__metadata__` appears more than once"})
 	}
 	if h.metaBad != nil {
-		m.add(Finding{Code: CodeMetadataNotObject, Severity: SevError, Offset: base + int64(h.metaBad.pos), RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: CodeMetadataNotObject, Severity: finding.SevError, Offset: base + int64(h.metaBad.pos), RefKind: InvalidHeaderDeserialization,
 			Message: "`__metadata__` must be an object of strings or null: " + h.metaBad.msg})
 	}
 	// Metadata: last value wins, kept at the position of its last occurrence.
 	last := make(map[string]int, len(h.meta))
 	for i, e := range h.meta {
 		if j, dup := last[e.key]; dup && m.room(CodeDuplicateMetaKey) {
-			m.add(Finding{Code: CodeDuplicateMetaKey, Severity: SevWarning, Offset: base + int64(e.pos),
+			m.add(finding.Finding{Code: CodeDuplicateMetaKey, Severity: finding.SevWarning, Offset: base + int64(e.pos),
 				Message: fmt.Sprintf("metadata key %s appears more than once (first at offset %d); readers keep the last value", strconv.Quote(e.key), base+h.meta[j].pos)})
 		}
 		last[e.key] = i
@@ -281,11 +228,11 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 			continue
 		}
 		if e.raw && m.room(CodeMetadataNotString) {
-			m.add(Finding{Code: CodeMetadataNotString, Severity: SevError, Offset: base + int64(e.pos), RefKind: InvalidHeaderDeserialization,
+			m.add(finding.Finding{Code: CodeMetadataNotString, Severity: finding.SevError, Offset: base + int64(e.pos), RefKind: InvalidHeaderDeserialization,
 				Message: fmt.Sprintf("metadata value of %s is not a string (strict readers reject the file)", strconv.Quote(e.key)),
 				Hint:    "metadata values must be strings; a writer should JSON-encode nested values into a string"})
 		}
-		m.Metadata = append(m.Metadata, MetaEntry{Key: e.key, Value: e.value, Offset: base + int64(e.pos), NotString: e.raw})
+		m.Metadata = append(m.Metadata, Meta{Key: e.key, Value: e.value, Offset: base + int64(e.pos), NotString: e.raw})
 	}
 
 	// Tensors: the reference keeps the last entry of a name, and every entry must be valid.
@@ -295,18 +242,18 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 	for i := range h.tensors {
 		t := &h.tensors[i]
 		if j := lastT[i]; j != i && m.room(CodeDuplicateTensor) {
-			m.add(Finding{Code: CodeDuplicateTensor, Severity: SevWarning, Offset: base + t.HeaderOffset,
+			m.add(finding.Finding{Code: CodeDuplicateTensor, Severity: finding.SevWarning, Offset: base + t.HeaderOffset,
 				Message: fmt.Sprintf("tensor %q is defined again at offset %d; the reference keeps the last entry, other readers may keep this one", t.Name, base+h.tensors[j].HeaderOffset),
 				Hint:    "two readers can load different weights from this file; re-save it"})
 		}
 		flags := h.flagsOf(i)
 		if flags&entryInvalid != 0 {
-			unknown := t.DType != "" && !t.DType.Known()
+			unknown := t.DType != "" && !Known(t.DType)
 			switch {
 			case unknown && m.room(CodeUnknownDType):
-				f := Finding{Code: CodeUnknownDType, Severity: SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+				f := finding.Finding{Code: CodeUnknownDType, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
 					Message: fmt.Sprintf("tensor %q has dtype %q, which the reference does not know", t.Name, t.DType)}
-				if s := suggestDType(string(t.DType)); s != "" {
+				if s := Suggest(t.DType); s != "" {
 					f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
 				}
 				m.add(f)
@@ -315,7 +262,7 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 				if e := entryError(hb, int(t.HeaderOffset)); e != nil {
 					why = e.msg
 				}
-				m.add(Finding{Code: CodeInvalidTensorEntry, Severity: SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+				m.add(finding.Finding{Code: CodeInvalidTensorEntry, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
 					Message: fmt.Sprintf("tensor %q: %s", t.Name, why)})
 			}
 		}
@@ -329,12 +276,12 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 	}
 	m.Tensors = kept
 	if h.oddForms > 0 {
-		m.add(Finding{Code: CodeOddTensorForm, Severity: SevWarning, Offset: -1,
+		m.add(finding.Finding{Code: CodeOddTensorForm, Severity: finding.SevWarning, Offset: -1,
 			Message: fmt.Sprintf("%d tensor entries use a form only serde-based readers accept (array or {\"DTYPE\":null}), e.g. %s", h.oddForms, strconv.Quote(h.firstOdd)),
 			Hint:    "JavaScript and Python header readers expect {\"dtype\":…,\"shape\":…,\"data_offsets\":…}"})
 	}
 	if h.extraFields > 0 {
-		m.add(Finding{Code: CodeUnknownField, Severity: SevInfo, Offset: -1,
+		m.add(finding.Finding{Code: CodeUnknownField, Severity: finding.SevInfo, Offset: -1,
 			Message: fmt.Sprintf("%d tensor entries carry fields readers ignore, e.g. %s", h.extraFields, strconv.Quote(h.firstExtra))})
 	}
 }
@@ -342,12 +289,11 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 // lastOfEachName maps each entry to the index of the last entry with the same name (itself when its name
 // is unique). The table holds hashes and indices only, so a 50,000-tensor header costs no map of strings.
 func lastOfEachName(ts []Tensor) []int {
-	x := &NameIndex{ts: ts}
 	size := 1
 	for size < 2*len(ts) {
 		size <<= 1
 	}
-	x.slots, x.seed = make([]uint64, size), maphash.MakeSeed()
+	x := &nameTable{ts: ts, slots: make([]uint64, size), seed: maphash.MakeSeed()}
 	prev := make([]int32, len(ts)) // previous entry of the same name + 1; 0 is none
 	for i := range ts {
 		k, tag := x.slot(ts[i].Name)
@@ -370,19 +316,19 @@ func lastOfEachName(ts []Tensor) []int {
 }
 
 // checkLayout runs the reference's offset walk (strict verdict) and then lenient checks of every tensor.
-func (m *Model) checkLayout() {
+func (m *Header) checkLayout() {
 	order := m.sortedByOffsets()
 	if m.RefErr == nil {
 		m.referenceWalk(order)
 	}
 	m.lenientLayout(order)
 	if len(m.Tensors) == 0 && m.HeaderParsed {
-		m.add(Finding{Code: CodeNoTensors, Severity: SevInfo, Offset: -1, Message: "the file holds no tensors"})
+		m.add(finding.Finding{Code: CodeNoTensors, Severity: finding.SevInfo, Offset: -1, Message: "the file holds no tensors"})
 	}
 }
 
 // sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order.
-func (m *Model) sortedByOffsets() []int {
+func (m *Header) sortedByOffsets() []int {
 	idx := make([]int, len(m.Tensors))
 	sorted := true
 	for i := range idx {
@@ -406,7 +352,7 @@ func (m *Model) sortedByOffsets() []int {
 }
 
 // referenceWalk is the reference's validate(): the first failing check in offset order wins.
-func (m *Model) referenceWalk(order []int) {
+func (m *Header) referenceWalk(order []int) {
 	var start uint64
 	for _, i := range order {
 		t := &m.Tensors[i]
@@ -416,7 +362,7 @@ func (m *Model) referenceWalk(order []int) {
 		}
 		start = t.End
 		e, ok := t.Elements()
-		b, _ := t.DType.Bits()
+		b, _ := Bits(t.DType)
 		hi, lo := bits64Mul(e, b)
 		if !ok || hi != 0 {
 			m.setRef(ValidationOverflow, "overflow computing the size of tensor "+strconv.Quote(t.Name), t.HeaderOffset)
@@ -437,24 +383,24 @@ func (m *Model) referenceWalk(order []int) {
 }
 
 // lenientLayout checks every tensor and the whole data section, reporting each problem once.
-func (m *Model) lenientLayout(order []int) {
+func (m *Header) lenientLayout(order []int) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		if !t.DType.Known() {
+		if !Known(t.DType) {
 			continue // already reported as unknown-dtype
 		}
 		if t.End < t.Begin {
 			if !m.room(CodeOffsetReversed) {
 				continue
 			}
-			m.add(Finding{Code: CodeOffsetReversed, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+			m.add(finding.Finding{Code: CodeOffsetReversed, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("tensor %s ends (%d) before it begins (%d)", strconv.Quote(t.Name), t.End, t.Begin)})
 			continue
 		}
 		e, ok := t.Elements()
-		b, _ := t.DType.Bits()
+		b, _ := Bits(t.DType)
 		hi, lo := bits64Mul(e, b)
-		f := Finding{Severity: SevError, Offset: t.HeaderOffset}
+		f := finding.Finding{Severity: finding.SevError, Offset: t.HeaderOffset}
 		switch {
 		case !ok || hi != 0:
 			f.Code, f.RefKind = CodeShapeOverflow, ValidationOverflow
@@ -487,13 +433,13 @@ func (m *Model) lenientLayout(order []int) {
 		q := t.Name // quoted only when a finding is made
 		switch {
 		case k == 0 && t.Begin != 0:
-			m.add(Finding{Code: CodeOffsetNotZero, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+			m.add(finding.Finding{Code: CodeOffsetNotZero, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("the first tensor (%q) starts at data offset %d, not 0", q, t.Begin)})
 		case t.Begin > end && m.room(CodeOffsetGap):
-			m.add(Finding{Code: CodeOffsetGap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+			m.add(finding.Finding{Code: CodeOffsetGap, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("%d unused bytes before tensor %q (data offsets %d to %d)", t.Begin-end, q, end, t.Begin)})
 		case t.Begin < end && m.room(CodeOffsetOverlap):
-			m.add(Finding{Code: CodeOffsetOverlap, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+			m.add(finding.Finding{Code: CodeOffsetOverlap, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
 				Message: fmt.Sprintf("tensor %q (data offsets %d to %d) overlaps the tensor before it, which ends at %d", q, t.Begin, t.End, end)})
 		}
 		end = max(end, t.End)
@@ -501,11 +447,11 @@ func (m *Model) lenientLayout(order []int) {
 	dataLen := uint64(m.DataLen())
 	switch {
 	case end < dataLen:
-		m.add(Finding{Code: CodeTrailingBytes, Severity: SevError, Offset: m.DataOffset() + int64(end), RefKind: MetadataIncompleteBuffer,
+		m.add(finding.Finding{Code: CodeTrailingBytes, Severity: finding.SevError, Offset: m.DataOffset() + int64(end), RefKind: MetadataIncompleteBuffer,
 			Message: fmt.Sprintf("%d bytes follow the last tensor's data; strict readers reject files not covered exactly", dataLen-end),
 			Hint:    "something appended to the file; if the tensors are right, re-save it"})
 	case end > dataLen:
-		m.add(Finding{Code: CodeTruncatedData, Severity: SevError, Offset: m.FileSize, RefKind: MetadataIncompleteBuffer,
+		m.add(finding.Finding{Code: CodeTruncatedData, Severity: finding.SevError, Offset: m.FileSize, RefKind: MetadataIncompleteBuffer,
 			Message: fmt.Sprintf("the tensors need %d data bytes but the file has %d: %d bytes are missing", end, dataLen, end-dataLen),
 			Hint:    "the file is truncated (an interrupted download?); fetch it again"})
 	}
@@ -534,8 +480,8 @@ func firstInvalidUTF8(b []byte) int {
 }
 
 // diagnoseNotSafetensors says what a file whose header length is absurd most likely is.
-func diagnoseNotSafetensors(head []byte, n uint64, size int64) Finding {
-	f := Finding{Code: CodeHeaderTooLarge, Severity: SevError, Offset: 0, RefKind: HeaderTooLarge,
+func diagnoseNotSafetensors(head []byte, n uint64, size int64) finding.Finding {
+	f := finding.Finding{Code: CodeHeaderTooLarge, Severity: finding.SevError, Offset: 0, RefKind: HeaderTooLarge,
 		Message: fmt.Sprintf("the header length is %d, over the %d-byte limit: this is not a safetensors file", n, MaxHeaderLen)}
 	text := string(head)
 	lower := strings.ToLower(strings.TrimSpace(text))
@@ -577,4 +523,25 @@ func lfsField(text, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// nameTable finds tensors by name, holding hashes' slots and indices only (as canon.NameIndex does).
+type nameTable struct {
+	ts    []Tensor
+	slots []uint64 // high 32 bits: the name's hash; low 32: index + 1; 0 is empty
+	seed  maphash.Seed
+}
+
+// slot is where name is, or the empty slot where it would go, and the hash tag stored with it. Names
+// are compared only when their tags are equal, so a look-up rarely touches other tensors.
+func (x *nameTable) slot(name string) (k, tag uint64) {
+	h := maphash.String(x.seed, name)
+	tag = h &^ (1<<32 - 1)
+	mask := uint64(len(x.slots) - 1)
+	for k = h & mask; ; k = (k + 1) & mask {
+		s := x.slots[k]
+		if s == 0 || (s&^(1<<32-1) == tag && x.ts[int(uint32(s))-1].Name == name) {
+			return k, tag
+		}
+	}
 }

@@ -1,0 +1,138 @@
+package canon
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/safetensors"
+	"github.com/stdiff/stdiff/canon/torch"
+)
+
+// Read reads a model's header from r, a file of size bytes shown as name, choosing the format by the
+// file's first bytes: GGUF (and the formats before it, which it names) when they are a GGUF magic,
+// else safetensors. For safetensors it reads the 8-byte length and the N header bytes, nothing else; for
+// GGUF the key-value pairs and tensor infos through a bounded buffer (package gguf), nothing of the
+// tensor data.
+//
+// It returns an error only when r cannot be read (the Sources of this module and their sub-packages
+// return errors wrapping ErrUnreadable). A file that was read but is not valid yields a Model whose
+// RefErr is the reference reader's verdict (for GGUF, llama.cpp's) and whose Findings name every defect
+// found; everything that could still be read is in the Model. Read allocates the header only after
+// checking N against the limit and size; the GGUF reader checks every count against the bytes left.
+func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
+	if size < 0 {
+		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}
+	}
+	head := make([]byte, min(size, 8))
+	if err := readFull(r, head, 0); err != nil {
+		return nil, err
+	}
+	// A GGUF magic ("GGUF", or "lmgg", "fmgg", "tjgg" for the formats before it) read as the low half of
+	// a safetensors header length makes N at least 0x46554747 (1,179,993,927) bytes, far over the
+	// reference's 100,000,000-byte limit: no valid safetensors file starts with one, so nothing is lost
+	// by reading such a file as GGUF.
+	if _, ok := gguf.Sniff(head); ok {
+		return readGGUF(r, size, name)
+	}
+	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
+	// pickle does; a safetensors file whose header length begins with the same bytes is read as
+	// safetensors.
+	if torch.Candidate(head) && !startsSafetensors(r, head, size) {
+		if _, ok := torch.SniffReader(r, size); ok {
+			return readTorch(r, size, name)
+		}
+	}
+	// ONNX has no magic: a file that starts as a ModelProto does is read as one, unless it reads as a
+	// safetensors file (a header length within the file, then '{').
+	if onnx.Sniff(head) && !startsSafetensors(r, head, size) {
+		return readONNX(r, size, name)
+	}
+	h, err := safetensors.ReadHead(r, size, head)
+	if err != nil {
+		return nil, err
+	}
+	return modelOfSafetensors(h, name), nil
+}
+
+// modelOfSafetensors is the Model of a safetensors header: its tensors, metadata, findings and verdict
+// in canon's terms (the names and shapes shared with h).
+func modelOfSafetensors(h *safetensors.Header, name string) *Model {
+	m := &Model{Name: name, Format: FormatSafetensors, FileSize: h.FileSize, HeaderLen: h.HeaderLen, RawHeader: h.RawHeader,
+		HeaderParsed: h.HeaderParsed, HasMetadata: h.HasMetadata, Findings: h.Findings, Omitted: h.Omitted}
+	if e := h.RefErr; e != nil {
+		m.RefErr = &RefError{Kind: e.Kind, Message: e.Message, Offset: e.Offset}
+	}
+	m.Tensors = tensorsOf(h.Tensors)
+	for _, e := range h.Metadata {
+		m.Metadata = append(m.Metadata, MetaEntry{Key: e.Key, Value: e.Value, Offset: e.Offset, NotString: e.NotString})
+	}
+	return m
+}
+
+// tensorsOf is a safetensors header's tensors as canon's, in the same memory (a 50,000-tensor header is
+// not copied): the two types have the same fields in the same order, a DType being a string, as the
+// constants below check when the package compiles.
+func tensorsOf(ts []safetensors.Tensor) []Tensor {
+	if ts == nil {
+		return nil
+	}
+	return unsafe.Slice((*Tensor)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
+}
+
+// Each is 0 when Tensor and safetensors.Tensor lay out alike, and does not compile otherwise (a
+// negative constant is no uint).
+const (
+	_ = uint(unsafe.Sizeof(Tensor{}) - unsafe.Sizeof(safetensors.Tensor{}))
+	_ = uint(unsafe.Sizeof(safetensors.Tensor{}) - unsafe.Sizeof(Tensor{}))
+	_ = uint(unsafe.Offsetof(Tensor{}.DType) - unsafe.Offsetof(safetensors.Tensor{}.DType))
+	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.DType) - unsafe.Offsetof(Tensor{}.DType))
+	_ = uint(unsafe.Offsetof(Tensor{}.Shape) - unsafe.Offsetof(safetensors.Tensor{}.Shape))
+	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.Shape) - unsafe.Offsetof(Tensor{}.Shape))
+	_ = uint(unsafe.Offsetof(Tensor{}.Begin) - unsafe.Offsetof(safetensors.Tensor{}.Begin))
+	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.Begin) - unsafe.Offsetof(Tensor{}.Begin))
+	_ = uint(unsafe.Offsetof(Tensor{}.End) - unsafe.Offsetof(safetensors.Tensor{}.End))
+	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.End) - unsafe.Offsetof(Tensor{}.End))
+	_ = uint(unsafe.Offsetof(Tensor{}.HeaderOffset) - unsafe.Offsetof(safetensors.Tensor{}.HeaderOffset))
+	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.HeaderOffset) - unsafe.Offsetof(Tensor{}.HeaderOffset))
+)
+
+// startsSafetensors reports whether a file whose first 8 bytes are head has a header length within
+// the file followed by '{', as a safetensors file has.
+func startsSafetensors(r io.ReaderAt, head []byte, size int64) bool {
+	if len(head) < 8 {
+		return false
+	}
+	n := binary.LittleEndian.Uint64(head)
+	if n == 0 || n > MaxHeaderLen || 8+int64(n) > size {
+		return false
+	}
+	b := make([]byte, 1)
+	return readFull(r, b, 8) == nil && b[0] == '{'
+}
+
+// readFull reads len(p) bytes at off. As io.ReaderAt allows, r may say io.EOF along with all of them
+// (at the end of its input, or for no bytes at all): that is no error.
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	switch {
+	case n == len(p):
+		return nil
+	case err == nil:
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// ReadBytes reads a whole file held in memory; see Read.
+func ReadBytes(name string, b []byte) *Model {
+	m, err := Read(bytes.NewReader(b), int64(len(b)), name)
+	if err != nil { // cannot happen: a bytes.Reader never fails within its size
+		panic(err)
+	}
+	return m
+}
