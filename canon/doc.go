@@ -1,16 +1,17 @@
-// Package canon is the safetensors format and what every model format stdiff reads shares: the header
-// reader (Read, which tells the formats apart by their first bytes: for safetensors the 8-byte length
-// and the N header bytes, nothing else; for GGUF the header as package canon/gguf reads it), the
-// reference reader's strict verdict (RefError, in the reference's own error kinds; llama.cpp's rules for
-// GGUF) beside lenient diagnoses (Finding, with stable codes), the Model that results, its canonical form
-// (what structure and content IDs hash), what a model of several files says of them (ShardInfo),
-// the in-place repair of NUL padding (FixNulPadding), the Source interface byte readers use, the errors
-// of reading (ReadError, which keeps its cause) and the Outcome a report comes to.
+// Package canon is what every model format stdiff reads shares: the header reader (Read, which tells
+// the formats apart by their first bytes and adapts what the format's package reads into a Model:
+// canon/safetensors for safetensors, the 8-byte length and the N header bytes, nothing else;
+// canon/gguf for GGUF), the reference reader's strict verdict (RefError, in the reference's own error
+// kinds; llama.cpp's rules for GGUF) beside lenient diagnoses (Finding, package canon/finding's, with
+// stable codes), the Model that results, its canonical form (what structure and content IDs hash),
+// what a model of several files says of them (ShardInfo), the in-place repair of NUL padding
+// (FixNulPadding), the Source interface byte readers use, the errors of reading (ReadError, which keeps
+// its cause) and the Outcome a report comes to.
 //
 // Sub-packages do the rest: canon/source opens models by name (files, shard sets and split GGUF models,
 // diffusers components, URLs, hf://), canon/lora reads the LoRA world's conventions, canon/values reads
-// tensor values, canon/gguf reads GGUF headers, canon/textfmt and canon/markdown format text, canon/pool
-// runs work in parallel, canon/lockfile takes advisory locks on files.
+// tensor values, canon/textfmt and canon/markdown format text, canon/pool runs work in parallel,
+// canon/lockfile takes advisory locks on files.
 //
 // It never prints, never reads the environment and never opens a network connection; the only files it
 // opens by name are those FixNulPadding repairs (and OpenRegular, for package canon/source). A header is

@@ -1,0 +1,109 @@
+package safetensors_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/safetensors"
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+func read(t *testing.T, b []byte) *safetensors.Header {
+	t.Helper()
+	h, err := safetensors.Read(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestRead: a valid file's header is its tensors (file offsets of their names), metadata and nothing
+// wrong; Read needs no more than the header.
+func TestRead(t *testing.T) {
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "b", DType: "F16", Shape: []uint64{3, 5}}, {Name: "a", DType: "BF16", Shape: []uint64{2}}},
+		Metadata: []stfile.KV{{Key: "format", Value: "pt"}}}
+	b := f.Build()
+	h := read(t, b)
+	if !h.Valid() || !h.HeaderParsed || !h.HasMetadata || len(h.Findings) != 0 || h.DataOffset()+h.DataLen() != int64(len(b)) {
+		t.Fatalf("%+v", h)
+	}
+	if len(h.Tensors) != 2 || h.Tensors[0].Name != "b" || h.Tensors[0].DType != "F16" || h.Tensors[0].End-h.Tensors[0].Begin != 30 ||
+		!bytes.HasPrefix(b[h.Tensors[0].HeaderOffset:], []byte(`"b"`)) {
+		t.Errorf("tensors %+v", h.Tensors)
+	}
+	if len(h.Metadata) != 1 || h.Metadata[0].Key != "format" || h.Metadata[0].Value != "pt" || !bytes.HasPrefix(b[h.Metadata[0].Offset:], []byte(`"format"`)) {
+		t.Errorf("metadata %+v", h.Metadata)
+	}
+	if n, ok := h.Tensors[0].Elements(); !ok || n != 15 {
+		t.Errorf("elements %d %v", n, ok)
+	}
+}
+
+// TestNulPadding: a header padded with NUL bytes is rejected with a fixable nul-padding finding; Parse
+// of the header with spaces instead accepts it, and ObjectEnd is where the padding starts.
+func TestNulPadding(t *testing.T) {
+	f := stfile.File{Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{2}}}}
+	b := f.NulPadded()
+	h := read(t, b)
+	if h.Valid() || h.RefErr.Kind != safetensors.InvalidHeaderDeserialization || len(h.Findings) != 1 {
+		t.Fatalf("verdict %+v, findings %+v", h.RefErr, h.Findings)
+	}
+	if fd := h.Findings[0]; fd.Code != safetensors.CodeNulPadding || !fd.Fixable || fd.Severity != finding.SevError || fd.Offset < 8 {
+		t.Errorf("finding %+v", fd)
+	}
+	end := safetensors.ObjectEnd(h.RawHeader)
+	if end < 0 || h.RawHeader[end-1] != '}' || h.RawHeader[end] != 0 {
+		t.Fatalf("object end %d in %q", end, h.RawHeader)
+	}
+	patched := bytes.ReplaceAll(bytes.Clone(h.RawHeader), []byte{0}, []byte{' '})
+	if p := safetensors.Parse(patched, h.FileSize); !p.Valid() || len(p.Findings) != 0 || len(p.Tensors) != 1 {
+		t.Errorf("repaired header: %+v %+v", p.RefErr, p.Findings)
+	}
+}
+
+// TestShortFiles: a file too short for its length, or whose length is past the file, is a verdict and
+// a finding, not an error.
+func TestShortFiles(t *testing.T) {
+	for _, c := range []struct {
+		b    []byte
+		kind finding.RefKind
+		code string
+	}{
+		{nil, safetensors.HeaderTooSmall, safetensors.CodeEmptyFile},
+		{[]byte{1, 2, 3}, safetensors.HeaderTooSmall, safetensors.CodeFileTooSmall},
+		{binary.LittleEndian.AppendUint64(nil, 100), safetensors.InvalidHeaderLength, safetensors.CodeHeaderBeyondFile},
+		{[]byte("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 12\n"), safetensors.HeaderTooLarge, safetensors.CodeLFSPointer},
+	} {
+		h := read(t, c.b)
+		if h.Valid() || h.RefErr.Kind != c.kind || len(h.Findings) != 1 || h.Findings[0].Code != c.code {
+			t.Errorf("%q: verdict %+v, findings %+v", c.b, h.RefErr, h.Findings)
+		}
+	}
+}
+
+// TestFindingsCapped: past MaxFindingsPerCode findings of one code are counted, not kept.
+func TestFindingsCapped(t *testing.T) {
+	n := safetensors.MaxFindingsPerCode + 5
+	var header strings.Builder
+	header.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&header, `"t%d":{"dtype":"X","shape":[1],"data_offsets":[0,1]},`, i)
+	}
+	header.WriteString(`"__metadata__":{}}`)
+	b := binary.LittleEndian.AppendUint64(nil, uint64(header.Len()))
+	b = append(append(b, header.String()...), 0)
+	h := read(t, b)
+	kept := 0
+	for _, f := range h.Findings {
+		if f.Code == safetensors.CodeUnknownDType {
+			kept++
+		}
+	}
+	if kept != safetensors.MaxFindingsPerCode || h.Omitted[safetensors.CodeUnknownDType] != 5 {
+		t.Errorf("kept %d, omitted %v", kept, h.Omitted)
+	}
+}
