@@ -1,39 +1,41 @@
-package dupes
+package safetensors
 
 import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"slices"
-	"unsafe"
-
-	"github.com/stdiff/stdiff/canon"
 )
 
-// skim reads the keys of a safetensors header (the N bytes after the length) without building a
-// canon.Model: what grouping needs and nothing more, several times faster than canon.Read. It accepts
-// only the plain form nearly every writer produces: an object of tensor entries {"dtype", "shape",
-// "data_offsets"} and an optional `__metadata__` of strings, names without escapes, a data section
-// exactly covered by the tensors (dataLen bytes). For anything else it returns false, and the caller
-// reads the header with canon.Read, which says what is wrong with it; so whenever skim returns true,
-// canon.Read finds the same tensors and keys, and the file valid but for what only a model's whole
-// reading tells (a name written twice) and two checks skim leaves to lightModel, which reads the
-// models in groups again: that the header is UTF-8 and holds no control character. scratch is reused
-// between calls; collect, when not nil, receives the tensors, and then the keys are not
-// worked out (lightModel needs the tensors alone).
-func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor) (keys, bool) {
-	k := keys{dataLen: dataLen, collect: collect}
+// SkimSink receives what Skim reads.
+type SkimSink interface {
+	// Entry is one tensor entry, in header order. name and dtype share the header's memory; shape is
+	// valid only during the call.
+	Entry(name, dtype []byte, shape []uint64, begin, end uint64)
+	// Reset forgets the entries received so far: Skim reads the header again, another way.
+	Reset()
+}
+
+// Skim reads the tensor entries of a safetensors header h (the N bytes after the length) into sink,
+// without building a Header: what grouping files needs and nothing more, several times faster than
+// Read. It accepts only the plain form nearly every writer produces: an object of tensor entries
+// {"dtype", "shape", "data_offsets"} and an optional `__metadata__` of strings, names without escapes,
+// a data section exactly covered by the tensors (dataLen bytes). For anything else ok is false, and
+// the caller reads the header with Read, which says what is wrong with it; so whenever Skim returns
+// true, Read finds the same tensors and metaKeys metadata keys, and the file valid but for what only
+// reading everything tells (a name written twice) and two checks Skim leaves to its caller: that the
+// header is UTF-8 (utf8.Valid) and holds no control character (HasControlOrTab). scratch is reused
+// between calls.
+func Skim(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink) (metaKeys int, ok bool) {
+	k := skimState{sink: sink}
 	spans := (*scratch)[:0]
 	defer func() { *scratch = spans }()
 	sorted, compact := skimCompact(h, &k, &spans)
 	if !compact { // spaces, another order of fields: the general way, from the start
-		k, spans = keys{dataLen: dataLen, collect: collect}, spans[:0]
-		if collect != nil {
-			*collect = (*collect)[:0]
-		}
-		var ok bool
+		k, spans = skimState{sink: sink}, spans[:0]
+		sink.Reset()
 		if sorted, ok = skimGeneral(h, &k, &spans); !ok {
-			return k, false
+			return 0, false
 		}
 	}
 	end := uint64(0)
@@ -42,21 +44,25 @@ func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor
 	}
 	for _, s := range spans {
 		if s[0] != end {
-			return k, false
+			return 0, false
 		}
 		end = s[1]
 	}
 	if end != uint64(dataLen) || dataLen < 0 {
-		return k, false
+		return 0, false
 	}
-	k.finish()
-	k.collect, k.arena = nil, arena{}
-	return k, true
+	return k.metaKeys, true
+}
+
+// skimState is what Skim carries through a header: where entries go and how many metadata keys it saw.
+type skimState struct {
+	sink     SkimSink
+	metaKeys int
 }
 
 // skimGeneral reads the tensor entries of a header into k and spans, however it is spaced and its
 // fields ordered; sorted is false when the spans are out of order.
-func skimGeneral(h []byte, k *keys, spansp *[][2]uint64) (sorted, ok bool) {
+func skimGeneral(h []byte, k *skimState, spansp *[][2]uint64) (sorted, ok bool) {
 	p := skimmer{b: h}
 	spans := *spansp
 	defer func() { *spansp = spans }()
@@ -107,7 +113,7 @@ func skimGeneral(h []byte, k *keys, spansp *[][2]uint64) (sorted, ok bool) {
 // addEntry checks a tensor entry (its length is its dtype's size times its elements, its offsets in
 // order) and adds it to k and spans; end is where the last one ended, sorted false once one started
 // elsewhere.
-func addEntry(k *keys, spans *[][2]uint64, name, dtype []byte, shape []uint64, begin, stop uint64, end *uint64, sorted *bool) bool {
+func addEntry(k *skimState, spans *[][2]uint64, name, dtype []byte, shape []uint64, begin, stop uint64, end *uint64, sorted *bool) bool {
 	if stop < begin {
 		return false
 	}
@@ -120,19 +126,14 @@ func addEntry(k *keys, spans *[][2]uint64, name, dtype []byte, shape []uint64, b
 	}
 	*end = stop
 	*spans = append(*spans, [2]uint64{begin, stop})
-	if k.collect == nil {
-		k.add(hashBytes(name), hashBytes(dtype), shape, begin, stop)
-	} else { // names and dtypes share the header's memory, as canon.Read's do
-		*k.collect = append(*k.collect, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
-			DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: k.arena.clone(shape), Begin: begin, End: stop})
-	}
+	k.sink.Entry(name, dtype, shape, begin, stop)
 	return true
 }
 
 // skimCompact reads the tensor entries of a header written the usual way, without a space, each
 // {"dtype":…,"shape":[…],"data_offsets":[…]}; compact is false, with k and spans half-filled, for a
 // header written any other way (skimGeneral reads it then) or not plain.
-func skimCompact(b []byte, k *keys, spans *[][2]uint64) (sorted, compact bool) {
+func skimCompact(b []byte, k *skimState, spans *[][2]uint64) (sorted, compact bool) {
 	if len(b) < 2 || b[0] != '{' {
 		return false, false
 	}
@@ -234,9 +235,6 @@ func skimCompact(b []byte, k *keys, spans *[][2]uint64) (sorted, compact bool) {
 	return sorted, true
 }
 
-// hasAt reports whether s comes at b[i:].
-func hasAt(b []byte, i int, s string) bool { return len(b)-i >= len(s) && string(b[i:i+len(s)]) == s }
-
 // digits reads a non-negative integer as JSON writes it at b[i:], and where it ends.
 func digits(b []byte, i int) (uint64, int, bool) {
 	start := i
@@ -297,7 +295,7 @@ func byteLen(dtype []byte, shape []uint64) (uint64, bool) {
 	case "U8", "I8", "BOOL", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ":
 		b = 8
 	default:
-		return 0, false // sub-byte and unknown dtypes: canon.Read says
+		return 0, false // sub-byte and unknown dtypes: Read says
 	}
 	n := b
 	for _, d := range shape {
@@ -365,10 +363,10 @@ func (p *skimmer) key() ([]byte, bool) {
 	return s, ok && p.byte(':')
 }
 
-// hasControlOrTab reports whether b holds a byte below 0x20 (a control character, or whitespace other
+// HasControlOrTab reports whether b holds a byte below 0x20 (a control character, or whitespace other
 // than a space): in a string JSON forbids them, and writers put none between tokens, so the skim
-// leaves such headers to canon.Read. Eight bytes at a time.
-func hasControlOrTab(b []byte) bool {
+// leaves such headers to Read. Eight bytes at a time.
+func HasControlOrTab(b []byte) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; len(b) >= 8; b = b[8:] {
 		x := binary.LittleEndian.Uint64(b)
@@ -407,7 +405,7 @@ func (p *skimmer) skipString() bool {
 }
 
 // validEscapes reports whether every backslash of a string's body starts an escape JSON allows; a
-// \u escape of a lone surrogate is left to canon.Read.
+// \u escape of a lone surrogate is left to Read.
 func validEscapes(s []byte) bool {
 	for {
 		j := bytes.IndexByte(s, '\\')

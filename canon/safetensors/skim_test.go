@@ -1,21 +1,31 @@
-package dupes
+package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
-// skimAgrees checks skim against canon.Read on one file: whenever skim reads the header (and it is
-// UTF-8 without control characters, as lightModel checks), canon.Read finds it valid, with the same
-// keys, unless it names a tensor or a metadata key twice (which only reading everything tells).
+// collector keeps what Skim reads.
+type collector struct{ ts []Tensor }
+
+func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	c.ts = append(c.ts, Tensor{Name: string(name), DType: string(dtype), Shape: slices.Clone(shape), Begin: begin, End: end})
+}
+
+func (c *collector) Reset() { c.ts = c.ts[:0] }
+
+// skimAgrees checks Skim against Read on one file: whenever Skim reads the header (and it is UTF-8
+// without control characters, as its callers check), Read finds it valid, with the same tensors and
+// metadata keys, unless it names a tensor or a metadata key twice (which only reading everything tells).
 func skimAgrees(t *testing.T, b []byte) {
 	t.Helper()
 	if len(b) < 8 {
@@ -26,31 +36,26 @@ func skimAgrees(t *testing.T, b []byte) {
 		return
 	}
 	var spans [][2]uint64
-	var ts []canon.Tensor
+	var c collector
 	h := b[8 : 8+n]
-	k, ok := skim(h, int64(len(b))-8-int64(n), &spans, nil)
-	if _, collected := skim(h, int64(len(b))-8-int64(n), &spans, &ts); collected != ok {
-		t.Fatalf("skim reads the header (%v) but not its tensors (%v)", ok, collected)
-	}
-	if !ok || !utf8.Valid(h) || hasControlOrTab(h) {
+	metaKeys, ok := Skim(h, int64(len(b))-8-int64(n), &spans, &c)
+	if !ok || !utf8.Valid(h) || HasControlOrTab(h) {
 		return
 	}
-	m := canon.ReadBytes("x", b)
-	if len(m.Tensors) != len(ts) || len(m.Metadata) != k.metaKeys {
+	m, err := Read(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Tensors) != len(c.ts) || len(m.Metadata) != metaKeys {
 		return // a name or a key written twice
 	}
 	if !m.Valid() {
-		t.Fatalf("skim read a header canon.Read rejects (%v): %.300q", m.RefErr, h)
+		t.Fatalf("Skim read a header Read rejects (%v): %.300q", m.RefErr, h)
 	}
-	want := keysOf(m)
-	if want.structure != k.structure || want.shapes != k.shapes || want.layout != k.layout || want.tensors != k.tensors ||
-		want.dataLen != k.dataLen || want.sample != k.sample {
-		t.Fatalf("skim's keys %+v, canon.Read's %+v", k, want)
-	}
-	for i, tn := range ts {
+	for i, tn := range c.ts {
 		w := m.Tensors[i]
-		if tn.Name != w.Name || tn.DType != w.DType || !equalShape(tn.Shape, w.Shape) || tn.Begin != w.Begin || tn.End != w.End {
-			t.Fatalf("tensor %d: skim %+v, canon %+v", i, tn, w)
+		if tn.Name != w.Name || tn.DType != w.DType || !slices.Equal(tn.Shape, w.Shape) || tn.Begin != w.Begin || tn.End != w.End {
+			t.Fatalf("tensor %d: Skim %+v, Read %+v", i, tn, w)
 		}
 	}
 }
@@ -86,37 +91,37 @@ func skimSeeds(t testing.TB) [][]byte {
 		b = append(append(b, header...), make([]byte, 16)...)
 		out = append(out, b[:8+len(header)+4], b[:8+len(header)+8], b[:8+len(header)+12])
 	}
-	f := loraFile(3, "x")
+	f := stfile.KohyaSDXL(3)
 	f.Metadata = append(f.Metadata, stfile.KV{Key: "ss_tag_frequency", Value: `{"10_x": {"é": 3}}`})
 	return append(out, f.Build())
 }
 
-// TestSkimAgreesWithRead: on every seed, skim and canon.Read agree (skimAgrees), and skim reads the
-// usual files (it is not always declining).
+// TestSkimAgreesWithRead: on every seed, Skim and Read agree (skimAgrees), and Skim reads the usual
+// files (it is not always declining).
 func TestSkimAgreesWithRead(t *testing.T) {
 	read := 0
 	for _, b := range skimSeeds(t) {
 		skimAgrees(t, b)
 		var spans [][2]uint64
 		if n := binary.LittleEndian.Uint64(b); n <= uint64(len(b)-8) {
-			if _, ok := skim(b[8:8+n], int64(len(b))-8-int64(n), &spans, nil); ok {
+			if _, ok := Skim(b[8:8+n], int64(len(b))-8-int64(n), &spans, &collector{}); ok {
 				read++
 			}
 		}
 	}
 	if read < 10 {
-		t.Errorf("skim read only %d seeds", read)
+		t.Errorf("Skim read only %d seeds", read)
 	}
-	// A header canon.Read would read leniently but the reference rejects: skim declines.
+	// A header Read would read leniently but the reference rejects: Skim declines.
 	for _, h := range []string{`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}`, `{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`,
 		`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}} x`, `{"w":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}}`} {
-		if _, ok := skim([]byte(h), 4, new([][2]uint64), nil); ok {
-			t.Errorf("skim read %q", h)
+		if _, ok := Skim([]byte(h), 4, new([][2]uint64), &collector{}); ok {
+			t.Errorf("Skim read %q", h)
 		}
 	}
 }
 
-// FuzzSkim: on any header, skim and canon.Read agree (skimAgrees); skim never panics.
+// FuzzSkim: on any header, Skim and Read agree (skimAgrees); Skim never panics.
 func FuzzSkim(f *testing.F) {
 	for _, b := range skimSeeds(f) {
 		if n := binary.LittleEndian.Uint64(b); n <= uint64(len(b)-8) && n < 1<<16 {

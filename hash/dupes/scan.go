@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -441,7 +442,7 @@ func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
 	}
 	ts := make([]canon.Tensor, 0, len(h)/96+1)
 	var spans [][2]uint64
-	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts); !ok || !utf8.Valid(h) || hasControlOrTab(h) {
+	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts); !ok || !utf8.Valid(h) || safetensors.HasControlOrTab(h) {
 		src.Close()
 		return nil, nil, nil
 	}
@@ -765,4 +766,40 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 	}
 	sort.SliceStable(closed, func(i, j int) bool { return index[closed[i][0]] < index[closed[j][0]] })
 	return closed, false
+}
+
+// skim reads the keys of a safetensors header with safetensors.Skim (see it), or, when collect is not
+// nil, its tensors into collect (then the keys are not worked out: lightModel needs the tensors alone).
+func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor) (keys, bool) {
+	s := &keySink{k: keys{dataLen: dataLen, collect: collect}}
+	n, ok := safetensors.Skim(h, dataLen, scratch, s)
+	if !ok {
+		return s.k, false
+	}
+	s.k.metaKeys = n
+	s.k.finish()
+	s.k.collect, s.k.arena = nil, arena{}
+	return s.k, true
+}
+
+// keySink turns the entries safetensors.Skim reads into keys, or collects them as tensors.
+type keySink struct{ k keys }
+
+// Entry adds one tensor entry.
+func (s *keySink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	if s.k.collect == nil {
+		s.k.add(hashBytes(name), hashBytes(dtype), shape, begin, end)
+		return
+	}
+	// names and dtypes share the header's memory, as canon.Read's do
+	*s.k.collect = append(*s.k.collect, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
+		DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: s.k.arena.clone(shape), Begin: begin, End: end})
+}
+
+// Reset starts the keys again: Skim reads the header another way.
+func (s *keySink) Reset() {
+	s.k = keys{dataLen: s.k.dataLen, collect: s.k.collect}
+	if s.k.collect != nil {
+		*s.k.collect = (*s.k.collect)[:0]
+	}
 }
