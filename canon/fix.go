@@ -85,28 +85,13 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 		return none, notFixable(path, m)
 	}
 	hb := m.RawHeader
-	end := safetensors.ObjectEnd(hb)
-	if end < 0 {
+	first, last, fixed := safetensors.FixPadding(hb, m.FileSize)
+	if fixed == nil {
 		return none, notFixable(path, m)
 	}
-	patched := bytes.Clone(hb)
-	first, last := -1, -1
-	for i := end; i < len(patched); i++ {
-		if patched[i] == 0 {
-			patched[i] = ' '
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
-	if first < 0 {
-		return none, notFixable(path, m)
-	}
-	// Verify the repaired file as a whole before touching it.
-	check := modelOfSafetensors(safetensors.Parse(patched, m.FileSize), path)
-	if !check.Valid() {
-		return none, notFixable(path, check)
+	// The repaired file as a whole is valid before the file is touched.
+	if !fixed.Valid() {
+		return none, notFixable(path, modelOfSafetensors(fixed, path))
 	}
 	res := FixResult{Start: 8 + int64(first), End: 8 + int64(last) + 1, Format: m.Format}
 	old := hb[first : last+1] // what was checked; the runs of NUL in it are what is written
