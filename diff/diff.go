@@ -97,7 +97,7 @@ type Change struct {
 }
 
 // EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
-// scripts; the README lists them.
+// scripts; cmd/stdiff/docs/scripting.md lists them.
 type EqualValues string
 
 // Reasons for bytes that differ with equal values.

@@ -11,7 +11,7 @@ import (
 
 // NoteCode names a note: a difference between the models that does not count (layout, formatting,
 // writer bookkeeping), or something left out of the comparison. Codes are stable and safe to match in
-// scripts; the README lists them.
+// scripts; cmd/stdiff/docs/scripting.md lists them.
 type NoteCode string
 
 // Note codes.
