@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/alecthomas/kong"
 )
@@ -265,4 +267,67 @@ func TestDocsExamples(t *testing.T) {
 	if ran < 15 {
 		t.Errorf("%d examples ran against the fixtures, want at least 15: an example stopped standing in for them", ran)
 	}
+}
+
+// TestDocsLinks fails when a relative link of the README, a page in docs/ or the benchmarks' README
+// points to a file that is not there, or to a heading its page does not have.
+func TestDocsLinks(t *testing.T) {
+	pages, _ := filepath.Glob(filepath.Join(docsDir, "*.md"))
+	pages = append(pages, filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "testdata", "bench", "README.md"))
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") {
+				continue
+			}
+			path := page
+			if target != "" {
+				path = filepath.Join(filepath.Dir(page), target)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links %s: %v", page, m[1], err)
+				continue
+			}
+			if anchor != "" && !slices.Contains(headingAnchors(t, path), anchor) {
+				t.Errorf("%s links %s: %s has no such heading", page, m[1], path)
+			}
+		}
+	}
+}
+
+// headingAnchors are the anchors GitHub gives the headings of a Markdown page: lower case, spaces as
+// hyphens, punctuation but hyphens and underscores left out.
+func headingAnchors(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anchors []string
+	inFence := false
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		heading := strings.TrimLeft(line, "#")
+		if inFence || heading == line || !strings.HasPrefix(heading, " ") {
+			continue
+		}
+		anchor := strings.Map(func(r rune) rune {
+			switch {
+			case r == ' ':
+				return '-'
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, strings.TrimSpace(heading))
+		anchors = append(anchors, anchor)
+	}
+	return anchors
 }
