@@ -103,18 +103,14 @@ func worded(n Note, flags textfmt.Flags) Note {
 			names = append(names, f)
 		}
 	}
-	switch f := ""; {
+	switch {
 	case len(names) > 0:
 		n.Message += " (" + strings.Join(names, "/") + ")"
 	case n.Code != NoteContentNotCompared:
-	case n.Reason == NotReadHeaderOnly:
-		if f = flags.Of("HeaderOnly"); f != "" {
-			n.Message += " (" + f + ")"
-		}
-	case n.Reason == NotReadRemote:
-		if f = flags.Of("Content"); f != "" {
-			n.Message = strings.TrimSuffix(n.Message, ")") + "; " + f + " reads it)"
-		}
+	case n.Reason == NotReadHeaderOnly && flags.Of("HeaderOnly") != "":
+		n.Message += " (" + flags.Of("HeaderOnly") + ")"
+	case n.Reason == NotReadRemote && flags.Of("Content") != "": // "(remote)" says what reads it
+		n.Message = strings.TrimSuffix(n.Message, ")") + "; " + flags.Of("Content") + " reads it)"
 	}
 	return n
 }
