@@ -216,6 +216,8 @@ func TestDocsExamples(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
+	t.Setenv("STDIFF_CACHE_DIR", t.TempDir()) // dupes keeps its cache there, not in the user's
+	t.Setenv("NO_COLOR", "1")
 	ran := 0
 	ends := []helpEnd{overviewHelp{}, &diffCmd{}, &checkCmd{}, &inspectCmd{}, &hashCmd{}, &dupesCmd{}, &snapshotCmd{}}
 	for _, end := range ends {
