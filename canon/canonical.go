@@ -9,9 +9,9 @@ import (
 	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
-// The canonical form is what structure and content IDs hash. It is specified byte for byte in the
-// README (section "Identities") so anyone can recompute an ID with a short script; change it only with a
-// new version number.
+// The canonical form is what structure and content IDs hash. It is specified byte for byte, once, in
+// cmd/stdiff/docs/identities.md, so anyone can recompute an ID with a short script; change it only with
+// a new version number.
 //
 // Version 1, structure: the line "stdiff-structure/1\n", then one line per tensor, tensors sorted by the
 // bytes of their names:

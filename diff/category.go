@@ -9,7 +9,7 @@ import (
 )
 
 // Category is a kind of difference between two models, as Report.Categories and Options.FailOn name
-// them. Categories are stable and safe to match in scripts; the README lists them.
+// them. Categories are stable and safe to match in scripts; cmd/stdiff/docs/scripting.md lists them.
 type Category string
 
 // The categories, in the order Report.Categories lists them.

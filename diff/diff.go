@@ -18,6 +18,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
 	// just read, of either model.
 	Progress func(n int64)
+	// Flags, when set, names these options (by field name) in the notes about what they left out, as
+	// the caller's users give them: stdiff's notes say "tensors not compared (--metadata-only)".
+	Flags textfmt.Flags
 }
 
 // Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
@@ -97,7 +101,7 @@ type Change struct {
 }
 
 // EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
-// scripts; the README lists them.
+// scripts; cmd/stdiff/docs/scripting.md lists them.
 type EqualValues string
 
 // Reasons for bytes that differ with equal values.
@@ -341,6 +345,9 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 	if read != nil && read.stopped {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
 	}
+	for i := range r.Notes {
+		r.Notes[i] = worded(r.Notes[i], opt.Flags)
+	}
 	return r
 }
 
@@ -396,11 +403,6 @@ func (e *PatternError) Error() string {
 // Unwrap gives ErrNoMatch or path.ErrBadPattern.
 func (e *PatternError) Unwrap() error { return e.Err }
 
-// Flag is the option as `stdiff diff` spells it: --tensor or --ignore-key.
-func (e *PatternError) Flag() string {
-	return map[string]string{"Tensors": "--tensor", "IgnoreKeys": "--ignore-key"}[e.Option]
-}
-
 // Problem is what is wrong with the pattern, without the pattern: "matches no tensor in either
 // model", "is not a valid pattern: syntax error in pattern".
 func (e *PatternError) Problem() string {
@@ -410,17 +412,17 @@ func (e *PatternError) Problem() string {
 	return fmt.Sprintf("is not a valid pattern: %v", e.Err)
 }
 
-// Hint says how to write a pattern that matches; a names the old model, whose names
-// `stdiff inspect` lists.
-func (e *PatternError) Hint(a string) string {
+// Hint says how to write a pattern that matches. lists, when set, says how the caller's users list the
+// names a pattern is matched against (stdiff's: "`stdiff inspect --full old.safetensors` lists them"):
+// it ends the hint for a pattern that matches nothing.
+func (e *PatternError) Hint(lists string) string {
 	if !errors.Is(e.Err, ErrNoMatch) {
 		return `patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`
 	}
-	list := "`stdiff inspect --full " + a + "` lists them"
-	if e.Option == "IgnoreKeys" {
-		list = "`stdiff inspect " + a + "` lists them"
+	if lists == "" {
+		return "a pattern matches whole names (* any run of characters, ? one character)"
 	}
-	return "a pattern matches whole names (* any run of characters, ? one character); " + list
+	return "a pattern matches whole names (* any run of characters, ? one character); " + lists
 }
 
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that

@@ -49,7 +49,7 @@ func ExampleModels() {
 	// most changed (rel L2 = ‖a−b‖/‖a‖, a the old values)
 	//   layers.2.attn.weight  rel L2 0.158   max |a−b| 0.05     at [5, 9]    mean |a−b| 0.000195  cos 0.987759  0.4% differ
 	//   layers.3.mlp.weight   rel L2 0.0496  max |a−b| 0.00308  at [20, 13]  mean |a−b| 0.000779  cos 0.998774  100.0% differ
-	//   … and 4 more (--full lists them)
+	//   … and 4 more
 	//
 	// tensors: 6 changed, 4 unchanged · metadata: no change
 }

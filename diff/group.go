@@ -41,7 +41,7 @@ type Group struct {
 }
 
 // ChangeKind is what happened to the tensors of a group. Kinds are stable and safe to match in
-// scripts; the README lists them.
+// scripts; cmd/stdiff/docs/scripting.md lists them.
 type ChangeKind string
 
 // Change kinds.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -47,7 +48,7 @@ func TestModels(t *testing.T) {
 	var n atomic.Int64
 	base, retrained := opened(t, "base.safetensors", &n), opened(t, "retrained.safetensors", &n)
 
-	r, err := Models(t.Context(), base, retrained, Options{HeaderOnly: true})
+	r, err := Models(t.Context(), base, retrained, Options{HeaderOnly: true, Flags: testFlags})
 	if err != nil || r.ContentCompared || !r.Identical || n.Load() != 0 {
 		t.Fatalf("headers only: identical %v, content compared %v, %d bytes read, %v", r.Identical, r.ContentCompared, n.Load(), err)
 	}
@@ -144,5 +145,34 @@ func TestJSONL(t *testing.T) {
 	}
 	if compact.String()+"\n" != string(line) {
 		t.Errorf("JSONL is not the JSON report compacted:\n%s\n%s", line, compact.String())
+	}
+}
+
+// testFlags names options as stdiff's CLI does, so that the words a caller's flags add are tested.
+var testFlags = textfmt.Flags(func(option string) string {
+	return map[string]string{"Full": "--full", "HeaderOnly": "--header-only", "MetadataOnly": "--metadata-only",
+		"IgnoreMetadata": "--ignore-metadata", "IgnoreKeys": "--ignore-key", "IgnoreVolatile": "--ignore-volatile", "Content": "--content"}[option]
+})
+
+// TestNotesWithoutFlags: without Options.Flags, no note names an option; with them, each names the
+// options that decided it, as the CLI words them.
+func TestNotesWithoutFlags(t *testing.T) {
+	for _, c := range []struct {
+		n         Note
+		bare, cli string
+	}{
+		{Note{Code: NoteMetadataOnly}, "tensors not compared", "tensors not compared (--metadata-only)"},
+		{Note{Code: NoteIgnoreMetadata}, "metadata not compared", "metadata not compared (--ignore-metadata)"},
+		{Note{Code: NoteKeysIgnored, Count: 3}, "3 metadata keys ignored", "3 metadata keys ignored (--ignore-key/--ignore-volatile)"},
+		{Note{Code: NoteContentNotCompared, Reason: NotReadHeaderOnly}, "tensor data not compared", "tensor data not compared (--header-only)"},
+		{Note{Code: NoteContentNotCompared, Reason: NotReadRemote}, "tensor data not compared (remote)", "tensor data not compared (remote; --content reads it)"},
+	} {
+		n := newNote(c.n)
+		if got := worded(n, nil).Message; got != c.bare {
+			t.Errorf("%s without flags: %q, want %q", c.n.Code, got, c.bare)
+		}
+		if got := worded(n, testFlags).Message; got != c.cli {
+			t.Errorf("%s with the CLI's flags: %q, want %q", c.n.Code, got, c.cli)
+		}
 	}
 }

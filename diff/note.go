@@ -11,18 +11,18 @@ import (
 
 // NoteCode names a note: a difference between the models that does not count (layout, formatting,
 // writer bookkeeping), or something left out of the comparison. Codes are stable and safe to match in
-// scripts; the README lists them.
+// scripts; cmd/stdiff/docs/scripting.md lists them.
 type NoteCode string
 
 // Note codes.
 const (
 	// NoteBothInvalid: the reference reader rejects both models, for the same reason.
 	NoteBothInvalid NoteCode = "verdict.both-invalid"
-	// NoteMetadataOnly: tensors were left out (--metadata-only).
+	// NoteMetadataOnly: tensors were left out (Options.MetadataOnly).
 	NoteMetadataOnly NoteCode = "scope.metadata-only"
-	// NoteIgnoreMetadata: metadata was left out (--ignore-metadata).
+	// NoteIgnoreMetadata: metadata was left out (Options.IgnoreMetadata).
 	NoteIgnoreMetadata NoteCode = "scope.ignore-metadata"
-	// NoteKeysIgnored: Count metadata keys were left out (--ignore-key, --ignore-volatile).
+	// NoteKeysIgnored: Count metadata keys were left out (Options.IgnoreKeys, IgnoreVolatile).
 	NoteKeysIgnored NoteCode = "scope.keys-ignored"
 	// NoteContentNotCompared: tensor bytes were not compared; Reason says why, when known.
 	NoteContentNotCompared NoteCode = "scope.content-not-compared"
@@ -93,24 +93,43 @@ const (
 // IsLayout reports whether a note is about how the same model is laid out on disk.
 func (c NoteCode) IsLayout() bool { return strings.HasPrefix(string(c), "layout.") }
 
+// worded is n with the options that decided it named in its message, as flags names them
+// (Options.Flags): "tensors not compared (--metadata-only)" for stdiff. Without names it is n.
+func worded(n Note, flags textfmt.Flags) Note {
+	var names []string
+	for _, option := range map[NoteCode][]string{NoteMetadataOnly: {"MetadataOnly"}, NoteIgnoreMetadata: {"IgnoreMetadata"},
+		NoteKeysIgnored: {"IgnoreKeys", "IgnoreVolatile"}}[n.Code] {
+		if f := flags.Of(option); f != "" {
+			names = append(names, f)
+		}
+	}
+	switch {
+	case len(names) > 0:
+		n.Message += " (" + strings.Join(names, "/") + ")"
+	case n.Code != NoteContentNotCompared:
+	case n.Reason == NotReadHeaderOnly && flags.Of("HeaderOnly") != "":
+		n.Message += " (" + flags.Of("HeaderOnly") + ")"
+	case n.Reason == NotReadRemote && flags.Of("Content") != "": // "(remote)" says what reads it
+		n.Message = strings.TrimSuffix(n.Message, ")") + "; " + flags.Of("Content") + " reads it)"
+	}
+	return n
+}
+
 // newNote makes a note and its message from its code and particulars.
 func newNote(n Note) Note {
 	switch n.Code {
 	case NoteBothInvalid:
 		n.Message = fmt.Sprintf("the reference reader rejects both models (%s)", n.Old)
 	case NoteMetadataOnly:
-		n.Message = "tensors not compared (--metadata-only)"
+		n.Message = "tensors not compared"
 	case NoteIgnoreMetadata:
-		n.Message = "metadata not compared (--ignore-metadata)"
+		n.Message = "metadata not compared"
 	case NoteKeysIgnored:
-		n.Message = fmt.Sprintf("%d metadata keys ignored (--ignore-key/--ignore-volatile)", n.Count)
+		n.Message = fmt.Sprintf("%d metadata keys ignored", n.Count)
 	case NoteContentNotCompared:
 		n.Message = "tensor data not compared"
-		switch n.Reason {
-		case NotReadHeaderOnly:
-			n.Message += " (--header-only)"
-		case NotReadRemote:
-			n.Message += " (remote; --content reads it)"
+		if n.Reason == NotReadRemote {
+			n.Message += " (remote)"
 		}
 	case NoteBytesMissing:
 		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"

@@ -22,6 +22,9 @@ type TextOptions struct {
 	// Top is how many of the tensors whose values changed most are listed with their statistics
 	// (default 10); Full lists every one.
 	Top int
+	// Flags, when set, names Full as the caller's users give it, where the text says what lists the
+	// tensors it folded: "… and 3 more (--full lists them)".
+	Flags textfmt.Flags
 }
 
 // textWriter writes a report; after the first write error it writes nothing and keeps the error.
@@ -217,8 +220,17 @@ func (t *textWriter) mostChanged(most []*Change) {
 	}
 	t.table(rows)
 	if len(shown) < len(most) {
-		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more (--full lists them)", len(most)-len(shown))))
+		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more", len(most)-len(shown))+t.listsThem()))
 	}
+}
+
+// listsThem says which option lists what text left out, " (--full lists them)", as TextOptions.Flags
+// names Full: "" when it does not.
+func (t *textWriter) listsThem() string {
+	if f := t.opt.Flags.Of("Full"); f != "" {
+		return " (" + f + " lists them)"
+	}
+	return ""
 }
 
 // summaries writes how the value summaries of the tensors whose digests differ moved, most moved
@@ -235,7 +247,7 @@ func (t *textWriter) summaries(moved []*Change) {
 	}
 	t.table(rows)
 	if len(shown) < len(moved) {
-		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more (--full lists them)", len(moved)-len(shown))))
+		t.printf("  %s\n", t.opt.Palette.Dim(fmt.Sprintf("… and %d more", len(moved)-len(shown))+t.listsThem()))
 	}
 }
 
@@ -346,8 +358,8 @@ func Summary(r *Report) string {
 		for _, n := range r.Notes {
 			switch {
 			case n.Code != NoteContentNotCompared:
-			case n.Reason == NotReadHeaderOnly:
-				notRead += " (--header-only)"
+			case n.Reason == NotReadHeaderOnly: // with the option named, as Options.Flags names it
+				notRead = " · " + n.Message
 			case n.Reason == NotReadRemote:
 				notRead += " (remote)"
 			}

@@ -373,7 +373,7 @@ func TestValueGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, c.golden+".txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Top: 3}) }))
+		golden(t, c.golden+".txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Top: 3, Flags: testFlags}) }))
 		golden(t, c.golden+"-full.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) }))
 		golden(t, c.golden+".md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
 		golden(t, c.golden+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))

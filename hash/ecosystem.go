@@ -17,7 +17,7 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// Ecosystem holds the hashes the LoRA world looks files up by (see the README, "Ecosystem hashes").
+// Ecosystem holds the hashes the LoRA world looks files up by (see cmd/stdiff/docs/identities.md, "Ecosystem hashes").
 // The whole-file hashes (SHA256, AutoV2, BLAKE3, CRC32) exist for any file; AutoV1 and AutoV3 only where
 // the file has the bytes they cover, and are "" (JSON null) elsewhere.
 type Ecosystem struct {

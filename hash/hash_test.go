@@ -51,7 +51,7 @@ func sample() stfile.File {
 		}}
 }
 
-// TestCanonicalForm pins the canonical form byte for byte: the README's specification.
+// TestCanonicalForm pins the canonical form byte for byte: the specification in cmd/stdiff/docs/identities.md.
 func TestCanonicalForm(t *testing.T) {
 	m, _ := model(t, sample().Build())
 	want := "stdiff-structure/1\n" +

@@ -6,6 +6,9 @@
 // Byte work is streamed with positioned reads, in parallel, in bounded memory. It never prints (its
 // writers write to the io.Writer they are given), never reads the environment, and never holds a
 // file's bytes whole; finding duplicates among many models is package hash/dupes.
+//
+// The canonical forms the IDs hash are specified byte for byte, once, in cmd/stdiff/docs/identities.md
+// (https://github.com/stdiff/stdiff/blob/main/cmd/stdiff/docs/identities.md).
 package hash
 
 import (

@@ -242,7 +242,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestDuplicatesAcrossShards does in Go what the README's DuckDB query does ("At scale"): runs over
+// TestDuplicatesAcrossShards does in Go what the DuckDB query of cmd/stdiff/docs/at-scale.md does: runs over
 // separate lists of files, their JSONL records concatenated, grouped by content_id, give the groups of
 // files with the same tensors, whichever run saw them; records without a content ID (unreadable, or
 // tensors past the end) are in no group.

@@ -29,7 +29,7 @@ type VerifyReport struct {
 }
 
 // Code says why a file failed a manifest's check: what changed, most telling first, or which hash the
-// file cannot have. Codes are stable and safe to match in scripts; the README lists them.
+// file cannot have. Codes are stable and safe to match in scripts; cmd/stdiff/docs/scripting.md lists them.
 type Code string
 
 // Codes of a failed check.

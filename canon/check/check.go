@@ -19,6 +19,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -39,6 +40,9 @@ type Options struct {
 	// AsFiles reads each spec as the one file it names (source.OpenOne): a shard without its set, an
 	// index as the file it is. A hook given the files staged for a commit checks each once, by its name.
 	AsFiles bool
+	// Flags, when set, names Fix as the caller's users give it, in the error for a model Fix cannot
+	// repair ("m: --fix repairs one local file, …"); without it the error names Options.Fix.
+	Flags textfmt.Flags
 }
 
 // Report is what check says of every model it was given, in order.
@@ -108,8 +112,9 @@ type TensorValues struct {
 	Values values.Stats `json:"values"`
 }
 
-// ErrNotLocal is wrapped when Options.Fix is asked of something that is not one local file.
-var ErrNotLocal = errors.New("--fix repairs one local file, not a folder, an index or a URL")
+// ErrNotLocal is wrapped when Options.Fix is asked of something that is not one local file. Its
+// message follows the option's name, as Options.Flags gives it ("m: --fix repairs one local file, …").
+var ErrNotLocal = errors.New("repairs one local file, not a folder, an index or a URL")
 
 // FixError is why Options.Fix did not repair a file (it wraps ErrNotLocal or canon.ErrNotFixable),
 // with what to do instead.
@@ -118,8 +123,17 @@ type FixError struct {
 	Path string
 	// Err is the cause; its message names the file.
 	Err error
-	// Hint says what to do instead.
+	// Hint says what to do instead, naming no option.
 	Hint string
+	// Remote is set for a URL (ErrNotLocal): there is no local file to repair.
+	Remote bool
+	// Listed is set when the files of a model of several (ErrNotLocal: a shard set, a pipeline, a
+	// folder) could be listed; Padded are those that are NUL-padded, each as a word a shell reads back
+	// as its path: they can be repaired one by one.
+	Listed bool
+	Padded []string
+	// Format is the format of a file Options.Fix refused (canon.ErrNotFixable).
+	Format canon.Format
 }
 
 // Error is the cause's message: "model.safetensors: not fixable in place: …".
@@ -154,12 +168,12 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	f := File{Path: spec, Name: spec}
 	if opt.Fix {
 		if !isLocalFile(spec) {
-			return f.failed(&FixError{Path: spec, Err: fmt.Errorf("%s: %w", spec, ErrNotLocal), Hint: fixFilesHint(ctx, spec, opt)})
+			return f.failed(notLocal(ctx, spec, opt))
 		}
 		res, err := canon.FixNulPadding(ctx, spec)
 		switch {
 		case errors.Is(err, canon.ErrNotFixable):
-			f.FixErr = &FixError{Path: spec, Err: err, Hint: notFixableHint(res.Format)}
+			f.FixErr = &FixError{Path: spec, Err: err, Hint: notFixableHint(res.Format), Format: res.Format}
 		case err != nil:
 			return f.failed(err)
 		case res.Changed > 0:
@@ -192,32 +206,40 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	return f
 }
 
-// fixFilesHint says what to do when a repair is asked of a model of several files (a shard set, a
-// pipeline, a folder): repair the files that are NUL-padded, named, one by one.
-func fixFilesHint(ctx context.Context, spec string, opt Options) string {
-	if source.IsRemote(spec) {
-		return "download the file, then repair it: stdiff check --fix FILE"
+// notLocal is the error for a repair asked of a model that is not one local file: a URL (download
+// it), or a model of several files (a shard set, a pipeline, a folder), whose NUL-padded files it
+// lists, to be repaired one by one.
+func notLocal(ctx context.Context, spec string, opt Options) *FixError {
+	fix := opt.Flags.Of("Fix")
+	if fix == "" {
+		fix = "Options.Fix"
+	}
+	e := &FixError{Path: spec, Err: fmt.Errorf("%s: %s %w", spec, fix, ErrNotLocal), Remote: source.IsRemote(spec)}
+	if e.Remote { // no request: there is nothing to repair here
+		e.Hint = "download the file, then repair it"
+		return e
 	}
 	o, err := source.Open(ctx, spec, opt.Source)
 	if err != nil {
-		return "fix the files one by one: stdiff check --fix FILE"
+		e.Hint = "repair the files one by one"
+		return e
 	}
 	defer o.Close()
-	var padded []string
+	e.Listed = true
 	for _, name := range o.Files() {
 		one, err := source.OpenFileModel(ctx, name)
 		if err != nil {
 			continue
 		}
 		if one.Model.FindingCounts()[canon.CodeNulPadding] > 0 {
-			padded = append(padded, shellWord(name))
+			e.Padded = append(e.Padded, shellWord(name))
 		}
 		one.Close()
 	}
-	if len(padded) == 0 {
-		return "none of its files is NUL-padded: check it without --fix"
+	if e.Hint = "none of its files is NUL-padded"; len(e.Padded) > 0 {
+		e.Hint = "repair its NUL-padded files one by one: " + strings.Join(e.Padded, " ")
 	}
-	return "repair its NUL-padded files one by one: stdiff check --fix " + strings.Join(padded, " ")
+	return e
 }
 
 // shellWord is path as a word a shell reads back as path: as it is when it holds only safe characters,
@@ -229,10 +251,10 @@ func shellWord(path string) string {
 	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }
 
-// notFixableHint says what to do about a file of format that --fix refused to repair.
+// notFixableHint says what to do about a file of format that Options.Fix refused to repair.
 func notFixableHint(format canon.Format) string {
 	if format == canon.FormatGGUF {
-		return "--fix repairs nothing in a GGUF file: check it without --fix; a file llama.cpp rejects must be converted or quantised again (convert_hf_to_gguf.py, llama-quantize) or fetched again"
+		return "nothing in a GGUF file can be repaired in place; a file llama.cpp rejects must be converted or quantised again (convert_hf_to_gguf.py, llama-quantize) or fetched again"
 	}
 	return "only NUL padding can be repaired in place; re-save the file with a safetensors writer"
 }

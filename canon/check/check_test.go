@@ -303,3 +303,26 @@ func TestWriteFindingsHintOnce(t *testing.T) {
 		t.Errorf("hints:\n%s", out)
 	}
 }
+
+// TestFixNotLocalWords: the error for a repair of something that is not one local file carries what
+// a program words its hint from (a URL; the NUL-padded files of a folder), and names the option as
+// Options.Flags gives it, else as the library's own (Options.Fix): never a flag of its own.
+func TestFixNotLocalWords(t *testing.T) {
+	nul := copyFixture(t, "nul-padded.safetensors")
+	dir := filepath.Dir(nul)
+	var fe *check.FixError
+	bare := check.Run(t.Context(), []string{dir}, check.Options{Fix: true}).Files[0]
+	if !errors.As(bare.Err, &fe) || bare.Error != dir+": Options.Fix repairs one local file, not a folder, an index or a URL" ||
+		!fe.Listed || len(fe.Padded) != 1 || fe.Remote || strings.Contains(fe.Hint, "--") {
+		t.Errorf("without flags: %q, %+v", bare.Error, fe)
+	}
+	flags := func(option string) string { return map[string]string{"Fix": "--fix"}[option] } // the CLI's
+	worded := check.Run(t.Context(), []string{dir}, check.Options{Fix: true, Flags: flags}).Files[0]
+	if worded.Error != dir+": --fix repairs one local file, not a folder, an index or a URL" {
+		t.Errorf("with the CLI's flags: %q", worded.Error)
+	}
+	url := check.Run(t.Context(), []string{"https://example.invalid/m.safetensors"}, check.Options{Fix: true}).Files[0]
+	if !errors.As(url.Err, &fe) || !fe.Remote || fe.Listed {
+		t.Errorf("URL: %+v", fe)
+	}
+}

@@ -18,6 +18,9 @@ type TextOptions struct {
 	// Full lists every finding kept; otherwise past the first FoldedFindings of a code the text says
 	// how many more there are.
 	Full bool
+	// Flags names the options of the caller's users; a fixable finding's hint then says how to ask
+	// for the repair (Options.Fix), as "run `stdiff check --fix` to …".
+	Flags textfmt.Flags
 }
 
 // FoldedFindings is how many findings of one code the text shows unless TextOptions.Full is set.
@@ -93,7 +96,7 @@ func WriteFindings(w io.Writer, fs []canon.Finding, counts map[string]int, inden
 		fmt.Fprintf(b, "%s%s %s%s: %s\n", indent, sev, f.Code, at(f.Offset), textfmt.Escape(f.Message))
 		if f.Hint != "" && !hinted[f.Hint] {
 			hinted[f.Hint] = true
-			fmt.Fprintf(b, "%s  hint: %s\n", indent, textfmt.Escape(f.Hint))
+			fmt.Fprintf(b, "%s  hint: %s\n", indent, textfmt.Escape(hintOf(f, opt.Flags)))
 		}
 		last := kept[f.Code]
 		if !opt.Full {
@@ -157,4 +160,12 @@ func WriteJSONL(w io.Writer, r *Report) error {
 type jsonlRecord struct {
 	Schema string `json:"schema"`
 	*File
+}
+
+// hintOf is f's hint, preceded by the way to ask for the repair when f is fixable and flags name it.
+func hintOf(f canon.Finding, flags textfmt.Flags) string {
+	if fix := flags.Of("Fix"); f.Fixable && fix != "" {
+		return "run `stdiff check " + fix + "` to " + f.Hint
+	}
+	return f.Hint
 }

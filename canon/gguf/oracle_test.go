@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "re-record testdata/oracle-verdicts.txt 
 const verdictsFile = "testdata/oracle-verdicts.txt"
 
 // oracleEnv names the oracle binary: ggml's gguf_init_from_file plus llama.cpp's loader bounds check,
-// one verdict line per framed input on stdin (see the README's section on the GGUF oracle).
+// one verdict line per framed input on stdin (see cmd/stdiff/docs/gguf.md on the GGUF oracle).
 const oracleEnv = "STDIFF_GGUF_ORACLE"
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }

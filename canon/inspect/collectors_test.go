@@ -34,7 +34,9 @@ func cardText(t *testing.T, path string, full bool) (*inspect.Card, string) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := inspect.WriteText(&b, card, inspect.TextOptions{Full: full}); err != nil {
+	if err := inspect.WriteText(&b, card, inspect.TextOptions{Full: full, Flags: func(option string) string {
+		return map[string]string{"Full": "--full"}[option] // as the CLI names it
+	}}); err != nil {
 		t.Fatal(err)
 	}
 	return card, b.String()

@@ -57,7 +57,7 @@ func TestGGUFCard(t *testing.T) {
 		t.Errorf("JSON: %v", j)
 	}
 	var text, full, md bytes.Buffer
-	inspect.WriteText(&text, c, inspect.TextOptions{})
+	inspect.WriteText(&text, c, inspect.TextOptions{Flags: func(option string) string { return map[string]string{"Full": "--full"}[option] }}) // as the CLI names it
 	inspect.WriteText(&full, c, inspect.TextOptions{Full: true})
 	inspect.WriteMarkdown(&md, c)
 	for _, want := range []string{"  format      GGUF v3 · llama · Q4_K_M (file type 15)\n", "  types       Q4_K 54% · Q6_K 40% · F32 6%  (share of tensor bytes)\n",

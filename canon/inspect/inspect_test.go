@@ -161,7 +161,7 @@ func TestMaxTensorsAndFull(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := inspect.WriteText(&b, card, inspect.TextOptions{Full: full}); err != nil {
+		if err := inspect.WriteText(&b, card, inspect.TextOptions{Full: full, Flags: func(option string) string { return map[string]string{"Full": "--full"}[option] }}); err != nil {
 			t.Fatal(err)
 		}
 		return card, b.String()

@@ -26,6 +26,18 @@ type TextOptions struct {
 	// Width is the widest a line of the short table may be (the terminal's width): its trigger words
 	// are cut ("+3 more"), then its file name in the middle, to fit. 0: no limit.
 	Width int
+	// Flags, when set, names Full and Verify as the caller's users give them, in the asides that say
+	// what shows more: "… 3 more (--full lists all)", "(not verified: --verify)".
+	Flags textfmt.Flags
+}
+
+// asks is an aside about an option, format with the option's name as Flags gives it: "" when Flags
+// names none.
+func (o TextOptions) asks(option, format string) string {
+	if f := o.Flags.Of(option); f != "" {
+		return fmt.Sprintf(format, f)
+	}
+	return ""
 }
 
 // FoldedTensors is how many tensors the text card lists unless TextOptions.Full is set.
@@ -100,7 +112,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 					hs = append(hs, fmt.Sprintf("%s %s", k.Key, textfmt.Escape(v)))
 				}
 			}
-			note := p.Dim("  (not verified: --verify)")
+			note := p.Dim("  (not verified" + opt.asks("Verify", ": %s") + ")")
 			switch {
 			case c.Verified && c.FindingCounts[canon.CodeHashMismatch] > 0:
 				note = "  " + p.Red("(verified: does not match the file, see findings)")
@@ -157,7 +169,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			shown, folded = c.Metadata, 0
 		}
 		if len(shown) == 0 { // none that matter (a GGUF file's: summarised in the rows above)
-			row("metadata", "%s  %s", textfmt.Plural(len(c.Metadata), "key"), p.Dim("(--full lists them)"))
+			if aside := opt.asks("Full", "(%s lists them)"); aside != "" {
+				row("metadata", "%s  %s", textfmt.Plural(len(c.Metadata), "key"), p.Dim(aside))
+			} else {
+				row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
+			}
 			break
 		}
 		row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
@@ -174,7 +190,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			fmt.Fprintf(b, "    %s  %s\n", column(keys[i], width, opt.Full), v)
 		}
 		if folded > 0 {
-			fmt.Fprintf(b, "    %s\n", p.Dim(fmt.Sprintf("… %d more (--full lists all)", folded)))
+			fmt.Fprintf(b, "    %s\n", p.Dim(fmt.Sprintf("… %d more", folded)+opt.asks("Full", " (%s lists all)")))
 		}
 	case c.HasMetadata:
 		row("metadata", "empty")
@@ -205,7 +221,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, whole(names[i])), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
 		}
 		if n := c.TensorCount - len(shown); n > 0 {
-			fmt.Fprintf(b, "    … %d more (--full lists all)\n", n)
+			fmt.Fprintf(b, "    … %d more%s\n", n, opt.asks("Full", " (%s lists all)"))
 		}
 	}
 	if len(c.Findings) == 0 {
@@ -216,7 +232,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			total += n
 		}
 		row("findings", "%s", textfmt.Thousands(uint64(total)))
-		check.WriteFindings(b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: p, Full: opt.Full})
+		check.WriteFindings(b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: p, Full: opt.Full, Flags: opt.Flags})
 	}
 	return b.Flush()
 }

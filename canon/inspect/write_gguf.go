@@ -123,8 +123,8 @@ func writeGGUFText(b *bufio.Writer, g *GGUF, opt TextOptions, row func(label, fo
 		switch {
 		case r[0] == "types":
 			aside = opt.Palette.Dim("  (share of tensor bytes)")
-		case r[0] == "chat" && !opt.Full:
-			aside = opt.Palette.Dim("  (--full shows it)")
+		case r[0] == "chat" && !opt.Full && opt.asks("Full", "%s") != "":
+			aside = opt.Palette.Dim(opt.asks("Full", "  (%s shows it)"))
 		}
 		row(r[0], "%s%s", textfmt.Escape(r[1]), aside)
 		if r[0] == "chat" && opt.Full {

@@ -89,11 +89,19 @@ func TestVerifiedHashesRow(t *testing.T) {
 		card := &Card{Path: "m.safetensors", Valid: true, HeaderParsed: true, Verified: c.verified, FindingCounts: c.counts}
 		card.Info.EmbeddedHashes = map[string]string{"sshs_model_hash": "abc"}
 		var b strings.Builder
-		if err := WriteText(&b, card, TextOptions{}); err != nil {
+		flags := func(option string) string { return map[string]string{"Verify": "--verify"}[option] } // the CLI's
+		if err := WriteText(&b, card, TextOptions{Flags: flags}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), "  hashes      sshs_model_hash abc  "+c.want+"\n") {
 			t.Errorf("verified %v, %v: want %q in\n%s", c.verified, c.counts, c.want, b.String())
+		}
+		b.Reset() // a Go program's: no flag named
+		if err := WriteText(&b, card, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Replace(c.want, ": --verify", "", 1); !strings.Contains(b.String(), "  hashes      sshs_model_hash abc  "+want+"\n") {
+			t.Errorf("verified %v, %v, without flags: want %q in\n%s", c.verified, c.counts, want, b.String())
 		}
 	}
 }

@@ -165,7 +165,7 @@ func (m *Header) trailingFindings(h *rawHeader, hb []byte) {
 	case onlyPad && nuls > 0:
 		m.add(finding.Finding{Code: CodeNulPadding, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization, Fixable: true,
 			Message: fmt.Sprintf("the header is padded with %d NUL bytes instead of spaces (a writer that zero-fills its buffer)", nuls),
-			Hint:    "run `stdiff check --fix` to turn the padding into spaces; no tensor byte changes"})
+			Hint:    "turn the padding into spaces; no tensor byte changes"})
 	case metadataAfterObject(rest):
 		m.add(finding.Finding{Code: CodeMetadataOutside, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
 			Message: "`__metadata__` follows the closed JSON object (`{},\"__metadata__\":…`: the safetensors 0.4.2 metadata-only bug)",

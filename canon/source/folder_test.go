@@ -106,3 +106,26 @@ func TestOpenFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestFolderOfModelsErrors: a folder of several models, or of none at its top, is an error a program
+// can tell apart (errors.Is: ErrSeveralModels, ErrNoModel) to point to what reads folders of models;
+// the library's own hint names no program's command or flag.
+func TestFolderOfModelsErrors(t *testing.T) {
+	st := stfile.File{Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{2}, Data: make([]byte, 8)}}}.Build()
+	several, none := t.TempDir(), t.TempDir()
+	for _, name := range []string{"a.safetensors", "b.safetensors"} {
+		if err := os.WriteFile(filepath.Join(several, name), st, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for dir, want := range map[string]error{several: ErrSeveralModels, none: ErrNoModel} {
+		_, err := Open(t.Context(), dir, Options{})
+		var re *canon.ReadError
+		if !errors.Is(err, want) || !errors.As(err, &re) || strings.Contains(re.Hint, "stdiff") || strings.Contains(re.Hint, "--") {
+			t.Errorf("%s: %v (hint %q), want %v and a hint that names no command", dir, err, re.Hint, want)
+		}
+		if other := map[error]error{ErrSeveralModels: ErrNoModel, ErrNoModel: ErrSeveralModels}[want]; errors.Is(err, other) {
+			t.Errorf("%s: %v is %v too", dir, err, other)
+		}
+	}
+}

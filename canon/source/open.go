@@ -324,8 +324,8 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 	case len(weights) == 1 || len(weights) > 1 && oneSet(weights):
 		return Open(ctx, filepath.Join(dir, weights[0]), opt)
 	case len(weights) > 1:
-		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d models (%s), not one", len(weights), listSome(weights, 3, "more")),
-			Hint: "name one of them (or a glob of them), or use `stdiff inspect --short` or `stdiff dupes` for a folder of models"}
+		return nil, &canon.ReadError{Name: dir, Err: folderError{fmt.Sprintf("holds %d models (%s), not one", len(weights), listSome(weights, 3, "more")), ErrSeveralModels},
+			Hint: "name one of them (or a glob of them)"}
 	case f.torchIndex != "":
 		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds a sharded PyTorch checkpoint (%s), which stdiff reads a shard at a time", f.torchIndex),
 			Hint: "name one of its shards"}
@@ -337,9 +337,27 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d PyTorch checkpoints (%s), not one", len(f.torch), listSome(f.torch, 3, "more")),
 			Hint: "name one of them"}
 	}
-	return nil, &canon.ReadError{Name: dir, Err: errors.New("is a folder without a model in it (no *.safetensors, *.gguf, *.onnx, *.safetensors.index.json or PyTorch checkpoint)"),
-		Hint: "name the model file; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"}
+	return nil, &canon.ReadError{Name: dir, Err: folderError{"is a folder without a model in it (no *.safetensors, *.gguf, *.onnx, *.safetensors.index.json or PyTorch checkpoint)", ErrNoModel},
+		Hint: "name the model file"}
 }
+
+// ErrSeveralModels and ErrNoModel are wrapped by the error for a folder named as a model that is not
+// one: it holds several models, or none at its top (there may be some in the folders under it). A
+// program that also reads folders of models (stdiff's inspect --short and dupes) can point to it.
+var (
+	ErrSeveralModels = errors.New("a folder of several models")
+	ErrNoModel       = errors.New("a folder without a model")
+)
+
+// folderError is the cause of the error for a folder that is not one model: its message, and is,
+// ErrSeveralModels or ErrNoModel.
+type folderError struct {
+	msg string
+	is  error
+}
+
+func (e folderError) Error() string        { return e.msg }
+func (e folderError) Is(target error) bool { return target == e.is }
 
 // torchWeightNames are the names save_pretrained (safe_serialization=False), PEFT and diffusers give a
 // PyTorch checkpoint; trainerFiles those of a Trainer checkpoint's state, which are not the model.

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"strings"
+
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -15,7 +19,7 @@ type checkCmd struct {
 }
 
 func (c *checkCmd) run(o *out) int {
-	opt := check.Options{Source: o.src, Fix: c.Fix, AsFiles: c.AsFiles}
+	opt := check.Options{Source: o.src, Fix: c.Fix, AsFiles: c.AsFiles, Flags: cliFlags}
 	if c.Values {
 		opt.Values = check.ScanValues(values.Options{})
 	}
@@ -24,6 +28,24 @@ func (c *checkCmd) run(o *out) int {
 		o.readFailed(f.FixErr)
 		o.readFailed(f.Err)
 	}
-	return write(o, r, c.Quiet, r.Outcome(), writers[*check.Report]{text: withOptions(check.WriteText, check.TextOptions{Palette: o.pal, Full: c.Full}),
+	return write(o, r, c.Quiet, r.Outcome(), writers[*check.Report]{text: withOptions(check.WriteText, check.TextOptions{Palette: o.pal, Full: c.Full, Flags: cliFlags}),
 		json: check.WriteJSON, jsonl: check.WriteJSONL, markdown: check.WriteMarkdown, html: check.WriteHTML})
+}
+
+// fixHint is what to do about a repair --fix refused, in stdiff's words (check.FixError carries the
+// particulars: a URL, the NUL-padded files of a model of several, the format).
+func fixHint(fe *check.FixError) string {
+	switch notLocal := errors.Is(fe, check.ErrNotLocal); {
+	case notLocal && fe.Remote:
+		return "download the file, then repair it: stdiff check --fix FILE"
+	case notLocal && !fe.Listed:
+		return "fix the files one by one: stdiff check --fix FILE"
+	case notLocal && len(fe.Padded) == 0:
+		return "none of its files is NUL-padded: check it without --fix"
+	case notLocal:
+		return "repair its NUL-padded files one by one: stdiff check --fix " + strings.Join(fe.Padded, " ")
+	case fe.Format == canon.FormatGGUF:
+		return "--fix repairs nothing in a GGUF file: check it without --fix; a file llama.cpp rejects must be converted or quantised again (convert_hf_to_gguf.py, llama-quantize) or fetched again"
+	}
+	return fe.Hint
 }

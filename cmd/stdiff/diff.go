@@ -67,7 +67,7 @@ func (c *diffCmd) run(o *out) int {
 	failOn, _ := diff.ParseCategories(c.FailOn) // Validate checked the names
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
 		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, HeaderOnly: c.HeaderOnly, Content: c.Content, FailOn: failOn,
-		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet}
+		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Flags: cliFlags}
 	stop := func() {}
 	if !c.HeaderOnly && !c.MetadataOnly {
 		opt.Progress, stop = o.bytesProgress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())
@@ -76,12 +76,16 @@ func (c *diffCmd) run(o *out) int {
 	var pe *diff.PatternError
 	switch stop(); {
 	case errors.As(err, &pe):
-		o.errorf(pe.Hint(textfmt.Escape(c.A)), "%s %s %s", pe.Flag(), textfmt.Escape(strconv.Quote(pe.Pattern)), pe.Problem())
+		lists := "`stdiff inspect --full " + textfmt.Escape(c.A) + "` lists them"
+		if pe.Option == "IgnoreKeys" {
+			lists = "`stdiff inspect " + textfmt.Escape(c.A) + "` lists them"
+		}
+		o.errorf(pe.Hint(lists), "%s %s %s", optionFlags[pe.Option], textfmt.Escape(strconv.Quote(pe.Pattern)), pe.Problem())
 		return exitTrouble
 	case err != nil:
 		o.readFailed(err)
 		return exitTrouble
 	}
-	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{text: withOptions(diff.WriteText, diff.TextOptions{Palette: o.pal, Full: c.Full}),
+	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{text: withOptions(diff.WriteText, diff.TextOptions{Palette: o.pal, Full: c.Full, Flags: cliFlags}),
 		json: diff.WriteJSON, jsonl: diff.WriteJSONL, markdown: diff.WriteMarkdown, html: diff.WriteHTML})
 }

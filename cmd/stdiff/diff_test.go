@@ -51,6 +51,7 @@ func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ob.Close()
+		c.opt.Flags = cliFlags // as the CLI calls it: its notes name its flags
 		r, err := diff.Models(t.Context(), oa, ob, c.opt)
 		if err != nil {
 			t.Fatal(err)

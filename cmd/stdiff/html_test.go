@@ -129,7 +129,7 @@ func TestHTMLPagesStatic(t *testing.T) {
 // TestHTMLPagesInBrowser loads each page (inspect --short's gallery, diff, check, dupes) in headless Chromium (Debian's; skipped where absent): the
 // cards and rows are there, the preview loads, no script error, no request refused (none was tried),
 // hostile values stay text (the title is the page's), and nothing overflows 1280 pixels. With -update
-// it saves a screenshot of each page in ../../testdata/screens, for the README.
+// it saves a screenshot of each page in ../../testdata/screens, for cmd/stdiff/docs/pages.md.
 func TestHTMLPagesInBrowser(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {

@@ -29,7 +29,7 @@ func (c *inspectCmd) run(o *out) int {
 func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
 	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html"}
-	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o)}
+	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags}
 	if c.Short {
 		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})
 	}

@@ -204,6 +204,14 @@ func writeVersionJSON(w io.Writer, v string) int {
 	return exitOK
 }
 
+// newParser is stdiff's kong parser of the command line into c: the CLI's model, which --help and the
+// command pages (docs/, made by TestDocs) are written from.
+func newParser(c *cli, stdout, stderr io.Writer, version string) (*kong.Kong, error) {
+	return kong.New(c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
+		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": version})
+}
+
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.
 type exitPanic int
 
@@ -215,9 +223,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	context.AfterFunc(ctx, stop)
 	var c cli
 	bi, _ := debug.ReadBuildInfo()
-	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
-		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, revision, bi)})
+	parser, err := newParser(&c, stdout, stderr, versionString(version, revision, bi))
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %v\n", err)
 		return exitTrouble

@@ -56,11 +56,16 @@ func (o *out) readFailed(err error) {
 	switch {
 	case err == nil || o.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 	case errors.As(err, &fe):
-		o.errorf(fe.Hint, "%s", textfmt.Escape(fe.Error()))
+		o.errorf(fixHint(fe), "%s", textfmt.Escape(fe.Error()))
 	case errors.As(err, &re):
 		hint := re.Hint
-		if hint == "" && errors.Is(err, canon.ErrLocked) {
+		switch { // a folder of models: the commands that read one
+		case hint == "" && errors.Is(err, canon.ErrLocked):
 			hint = "another `stdiff check --fix` (or another program) is working on the file; try again when it is done"
+		case errors.Is(err, source.ErrSeveralModels):
+			hint += ", or use `stdiff inspect --short` or `stdiff dupes` for a folder of models"
+		case errors.Is(err, source.ErrNoModel):
+			hint += "; for the models in the folders under it, use `stdiff inspect --short` or `stdiff dupes`"
 		}
 		o.errorf(hint, "%s: %s", textfmt.Escape(re.Name), re.Reason())
 	default:
