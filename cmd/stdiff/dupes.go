@@ -11,6 +11,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/act"
 )
 
 type dupesCmd struct {
@@ -86,7 +87,7 @@ func (c *dupesCmd) run(o *out) int {
 	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
-		plan, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: true, DryRun: true, Source: o.src})
+		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
 		if err != nil {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
@@ -96,7 +97,7 @@ func (c *dupesCmd) run(o *out) int {
 				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
 			}
 		}
-		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*dupes.ActReport]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
+		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
 		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown, html: dupes.WriteHTML})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
@@ -104,7 +105,7 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
 			return exitTrouble
 		}
-		plan, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: true, DryRun: true, Source: o.src})
+		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
 		if err != nil {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
@@ -116,7 +117,7 @@ func (c *dupesCmd) run(o *out) int {
 			return int(rep.Outcome())
 		}
 	}
-	act, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	done, err := act.Act(o.ctx, rep, act.Options{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
 	if err != nil {
 		o.errorf("", "%s", textfmt.Escape(err.Error()))
 		return exitTrouble
@@ -124,6 +125,6 @@ func (c *dupesCmd) run(o *out) int {
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
-	actText := withOptions(dupes.WriteActText, dupes.TextOptions{Palette: o.pal})
-	return write(o, act, c.Quiet, act.Outcome(), writers[*dupes.ActReport]{text: actText, json: dupes.WriteActJSON, jsonl: dupes.WriteActJSONL, markdown: dupes.WriteActMarkdown})
+	actText := withOptions(act.WriteText, dupes.TextOptions{Palette: o.pal})
+	return write(o, done, c.Quiet, done.Outcome(), writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
 }

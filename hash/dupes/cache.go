@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // Cache remembers what reading a file found (its keys, sample, header hash, structure ID, and the
@@ -244,7 +245,7 @@ func causeOf(err error) string {
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
-	return reasonOf(err)
+	return diskfile.Reason(err)
 }
 
 // parseCache parses a cache file's bytes (in one pass: every run does it), or says why they are not

@@ -39,6 +39,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/zeebo/blake3"
 )
 
@@ -99,7 +100,7 @@ func invalid(m *canon.Model) error {
 }
 
 // compareChunk is how much of a tensor is read at a time when files are compared.
-const compareChunk = 1 << 20
+const compareChunk = diskfile.Chunk
 
 // Options tune Find.
 type Options struct {
@@ -191,7 +192,7 @@ type Skipped struct {
 
 // skip is the record of a model left out for err.
 func skip(path string, err error) Skipped {
-	return Skipped{Path: path, Reason: reasonOf(err), Err: err}
+	return Skipped{Path: path, Reason: diskfile.Reason(err), Err: err}
 }
 
 // Failure is a path named to Find that could not be scanned: one that does not exist, or a folder
@@ -255,6 +256,47 @@ func (r *Report) Outcome() canon.Outcome {
 		return canon.Found
 	}
 	return canon.Clean
+}
+
+// ActsOn reports whether acting on r's copies (package act) touches group g: a bytes or content
+// group with a keeper; when deleting (link false), not a bytes group inside a content group (the
+// content group covers it); when linking, bytes groups only. Report.Reclaimable sums the groups a
+// deletion acts on.
+func (r *Report) ActsOn(g *Group, link bool) bool {
+	switch {
+	case g.Keeper == "" || len(g.Members) < 2:
+		return false
+	case link:
+		return g.Level == LevelBytes
+	case g.Level == LevelContent:
+		return true
+	}
+	return g.Level == LevelBytes && !r.within(g)
+}
+
+// within reports whether bytes group g is part of a content group of r.
+func (r *Report) within(g *Group) bool {
+	for i := range r.Groups {
+		c := &r.Groups[i]
+		if c.Level == LevelContent && isSubset(c.Files, g.Files) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSubset reports whether every path of sub is in set.
+func isSubset(set, sub []string) bool {
+	in := map[string]bool{}
+	for _, p := range set {
+		in[p] = true
+	}
+	for _, p := range sub {
+		if !in[p] {
+			return false
+		}
+	}
+	return true
 }
 
 // scanned is what the scan keeps of one file: small, so that a collection of any size fits.
@@ -584,9 +626,8 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return a.Files[0] < b.Files[0]
 	})
 	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
-	deleting := &actor{opt: ActOptions{Delete: true}}
 	for i := range rep.Groups {
-		if deleting.acts(rep, &rep.Groups[i]) {
+		if rep.ActsOn(&rep.Groups[i], false) {
 			rep.Reclaimable += rep.Groups[i].Reclaimable
 		}
 	}
@@ -683,11 +724,11 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		if err != nil {
 			return nil, canon.PathError("stat", path, err)
 		}
-		f.size, f.mtime, f.ctime = st.Size(), st.ModTime().UnixNano(), changeTime(st)
+		f.size, f.mtime, f.ctime = st.Size(), st.ModTime().UnixNano(), diskfile.ChangeTime(st)
 		if lst, err := os.Lstat(path); err == nil {
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
-		f.dev, f.ino, f.nlink = fileID(st)
+		f.dev, f.ino, f.nlink = diskfile.ID(st)
 		f.managed = ManagedBy(path)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
@@ -814,13 +855,4 @@ func (f *scanned) hashHeader() error {
 	}
 	f.headerHash, f.hasHeaderHash = blake3.Sum256(hb), true
 	return src.Unchanged()
-}
-
-// reasonOf is err in words, without the path a *canon.ReadError names, on one line: control
-// characters (the newline errors.Join puts between errors, one in a name) are escaped.
-func reasonOf(err error) string {
-	if re, ok := err.(*canon.ReadError); ok {
-		return textfmt.Escape(re.Reason())
-	}
-	return textfmt.Escape(err.Error())
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -766,3 +767,5 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 	sort.SliceStable(closed, func(i, j int) bool { return index[closed[i][0]] < index[closed[j][0]] })
 	return closed, false
 }
+
+func equalShape(a, b []uint64) bool { return slices.Equal(a, b) }

@@ -169,7 +169,7 @@ func describe(g Group, i int, full bool, esc func(string) string) string {
 		return renamedWords(d.Renamed, full, esc)
 	}
 	if m.Managed != "" && g.Keeper != "" {
-		what = append(what, "left alone: managed by "+storeWords(m.Managed))
+		what = append(what, "left alone: managed by "+m.Managed.Describe())
 	}
 	switch {
 	case m.IdenticalTo != "":
