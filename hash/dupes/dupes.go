@@ -7,8 +7,8 @@
 // made of several, as a copy to delete. Find returns a Report: plain data, each group naming the copy
 // to keep (a KeepRule chooses) and how the others differ from it as keys and codes; WriteText,
 // WriteJSON, WriteJSONL and WriteMarkdown render it.
-// Act deletes the other copies or replaces them with hard links, checking each again first, and
-// returns an ActReport of what it did, with its own writers.
+// Package act (hash/dupes/act) deletes the other copies or replaces them with hard links, checking
+// each again first: it is the only code that changes users' files.
 //
 // It never prints (the writers write to the io.Writer they are given) and reads no environment: where
 // the cache lives is the caller's choice (the CLI's default is $STDIFF_CACHE_DIR, else the user cache
