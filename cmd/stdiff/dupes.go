@@ -12,6 +12,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/act"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 )
 
 type dupesCmd struct {
@@ -37,13 +38,13 @@ func (c *dupesCmd) run(o *out) int {
 		return exitTrouble
 	}
 	opt := dupes.Options{Level: dupes.Level(c.Level), Keep: rule, Source: o.src}
-	path, err := dupes.CachePath(os.Getenv("STDIFF_CACHE_DIR"))
+	path, err := dupecache.CachePath(os.Getenv("STDIFF_CACHE_DIR"))
 	if err != nil && (!c.NoCache || c.ClearCache) {
 		o.errorf("", "no cache folder: %v (set STDIFF_CACHE_DIR)", err)
 		return exitTrouble
 	}
 	if c.ClearCache {
-		if err := dupes.ClearCache(path); err != nil {
+		if err := dupecache.ClearCache(path); err != nil {
 			o.errorf("", "clearing the cache: %v", err)
 			return exitTrouble
 		}
@@ -53,8 +54,8 @@ func (c *dupesCmd) run(o *out) int {
 		}
 	}
 	if !c.NoCache {
-		if opt.Cache, err = dupes.OpenCache(path); err != nil { // one line; the scan goes on
-			var ce *dupes.CacheError
+		if opt.Cache, err = dupecache.OpenCache(path); err != nil { // one line; the scan goes on
+			var ce *dupecache.CacheError
 			errors.As(err, &ce)
 			o.errorf(ce.Hint(), "%s", textfmt.Escape(err.Error()))
 		}

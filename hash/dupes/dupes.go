@@ -39,6 +39,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/zeebo/blake3"
 )
@@ -113,7 +114,7 @@ type Options struct {
 	Keep KeepRule
 	// Cache, when set, remembers what scans learnt of files that have not changed since (keys,
 	// samples, what comparisons proved): a scan of an unchanged collection reads no tensor byte.
-	Cache *Cache
+	Cache *dupecache.Cache
 	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
 	Source source.Options
 	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
@@ -634,7 +635,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if opt.Cache != nil {
 		for _, f := range live {
 			if !f.set {
-				opt.Cache.put(f)
+				cachePut(opt.Cache, f)
 			}
 		}
 	}
@@ -716,7 +717,7 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
-func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, error) {
+func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *source.Options) (*scanned, error) {
 	_, split := splitSet(path)
 	f := &scanned{path: path, set: isIndex(path) || split || source.IsRemote(path), opt: opt}
 	if !source.IsRemote(path) {
@@ -733,7 +734,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)
-	if cache != nil && !f.set && cache.fill(f) {
+	if cache != nil && !f.set && cacheFill(cache, f) {
 		return f, nil
 	}
 	if !f.set { // most headers are skimmed; what skim is unsure of canon.Read reads

@@ -16,6 +16,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 )
 
 func modelsIn(t *testing.T, dir string) []string {
@@ -105,7 +106,7 @@ func TestDupesCache(t *testing.T) {
 	dir, want := plantedCollection(t)
 	delete(want, LevelStructure)
 	delete(want, LevelRun) // the default level, renamed, reports no runs
-	cache, err := OpenCache(filepath.Join(t.TempDir(), CacheFile))
+	cache, err := dupecache.OpenCache(filepath.Join(t.TempDir(), dupecache.CacheFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestDupesCache(t *testing.T) {
 		t.Fatal("first scan read nothing")
 	}
 	// A fresh Cache from the saved file: the second run reads no tensor bytes.
-	cache, err = OpenCache(cache.Path())
+	cache, err = dupecache.OpenCache(cache.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

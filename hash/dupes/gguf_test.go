@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 )
 
 // TestGGUFCopies: byte-identical GGUF files are a bytes group (their headers hash alike, from the
@@ -151,16 +152,18 @@ func TestIdentitiesCached(t *testing.T) {
 		paths = append(paths, p)
 	}
 	want := fmt.Sprint(map[Level][]string{LevelBytes: {"b.gguf", "c.gguf"}})
-	cachePath := filepath.Join(t.TempDir(), CacheFile)
+	cachePath := filepath.Join(t.TempDir(), dupecache.CacheFile)
 	for run, forget := range []bool{false, false, true} {
-		c, err := OpenCache(cachePath)
+		c, err := dupecache.OpenCache(cachePath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if forget { // as a cache written before identities were kept
-			for k, e := range c.entries {
-				e.Ident = ""
-				c.entries[k] = e
+			for _, p := range paths {
+				if e, ok := c.Get(p); ok {
+					e.Ident = ""
+					c.Put(p, e)
+				}
 			}
 		}
 		rep, err := Find(t.Context(), paths, Options{Cache: c})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 )
 
 // kohyaLoRA is a kohya LoRA of n modules (alpha, lora_down, lora_up each) whose tensor bytes come from
@@ -68,7 +69,7 @@ func TestFindRenamed(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "ckpt.safetensors"), cb)
 	mustWrite(t, filepath.Join(dir, "ckpt-prefixed.safetensors"), prefixed.Build())
 
-	cache, _ := OpenCache(filepath.Join(t.TempDir(), CacheFile))
+	cache, _ := dupecache.OpenCache(filepath.Join(t.TempDir(), dupecache.CacheFile))
 	for run := 0; run < 2; run++ {
 		rep, err := Find(t.Context(), []string{dir}, Options{Cache: cache})
 		if err != nil {
