@@ -380,30 +380,87 @@ type scanned struct {
 // (renamed). Unreadable and invalid files are skipped with a reason. The error is ctx's, when it is
 // done before the scan is.
 func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
+	s := newFinder(opt)
+	paths := joinSets(walk(ctx, roots, s.rep))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	live, err := s.readHeaders(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	candidates := sameStructure(live)
+	// Renamed copies are looked for among models with the same shapes: the search starts now, from
+	// the headers, beside the comparison of contents, and compares once that is done.
+	var renamed *renamedSearch
+	if s.wants(LevelRenamed) {
+		renamed = prepareRenamed(ctx, live, s.workers, &s.bytesRead)
+		defer func() { <-renamed.done }()
+	}
+	if err := s.compareContents(ctx, candidates); err != nil {
+		return nil, err
+	}
+	contentGroups := s.contentGroups(ctx, candidates)
+	// How each copy in a content group differs from its keeper is worked out while renamed copies are
+	// searched for: it needs the group and its models' headers alone.
+	diffsDone := s.differences(ctx, contentGroups)
+	defer func() { <-diffsDone }()
+	if s.wants(LevelRenamed) {
+		if err := s.renamedGroups(ctx, renamed); err != nil {
+			return nil, err
+		}
+	}
+	if s.level == LevelStructure || s.level == LevelRun {
+		s.structureGroups(ctx, live)
+	}
+	s.skippedLate(live)
+	s.rep.TensorBytesRead = s.bytesRead.Load()
+	<-diffsDone // the sidecars' differences go into the differences
+	if err := s.finish(ctx, live); err != nil {
+		return nil, err
+	}
+	return s.rep, nil
+}
+
+// finder is one run of Find: its options, the report it fills, and what it has read.
+type finder struct {
+	opt       Options
+	level     Level
+	workers   int
+	rep       *Report
+	bytesRead atomic.Int64
+}
+
+func newFinder(opt Options) *finder {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
-	level := cmp.Or(opt.Level, LevelRenamed)
-	rep := &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}
-	paths := joinSets(walk(ctx, roots, rep))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var bytesRead atomic.Int64
-	progress := func(stage string, n, total int) {
-		if opt.Progress != nil {
-			opt.Progress(stage, n, total, bytesRead.Load())
-		}
-	}
+	return &finder{opt: opt, level: cmp.Or(opt.Level, LevelRenamed), workers: workers,
+		rep: &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}}
+}
 
-	// Stage 1: headers.
+// wants reports whether the scan reports groups of level l (the levels up to the one asked for).
+func (s *finder) wants(l Level) bool { return levelRank[s.level] >= levelRank[l] }
+
+// progress tells Options.Progress that n of total are done at stage.
+func (s *finder) progress(stage string, n, total int) {
+	if s.opt.Progress != nil {
+		s.opt.Progress(stage, n, total, s.bytesRead.Load())
+	}
+}
+
+// readHeaders is stage 1: every model's header (or the cache's entry), in parallel. Models that
+// cannot be read are skipped; the same model reached twice (links) counts once; models that share
+// files, and files that are one part of a model made of several, are marked. It returns the models
+// scanned.
+func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, error) {
 	files := make([]*scanned, len(paths))
 	errs := make([]error, len(paths))
 	var done atomic.Int64
-	pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
-		files[i], errs[i] = scanHeader(ctx, paths[i], opt.Cache, &opt.Source)
-		progress("headers", int(done.Add(1)), len(paths))
+	pool.Run(ctx, s.workers, len(paths), func(ctx context.Context, i int) error {
+		files[i], errs[i] = scanHeader(ctx, paths[i], s.opt.Cache, &s.opt.Source)
+		s.progress("headers", int(done.Add(1)), len(paths))
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
@@ -411,49 +468,48 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	for i, f := range files {
 		if f == nil {
-			rep.Skipped = append(rep.Skipped, skip(paths[i], errs[i]))
+			s.rep.Skipped = append(s.rep.Skipped, skip(paths[i], errs[i]))
 		}
 	}
-	// The same model reached twice (links) counts once; models that share files are marked.
 	live := onlyOnce(files, func(path, reason string) {
-		rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: textfmt.Escape(reason)})
+		s.rep.Skipped = append(s.rep.Skipped, Skipped{Path: path, Reason: textfmt.Escape(reason)})
 	})
-	rep.Files = len(live)
+	s.rep.Files = len(live)
 	if notes := markShared(live); notes != nil {
-		rep.Notes = notes
+		s.rep.Notes = notes
 	}
 	pipelines := map[string]bool{}
 	for _, f := range live {
 		f.part = partOfModel(f, pipelines)
 	}
+	return live, nil
+}
 
-	// Stage 2: group by structure and data size; only groups of two or more go on.
+// sameStructure is stage 2: the models that share their structure and data size with another; only
+// they can hold the same tensors.
+func sameStructure(live []*scanned) []*scanned {
 	var candidates []*scanned
 	for _, g := range groupBy(live, structureKey) {
 		if len(g) > 1 {
 			candidates = append(candidates, g...)
 		}
 	}
+	return candidates
+}
 
-	// Renamed copies are looked for among models with the same shapes: the search starts now, from
-	// the headers, beside the comparison of contents, and compares once that is done.
-	var renamed *renamedSearch
-	if levelRank[level] >= levelRank[LevelRenamed] {
-		renamed = prepareRenamed(ctx, live, workers, &bytesRead)
-		defer func() { <-renamed.done }()
-	}
-
-	// Stage 3: samples, then a comparison of the files whose samples agree.
-	done.Store(0)
-	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
+// compareContents is stage 3: a sample of each candidate's tensor bytes, then a comparison of the
+// files whose samples agree, which numbers the classes of models holding the same tensors.
+func (s *finder) compareContents(ctx context.Context, candidates []*scanned) error {
+	var done atomic.Int64
+	pool.Run(ctx, s.workers, len(candidates), func(ctx context.Context, i int) error {
 		f := candidates[i]
 		if f.ident == "" || f.tensorless() {
 			f.err = f.identify(ctx)
 		}
 		if f.err == nil && !f.hasSample {
-			f.err = f.takeSample(ctx, &bytesRead)
+			f.err = f.takeSample(ctx, &s.bytesRead)
 		}
-		progress("samples", int(done.Add(1)), len(candidates))
+		s.progress("samples", int(done.Add(1)), len(candidates))
 		return nil
 	})
 	var sampleGroups [][]*scanned
@@ -469,66 +525,42 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	done.Store(0)
 	var classes atomic.Int64
-	pool.Run(ctx, workers, len(sampleGroups), func(ctx context.Context, i int) error {
-		resolve(ctx, sampleGroups[i], opt.Cache != nil, &classes, &bytesRead)
-		progress("content", int(done.Add(1)), len(sampleGroups))
+	pool.Run(ctx, s.workers, len(sampleGroups), func(ctx context.Context, i int) error {
+		resolve(ctx, sampleGroups[i], s.opt.Cache != nil, &classes, &s.bytesRead)
+		s.progress("content", int(done.Add(1)), len(sampleGroups))
 		return nil
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return ctx.Err()
+}
 
-	// Results: content groups, bytes groups within them; each class made ready (sidecars, keeper,
-	// header hashes, structure IDs) in parallel, then reported in order.
-	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
+// ranked is a group as keepSafe ordered it, and why its first is kept.
+type ranked struct {
+	g   []*scanned
+	why KeepReason
+}
+
+// classResult is what a class of models holding the same tensors comes to.
+type classResult struct {
+	all   ranked
+	bytes []ranked // the bytes groups within it
+	// content is set when the class is a content group (models with other headers).
+	content bool
+}
+
+// contentGroups adds the content groups, and the bytes groups within them, to the report; each class
+// is made ready (sidecars, keeper, header hashes, structure IDs) in parallel, then reported in order.
+// Only models that could safely be deleted join a group (keepSafe): never one that shares files. It
+// returns the content groups, whose differences are yet to be worked out.
+func (s *finder) contentGroups(ctx context.Context, candidates []*scanned) []contentGroup {
 	var classGroups [][]*scanned
 	for _, g := range groupBy(candidates, func(f *scanned) string { return classKey(f) }) {
 		if len(g) > 1 && g[0].class != 0 {
 			classGroups = append(classGroups, g)
 		}
 	}
-	type ranked struct {
-		g   []*scanned
-		why KeepReason
-	}
-	type classResult struct {
-		all   ranked
-		bytes []ranked // the bytes groups within it
-		// content is set when the class is a content group (models with other headers).
-		content bool
-	}
 	results := make([]classResult, len(classGroups))
-	pool.Run(ctx, workers, len(classGroups), func(ctx context.Context, i int) error {
-		g := classGroups[i]
-		for _, f := range g {
-			if !f.set && !source.IsRemote(f.path) {
-				f.sidecars = lora.SidecarFiles(f.path)
-			}
-		}
-		var why KeepReason
-		if g, why = keepSafe(g, opt.Keep); len(g) < 2 {
-			return nil
-		}
-		r := &results[i]
-		r.all = ranked{g, why}
-		for _, f := range g {
-			if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
-				f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
-			}
-			if err := f.hashHeader(); err != nil {
-				f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
-			}
-		}
-		byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
-		for _, same := range byHeader {
-			if same, why := keepSafe(same, opt.Keep); len(same) > 1 {
-				same[0].structureID(ctx)
-				r.bytes = append(r.bytes, ranked{same, why})
-			}
-		}
-		if r.content = len(byHeader) > 1 && level != LevelBytes; r.content {
-			g[0].structureID(ctx)
-		}
+	pool.Run(ctx, s.workers, len(classGroups), func(ctx context.Context, i int) error {
+		results[i] = s.class(ctx, classGroups[i])
 		return nil
 	})
 	var contentGroups []contentGroup
@@ -537,87 +569,136 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			continue
 		}
 		for _, b := range r.bytes {
-			rep.Groups = append(rep.Groups, makeGroup(LevelBytes, b.g, b.why))
+			s.rep.Groups = append(s.rep.Groups, makeGroup(LevelBytes, b.g, b.why))
 		}
 		if r.content {
 			grp := makeGroup(LevelContent, r.all.g, r.all.why)
-			rep.Groups = append(rep.Groups, grp)
+			s.rep.Groups = append(s.rep.Groups, grp)
 			contentGroups = append(contentGroups, newContentGroup(grp, r.all.g))
 		}
 	}
-	// How each copy in a content group differs from its keeper is worked out while renamed copies are
-	// searched for: it needs the group and its models' headers alone.
-	diffsDone := make(chan struct{})
+	return contentGroups
+}
+
+// class makes the class g ready: its sidecars, its keeper, its members' header hashes (equal headers:
+// a bytes group) and structure IDs.
+func (s *finder) class(ctx context.Context, g []*scanned) classResult {
+	for _, f := range g {
+		if !f.set && !source.IsRemote(f.path) {
+			f.sidecars = lora.SidecarFiles(f.path)
+		}
+	}
+	var why KeepReason
+	if g, why = keepSafe(g, s.opt.Keep); len(g) < 2 {
+		return classResult{}
+	}
+	r := classResult{all: ranked{g, why}}
+	for _, f := range g {
+		if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
+			f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
+		}
+		if err := f.hashHeader(); err != nil {
+			f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
+		}
+	}
+	byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
+	for _, same := range byHeader {
+		if same, why := keepSafe(same, s.opt.Keep); len(same) > 1 {
+			same[0].structureID(ctx)
+			r.bytes = append(r.bytes, ranked{same, why})
+		}
+	}
+	if r.content = len(byHeader) > 1 && s.level != LevelBytes; r.content {
+		g[0].structureID(ctx)
+	}
+	return r
+}
+
+// differences works out, in the background, how each copy in the content groups differs from its
+// keeper; the channel is closed when it is done.
+func (s *finder) differences(ctx context.Context, groups []contentGroup) chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		defer close(diffsDone)
+		defer close(done)
 		var n atomic.Int64
-		pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
-			differences(ctx, contentGroups[i])
-			progress("differences", int(n.Add(1)), len(contentGroups))
+		pool.Run(ctx, s.workers, len(groups), func(ctx context.Context, i int) error {
+			differences(ctx, groups[i])
+			s.progress("differences", int(n.Add(1)), len(groups))
 			return nil
 		})
 	}()
-	defer func() { <-diffsDone }()
-	if levelRank[level] >= levelRank[LevelRenamed] {
-		done.Store(0)
-		for _, g := range renamed.find(ctx, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
-			var reps []*scanned // one model of each structure: the others are its content copies
-			for _, same := range groupBy(g, structureKey) {
-				for _, f := range same {
-					if !f.set && !source.IsRemote(f.path) {
-						f.sidecars = lora.SidecarFiles(f.path)
-					}
+	return done
+}
+
+// renamedGroups adds the groups of copies under other names: of each structure among them, the
+// model keepSafe ranks first stands for its content copies.
+func (s *finder) renamedGroups(ctx context.Context, renamed *renamedSearch) error {
+	for _, g := range renamed.find(ctx, s.workers, s.opt.Cache != nil, &s.bytesRead, func(n, total int) { s.progress("renamed", n, total) }) {
+		var reps []*scanned // one model of each structure: the others are its content copies
+		for _, same := range groupBy(g, structureKey) {
+			for _, f := range same {
+				if !f.set && !source.IsRemote(f.path) {
+					f.sidecars = lora.SidecarFiles(f.path)
 				}
-				ranked, _ := keepSafe(same, opt.Keep)
-				reps = append(reps, ranked[0])
 			}
-			if g, why := keepSafe(reps, opt.Keep); len(g) > 1 {
-				rep.Groups = append(rep.Groups, renamedGroup(ctx, g, why))
-			}
+			ranked, _ := keepSafe(same, s.opt.Keep)
+			reps = append(reps, ranked[0])
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if g, why := keepSafe(reps, s.opt.Keep); len(g) > 1 {
+			s.rep.Groups = append(s.rep.Groups, renamedGroup(ctx, g, why))
 		}
 	}
-	if level == LevelStructure || level == LevelRun {
-		copies := map[string]bool{}      // a copy in a group above is its keeper's: runs are of other weights
-		for _, grp := range rep.Groups { // Files, not Members: their differences are being worked out
-			for _, p := range grp.Files[1:] {
-				copies[p] = true
-			}
+	return ctx.Err()
+}
+
+// structureGroups adds the groups of models of one architecture (LevelStructure) and the runs among
+// them (LevelRun and LevelStructure).
+func (s *finder) structureGroups(ctx context.Context, live []*scanned) {
+	copies := map[string]bool{}        // a copy in a group above is its keeper's: runs are of other weights
+	for _, grp := range s.rep.Groups { // Files, not Members: their differences are being worked out
+		for _, p := range grp.Files[1:] {
+			copies[p] = true
 		}
-		for _, g := range groupBy(live, structureKey) {
-			if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
+	}
+	for _, g := range groupBy(live, structureKey) {
+		if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
+			continue
+		}
+		if len(g) > 1 && !sameClass(g) {
+			if err := g[0].structureID(ctx); err != nil {
 				continue
 			}
-			if len(g) > 1 && !sameClass(g) {
-				if err := g[0].structureID(ctx); err != nil {
-					continue
-				}
-				if level == LevelStructure {
-					rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
-				}
-				rep.Groups = append(rep.Groups, runs(ctx, slices.DeleteFunc(slices.Clone(g), func(f *scanned) bool { return copies[f.path] }))...)
+			if s.level == LevelStructure {
+				s.rep.Groups = append(s.rep.Groups, makeGroup(LevelStructure, g, ""))
 			}
+			s.rep.Groups = append(s.rep.Groups, runs(ctx, slices.DeleteFunc(slices.Clone(g), func(f *scanned) bool { return copies[f.path] }))...)
 		}
 	}
+}
+
+// skippedLate skips the models that failed after their header was read (a comparison, renamed).
+func (s *finder) skippedLate(live []*scanned) {
 	reported := map[string]bool{}
-	for _, sk := range rep.Skipped {
+	for _, sk := range s.rep.Skipped {
 		reported[sk.Path] = true
 	}
-	for _, f := range live { // models that failed after their header was read (a comparison, renamed)
+	for _, f := range live {
 		if f.err != nil && !reported[f.path] {
-			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
+			s.rep.Skipped = append(s.rep.Skipped, skip(f.path, f.err))
 		}
 	}
-	rep.TensorBytesRead = bytesRead.Load()
-	<-diffsDone // the sidecars' differences go into the differences
-	pool.Run(ctx, workers, len(rep.Groups), func(ctx context.Context, i int) error {
+}
+
+// finish adds the sidecars' differences, puts groups and skipped models in order, sums what deleting
+// would free, and records what was learnt in the cache.
+func (s *finder) finish(ctx context.Context, live []*scanned) error {
+	rep := s.rep
+	pool.Run(ctx, s.workers, len(rep.Groups), func(ctx context.Context, i int) error {
 		sidecarsOf(ctx, &rep.Groups[i])
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
@@ -632,14 +713,14 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			rep.Reclaimable += rep.Groups[i].Reclaimable
 		}
 	}
-	if opt.Cache != nil {
+	if s.opt.Cache != nil {
 		for _, f := range live {
 			if !f.set {
-				cachePut(opt.Cache, f)
+				cachePut(s.opt.Cache, f)
 			}
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // structureKey is what stage 2 groups by: the structure key (which holds the data length).
