@@ -31,6 +31,9 @@ type dupesCmd struct {
 	Paths          []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`
 }
 
+// dupesKnobs name what dupes' reports let people choose by the flags that choose it.
+var dupesKnobs = dupes.Knobs{dupes.KnobKeepPath: "the --keep path", dupes.KnobDelete: "--delete"}
+
 func (c *dupesCmd) run(o *out) int {
 	rule, err := dupes.ParseKeepRule(c.Keep)
 	if err != nil {
@@ -85,7 +88,7 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full})
+	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
 		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
@@ -100,7 +103,7 @@ func (c *dupesCmd) run(o *out) int {
 		}
 		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown, html: dupes.WriteHTML})
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: withOptions(dupes.WriteMarkdown, dupesKnobs), html: withOptions(dupes.WriteHTML, dupesKnobs)})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")

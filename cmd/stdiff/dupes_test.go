@@ -44,8 +44,8 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 	}
 	for format, write := range map[string]func(*bytes.Buffer) error{
 		"json":     func(b *bytes.Buffer) error { return dupes.WriteJSON(b, rep) },
-		"markdown": func(b *bytes.Buffer) error { return dupes.WriteMarkdown(b, rep) },
-		"text":     func(b *bytes.Buffer) error { return dupes.WriteText(b, rep, dupes.TextOptions{}) },
+		"markdown": func(b *bytes.Buffer) error { return dupes.WriteMarkdown(b, rep, dupesKnobs) },
+		"text":     func(b *bytes.Buffer) error { return dupes.WriteText(b, rep, dupes.TextOptions{Knobs: dupesKnobs}) },
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := write(&want); err != nil {

@@ -22,12 +22,13 @@ type htmlMember struct {
 
 // WriteHTML writes the report as one page: each group with its heading (what deleting would free), its
 // members (the copy kept and why, how each other differs from it), the skipped models and the summary.
-func WriteHTML(w io.Writer, r *Report) error {
+// Knobs are named as knobs says (nil: the library's words).
+func WriteHTML(w io.Writer, r *Report, knobs Knobs) error {
 	groups := make([]htmlGroup, len(r.Groups))
 	for i, g := range r.Groups {
-		hg := htmlGroup{Heading: heading(g, func(s string) string { return s }), Keeper: g.Keeper != ""}
+		hg := htmlGroup{Heading: heading(g, func(s string) string { return s }, knobs), Keeper: g.Keeper != ""}
 		for k, m := range g.Members {
-			hg.Members = append(hg.Members, htmlMember{Path: m.Path, Size: textfmt.Bytes(uint64(m.Size)), What: describe(g, k, true, textfmt.Escape)})
+			hg.Members = append(hg.Members, htmlMember{Path: m.Path, Size: textfmt.Bytes(uint64(m.Size)), What: describe(g, k, true, textfmt.Escape, knobs)})
 		}
 		groups[i] = hg
 	}

@@ -241,7 +241,7 @@ func TestWriteTextEscapes(t *testing.T) {
 // hostile name whole. (The notes were once written as text, unescaped for Markdown.)
 func TestWriteMarkdownHostile(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, hostileReport()); err != nil {
+	if err := WriteMarkdown(&b, hostileReport(), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range markdowntest.Problems(b.String()) {
@@ -271,7 +271,7 @@ func TestWritersReturnErrors(t *testing.T) {
 	rep := hostileReport()
 	for name, write := range map[string]func() error{
 		"text":     func() error { return WriteText(failingWriter{}, rep, TextOptions{}) },
-		"markdown": func() error { return WriteMarkdown(failingWriter{}, rep) },
+		"markdown": func() error { return WriteMarkdown(failingWriter{}, rep, nil) },
 		"json":     func() error { return WriteJSON(failingWriter{}, rep) },
 		"jsonl":    func() error { return WriteJSONL(failingWriter{}, rep) },
 	} {

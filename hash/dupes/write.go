@@ -17,6 +17,35 @@ type TextOptions struct {
 	// Full shortens nothing: every metadata key a member differs in (else the first 4), every model a
 	// note names (else the first 3).
 	Full bool
+	// Knobs name what the caller lets people choose (the CLI: by its flags); nil: the library's words.
+	Knobs Knobs
+}
+
+// Knob is something the caller of Find and package act lets people choose, named in the text the
+// writers write. Codes are stable.
+type Knob string
+
+// Knobs the writers name.
+const (
+	// KnobKeepPath is the prefix of the keep rule KeepPath.
+	KnobKeepPath Knob = "keep-path"
+	// KnobDelete is deleting copies (package act, with Delete).
+	KnobDelete Knob = "delete"
+)
+
+// Knobs say how a caller names knobs in text (the CLI: "the --keep path", "--delete"); a knob it
+// does not name is in the library's words.
+type Knobs map[Knob]string
+
+// knobWords are the library's words for knobs.
+var knobWords = Knobs{KnobKeepPath: "the keep rule's path", KnobDelete: "deleting"}
+
+// name is how k says knob.
+func (k Knobs) name(knob Knob) string {
+	if w, ok := k[knob]; ok {
+		return w
+	}
+	return knobWords[knob]
 }
 
 // Shortened lists are cut after this many items, unless TextOptions.Full.
@@ -80,7 +109,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	p := &printer{w: w}
 	pal := opt.Palette
 	for _, g := range r.Groups {
-		p.printf("%s\n", heading(g, pal.Bold))
+		p.printf("%s\n", heading(g, pal.Bold, opt.Knobs))
 		width := 0
 		for _, m := range g.Members {
 			width = max(width, min(len(textfmt.Escape(m.Path)), 60))
@@ -90,7 +119,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			if g.Keeper == "" {
 				mark = ""
 			}
-			if d := describe(g, i, opt.Full, textfmt.Escape); d != "" {
+			if d := describe(g, i, opt.Full, textfmt.Escape, opt.Knobs); d != "" {
 				p.printf("  %s%-*s  %s\n", mark, width, textfmt.Escape(m.Path), pal.Dim(d))
 			} else {
 				p.printf("  %s%s\n", mark, textfmt.Escape(m.Path))
@@ -117,8 +146,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 }
 
 // WriteMarkdown writes the report as Markdown: a list per group, the notes and the skipped models,
-// and the summary line; every name from a file goes through canon/markdown.
-func WriteMarkdown(w io.Writer, r *Report) error {
+// and the summary line; every name from a file goes through canon/markdown. Knobs are named as knobs
+// says (nil: the library's words).
+func WriteMarkdown(w io.Writer, r *Report, knobs Knobs) error {
 	p := &printer{w: w}
 	for _, g := range r.Groups {
 		p.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Members), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
@@ -127,7 +157,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if i == 0 && g.Keeper != "" {
 				line = "**keep** " + line
 			}
-			if d := describe(g, i, false, func(s string) string { return s }); d != "" {
+			if d := describe(g, i, false, func(s string) string { return s }, knobs); d != "" {
 				line += " — " + markdown.Text(d)
 			}
 			p.printf("- %s\n", line)
@@ -158,10 +188,10 @@ var layoutLabels = map[delta.Code]string{delta.HeaderSize: "header size", delta.
 
 // describe says in words why member i of g is kept, or how it differs from g's keeper ("" when
 // there is nothing to say), names from files passed through esc.
-func describe(g Group, i int, full bool, esc func(string) string) string {
+func describe(g Group, i int, full bool, esc func(string) string, knobs Knobs) string {
 	m := g.Members[i]
 	if i == 0 && g.Keeper != "" {
-		return keptBecause(g.KeeperReason, m)
+		return keptBecause(g.KeeperReason, m, knobs)
 	}
 	d := m.Differences
 	var what []string
@@ -239,7 +269,7 @@ func renamedWords(r *Renaming, full bool, esc func(string) string) string {
 var sidecarSigns = map[SidecarChange]string{SidecarAdded: "+", SidecarRemoved: "-", SidecarChanged: "~"}
 
 // keptBecause says why the keeper m was kept.
-func keptBecause(why KeepReason, m Member) string {
+func keptBecause(why KeepReason, m Member, knobs Knobs) string {
 	switch why {
 	case ReasonSharesFiles:
 		return "kept: it shares files with other models"
@@ -248,7 +278,7 @@ func keptBecause(why KeepReason, m Member) string {
 	case ReasonLocal:
 		return "kept: the others are URLs"
 	case ReasonPathPrefix:
-		return "kept: under the --keep path"
+		return "kept: under " + knobs.name(KnobKeepPath)
 	case ReasonMostInfo:
 		info := textfmt.Plural(m.MetadataKeys, "metadata key")
 		if len(m.Sidecars) > 0 {
@@ -313,7 +343,7 @@ func notesHeading(ns []Note) string {
 
 // heading is a group's first line: its level (through bold), how alike its models are, and what deleting
 // would free.
-func heading(g Group, bold func(string) string) string {
+func heading(g Group, bold func(string) string, knobs Knobs) string {
 	switch g.Level {
 	case LevelBytes:
 		return fmt.Sprintf("%s  %d identical files, %s each, %s reclaimable", bold(string(g.Level)), len(g.Members),
@@ -322,7 +352,7 @@ func heading(g Group, bold func(string) string) string {
 		return fmt.Sprintf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable", bold(string(g.Level)),
 			len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
 	case LevelRenamed:
-		return fmt.Sprintf("%s  %d files with the same tensors under other names (--delete leaves them)", bold(string(g.Level)), len(g.Members))
+		return fmt.Sprintf("%s  %d files with the same tensors under other names (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
 	case LevelRun:
 		return fmt.Sprintf("%s  %d files saved by one training run (%s), different weights", bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))
 	}
