@@ -177,7 +177,7 @@ func walk(ctx context.Context, roots []string, rep *Report) []string {
 		}
 		found = append(found, r)
 	}
-	paths, errs := source.Walk(ctx, found, source.WalkOptions{})
+	paths, errs := source.Walk(ctx, found, source.WalkOptions{AllFormats: true})
 	for _, err := range errs {
 		if ctx.Err() == nil {
 			fail(err)

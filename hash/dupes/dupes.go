@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,9 +36,11 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
@@ -67,8 +70,9 @@ const (
 // levelRank orders levels from the strictest.
 var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelRun: 3, LevelStructure: 4}
 
-// ErrOtherFormat is wrapped by the error of a model left out because it is of a format dupes does not
-// compare (ONNX, PyTorch, NumPy, whatever its file name says).
+// ErrOtherFormat was wrapped by the error of an ONNX, PyTorch or NumPy model, which dupes left out.
+//
+// Deprecated: dupes compares every format stdiff reads; no error wraps it.
 var ErrOtherFormat = errors.New("an ONNX, PyTorch or NumPy model")
 
 // ErrInvalid is wrapped by the error of a model left out because the reference reader of its format
@@ -82,9 +86,10 @@ type invalidModel struct {
 }
 
 func (e *invalidModel) Error() string {
-	name := "safetensors"
-	if e.format == canon.FormatGGUF {
-		name = "GGUF"
+	name := map[canon.Format]string{canon.FormatGGUF: "GGUF", canon.FormatPyTorch: "PyTorch", canon.FormatNumPy: "NumPy",
+		canon.FormatONNX: "ONNX"}[e.format]
+	if name == "" {
+		name = "safetensors"
 	}
 	return fmt.Sprintf("not valid %s (%s): stdiff check says more", name, e.kind)
 }
@@ -156,6 +161,17 @@ type Member struct {
 	// Managed is the program whose store the model lies in (ManagedBy), "" for none: such a model is
 	// never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
 	Managed Store `json:"managed,omitempty"`
+	// Format is the format of a PyTorch, NumPy or ONNX model ("pytorch", "numpy", "onnx"), "" for
+	// safetensors and GGUF. Such a model holds the same tensors as a safetensors file when its tensors'
+	// names, dtypes, shapes and bytes (row-major) are the same: `stdiff hash --content` gives both one
+	// content ID.
+	Format canon.Format `json:"format,omitempty"`
+	// Unsafe is set for a PyTorch (or NumPy) file whose pickle names globals outside
+	// torch.load(weights_only=True)'s allowlist (findings pickle-unsafe-global, pickle-unknown-global):
+	// loading it can run code. Its tensors are read without running anything, so it is a duplicate
+	// like any other, acted on like any other: the keep rule stays the caller's, and the writers say
+	// which members are unsafe, so that a safe one can be kept.
+	Unsafe bool `json:"unsafe,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -356,6 +372,13 @@ type scanned struct {
 	part   bool
 	// managed is the store the model lies in (ManagedBy), "" for none.
 	managed Store
+	// format is the model's format ("" for safetensors read by the skim or the cache); virtual is set
+	// when its tensor bytes are not a data section of the file but read through its format's reader
+	// (PyTorch, NumPy, ONNX: canonical, row-major bytes one tensor after another); unsafe for a pickle
+	// with globals torch refuses (Member.Unsafe); external for an ONNX model with external data, a
+	// model made of several files, which is never a copy to delete (part).
+	format                      canon.Format
+	virtual, unsafe, external bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -480,7 +503,7 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 	}
 	pipelines := map[string]bool{}
 	for _, f := range live {
-		f.part = partOfModel(f, pipelines)
+		f.part = f.external || partOfModel(f, pipelines)
 	}
 	return live, nil
 }
@@ -715,7 +738,7 @@ func (s *finder) finish(ctx context.Context, live []*scanned) error {
 	}
 	if s.opt.Cache != nil {
 		for _, f := range live {
-			if !f.set {
+			if !f.set && !f.virtual { // a virtual model's header is read again: the cache keeps no reader's state
 				cachePut(s.opt.Cache, f)
 			}
 		}
@@ -757,7 +780,10 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	for i, f := range g {
 		grp.Files[i] = f.path
 		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
-			Sidecars: f.sidecars, Managed: f.managed}
+			Sidecars: f.sidecars, Managed: f.managed, Unsafe: f.unsafe}
+		if f.virtual {
+			grp.Members[i].Format = f.format
+		}
 		if f.sidecars == nil {
 			grp.Members[i].Sidecars = []lora.SidecarFile{}
 		}
@@ -834,11 +860,14 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	}
 	defer o.Close()
 	m := o.Model
-	if m.Format != canon.FormatSafetensors && m.Format != canon.FormatGGUF { // their bytes are not a data section
-		return nil, &canon.ReadError{Name: path, Err: fmt.Errorf("%w (dupes compares safetensors and GGUF models)", ErrOtherFormat)}
+	if err := usable(m); err != nil {
+		return nil, err
 	}
-	if !m.Valid() || m.HasErrors() {
-		return nil, invalid(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil, unsafePickle(m)
+	if m.ONNX != nil {
+		for i := range m.ONNX.Tensors {
+			f.external = f.external || m.ONNX.Tensors[i].Where == onnx.InExternal
+		}
 	}
 	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
 		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
@@ -878,7 +907,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	if f.ident, err = identOf(m); err != nil {
 		return nil, err
 	}
-	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
+	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
 }
 
@@ -915,6 +944,9 @@ func (f *scanned) hashHeader() error {
 	if f.hasHeaderHash {
 		return nil
 	}
+	if f.virtual {
+		return f.hashFile()
+	}
 	src, err := source.OpenFile(f.path)
 	if err != nil {
 		return err
@@ -937,4 +969,76 @@ func (f *scanned) hashHeader() error {
 	}
 	f.headerHash, f.hasHeaderHash = blake3.Sum256(hb), true
 	return src.Unchanged()
+}
+
+// hashFile fills in the BLAKE3 of the whole file as its header hash: for a model whose tensor bytes are
+// read through its format's reader (a pickle's, a zip's, a protobuf's), within a content group only
+// identical files have equal ones.
+func (f *scanned) hashFile() error {
+	src, err := source.OpenFile(f.path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if src.Size() != f.size {
+		return &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
+	}
+	h := blake3.New()
+	if _, err := io.Copy(h, io.NewSectionReader(src, 0, f.size)); err != nil {
+		return canon.PathError("read", f.path, err)
+	}
+	h.Sum(f.headerHash[:0])
+	f.hasHeaderHash = true
+	return src.Unchanged()
+}
+
+// Comparable reports whether Find compares m's tensors: m is one its format's reference accepts, or
+// a PyTorch or NumPy file whose only errors are globals outside torch.load(weights_only=True)'s
+// allowlist (its tensors are read all the same, without running anything; Member.Unsafe).
+func Comparable(m *canon.Model) bool {
+	return m.Valid() && !m.HasErrors() || unsafePickle(m) && onlyGlobals(m)
+}
+
+// usable is nil for a model Find compares (Comparable), else the error that leaves it out
+// (ErrInvalid).
+func usable(m *canon.Model) error {
+	if Comparable(m) {
+		return nil
+	}
+	return invalid(m)
+}
+
+// unsafePickle reports whether m is a PyTorch or NumPy file whose pickles name globals outside
+// torch's weights-only allowlist.
+func unsafePickle(m *canon.Model) bool {
+	for i := range m.Findings {
+		if c := m.Findings[i].Code; m.Torch != nil && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyGlobals reports whether every error of m is about a pickle's globals.
+func onlyGlobals(m *canon.Model) bool {
+	for i := range m.Findings {
+		if fd := &m.Findings[i]; fd.Severity == canon.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+			return false
+		}
+	}
+	return true
+}
+
+// dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
+// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) the space they lie in, one
+// tensor after another.
+func dataLenOf(m *canon.Model) int64 {
+	if m.Torch == nil && m.ONNX == nil {
+		return m.DataLen()
+	}
+	var n uint64
+	for i := range m.Tensors {
+		n = max(n, m.Tensors[i].End)
+	}
+	return int64(n)
 }

@@ -313,6 +313,10 @@ func partOfModel(f *scanned, pipelines map[string]bool) bool {
 		if _, _, n, ok := canon.GGUFSplitPattern(base); ok && n > 1 {
 			return true
 		}
+		// a shard of a PyTorch checkpoint: pytorch_model-00001-of-00002.bin
+		if _, _, n, ok := canon.ShardPattern(strings.TrimSuffix(base, filepath.Ext(base)) + ".safetensors"); f.virtual && ok && n > 1 {
+			return true
+		}
 	}
 	parent := filepath.Dir(filepath.Dir(path))
 	is, ok := pipelines[parent]

@@ -190,13 +190,26 @@ var layoutLabels = map[delta.Code]string{delta.HeaderSize: "header size", delta.
 // there is nothing to say), names from files passed through esc.
 func describe(g Group, i int, full bool, esc func(string) string, knobs Knobs) string {
 	m := g.Members[i]
+	var what []string
+	if m.Format != "" {
+		what = append(what, string(m.Format))
+	}
+	if m.Unsafe {
+		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
+	}
+	return strings.Join(append(what, describeMember(g, i, full, esc, knobs)...), "; ")
+}
+
+// describeMember is what describe says of member i of g but its format and safety.
+func describeMember(g Group, i int, full bool, esc func(string) string, knobs Knobs) []string {
+	m := g.Members[i]
 	if i == 0 && g.Keeper != "" {
-		return keptBecause(g.KeeperReason, m, knobs)
+		return []string{keptBecause(g.KeeperReason, m, knobs)}
 	}
 	d := m.Differences
 	var what []string
 	if d != nil && d.Renamed != nil {
-		return renamedWords(d.Renamed, full, esc)
+		return []string{renamedWords(d.Renamed, full, esc)}
 	}
 	if m.Managed != "" && g.Keeper != "" {
 		what = append(what, "left alone: managed by "+m.Managed.Describe())
@@ -205,9 +218,9 @@ func describe(g Group, i int, full bool, esc func(string) string, knobs Knobs) s
 	case m.IdenticalTo != "":
 		what = append(what, "identical to "+esc(m.IdenticalTo))
 	case d == nil || (d.Empty() && g.Level == LevelBytes):
-		return strings.Join(what, "; ")
+		return what
 	case d.Empty():
-		return strings.Join(append(what, "same metadata; header bytes differ"), "; ")
+		return append(what, "same metadata; header bytes differ")
 	}
 	var keys []string
 	for _, k := range d.Metadata.Added {
@@ -241,7 +254,7 @@ func describe(g Group, i int, full bool, esc func(string) string, knobs Knobs) s
 		}
 		what = append(what, "sidecars: "+strings.Join(shorten(sc, keysShown, "… %d more", full, esc), ", "))
 	}
-	return strings.Join(what, "; ")
+	return what
 }
 
 // renamedWords says how a renamed copy names the keeper's tensors: how many are renamed, an example,

@@ -493,7 +493,7 @@ func (a *actor) open(m *dupes.Member) (*source.Opened, error) {
 // whatever their layout. It reads both side by side and stops at the first difference.
 func sameTensors(ctx context.Context, a, b *source.Opened) (bool, error) {
 	ma, mb := a.Model, b.Model
-	if !ma.Valid() || !mb.Valid() || len(ma.Tensors) != len(mb.Tensors) {
+	if !dupes.Comparable(ma) || !dupes.Comparable(mb) || len(ma.Tensors) != len(mb.Tensors) {
 		return false, nil
 	}
 	oa, ob := canon.CanonicalOrder(ma), canon.CanonicalOrder(mb)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
 
 // TestGGUFRuntimeKeysAreContent: GGUF files with the same tensors but other keys llama.cpp reads (the
@@ -97,5 +98,29 @@ func TestSetsWithoutIndexAreOneModel(t *testing.T) {
 	writeSplit(t, filepath.Join(dir, "b"), "model", "gguf", splitGGUF(2, "tiny, renamed", 1))
 	if got := groupsOf(scan(t, dir)); fmt.Sprint(got) != fmt.Sprint(map[dupes.Level][]string{dupes.LevelContent: {"model-00001-of-00002.gguf", "model-00001-of-00002.gguf"}}) {
 		t.Errorf("groups %v", got)
+	}
+}
+
+// TestActOnFormats: deleting the copies of a content group of one model in several formats deletes
+// the PyTorch and ONNX copies of a safetensors keeper, each checked again by its tensors, the one
+// whose pickle torch refuses too (its tensors are read without running anything).
+func TestActOnFormats(t *testing.T) {
+	dir := t.TempDir()
+	st := loraFile(1, "x").Build()
+	keeper := filepath.Join(dir, "a", "model.safetensors")
+	mustWrite(t, keeper, st)
+	for _, f := range dupetest.Formats {
+		mustWrite(t, filepath.Join(dir, "b", f+".bin"), dupetest.InFormat(f, st))
+	}
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "a")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || r.Failed > 0 || r.Deleted != len(dupetest.Formats) || r.Skipped != 0 || r.Freed != rep.Reclaimable {
+		t.Fatalf("act: %v, %+v", err, r)
+	}
+	if _, err := os.Stat(keeper); err != nil {
+		t.Error(err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
 
 // hfCache lays out revisions the way the Hugging Face cache does: snapshots/<rev>/<file> are symbolic
@@ -192,9 +193,13 @@ func (c *collection) pick(from []string) string { return from[c.rng.IntN(len(fro
 func (c *collection) add() {
 	t := c.t
 	switch op := c.rng.IntN(16); {
-	case op == 0 || len(c.plain) == 0: // a file, with a sidecar or not
+	case op == 0 || len(c.plain) == 0: // a file, with a sidecar or not; some of the same tensors in another format
 		p := c.next("plain") + ".safetensors"
-		mustWrite(t, p, loraFile(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build())
+		b := loraFile(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build()
+		if f := c.rng.IntN(3 * len(dupetest.Formats)); f < len(dupetest.Formats) { // named .safetensors: read by content
+			b = dupetest.InFormat(dupetest.Formats[f], b)
+		}
+		mustWrite(t, p, b)
 		if c.rng.IntN(3) == 0 {
 			c.sidecar(strings.TrimSuffix(p, ".safetensors")+[]string{".civitai.info", ".preview.png"}[c.rng.IntN(2)], "")
 		}
@@ -439,7 +444,8 @@ func bytesOf(t *testing.T, path string) []byte {
 	return out
 }
 
-// TestDupesNeverDeleteTheLastCopy builds random collections (files with sidecars or none, hard and
+// TestDupesNeverDeleteTheLastCopy builds random collections (files with sidecars or none, some of them
+// PyTorch checkpoints, zip or legacy, ONNX models or checkpoints whose pickle torch refuses, hard and
 // symbolic links, sets, Hugging Face caches whose revisions share blobs, second indexes of one set,
 // shards on their own, copies of all of these; copies that share a stem and so a sidecar, a sidecar
 // that links to a copy's, Hugging Face cache repositories and ollama's blobs with copies outside,
