@@ -119,6 +119,7 @@ type Options struct {
 	Keep KeepRule
 	// Cache, when set, remembers what scans learnt of files that have not changed since (keys,
 	// samples, what comparisons proved): a scan of an unchanged collection reads no tensor byte.
+	// PyTorch, NumPy and ONNX models are not kept in it: their headers and samples are read each time.
 	Cache *dupecache.Cache
 	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
 	Source source.Options

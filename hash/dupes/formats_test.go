@@ -72,6 +72,10 @@ func TestFormatsAreContentCopies(t *testing.T) {
 	if others != 2 {
 		t.Errorf("the other weights in %d content groups' places, want 2", others)
 	}
+	structure := groupAt(t, rep, LevelStructure) // one architecture, whatever the format
+	if len(structure.Members) != len(files) || structure.StructureID != id {
+		t.Errorf("structure group %v (%s)", structure.Files, structure.StructureID)
+	}
 }
 
 // TestONNXWithExternalDataIsNeverACopy: an ONNX model whose tensors lie in a file beside it is one
