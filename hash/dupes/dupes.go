@@ -378,7 +378,7 @@ type scanned struct {
 	// (PyTorch, NumPy, ONNX: canonical, row-major bytes one tensor after another); unsafe for a pickle
 	// with globals torch refuses (Member.Unsafe); external for an ONNX model with external data, a
 	// model made of several files, which is never a copy to delete (part).
-	format                      canon.Format
+	format                    canon.Format
 	virtual, unsafe, external bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
