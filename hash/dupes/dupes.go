@@ -105,9 +105,6 @@ func invalid(m *canon.Model) error {
 	return &invalidModel{format: m.Format, kind: kind}
 }
 
-// compareChunk is how much of a tensor is read at a time when files are compared.
-const compareChunk = diskfile.Chunk
-
 // Options tune Find.
 type Options struct {
 	// Level is the loosest kind of group reported: LevelBytes (identical files only), LevelContent

@@ -15,22 +15,10 @@ var (
 	ggufWith         = dupetest.GGUFWith
 	vocabOnly        = dupetest.VocabOnly
 	metadataOnly     = dupetest.MetadataOnly
-	splitGGUF        = dupetest.SplitGGUF
 	splitSafetensors = dupetest.SplitSafetensors
-	writeSplit       = dupetest.WriteSplit
 	hfRepo           = dupetest.HFRepo
 	ollamaBlob       = dupetest.OllamaBlob
 	mustWrite        = dupetest.MustWrite
-	mustSymlink      = dupetest.MustSymlink
-	shardSet         = dupetest.ShardSet
-	writeSet         = dupetest.WriteSet
-	complete         = dupetest.Complete
-)
-
-const (
-	setShard1 = dupetest.SetShard1
-	setShard2 = dupetest.SetShard2
-	setIndex  = dupetest.SetIndex
 )
 
 // plantedCollection is dupetest.PlantedCollection, its groups by Level.

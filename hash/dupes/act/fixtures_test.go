@@ -38,8 +38,7 @@ const (
 )
 
 var (
-	fileID   = diskfile.ID
-	reasonOf = diskfile.Reason
+	fileID = diskfile.ID
 )
 
 // scanFiles writes files (name → bytes) in a new folder and scans them at level.
