@@ -13,6 +13,7 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/act"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 type dupesCmd struct {
@@ -32,7 +33,7 @@ type dupesCmd struct {
 }
 
 // dupesKnobs name what dupes' reports let people choose by the flags that choose it.
-var dupesKnobs = dupes.Knobs{dupes.KnobKeepPath: "the --keep path", dupes.KnobDelete: "--delete"}
+var dupesKnobs = render.Knobs{render.KnobKeepPath: "the --keep path", render.KnobDelete: "--delete"}
 
 func (c *dupesCmd) run(o *out) int {
 	rule, err := dupes.ParseKeepRule(c.Keep)
@@ -88,7 +89,7 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
+	text := withOptions(render.WriteText, render.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
 		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
@@ -103,7 +104,7 @@ func (c *dupesCmd) run(o *out) int {
 		}
 		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: withOptions(dupes.WriteMarkdown, dupesKnobs), html: withOptions(dupes.WriteHTML, dupesKnobs)})
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: render.WriteJSON, jsonl: render.WriteJSONL, markdown: withOptions(render.WriteMarkdown, dupesKnobs), html: withOptions(render.WriteHTML, dupesKnobs)})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
@@ -129,6 +130,6 @@ func (c *dupesCmd) run(o *out) int {
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
-	actText := withOptions(act.WriteText, dupes.TextOptions{Palette: o.pal})
+	actText := withOptions(act.WriteText, render.TextOptions{Palette: o.pal})
 	return write(o, done, c.Quiet, done.Outcome(), writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
 }

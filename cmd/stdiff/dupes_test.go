@@ -10,6 +10,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/act"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // dupesCollection copies fixtures into a folder: a copy, edited metadata, a re-saved file, other
@@ -43,9 +44,9 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 		t.Fatal(err)
 	}
 	for format, write := range map[string]func(*bytes.Buffer) error{
-		"json":     func(b *bytes.Buffer) error { return dupes.WriteJSON(b, rep) },
-		"markdown": func(b *bytes.Buffer) error { return dupes.WriteMarkdown(b, rep, dupesKnobs) },
-		"text":     func(b *bytes.Buffer) error { return dupes.WriteText(b, rep, dupes.TextOptions{Knobs: dupesKnobs}) },
+		"json":     func(b *bytes.Buffer) error { return render.WriteJSON(b, rep) },
+		"markdown": func(b *bytes.Buffer) error { return render.WriteMarkdown(b, rep, dupesKnobs) },
+		"text":     func(b *bytes.Buffer) error { return render.WriteText(b, rep, render.TextOptions{Knobs: dupesKnobs}) },
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := write(&want); err != nil {
@@ -99,7 +100,7 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return act.WriteText(b, link, dupes.TextOptions{})
+			return act.WriteText(b, link, render.TextOptions{})
 		}},
 		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return act.WriteDeletable(b, done, 0) }},
 	} {

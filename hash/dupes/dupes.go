@@ -5,8 +5,8 @@
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
 // between sets) and never offers a model that other models need, or a file that is one part of a model
 // made of several, as a copy to delete. Find returns a Report: plain data, each group naming the copy
-// to keep (a KeepRule chooses) and how the others differ from it as keys and codes; WriteText,
-// WriteJSON, WriteJSONL and WriteMarkdown render it.
+// to keep (a KeepRule chooses) and how the others differ from it as keys and codes; package render
+// (hash/dupes/render) writes it as text, JSON, JSONL, Markdown or HTML.
 // Package act (hash/dupes/act) deletes the other copies or replaces them with hard links, checking
 // each again first: it is the only code that changes users' files.
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // collectorLayout is what a collector has: the original LoRA with its metadata, a byte copy that
@@ -128,7 +129,7 @@ func TestSidecarDifferences(t *testing.T) {
 		t.Errorf("sidecars %+v\nwant %+v", got, want)
 	}
 	var text bytes.Buffer
-	dupes.WriteText(&text, rep, dupes.TextOptions{})
+	render.WriteText(&text, rep, render.TextOptions{})
 	if !strings.Contains(text.String(), "sidecars: ~.civitai.info, -.json, +.preview.png") {
 		t.Errorf("text:\n%s", text.String())
 	}
@@ -313,7 +314,7 @@ func TestActReadOnlyFolder(t *testing.T) {
 		t.Error("a copy in a writable folder was not deleted")
 	}
 	var text bytes.Buffer
-	WriteText(&text, r, dupes.TextOptions{})
+	WriteText(&text, r, render.TextOptions{})
 	if !strings.Contains(text.String(), "failed        "+filepath.Join(downloads, "pepper (1).civitai.info")+": permission denied") {
 		t.Errorf("text:\n%s", text.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // The fixtures these tests share with package act's (dupetest).
@@ -88,11 +89,11 @@ func plantedCollection(t *testing.T) (string, map[dupes.Level][]string) {
 	return dir, out
 }
 
-// text is the report as dupes.WriteText writes it.
+// text is the report as render.WriteText writes it.
 func text(t *testing.T, rep *dupes.Report) string {
 	t.Helper()
 	var b strings.Builder
-	if err := dupes.WriteText(&b, rep, dupes.TextOptions{}); err != nil {
+	if err := render.WriteText(&b, rep, render.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
-	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // WriteJSON writes the act report as indented JSON (textfmt.WriteJSON).
@@ -31,7 +31,7 @@ func WriteJSONL(w io.Writer, r *Report) error {
 
 // WriteText writes the act report for a terminal: a line per action, then a summary line. Names
 // from files are escaped (textfmt.Escape).
-func WriteText(w io.Writer, r *Report, opt dupes.TextOptions) error {
+func WriteText(w io.Writer, r *Report, opt render.TextOptions) error {
 	var p strings.Builder
 	for _, a := range r.Actions {
 		verb, line := actLine(r, a, textfmt.Escape)
