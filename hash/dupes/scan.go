@@ -108,7 +108,8 @@ func (f *scanned) rescan(ctx context.Context) error {
 }
 
 // dataSource is where the model's tensor bytes are, and the offset of its data section: the file
-// itself for one file (no header read again), the set's source for a set or a URL.
+// itself for one file (no header read again), the set's source for a set or a URL, its format's
+// reader's for a PyTorch, NumPy or ONNX model (virtual).
 func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 	if !f.set && !f.virtual {
 		file, err := os.Open(f.path)
@@ -768,4 +769,5 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 	return closed, false
 }
 
+// equalShape reports whether two shapes are the same.
 func equalShape(a, b []uint64) bool { return slices.Equal(a, b) }
