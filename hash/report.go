@@ -121,14 +121,17 @@ func hashFile(ctx context.Context, spec string, opt Options, single bool) File {
 	return f
 }
 
+// ErrEcosystemOfSet is the cause of File.Err when ecosystem hashes (Options.All), which are hashes
+// of files, are asked of a set of shards.
+var ErrEcosystemOfSet = errors.New("ecosystem hashes are hashes of files, and this is a set of shards")
+
 // fill computes the header's IDs, then reads the bytes: in one pass when ecosystem hashes are wanted,
 // else the tensors only. A model whose header cannot be read still has its whole-file hashes.
 func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) error {
 	m, src := opened.Model, opened.Source
 	content, all, canonical := opt.Content, opt.All, opt.Canonical
 	if all && m.Shards != nil {
-		return &canon.ReadError{Name: f.Path, Err: errors.New("ecosystem hashes (--all) are hashes of files, and this is a set of shards"),
-			Hint: "hash the shard files one by one, or drop --all"}
+		return &canon.ReadError{Name: f.Path, Err: ErrEcosystemOfSet, Hint: "hash the shard files one by one"}
 	}
 	if fs, ok := src.(*source.FileSource); ok {
 		st, err := fs.File().Stat()

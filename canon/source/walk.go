@@ -16,7 +16,13 @@ import (
 type WalkOptions struct {
 	// Progress, when set, is called with the number of models found so far, every so often.
 	Progress func(found int)
+	// AllFormats also lists the other files stdiff reads: PyTorch checkpoints (.bin, .pt, .pth,
+	// .ckpt), NumPy arrays (.npy, .npz) and ONNX models (.onnx).
+	AllFormats bool
 }
+
+// otherFormats are the extensions WalkOptions.AllFormats adds.
+var otherFormats = map[string]bool{".bin": true, ".pt": true, ".pth": true, ".ckpt": true, ".npy": true, ".npz": true, ".onnx": true}
 
 // Walk expands the folders among roots into the models under them, recursively, in path order:
 // .safetensors and .gguf files (the name only picks the candidates; reading them tells their format),
@@ -67,7 +73,7 @@ func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []err
 					}
 				}
 			case strings.HasSuffix(name, ".safetensors"), strings.HasSuffix(name, ".gguf"),
-				filepath.Ext(name) == "" && startsGGUF(p):
+				filepath.Ext(name) == "" && startsGGUF(p), opt.AllFormats && otherFormats[filepath.Ext(name)]:
 				paths = append(paths, p)
 			default:
 				return nil

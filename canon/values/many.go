@@ -51,28 +51,57 @@ type Comparison struct {
 // a few hundred bytes per chunk being compared, and a few dozen bytes per pair. Options.Progress is told of every
 // byte read once: bytes read again by the comparison by value are not counted twice.
 func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int, c Comparison) bool) error {
-	type scanItem struct {
-		pair  int
-		chunk int64 // bytes per chunk
-		n     int64 // bytes
-	}
 	if err := opt.Tolerance.Check(); err != nil {
 		return err
 	}
-	scan := make([]scanItem, 0, len(pairs)) // at its final size at once: no garbage from growing it
-	var valued []int                        // pairs compared by value at once (different dtypes)
+	scan, valued, err := planPairs(pairs)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &comparing{pairs: pairs, opt: opt, done: done, cancel: cancel, owed: make([]atomic.Int64, len(pairs))}
+	differ, err := c.compareBytes(ctx, scan)
+	if err != nil {
+		return c.finish(err)
+	}
+	for k, s := range scan {
+		switch {
+		case !differ[k].Load():
+			if !c.report(s.pair, Comparison{Equal: true}) {
+				return nil
+			}
+		case !pairs[s.pair].BytesOnly && Supported(pairs[s.pair].A.DType):
+			valued = append(valued, s.pair)
+		}
+	}
+	sort.Ints(valued)
+	return c.finish(c.compareValues(ctx, valued))
+}
+
+// scanItem is a pair of one dtype, compared byte by byte first.
+type scanItem struct {
+	pair  int
+	chunk int64 // bytes per chunk
+	n     int64 // bytes
+}
+
+// planPairs checks the pairs and splits them: pairs of one dtype, compared byte by byte first
+// (scan), and pairs of different dtypes, compared by value at once (valued).
+func planPairs(pairs []Pair) (scan []scanItem, valued []int, err error) {
+	scan = make([]scanItem, 0, len(pairs)) // at its final size at once: no garbage from growing it
 	for i, p := range pairs {
 		if p.A.Off < 0 || p.A.Len < 0 || p.B.Off < 0 || p.B.Len < 0 {
-			return fmt.Errorf("pair %d: %w: negative offset or length", i, ErrLength)
+			return nil, nil, fmt.Errorf("pair %d: %w: negative offset or length", i, ErrLength)
 		}
 		if p.A.DType == p.B.DType {
 			if p.A.Len != p.B.Len {
-				return fmt.Errorf("pair %d: %w: %d bytes against %d", i, ErrLength, p.A.Len, p.B.Len)
+				return nil, nil, fmt.Errorf("pair %d: %w: %d bytes against %d", i, ErrLength, p.A.Len, p.B.Len)
 			}
 			cb := int64(scanBytes)
 			if f, ok := formats[p.A.DType]; ok { // no error value for each tensor of a type not decoded
 				if _, err := f.elements(p.A.Len); err != nil {
-					return fmt.Errorf("pair %d: %w", i, err)
+					return nil, nil, fmt.Errorf("pair %d: %w", i, err)
 				}
 				cb = int64(f.byteLen(ChunkElements))
 			}
@@ -80,36 +109,52 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 			continue
 		}
 		if _, _, err := elementsOfPair(p); err != nil {
-			return fmt.Errorf("pair %d: %w", i, err)
+			return nil, nil, fmt.Errorf("pair %d: %w", i, err)
 		}
 		valued = append(valued, i)
 	}
+	return scan, valued, nil
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var mu sync.Mutex // serialises done
-	stopped := false
-	// report hands a pair's comparison to done and says whether to go on.
-	report := func(i int, c Comparison) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped && !done(i, c) {
-			stopped = true
-			cancel()
-		}
-		return !stopped
-	}
-	// finish is err, or nil once done asked to stop.
-	finish := func(err error) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return nil
-		}
-		return err
-	}
+// comparing is one run of CompareAll.
+type comparing struct {
+	pairs  []Pair
+	opt    Options
+	done   func(i int, c Comparison) bool
+	cancel context.CancelFunc
+	mu     sync.Mutex // serialises done
+	// stopped is set once done asked to stop.
+	stopped bool
+	// owed are the bytes the comparison of bytes told Progress of, per pair.
+	owed []atomic.Int64
+}
 
-	// Pass 1: bytes. A pair's chunks are skipped once one of them differs.
+// report hands a pair's comparison to done and says whether to go on.
+func (c *comparing) report(i int, cmp Comparison) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped && !c.done(i, cmp) {
+		c.stopped = true
+		c.cancel()
+	}
+	return !c.stopped
+}
+
+// finish is err, or nil once done asked to stop.
+func (c *comparing) finish(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	return err
+}
+
+// compareBytes is the first pass: the pairs of scan, chunk by chunk, a pair's chunks skipped once one
+// of them differs. A pair that differs and is compared by bytes only is reported at once. It returns
+// which pairs of scan differ.
+func (c *comparing) compareBytes(ctx context.Context, scan []scanItem) ([]atomic.Bool, error) {
+	pairs, opt := c.pairs, c.opt
 	starts := make([]int, len(scan)+1)
 	widest := int64(0)
 	for k, s := range scan {
@@ -117,7 +162,6 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		widest = max(widest, s.chunk)
 	}
 	differs := make([]atomic.Bool, len(scan))
-	owed := make([]atomic.Int64, len(pairs)) // bytes pass 1 told Progress of, per pair
 	err := pool.RunWith(ctx, workersFor(opt, 2*widest), starts[len(scan)], func() [2][]byte {
 		return [2][]byte{make([]byte, widest), make([]byte, widest)}
 	}, func(_ context.Context, buf [2][]byte, j int) error {
@@ -136,34 +180,39 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		if err := readAt(p.B, b, off); err != nil {
 			return err
 		}
-		owed[s.pair].Add(2 * n)
+		c.owed[s.pair].Add(2 * n)
 		if opt.Progress != nil {
 			opt.Progress(2 * n)
 		}
 		if !bytes.Equal(a, b) && differs[k].CompareAndSwap(false, true) && (p.BytesOnly || !Supported(p.A.DType)) {
-			report(s.pair, Comparison{}) // bytes only: known now
+			c.report(s.pair, Comparison{}) // bytes only: known now
 		}
 		return nil
 	})
-	if err != nil {
-		return finish(err)
-	}
-	for k, s := range scan {
-		switch {
-		case !differs[k].Load():
-			if !report(s.pair, Comparison{Equal: true}) {
-				return nil
+	return differs, err
+}
+
+// credit tells Progress of the n bytes of pair read by value that the comparison of bytes did not.
+func (c *comparing) credit(pair int, n int64) {
+	for {
+		o := c.owed[pair].Load()
+		take := min(o, n)
+		if c.owed[pair].CompareAndSwap(o, o-take) {
+			if n > take && c.opt.Progress != nil {
+				c.opt.Progress(n - take)
 			}
-		case !pairs[s.pair].BytesOnly && Supported(pairs[s.pair].A.DType):
-			valued = append(valued, s.pair)
+			return
 		}
 	}
+}
 
-	// Pass 2: values, pairs in order, each one's chunks merged in order.
-	sort.Ints(valued)
+// compareValues is the second pass: the pairs of valued (in order) by value, each one's chunks merged
+// in order, each pair reported with its statistics once its last chunk is in.
+func (c *comparing) compareValues(ctx context.Context, valued []int) error {
+	pairs, opt := c.pairs, c.opt
 	counts := make([]int64, len(valued))
 	totals := make([]*PairStats, len(valued)) // made at a pair's first chunk, dropped at its last
-	widest = 0
+	widest := int64(0)
 	for k, i := range valued {
 		fa, na, _ := elementsOfPair(pairs[i])
 		fb, _ := lookup(pairs[i].B.DType)
@@ -174,23 +223,11 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		p, _ := NewPairStats(pairs[valued[k]].A.DType, pairs[valued[k]].B.DType, opt.Tolerance) // checked above
 		return p
 	}
-	credit := func(pair int, n int64) { // tell Progress of the bytes pass 1 did not
-		for {
-			o := owed[pair].Load()
-			take := min(o, n)
-			if owed[pair].CompareAndSwap(o, o-take) {
-				if n > take && opt.Progress != nil {
-					opt.Progress(n - take)
-				}
-				return
-			}
-		}
-	}
 	type worker struct {
 		buf []byte
 		dec *scratch
 	}
-	err = forItems(ctx, counts, workersFor(opt, widest), func() *worker {
+	return forItems(ctx, counts, workersFor(opt, widest), func() *worker {
 		return &worker{buf: make([]byte, widest)}
 	}, func(w *worker, k int, lo, hi int64) (*PairStats, error) {
 		p := pairs[valued[k]]
@@ -204,7 +241,7 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		if err := readAt(p.B, b, lo/int64(fb.group)*int64(fb.groupBytes)); err != nil {
 			return nil, err
 		}
-		credit(valued[k], int64(len(a)+len(b)))
+		c.credit(valued[k], int64(len(a)+len(b)))
 		s := stats(k)
 		s.buf = w.dec
 		var err error
@@ -226,9 +263,8 @@ func CompareAll(ctx context.Context, pairs []Pair, opt Options, done func(i int,
 		}
 		d := totals[k].Result()
 		totals[k] = nil
-		return report(valued[k], Comparison{Diff: &d})
+		return c.report(valued[k], Comparison{Diff: &d})
 	})
-	return finish(err)
 }
 
 // SummarizeAll reads every tensor once, in chunks on a bounded number of goroutines (see CompareAll

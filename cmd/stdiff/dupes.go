@@ -11,6 +11,9 @@ import (
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/act"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 type dupesCmd struct {
@@ -29,6 +32,9 @@ type dupesCmd struct {
 	Paths          []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`
 }
 
+// dupesKnobs name what dupes' reports let people choose by the flags that choose it.
+var dupesKnobs = render.Knobs{render.KnobKeepPath: "the --keep path", render.KnobDelete: "--delete"}
+
 func (c *dupesCmd) run(o *out) int {
 	rule, err := dupes.ParseKeepRule(c.Keep)
 	if err != nil {
@@ -36,13 +42,13 @@ func (c *dupesCmd) run(o *out) int {
 		return exitTrouble
 	}
 	opt := dupes.Options{Level: dupes.Level(c.Level), Keep: rule, Source: o.src}
-	path, err := dupes.CachePath(os.Getenv("STDIFF_CACHE_DIR"))
+	path, err := dupecache.CachePath(os.Getenv("STDIFF_CACHE_DIR"))
 	if err != nil && (!c.NoCache || c.ClearCache) {
 		o.errorf("", "no cache folder: %v (set STDIFF_CACHE_DIR)", err)
 		return exitTrouble
 	}
 	if c.ClearCache {
-		if err := dupes.ClearCache(path); err != nil {
+		if err := dupecache.ClearCache(path); err != nil {
 			o.errorf("", "clearing the cache: %v", err)
 			return exitTrouble
 		}
@@ -52,8 +58,8 @@ func (c *dupesCmd) run(o *out) int {
 		}
 	}
 	if !c.NoCache {
-		if opt.Cache, err = dupes.OpenCache(path); err != nil { // one line; the scan goes on
-			var ce *dupes.CacheError
+		if opt.Cache, err = dupecache.OpenCache(path); err != nil { // one line; the scan goes on
+			var ce *dupecache.CacheError
 			errors.As(err, &ce)
 			o.errorf(ce.Hint(), "%s", textfmt.Escape(err.Error()))
 		}
@@ -83,10 +89,10 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	text := withOptions(dupes.WriteText, dupes.TextOptions{Palette: o.pal, Full: c.Full})
+	text := withOptions(render.WriteText, render.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
-		plan, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: true, DryRun: true, Source: o.src})
+		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
 		if err != nil {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
@@ -96,15 +102,15 @@ func (c *dupesCmd) run(o *out) int {
 				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
 			}
 		}
-		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*dupes.ActReport]{text: withOptions(dupes.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
+		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: dupes.WriteJSON, jsonl: dupes.WriteJSONL, markdown: dupes.WriteMarkdown, html: dupes.WriteHTML})
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: render.WriteJSON, jsonl: render.WriteJSONL, markdown: withOptions(render.WriteMarkdown, dupesKnobs), html: withOptions(render.WriteHTML, dupesKnobs)})
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
 			return exitTrouble
 		}
-		plan, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: true, DryRun: true, Source: o.src})
+		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
 		if err != nil {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
@@ -116,7 +122,7 @@ func (c *dupesCmd) run(o *out) int {
 			return int(rep.Outcome())
 		}
 	}
-	act, err := dupes.Act(o.ctx, rep, dupes.ActOptions{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	done, err := act.Act(o.ctx, rep, act.Options{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
 	if err != nil {
 		o.errorf("", "%s", textfmt.Escape(err.Error()))
 		return exitTrouble
@@ -124,6 +130,6 @@ func (c *dupesCmd) run(o *out) int {
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
-	actText := withOptions(dupes.WriteActText, dupes.TextOptions{Palette: o.pal})
-	return write(o, act, c.Quiet, act.Outcome(), writers[*dupes.ActReport]{text: actText, json: dupes.WriteActJSON, jsonl: dupes.WriteActJSONL, markdown: dupes.WriteActMarkdown})
+	actText := withOptions(act.WriteText, render.TextOptions{Palette: o.pal})
+	return write(o, done, c.Quiet, done.Outcome(), writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
 }

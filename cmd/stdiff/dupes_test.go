@@ -9,6 +9,8 @@ import (
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/act"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // dupesCollection copies fixtures into a folder: a copy, edited metadata, a re-saved file, other
@@ -42,9 +44,9 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 		t.Fatal(err)
 	}
 	for format, write := range map[string]func(*bytes.Buffer) error{
-		"json":     func(b *bytes.Buffer) error { return dupes.WriteJSON(b, rep) },
-		"markdown": func(b *bytes.Buffer) error { return dupes.WriteMarkdown(b, rep) },
-		"text":     func(b *bytes.Buffer) error { return dupes.WriteText(b, rep, dupes.TextOptions{}) },
+		"json":     func(b *bytes.Buffer) error { return render.WriteJSON(b, rep) },
+		"markdown": func(b *bytes.Buffer) error { return render.WriteMarkdown(b, rep, dupesKnobs) },
+		"text":     func(b *bytes.Buffer) error { return render.WriteText(b, rep, render.TextOptions{Knobs: dupesKnobs}) },
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := write(&want); err != nil {
@@ -74,7 +76,7 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 }
 
 // TestDupesActIsTheLibrarys: what `stdiff dupes --delete --dry-run` prints is dupes.Act's report
-// through its writer, byte for byte, and `--print-deletable` is dupes.WriteDeletable's.
+// through its writer, byte for byte, and `--print-deletable` is act.WriteDeletable's.
 func TestDupesActIsTheLibrarys(t *testing.T) {
 	dir := dupesCollection(t)
 	keep := "path:" + filepath.Join(dir, "b")
@@ -83,7 +85,7 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := dupes.Act(t.Context(), rep, dupes.ActOptions{Delete: true, DryRun: true})
+	done, err := act.Act(t.Context(), rep, act.Options{Delete: true, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,16 +93,16 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 		args  []string
 		write func(*bytes.Buffer) error
 	}{
-		{[]string{"--json", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return dupes.WriteActJSON(b, act) }},
-		{[]string{"--format", "jsonl", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return dupes.WriteActJSONL(b, act) }},
+		{[]string{"--json", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return act.WriteJSON(b, done) }},
+		{[]string{"--format", "jsonl", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return act.WriteJSONL(b, done) }},
 		{[]string{"--color", "never", "dupes", "--no-cache", "--keep", keep, "--link", "--dry-run", dir}, func(b *bytes.Buffer) error {
-			link, err := dupes.Act(t.Context(), rep, dupes.ActOptions{Link: true, DryRun: true})
+			link, err := act.Act(t.Context(), rep, act.Options{Link: true, DryRun: true})
 			if err != nil {
 				return err
 			}
-			return dupes.WriteActText(b, link, dupes.TextOptions{})
+			return act.WriteText(b, link, render.TextOptions{})
 		}},
-		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return dupes.WriteDeletable(b, act, 0) }},
+		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return act.WriteDeletable(b, done, 0) }},
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := c.write(&want); err != nil {

@@ -1,6 +1,11 @@
 package main
 
-import "github.com/stdiff/stdiff/hash"
+import (
+	"errors"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/hash"
+)
 
 type hashCmd struct {
 	Content       bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
@@ -36,6 +41,9 @@ func (c *hashCmd) run(o *out) int {
 	}
 	rep := hash.Run(o.ctx, c.Files, opt)
 	stop()
+	for i := range rep.Files {
+		rep.Files[i].Err = hashWorded(rep.Files[i].Path, rep.Files[i].Err)
+	}
 	for i := range rep.Files { // first, as sha256sum and dupes do
 		if f := &rep.Files[i]; f.Err != nil {
 			o.readFailed(f.Err)
@@ -85,3 +93,21 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 
 // manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.
 func (c *hashCmd) manyFiles() bool { return len(c.Files) > 1 || c.Check }
+
+// hashWorded is err with the flag named where the library names what the flag chose (--all).
+func hashWorded(path string, err error) error {
+	if errors.Is(err, hash.ErrEcosystemOfSet) {
+		return &canon.ReadError{Name: path, Err: flagWords{"ecosystem hashes (--all) are hashes of files, and this is a set of shards", err},
+			Hint: "hash the shard files one by one, or drop --all"}
+	}
+	return err
+}
+
+// flagWords is an error of the library worded with the flag that caused it.
+type flagWords struct {
+	words string
+	err   error
+}
+
+func (e flagWords) Error() string { return e.words }
+func (e flagWords) Unwrap() error { return e.err }

@@ -11,6 +11,7 @@ import (
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // Differences say how a member of a content group differs from the group's keeper: the same tensors,
@@ -156,7 +157,7 @@ func readModel(ctx context.Context, f *scanned, kept *canon.Model) (*canon.Model
 // not exist and what cannot be read under the others.
 func walk(ctx context.Context, roots []string, rep *Report) []string {
 	fail := func(err error) {
-		f := Failure{Error: reasonOf(err), Err: err}
+		f := Failure{Error: diskfile.Reason(err), Err: err}
 		var re *canon.ReadError
 		if errors.As(err, &re) {
 			f.Path = re.Name
@@ -176,7 +177,7 @@ func walk(ctx context.Context, roots []string, rep *Report) []string {
 		}
 		found = append(found, r)
 	}
-	paths, errs := source.Walk(ctx, found, source.WalkOptions{})
+	paths, errs := source.Walk(ctx, found, source.WalkOptions{AllFormats: true})
 	for _, err := range errs {
 		if ctx.Err() == nil {
 			fail(err)

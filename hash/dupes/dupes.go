@@ -5,10 +5,10 @@
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
 // between sets) and never offers a model that other models need, or a file that is one part of a model
 // made of several, as a copy to delete. Find returns a Report: plain data, each group naming the copy
-// to keep (a KeepRule chooses) and how the others differ from it as keys and codes; WriteText,
-// WriteJSON, WriteJSONL and WriteMarkdown render it.
-// Act deletes the other copies or replaces them with hard links, checking each again first, and
-// returns an ActReport of what it did, with its own writers.
+// to keep (a KeepRule chooses) and how the others differ from it as keys and codes; package render
+// (hash/dupes/render) writes it as text, JSON, JSONL, Markdown or HTML.
+// Package act (hash/dupes/act) deletes the other copies or replaces them with hard links, checking
+// each again first: it is the only code that changes users' files.
 //
 // It never prints (the writers write to the io.Writer they are given) and reads no environment: where
 // the cache lives is the caller's choice (the CLI's default is $STDIFF_CACHE_DIR, else the user cache
@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,10 +36,14 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/zeebo/blake3"
 )
 
@@ -65,8 +70,9 @@ const (
 // levelRank orders levels from the strictest.
 var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelRun: 3, LevelStructure: 4}
 
-// ErrOtherFormat is wrapped by the error of a model left out because it is of a format dupes does not
-// compare (ONNX, PyTorch, NumPy, whatever its file name says).
+// ErrOtherFormat was wrapped by the error of an ONNX, PyTorch or NumPy model, which dupes left out.
+//
+// Deprecated: dupes compares every format stdiff reads; no error wraps it.
 var ErrOtherFormat = errors.New("an ONNX, PyTorch or NumPy model")
 
 // ErrInvalid is wrapped by the error of a model left out because the reference reader of its format
@@ -80,9 +86,10 @@ type invalidModel struct {
 }
 
 func (e *invalidModel) Error() string {
-	name := "safetensors"
-	if e.format == canon.FormatGGUF {
-		name = "GGUF"
+	name := map[canon.Format]string{canon.FormatGGUF: "GGUF", canon.FormatPyTorch: "PyTorch", canon.FormatNumPy: "NumPy",
+		canon.FormatONNX: "ONNX"}[e.format]
+	if name == "" {
+		name = "safetensors"
 	}
 	return fmt.Sprintf("not valid %s (%s): stdiff check says more", name, e.kind)
 }
@@ -98,9 +105,6 @@ func invalid(m *canon.Model) error {
 	return &invalidModel{format: m.Format, kind: kind}
 }
 
-// compareChunk is how much of a tensor is read at a time when files are compared.
-const compareChunk = 1 << 20
-
 // Options tune Find.
 type Options struct {
 	// Level is the loosest kind of group reported: LevelBytes (identical files only), LevelContent
@@ -112,7 +116,8 @@ type Options struct {
 	Keep KeepRule
 	// Cache, when set, remembers what scans learnt of files that have not changed since (keys,
 	// samples, what comparisons proved): a scan of an unchanged collection reads no tensor byte.
-	Cache *Cache
+	// PyTorch, NumPy and ONNX models are not kept in it: their headers and samples are read each time.
+	Cache *dupecache.Cache
 	// Source tunes opening shard sets and remote models (the Hub's endpoint and token).
 	Source source.Options
 	// Workers is how many files are read at once (default 2 × GOMAXPROCS).
@@ -154,6 +159,17 @@ type Member struct {
 	// Managed is the program whose store the model lies in (ManagedBy), "" for none: such a model is
 	// never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
 	Managed Store `json:"managed,omitempty"`
+	// Format is the format of a PyTorch, NumPy or ONNX model ("pytorch", "numpy", "onnx"), "" for
+	// safetensors and GGUF. Such a model holds the same tensors as a safetensors file when its tensors'
+	// names, dtypes, shapes and bytes (row-major) are the same: `stdiff hash --content` gives both one
+	// content ID.
+	Format canon.Format `json:"format,omitempty"`
+	// Unsafe is set for a PyTorch (or NumPy) file whose pickle names globals outside
+	// torch.load(weights_only=True)'s allowlist (findings pickle-unsafe-global, pickle-unknown-global):
+	// loading it can run code. Its tensors are read without running anything, so it is a duplicate
+	// like any other, acted on like any other: the keep rule stays the caller's, and the writers say
+	// which members are unsafe, so that a safe one can be kept.
+	Unsafe bool `json:"unsafe,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -191,7 +207,7 @@ type Skipped struct {
 
 // skip is the record of a model left out for err.
 func skip(path string, err error) Skipped {
-	return Skipped{Path: path, Reason: reasonOf(err), Err: err}
+	return Skipped{Path: path, Reason: diskfile.Reason(err), Err: err}
 }
 
 // Failure is a path named to Find that could not be scanned: one that does not exist, or a folder
@@ -257,6 +273,47 @@ func (r *Report) Outcome() canon.Outcome {
 	return canon.Clean
 }
 
+// ActsOn reports whether acting on r's copies (package act) touches group g: a bytes or content
+// group with a keeper; when deleting (link false), not a bytes group inside a content group (the
+// content group covers it); when linking, bytes groups only. Report.Reclaimable sums the groups a
+// deletion acts on.
+func (r *Report) ActsOn(g *Group, link bool) bool {
+	switch {
+	case g.Keeper == "" || len(g.Members) < 2:
+		return false
+	case link:
+		return g.Level == LevelBytes
+	case g.Level == LevelContent:
+		return true
+	}
+	return g.Level == LevelBytes && !r.within(g)
+}
+
+// within reports whether bytes group g is part of a content group of r.
+func (r *Report) within(g *Group) bool {
+	for i := range r.Groups {
+		c := &r.Groups[i]
+		if c.Level == LevelContent && isSubset(c.Files, g.Files) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSubset reports whether every path of sub is in set.
+func isSubset(set, sub []string) bool {
+	in := map[string]bool{}
+	for _, p := range set {
+		in[p] = true
+	}
+	for _, p := range sub {
+		if !in[p] {
+			return false
+		}
+	}
+	return true
+}
+
 // scanned is what the scan keeps of one file: small, so that a collection of any size fits.
 type scanned struct {
 	path    string
@@ -313,6 +370,13 @@ type scanned struct {
 	part   bool
 	// managed is the store the model lies in (ManagedBy), "" for none.
 	managed Store
+	// format is the model's format ("" for safetensors read by the skim or the cache); virtual is set
+	// when its tensor bytes are not a data section of the file but read through its format's reader
+	// (PyTorch, NumPy, ONNX: canonical, row-major bytes one tensor after another); unsafe for a pickle
+	// with globals torch refuses (Member.Unsafe); external for an ONNX model with external data, a
+	// model made of several files, which is never a copy to delete (part).
+	format                    canon.Format
+	virtual, unsafe, external bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -337,30 +401,87 @@ type scanned struct {
 // (renamed). Unreadable and invalid files are skipped with a reason. The error is ctx's, when it is
 // done before the scan is.
 func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
+	s := newFinder(opt)
+	paths := joinSets(walk(ctx, roots, s.rep))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	live, err := s.readHeaders(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	candidates := sameStructure(live)
+	// Renamed copies are looked for among models with the same shapes: the search starts now, from
+	// the headers, beside the comparison of contents, and compares once that is done.
+	var renamed *renamedSearch
+	if s.wants(LevelRenamed) {
+		renamed = prepareRenamed(ctx, live, s.workers, &s.bytesRead)
+		defer func() { <-renamed.done }()
+	}
+	if err := s.compareContents(ctx, candidates); err != nil {
+		return nil, err
+	}
+	contentGroups := s.contentGroups(ctx, candidates)
+	// How each copy in a content group differs from its keeper is worked out while renamed copies are
+	// searched for: it needs the group and its models' headers alone.
+	diffsDone := s.differences(ctx, contentGroups)
+	defer func() { <-diffsDone }()
+	if s.wants(LevelRenamed) {
+		if err := s.renamedGroups(ctx, renamed); err != nil {
+			return nil, err
+		}
+	}
+	if s.level == LevelStructure || s.level == LevelRun {
+		s.structureGroups(ctx, live)
+	}
+	s.skippedLate(live)
+	s.rep.TensorBytesRead = s.bytesRead.Load()
+	<-diffsDone // the sidecars' differences go into the differences
+	if err := s.finish(ctx, live); err != nil {
+		return nil, err
+	}
+	return s.rep, nil
+}
+
+// finder is one run of Find: its options, the report it fills, and what it has read.
+type finder struct {
+	opt       Options
+	level     Level
+	workers   int
+	rep       *Report
+	bytesRead atomic.Int64
+}
+
+func newFinder(opt Options) *finder {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
-	level := cmp.Or(opt.Level, LevelRenamed)
-	rep := &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}
-	paths := joinSets(walk(ctx, roots, rep))
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var bytesRead atomic.Int64
-	progress := func(stage string, n, total int) {
-		if opt.Progress != nil {
-			opt.Progress(stage, n, total, bytesRead.Load())
-		}
-	}
+	return &finder{opt: opt, level: cmp.Or(opt.Level, LevelRenamed), workers: workers,
+		rep: &Report{Schema: Schema, Groups: []Group{}, Skipped: []Skipped{}, Notes: []Note{}, Errors: []Failure{}}}
+}
 
-	// Stage 1: headers.
+// wants reports whether the scan reports groups of level l (the levels up to the one asked for).
+func (s *finder) wants(l Level) bool { return levelRank[s.level] >= levelRank[l] }
+
+// progress tells Options.Progress that n of total are done at stage.
+func (s *finder) progress(stage string, n, total int) {
+	if s.opt.Progress != nil {
+		s.opt.Progress(stage, n, total, s.bytesRead.Load())
+	}
+}
+
+// readHeaders is stage 1: every model's header (or the cache's entry), in parallel. Models that
+// cannot be read are skipped; the same model reached twice (links) counts once; models that share
+// files, and files that are one part of a model made of several, are marked. It returns the models
+// scanned.
+func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, error) {
 	files := make([]*scanned, len(paths))
 	errs := make([]error, len(paths))
 	var done atomic.Int64
-	pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
-		files[i], errs[i] = scanHeader(ctx, paths[i], opt.Cache, &opt.Source)
-		progress("headers", int(done.Add(1)), len(paths))
+	pool.Run(ctx, s.workers, len(paths), func(ctx context.Context, i int) error {
+		files[i], errs[i] = scanHeader(ctx, paths[i], s.opt.Cache, &s.opt.Source)
+		s.progress("headers", int(done.Add(1)), len(paths))
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
@@ -368,49 +489,48 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	for i, f := range files {
 		if f == nil {
-			rep.Skipped = append(rep.Skipped, skip(paths[i], errs[i]))
+			s.rep.Skipped = append(s.rep.Skipped, skip(paths[i], errs[i]))
 		}
 	}
-	// The same model reached twice (links) counts once; models that share files are marked.
 	live := onlyOnce(files, func(path, reason string) {
-		rep.Skipped = append(rep.Skipped, Skipped{Path: path, Reason: textfmt.Escape(reason)})
+		s.rep.Skipped = append(s.rep.Skipped, Skipped{Path: path, Reason: textfmt.Escape(reason)})
 	})
-	rep.Files = len(live)
+	s.rep.Files = len(live)
 	if notes := markShared(live); notes != nil {
-		rep.Notes = notes
+		s.rep.Notes = notes
 	}
 	pipelines := map[string]bool{}
 	for _, f := range live {
-		f.part = partOfModel(f, pipelines)
+		f.part = f.external || partOfModel(f, pipelines)
 	}
+	return live, nil
+}
 
-	// Stage 2: group by structure and data size; only groups of two or more go on.
+// sameStructure is stage 2: the models that share their structure and data size with another; only
+// they can hold the same tensors.
+func sameStructure(live []*scanned) []*scanned {
 	var candidates []*scanned
 	for _, g := range groupBy(live, structureKey) {
 		if len(g) > 1 {
 			candidates = append(candidates, g...)
 		}
 	}
+	return candidates
+}
 
-	// Renamed copies are looked for among models with the same shapes: the search starts now, from
-	// the headers, beside the comparison of contents, and compares once that is done.
-	var renamed *renamedSearch
-	if levelRank[level] >= levelRank[LevelRenamed] {
-		renamed = prepareRenamed(ctx, live, workers, &bytesRead)
-		defer func() { <-renamed.done }()
-	}
-
-	// Stage 3: samples, then a comparison of the files whose samples agree.
-	done.Store(0)
-	pool.Run(ctx, workers, len(candidates), func(ctx context.Context, i int) error {
+// compareContents is stage 3: a sample of each candidate's tensor bytes, then a comparison of the
+// files whose samples agree, which numbers the classes of models holding the same tensors.
+func (s *finder) compareContents(ctx context.Context, candidates []*scanned) error {
+	var done atomic.Int64
+	pool.Run(ctx, s.workers, len(candidates), func(ctx context.Context, i int) error {
 		f := candidates[i]
 		if f.ident == "" || f.tensorless() {
 			f.err = f.identify(ctx)
 		}
 		if f.err == nil && !f.hasSample {
-			f.err = f.takeSample(ctx, &bytesRead)
+			f.err = f.takeSample(ctx, &s.bytesRead)
 		}
-		progress("samples", int(done.Add(1)), len(candidates))
+		s.progress("samples", int(done.Add(1)), len(candidates))
 		return nil
 	})
 	var sampleGroups [][]*scanned
@@ -426,66 +546,42 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	done.Store(0)
 	var classes atomic.Int64
-	pool.Run(ctx, workers, len(sampleGroups), func(ctx context.Context, i int) error {
-		resolve(ctx, sampleGroups[i], opt.Cache != nil, &classes, &bytesRead)
-		progress("content", int(done.Add(1)), len(sampleGroups))
+	pool.Run(ctx, s.workers, len(sampleGroups), func(ctx context.Context, i int) error {
+		resolve(ctx, sampleGroups[i], s.opt.Cache != nil, &classes, &s.bytesRead)
+		s.progress("content", int(done.Add(1)), len(sampleGroups))
 		return nil
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return ctx.Err()
+}
 
-	// Results: content groups, bytes groups within them; each class made ready (sidecars, keeper,
-	// header hashes, structure IDs) in parallel, then reported in order.
-	// Only models that could safely be deleted join a group (keepSafe): never one that shares files.
+// ranked is a group as keepSafe ordered it, and why its first is kept.
+type ranked struct {
+	g   []*scanned
+	why KeepReason
+}
+
+// classResult is what a class of models holding the same tensors comes to.
+type classResult struct {
+	all   ranked
+	bytes []ranked // the bytes groups within it
+	// content is set when the class is a content group (models with other headers).
+	content bool
+}
+
+// contentGroups adds the content groups, and the bytes groups within them, to the report; each class
+// is made ready (sidecars, keeper, header hashes, structure IDs) in parallel, then reported in order.
+// Only models that could safely be deleted join a group (keepSafe): never one that shares files. It
+// returns the content groups, whose differences are yet to be worked out.
+func (s *finder) contentGroups(ctx context.Context, candidates []*scanned) []contentGroup {
 	var classGroups [][]*scanned
 	for _, g := range groupBy(candidates, func(f *scanned) string { return classKey(f) }) {
 		if len(g) > 1 && g[0].class != 0 {
 			classGroups = append(classGroups, g)
 		}
 	}
-	type ranked struct {
-		g   []*scanned
-		why KeepReason
-	}
-	type classResult struct {
-		all   ranked
-		bytes []ranked // the bytes groups within it
-		// content is set when the class is a content group (models with other headers).
-		content bool
-	}
 	results := make([]classResult, len(classGroups))
-	pool.Run(ctx, workers, len(classGroups), func(ctx context.Context, i int) error {
-		g := classGroups[i]
-		for _, f := range g {
-			if !f.set && !source.IsRemote(f.path) {
-				f.sidecars = lora.SidecarFiles(f.path)
-			}
-		}
-		var why KeepReason
-		if g, why = keepSafe(g, opt.Keep); len(g) < 2 {
-			return nil
-		}
-		r := &results[i]
-		r.all = ranked{g, why}
-		for _, f := range g {
-			if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
-				f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
-			}
-			if err := f.hashHeader(); err != nil {
-				f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
-			}
-		}
-		byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
-		for _, same := range byHeader {
-			if same, why := keepSafe(same, opt.Keep); len(same) > 1 {
-				same[0].structureID(ctx)
-				r.bytes = append(r.bytes, ranked{same, why})
-			}
-		}
-		if r.content = len(byHeader) > 1 && level != LevelBytes; r.content {
-			g[0].structureID(ctx)
-		}
+	pool.Run(ctx, s.workers, len(classGroups), func(ctx context.Context, i int) error {
+		results[i] = s.class(ctx, classGroups[i])
 		return nil
 	})
 	var contentGroups []contentGroup
@@ -494,87 +590,136 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			continue
 		}
 		for _, b := range r.bytes {
-			rep.Groups = append(rep.Groups, makeGroup(LevelBytes, b.g, b.why))
+			s.rep.Groups = append(s.rep.Groups, makeGroup(LevelBytes, b.g, b.why))
 		}
 		if r.content {
 			grp := makeGroup(LevelContent, r.all.g, r.all.why)
-			rep.Groups = append(rep.Groups, grp)
+			s.rep.Groups = append(s.rep.Groups, grp)
 			contentGroups = append(contentGroups, newContentGroup(grp, r.all.g))
 		}
 	}
-	// How each copy in a content group differs from its keeper is worked out while renamed copies are
-	// searched for: it needs the group and its models' headers alone.
-	diffsDone := make(chan struct{})
+	return contentGroups
+}
+
+// class makes the class g ready: its sidecars, its keeper, its members' header hashes (equal headers:
+// a bytes group) and structure IDs.
+func (s *finder) class(ctx context.Context, g []*scanned) classResult {
+	for _, f := range g {
+		if !f.set && !source.IsRemote(f.path) {
+			f.sidecars = lora.SidecarFiles(f.path)
+		}
+	}
+	var why KeepReason
+	if g, why = keepSafe(g, s.opt.Keep); len(g) < 2 {
+		return classResult{}
+	}
+	r := classResult{all: ranked{g, why}}
+	for _, f := range g {
+		if f.model != nil && f.model.RawHeader != nil && !f.hasHeaderHash && f.model.Shards == nil {
+			f.headerHash, f.hasHeaderHash = blake3.Sum256(f.model.RawHeader), true
+		}
+		if err := f.hashHeader(); err != nil {
+			f.headerHash = blake3.Sum256([]byte(f.path)) // unknown: alone in its bytes group
+		}
+	}
+	byHeader := groupBy(g, func(f *scanned) string { return string(f.headerHash[:]) })
+	for _, same := range byHeader {
+		if same, why := keepSafe(same, s.opt.Keep); len(same) > 1 {
+			same[0].structureID(ctx)
+			r.bytes = append(r.bytes, ranked{same, why})
+		}
+	}
+	if r.content = len(byHeader) > 1 && s.level != LevelBytes; r.content {
+		g[0].structureID(ctx)
+	}
+	return r
+}
+
+// differences works out, in the background, how each copy in the content groups differs from its
+// keeper; the channel is closed when it is done.
+func (s *finder) differences(ctx context.Context, groups []contentGroup) chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		defer close(diffsDone)
+		defer close(done)
 		var n atomic.Int64
-		pool.Run(ctx, workers, len(contentGroups), func(ctx context.Context, i int) error {
-			differences(ctx, contentGroups[i])
-			progress("differences", int(n.Add(1)), len(contentGroups))
+		pool.Run(ctx, s.workers, len(groups), func(ctx context.Context, i int) error {
+			differences(ctx, groups[i])
+			s.progress("differences", int(n.Add(1)), len(groups))
 			return nil
 		})
 	}()
-	defer func() { <-diffsDone }()
-	if levelRank[level] >= levelRank[LevelRenamed] {
-		done.Store(0)
-		for _, g := range renamed.find(ctx, workers, opt.Cache != nil, &bytesRead, func(n, total int) { progress("renamed", n, total) }) {
-			var reps []*scanned // one model of each structure: the others are its content copies
-			for _, same := range groupBy(g, structureKey) {
-				for _, f := range same {
-					if !f.set && !source.IsRemote(f.path) {
-						f.sidecars = lora.SidecarFiles(f.path)
-					}
+	return done
+}
+
+// renamedGroups adds the groups of copies under other names: of each structure among them, the
+// model keepSafe ranks first stands for its content copies.
+func (s *finder) renamedGroups(ctx context.Context, renamed *renamedSearch) error {
+	for _, g := range renamed.find(ctx, s.workers, s.opt.Cache != nil, &s.bytesRead, func(n, total int) { s.progress("renamed", n, total) }) {
+		var reps []*scanned // one model of each structure: the others are its content copies
+		for _, same := range groupBy(g, structureKey) {
+			for _, f := range same {
+				if !f.set && !source.IsRemote(f.path) {
+					f.sidecars = lora.SidecarFiles(f.path)
 				}
-				ranked, _ := keepSafe(same, opt.Keep)
-				reps = append(reps, ranked[0])
 			}
-			if g, why := keepSafe(reps, opt.Keep); len(g) > 1 {
-				rep.Groups = append(rep.Groups, renamedGroup(ctx, g, why))
-			}
+			ranked, _ := keepSafe(same, s.opt.Keep)
+			reps = append(reps, ranked[0])
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if g, why := keepSafe(reps, s.opt.Keep); len(g) > 1 {
+			s.rep.Groups = append(s.rep.Groups, renamedGroup(ctx, g, why))
 		}
 	}
-	if level == LevelStructure || level == LevelRun {
-		copies := map[string]bool{}      // a copy in a group above is its keeper's: runs are of other weights
-		for _, grp := range rep.Groups { // Files, not Members: their differences are being worked out
-			for _, p := range grp.Files[1:] {
-				copies[p] = true
-			}
+	return ctx.Err()
+}
+
+// structureGroups adds the groups of models of one architecture (LevelStructure) and the runs among
+// them (LevelRun and LevelStructure).
+func (s *finder) structureGroups(ctx context.Context, live []*scanned) {
+	copies := map[string]bool{}        // a copy in a group above is its keeper's: runs are of other weights
+	for _, grp := range s.rep.Groups { // Files, not Members: their differences are being worked out
+		for _, p := range grp.Files[1:] {
+			copies[p] = true
 		}
-		for _, g := range groupBy(live, structureKey) {
-			if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
+	}
+	for _, g := range groupBy(live, structureKey) {
+		if len(g) > 1 && g[0].tensorless() { // without tensors, no architecture: nothing to share
+			continue
+		}
+		if len(g) > 1 && !sameClass(g) {
+			if err := g[0].structureID(ctx); err != nil {
 				continue
 			}
-			if len(g) > 1 && !sameClass(g) {
-				if err := g[0].structureID(ctx); err != nil {
-					continue
-				}
-				if level == LevelStructure {
-					rep.Groups = append(rep.Groups, makeGroup(LevelStructure, g, ""))
-				}
-				rep.Groups = append(rep.Groups, runs(ctx, slices.DeleteFunc(slices.Clone(g), func(f *scanned) bool { return copies[f.path] }))...)
+			if s.level == LevelStructure {
+				s.rep.Groups = append(s.rep.Groups, makeGroup(LevelStructure, g, ""))
 			}
+			s.rep.Groups = append(s.rep.Groups, runs(ctx, slices.DeleteFunc(slices.Clone(g), func(f *scanned) bool { return copies[f.path] }))...)
 		}
 	}
+}
+
+// skippedLate skips the models that failed after their header was read (a comparison, renamed).
+func (s *finder) skippedLate(live []*scanned) {
 	reported := map[string]bool{}
-	for _, sk := range rep.Skipped {
+	for _, sk := range s.rep.Skipped {
 		reported[sk.Path] = true
 	}
-	for _, f := range live { // models that failed after their header was read (a comparison, renamed)
+	for _, f := range live {
 		if f.err != nil && !reported[f.path] {
-			rep.Skipped = append(rep.Skipped, skip(f.path, f.err))
+			s.rep.Skipped = append(s.rep.Skipped, skip(f.path, f.err))
 		}
 	}
-	rep.TensorBytesRead = bytesRead.Load()
-	<-diffsDone // the sidecars' differences go into the differences
-	pool.Run(ctx, workers, len(rep.Groups), func(ctx context.Context, i int) error {
+}
+
+// finish adds the sidecars' differences, puts groups and skipped models in order, sums what deleting
+// would free, and records what was learnt in the cache.
+func (s *finder) finish(ctx context.Context, live []*scanned) error {
+	rep := s.rep
+	pool.Run(ctx, s.workers, len(rep.Groups), func(ctx context.Context, i int) error {
 		sidecarsOf(ctx, &rep.Groups[i])
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
@@ -584,20 +729,19 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return a.Files[0] < b.Files[0]
 	})
 	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
-	deleting := &actor{opt: ActOptions{Delete: true}}
 	for i := range rep.Groups {
-		if deleting.acts(rep, &rep.Groups[i]) {
+		if rep.ActsOn(&rep.Groups[i], false) {
 			rep.Reclaimable += rep.Groups[i].Reclaimable
 		}
 	}
-	if opt.Cache != nil {
+	if s.opt.Cache != nil {
 		for _, f := range live {
-			if !f.set {
-				opt.Cache.put(f)
+			if !f.set && !f.virtual { // a virtual model's header is read again: the cache keeps no reader's state
+				cachePut(s.opt.Cache, f)
 			}
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // structureKey is what stage 2 groups by: the structure key (which holds the data length).
@@ -634,7 +778,10 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	for i, f := range g {
 		grp.Files[i] = f.path
 		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
-			Sidecars: f.sidecars, Managed: f.managed}
+			Sidecars: f.sidecars, Managed: f.managed, Unsafe: f.unsafe}
+		if f.virtual {
+			grp.Members[i].Format = f.format
+		}
 		if f.sidecars == nil {
 			grp.Members[i].Sidecars = []lora.SidecarFile{}
 		}
@@ -675,7 +822,7 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
-func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Options) (*scanned, error) {
+func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *source.Options) (*scanned, error) {
 	_, split := splitSet(path)
 	f := &scanned{path: path, set: isIndex(path) || split || source.IsRemote(path), opt: opt}
 	if !source.IsRemote(path) {
@@ -683,16 +830,16 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 		if err != nil {
 			return nil, canon.PathError("stat", path, err)
 		}
-		f.size, f.mtime, f.ctime = st.Size(), st.ModTime().UnixNano(), changeTime(st)
+		f.size, f.mtime, f.ctime = st.Size(), st.ModTime().UnixNano(), diskfile.ChangeTime(st)
 		if lst, err := os.Lstat(path); err == nil {
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
-		f.dev, f.ino, f.nlink = fileID(st)
+		f.dev, f.ino, f.nlink = diskfile.ID(st)
 		f.managed = ManagedBy(path)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)
-	if cache != nil && !f.set && cache.fill(f) {
+	if cache != nil && !f.set && cacheFill(cache, f) {
 		return f, nil
 	}
 	if !f.set { // most headers are skimmed; what skim is unsure of canon.Read reads
@@ -711,11 +858,14 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	}
 	defer o.Close()
 	m := o.Model
-	if m.Format != canon.FormatSafetensors && m.Format != canon.FormatGGUF { // their bytes are not a data section
-		return nil, &canon.ReadError{Name: path, Err: fmt.Errorf("%w (dupes compares safetensors and GGUF models)", ErrOtherFormat)}
+	if err := usable(m); err != nil {
+		return nil, err
 	}
-	if !m.Valid() || m.HasErrors() {
-		return nil, invalid(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil, unsafePickle(m)
+	if m.ONNX != nil {
+		for i := range m.ONNX.Tensors {
+			f.external = f.external || m.ONNX.Tensors[i].Where == onnx.InExternal
+		}
 	}
 	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
 		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
@@ -755,7 +905,7 @@ func scanHeader(ctx context.Context, path string, cache *Cache, opt *source.Opti
 	if f.ident, err = identOf(m); err != nil {
 		return nil, err
 	}
-	f.dataLen, f.structure, f.shards, f.metaKeys = m.DataLen(), hash.StructureID(m), len(m.Shards), len(m.Metadata)
+	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), hash.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
 }
 
@@ -792,6 +942,9 @@ func (f *scanned) hashHeader() error {
 	if f.hasHeaderHash {
 		return nil
 	}
+	if f.virtual {
+		return f.hashFile()
+	}
 	src, err := source.OpenFile(f.path)
 	if err != nil {
 		return err
@@ -816,11 +969,74 @@ func (f *scanned) hashHeader() error {
 	return src.Unchanged()
 }
 
-// reasonOf is err in words, without the path a *canon.ReadError names, on one line: control
-// characters (the newline errors.Join puts between errors, one in a name) are escaped.
-func reasonOf(err error) string {
-	if re, ok := err.(*canon.ReadError); ok {
-		return textfmt.Escape(re.Reason())
+// hashFile fills in the BLAKE3 of the whole file as its header hash: for a model whose tensor bytes are
+// read through its format's reader (a pickle's, a zip's, a protobuf's), within a content group only
+// identical files have equal ones.
+func (f *scanned) hashFile() error {
+	src, err := source.OpenFile(f.path)
+	if err != nil {
+		return err
 	}
-	return textfmt.Escape(err.Error())
+	defer src.Close()
+	if src.Size() != f.size {
+		return &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
+	}
+	h := blake3.New()
+	if _, err := io.Copy(h, io.NewSectionReader(src, 0, f.size)); err != nil {
+		return canon.PathError("read", f.path, err)
+	}
+	h.Sum(f.headerHash[:0])
+	f.hasHeaderHash = true
+	return src.Unchanged()
+}
+
+// Comparable reports whether Find compares m's tensors: m is one its format's reference accepts, or
+// a PyTorch or NumPy file whose only errors are globals outside torch.load(weights_only=True)'s
+// allowlist (its tensors are read all the same, without running anything; Member.Unsafe).
+func Comparable(m *canon.Model) bool {
+	return m.Valid() && !m.HasErrors() || unsafePickle(m) && onlyGlobals(m)
+}
+
+// usable is nil for a model Find compares (Comparable), else the error that leaves it out
+// (ErrInvalid).
+func usable(m *canon.Model) error {
+	if Comparable(m) {
+		return nil
+	}
+	return invalid(m)
+}
+
+// unsafePickle reports whether m is a PyTorch or NumPy file whose pickles name globals outside
+// torch's weights-only allowlist.
+func unsafePickle(m *canon.Model) bool {
+	for i := range m.Findings {
+		if c := m.Findings[i].Code; m.Torch != nil && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyGlobals reports whether every error of m is about a pickle's globals.
+func onlyGlobals(m *canon.Model) bool {
+	for i := range m.Findings {
+		if fd := &m.Findings[i]; fd.Severity == canon.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+			return false
+		}
+	}
+	return true
+}
+
+// dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
+// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) the space they lie in, one
+// tensor after another.
+func dataLenOf(m *canon.Model) int64 {
+	if m.Torch == nil && m.ONNX == nil {
+		return m.DataLen()
+	}
+	var n uint64
+	for i := range m.Tensors {
+		n = max(n, m.Tensors[i].End)
+	}
+	return int64(n)
 }

@@ -16,60 +16,8 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 )
-
-// loraFile is a small LoRA-shaped file; seed varies its weights, tag its metadata.
-func loraFile(seed int64, tag string) stfile.File {
-	f := stfile.File{Seed: seed, Metadata: []stfile.KV{{Key: "ss_output_name", Value: tag}, {Key: "ss_session_id", Value: tag + "-session"}}}
-	for i := 0; i < 20; i++ {
-		f.Tensors = append(f.Tensors, stfile.Tensor{Name: fmt.Sprintf("lora_unet_block_%d.lora_down.weight", i), DType: "F16", Shape: []uint64{8, 64}})
-	}
-	return f
-}
-
-// plantedCollection writes a collection with one duplicate of every kind and returns its folder and
-// the expected groups (level → sorted base names).
-func plantedCollection(t *testing.T) (string, map[Level][]string) {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name string, b []byte) {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	orig := loraFile(1, "orig").Build()
-	write("a/orig.safetensors", orig)
-	write("b/copy of orig.safetensors", orig) // byte copy
-	write("c/renamed-meta.safetensors", loraFile(1, "edited name").Build())
-	re := loraFile(1, "orig")
-	for i, j := 0, len(re.Tensors)-1; i < j; i, j = i+1, j-1 {
-		re.Tensors[i], re.Tensors[j] = re.Tensors[j], re.Tensors[i]
-	}
-	re.NoPad = true
-	write("d/resaved.safetensors", re.Build()) // re-serialised: other order, no padding
-	write("e/other-weights.safetensors", loraFile(2, "orig").Build())
-	flipped := append([]byte(nil), orig...)
-	flipped[len(flipped)-1000] ^= 1 // near miss: one flipped byte (not in a sampled range)
-	write("f/near-miss.safetensors", flipped)
-	for i := 0; i < 10; i++ { // unrelated files of other structures
-		f := loraFile(int64(100+i), "x")
-		f.Tensors = f.Tensors[:5+i]
-		write(fmt.Sprintf("g/unrelated-%d.safetensors", i), f.Build())
-	}
-	write("h/broken.safetensors", orig[:len(orig)-7])
-	want := map[Level][]string{
-		LevelBytes:   {"copy of orig.safetensors", "orig.safetensors"},
-		LevelContent: {"copy of orig.safetensors", "orig.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
-		// orig's session saved other weights too (its near miss and other-weights): one training run
-		LevelRun:       {"near-miss.safetensors", "orig.safetensors", "other-weights.safetensors"},
-		LevelStructure: {"copy of orig.safetensors", "near-miss.safetensors", "orig.safetensors", "other-weights.safetensors", "renamed-meta.safetensors", "resaved.safetensors"},
-	}
-	return dir, want
-}
 
 func modelsIn(t *testing.T, dir string) []string {
 	t.Helper()
@@ -158,7 +106,7 @@ func TestDupesCache(t *testing.T) {
 	dir, want := plantedCollection(t)
 	delete(want, LevelStructure)
 	delete(want, LevelRun) // the default level, renamed, reports no runs
-	cache, err := OpenCache(filepath.Join(t.TempDir(), CacheFile))
+	cache, err := dupecache.OpenCache(filepath.Join(t.TempDir(), dupecache.CacheFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +127,7 @@ func TestDupesCache(t *testing.T) {
 		t.Fatal("first scan read nothing")
 	}
 	// A fresh Cache from the saved file: the second run reads no tensor bytes.
-	cache, err = OpenCache(cache.Path())
+	cache, err = dupecache.OpenCache(cache.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // NoteCode says what a Note is about. Codes are stable and safe to match in scripts.
@@ -47,7 +48,7 @@ type fileRef struct {
 
 // refOf is the real file behind path, whose os.Stat is st.
 func refOf(path string, st fs.FileInfo) fileRef {
-	dev, ino, nlink := fileID(st)
+	dev, ino, nlink := diskfile.ID(st)
 	k := fileKey{dev: dev, ino: ino}
 	if ino == 0 {
 		k.path = resolvedPath(path)
@@ -310,6 +311,10 @@ func partOfModel(f *scanned, pipelines map[string]bool) bool {
 			return true
 		}
 		if _, _, n, ok := source.GGUFSplitPattern(base); ok && n > 1 {
+			return true
+		}
+		// a shard of a PyTorch checkpoint: pytorch_model-00001-of-00002.bin
+		if _, _, n, ok := source.ShardPattern(strings.TrimSuffix(base, filepath.Ext(base)) + ".safetensors"); f.virtual && ok && n > 1 {
 			return true
 		}
 	}

@@ -10,19 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
-	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 )
-
-// ggufFile is a small GGUF model; name goes into general.name.
-func ggufFile(name string) []byte {
-	f := ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}, {Key: "general.name", Val: ggufw.Str(name)}}}
-	for i := range 4 {
-		f.Tensors = append(f.Tensors, ggufw.Tensor{Name: fmt.Sprintf("blk.%d.attn_q.weight", i), Type: gguf.TypeQ4_K, Dims: []int64{256, 2}})
-	}
-	return f.Build()
-}
 
 // TestGGUFCopies: byte-identical GGUF files are a bytes group (their headers hash alike, from the
 // magic to the data section), inside the content group that a copy with other metadata joins.
@@ -118,23 +108,6 @@ func scanFiles(t *testing.T, level Level, files map[string][]byte) *Report {
 	return rep
 }
 
-// vocabOnly is a GGUF file without tensors (as llama.cpp's vocab-only files are): a tokenizer and a
-// chat template.
-func vocabOnly(name, template string) []byte {
-	return ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}, {Key: "general.name", Val: ggufw.Str(name)},
-		{Key: "tokenizer.ggml.model", Val: ggufw.Str("gpt2")}, {Key: "tokenizer.ggml.tokens", Val: ggufw.Strs("a", "b", "ab")},
-		{Key: "tokenizer.chat_template", Val: ggufw.Str(template)}}}.Build()
-}
-
-// metadataOnly is a safetensors file without tensors: its metadata is all it holds.
-func metadataOnly(kv ...string) []byte {
-	var f stfile.File
-	for i := 0; i+1 < len(kv); i += 2 {
-		f.Metadata = append(f.Metadata, stfile.KV{Key: kv[i], Value: kv[i+1]})
-	}
-	return f.Build()
-}
-
 // TestTensorlessModelsAreNoContentCopies: models without tensors hold nothing but their metadata, so
 // two of them are never content copies, whatever their formats: only identical files group, as bytes.
 func TestTensorlessModelsAreNoContentCopies(t *testing.T) {
@@ -163,48 +136,6 @@ func TestTensorlessModelsAreNoContentCopies(t *testing.T) {
 	}
 }
 
-// ggufWith is ggufFile("tiny") with more key-value pairs.
-func ggufWith(kvs ...ggufw.KV) []byte {
-	f := ggufw.File{KVs: append([]ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}, {Key: "general.name", Val: ggufw.Str("tiny")}}, kvs...)}
-	for i := range 4 {
-		f.Tensors = append(f.Tensors, ggufw.Tensor{Name: fmt.Sprintf("blk.%d.attn_q.weight", i), Type: gguf.TypeQ4_K, Dims: []int64{256, 2}})
-	}
-	return f.Build()
-}
-
-// TestGGUFRuntimeKeysAreContent: GGUF files with the same tensors but other keys llama.cpp reads (the
-// tokenizer's merges, the chat template, a hyperparameter) run differently: they are no content copies.
-// Files that differ in descriptive keys alone (general.name, the author, the licence) are.
-func TestGGUFRuntimeKeysAreContent(t *testing.T) {
-	merges := ggufw.KV{Key: "tokenizer.ggml.merges", Val: ggufw.Strs("a b", "ab c")}
-	long := strings.Repeat("{% for m in messages %}{{ m.content }}{% endfor %}", 20) // longer than what is kept inline
-	for _, c := range []struct {
-		name string
-		a, b []byte
-		want map[Level][]string
-	}{
-		{"merges", ggufWith(merges), ggufWith(), map[Level][]string{}},
-		{"chat template", ggufWith(ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str(long + "a")}),
-			ggufWith(ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str(long + "b")}), map[Level][]string{}},
-		{"hyperparameter", ggufWith(ggufw.KV{Key: "llama.rope.freq_base", Val: ggufw.F32(10000)}),
-			ggufWith(ggufw.KV{Key: "llama.rope.freq_base", Val: ggufw.F32(500000)}), map[Level][]string{}},
-		{"descriptive keys", ggufWith(merges, ggufw.KV{Key: "general.author", Val: ggufw.Str("me")}),
-			ggufWith(ggufw.KV{Key: "general.license", Val: ggufw.Str("mit")}, merges),
-			map[Level][]string{LevelContent: {"a.gguf", "b.gguf"}}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep := scanFiles(t, LevelRenamed, map[string][]byte{"a.gguf": c.a, "b.gguf": c.b})
-			if got := groupsOf(rep); fmt.Sprint(got) != fmt.Sprint(c.want) || len(rep.Skipped) != 0 {
-				t.Errorf("groups %v, want %v; skipped %+v", got, c.want, rep.Skipped)
-			}
-			r, err := Act(t.Context(), rep, ActOptions{Delete: true})
-			if err != nil || r.Failed > 0 || (len(c.want) == 0) != (r.Deleted == 0) {
-				t.Errorf("act: %v, %+v", err, r)
-			}
-		})
-	}
-}
-
 // TestIdentitiesCached: a scan with the cache tells GGUF files that differ in their tokenizer and
 // metadata-only files apart as the first did, whether the cache kept their identities or comes from a
 // version that did not (the header is read again then).
@@ -221,16 +152,18 @@ func TestIdentitiesCached(t *testing.T) {
 		paths = append(paths, p)
 	}
 	want := fmt.Sprint(map[Level][]string{LevelBytes: {"b.gguf", "c.gguf"}})
-	cachePath := filepath.Join(t.TempDir(), CacheFile)
+	cachePath := filepath.Join(t.TempDir(), dupecache.CacheFile)
 	for run, forget := range []bool{false, false, true} {
-		c, err := OpenCache(cachePath)
+		c, err := dupecache.OpenCache(cachePath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if forget { // as a cache written before identities were kept
-			for k, e := range c.entries {
-				e.Ident = ""
-				c.entries[k] = e
+			for _, p := range paths {
+				if e, ok := c.Get(p); ok {
+					e.Ident = ""
+					c.Put(p, e)
+				}
 			}
 		}
 		rep, err := Find(t.Context(), paths, Options{Cache: c})

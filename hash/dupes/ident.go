@@ -64,6 +64,9 @@ func identOf(m *canon.Model) (string, error) {
 	if bytes == 0 {
 		return identBytes, nil
 	}
+	if m.Torch != nil || m.ONNX != nil { // their tensors, read as safetensors holds them
+		return string(canon.FormatSafetensors), nil
+	}
 	if m.Format != canon.FormatGGUF || m.GGUF == nil {
 		return string(m.Format), nil
 	}

@@ -34,7 +34,7 @@ type KeepRule struct {
 	Prefix string
 }
 
-// ParseKeepRule reads a rule as the CLI's --keep takes it: most-info, newest, oldest or path:PREFIX.
+// ParseKeepRule reads a rule written as a word: most-info, newest, oldest or path:PREFIX.
 func ParseKeepRule(s string) (KeepRule, error) {
 	if p, ok := strings.CutPrefix(s, "path:"); ok {
 		if p == "" {
@@ -69,7 +69,7 @@ const (
 	ReasonSharesFiles  KeepReason = "shares-files"  // it shares files with other models: it must stay
 	ReasonPartOfModel  KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
 	ReasonLocal        KeepReason = "local"         // the others are URLs
-	ReasonPathPrefix   KeepReason = "path-prefix"   // it is under the --keep path:PREFIX
+	ReasonPathPrefix   KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
 	ReasonMostInfo     KeepReason = "most-info"     // it carries the most metadata keys and sidecars
 	ReasonNewest       KeepReason = "newest"        // it was modified last
 	ReasonOldest       KeepReason = "oldest"        // it was modified first

@@ -180,7 +180,7 @@ func (k *keys) finish() {
 // keysOf works out a model's keys from its canon.Model (models the skim does not read: sets, GGUF,
 // headers it is unsure of): the same keys the skim gives for the same header.
 func keysOf(m *canon.Model) keys {
-	k := keys{metaKeys: len(m.Metadata), dataLen: m.DataLen()}
+	k := keys{metaKeys: len(m.Metadata), dataLen: dataLenOf(m)}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		k.add(hashString(t.Name), hashString(string(t.DType)), t.Shape, t.Begin, t.End)

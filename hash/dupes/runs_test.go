@@ -1,12 +1,12 @@
 package dupes
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
@@ -71,9 +71,10 @@ func TestRuns(t *testing.T) {
 	}
 }
 
-// TestOtherFormatsSkipped: a model of a format dupes does not compare (ONNX here), even under a
-// .safetensors name, is skipped with the reason, never grouped by bytes that are not its tensors'.
-func TestOtherFormatsSkipped(t *testing.T) {
+// TestOtherFormatsByContent: a model of another format (ONNX here), even under a .safetensors name,
+// is read as the format its bytes say: two identical files are a bytes group, each known as ONNX.
+// (dupes skipped them, ErrOtherFormat, before it compared every format.)
+func TestOtherFormatsByContent(t *testing.T) {
 	dir := t.TempDir()
 	b := onnxw.Model(onnxw.Tensor("w", 1, []int64{2}, onnxw.Raw(make([]byte, 8))))
 	for _, name := range []string{"a.safetensors", "b.safetensors"} {
@@ -85,7 +86,7 @@ func TestOtherFormatsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Groups) != 0 || len(rep.Skipped) != 2 || !errors.Is(rep.Skipped[0].Err, ErrOtherFormat) {
+	if len(rep.Groups) != 1 || rep.Groups[0].Level != LevelBytes || rep.Groups[0].Members[1].Format != canon.FormatONNX || len(rep.Skipped) != 0 {
 		t.Errorf("groups %+v, skipped %+v", rep.Groups, rep.Skipped)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -108,9 +109,10 @@ func (f *scanned) rescan(ctx context.Context) error {
 }
 
 // dataSource is where the model's tensor bytes are, and the offset of its data section: the file
-// itself for one file (no header read again), the set's source for a set or a URL.
+// itself for one file (no header read again), the set's source for a set or a URL, its format's
+// reader's for a PyTorch, NumPy or ONNX model (virtual).
 func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
-	if !f.set {
+	if !f.set && !f.virtual {
 		file, err := os.Open(f.path)
 		if err != nil {
 			return nil, 0, nil, canon.PathError("open", f.path, err)
@@ -136,11 +138,11 @@ func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, erro
 		return nil, nil, err
 	}
 	m := o.Model
-	if !m.Valid() || m.HasErrors() {
+	if err := usable(m); err != nil {
 		o.Close()
-		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: invalid(m)}
+		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: err}
 	}
-	if (!f.set && m.FileSize != f.size) || m.DataLen() != f.dataLen {
+	if (!f.set && m.FileSize != f.size) || dataLenOf(m) != f.dataLen {
 		o.Close()
 		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 	}
@@ -418,7 +420,7 @@ func sameShape(a, b *stream) bool {
 // canon.Read's time. It returns nil when skim does not read the header or the file names a tensor
 // twice (canon.Read is to read it then), and the header's BLAKE3.
 func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
-	if f.set {
+	if f.set || f.virtual {
 		return nil, nil, nil
 	}
 	src, err := source.OpenFile(f.path)
@@ -803,3 +805,6 @@ func (s *keySink) Reset() {
 		*s.k.collect = (*s.k.collect)[:0]
 	}
 }
+
+// equalShape reports whether two shapes are the same.
+func equalShape(a, b []uint64) bool { return slices.Equal(a, b) }

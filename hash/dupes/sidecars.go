@@ -1,13 +1,10 @@
 package dupes
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"os"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // SidecarChange says how a member's sidecar file of one kind differs from the keeper's.
@@ -54,52 +51,10 @@ func sidecarDifferences(ctx context.Context, keeper, member []lora.SidecarFile) 
 		case inK && !inM:
 			out = append(out, SidecarDifference{Kind: e, Change: SidecarRemoved, Path: ks.Path})
 		case inK && inM:
-			if same, err := sameBytes(ctx, ks.Path, ms.Path); err != nil || !same {
+			if same, err := diskfile.SameBytes(ctx, ks.Path, ms.Path); err != nil || !same {
 				out = append(out, SidecarDifference{Kind: e, Change: SidecarChanged, Path: ms.Path})
 			}
 		}
 	}
 	return out
-}
-
-// sameBytes reports whether the files a and b hold the same bytes (the same file does). It reads them
-// side by side and stops at the first difference. Only regular files are opened, never blocking (a
-// FIFO put at either path is an error, not a wait: canon.OpenRegular).
-func sameBytes(ctx context.Context, a, b string) (bool, error) {
-	fa, sa, err := canon.OpenRegular(a, os.O_RDONLY)
-	if err != nil {
-		return false, err
-	}
-	defer fa.Close()
-	fb, sb, err := canon.OpenRegular(b, os.O_RDONLY)
-	if err != nil {
-		return false, err
-	}
-	defer fb.Close()
-	if os.SameFile(sa, sb) {
-		return true, nil
-	}
-	if sa.Size() != sb.Size() {
-		return false, nil
-	}
-	ba, bb := make([]byte, compareChunk), make([]byte, compareChunk)
-	for {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		na, ea := io.ReadFull(fa, ba)
-		nb, eb := io.ReadFull(fb, bb)
-		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false, nil
-		}
-		if ea == io.EOF || ea == io.ErrUnexpectedEOF {
-			return eb == ea, nil
-		}
-		if ea != nil {
-			return false, ea
-		}
-		if eb != nil {
-			return false, eb
-		}
-	}
 }

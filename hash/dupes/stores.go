@@ -72,12 +72,13 @@ func isOllamaBlob(name string) bool {
 	return true
 }
 
-// managedOf is the store a member, or any file of it (a set's shards), lies in ("" for none).
-func managedOf(m *Member) Store {
-	for _, p := range append([]string{m.Path}, m.Files...) {
-		if s := ManagedBy(p); s != "" {
-			return s
-		}
+// Describe is the store in words: "the Hugging Face cache", "ollama".
+func (s Store) Describe() string {
+	switch s {
+	case StoreHuggingFace:
+		return "the Hugging Face cache"
+	case StoreOllama:
+		return "ollama"
 	}
-	return ""
+	return string(s)
 }

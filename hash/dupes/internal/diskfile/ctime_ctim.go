@@ -1,14 +1,14 @@
 //go:build linux || openbsd || dragonfly
 
-package dupes
+package diskfile
 
 import (
 	"io/fs"
 	"syscall"
 )
 
-// changeTime is when the file's inode last changed (ctime), in nanoseconds; 0 where unknown.
-func changeTime(st fs.FileInfo) int64 {
+// ChangeTime is when the file's inode last changed (ctime), in nanoseconds; 0 where unknown.
+func ChangeTime(st fs.FileInfo) int64 {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		return sys.Ctim.Nano()
 	}

@@ -1,4 +1,4 @@
-package dupes
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/htmlpage"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 // htmlGroup is a group as the page shows it.
@@ -22,19 +23,20 @@ type htmlMember struct {
 
 // WriteHTML writes the report as one page: each group with its heading (what deleting would free), its
 // members (the copy kept and why, how each other differs from it), the skipped models and the summary.
-func WriteHTML(w io.Writer, r *Report) error {
+// Knobs are named as knobs says (nil: the library's words).
+func WriteHTML(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	groups := make([]htmlGroup, len(r.Groups))
 	for i, g := range r.Groups {
-		hg := htmlGroup{Heading: heading(g, func(s string) string { return s }), Keeper: g.Keeper != ""}
+		hg := htmlGroup{Heading: heading(g, func(s string) string { return s }, knobs), Keeper: g.Keeper != ""}
 		for k, m := range g.Members {
-			hg.Members = append(hg.Members, htmlMember{Path: m.Path, Size: textfmt.Bytes(uint64(m.Size)), What: describe(g, k, true, textfmt.Escape)})
+			hg.Members = append(hg.Members, htmlMember{Path: m.Path, Size: textfmt.Bytes(uint64(m.Size)), What: describe(g, k, true, textfmt.Escape, knobs)})
 		}
 		groups[i] = hg
 	}
 	var body bytes.Buffer
 	err := dupesTemplate.Execute(&body, struct {
 		Groups  []htmlGroup
-		Skipped []Skipped
+		Skipped []dupes.Skipped
 		Summary string
 	}{groups, r.Skipped, summary(r)})
 	if err != nil {
@@ -50,5 +52,5 @@ var dupesTemplate = template.Must(template.New("dupes").Parse(`
 <table><tbody>{{$keep := .Keeper}}{{range $i, $m := .Members}}<tr><td class="num">{{if and $keep (eq $i 0)}}<strong class="good">keep</strong>{{end}}</td><td class="mono">{{$m.Path}}</td><td class="num">{{$m.Size}}</td><td>{{$m.What}}</td></tr>
 {{end}}</tbody></table>
 </section>
-{{end}}{{if .Skipped}}<h2>Skipped</h2><ul>{{range .Skipped}}<li><span class="mono">{{.Path}}</span>: {{.Reason}}</li>{{end}}</ul>{{end}}
+{{end}}{{if .Skipped}}<h2>dupes.Skipped</h2><ul>{{range .Skipped}}<li><span class="mono">{{.Path}}</span>: {{.Reason}}</li>{{end}}</ul>{{end}}
 `))

@@ -1,9 +1,11 @@
-package dupes
+// Package dupecache is the cache of dupes: what scans learnt of files (keys, samples, header hashes,
+// structure IDs, what comparisons proved), kept in one JSON file between runs so that a scan of an
+// unchanged collection reads no tensor byte. It stores entries; package dupes decides what they mean.
+package dupecache
 
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // Cache remembers what reading a file found (its keys, sample, header hash, structure ID, and the
@@ -36,7 +38,7 @@ import (
 type Cache struct {
 	path    string
 	mu      sync.Mutex
-	entries map[string]cacheEntry
+	entries map[string]Entry
 	// touched are the keys put in this run: theirs is the newest word.
 	touched map[string]bool
 	dirty   bool
@@ -52,7 +54,9 @@ type Cache struct {
 	maxBytes   int64
 }
 
-type cacheEntry struct {
+// Entry is what the cache keeps of one file: the file as it was (Size, Mtime, Ctime, Ino: a file that
+// differs in any is read again) and what scans learnt of it, in the forms package dupes writes.
+type Entry struct {
 	Size    int64  `json:"size"`
 	Mtime   int64  `json:"mtime_ns"`
 	Ctime   int64  `json:"ctime_ns"`
@@ -62,7 +66,7 @@ type cacheEntry struct {
 	Keys      string `json:"keys"`
 	MetaKeys  int    `json:"meta_keys"`
 	Structure string `json:"structure_id,omitempty"`
-	// Ident is what besides its tensors makes the model what it is (scanned.ident); "" in entries
+	// Ident is what besides its tensors makes the model what it is (package dupes); "" in entries
 	// written before it was kept: the header is read again then.
 	Ident  string `json:"ident,omitempty"`
 	Header string `json:"header_blake3,omitempty"`
@@ -72,14 +76,14 @@ type cacheEntry struct {
 	CRCs     string `json:"crcs,omitempty"`
 	Complete bool   `json:"complete,omitempty"`
 	// Renamed is what the search for renamed copies learnt, when the model was a candidate.
-	Renamed *cacheRenamed `json:"renamed,omitempty"`
+	Renamed *Renamed `json:"renamed,omitempty"`
 	// Used is when a scan last saw the file (Unix seconds, refreshed at most daily): the least recently
 	// used entries go first when the cache is full.
 	Used int64 `json:"used"`
 }
 
-// cacheRenamed is renamedInfo as the cache keeps it.
-type cacheRenamed struct {
+// Renamed is what the search for renamed copies learnt of a file, as the cache keeps it.
+type Renamed struct {
 	Key      string `json:"key"` // hex; "" when the names do not map one to one
 	Sample   string `json:"sample,omitempty"`
 	CRCs     string `json:"crcs,omitempty"`
@@ -87,7 +91,7 @@ type cacheRenamed struct {
 }
 
 // equal reports whether two entries say the same (Used aside).
-func (e cacheEntry) equal(o cacheEntry) bool {
+func (e Entry) equal(o Entry) bool {
 	r1, r2 := e.Renamed, o.Renamed
 	e.Renamed, o.Renamed, e.Used, o.Used = nil, nil, 0, 0
 	return e == o && (r1 == r2 || (r1 != nil && r2 != nil && *r1 == *r2))
@@ -182,7 +186,7 @@ func (e *CacheError) Hint() string {
 // OpenCache loads the cache at path; a missing file is an empty cache. It always returns a working
 // Cache: when the file cannot be used, an empty one and a *CacheError saying why.
 func OpenCache(path string) (*Cache, error) {
-	c := &Cache{path: path, entries: map[string]cacheEntry{}, touched: map[string]bool{}, now: time.Now,
+	c := &Cache{path: path, entries: map[string]Entry{}, touched: map[string]bool{}, now: time.Now,
 		lockWait: CacheLockWait, maxEntries: MaxCacheEntries, maxBytes: MaxCacheBytes}
 	entries, st, err := readCache(path, c.maxBytes)
 	c.loaded = st
@@ -202,7 +206,7 @@ func OpenCache(path string) (*Cache, error) {
 
 // readCache reads and checks a cache file: nil entries when there is none, a *CacheError when it
 // cannot be used; and the file read. It never blocks on a FIFO, nor reads more than max bytes.
-func readCache(path string, max int64) (map[string]cacheEntry, fs.FileInfo, error) {
+func readCache(path string, max int64) (map[string]Entry, fs.FileInfo, error) {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -244,15 +248,15 @@ func causeOf(err error) string {
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
-	return reasonOf(err)
+	return diskfile.Reason(err)
 }
 
 // parseCache parses a cache file's bytes (in one pass: every run does it), or says why they are not
 // a cache.
-func parseCache(b []byte) (map[string]cacheEntry, string) {
+func parseCache(b []byte) (map[string]Entry, string) {
 	var f struct {
-		Schema  *string               `json:"schema"`
-		Entries map[string]cacheEntry `json:"entries"`
+		Schema  *string          `json:"schema"`
+		Entries map[string]Entry `json:"entries"`
 	}
 	err := json.Unmarshal(b, &f)
 	var te *json.UnmarshalTypeError
@@ -270,7 +274,7 @@ func parseCache(b []byte) (map[string]cacheEntry, string) {
 		}
 		return nil, fmt.Sprintf("schema %q, not %q", s, cacheSchema)
 	case f.Entries == nil: // "entries": null, or none
-		f.Entries = map[string]cacheEntry{}
+		f.Entries = map[string]Entry{}
 	}
 	return f.Entries, ""
 }
@@ -332,7 +336,7 @@ func sameFile(st, loaded fs.FileInfo) bool {
 }
 
 // merge takes what another run saved meanwhile: entries this run did not see, or saw less recently.
-func (c *Cache) merge(disk map[string]cacheEntry) {
+func (c *Cache) merge(disk map[string]Entry) {
 	for k, e := range disk {
 		if c.touched[k] {
 			continue
@@ -402,98 +406,25 @@ func cacheKey(path string) string {
 	return path
 }
 
-// fill copies what the cache knows of an unchanged file into it, and reports whether it knew the file.
-func (c *Cache) fill(f *scanned) bool {
+// Get is the entry of the file at path, if the cache has one; the caller checks that the file is
+// as the entry says.
+func (c *Cache) Get(path string) (Entry, bool) {
 	c.mu.Lock()
-	e, ok := c.entries[cacheKey(f.path)]
-	c.mu.Unlock()
-	if !ok || e.Size != f.size || e.Mtime != f.mtime || e.Ctime != f.ctime || e.Ino != f.ino {
-		return false
-	}
-	k, ok := hexWords(e.Keys, 5)
-	if !ok {
-		return false
-	}
-	f.k = keys{structure: pair{k[0], k[1]}, shapes: pair{k[2], k[3]}, layout: k[4], metaKeys: e.MetaKeys, dataLen: e.DataLen}
-	f.dataLen, f.structure, f.metaKeys, f.ident = e.DataLen, e.Structure, e.MetaKeys, e.Ident
-	if b, err := hex.DecodeString(e.Header); err == nil && len(b) == 32 {
-		copy(f.headerHash[:], b)
-		f.hasHeaderHash = true
-	}
-	if w, ok := hexWords(e.Sample, 1); ok {
-		f.sample, f.hasSample = w[0], true
-	}
-	f.cs = crcState{crcs: parseCRCs(e.CRCs), complete: e.Complete}
-	if r := e.Renamed; r != nil {
-		f.renamed = &renamedInfo{fromCache: true, cs: crcState{crcs: parseCRCs(r.CRCs), complete: r.Complete}}
-		if w, ok := hexWords(r.Key, 2); ok {
-			f.renamed.key, f.renamed.hasKey = pair{w[0], w[1]}, true
-		}
-		if w, ok := hexWords(r.Sample, 1); ok {
-			f.renamed.sample, f.renamed.hasSample = w[0], true
-		}
-	}
-	return true
+	defer c.mu.Unlock()
+	e, ok := c.entries[cacheKey(path)]
+	return e, ok
 }
 
-// formatCRCs and parseCRCs write and read crcs as the cache keeps them: 8 hex digits each.
-func formatCRCs(crcs []uint32) string {
-	var b strings.Builder
-	for _, c := range crcs {
-		fmt.Fprintf(&b, "%08x", c)
-	}
-	return b.String()
+// Len is the number of entries.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }
 
-func parseCRCs(s string) []uint32 {
-	var out []uint32
-	for ; len(s) >= 8; s = s[8:] {
-		c, err := strconv.ParseUint(s[:8], 16, 32)
-		if err != nil {
-			return nil
-		}
-		out = append(out, uint32(c))
-	}
-	return out
-}
-
-// hexWords reads n 64-bit words written as 16 hex digits each.
-func hexWords(s string, n int) ([]uint64, bool) {
-	if len(s) != 16*n {
-		return nil, false
-	}
-	out := make([]uint64, n)
-	for i := range out {
-		w, err := strconv.ParseUint(s[16*i:16*i+16], 16, 64)
-		if err != nil {
-			return nil, false
-		}
-		out[i] = w
-	}
-	return out, true
-}
-
-// put records what is known of a file, and that it was seen now.
-func (c *Cache) put(f *scanned) {
-	e := cacheEntry{Size: f.size, Mtime: f.mtime, Ctime: f.ctime, Ino: f.ino, DataLen: f.dataLen, Structure: f.structure, Ident: f.ident, MetaKeys: f.metaKeys,
-		Keys: fmt.Sprintf("%016x%016x%016x%016x%016x", f.k.structure[0], f.k.structure[1], f.k.shapes[0], f.k.shapes[1], f.k.layout),
-		CRCs: formatCRCs(f.cs.crcs), Complete: f.cs.complete}
-	if f.hasHeaderHash {
-		e.Header = hex.EncodeToString(f.headerHash[:])
-	}
-	if f.hasSample {
-		e.Sample = fmt.Sprintf("%016x", f.sample)
-	}
-	if r := f.renamed; r != nil {
-		e.Renamed = &cacheRenamed{CRCs: formatCRCs(r.cs.crcs), Complete: r.cs.complete}
-		if r.hasKey {
-			e.Renamed.Key = fmt.Sprintf("%016x%016x", r.key[0], r.key[1])
-		}
-		if r.hasSample {
-			e.Renamed.Sample = fmt.Sprintf("%016x", r.sample)
-		}
-	}
-	key := cacheKey(f.path)
+// Put records e as what is known of the file at path, and that a scan saw it now.
+func (c *Cache) Put(path string, e Entry) {
+	key := cacheKey(path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.touched[key] = true

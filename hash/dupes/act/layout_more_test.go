@@ -1,6 +1,6 @@
 //go:build unix
 
-package dupes
+package act
 
 import (
 	"bytes"

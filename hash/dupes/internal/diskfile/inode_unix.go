@@ -1,14 +1,14 @@
 //go:build unix
 
-package dupes
+package diskfile
 
 import (
 	"io/fs"
 	"syscall"
 )
 
-// fileID is a file's device and inode, which links share, and its number of hard links.
-func fileID(st fs.FileInfo) (dev, ino, nlink uint64) {
+// ID is a file's device and inode, which links share, and its number of hard links.
+func ID(st fs.FileInfo) (dev, ino, nlink uint64) {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		return uint64(sys.Dev), sys.Ino, uint64(sys.Nlink)
 	}

@@ -1,4 +1,9 @@
-package dupes
+// Package act acts on the duplicates dupes.Find reports: it deletes the copies of a group but its
+// keeper, or replaces them with hard links to it, checking each again just before, under a lock, and
+// never touching a program's store. It is the only code of stdiff that deletes, links or moves users'
+// files. Act returns a Report of what it did, which WriteText, WriteJSON, WriteJSONL and WriteMarkdown
+// render; WriteDeletable lists what a deletion removes, for xargs.
+package act
 
 import (
 	"bytes"
@@ -11,19 +16,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
-// ActSchema is the schema of an ActReport: the first field of its JSON and of each JSONL record.
-const ActSchema = "stdiff.dupes-act/v1"
+// Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
+const Schema = "stdiff.dupes-act/v1"
 
-// ActOptions say what Act does. Delete and Link exclude each other.
-type ActOptions struct {
+// Options say what Act does. Delete and Link exclude each other.
+type Options struct {
 	// Delete deletes every copy of a bytes or content group but its keeper.
 	Delete bool
 	// Link replaces every copy of a bytes group but its keeper with a hard link to the keeper.
@@ -78,7 +86,7 @@ const (
 	// SkipSidecarKept: the keeper has a sidecar of the kind, with other bytes: the copy's stays where
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
-	// SkipManaged: the copy lies in a program's store (Action.Store; ManagedBy), which owns it: it is
+	// SkipManaged: the copy lies in a program's store (Action.Store; dupes.ManagedBy), which owns it: it is
 	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
 	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
 	SkipManaged SkipReason = "managed-store"
@@ -89,15 +97,15 @@ const (
 
 // Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
 type Action struct {
-	Op    Op    `json:"op"`
-	Level Level `json:"level"`
+	Op    Op          `json:"op"`
+	Level dupes.Level `json:"level"`
 	// Path is the copy (or the sidecar) acted on; Keeper the model of its group that stays.
 	Path   string `json:"path"`
 	Keeper string `json:"keeper"`
 	// To is where a sidecar moved.
 	To string `json:"to,omitempty"`
 	// Store is the program's store that left the copy alone (SkipManaged, SkipKeeperManaged).
-	Store Store `json:"store,omitempty"`
+	Store dupes.Store `json:"store,omitempty"`
 	// Files are the files a deletion removes (a shard set's index and shards).
 	Files []string `json:"files,omitempty"`
 	// Freed is what the action freed (or would): files with no other hard link.
@@ -113,8 +121,8 @@ type Action struct {
 	Err   error  `json:"-"`
 }
 
-// ActReport is what Act did, in order.
-type ActReport struct {
+// Report is what Act did, in order.
+type Report struct {
 	Schema  string   `json:"schema"`
 	DryRun  bool     `json:"dry_run"`
 	Actions []Action `json:"actions"`
@@ -133,7 +141,7 @@ type ActReport struct {
 
 // Outcome is Trouble when an action failed or Act was interrupted, Found when a copy was left alone
 // or nothing was done (a dry run), else Clean: no duplicate that Act acts on is left.
-func (r *ActReport) Outcome() canon.Outcome {
+func (r *Report) Outcome() canon.Outcome {
 	switch {
 	case r.Failed > 0 || r.Interrupted:
 		return canon.Trouble
@@ -143,8 +151,8 @@ func (r *ActReport) Outcome() canon.Outcome {
 	return canon.Clean
 }
 
-// ErrActOptions is the error of Act given both Delete and Link, or neither.
-var ErrActOptions = errors.New("act: give one of Delete and Link")
+// ErrOptions is the error of Act given both Delete and Link, or neither.
+var ErrOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
 // group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
@@ -167,16 +175,16 @@ var ErrActOptions = errors.New("act: give one of Delete and Link")
 // Each action is whole or not done: a link is made under a temporary name in the copy's folder,
 // checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
 // filesystems); a deletion is one unlink per file. Act stops between actions once ctx is done and
-// returns what it did (Interrupted). The error is ErrActOptions for bad options; failures of single
+// returns what it did (Interrupted). The error is ErrOptions for bad options; failures of single
 // actions are in the report.
-func Act(ctx context.Context, r *Report, opt ActOptions) (*ActReport, error) {
+func Act(ctx context.Context, r *dupes.Report, opt Options) (*Report, error) {
 	if opt.Delete == opt.Link {
-		return nil, ErrActOptions
+		return nil, ErrOptions
 	}
-	a := &actor{ctx: ctx, opt: opt, rep: &ActReport{Schema: ActSchema, DryRun: opt.DryRun, Actions: []Action{}}}
+	a := &actor{ctx: ctx, opt: opt, rep: &Report{Schema: Schema, DryRun: opt.DryRun, Actions: []Action{}}}
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		if !a.acts(r, g) {
+		if !r.ActsOn(g, opt.Link) {
 			continue
 		}
 		for j := 1; j < len(g.Members); j++ {
@@ -198,54 +206,15 @@ var actHook func(stage string)
 
 type actor struct {
 	ctx context.Context
-	opt ActOptions
-	rep *ActReport
-}
-
-// acts reports whether Act acts on g: a bytes or content group with a keeper; for Delete, not a bytes
-// group inside a content group (the content group covers it); for Link, bytes groups only.
-func (a *actor) acts(r *Report, g *Group) bool {
-	switch {
-	case g.Keeper == "" || len(g.Members) < 2:
-		return false
-	case a.opt.Link:
-		return g.Level == LevelBytes
-	case g.Level == LevelContent:
-		return true
-	}
-	return g.Level == LevelBytes && !within(r, g)
-}
-
-// within reports whether bytes group g is part of a content group of r.
-func within(r *Report, g *Group) bool {
-	for i := range r.Groups {
-		c := &r.Groups[i]
-		if c.Level == LevelContent && isSubset(c.Files, g.Files) {
-			return true
-		}
-	}
-	return false
-}
-
-// isSubset reports whether every path of sub is in set.
-func isSubset(set, sub []string) bool {
-	in := map[string]bool{}
-	for _, p := range set {
-		in[p] = true
-	}
-	for _, p := range sub {
-		if !in[p] {
-			return false
-		}
-	}
-	return true
+	opt Options
+	rep *Report
 }
 
 // log records an action and tells Progress.
 func (a *actor) log(act Action) {
 	switch {
 	case act.Err != nil:
-		act.Error, act.Done = reasonOf(act.Err), false
+		act.Error, act.Done = diskfile.Reason(act.Err), false
 		a.rep.Failed++
 	case act.Op == OpSkip:
 		a.rep.Skipped++
@@ -269,7 +238,7 @@ func (a *actor) log(act Action) {
 
 // member acts on copy m of g, whose keeper is k. It returns false when the keeper is not as the scan
 // saw it (then nothing of the group is touched).
-func (a *actor) member(g *Group, k, m *Member) bool {
+func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	base := Action{Level: g.Level, Path: m.Path, Keeper: k.Path, Op: OpDelete}
 	if a.opt.Link {
 		base.Op = OpLink
@@ -316,7 +285,7 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 		skip(SkipLinked)
 		return true
 	}
-	if kdev, _, _ := fileID(kst); a.opt.Link && kdev != devOfInfo(mst) {
+	if kdev, _, _ := diskfile.ID(kst); a.opt.Link && kdev != devOfInfo(mst) {
 		skip(SkipOtherFilesystem)
 		return true
 	}
@@ -403,7 +372,7 @@ func (a *actor) member(g *Group, k, m *Member) bool {
 }
 
 func devOfInfo(st fs.FileInfo) uint64 {
-	dev, _, _ := fileID(st)
+	dev, _, _ := diskfile.ID(st)
 	return dev
 }
 
@@ -435,8 +404,8 @@ func (a *actor) lockBoth(kpath, mpath string) (kh, mh *held, err error) {
 		return nil, nil, err
 	}
 	first, second := kh, mh
-	kdev, kino, _ := fileID(kh.st)
-	if mdev, mino, _ := fileID(mh.st); mdev < kdev || (mdev == kdev && mino < kino) {
+	kdev, kino, _ := diskfile.ID(kh.st)
+	if mdev, mino, _ := diskfile.ID(mh.st); mdev < kdev || (mdev == kdev && mino < kino) {
 		first, second = mh, kh
 	}
 	for _, h := range []*held{first, second} {
@@ -469,11 +438,11 @@ func (h *held) release() {
 func (h *held) still() bool {
 	st, err := os.Stat(h.path)
 	return err == nil && os.SameFile(st, h.st) && st.Size() == h.st.Size() && st.ModTime().Equal(h.st.ModTime()) &&
-		changeTime(st) == changeTime(h.st)
+		diskfile.ChangeTime(st) == diskfile.ChangeTime(h.st)
 }
 
 // unchanged reports whether m's file (a set's index) has the size and modification time the scan saw.
-func unchanged(m *Member) bool {
+func unchanged(m *dupes.Member) bool {
 	st, err := os.Stat(m.Path)
 	if err != nil || !st.ModTime().Equal(m.ModTime) {
 		return false
@@ -483,9 +452,9 @@ func unchanged(m *Member) bool {
 
 // verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, and
 // returns the files deleting m removes: its path, or a set's index and shards.
-func (a *actor) verify(g *Group, k, m *Member) (bool, []string, error) {
-	if g.Level == LevelBytes && m.Shards == 0 && k.Shards == 0 {
-		same, err := sameBytes(a.ctx, k.Path, m.Path)
+func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, error) {
+	if g.Level == dupes.LevelBytes && m.Shards == 0 && k.Shards == 0 {
+		same, err := diskfile.SameBytes(a.ctx, k.Path, m.Path)
 		return same, []string{m.Path}, err
 	}
 	ko, err := a.open(k)
@@ -513,7 +482,7 @@ func (a *actor) verify(g *Group, k, m *Member) (bool, []string, error) {
 
 // open opens a member as the scan saw it: a set (by its index or any file of it) whole, a model in one
 // file as that file alone (a shard found on its own is not its set).
-func (a *actor) open(m *Member) (*source.Opened, error) {
+func (a *actor) open(m *dupes.Member) (*source.Opened, error) {
 	if m.Shards > 0 || source.IsRemote(m.Path) {
 		return source.Open(a.ctx, m.Path, a.opt.Source)
 	}
@@ -524,21 +493,21 @@ func (a *actor) open(m *Member) (*source.Opened, error) {
 // whatever their layout. It reads both side by side and stops at the first difference.
 func sameTensors(ctx context.Context, a, b *source.Opened) (bool, error) {
 	ma, mb := a.Model, b.Model
-	if !ma.Valid() || !mb.Valid() || len(ma.Tensors) != len(mb.Tensors) {
+	if !dupes.Comparable(ma) || !dupes.Comparable(mb) || len(ma.Tensors) != len(mb.Tensors) {
 		return false, nil
 	}
 	oa, ob := canon.CanonicalOrder(ma), canon.CanonicalOrder(mb)
-	ba, bb := make([]byte, compareChunk), make([]byte, compareChunk)
+	ba, bb := make([]byte, diskfile.Chunk), make([]byte, diskfile.Chunk)
 	for k := range oa {
 		ta, tb := &ma.Tensors[oa[k]], &mb.Tensors[ob[k]]
-		if ta.Name != tb.Name || ta.DType != tb.DType || !equalShape(ta.Shape, tb.Shape) || ta.Len() != tb.Len() {
+		if ta.Name != tb.Name || ta.DType != tb.DType || !slices.Equal(ta.Shape, tb.Shape) || ta.Len() != tb.Len() {
 			return false, nil
 		}
 		for off := uint64(0); off < ta.Len(); {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
-			n := min(ta.Len()-off, compareChunk)
+			n := min(ta.Len()-off, diskfile.Chunk)
 			if _, err := a.Source.ReadAt(ba[:n], ma.DataOffset()+int64(ta.Begin+off)); err != nil {
 				return false, err
 			}
@@ -554,29 +523,17 @@ func sameTensors(ctx context.Context, a, b *source.Opened) (bool, error) {
 	return true, errors.Join(a.Unchanged(), b.Unchanged())
 }
 
-func equalShape(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // sidecars moves (or plans to move) the copy m's sidecars that the keeper k lacks next to k, and
 // returns those that hold the same bytes as k's of their kind, to delete with m. It returns false,
 // having logged why, when m must stay: a sidecar differs from k's of its kind, or one could not move.
-func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
+func (a *actor) sidecars(g *dupes.Group, k, m *dupes.Member) ([]lora.SidecarFile, bool) {
 	if m.Shards > 0 || k.Shards > 0 {
 		return nil, true
 	}
 	var moves, later []lora.SidecarFile
 	own := keeperOwn(k)
 	for _, s := range lora.SidecarFiles(m.Path) {
-		if st, err := os.Stat(s.Path); err != nil || own[refOf(s.Path, st).key] {
+		if st, err := os.Stat(s.Path); err != nil || own.has(st) {
 			continue // the keeper's own (one stem, or a link), or gone: it stays where it is
 		}
 		to := lora.SidecarPath(k.Path, s.Ending)
@@ -584,7 +541,7 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 			moves = append(moves, s)
 			continue
 		}
-		if same, err := sameBytes(a.ctx, to, s.Path); err != nil || !same {
+		if same, err := diskfile.SameBytes(a.ctx, to, s.Path); err != nil || !same {
 			a.log(Action{Op: OpSkip, Level: g.Level, Path: m.Path, Keeper: k.Path, Reason: SkipSidecarKept, To: s.Path})
 			return nil, false
 		}
@@ -607,21 +564,39 @@ func (a *actor) sidecars(g *Group, k, m *Member) ([]lora.SidecarFile, bool) {
 	return later, true
 }
 
+// managedOf is the store a member, or any file of it (a set's shards), lies in ("" for none).
+func managedOf(m *dupes.Member) dupes.Store {
+	for _, p := range append([]string{m.Path}, m.Files...) {
+		if s := dupes.ManagedBy(p); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
 // keeperOwn are the real files (links followed) of the keeper k and of every sidecar it has: a copy's
 // sidecar that is one of them (the copy shares the keeper's stem, a case-insensitive name, a link) is
 // the keeper's too, and is never moved or deleted.
-func keeperOwn(k *Member) map[fileKey]bool {
-	own := map[fileKey]bool{}
+func keeperOwn(k *dupes.Member) realFiles {
+	var own realFiles
 	paths := append([]string{k.Path}, k.Files...)
 	for _, e := range lora.SidecarEndings {
 		paths = append(paths, lora.SidecarPath(k.Path, e))
 	}
 	for _, p := range paths {
 		if st, err := os.Stat(p); err == nil {
-			own[refOf(p, st).key] = true
+			own = append(own, st)
 		}
 	}
 	return own
+}
+
+// realFiles are files as os.Stat saw them.
+type realFiles []fs.FileInfo
+
+// has reports whether st is one of the files (os.SameFile: links followed, the same device and inode).
+func (r realFiles) has(st fs.FileInfo) bool {
+	return slices.ContainsFunc(r, func(o fs.FileInfo) bool { return os.SameFile(o, st) })
 }
 
 // removeSidecar deletes a sidecar of a deleted copy that the keeper has too, byte for byte.
@@ -639,7 +614,7 @@ func freedBy(path string) int64 {
 	if err != nil || !st.Mode().IsRegular() {
 		return 0
 	}
-	if _, _, nlink := fileID(st); nlink > 1 {
+	if _, _, nlink := diskfile.ID(st); nlink > 1 {
 		return 0
 	}
 	return st.Size()
@@ -647,12 +622,11 @@ func freedBy(path string) int64 {
 
 // removeAll deletes files, none of which may be one of the keeper's files (a set's shards shared with
 // it, through links): those are refused, before anything is deleted.
-func removeAll(files []string, k *Member) error {
-	kept := map[fileKey]bool{}
-	kfiles := append([]string{k.Path}, k.Files...)
-	for _, p := range kfiles {
+func removeAll(files []string, k *dupes.Member) error {
+	var kept realFiles
+	for _, p := range append([]string{k.Path}, k.Files...) {
 		if st, err := os.Stat(p); err == nil {
-			kept[refOf(p, st).key] = true
+			kept = append(kept, st)
 		}
 	}
 	for _, p := range files {
@@ -660,7 +634,7 @@ func removeAll(files []string, k *Member) error {
 		if err != nil {
 			return err
 		}
-		if kept[refOf(p, st).key] {
+		if kept.has(st) {
 			return fmt.Errorf("%s is a file of the keeper %s: not deleted", p, k.Path)
 		}
 	}

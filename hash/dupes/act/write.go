@@ -1,4 +1,4 @@
-package dupes
+package act
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
-// WriteActJSON writes the act report as indented JSON (textfmt.WriteJSON).
-func WriteActJSON(w io.Writer, r *ActReport) error { return textfmt.WriteJSON(w, r) }
+// WriteJSON writes the act report as indented JSON (textfmt.WriteJSON).
+func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
 
 // actRecord is an action on its own line, with the report's schema first.
 type actRecord struct {
@@ -18,9 +19,9 @@ type actRecord struct {
 	*Action
 }
 
-// WriteActJSONL writes one compact JSON record per action, each with the schema: the fields of the
+// WriteJSONL writes one compact JSON record per action, each with the schema: the fields of the
 // action in the JSON.
-func WriteActJSONL(w io.Writer, r *ActReport) error {
+func WriteJSONL(w io.Writer, r *Report) error {
 	out := make([]any, len(r.Actions))
 	for i := range r.Actions {
 		out[i] = actRecord{Schema: r.Schema, Action: &r.Actions[i]}
@@ -28,10 +29,10 @@ func WriteActJSONL(w io.Writer, r *ActReport) error {
 	return textfmt.WriteJSONL(w, out...)
 }
 
-// WriteActText writes the act report for a terminal: a line per action, then a summary line. Names
+// WriteText writes the act report for a terminal: a line per action, then a summary line. Names
 // from files are escaped (textfmt.Escape).
-func WriteActText(w io.Writer, r *ActReport, opt TextOptions) error {
-	p := &printer{w: w}
+func WriteText(w io.Writer, r *Report, opt render.TextOptions) error {
+	var p strings.Builder
 	for _, a := range r.Actions {
 		verb, line := actLine(r, a, textfmt.Escape)
 		verb = fmt.Sprintf("%-12s", verb)
@@ -41,28 +42,30 @@ func WriteActText(w io.Writer, r *ActReport, opt TextOptions) error {
 		case a.Op == OpSkip:
 			verb = opt.Palette.Yellow(verb)
 		}
-		p.printf("%s  %s\n", verb, line)
+		fmt.Fprintf(&p, "%s  %s\n", verb, line)
 	}
-	p.printf("%s\n", actSummary(r))
-	return p.err
+	fmt.Fprintf(&p, "%s\n", actSummary(r))
+	_, err := io.WriteString(w, p.String())
+	return err
 }
 
-// WriteActMarkdown writes the act report as a Markdown list and the summary line.
-func WriteActMarkdown(w io.Writer, r *ActReport) error {
-	p := &printer{w: w}
+// WriteMarkdown writes the act report as a Markdown list and the summary line.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var p strings.Builder
 	for _, a := range r.Actions {
 		verb, line := actLine(r, a, markdown.Text)
-		p.printf("- **%s** %s\n", verb, line)
+		fmt.Fprintf(&p, "- **%s** %s\n", verb, line)
 	}
 	if len(r.Actions) > 0 {
-		p.printf("\n")
+		fmt.Fprintf(&p, "\n")
 	}
-	p.printf("%s\n", actSummary(r))
-	return p.err
+	fmt.Fprintf(&p, "%s\n", actSummary(r))
+	_, err := io.WriteString(w, p.String())
+	return err
 }
 
 // verbOf is what an action did, or would do in a dry run.
-func verbOf(r *ActReport, a Action) string {
+func verbOf(r *Report, a Action) string {
 	if a.Err != nil || a.Error != "" {
 		return "failed"
 	}
@@ -88,29 +91,18 @@ var skipWords = map[SkipReason]string{
 	SkipSidecarKept:     "its sidecar differs from the keeper's",
 }
 
-// storeWords name a store in text.
-func storeWords(s Store) string {
-	switch s {
-	case StoreHuggingFace:
-		return "the Hugging Face cache"
-	case StoreOllama:
-		return "ollama"
-	}
-	return string(s)
-}
-
 // actLine is an action's verb and the rest of its line, names through esc.
-func actLine(r *ActReport, a Action, esc func(string) string) (string, string) {
+func actLine(r *Report, a Action, esc func(string) string) (string, string) {
 	verb := verbOf(r, a)
 	switch {
 	case a.Err != nil || a.Error != "":
 		return verb, fmt.Sprintf("%s: %s", esc(a.Path), esc(a.Error))
 	case a.Op == OpSkip && a.Reason == SkipManaged && a.To != "":
-		return verb, fmt.Sprintf("%s: its sidecar %s would have to move into the keeper's folder, managed by %s", esc(a.Path), esc(a.To), storeWords(a.Store))
+		return verb, fmt.Sprintf("%s: its sidecar %s would have to move into the keeper's folder, managed by %s", esc(a.Path), esc(a.To), a.Store.Describe())
 	case a.Op == OpSkip && a.Reason == SkipKeeperManaged:
-		return verb, fmt.Sprintf("%s: its keeper is managed by %s: not linked to it", esc(a.Path), storeWords(a.Store))
+		return verb, fmt.Sprintf("%s: its keeper is managed by %s: not linked to it", esc(a.Path), a.Store.Describe())
 	case a.Op == OpSkip && a.Reason == SkipManaged:
-		return verb, fmt.Sprintf("%s: managed by %s", esc(a.Path), storeWords(a.Store))
+		return verb, fmt.Sprintf("%s: managed by %s", esc(a.Path), a.Store.Describe())
 	case a.Op == OpSkip && a.Reason == SkipSidecarKept:
 		return verb, fmt.Sprintf("%s: its sidecar %s differs from the keeper's", esc(a.Path), esc(a.To))
 	case a.Op == OpSkip:
@@ -134,7 +126,7 @@ func actLine(r *ActReport, a Action, esc func(string) string) (string, string) {
 }
 
 // actSummary is the last line: what was done (would be), left alone and failed, and what it freed.
-func actSummary(r *ActReport) string {
+func actSummary(r *Report) string {
 	var parts []string
 	for _, c := range []struct {
 		n                  int
@@ -175,7 +167,7 @@ func actSummary(r *ActReport) string {
 // Deletable are the files the deletions of r remove (a shard set's index and shards, and the sidecars
 // deleted with a copy), in order, for `xargs rm`: from a dry run of Act with Delete, exactly what Act
 // would delete, after the same checks. Sidecars Act would move are not among them.
-func (r *ActReport) Deletable() []string {
+func (r *Report) Deletable() []string {
 	var out []string
 	for _, a := range r.Actions {
 		switch {
@@ -190,7 +182,7 @@ func (r *ActReport) Deletable() []string {
 }
 
 // WriteDeletable writes r.Deletable, each path followed by sep ('\n', or 0 for `xargs -0`).
-func WriteDeletable(w io.Writer, r *ActReport, sep byte) error {
+func WriteDeletable(w io.Writer, r *Report, sep byte) error {
 	var b strings.Builder
 	for _, p := range r.Deletable() {
 		b.WriteString(p)

@@ -1,4 +1,7 @@
-package dupes
+// Package render writes the reports of dupes.Find: for a terminal (WriteText), as JSON and JSONL, as
+// Markdown and as one HTML page. Names from files are escaped; what the caller lets people choose is
+// named as the caller says (Knobs: the CLI names its flags). It never prints but to the writer given.
+package render
 
 import (
 	"fmt"
@@ -8,6 +11,7 @@ import (
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 // TextOptions tune WriteText.
@@ -17,6 +21,35 @@ type TextOptions struct {
 	// Full shortens nothing: every metadata key a member differs in (else the first 4), every model a
 	// note names (else the first 3).
 	Full bool
+	// Knobs name what the caller lets people choose (the CLI: by its flags); nil: the library's words.
+	Knobs Knobs
+}
+
+// Knob is something the caller of Find and package act lets people choose, named in the text the
+// writers write. Codes are stable.
+type Knob string
+
+// Knobs the writers name.
+const (
+	// KnobKeepPath is the prefix of the keep rule KeepPath.
+	KnobKeepPath Knob = "keep-path"
+	// KnobDelete is deleting copies (package act, with Delete).
+	KnobDelete Knob = "delete"
+)
+
+// Knobs say how a caller names knobs in text (the CLI: "the --keep path", "--delete"); a knob it
+// does not name is in the library's words.
+type Knobs map[Knob]string
+
+// knobWords are the library's words for knobs.
+var knobWords = Knobs{KnobKeepPath: "the keep rule's path", KnobDelete: "deleting"}
+
+// name is how k says knob.
+func (k Knobs) name(knob Knob) string {
+	if w, ok := k[knob]; ok {
+		return w
+	}
+	return knobWords[knob]
 }
 
 // Shortened lists are cut after this many items, unless TextOptions.Full.
@@ -25,34 +58,12 @@ const (
 	withShown = 3
 )
 
-// Record is one member of a group as WriteJSONL writes it: the group's level, keeper, IDs and run, then
-// the member's fields, so that each line stands alone.
-type Record struct {
-	Schema      string `json:"schema"`
-	Level       Level  `json:"level"`
-	Keeper      string `json:"keeper,omitempty"`
-	StructureID string `json:"structure_id"`
-	Run         string `json:"run,omitempty"`
-	Member
-}
-
-// Records are the report's records for JSONL: one per member of each group, in the report's order.
-func (r *Report) Records() []Record {
-	var out []Record
-	for _, g := range r.Groups {
-		for _, m := range g.Members {
-			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Run: g.Run, Member: m})
-		}
-	}
-	return out
-}
-
 // WriteJSON writes the report as indented JSON (textfmt.WriteJSON).
-func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+func WriteJSON(w io.Writer, r *dupes.Report) error { return textfmt.WriteJSON(w, r) }
 
 // WriteJSONL writes one compact JSON record per member of each group (Records): nothing when there
 // are no duplicates. Skipped models, notes and totals are in the JSON only.
-func WriteJSONL(w io.Writer, r *Report) error {
+func WriteJSONL(w io.Writer, r *dupes.Report) error {
 	recs := r.Records()
 	out := make([]any, len(recs))
 	for i := range recs {
@@ -76,11 +87,11 @@ func (p *printer) printf(format string, args ...any) {
 // WriteText writes the report for a terminal: each group with its members (how each differs from the
 // keeper), the notes, the skipped models, and a summary line. Names from files are escaped
 // (textfmt.Escape). Report.Errors are left to the caller.
-func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
 	p := &printer{w: w}
 	pal := opt.Palette
 	for _, g := range r.Groups {
-		p.printf("%s\n", heading(g, pal.Bold))
+		p.printf("%s\n", heading(g, pal.Bold, opt.Knobs))
 		width := 0
 		for _, m := range g.Members {
 			width = max(width, min(len(textfmt.Escape(m.Path)), 60))
@@ -90,7 +101,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			if g.Keeper == "" {
 				mark = ""
 			}
-			if d := describe(g, i, opt.Full, textfmt.Escape); d != "" {
+			if d := describe(g, i, opt.Full, textfmt.Escape, opt.Knobs); d != "" {
 				p.printf("  %s%-*s  %s\n", mark, width, textfmt.Escape(m.Path), pal.Dim(d))
 			} else {
 				p.printf("  %s%s\n", mark, textfmt.Escape(m.Path))
@@ -117,8 +128,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 }
 
 // WriteMarkdown writes the report as Markdown: a list per group, the notes and the skipped models,
-// and the summary line; every name from a file goes through canon/markdown.
-func WriteMarkdown(w io.Writer, r *Report) error {
+// and the summary line; every name from a file goes through canon/markdown. Knobs are named as knobs
+// says (nil: the library's words).
+func WriteMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	p := &printer{w: w}
 	for _, g := range r.Groups {
 		p.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Members), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
@@ -127,7 +139,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if i == 0 && g.Keeper != "" {
 				line = "**keep** " + line
 			}
-			if d := describe(g, i, false, func(s string) string { return s }); d != "" {
+			if d := describe(g, i, false, func(s string) string { return s }, knobs); d != "" {
 				line += " — " + markdown.Text(d)
 			}
 			p.printf("- %s\n", line)
@@ -158,26 +170,39 @@ var layoutLabels = map[delta.Code]string{delta.HeaderSize: "header size", delta.
 
 // describe says in words why member i of g is kept, or how it differs from g's keeper ("" when
 // there is nothing to say), names from files passed through esc.
-func describe(g Group, i int, full bool, esc func(string) string) string {
+func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Knobs) string {
+	m := g.Members[i]
+	var what []string
+	if m.Format != "" {
+		what = append(what, string(m.Format))
+	}
+	if m.Unsafe {
+		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
+	}
+	return strings.Join(append(what, describeMember(g, i, full, esc, knobs)...), "; ")
+}
+
+// describeMember is what describe says of member i of g but its format and safety.
+func describeMember(g dupes.Group, i int, full bool, esc func(string) string, knobs Knobs) []string {
 	m := g.Members[i]
 	if i == 0 && g.Keeper != "" {
-		return keptBecause(g.KeeperReason, m)
+		return []string{keptBecause(g.KeeperReason, m, knobs)}
 	}
 	d := m.Differences
 	var what []string
 	if d != nil && d.Renamed != nil {
-		return renamedWords(d.Renamed, full, esc)
+		return []string{renamedWords(d.Renamed, full, esc)}
 	}
 	if m.Managed != "" && g.Keeper != "" {
-		what = append(what, "left alone: managed by "+storeWords(m.Managed))
+		what = append(what, "left alone: managed by "+m.Managed.Describe())
 	}
 	switch {
 	case m.IdenticalTo != "":
 		what = append(what, "identical to "+esc(m.IdenticalTo))
-	case d == nil || (d.Empty() && g.Level == LevelBytes):
-		return strings.Join(what, "; ")
+	case d == nil || (d.Empty() && g.Level == dupes.LevelBytes):
+		return what
 	case d.Empty():
-		return strings.Join(append(what, "same metadata; header bytes differ"), "; ")
+		return append(what, "same metadata; header bytes differ")
 	}
 	var keys []string
 	for _, k := range d.Metadata.Added {
@@ -211,12 +236,12 @@ func describe(g Group, i int, full bool, esc func(string) string) string {
 		}
 		what = append(what, "sidecars: "+strings.Join(shorten(sc, keysShown, "… %d more", full, esc), ", "))
 	}
-	return strings.Join(what, "; ")
+	return what
 }
 
 // renamedWords says how a renamed copy names the keeper's tensors: how many are renamed, an example,
 // and the tensors on one side only.
-func renamedWords(r *Renaming, full bool, esc func(string) string) string {
+func renamedWords(r *dupes.Renaming, full bool, esc func(string) string) string {
 	var what []string
 	if n := len(r.Mapping); n > 0 {
 		ex := r.Mapping[0]
@@ -236,30 +261,30 @@ func renamedWords(r *Renaming, full bool, esc func(string) string) string {
 
 // sidecarSigns mark sidecar changes in text, as metadata keys are: + the member has it, - the keeper
 // has it, ~ both have one, different.
-var sidecarSigns = map[SidecarChange]string{SidecarAdded: "+", SidecarRemoved: "-", SidecarChanged: "~"}
+var sidecarSigns = map[dupes.SidecarChange]string{dupes.SidecarAdded: "+", dupes.SidecarRemoved: "-", dupes.SidecarChanged: "~"}
 
 // keptBecause says why the keeper m was kept.
-func keptBecause(why KeepReason, m Member) string {
+func keptBecause(why dupes.KeepReason, m dupes.Member, knobs Knobs) string {
 	switch why {
-	case ReasonSharesFiles:
+	case dupes.ReasonSharesFiles:
 		return "kept: it shares files with other models"
-	case ReasonPartOfModel:
+	case dupes.ReasonPartOfModel:
 		return "kept: one file of a model made of several"
-	case ReasonLocal:
+	case dupes.ReasonLocal:
 		return "kept: the others are URLs"
-	case ReasonPathPrefix:
-		return "kept: under the --keep path"
-	case ReasonMostInfo:
+	case dupes.ReasonPathPrefix:
+		return "kept: under " + knobs.name(KnobKeepPath)
+	case dupes.ReasonMostInfo:
 		info := textfmt.Plural(m.MetadataKeys, "metadata key")
 		if len(m.Sidecars) > 0 {
 			info += ", " + textfmt.Plural(len(m.Sidecars), "sidecar")
 		}
 		return "kept: most information (" + info + ")"
-	case ReasonNewest:
+	case dupes.ReasonNewest:
 		return "kept: modified last"
-	case ReasonOldest:
+	case dupes.ReasonOldest:
 		return "kept: modified first"
-	case ReasonShortestPath:
+	case dupes.ReasonShortestPath:
 		return "kept: shortest path"
 	}
 	return "kept: first path"
@@ -287,9 +312,9 @@ func shorten(items []string, n int, more string, full bool, esc func(string) str
 }
 
 // notesByCode groups notes by code, codes in order of their first note.
-func notesByCode(notes []Note) [][]Note {
-	idx := map[NoteCode]int{}
-	var out [][]Note
+func notesByCode(notes []dupes.Note) [][]dupes.Note {
+	idx := map[dupes.NoteCode]int{}
+	var out [][]dupes.Note
 	for _, n := range notes {
 		i, ok := idx[n.Code]
 		if !ok {
@@ -303,8 +328,8 @@ func notesByCode(notes []Note) [][]Note {
 }
 
 // notesHeading introduces the notes ns, all of one code.
-func notesHeading(ns []Note) string {
-	if ns[0].Code == NoteSharesFiles {
+func notesHeading(ns []dupes.Note) string {
+	if ns[0].Code == dupes.NoteSharesFiles {
 		return fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
 			textfmt.Plural(len(ns), "model"), ns[0].Code)
 	}
@@ -313,30 +338,30 @@ func notesHeading(ns []Note) string {
 
 // heading is a group's first line: its level (through bold), how alike its models are, and what deleting
 // would free.
-func heading(g Group, bold func(string) string) string {
+func heading(g dupes.Group, bold func(string) string, knobs Knobs) string {
 	switch g.Level {
-	case LevelBytes:
+	case dupes.LevelBytes:
 		return fmt.Sprintf("%s  %d identical files, %s each, %s reclaimable", bold(string(g.Level)), len(g.Members),
 			textfmt.Bytes(uint64(g.Members[0].Size)), textfmt.Bytes(uint64(g.Reclaimable)))
-	case LevelContent:
+	case dupes.LevelContent:
 		return fmt.Sprintf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable", bold(string(g.Level)),
 			len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
-	case LevelRenamed:
-		return fmt.Sprintf("%s  %d files with the same tensors under other names (--delete leaves them)", bold(string(g.Level)), len(g.Members))
-	case LevelRun:
+	case dupes.LevelRenamed:
+		return fmt.Sprintf("%s  %d files with the same tensors under other names (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
+	case dupes.LevelRun:
 		return fmt.Sprintf("%s  %d files saved by one training run (%s), different weights", bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))
 	}
 	return fmt.Sprintf("%s  %d files of the same architecture, different weights", bold(string(g.Level)), len(g.Members))
 }
 
 // summary is the last line: models scanned, groups by level, what could be freed, tensor bytes read.
-func summary(r *Report) string {
-	counts := map[Level]int{}
+func summary(r *dupes.Report) string {
+	counts := map[dupes.Level]int{}
 	for _, g := range r.Groups {
 		counts[g.Level]++
 	}
 	var parts []string
-	for _, l := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelRun, LevelStructure} {
+	for _, l := range []dupes.Level{dupes.LevelBytes, dupes.LevelContent, dupes.LevelRenamed, dupes.LevelRun, dupes.LevelStructure} {
 		if counts[l] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
 		}

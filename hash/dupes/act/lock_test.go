@@ -1,6 +1,6 @@
 //go:build unix
 
-package dupes
+package act
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 // TestActConcurrentKeepRulesDisagree: two runs at once, one keeping the oldest copy and one the
@@ -32,11 +34,11 @@ func TestActConcurrentKeepRulesDisagree(t *testing.T) {
 			}
 			root2 += string(filepath.Separator)
 		}
-		oldest, err := Find(t.Context(), []string{filepath.Join(dir, "m")}, Options{Level: LevelBytes, Keep: KeepRule{Kind: KeepOldest}})
+		oldest, err := dupes.Find(t.Context(), []string{filepath.Join(dir, "m")}, dupes.Options{Level: dupes.LevelBytes, Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		newest, err := Find(t.Context(), []string{root2}, Options{Level: LevelBytes, Keep: KeepRule{Kind: KeepNewest}})
+		newest, err := dupes.Find(t.Context(), []string{root2}, dupes.Options{Level: dupes.LevelBytes, Keep: dupes.KeepRule{Kind: dupes.KeepNewest}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,12 +47,12 @@ func TestActConcurrentKeepRulesDisagree(t *testing.T) {
 		}
 		actHook = func(string) { time.Sleep(200 * time.Millisecond) }
 		var wg sync.WaitGroup
-		reps := make([]*ActReport, 2)
-		for i, r := range []*Report{oldest, newest} {
+		reps := make([]*Report, 2)
+		for i, r := range []*dupes.Report{oldest, newest} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				reps[i], _ = Act(t.Context(), r, ActOptions{Delete: true})
+				reps[i], _ = Act(t.Context(), r, Options{Delete: true})
 			}()
 		}
 		wg.Wait()
@@ -76,7 +78,7 @@ func TestActKeeperEditedAfterCheck(t *testing.T) {
 		mustWrite(t, p, loraFile(1, "").Build())
 		os.Chtimes(p, mtime, mtime)
 	}
-	rep, err := Find(t.Context(), []string{dir}, Options{Level: LevelBytes, Keep: KeepRule{Kind: KeepPath, Prefix: a}})
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Level: dupes.LevelBytes, Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: a}})
 	if err != nil || len(rep.Groups) != 1 {
 		t.Fatalf("%v %+v", err, rep)
 	}
@@ -88,7 +90,7 @@ func TestActKeeperEditedAfterCheck(t *testing.T) {
 		}
 	}
 	defer func() { actHook = nil }()
-	got, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	got, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil || got.Deleted != 0 || len(got.Actions) != 1 || got.Actions[0].Reason != SkipKeeperChanged {
 		t.Errorf("%v %+v", err, got.Actions)
 	}

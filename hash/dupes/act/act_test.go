@@ -1,6 +1,6 @@
 //go:build unix
 
-package dupes
+package act
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // collectorLayout is what a collector has: the original LoRA with its metadata, a byte copy that
@@ -47,16 +49,16 @@ func collectorLayout(t *testing.T) (dir string, paths map[string]string) {
 	return dir, paths
 }
 
-func findIn(t *testing.T, dir string, opt Options) *Report {
+func findIn(t *testing.T, dir string, opt dupes.Options) *dupes.Report {
 	t.Helper()
-	rep, err := Find(t.Context(), []string{dir}, opt)
+	rep, err := dupes.Find(t.Context(), []string{dir}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
 }
 
-func groupOf(t *testing.T, rep *Report, level Level) *Group {
+func groupOf(t *testing.T, rep *dupes.Report, level dupes.Level) *dupes.Group {
 	t.Helper()
 	for i := range rep.Groups {
 		if rep.Groups[i].Level == level {
@@ -74,19 +76,19 @@ func TestKeeperRules(t *testing.T) {
 	for _, c := range []struct {
 		rule   string
 		keeper string
-		why    KeepReason
+		why    dupes.KeepReason
 	}{
-		{"most-info", "copy", ReasonMostInfo}, // the original's keys and two sidecars
-		{"oldest", "orig", ReasonOldest},
-		{"newest", "edited", ReasonNewest},
-		{"path:" + filepath.Join(dir, "library"), "orig", ReasonPathPrefix},
-		{"path:" + filepath.Join(dir, "a-resaved") + "/", "stripped", ReasonPathPrefix},
+		{"most-info", "copy", dupes.ReasonMostInfo}, // the original's keys and two sidecars
+		{"oldest", "orig", dupes.ReasonOldest},
+		{"newest", "edited", dupes.ReasonNewest},
+		{"path:" + filepath.Join(dir, "library"), "orig", dupes.ReasonPathPrefix},
+		{"path:" + filepath.Join(dir, "a-resaved") + "/", "stripped", dupes.ReasonPathPrefix},
 	} {
-		rule, err := ParseKeepRule(c.rule)
+		rule, err := dupes.ParseKeepRule(c.rule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := groupOf(t, findIn(t, dir, Options{Keep: rule}), LevelContent)
+		g := groupOf(t, findIn(t, dir, dupes.Options{Keep: rule}), dupes.LevelContent)
 		if g.Keeper != p[c.keeper] || g.Members[0].Path != g.Keeper || g.KeeperReason != c.why {
 			t.Errorf("--keep %s: keeper %s (%s), want %s (%s)", c.rule, g.Keeper, g.KeeperReason, p[c.keeper], c.why)
 		}
@@ -94,15 +96,15 @@ func TestKeeperRules(t *testing.T) {
 	// Without the sidecars, the original carries the most; the bytes group inside keeps the same one.
 	os.Remove(filepath.Join(dir, "downloads", "pepper (1).civitai.info"))
 	os.Remove(filepath.Join(dir, "downloads", "pepper (1).preview.png"))
-	rep := findIn(t, dir, Options{})
-	if g := groupOf(t, rep, LevelContent); g.Keeper != p["orig"] || g.KeeperReason != ReasonOldest { // orig and copy tie on info
+	rep := findIn(t, dir, dupes.Options{})
+	if g := groupOf(t, rep, dupes.LevelContent); g.Keeper != p["orig"] || g.KeeperReason != dupes.ReasonOldest { // orig and copy tie on info
 		t.Errorf("keeper %s (%s)", g.Keeper, g.KeeperReason)
 	}
-	if g := groupOf(t, rep, LevelBytes); g.Keeper != p["orig"] {
+	if g := groupOf(t, rep, dupes.LevelBytes); g.Keeper != p["orig"] {
 		t.Errorf("bytes keeper %s", g.Keeper)
 	}
 	for _, bad := range []string{"largest", "path:", ""} {
-		if _, err := ParseKeepRule(bad); err == nil {
+		if _, err := dupes.ParseKeepRule(bad); err == nil {
 			t.Errorf("rule %q accepted", bad)
 		}
 	}
@@ -113,21 +115,21 @@ func TestSidecarDifferences(t *testing.T) {
 	dir, p := collectorLayout(t)
 	mustWrite(t, filepath.Join(dir, "library", "pepper.civitai.info"), []byte(`{"trainedWords": ["other"]}`))
 	mustWrite(t, filepath.Join(dir, "library", "pepper.json"), []byte(`{}`))
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
-	g := groupOf(t, rep, LevelBytes)
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
+	g := groupOf(t, rep, dupes.LevelBytes)
 	if g.Keeper != p["orig"] || len(g.Members[0].Sidecars) != 2 {
 		t.Fatalf("keeper %+v", g.Members[0])
 	}
-	want := []SidecarDifference{
-		{Kind: ".civitai.info", Change: SidecarChanged, Path: filepath.Join(dir, "downloads", "pepper (1).civitai.info")},
-		{Kind: ".json", Change: SidecarRemoved, Path: filepath.Join(dir, "library", "pepper.json")},
-		{Kind: ".preview.png", Change: SidecarAdded, Path: filepath.Join(dir, "downloads", "pepper (1).preview.png")},
+	want := []dupes.SidecarDifference{
+		{Kind: ".civitai.info", Change: dupes.SidecarChanged, Path: filepath.Join(dir, "downloads", "pepper (1).civitai.info")},
+		{Kind: ".json", Change: dupes.SidecarRemoved, Path: filepath.Join(dir, "library", "pepper.json")},
+		{Kind: ".preview.png", Change: dupes.SidecarAdded, Path: filepath.Join(dir, "downloads", "pepper (1).preview.png")},
 	}
 	if got := g.Members[1].Differences.Sidecars; !reflect.DeepEqual(got, want) {
 		t.Errorf("sidecars %+v\nwant %+v", got, want)
 	}
 	var text bytes.Buffer
-	WriteText(&text, rep, TextOptions{})
+	render.WriteText(&text, rep, render.TextOptions{})
 	if !strings.Contains(text.String(), "sidecars: ~.civitai.info, -.json, +.preview.png") {
 		t.Errorf("text:\n%s", text.String())
 	}
@@ -158,9 +160,9 @@ func exists(path string) bool { _, err := os.Lstat(path); return err == nil }
 // run says exactly that and changes nothing.
 func TestActDelete(t *testing.T) {
 	dir, p := collectorLayout(t)
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "library")}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "library")}})
 	before := snap(t, p["orig"])
-	dry, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true})
+	dry, err := Act(t.Context(), rep, Options{Delete: true, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +171,11 @@ func TestActDelete(t *testing.T) {
 			t.Fatalf("dry run deleted %s", p[k])
 		}
 	}
-	real, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	real, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	strip := func(r *ActReport) []Action {
+	strip := func(r *Report) []Action {
 		out := slices.Clone(r.Actions)
 		for i := range out {
 			out[i].Done = false
@@ -213,7 +215,7 @@ func TestActDelete(t *testing.T) {
 		t.Errorf("freed %d, report %d, reclaimable %d", freed, real.Freed, rep.Reclaimable)
 	}
 	// Nothing left to do.
-	again, _ := Act(t.Context(), findIn(t, dir, Options{}), ActOptions{Delete: true})
+	again, _ := Act(t.Context(), findIn(t, dir, dupes.Options{}), Options{Delete: true})
 	if len(again.Actions) != 0 || again.Outcome() != 0 {
 		t.Errorf("second run: %+v", again.Actions)
 	}
@@ -224,7 +226,7 @@ func TestActDelete(t *testing.T) {
 // keeper changed; a copy whose sidecar differs from the keeper's stays too.
 func TestActLeavesChangedFilesAlone(t *testing.T) {
 	dir, p := collectorLayout(t)
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 	// The copy's bytes change, its size and time do not.
 	b, _ := os.ReadFile(p["copy"])
 	st, _ := os.Stat(p["copy"])
@@ -236,7 +238,7 @@ func TestActLeavesChangedFilesAlone(t *testing.T) {
 	// The edited copy has a sidecar of a kind the keeper has, with other bytes.
 	mustWrite(t, filepath.Join(dir, "library", "pepper.json"), []byte(`{"a": 1}`))
 	mustWrite(t, filepath.Join(dir, "downloads", "pepper-edited.json"), []byte(`{"a": 2}`))
-	r, _ := Act(t.Context(), rep, ActOptions{Delete: true})
+	r, _ := Act(t.Context(), rep, Options{Delete: true})
 	reasons := map[string]SkipReason{}
 	for _, a := range r.Actions {
 		if a.Op == OpSkip {
@@ -255,9 +257,9 @@ func TestActLeavesChangedFilesAlone(t *testing.T) {
 		}
 	}
 	// The keeper changes: nothing of its group is touched.
-	rep = findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
+	rep = findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 	os.Chtimes(p["orig"], time.Now(), time.Now())
-	r, _ = Act(t.Context(), rep, ActOptions{Delete: true})
+	r, _ = Act(t.Context(), rep, Options{Delete: true})
 	if len(r.Actions) != 1 || r.Actions[0].Reason != SkipKeeperChanged {
 		t.Errorf("keeper changed: %+v", r.Actions)
 	}
@@ -267,10 +269,10 @@ func TestActLeavesChangedFilesAlone(t *testing.T) {
 // file is left), and never touches a content copy.
 func TestActLink(t *testing.T) {
 	dir, p := collectorLayout(t)
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 	before := snap(t, p["orig"])
 	stripped := snap(t, p["stripped"])
-	r, err := Act(t.Context(), rep, ActOptions{Link: true})
+	r, err := Act(t.Context(), rep, Options{Link: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +287,7 @@ func TestActLink(t *testing.T) {
 	if tmp, _ := filepath.Glob(filepath.Join(dir, "*", ".stdiff-*")); len(tmp) > 0 {
 		t.Errorf("temporary files left: %v", tmp)
 	}
-	if _, err := Act(t.Context(), rep, ActOptions{Link: true, Delete: true}); err != ErrActOptions {
+	if _, err := Act(t.Context(), rep, Options{Link: true, Delete: true}); err != ErrOptions {
 		t.Errorf("link and delete: %v", err)
 	}
 }
@@ -297,11 +299,11 @@ func TestActReadOnlyFolder(t *testing.T) {
 		t.Skip("permissions do not stop root")
 	}
 	dir, p := collectorLayout(t)
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 	downloads := filepath.Join(dir, "downloads")
 	os.Chmod(downloads, 0o555)
 	defer os.Chmod(downloads, 0o755)
-	r, _ := Act(t.Context(), rep, ActOptions{Delete: true})
+	r, _ := Act(t.Context(), rep, Options{Delete: true})
 	if r.Failed == 0 || r.Outcome() != 2 || !exists(p["copy"]) || !exists(filepath.Join(downloads, "pepper (1).civitai.info")) {
 		t.Errorf("report %+v", r)
 	}
@@ -312,7 +314,7 @@ func TestActReadOnlyFolder(t *testing.T) {
 		t.Error("a copy in a writable folder was not deleted")
 	}
 	var text bytes.Buffer
-	WriteActText(&text, r, TextOptions{})
+	WriteText(&text, r, render.TextOptions{})
 	if !strings.Contains(text.String(), "failed        "+filepath.Join(downloads, "pepper (1).civitai.info")+": permission denied") {
 		t.Errorf("text:\n%s", text.String())
 	}
@@ -322,9 +324,9 @@ func TestActReadOnlyFolder(t *testing.T) {
 // and nothing else was touched.
 func TestActInterrupted(t *testing.T) {
 	dir, p := collectorLayout(t)
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 	ctx, cancel := context.WithCancel(t.Context())
-	r, _ := Act(ctx, rep, ActOptions{Delete: true, Progress: func(a Action) {
+	r, _ := Act(ctx, rep, Options{Delete: true, Progress: func(a Action) {
 		if a.Op == OpDelete {
 			cancel()
 		}
@@ -354,9 +356,9 @@ func TestDeletable(t *testing.T) {
 	dir, p := collectorLayout(t)
 	set := writeSet(t, filepath.Join(dir, "set"), 1, 2, "")
 	cp := writeSet(t, filepath.Join(dir, "setcopy"), 1, 2, "")
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepOldest}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepOldest}})
 	want := []string{p["copy"], p["edited"], p["stripped"], cp, filepath.Join(dir, "setcopy", setShard1), filepath.Join(dir, "setcopy", setShard2)}
-	dry, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true})
+	dry, err := Act(t.Context(), rep, Options{Delete: true, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +371,7 @@ func TestDeletable(t *testing.T) {
 	if b.String() != strings.Join(got, "\x00")+"\x00" {
 		t.Errorf("-0: %q", b.String())
 	}
-	done, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	done, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil || !slices.Equal(done.Deletable(), got) {
 		t.Errorf("deleted %q, %v; listed %q", done.Deletable(), err, got)
 	}
@@ -385,8 +387,8 @@ func TestActOnPlanted(t *testing.T) {
 	for _, n := range []string{"e/other-weights.safetensors", "f/near-miss.safetensors", "g/unrelated-3.safetensors"} {
 		untouched[n] = snap(t, filepath.Join(dir, n))
 	}
-	opt := Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "a")}}
-	linked, err := Act(t.Context(), findIn(t, dir, opt), ActOptions{Link: true})
+	opt := dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "a")}}
+	linked, err := Act(t.Context(), findIn(t, dir, opt), Options{Link: true})
 	if err != nil || linked.Linked != 1 || linked.Outcome() != 0 {
 		t.Fatalf("link: %v %+v", err, linked)
 	}
@@ -394,7 +396,7 @@ func TestActOnPlanted(t *testing.T) {
 	if len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[0].Reason+rep.Skipped[1].Reason, "(a link)") {
 		t.Errorf("after --link: skipped %+v", rep.Skipped)
 	}
-	deleted, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	deleted, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil || deleted.Deleted != 2 || deleted.Failed != 0 {
 		t.Fatalf("delete: %v %+v", err, deleted)
 	}
@@ -417,12 +419,12 @@ func TestActOnSets(t *testing.T) {
 	dir := t.TempDir()
 	keep := writeSet(t, filepath.Join(dir, "library"), 1, 2, "")
 	cp := writeSet(t, filepath.Join(dir, "copy"), 1, 2, "")
-	opt := Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "library")}}
+	opt := dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "library")}}
 	setFiles := func(index string) []string {
 		d := filepath.Dir(index)
 		return []string{index, filepath.Join(d, setShard1), filepath.Join(d, setShard2)}
 	}
-	linked, err := Act(t.Context(), findIn(t, dir, opt), ActOptions{Link: true})
+	linked, err := Act(t.Context(), findIn(t, dir, opt), Options{Link: true})
 	if err != nil || linked.Linked != 0 || linked.Skipped == 0 {
 		t.Fatalf("link: %v %+v", err, linked)
 	}
@@ -431,7 +433,7 @@ func TestActOnSets(t *testing.T) {
 			t.Errorf("link of a set: %+v", a)
 		}
 	}
-	deleted, err := Act(t.Context(), findIn(t, dir, opt), ActOptions{Delete: true})
+	deleted, err := Act(t.Context(), findIn(t, dir, opt), Options{Delete: true})
 	if err != nil || deleted.Deleted != 1 || deleted.Failed != 0 {
 		t.Fatalf("delete: %v %+v", err, deleted)
 	}
@@ -451,16 +453,15 @@ func TestActOnSets(t *testing.T) {
 // --delete acts on, and what a dry run of Act frees.
 func TestReclaimableIsWhatDeleteFrees(t *testing.T) {
 	dir, paths := collectorLayout(t)
-	for _, level := range []Level{LevelBytes, LevelContent, LevelRenamed, LevelStructure} {
-		rep := findIn(t, dir, Options{Level: level, Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Dir(paths["orig"])}})
+	for _, level := range []dupes.Level{dupes.LevelBytes, dupes.LevelContent, dupes.LevelRenamed, dupes.LevelStructure} {
+		rep := findIn(t, dir, dupes.Options{Level: level, Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Dir(paths["orig"])}})
 		var sum int64
-		a := &actor{opt: ActOptions{Delete: true}}
 		for i := range rep.Groups {
-			if a.acts(rep, &rep.Groups[i]) {
+			if rep.ActsOn(&rep.Groups[i], false) {
 				sum += rep.Groups[i].Reclaimable
 			}
 		}
-		dry, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: true})
+		dry, err := Act(t.Context(), rep, Options{Delete: true, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package dupes
+package act
 
 import (
 	"bytes"
@@ -15,39 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon/stfile"
-)
-
-// shardSet builds a two-shard set: a and b vary the weights of its shards, note (if any) goes into the
-// index's metadata, so that two indexes of the same shards can differ.
-func shardSet(a, b int64, note string) (shard1, shard2, index []byte) {
-	s1, s2 := stfile.File{Seed: a}, stfile.File{Seed: b}
-	weights := map[string]string{}
-	total := 0
-	for i := 0; i < 4; i++ {
-		for _, s := range []struct {
-			f    *stfile.File
-			name string
-			file string
-		}{{&s1, "enc", setShard1}, {&s2, "dec", setShard2}} {
-			name := fmt.Sprintf("%s.%d.weight", s.name, i)
-			s.f.Tensors = append(s.f.Tensors, stfile.Tensor{Name: name, DType: "F16", Shape: []uint64{8, 32}})
-			weights[name] = s.file
-			total += 8 * 32 * 2
-		}
-	}
-	meta := map[string]any{"total_size": total}
-	if note != "" {
-		meta["note"] = note
-	}
-	index, _ = json.Marshal(map[string]any{"metadata": meta, "weight_map": weights})
-	return s1.Build(), s2.Build(), index
-}
-
-const (
-	setShard1 = "model-00001-of-00002.safetensors"
-	setShard2 = "model-00002-of-00002.safetensors"
-	setIndex  = "model.safetensors.index.json"
+	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
 
 // hfCache lays out revisions the way the Hugging Face cache does: snapshots/<rev>/<file> are symbolic
@@ -73,37 +42,9 @@ func hfCache(t *testing.T, dir string, revs ...[3]int64) []string {
 	return indexes
 }
 
-func mustWrite(t *testing.T, path string, b []byte) {
+func scan(t *testing.T, paths ...string) *dupes.Report {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustSymlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
-	}
-}
-
-func writeSet(t *testing.T, dir string, a, b int64, note string) string {
-	s1, s2, idx := shardSet(a, b, note)
-	mustWrite(t, filepath.Join(dir, setShard1), s1)
-	mustWrite(t, filepath.Join(dir, setShard2), s2)
-	mustWrite(t, filepath.Join(dir, setIndex), idx)
-	return filepath.Join(dir, setIndex)
-}
-
-func scan(t *testing.T, paths ...string) *Report {
-	t.Helper()
-	rep, err := Find(context.Background(), paths, Options{Level: LevelStructure})
+	rep, err := dupes.Find(context.Background(), paths, dupes.Options{Level: dupes.LevelStructure})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +59,14 @@ func TestSharedShardsAreNotCopies(t *testing.T) {
 	revs := hfCache(t, dir, [3]int64{1, 2, 0}, [3]int64{1, 2, 7})
 	rep := scan(t, revs...)
 	for _, g := range rep.Groups {
-		if g.Level != LevelStructure {
+		if g.Level != dupes.LevelStructure {
 			t.Errorf("%s group of revisions that share their shards: %+v", g.Level, g.Files)
 		}
 	}
 	if rep.Reclaimable != 0 {
 		t.Errorf("%d bytes reclaimable", rep.Reclaimable)
 	}
-	if len(rep.Notes) != 2 || rep.Notes[0].Code != NoteSharesFiles || rep.Notes[0].Path != revs[0] ||
+	if len(rep.Notes) != 2 || rep.Notes[0].Code != dupes.NoteSharesFiles || rep.Notes[0].Path != revs[0] ||
 		fmt.Sprint(rep.Notes[0].With) != fmt.Sprint([]string{revs[1]}) {
 		t.Errorf("notes %+v", rep.Notes)
 	}
@@ -166,7 +107,7 @@ func TestSetCopyReclaimsItsFiles(t *testing.T) {
 		st, _ := os.Stat(filepath.Join(dir, "a-copy", name))
 		size += st.Size()
 	}
-	if len(rep.Groups) < 1 || rep.Groups[0].Level != LevelBytes || rep.Groups[0].Keeper != revs[0] ||
+	if len(rep.Groups) < 1 || rep.Groups[0].Level != dupes.LevelBytes || rep.Groups[0].Keeper != revs[0] ||
 		len(rep.Groups[0].Files) != 2 || rep.Groups[0].Members[1].Path != cp || rep.Groups[0].Reclaimable != size ||
 		rep.Groups[0].Members[1].Size != size || rep.Reclaimable != size {
 		t.Errorf("groups %+v, reclaimable %d, want the copy's %d bytes", rep.Groups, rep.Reclaimable, size)
@@ -252,9 +193,13 @@ func (c *collection) pick(from []string) string { return from[c.rng.IntN(len(fro
 func (c *collection) add() {
 	t := c.t
 	switch op := c.rng.IntN(16); {
-	case op == 0 || len(c.plain) == 0: // a file, with a sidecar or not
+	case op == 0 || len(c.plain) == 0: // a file, with a sidecar or not; some of the same tensors in another format
 		p := c.next("plain") + ".safetensors"
-		mustWrite(t, p, loraFile(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build())
+		b := loraFile(int64(c.rng.IntN(3)), fmt.Sprint(c.rng.IntN(2))).Build()
+		if f := c.rng.IntN(3 * len(dupetest.Formats)); f < len(dupetest.Formats) { // named .safetensors: read by content
+			b = dupetest.InFormat(dupetest.Formats[f], b)
+		}
+		mustWrite(t, p, b)
 		if c.rng.IntN(3) == 0 {
 			c.sidecar(strings.TrimSuffix(p, ".safetensors")+[]string{".civitai.info", ".preview.png"}[c.rng.IntN(2)], "")
 		}
@@ -499,7 +444,8 @@ func bytesOf(t *testing.T, path string) []byte {
 	return out
 }
 
-// TestDupesNeverDeleteTheLastCopy builds random collections (files with sidecars or none, hard and
+// TestDupesNeverDeleteTheLastCopy builds random collections (files with sidecars or none, some of them
+// PyTorch checkpoints, zip or legacy, ONNX models or checkpoints whose pickle torch refuses, hard and
 // symbolic links, sets, Hugging Face caches whose revisions share blobs, second indexes of one set,
 // shards on their own, copies of all of these; copies that share a stem and so a sidecar, a sidecar
 // that links to a copy's, Hugging Face cache repositories and ollama's blobs with copies outside,
@@ -550,7 +496,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 						grouped[f.Path][o.Path] = true
 					}
 				}
-				if g.Level == LevelStructure || g.Level == LevelRun {
+				if g.Level == dupes.LevelStructure || g.Level == dupes.LevelRun {
 					if g.Reclaimable != 0 || g.Keeper != "" {
 						t.Errorf("%s group with a keeper or reclaimable bytes: %+v", g.Level, g)
 					}
@@ -568,7 +514,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 					for rf := range files[f.Path] {
 						deleted[rf] = true
 					}
-					if g.Level == LevelBytes && !bytes.Equal(bytesOf(t, f.Path), bytesOf(t, keeper)) {
+					if g.Level == dupes.LevelBytes && !bytes.Equal(bytesOf(t, f.Path), bytesOf(t, keeper)) {
 						t.Errorf("bytes group: %s and %s differ", f.Path, keeper)
 					}
 				}
@@ -597,7 +543,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				if g.Reclaimable != want {
 					t.Errorf("%s group of %s: reclaimable %d, deleting frees %d", g.Level, keeper, g.Reclaimable, want)
 				}
-				if g.Level == LevelContent || !within(rep, &g) {
+				if rep.ActsOn(&g, false) {
 					total += g.Reclaimable
 					for rf := range deleted {
 						if other, ok := counted[rf]; ok {
@@ -618,7 +564,7 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				if len(grouped[b]) == 0 {
 					t.Errorf("copy %s of %s not found", b, a)
 				}
-				if !skipped[a] && !shared[a] && !groupedAt(rep, LevelBytes, a, b) {
+				if !skipped[a] && !shared[a] && !groupedAt(rep, dupes.LevelBytes, a, b) {
 					t.Errorf("copies %s and %s not in one bytes group", a, b)
 				}
 			}
@@ -699,7 +645,7 @@ func bytesOfFile(t *testing.T, rf realFile, p string) []byte {
 // keeper's file changes; a file that goes is a file of a copy Act says it deleted, never a keeper's;
 // every file that stays holds the bytes it held; every deleted copy's keeper is intact, and for a
 // bytes group held the copy's very bytes.
-func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[realFile]bool) {
+func checkDelete(t *testing.T, c *collection, rep *dupes.Report, files map[string]map[realFile]bool) {
 	t.Helper()
 	before := states(t, files)
 	models := map[string][]byte{}
@@ -707,17 +653,16 @@ func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[
 		models[p] = bytesOf(t, p)
 	}
 	kept := keptState(t, c)
-	r, err := Act(t.Context(), rep, ActOptions{Delete: true})
+	r, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil || r.Failed > 0 || r.Interrupted {
 		t.Fatalf("act: %v, %+v", err, r)
 	}
 	kept.check(t, c, "--delete")
 	keeperFiles := map[realFile]bool{}
-	keeperOf := map[string]*Group{}
-	acted := &actor{opt: ActOptions{Delete: true}}
+	keeperOf := map[string]*dupes.Group{}
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
-		if !acted.acts(rep, g) { // a bytes group inside a content group: the content group's keeper stays
+		if !rep.ActsOn(g, false) { // a bytes group inside a content group: the content group's keeper stays
 			continue
 		}
 		for rf := range files[g.Keeper] {
@@ -740,7 +685,7 @@ func checkDelete(t *testing.T, c *collection, rep *Report, files map[string]map[
 		for rf := range files[a.Path] {
 			deleted[rf] = true
 		}
-		if g.Level == LevelBytes && !bytes.Equal(models[a.Path], models[g.Keeper]) {
+		if g.Level == dupes.LevelBytes && !bytes.Equal(models[a.Path], models[g.Keeper]) {
 			t.Errorf("deleted %s: not the bytes of its keeper %s", a.Path, g.Keeper)
 		}
 	}
@@ -858,7 +803,7 @@ func stillThere(rf realFile, index string) bool {
 // checkLink performs --link on the collection Find reported on, and checks: every scanned model holds
 // the bytes it held; no keeper's file changes; every copy Act says it linked is now its keeper's
 // file.
-func checkLink(t *testing.T, c *collection, rep *Report) {
+func checkLink(t *testing.T, c *collection, rep *dupes.Report) {
 	t.Helper()
 	before := map[string][]byte{}
 	for _, p := range c.scanned {
@@ -873,7 +818,7 @@ func checkLink(t *testing.T, c *collection, rep *Report) {
 		}
 	}
 	kept := keptState(t, c)
-	r, err := Act(t.Context(), rep, ActOptions{Link: true})
+	r, err := Act(t.Context(), rep, Options{Link: true})
 	if err != nil || r.Failed > 0 {
 		t.Fatalf("act: %v, %+v", err, r)
 	}
@@ -900,7 +845,7 @@ func checkLink(t *testing.T, c *collection, rep *Report) {
 	}
 }
 
-func groupedAt(rep *Report, level Level, a, b string) bool {
+func groupedAt(rep *dupes.Report, level dupes.Level, a, b string) bool {
 	for _, g := range rep.Groups {
 		var n int
 		for _, f := range g.Members {

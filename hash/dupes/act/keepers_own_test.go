@@ -1,6 +1,6 @@
 //go:build unix
 
-package dupes
+package act
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 // TestKeepersOwnSidecarsStay: a copy that shares the keeper's stem (another case of the extension, an
@@ -20,27 +22,27 @@ func TestKeepersOwnSidecarsStay(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		build func(t *testing.T, dir string) []string // the sidecars that must survive, with their bytes
-		keep  KeepRule
+		keep  dupes.KeepRule
 	}{
 		{"extension-case", func(t *testing.T, dir string) []string {
 			mustWrite(t, filepath.Join(dir, "m.safetensors"), lora)
 			mustWrite(t, filepath.Join(dir, "m.SAFETENSORS"), lora)
 			mustWrite(t, filepath.Join(dir, "m.civitai.info"), []byte(`{"id": 1}`))
 			return []string{filepath.Join(dir, "m.civitai.info")}
-		}, KeepRule{}},
+		}, dupes.KeepRule{}},
 		{"extensionless", func(t *testing.T, dir string) []string {
 			mustWrite(t, filepath.Join(dir, "m.gguf"), gguf)
 			mustWrite(t, filepath.Join(dir, "m"), gguf)
 			mustWrite(t, filepath.Join(dir, "m.json"), []byte(`{"activation text": "m"}`))
 			return []string{filepath.Join(dir, "m.json")}
-		}, KeepRule{}},
+		}, dupes.KeepRule{}},
 		{"keeper-links-to-copy", func(t *testing.T, dir string) []string {
 			mustWrite(t, filepath.Join(dir, "lib", "k.safetensors"), lora)
 			mustWrite(t, filepath.Join(dir, "dl", "c.safetensors"), lora)
 			mustWrite(t, filepath.Join(dir, "dl", "c.civitai.info"), []byte(`{"id": 2}`))
 			mustSymlink(t, filepath.Join("..", "dl", "c.civitai.info"), filepath.Join(dir, "lib", "k.civitai.info"))
 			return []string{filepath.Join(dir, "lib", "k.civitai.info")}
-		}, KeepRule{Kind: KeepPath, Prefix: "lib"}},
+		}, dupes.KeepRule{Kind: dupes.KeepPath, Prefix: "lib"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -53,10 +55,10 @@ func TestKeepersOwnSidecarsStay(t *testing.T) {
 			if keep.Prefix != "" {
 				keep.Prefix = filepath.Join(dir, keep.Prefix)
 			}
-			rep := findIn(t, dir, Options{Keep: keep})
-			groupOf(t, rep, LevelBytes)
+			rep := findIn(t, dir, dupes.Options{Keep: keep})
+			groupOf(t, rep, dupes.LevelBytes)
 			for _, dry := range []bool{true, false} {
-				r, err := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: dry})
+				r, err := Act(t.Context(), rep, Options{Delete: true, DryRun: dry})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,11 +92,11 @@ func TestFIFOAtKeepersSidecar(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "lib", "k.civitai.info"), 0o644); err != nil {
 		t.Skip("no named pipes here:", err)
 	}
-	rep := findIn(t, dir, Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "lib")}})
+	rep := findIn(t, dir, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "lib")}})
 	for _, dry := range []bool{true, false} {
-		done := make(chan *ActReport, 1)
+		done := make(chan *Report, 1)
 		go func() {
-			r, _ := Act(t.Context(), rep, ActOptions{Delete: true, DryRun: dry})
+			r, _ := Act(t.Context(), rep, Options{Delete: true, DryRun: dry})
 			done <- r
 		}()
 		select {
@@ -129,9 +131,9 @@ func TestHardLinkWithSidecarsStandsForThePair(t *testing.T) {
 	old := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
 	os.Chtimes(lib, old, old)
 	os.Chtimes(other, old, old.Add(time.Hour))
-	for _, rule := range []KeepRule{{}, {Kind: KeepOldest}} {
-		rep := findIn(t, dir, Options{Keep: rule})
-		g := groupOf(t, rep, LevelBytes)
+	for _, rule := range []dupes.KeepRule{{}, {Kind: dupes.KeepOldest}} {
+		rep := findIn(t, dir, dupes.Options{Keep: rule})
+		g := groupOf(t, rep, dupes.LevelBytes)
 		if g.Keeper != lib || len(g.Files) != 2 || len(rep.Skipped) != 1 || rep.Skipped[0].Path != bare {
 			t.Errorf("%s: keeper %s of %v, skipped %+v", rule, g.Keeper, g.Files, rep.Skipped)
 		}

@@ -1,0 +1,116 @@
+package dupes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/onnx/onnxw"
+	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
+)
+
+// formatTensors is a small model of F32 and F16 tensors; seed varies its bytes.
+func formatTensors(seed int64) stfile.File {
+	return stfile.File{Seed: seed, Metadata: []stfile.KV{{Key: "note", Value: "x"}}, Tensors: []stfile.Tensor{
+		{Name: "layers.0.weight", DType: "F32", Shape: []uint64{4, 8}}, {Name: "layers.0.bias", DType: "F16", Shape: []uint64{8}},
+		{Name: "embed.weight", DType: "F32", Shape: []uint64{16, 4}}}}
+}
+
+// TestFormatsAreContentCopies: a PyTorch zip archive, a legacy checkpoint, an ONNX model and a
+// safetensors file of the same tensors are one content group, whatever their names say, with the
+// structure ID `stdiff hash` gives each; a checkpoint whose second pickle calls builtins.eval is in
+// it too, marked unsafe; other weights in two formats are a content group of their own.
+func TestFormatsAreContentCopies(t *testing.T) {
+	dir := t.TempDir()
+	st := formatTensors(1).Build()
+	files := map[string][]byte{"model.safetensors": st, "other.safetensors": formatTensors(2).Build(),
+		"other.pt": dupetest.InFormat("pt", formatTensors(2).Build()), "named.safetensors.bin": dupetest.InFormat("onnx", st)}
+	for _, f := range dupetest.Formats {
+		files["model-"+f+".bin"] = dupetest.InFormat(f, st)
+	}
+	for name, b := range files {
+		mustWrite(t, filepath.Join(dir, name), b)
+	}
+	rep := scan(t, dir)
+	if len(rep.Skipped) != 0 {
+		t.Fatalf("skipped %+v", rep.Skipped)
+	}
+	content := groupAt(t, rep, LevelContent)
+	want := map[string]canon.Format{"model.safetensors": "", "model-pt.bin": canon.FormatPyTorch, "model-legacy.bin": canon.FormatPyTorch,
+		"model-onnx.bin": canon.FormatONNX, "model-unsafe-pt.bin": canon.FormatPyTorch, "named.safetensors.bin": canon.FormatONNX}
+	if len(content.Members) != len(want) {
+		t.Fatalf("content group %v, want %d members", content.Files, len(want))
+	}
+	id := hash.StructureID(canon.ReadBytes("st", st))
+	if content.StructureID != id {
+		t.Errorf("structure ID %s, want %s", content.StructureID, id)
+	}
+	for _, m := range content.Members {
+		name := filepath.Base(m.Path)
+		if f, ok := want[name]; !ok || m.Format != f || m.Unsafe != (name == "model-unsafe-pt.bin") {
+			t.Errorf("member %s: format %q, unsafe %v", name, m.Format, m.Unsafe)
+		}
+	}
+	others := 0 // the other weights: a content group of their own, beside the model's in a structure group
+	for _, g := range rep.Groups {
+		for _, p := range g.Files {
+			if base := filepath.Base(p); strings.HasPrefix(base, "other.") && (g.Level == LevelContent || g.Level == LevelBytes) {
+				others++
+				if len(g.Files) != 2 {
+					t.Errorf("%s in %s group %v", base, g.Level, g.Files)
+				}
+			}
+		}
+	}
+	if others != 2 {
+		t.Errorf("the other weights in %d content groups' places, want 2", others)
+	}
+	structure := groupAt(t, rep, LevelStructure) // one architecture, whatever the format
+	if len(structure.Members) != len(files) || structure.StructureID != id {
+		t.Errorf("structure group %v (%s)", structure.Files, structure.StructureID)
+	}
+}
+
+// TestONNXWithExternalDataIsNeverACopy: an ONNX model whose tensors lie in a file beside it is one
+// model of two files: it joins its content group (it may be the keeper) but is never a copy to delete,
+// so that its data file is never left behind nor its model deleted without it.
+func TestONNXWithExternalDataIsNeverACopy(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 32)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	st := stfile.File{Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{8}, Data: data}}}.Build()
+	ext := onnxw.Model(onnxw.Tensor("w", 1, []int64{8}, onnxw.External("w.data", 0, 32)))
+	mustWrite(t, filepath.Join(dir, "a", "model.onnx"), ext)
+	mustWrite(t, filepath.Join(dir, "a", "w.data"), data)
+	mustWrite(t, filepath.Join(dir, "b", "model.safetensors"), st)
+	mustWrite(t, filepath.Join(dir, "c", "model.safetensors"), st)
+	rep, err := Find(t.Context(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := groupAt(t, rep, LevelContent)
+	onnxPath := filepath.Join(dir, "a", "model.onnx")
+	if content.Keeper != onnxPath || len(content.Members) != 3 || content.KeeperReason != ReasonPartOfModel {
+		t.Errorf("content group %+v", content)
+	}
+	// Kept by path, the safetensors copy is the keeper: the ONNX model leaves the group.
+	if rep, err = Find(t.Context(), []string{dir}, Options{Keep: KeepRule{Kind: KeepPath, Prefix: filepath.Join(dir, "b")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Groups {
+		for _, m := range g.Members[1:] {
+			if m.Path == onnxPath {
+				t.Errorf("the ONNX model with external data is a copy in %+v", g)
+			}
+		}
+	}
+	if _, err := os.Stat(onnxPath); err != nil {
+		t.Fatal(err)
+	}
+}

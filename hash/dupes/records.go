@@ -1,0 +1,23 @@
+package dupes
+
+// Record is one member of a group as render.WriteJSONL writes it: the group's level, keeper, IDs and
+// run, then the member's fields, so that each line stands alone.
+type Record struct {
+	Schema      string `json:"schema"`
+	Level       Level  `json:"level"`
+	Keeper      string `json:"keeper,omitempty"`
+	StructureID string `json:"structure_id"`
+	Run         string `json:"run,omitempty"`
+	Member
+}
+
+// Records are the report's records for JSONL: one per member of each group, in the report's order.
+func (r *Report) Records() []Record {
+	var out []Record
+	for _, g := range r.Groups {
+		for _, m := range g.Members {
+			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Run: g.Run, Member: m})
+		}
+	}
+	return out
+}
