@@ -397,7 +397,7 @@ type srcJob struct {
 
 // bandElements is about how many elements a band holds: small enough for many goroutines' buffers
 // to stay far under the memory bound, large enough to read efficiently.
-const bandElements = 1 << 18
+var bandElements int64 = 1 << 18
 
 func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob {
 	gt, ht := &g.Model.Tensors[p.g], &h.Model.Tensors[p.hf[0]]
