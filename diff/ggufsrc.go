@@ -38,6 +38,9 @@ const (
 	// TransformStackExperts: the experts of a MoE layer, one tensor each in the source, are stacked into
 	// one tensor, compared expert by expert.
 	TransformStackExperts Transform = "stack-experts"
+	// TransformTrimRows: the token embedding keeps the rows of the tokens the vocabulary has (Gemma 3
+	// drops the rest): the GGUF's rows are compared with the source's first rows.
+	TransformTrimRows Transform = "trim-rows"
 )
 
 // Alternative is a transform under which a pair's values match when they do not under the one the
@@ -362,6 +365,13 @@ func stackedName(first string) string {
 		return first
 	}
 	return first[:i] + ".experts.*." + rest[j+1:]
+}
+
+// trimmed reports whether GGUF tensor g could be source tensor h with rows left out at the end, as
+// the converter trims Gemma 3's token embedding to its vocabulary.
+func trimmed(arch string, g, h *canon.Tensor) bool {
+	return strings.HasPrefix(arch, "gemma3") && g.Name == "token_embd.weight" && len(g.Shape) == 2 && len(h.Shape) == 2 &&
+		g.Shape[1] == h.Shape[1] && g.Shape[0] < h.Shape[0]
 }
 
 // expectedShape is the GGUF shape (row-major) of a source tensor of shape s after transform tr, with

@@ -172,6 +172,9 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			experts = len(p.hf)
 		}
 		shapeOK[k] = equalShape(expectedShape(ht.Shape, p.transform, experts), gt.Shape)
+		if !shapeOK[k] && p.transform == TransformNone && trimmed(arch.Name, gt, ht) {
+			p.transform, shapeOK[k] = TransformTrimRows, true
+		}
 		if shapeOK[k] && readValues && supportedGGUF(gt.DType) && values.Supported(ht.DType) && !ht.NameOnly() {
 			if j := newSrcJob(g, h, p, p.transform, p.heads); j != nil {
 				jobs, jobPair = append(jobs, j), append(jobPair, k)
@@ -434,7 +437,7 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 		j.hts = append(j.hts, tensorOf(h, t))
 	}
 	hn, _ := ht.Elements()
-	if int64(hn)*experts != int64(n) {
+	if int64(hn)*experts != int64(n) && !(tr == TransformTrimRows && int64(hn) > int64(n)) {
 		return nil
 	}
 	j.bandRows = max(1, bandElements/rowLen)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/source"
 )
 
@@ -313,5 +315,44 @@ func TestSourceHeaderOnly(t *testing.T) {
 	r := sourceReport(t, filepath.Join(srcDir, "gpt2"), filepath.Join(srcDir, "gpt2-q8_0.gguf"), false, Options{HeaderOnly: true})
 	if r.ContentCompared || statuses(r)[PairNotCompared] != 28 || len(r.Tensors.Changed) != 0 || r.Outcome() != canon.Clean {
 		t.Errorf("content %v, %v, changed %+v", r.ContentCompared, statuses(r), r.Tensors.Changed)
+	}
+}
+
+// TestSourceTrimmedEmbedding: Gemma 3's converter keeps the embedding rows of the tokens the
+// vocabulary has: the GGUF's rows pair with the source's first rows (trim-rows).
+func TestSourceTrimmedEmbedding(t *testing.T) {
+	dir := t.TempDir()
+	const rows, kept, width = 6, 4, 32
+	var src, gg []byte
+	for i := range rows * width {
+		v := float32(i%13)/8 - 0.75 // exact in BF16
+		src = binary.LittleEndian.AppendUint16(src, uint16(math.Float32bits(v)>>16))
+		if i < kept*width {
+			gg = binary.LittleEndian.AppendUint32(gg, math.Float32bits(v))
+		}
+	}
+	header := `{"model.embed_tokens.weight":{"dtype":"BF16","shape":[6,32],"data_offsets":[0,384]}}`
+	st := append(binary.LittleEndian.AppendUint64(nil, uint64(len(header))), header...)
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), append(st, src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("gemma3")}},
+		Tensors: []ggufw.Tensor{{Name: "token_embd.weight", Type: gguf.TypeF32, Dims: []int64{width, kept}, Data: gg}}}
+	gp := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := sourceReport(t, dir, gp, false, Options{})
+	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Transform != TransformTrimRows || r.Source.Pairs[0].Status != PairEqual || r.Outcome() != canon.Clean {
+		t.Errorf("pairs %+v, outcome %v, changed %+v", r.Source.Pairs, r.Outcome(), r.Tensors.Changed)
+	}
+	// Rows the source lacks are no trimming.
+	f.Tensors[0].Dims, f.Tensors[0].Data = []int64{width, rows + 1}, make([]byte, (rows+1)*width*4)
+	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = sourceReport(t, dir, gp, false, Options{})
+	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Status != PairShape || r.Outcome() != canon.Found {
+		t.Errorf("more rows: pairs %+v, outcome %v", r.Source.Pairs, r.Outcome())
 	}
 }

@@ -52,7 +52,7 @@ func (t *textWriter) source(r *Report) {
 	}
 	t.printf("  pairs     %d: %s\n", len(s.Pairs), strings.Join(parts, ", "))
 	parts = parts[:0]
-	for _, tr := range []Transform{TransformPermuteQK, TransformNormPlusOne, TransformTranspose, TransformStackExperts} {
+	for _, tr := range []Transform{TransformPermuteQK, TransformNormPlusOne, TransformTranspose, TransformStackExperts, TransformTrimRows} {
 		if transforms[tr] > 0 {
 			parts = append(parts, fmt.Sprintf("%s × %d", tr, transforms[tr]))
 		}
