@@ -375,8 +375,8 @@ func alternatives(p *srcPair, arch string, g, h *canon.Model) []Alternative {
 	return out
 }
 
-// NotReadUnsupported: a pair whose GGUF type cannot be dequantised, or whose source dtype cannot be
-// decoded: its values were not compared.
+// NotReadUnsupported: a pair whose GGUF type cannot be dequantised, whose source dtype cannot be
+// decoded, or a transposed tensor of over maxTranspose bytes: its values were not compared.
 const NotReadUnsupported NotRead = "unsupported-type"
 
 // srcJob compares one GGUF tensor with its source under one transform, band by band: a band is a
@@ -397,6 +397,10 @@ type srcJob struct {
 	bands     int64 // per expert
 	hShape    []uint64
 }
+
+// maxTranspose bounds the source tensors read whole to be compared transposed (GPT-2 XL's largest is
+// 41 MB), so that a few goroutines' buffers stay well under the memory bound.
+const maxTranspose = 64 << 20
 
 // bandElements is about how many elements a band holds: small enough for many goroutines' buffers
 // to stay far under the memory bound, large enough to read efficiently.
@@ -454,7 +458,7 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 			j.bandRows = max(block, j.bandRows/block*block)
 		}
 	case TransformTranspose:
-		if len(ht.Shape) != 2 || int64(ht.Shape[0])*int64(ht.Shape[1])*j.esH > 256<<20 {
+		if len(ht.Shape) != 2 || int64(ht.Shape[0])*int64(ht.Shape[1])*j.esH > maxTranspose {
 			return nil
 		}
 		j.bandRows = j.rows // the whole source is read at once
