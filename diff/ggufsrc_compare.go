@@ -243,7 +243,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			ts.Parameters += n
 		}
 		ts.bytes += gt.Len()
-		old, new := describe(sides[0], 0), describe(sides[1], 0)
+		var old, new Tensor
 		if side == 0 {
 			old, new = describe(sides[0], p.g), describeH(p)
 		} else {
@@ -258,7 +258,11 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		case res == nil:
 			sp.Status = PairNotCompared
 			if readValues {
-				r.Tensors.NotCompared = append(r.Tensors.NotCompared, NotCompared{Name: names[0], Reason: NotReadUnsupported})
+				why := NotReadUnsupported
+				if !inFile(g, gt) || !inFile(h, &hm.Tensors[p.hf[0]]) {
+					why = NotReadBytesMissing
+				}
+				r.Tensors.NotCompared = append(r.Tensors.NotCompared, NotCompared{Name: names[0], Reason: why})
 			}
 		default:
 			d := res.diff
@@ -421,8 +425,13 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 	}
 	experts := int64(len(p.hf))
 	totalRows := int64(n) / rowLen
-	if totalRows%experts != 0 || int64(gt.Len())%totalRows != 0 {
+	if totalRows%experts != 0 || int64(gt.Len())%totalRows != 0 || int64(gt.Len()) == 0 {
 		return nil
+	}
+	if t, ok := ggmlType(gt.DType); !ok {
+		return nil
+	} else if info, _ := t.Info(); rowLen%int64(info.BlockSize) != 0 || int64(gt.Len())/totalRows != rowLen/int64(info.BlockSize)*int64(info.TypeSize) {
+		return nil // rows of whole blocks only, as ggml lays them out
 	}
 	esH, err := values.Elements(ht.DType, 1<<20)
 	if err != nil || esH == 0 {

@@ -356,3 +356,29 @@ func TestSourceTrimmedEmbedding(t *testing.T) {
 		t.Errorf("more rows: pairs %+v, outcome %v", r.Source.Pairs, r.Outcome())
 	}
 }
+
+// TestSourceHostile: a truncated GGUF, or a config.json with absurd head counts, never panics: the
+// pairs that cannot be compared say why, and the outcome is a difference.
+func TestSourceHostile(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(srcDir, "llama-q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.gguf")
+	if err := os.WriteFile(cut, b[:len(b)-3000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := sourceReport(t, filepath.Join(srcDir, "llama"), cut, false, Options{})
+	if r.Outcome() != canon.Found || len(r.Tensors.NotCompared) == 0 || r.Tensors.NotCompared[0].Reason != NotReadBytesMissing {
+		t.Errorf("truncated: outcome %v, not compared %+v", r.Outcome(), r.Tensors.NotCompared)
+	}
+	for _, heads := range []string{"0", "-3", "1e300", "3", "64", "\"x\""} {
+		dir := copyModel(t, "llama", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": `+heads), 1)
+		})
+		r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
+		if heads != `"x"` && r.Outcome() != canon.Found {
+			t.Errorf("heads %s: outcome %v", heads, r.Outcome())
+		}
+	}
+}
