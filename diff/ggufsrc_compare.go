@@ -137,7 +137,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 	case a.Remote || b.Remote:
 		notRead = NotReadRemote
 	case a.Snapshot != nil || b.Snapshot != nil:
-		notRead = NotReadHeaderOnly
+		notRead = NotReadSnapshot
 	}
 	readValues := notRead == "" && !gm.BigEndian()
 	r.ContentCompared, r.ValuesCompared = readValues, readValues
@@ -382,6 +382,10 @@ func alternatives(p *srcPair, arch string, g, h *canon.Model) []Alternative {
 // NotReadUnsupported: a pair whose GGUF type cannot be dequantised, whose source dtype cannot be
 // decoded, or a transposed tensor of over maxTranspose bytes: its values were not compared.
 const NotReadUnsupported NotRead = "unsupported-type"
+
+// NotReadSnapshot: a GGUF compared with its source where one side is a snapshot (package
+// canon/snapshot): tensors pair by name and shape, values are not compared.
+const NotReadSnapshot NotRead = "snapshot"
 
 // srcJob compares one GGUF tensor with its source under one transform, band by band: a band is a
 // run of the GGUF tensor's rows (within one expert), read, dequantised and compared on its own.

@@ -13,7 +13,10 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/hash"
 )
 
 // The fixtures in testdata/ggufsrc are tiny random Hugging Face models and the GGUF files llama.cpp's
@@ -379,6 +382,38 @@ func TestSourceHostile(t *testing.T) {
 		r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
 		if heads != `"x"` && r.Outcome() != canon.Found {
 			t.Errorf("heads %s: outcome %v", heads, r.Outcome())
+		}
+	}
+}
+
+// TestSourceSnapshot: a snapshot on either side pairs by name and shape, its values not compared.
+func TestSourceSnapshot(t *testing.T) {
+	for _, snapGGUF := range []bool{false, true} {
+		snap := filepath.Join(srcDir, "llama", "model.safetensors")
+		other := filepath.Join(srcDir, "llama-q8_0.gguf")
+		if snapGGUF {
+			snap, other = other, snap
+		}
+		o := openPath(t, snap)
+		d, err := hash.TensorDigests(t.Context(), o.Source, o.Model, hash.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "model.snap")
+		if err := snapshot.WriteFile(t.Context(), p, snapshot.New(o.Model, "model", d, make([]*values.Stats, len(d)))); err != nil {
+			t.Fatal(err)
+		}
+		so, err := source.Open(t.Context(), p, source.Options{Snapshots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { so.Close() })
+		r, err := Models(t.Context(), so, openPath(t, other), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Source == nil || statuses(r)[PairNotCompared] != 21 || r.ContentCompared || r.Notes[len(r.Notes)-1].Reason != NotReadSnapshot {
+			t.Errorf("snapshot of the gguf %v: %+v, notes %+v", snapGGUF, r.Source, r.Notes)
 		}
 	}
 }

@@ -111,6 +111,8 @@ func newNote(n Note) Note {
 			n.Message += " (--header-only)"
 		case NotReadRemote:
 			n.Message += " (remote; --content reads it)"
+		case NotReadSnapshot:
+			n.Message += " (a snapshot holds no values to compare a GGUF's with)"
 		}
 	case NoteBytesMissing:
 		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
