@@ -10,6 +10,11 @@ OUT/NAME-TYPE.gguf. Only the tokenizer step of the converter is replaced: the mo
 every model class writes a vocabulary of vocab_size made-up tokens instead (set_vocab), and Gemma 3's
 embedding trim reads that vocabulary. Everything else (names, permutations, +1, transposes, stacking,
 quantisation) is the converter's own.
+
+The files kept were made with llama.cpp's converter as of gguf-py 0.17.0 (mid-2025) under torch 2.11 and
+transformers 5.17. That converter reads some configs through transformers' AutoConfig, which in
+transformers 5 keeps rope_theta under rope_parameters: phi3 then fails (no rope_theta) and Gemma 3's GGUF
+carries the converter's default rope base (1e6) where config.json says 10000, which stdiff reports.
 """
 import json
 import os
