@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -414,6 +415,80 @@ func TestSourceSnapshot(t *testing.T) {
 		}
 		if r.Source == nil || statuses(r)[PairNotCompared] != 21 || r.ContentCompared || r.Notes[len(r.Notes)-1].Reason != NotReadSnapshot {
 			t.Errorf("snapshot of the gguf %v: %+v, notes %+v", snapGGUF, r.Source, r.Notes)
+		}
+	}
+}
+
+// writePair writes a safetensors source and a GGUF file of architecture arch holding the same F32
+// values under the names of each pair (source name, GGUF name, row-major shape).
+func writePair(t *testing.T, arch string, pairs []struct {
+	hf, gguf string
+	shape    []int64
+}) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	header := map[string]any{}
+	var data []byte
+	f := ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str(arch)}}}
+	for k, p := range pairs {
+		n := int64(1)
+		dims := make([]int64, len(p.shape))
+		for i, d := range p.shape {
+			n *= d
+			dims[len(dims)-1-i] = d
+		}
+		var b []byte
+		for i := range n {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(int64(k)*1000+i)/64))
+		}
+		header[p.hf] = map[string]any{"dtype": "F32", "shape": p.shape, "data_offsets": []int{len(data), len(data) + len(b)}}
+		data = append(data, b...)
+		f.Tensors = append(f.Tensors, ggufw.Tensor{Name: p.gguf, Type: gguf.TypeF32, Dims: dims, Data: b})
+	}
+	hb, _ := json.Marshal(header)
+	st := append(binary.LittleEndian.AppendUint64(nil, uint64(len(hb))), hb...)
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), append(st, data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gp := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, gp
+}
+
+// TestSourceNamesOnly: architectures whose converter only renames (phi3's fused projections stay
+// fused, starcoder2's biases) pair every tensor through the map, with no transform.
+func TestSourceNamesOnly(t *testing.T) {
+	type pair = struct {
+		hf, gguf string
+		shape    []int64
+	}
+	for arch, pairs := range map[string][]pair{
+		"phi3": {
+			{"model.embed_tokens.weight", "token_embd.weight", []int64{8, 32}},
+			{"model.layers.0.self_attn.qkv_proj.weight", "blk.0.attn_qkv.weight", []int64{96, 32}},
+			{"model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", []int64{32, 32}},
+			{"model.layers.0.mlp.gate_up_proj.weight", "blk.0.ffn_up.weight", []int64{128, 32}},
+			{"model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight", []int64{32, 64}},
+			{"model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight", []int64{32}},
+			{"model.norm.weight", "output_norm.weight", []int64{32}},
+			{"lm_head.weight", "output.weight", []int64{8, 32}},
+		},
+		"starcoder2": {
+			{"model.embed_tokens.weight", "token_embd.weight", []int64{8, 32}},
+			{"model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight", []int64{32, 32}},
+			{"model.layers.1.self_attn.q_proj.bias", "blk.1.attn_q.bias", []int64{32}},
+			{"model.layers.1.mlp.c_fc.weight", "blk.1.ffn_up.weight", []int64{64, 32}},
+			{"model.layers.1.mlp.c_proj.bias", "blk.1.ffn_down.bias", []int64{32}},
+			{"model.layers.1.input_layernorm.bias", "blk.1.attn_norm.bias", []int64{32}},
+			{"model.norm.weight", "output_norm.weight", []int64{32}},
+		},
+	} {
+		dir, gp := writePair(t, arch, pairs)
+		r := sourceReport(t, dir, gp, false, Options{})
+		if r.Outcome() != canon.Clean || len(r.Source.Pairs) != len(pairs) || transforms(r)[TransformNone] != len(pairs) || statuses(r)[PairEqual] != len(pairs) {
+			t.Errorf("%s: outcome %v, pairs %+v, added %v, removed %v", arch, r.Outcome(), r.Source.Pairs, r.Tensors.Added, r.Tensors.Removed)
 		}
 	}
 }
