@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -379,8 +380,8 @@ func alternatives(p *srcPair, arch string, g, h *canon.Model) []Alternative {
 	return out
 }
 
-// NotReadUnsupported: a pair whose GGUF type cannot be dequantised, whose source dtype cannot be
-// decoded, or a transposed tensor of over maxTranspose bytes: its values were not compared.
+// NotReadUnsupported: a pair whose GGUF type cannot be dequantised, or whose source dtype cannot be
+// decoded: its values were not compared.
 const NotReadUnsupported NotRead = "unsupported-type"
 
 // NotReadSnapshot: a GGUF compared with its source where one side is a snapshot (package
@@ -405,10 +406,6 @@ type srcJob struct {
 	bands     int64 // per expert
 	hShape    []uint64
 }
-
-// maxTranspose bounds the source tensors read whole to be compared transposed (GPT-2 XL's largest is
-// 41 MB), so that a few goroutines' buffers stay well under the memory bound.
-const maxTranspose = 64 << 20
 
 // bandElements is about how many elements a band holds: small enough for many goroutines' buffers
 // to stay far under the memory bound, large enough to read efficiently.
@@ -471,13 +468,31 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 			j.bandRows = max(block, j.bandRows/block*block)
 		}
 	case TransformTranspose:
-		if len(ht.Shape) != 2 || int64(ht.Shape[0])*int64(ht.Shape[1])*j.esH > maxTranspose {
+		if len(ht.Shape) != 2 {
 			return nil
 		}
-		j.bandRows = j.rows // the whole source is read at once
 	}
 	j.bands = (j.rows + j.bandRows - 1) / j.bandRows
 	return j
+}
+
+// srcMemory is the buffer budget of the comparison of a GGUF with its source when
+// values.Options.Memory is 0: about 32 bytes per element of a band, a goroutine (a band's bytes on
+// either side, dequantised floats, a row-reordered copy).
+const srcMemory = 128 << 20
+
+// srcWorkers is how many bands are compared at once: Options.Workers (GOMAXPROCS by default), no more
+// than the memory budget holds.
+func srcWorkers(opt values.Options) int {
+	w := opt.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	mem := opt.Memory
+	if mem <= 0 {
+		mem = srcMemory
+	}
+	return max(1, min(w, int(mem/(bandElements*32))))
 }
 
 // srcResult is what a job found.
@@ -532,7 +547,7 @@ func runSrcJobs(ctx context.Context, jobs []*srcJob, opt Options) ([]srcResult, 
 		merges[k].pending = map[int64]*values.PairStats{}
 	}
 	tol := opt.Tolerance
-	err := pool.RunWith(ctx, opt.Values.Workers, len(refs), func() *srcBuffers { return &srcBuffers{} },
+	err := pool.RunWith(ctx, srcWorkers(opt.Values), len(refs), func() *srcBuffers { return &srcBuffers{} },
 		func(ctx context.Context, buf *srcBuffers, i int) error {
 			ref := refs[i]
 			j := jobs[ref.job]
@@ -604,14 +619,15 @@ func (j *srcJob) band(buf *srcBuffers, e, band int64, tol values.Tolerance, prog
 	buf.a = grow(buf.a, int(nElem*es))
 	switch j.transform {
 	case TransformTranspose:
-		buf.h = grow(buf.h, int(ht.Len))
-		if err := readAt(ht, buf.h, 0, progress); err != nil {
-			return nil, err
-		}
-		c0, c1 := int64(j.hShape[0]), int64(j.hShape[1]) // source [c0, c1]; GGUF row r is source column r
-		for r := r0; r < r1; r++ {
-			for k := range c0 {
-				copy(buf.a[((r-r0)*c0+k)*es:((r-r0)*c0+k+1)*es], buf.h[(k*c1+r)*es:(k*c1+r+1)*es])
+		// Source [c0, c1]; GGUF row r is source column r: the band's columns, read row by row.
+		c0, c1 := int64(j.hShape[0]), int64(j.hShape[1])
+		buf.h = grow(buf.h, int(nRows*es))
+		for k := range c0 {
+			if err := readAt(ht, buf.h, (k*c1+r0)*es, progress); err != nil {
+				return nil, err
+			}
+			for r := range nRows {
+				copy(buf.a[(r*c0+k)*es:(r*c0+k+1)*es], buf.h[r*es:(r+1)*es])
 			}
 		}
 	case TransformPermuteQK:
