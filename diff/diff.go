@@ -98,6 +98,14 @@ type Change struct {
 	// ValuesEqual, when set, says why the bytes of a tensor of one dtype differ while its values
 	// (compared by value) are all equal: such a change counts in CategoryData, not CategoryValues.
 	ValuesEqual EqualValues `json:"values_equal,omitempty"`
+	// NameB, Transform, Heads and MatchesUnder are set for a GGUF compared with its Hugging Face
+	// source (see SourceReport): NameB is the tensor's name on side b, Transform the conversion
+	// undone to compare the two (with Heads for TransformPermuteQK), and MatchesUnder, when the values
+	// differ under that transform but match under another, that other one.
+	NameB        string       `json:"name_b,omitempty"`
+	Transform    Transform    `json:"transform,omitempty"`
+	Heads        int          `json:"heads,omitempty"`
+	MatchesUnder *Alternative `json:"matches_under,omitempty"`
 }
 
 // EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
@@ -204,6 +212,9 @@ type Report struct {
 	Metadata MetadataReport `json:"metadata"`
 	// Notes are differences that do not count (layout, order, padding) and what was left out.
 	Notes []Note `json:"notes"`
+	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
+	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
+	Source *SourceReport `json:"gguf_source,omitempty"`
 }
 
 // Outcome is canon.Found when a category of FailOn occurred, else canon.Clean.

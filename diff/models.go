@@ -47,6 +47,9 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := opt.Tolerance.Check(); err != nil {
 		return nil, err
 	}
+	if side := ggufSide(a.Model, b.Model); side >= 0 && !opt.MetadataOnly {
+		return sourceModels(ctx, a, b, side, opt)
+	}
 	sides := []Side{{Model: a.Model, Snapshot: a.Snapshot != nil}, {Model: b.Model, Snapshot: b.Snapshot != nil}}
 	snapshots := a.Snapshot != nil || b.Snapshot != nil
 	if snapshots && !opt.Tolerance.IsZero() {

@@ -128,8 +128,11 @@ func newNote(n Note) Note {
 		n.Message = fmt.Sprintf("%d metadata keys ignored", n.Count)
 	case NoteContentNotCompared:
 		n.Message = "tensor data not compared"
-		if n.Reason == NotReadRemote {
+		switch n.Reason {
+		case NotReadRemote:
 			n.Message += " (remote)"
+		case NotReadSnapshot:
+			n.Message += " (a snapshot holds no values to compare a GGUF's with)"
 		}
 	case NoteBytesMissing:
 		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"

@@ -74,6 +74,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	if most := mostChanged(r); len(most) > 0 {
 		t.mostChanged(most)
 	}
+	if r.Source != nil {
+		t.source(r)
+	}
 	if moved := summaryChanges(r); len(moved) > 0 {
 		t.summaries(moved)
 	}

@@ -67,6 +67,9 @@ type Diff struct {
 	// whether the narrower side is exactly the round-to-nearest-even conversion of the wider one.
 	ExactRounding *bool     `json:"exact_rounding,omitempty"`
 	Rounding      *Rounding `json:"rounding,omitempty"`
+	// RMSE is √(Σ(a−b)²/Count) as llama.cpp's quantize-stats defines it, when the caller computed it
+	// (a GGUF compared with its source; see PairStats.SumSquaredDiff); nil otherwise.
+	RMSE *float64 `json:"rmse,omitempty"`
 }
 
 // Rounding says how far the narrower side of a pair is from the round-to-nearest-even conversion of
@@ -109,9 +112,10 @@ func (d Diff) MarshalJSON() ([]byte, error) {
 		WithinTolerance  bool      `json:"within_tolerance"`
 		ExactRounding    *bool     `json:"exact_rounding,omitempty"`
 		Rounding         *Rounding `json:"rounding,omitempty"`
+		RMSE             *float64  `json:"rmse,omitempty"`
 	}{d.Count, d.Differing, d.DiffFraction, num(d.MaxAbsDiff), d.MaxAbsDiffIndex, num(d.MeanAbsDiff),
 		num(d.RelL2), num(d.Cosine), d.NaNA, d.NaNB, d.InfA, d.InfB, d.OutsideTolerance, d.WithinTolerance,
-		d.ExactRounding, d.Rounding})
+		d.ExactRounding, d.Rounding, d.RMSE})
 }
 
 func num(x float64) *float64 {
@@ -585,6 +589,10 @@ func (p *PairStats) Merge(q *PairStats) {
 	p.sB2.merge(q.sB2)
 	p.sAB.merge(q.sAB)
 }
+
+// SumSquaredDiff is Σ(a−b)² over the finite pairs added so far: llama.cpp's quantize-stats takes the
+// square root of its mean as a tensor's RMSE.
+func (p *PairStats) SumSquaredDiff() float64 { return p.sD2.value() }
 
 // Result returns the statistics of everything added so far.
 func (p *PairStats) Result() Diff {

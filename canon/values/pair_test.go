@@ -427,9 +427,9 @@ func TestKernelsAgree(t *testing.T) {
 // TestJSONFields: MarshalJSON writes every field's tag, in the struct's order, so a field added to
 // Diff or Stats cannot be forgotten there.
 func TestJSONFields(t *testing.T) {
-	tr := true
+	tr, rmse := true, 0.5
 	for _, v := range []any{
-		Diff{Count: 1, RelL2: 1, ExactRounding: &tr, Rounding: &Rounding{}},
+		Diff{Count: 1, RelL2: 1, ExactRounding: &tr, Rounding: &Rounding{}, RMSE: &rmse},
 		Stats{Count: 1},
 	} {
 		js, err := json.Marshal(v)
@@ -446,5 +446,32 @@ func TestJSONFields(t *testing.T) {
 			}
 			last = at
 		}
+	}
+}
+
+// TestSumSquaredDiff: Σ(a−b)² over the finite pairs, merged chunks included (quantize-stats' RMSE is
+// its mean's root).
+func TestSumSquaredDiff(t *testing.T) {
+	f32 := func(xs ...float32) []byte {
+		var b []byte
+		for _, x := range xs {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+		return b
+	}
+	p, err := NewPairStats("F32", "F32", Tolerance{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := NewPairStats("F32", "F32", Tolerance{})
+	if err := p.Add(f32(1, 2), f32(1, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Add(f32(3, float32(math.Inf(1))), f32(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	p.Merge(q)
+	if got := p.SumSquaredDiff(); got != 13 {
+		t.Errorf("SumSquaredDiff = %v, want 13 (4 + 9, the infinite pair left out)", got)
 	}
 }

@@ -206,6 +206,16 @@ func ggufFixtures() map[string][]byte {
 		"llama-truncated.gguf":   llama[:len(llama)-500],
 		"weights.gguf":           weightsGGUF(false).Build(),
 		"weights-finetuned.gguf": weightsGGUF(true).Build(),
+		"unknown-arch.gguf":      unknownArchGGUF().Build(),
+	}
+}
+
+// unknownArchGGUF is a GGUF file of an architecture llama.cpp's name map does not know: it cannot be
+// paired with a Hugging Face model.
+func unknownArchGGUF() ggufw.File {
+	return ggufw.File{
+		KVs:     []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("no-such-arch")}},
+		Tensors: []ggufw.Tensor{{Name: "output_norm.weight", Type: gguf.TypeF32, Dims: []int64{4}}},
 	}
 }
 

@@ -182,6 +182,7 @@ func OllamaBlob(t *testing.T, models string, b []byte) string {
 	return p
 }
 
+// MustWrite writes b to path, making its folders, or fails the test.
 func MustWrite(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -192,6 +193,7 @@ func MustWrite(t *testing.T, path string, b []byte) {
 	}
 }
 
+// MustSymlink makes link point at target, making its folders (an existing link is kept), or fails the test.
 func MustSymlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
@@ -228,6 +230,7 @@ func ShardSet(a, b int64, note string) (shard1, shard2, index []byte) {
 	return s1.Build(), s2.Build(), index
 }
 
+// WriteSet writes ShardSet(a, b, note) into dir and returns the path of its index.
 func WriteSet(t *testing.T, dir string, a, b int64, note string) string {
 	s1, s2, idx := ShardSet(a, b, note)
 	MustWrite(t, filepath.Join(dir, SetShard1), s1)

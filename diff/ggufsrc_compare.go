@@ -1,0 +1,707 @@
+package diff
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf/dequant"
+	"github.com/stdiff/stdiff/canon/gguf/hfmap"
+	"github.com/stdiff/stdiff/canon/pool"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/values"
+)
+
+// sourceModels compares a GGUF file with its Hugging Face source (Models, when ggufSide finds such a
+// pair): tensors paired through llama.cpp's name map for the GGUF's architecture, the converter's
+// transforms undone, the GGUF side dequantised and compared by value with the source, the GGUF keys
+// that restate config.json compared with it.
+func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Options) (*Report, error) {
+	opened := [2]*source.Opened{a, b}
+	g, h := opened[side], opened[1-side]
+	arch, err := archOf(g.Model)
+	if err != nil {
+		return nil, err
+	}
+	cfg, cfgPath := readConfig(h)
+	src, commit, _ := hfmap.Source()
+	sr := &SourceReport{Arch: arch.Name, GGUF: []string{"a", "b"}[side], NameMap: src + " (" + commit + ")", Config: cfgPath,
+		Pairs: []SourcePair{}, Types: []TypeSummary{}, Skipped: []string{}, Generated: []string{}}
+	gm, hm := g.Model, h.Model
+	keep := func(names ...string) bool {
+		if len(opt.Tensors) == 0 {
+			return true
+		}
+		for _, n := range names {
+			if matchAny(opt.Tensors, n) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Map every source tensor to its GGUF name; experts gather under the stacked tensor.
+	type mapped struct {
+		hf     int
+		expert int
+	}
+	byGGUF := map[string][]mapped{}
+	var unpairedH []int
+	for i := range hm.Tensors {
+		name := hm.Tensors[i].Name
+		if skippedByConverter(arch.Name, name) {
+			if keep(name) {
+				sr.Skipped = append(sr.Skipped, name)
+			}
+			continue
+		}
+		n, ok := arch.ToGGUF(name)
+		for _, prefix := range []string{"language_model.", "model.language_model.", "model.text_model."} {
+			if !ok && strings.HasPrefix(name, prefix) { // multimodal wrappers the converter strips
+				n, ok = arch.ToGGUF("model." + strings.TrimPrefix(strings.TrimPrefix(name, prefix), "model."))
+			}
+		}
+		if !ok || gm.Tensor(n.GGUF) == nil {
+			unpairedH = append(unpairedH, i)
+			continue
+		}
+		byGGUF[n.GGUF] = append(byGGUF[n.GGUF], mapped{i, n.Expert})
+	}
+
+	var pairs []srcPair
+	var unpairedG []int
+	for j := range gm.Tensors {
+		name := gm.Tensors[j].Name
+		ms := byGGUF[name]
+		if len(ms) == 0 {
+			if generatedByConverter(name) {
+				if keep(name) {
+					sr.Generated = append(sr.Generated, name)
+				}
+			} else {
+				unpairedG = append(unpairedG, j)
+			}
+			continue
+		}
+		p := srcPair{g: j}
+		if ms[0].expert >= 0 {
+			slices.SortFunc(ms, func(x, y mapped) int { return x.expert - y.expert })
+			whole := true
+			for k, m := range ms {
+				whole = whole && m.expert == k
+			}
+			if !whole {
+				for _, m := range ms {
+					unpairedH = append(unpairedH, m.hf)
+				}
+				unpairedG = append(unpairedG, j)
+				continue
+			}
+			p.transform = TransformStackExperts
+		} else if len(ms) > 1 { // two source names for one GGUF tensor: the first pairs
+			for _, m := range ms[1:] {
+				unpairedH = append(unpairedH, m.hf)
+			}
+			ms = ms[:1]
+		}
+		for _, m := range ms {
+			p.hf = append(p.hf, m.hf)
+		}
+		if p.transform == "" {
+			p.transform, p.heads = expectedTransform(arch.Name, hm.Tensors[p.hf[0]].Name, name, cfg, gm)
+		}
+		pairs = append(pairs, p)
+	}
+
+	r := &Report{Schema: Schema, A: a.Model.Name, B: b.Model.Name, TensorsCompared: true, MetadataCompared: !opt.IgnoreMetadata,
+		FailOn: opt.FailOn, Source: sr}
+	if len(r.FailOn) == 0 {
+		r.FailOn = Categories
+	}
+	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, NotCompared: []NotCompared{}, Groups: []Group{}}
+	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
+	r.Notes = []Note{}
+	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
+	r.Verdict.Changed = !r.Verdict.A.same(r.Verdict.B)
+
+	var notRead NotRead
+	switch {
+	case opt.HeaderOnly:
+		notRead = NotReadHeaderOnly
+	case a.Remote || b.Remote:
+		notRead = NotReadRemote
+	case a.Snapshot != nil || b.Snapshot != nil:
+		notRead = NotReadSnapshot
+	}
+	readValues := notRead == "" && !gm.BigEndian()
+	r.ContentCompared, r.ValuesCompared = readValues, readValues
+	if !opt.Tolerance.IsZero() && readValues {
+		tol := opt.Tolerance
+		r.Tolerance = &tol
+	}
+
+	sides := [2]Side{{Model: a.Model}, {Model: b.Model}}
+	describeH := func(p *srcPair) Tensor {
+		d := describe(sides[1-side], p.hf[0])
+		if len(p.hf) > 1 {
+			d.Name = stackedName(d.Name)
+			d.Shape = append([]uint64{uint64(len(p.hf))}, d.Shape...)
+			d.Bytes *= uint64(len(p.hf))
+		}
+		return d
+	}
+
+	// Shapes first; the pairs whose shapes correspond are compared by value.
+	var jobs []*srcJob
+	var jobPair []int
+	shapeOK := make([]bool, len(pairs))
+	for k := range pairs {
+		p := &pairs[k]
+		gt, ht := &gm.Tensors[p.g], &hm.Tensors[p.hf[0]]
+		if !keep(gt.Name, ht.Name) {
+			continue
+		}
+		experts := 0
+		if p.transform == TransformStackExperts {
+			experts = len(p.hf)
+		}
+		shapeOK[k] = equalShape(expectedShape(ht.Shape, p.transform, experts), gt.Shape)
+		if !shapeOK[k] && p.transform == TransformNone && trimmed(arch.Name, gt, ht) {
+			p.transform, shapeOK[k] = TransformTrimRows, true
+		}
+		if shapeOK[k] && readValues && supportedGGUF(gt.DType) && values.Supported(ht.DType) && !ht.NameOnly() {
+			if j := newSrcJob(g, h, p, p.transform, p.heads); j != nil {
+				jobs, jobPair = append(jobs, j), append(jobPair, k)
+			}
+		}
+	}
+	results, err := runSrcJobs(ctx, jobs, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opened {
+		if readValues {
+			if err := o.Unchanged(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	resultOf := map[int]*srcResult{}
+	for i, k := range jobPair {
+		resultOf[k] = &results[i]
+	}
+
+	// Pairs whose values differ badly: another transform may match.
+	for k, res := range resultOf {
+		if matchesWell(&res.diff) {
+			continue
+		}
+		p := &pairs[k]
+		for _, alt := range alternatives(p, arch.Name, gm, hm) {
+			j := newSrcJob(g, h, p, alt.Transform, alt.Heads)
+			if j == nil {
+				continue
+			}
+			rs, err := runSrcJobs(ctx, []*srcJob{j}, opt)
+			if err != nil {
+				return nil, err
+			}
+			if matchesWell(&rs[0].diff) {
+				d := rs[0].diff
+				alt.Values = &d
+				res.alt = &alt
+				break
+			}
+		}
+	}
+
+	typeIndex := map[string]int{}
+	for k := range pairs {
+		p := &pairs[k]
+		gt := &gm.Tensors[p.g]
+		if !keep(gt.Name, hm.Tensors[p.hf[0]].Name) {
+			continue
+		}
+		names := [2]string{}
+		names[side], names[1-side] = gt.Name, describeH(p).Name
+		sp := SourcePair{Name: names[0], NameB: names[1], Transform: p.transform, Heads: p.heads, Type: string(gt.DType)}
+		ti, ok := typeIndex[sp.Type]
+		if !ok {
+			ti = len(sr.Types)
+			typeIndex[sp.Type] = ti
+			sr.Types = append(sr.Types, TypeSummary{Type: sp.Type})
+		}
+		ts := &sr.Types[ti]
+		ts.Tensors++
+		if n, ok := gt.Elements(); ok {
+			ts.Parameters += n
+		}
+		ts.bytes += gt.Len()
+		var old, new Tensor
+		if side == 0 {
+			old, new = describe(sides[0], p.g), describeH(p)
+		} else {
+			old, new = describeH(p), describe(sides[1], p.g)
+		}
+		ch := Change{Name: names[0], NameB: names[1], Old: old, New: new, Transform: p.transform, Heads: p.heads}
+		res := resultOf[k]
+		switch {
+		case !shapeOK[k]:
+			sp.Status = PairShape
+			ch.Fields = []string{"shape"}
+		case res == nil:
+			sp.Status = PairNotCompared
+			if readValues {
+				why := NotReadUnsupported
+				if !inFile(g, gt) || !inFile(h, &hm.Tensors[p.hf[0]]) {
+					why = NotReadBytesMissing
+				}
+				r.Tensors.NotCompared = append(r.Tensors.NotCompared, NotCompared{Name: names[0], Reason: why})
+			}
+		default:
+			d := res.diff
+			d.RMSE = rmse(res.sumSq, d.Count)
+			ts.sumSq += res.sumSq
+			ts.count += d.Count
+			if d.Count > 0 && !math.IsNaN(d.MaxAbsDiff) {
+				ts.maxErr = max(ts.maxErr, d.MaxAbsDiff)
+			}
+			sp.Status = equalOrRounded(&d)
+			if !supportedRaw(gt.DType) { // dequantised: the rounding of float32 values says nothing
+				d.ExactRounding, d.Rounding = nil, nil
+			}
+			if side == 0 {
+				swapSides(&d)
+			}
+			if sp.Status == PairDiffers {
+				ch.Fields = []string{"data"}
+				ch.Values = &d
+				if res.alt != nil {
+					if side == 0 && res.alt.Values != nil {
+						swapSides(res.alt.Values)
+					}
+					ch.MatchesUnder = res.alt
+				}
+			}
+		}
+		sr.Pairs = append(sr.Pairs, sp)
+		if len(ch.Fields) > 0 {
+			r.Tensors.Changed = append(r.Tensors.Changed, ch)
+		}
+	}
+	for i := range sr.Types {
+		ts := &sr.Types[i]
+		if ts.Parameters > 0 {
+			ts.BitsPerWeight = float64(ts.bytes) * 8 / float64(ts.Parameters)
+		}
+		ts.RMSE = rmse(ts.sumSq, ts.count)
+		if ts.count > 0 {
+			m := ts.maxErr
+			ts.MaxError = &m
+		}
+	}
+
+	removed, added := unpairedH, unpairedG
+	if side == 0 {
+		removed, added = unpairedG, unpairedH
+	}
+	for _, i := range removed {
+		if t := describe(sides[0], i); keep(t.Name) {
+			r.Tensors.Removed = append(r.Tensors.Removed, t)
+		}
+	}
+	for _, j := range added {
+		if t := describe(sides[1], j); keep(t.Name) {
+			r.Tensors.Added = append(r.Tensors.Added, t)
+		}
+	}
+	byName := func(x, y Tensor) int { return strings.Compare(x.Name, y.Name) }
+	slices.SortFunc(r.Tensors.Added, byName)
+	slices.SortFunc(r.Tensors.Removed, byName)
+	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
+	r.Tensors.Unchanged = len(sr.Pairs) - len(r.Tensors.Changed) - len(r.Tensors.NotCompared)
+	r.Tensors.Groups = groupChanges(&r.Tensors, r.Tolerance != nil)
+
+	if !opt.IgnoreMetadata {
+		sr.ConfigKeys = compareConfig(gm, arch.Name, cfg)
+		for _, ck := range sr.ConfigKeys {
+			if ck.Equal {
+				r.Metadata.Unchanged++
+				continue
+			}
+			vals := [2]string{}
+			vals[side], vals[1-side] = ck.GGUF, ck.Config
+			r.Metadata.Changed = append(r.Metadata.Changed, MetaChange{Key: ck.Key, Old: vals[0], New: vals[1], Kind: "value"})
+		}
+	} else {
+		sr.ConfigKeys = []ConfigKey{}
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
+	}
+	r.settle()
+	if !readValues {
+		r.Notes = append(r.Notes, newNote(Note{Code: NoteContentNotCompared, Reason: notRead}))
+	}
+	return r, nil
+}
+
+// alternatives are the transforms to try on a pair whose values differ badly under the converter's.
+func alternatives(p *srcPair, arch string, g, h *canon.Model) []Alternative {
+	gt, ht := &g.Tensors[p.g], &h.Tensors[p.hf[0]]
+	var out []Alternative
+	switch p.transform {
+	case TransformPermuteQK:
+		out = append(out, Alternative{Transform: TransformNone})
+		kv := strings.Contains(gt.Name, ".attn_k.")
+		if n := ggufHeads(g, arch, kv); n > 0 && n != p.heads {
+			out = append(out, Alternative{Transform: TransformPermuteQK, Heads: n})
+		}
+	case TransformNormPlusOne, TransformTranspose:
+		out = append(out, Alternative{Transform: TransformNone})
+	case TransformNone:
+		if strings.HasSuffix(ht.Name, "norm.weight") {
+			out = append(out, Alternative{Transform: TransformNormPlusOne})
+		}
+		if strings.Contains(gt.Name, ".attn_q.") || strings.Contains(gt.Name, ".attn_k.") {
+			if n := ggufHeads(g, arch, strings.Contains(gt.Name, ".attn_k.")); n > 0 {
+				out = append(out, Alternative{Transform: TransformPermuteQK, Heads: n})
+			}
+		}
+	}
+	if p.transform != TransformTranspose && len(ht.Shape) == 2 && ht.Shape[0] == ht.Shape[1] {
+		out = append(out, Alternative{Transform: TransformTranspose})
+	}
+	return out
+}
+
+// NotReadUnsupported: a pair whose GGUF type cannot be dequantised, or whose source dtype cannot be
+// decoded: its values were not compared.
+const NotReadUnsupported NotRead = "unsupported-type"
+
+// NotReadSnapshot: a GGUF compared with its source where one side is a snapshot (package
+// canon/snapshot): tensors pair by name and shape, values are not compared.
+const NotReadSnapshot NotRead = "snapshot"
+
+// srcJob compares one GGUF tensor with its source under one transform, band by band: a band is a
+// run of the GGUF tensor's rows (within one expert), read, dequantised and compared on its own.
+type srcJob struct {
+	g, h      *source.Opened
+	gt        values.Tensor // the whole GGUF tensor
+	gType     canon.DType
+	hts       []values.Tensor // the source tensors (one per expert)
+	hType     canon.DType
+	transform Transform
+	heads     int
+	rowLen    int64 // elements in a GGUF row
+	rows      int64 // rows per expert (all rows when there are no experts)
+	rowBytes  int64 // bytes of a GGUF row
+	esH       int64 // bytes of a source element
+	bandRows  int64
+	bands     int64 // per expert
+	hShape    []uint64
+}
+
+// bandElements is about how many elements a band holds: small enough for many goroutines' buffers
+// to stay far under the memory bound, large enough to read efficiently.
+var bandElements int64 = 1 << 18
+
+func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob {
+	gt, ht := &g.Model.Tensors[p.g], &h.Model.Tensors[p.hf[0]]
+	n, ok := gt.Elements()
+	if !ok || n == 0 || len(gt.Shape) == 0 && n != 1 {
+		return nil
+	}
+	rowLen := int64(1)
+	if len(gt.Shape) > 0 {
+		rowLen = int64(gt.Shape[len(gt.Shape)-1])
+	}
+	if rowLen == 0 || !inFile(g, gt) {
+		return nil
+	}
+	experts := int64(len(p.hf))
+	totalRows := int64(n) / rowLen
+	if totalRows%experts != 0 || int64(gt.Len())%totalRows != 0 || int64(gt.Len()) == 0 {
+		return nil
+	}
+	if t, ok := ggmlType(gt.DType); !ok {
+		return nil
+	} else if info, _ := t.Info(); rowLen%int64(info.BlockSize) != 0 || int64(gt.Len())/totalRows != rowLen/int64(info.BlockSize)*int64(info.TypeSize) {
+		return nil // rows of whole blocks only, as ggml lays them out
+	}
+	esH, err := values.Elements(ht.DType, 1<<20)
+	if err != nil || esH == 0 {
+		return nil
+	}
+	j := &srcJob{g: g, h: h, gt: tensorOf(g, gt), gType: gt.DType, hType: ht.DType, transform: tr, heads: heads,
+		rowLen: rowLen, rows: totalRows / experts, rowBytes: int64(gt.Len()) / totalRows, esH: (1 << 20) / esH, hShape: ht.Shape}
+	if j.esH*esH != 1<<20 { // a packed dtype (sub-byte elements): not read here
+		return nil
+	}
+	for _, i := range p.hf {
+		t := &h.Model.Tensors[i]
+		if t.DType != ht.DType || !equalShape(t.Shape, ht.Shape) || !inFile(h, t) {
+			return nil
+		}
+		j.hts = append(j.hts, tensorOf(h, t))
+	}
+	hn, _ := ht.Elements()
+	if int64(hn)*experts != int64(n) && !(tr == TransformTrimRows && int64(hn) > int64(n)) {
+		return nil
+	}
+	j.bandRows = max(1, bandElements/rowLen)
+	switch tr {
+	case TransformPermuteQK:
+		d0 := int64(ht.Shape[0])
+		if heads <= 0 || d0%int64(2*heads) != 0 {
+			return nil
+		}
+		if len(ht.Shape) == 1 || j.rows == 1 {
+			j.bandRows = j.rows
+		} else {
+			block := d0 / int64(heads) // rows of one head
+			j.bandRows = max(block, j.bandRows/block*block)
+		}
+	case TransformTranspose:
+		if len(ht.Shape) != 2 {
+			return nil
+		}
+	}
+	j.bands = (j.rows + j.bandRows - 1) / j.bandRows
+	return j
+}
+
+// srcMemory is the buffer budget of the comparison of a GGUF with its source when
+// values.Options.Memory is 0: about 32 bytes per element of a band, a goroutine (a band's bytes on
+// either side, dequantised floats, a row-reordered copy).
+const srcMemory = 128 << 20
+
+// srcWorkers is how many bands are compared at once: Options.Workers (GOMAXPROCS by default), no more
+// than the memory budget holds.
+func srcWorkers(opt values.Options) int {
+	w := opt.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	mem := opt.Memory
+	if mem <= 0 {
+		mem = srcMemory
+	}
+	return max(1, min(w, int(mem/(bandElements*32))))
+}
+
+// srcResult is what a job found.
+type srcResult struct {
+	diff  values.Diff
+	sumSq float64
+	alt   *Alternative
+}
+
+// srcBuffers are one goroutine's buffers.
+type srcBuffers struct {
+	g, h, a, b []byte
+	f32        []float32
+	f64        []float64
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// runSrcJobs runs every band of every job on a bounded number of goroutines and merges the bands of
+// each job in order.
+func runSrcJobs(ctx context.Context, jobs []*srcJob, opt Options) ([]srcResult, error) {
+	type bandRef struct {
+		job    int
+		expert int64
+		band   int64
+		seq    int64 // the band's place in its job
+	}
+	var refs []bandRef
+	for k, j := range jobs {
+		seq := int64(0)
+		for e := range int64(len(j.hts)) {
+			for b := range j.bands {
+				refs = append(refs, bandRef{k, e, b, seq})
+				seq++
+			}
+		}
+	}
+	type merger struct {
+		mu      sync.Mutex
+		total   *values.PairStats
+		sumSq   float64
+		next    int64
+		pending map[int64]*values.PairStats
+	}
+	merges := make([]merger, len(jobs))
+	for k := range merges {
+		merges[k].pending = map[int64]*values.PairStats{}
+	}
+	tol := opt.Tolerance
+	err := pool.RunWith(ctx, srcWorkers(opt.Values), len(refs), func() *srcBuffers { return &srcBuffers{} },
+		func(ctx context.Context, buf *srcBuffers, i int) error {
+			ref := refs[i]
+			j := jobs[ref.job]
+			ps, err := j.band(buf, ref.expert, ref.band, tol, opt.Progress)
+			if err != nil {
+				return err
+			}
+			m := &merges[ref.job]
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.sumSq += ps.SumSquaredDiff()
+			m.pending[ref.seq] = ps
+			for {
+				q, ok := m.pending[m.next]
+				if !ok {
+					break
+				}
+				delete(m.pending, m.next)
+				if m.total == nil {
+					m.total = q
+				} else {
+					m.total.Merge(q)
+				}
+				m.next++
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]srcResult, len(jobs))
+	for k := range jobs {
+		if m := &merges[k]; m.total != nil {
+			out[k] = srcResult{diff: m.total.Result(), sumSq: m.sumSq}
+		}
+	}
+	return out, nil
+}
+
+// band compares rows [band·bandRows, …) of expert e.
+func (j *srcJob) band(buf *srcBuffers, e, band int64, tol values.Tolerance, progress func(int64)) (*values.PairStats, error) {
+	r0 := band * j.bandRows
+	r1 := min(j.rows, r0+j.bandRows)
+	nRows := r1 - r0
+	nElem := nRows * j.rowLen
+
+	// The GGUF side: its bytes as they are (F32, F16, BF16) or dequantised to float32.
+	buf.g = grow(buf.g, int(nRows*j.rowBytes))
+	if err := readAt(j.gt, buf.g, (e*j.rows+r0)*j.rowBytes, progress); err != nil {
+		return nil, err
+	}
+	bBytes, bType := buf.g, j.gType
+	if !supportedRaw(bType) {
+		t, _ := ggmlType(j.gType)
+		buf.f32 = grow(buf.f32, int(nElem))
+		if err := dequant.Row(t, buf.g, buf.f32); err != nil {
+			return nil, err
+		}
+		buf.b = grow(buf.b, int(nElem*4))
+		for k, v := range buf.f32 {
+			binary.LittleEndian.PutUint32(buf.b[4*k:], math.Float32bits(v))
+		}
+		bBytes, bType = buf.b, "F32"
+	}
+
+	// The source side, in the GGUF's order.
+	ht := j.hts[e]
+	es := j.esH
+	buf.a = grow(buf.a, int(nElem*es))
+	switch j.transform {
+	case TransformTranspose:
+		// Source [c0, c1]; GGUF row r is source column r: the band's columns, read row by row.
+		c0, c1 := int64(j.hShape[0]), int64(j.hShape[1])
+		buf.h = grow(buf.h, int(nRows*es))
+		for k := range c0 {
+			if err := readAt(ht, buf.h, (k*c1+r0)*es, progress); err != nil {
+				return nil, err
+			}
+			for r := range nRows {
+				copy(buf.a[(r*c0+k)*es:(r*c0+k+1)*es], buf.h[r*es:(r+1)*es])
+			}
+		}
+	case TransformPermuteQK:
+		// The converter reshapes dimension 0 as (heads, 2, d0/heads/2) and swaps the last two: GGUF
+		// unit (h, i, s) is source unit (h, s, i), a unit being everything past dimension 0.
+		d0 := int64(j.hShape[0])
+		unit := j.rows * j.rowLen / d0 // elements per unit
+		u0, u1 := r0*j.rowLen/unit, r1*j.rowLen/unit
+		buf.h = grow(buf.h, int((u1-u0)*unit*es))
+		if err := readAt(ht, buf.h, u0*unit*es, progress); err != nil {
+			return nil, err
+		}
+		half := d0 / int64(j.heads) / 2
+		ub := unit * es
+		for u := u0; u < u1; u++ {
+			hd, rest := u/(2*half), u%(2*half)
+			i, s := rest/2, rest%2
+			src := hd*2*half + s*half + i
+			copy(buf.a[(u-u0)*ub:(u-u0+1)*ub], buf.h[(src-u0)*ub:(src-u0+1)*ub])
+		}
+	default:
+		if err := readAt(ht, buf.a, r0*j.rowLen*es, progress); err != nil {
+			return nil, err
+		}
+	}
+	aBytes, aType := buf.a, j.hType
+	if bType == "F32" && aType == "BF16" && j.transform != TransformNormPlusOne {
+		// Against dequantised values, a BF16 source widened to float32 (exact) compares F32 with F32:
+		// the same statistics without a rounding check that would say nothing.
+		buf.h = grow(buf.h, int(nElem*4))
+		for k := range nElem {
+			binary.LittleEndian.PutUint32(buf.h[4*k:], uint32(binary.LittleEndian.Uint16(buf.a[2*k:]))<<16)
+		}
+		aBytes, aType = buf.h, "F32"
+	}
+	if j.transform == TransformNormPlusOne {
+		buf.f64 = grow(buf.f64, int(nElem))
+		if _, err := values.Decode(j.hType, buf.f64, buf.a); err != nil {
+			return nil, err
+		}
+		buf.h = grow(buf.h, int(nElem*4))
+		for k, v := range buf.f64 {
+			x := float32(float32(v) + 1) // in float32, as PyTorch adds to a float32 tensor
+			if j.hType == "F16" {        // a float16 tensor stays one: the sum is rounded to float16
+				y, _ := values.Round("F16", float64(float32(v)+1))
+				x = float32(y)
+			}
+			binary.LittleEndian.PutUint32(buf.h[4*k:], math.Float32bits(x))
+		}
+		aBytes, aType = buf.h, "F32"
+	}
+	ps, err := values.NewPairStats(aType, bType, tol)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.Add(aBytes, bBytes); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// readAt fills b from t's bytes at off.
+func readAt(t values.Tensor, b []byte, off int64, progress func(int64)) error {
+	if off < 0 || off+int64(len(b)) > t.Len {
+		return fmt.Errorf("reading %d bytes at %d of a tensor of %d bytes", len(b), off, t.Len)
+	}
+	n, err := t.R.ReadAt(b, t.Off+off)
+	if n == len(b) {
+		err = nil
+	} else if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if progress != nil && n > 0 {
+		progress(int64(n))
+	}
+	return err
+}

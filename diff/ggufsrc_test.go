@@ -1,0 +1,494 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/canon/snapshot"
+	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/hash"
+)
+
+// The fixtures in testdata/ggufsrc are tiny random Hugging Face models and the GGUF files llama.cpp's
+// convert_hf_to_gguf.py wrote of them (make.py beside them).
+const srcDir = "testdata/ggufsrc"
+
+func openPath(t *testing.T, path string) *source.Opened {
+	t.Helper()
+	o, err := source.Open(t.Context(), path, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+// sourceReport compares a source folder with a GGUF file, in that order, or the other way round.
+func sourceReport(t *testing.T, hf, gguf string, ggufFirst bool, opt Options) *Report {
+	t.Helper()
+	h, g := openPath(t, hf), openPath(t, gguf)
+	a, b := h, g
+	if ggufFirst {
+		a, b = g, h
+	}
+	r, err := Models(t.Context(), a, b, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Source == nil {
+		t.Fatalf("%s against %s: no gguf_source in the report", hf, gguf)
+	}
+	return r
+}
+
+func statuses(r *Report) map[PairStatus]int {
+	n := map[PairStatus]int{}
+	for _, p := range r.Source.Pairs {
+		n[p.Status]++
+	}
+	return n
+}
+
+func transforms(r *Report) map[Transform]int {
+	n := map[Transform]int{}
+	for _, p := range r.Source.Pairs {
+		n[p.Transform]++
+	}
+	return n
+}
+
+// TestSourceConverted: every model the converter wrote pairs whole with its source, in either order,
+// through the transforms its architecture calls for; F16 and BF16 files are equal or the exact
+// rounding of the source (exit 0), Q8_0 files differ by a small, nonzero RMSE (exit 1).
+func TestSourceConverted(t *testing.T) {
+	cases := []struct {
+		model     string
+		types     []string
+		transform Transform
+		n         int // pairs under transform
+		pairs     int
+	}{
+		{"llama", []string{"f16", "bf16", "q8_0"}, TransformPermuteQK, 4, 21},
+		{"qwen2", []string{"f16", "q8_0"}, TransformNone, 27, 27},
+		{"qwen3", []string{"f16", "q8_0"}, TransformNone, 24, 24},
+		{"gemma2", []string{"f16", "q8_0"}, TransformNormPlusOne, 9, 24},
+		{"gemma3", []string{"f16"}, TransformNormPlusOne, 13, 28},
+		{"mixtral", []string{"f16", "q8_0"}, TransformStackExperts, 6, 23},
+		{"gpt2", []string{"f16", "bf16", "q8_0"}, TransformTranspose, 8, 28},
+	}
+	for _, c := range cases {
+		for _, typ := range c.types {
+			for _, ggufFirst := range []bool{false, true} {
+				name := c.model + "-" + typ
+				r := sourceReport(t, filepath.Join(srcDir, c.model), filepath.Join(srcDir, name+".gguf"), ggufFirst, Options{})
+				if len(r.Tensors.Added)+len(r.Tensors.Removed) > 0 {
+					t.Errorf("%s: unpaired: added %v, removed %v", name, r.Tensors.Added, r.Tensors.Removed)
+				}
+				if len(r.Source.Pairs) != c.pairs || transforms(r)[c.transform] != c.n {
+					t.Errorf("%s: %d pairs, transforms %v; want %d pairs, %d under %s", name, len(r.Source.Pairs), transforms(r), c.pairs, c.n, c.transform)
+				}
+				st := statuses(r)
+				configOK := len(r.Metadata.Changed) == 0
+				if c.model == "gemma3" { // this converter reads config.json through transformers 5, which moved rope_theta: it wrote its default
+					configOK = len(r.Metadata.Changed) == 1 && r.Metadata.Changed[0].Key == "gemma3.rope.freq_base"
+				}
+				if !configOK || len(r.Source.ConfigKeys) < 5 {
+					t.Errorf("%s: config keys %+v, changed %+v", name, r.Source.ConfigKeys, r.Metadata.Changed)
+				}
+				switch typ {
+				case "f16", "bf16":
+					if st[PairDiffers]+st[PairShape]+st[PairNotCompared] > 0 || len(r.Tensors.Changed) > 0 {
+						t.Errorf("%s: %v, changed %+v", name, st, r.Tensors.Changed)
+					}
+					if c.model != "gemma3" && r.Outcome() != canon.Clean {
+						t.Errorf("%s: outcome %v, categories %v", name, r.Outcome(), r.Categories)
+					}
+					if c.model == "gpt2" && st[PairExactRounding] == 0 { // F32 source: rounded, not equal
+						t.Errorf("%s: no pair is an exact rounding: %v", name, st)
+					}
+				case "q8_0":
+					if r.Outcome() != canon.Found || st[PairDiffers] == 0 {
+						t.Errorf("%s: outcome %v, %v", name, r.Outcome(), st)
+					}
+					for _, ch := range r.Tensors.Changed {
+						if v := ch.Values; v == nil || v.RMSE == nil || *v.RMSE <= 0 || *v.RMSE > 0.01 || v.RelL2 > 0.02 || ch.MatchesUnder != nil || v.ExactRounding != nil {
+							t.Errorf("%s: %s: %+v", name, ch.Name, ch)
+						}
+					}
+					var q8 *TypeSummary
+					for i := range r.Source.Types {
+						if r.Source.Types[i].Type == "Q8_0" {
+							q8 = &r.Source.Types[i]
+						}
+					}
+					if q8 == nil || q8.BitsPerWeight != 8.5 || q8.RMSE == nil || *q8.RMSE <= 0 || *q8.RMSE > 0.01 || q8.MaxError == nil || *q8.MaxError <= 0 {
+						t.Errorf("%s: Q8_0 summary %+v", name, q8)
+					}
+				}
+				// Names follow the order of the sides.
+				for _, p := range r.Source.Pairs {
+					gname := p.Name
+					if !ggufFirst {
+						gname = p.NameB
+					}
+					if !strings.HasPrefix(gname, "blk.") && !strings.Contains(gname, "token_embd") && !strings.HasPrefix(gname, "output") && !strings.HasPrefix(gname, "position_embd") {
+						t.Errorf("%s: pair %+v: %q is no GGUF name", name, p, gname)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSourceBands: the statistics are the same, bit for bit, whatever the band size (many bands of
+// a few rows each, merged in order).
+func TestSourceBands(t *testing.T) {
+	for _, m := range []string{"llama-q8_0", "gpt2-f16", "mixtral-q8_0", "gemma2-q8_0"} {
+		model := strings.Split(m, "-")[0]
+		want := sourceReport(t, filepath.Join(srcDir, model), filepath.Join(srcDir, m+".gguf"), false, Options{})
+		old := bandElements
+		bandElements = 32
+		got := sourceReport(t, filepath.Join(srcDir, model), filepath.Join(srcDir, m+".gguf"), false, Options{})
+		bandElements = old
+		if len(got.Tensors.Changed) != len(want.Tensors.Changed) {
+			t.Fatalf("%s: %d changes against %d", m, len(got.Tensors.Changed), len(want.Tensors.Changed))
+		}
+		for i := range got.Tensors.Changed {
+			g, w := got.Tensors.Changed[i].Values, want.Tensors.Changed[i].Values
+			if g.MaxAbsDiffIndex != w.MaxAbsDiffIndex || g.Differing != w.Differing || math.Abs(g.RelL2-w.RelL2) > 1e-12 || math.Abs(*g.RMSE-*w.RMSE) > 1e-12 {
+				t.Errorf("%s: %s: %+v against %+v", m, got.Tensors.Changed[i].Name, g, w)
+			}
+		}
+		if len(got.Source.Pairs) != len(want.Source.Pairs) {
+			t.Errorf("%s: pairs differ", m)
+		}
+	}
+}
+
+// copyModel copies a fixture's folder to a temporary one, config.json edited by edit (removed when
+// edit returns nil).
+func copyModel(t *testing.T, model string, edit func([]byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := os.ReadFile(filepath.Join(srcDir, model, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(srcDir, model, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), st, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg = edit(cfg); cfg != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSourceWrongHeads: a config.json whose head counts are not those the converter permuted with
+// makes q and k differ; they match under the GGUF's head counts, which the report says, and the head
+// counts are reported as changed keys.
+func TestSourceWrongHeads(t *testing.T) {
+	dir := copyModel(t, "llama", func(b []byte) []byte {
+		b = bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": 2`), 1)
+		return bytes.Replace(b, []byte(`"num_key_value_heads": 2`), []byte(`"num_key_value_heads": 1`), 1)
+	})
+	r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
+	if r.Outcome() != canon.Found || len(r.Tensors.Changed) != 4 {
+		t.Fatalf("outcome %v, changed %+v", r.Outcome(), r.Tensors.Changed)
+	}
+	for _, ch := range r.Tensors.Changed {
+		want := 4
+		if strings.Contains(ch.NameB, "attn_k") {
+			want = 2
+		}
+		if ch.Transform != TransformPermuteQK || ch.MatchesUnder == nil || ch.MatchesUnder.Transform != TransformPermuteQK || ch.MatchesUnder.Heads != want ||
+			equalOrRounded(ch.MatchesUnder.Values) == PairDiffers {
+			t.Errorf("%s: %+v, matches under %+v", ch.Name, ch, ch.MatchesUnder)
+		}
+	}
+	keys := map[string]bool{}
+	for _, m := range r.Metadata.Changed {
+		keys[m.Key] = true
+	}
+	if !keys["llama.attention.head_count"] || !keys["llama.attention.head_count_kv"] || len(keys) != 2 {
+		t.Errorf("metadata changed: %+v", r.Metadata.Changed)
+	}
+}
+
+// TestSourceNoConfig: without config.json the head counts come from the GGUF: the pairs still match,
+// and no key is compared.
+func TestSourceNoConfig(t *testing.T) {
+	dir := copyModel(t, "llama", func([]byte) []byte { return nil })
+	r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), true, Options{})
+	if r.Outcome() != canon.Clean || r.Source.Config != "" || len(r.Source.ConfigKeys) != 0 || transforms(r)[TransformPermuteQK] != 4 {
+		t.Errorf("outcome %v, config %q, keys %v, transforms %v", r.Outcome(), r.Source.Config, r.Source.ConfigKeys, transforms(r))
+	}
+}
+
+// ggufCopy copies a fixture GGUF file to a temporary one and lets edit change its bytes, given the
+// model read from it (tensor offsets).
+func ggufCopy(t *testing.T, name string, edit func(b []byte, m *canon.Model)) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(srcDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := openPath(t, filepath.Join(srcDir, name))
+	edit(b, o.Model)
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSourceMissedTransforms: a GGUF whose q is not permuted, or whose Gemma norm lacks its +1, is
+// reported as such: the values differ under the converter's transform and match without it.
+func TestSourceMissedTransforms(t *testing.T) {
+	unpermuted := ggufCopy(t, "llama-f16.gguf", func(b []byte, m *canon.Model) {
+		q := m.Tensor("blk.0.attn_q.weight") // F16 [32, 32], 4 heads: undo the converter's permutation
+		off := m.DataOffset() + int64(q.Begin)
+		rows, row := 32, 64
+		half := rows / 4 / 2
+		old := bytes.Clone(b[off : off+int64(rows*row)])
+		for u := range rows {
+			h, rest := u/(2*half), u%(2*half)
+			src := h*2*half + rest%2*half + rest/2
+			copy(b[off+int64(src*row):], old[u*row:(u+1)*row])
+		}
+	})
+	r := sourceReport(t, filepath.Join(srcDir, "llama"), unpermuted, false, Options{})
+	if len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].NameB != "blk.0.attn_q.weight" || r.Tensors.Changed[0].MatchesUnder == nil ||
+		r.Tensors.Changed[0].MatchesUnder.Transform != TransformNone {
+		t.Errorf("unpermuted q: %+v", r.Tensors.Changed)
+	}
+
+	noPlusOne := ggufCopy(t, "gemma2-f16.gguf", func(b []byte, m *canon.Model) {
+		n := m.Tensor("blk.1.attn_norm.weight") // F32: take the +1 away
+		off := m.DataOffset() + int64(n.Begin)
+		for k := off; k < off+int64(n.Len()); k += 4 {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(b[k:]))
+			binary.LittleEndian.PutUint32(b[k:], math.Float32bits(v-1))
+		}
+	})
+	r = sourceReport(t, filepath.Join(srcDir, "gemma2"), noPlusOne, true, Options{})
+	if len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].Name != "blk.1.attn_norm.weight" || r.Tensors.Changed[0].Transform != TransformNormPlusOne ||
+		r.Tensors.Changed[0].MatchesUnder == nil || r.Tensors.Changed[0].MatchesUnder.Transform != TransformNone {
+		t.Errorf("norm without +1: %+v", r.Tensors.Changed)
+	}
+}
+
+// TestSourceUnknownArch: a GGUF whose architecture llama.cpp's name map does not know cannot be
+// paired: an error (exit 2), not a report of every tensor added and removed.
+func TestSourceUnknownArch(t *testing.T) {
+	p := ggufCopy(t, "llama-f16.gguf", func(b []byte, _ *canon.Model) {
+		k := bytes.Index(b, []byte("general.architecture"))
+		v := k + len("general.architecture") + 4 + 8 // type, then the string's length
+		copy(b[v:], "zzzzz")
+	})
+	h, g := openPath(t, filepath.Join(srcDir, "llama")), openPath(t, p)
+	_, err := Models(t.Context(), h, g, Options{})
+	var re *canon.ReadError
+	if !errors.Is(err, ErrUnknownArchitecture) || !errors.As(err, &re) || re.Hint == "" || !strings.Contains(err.Error(), `"zzzzz"`) {
+		t.Errorf("err = %v", err)
+	}
+	// Metadata alone needs no pairing.
+	if _, err := Models(t.Context(), h, g, Options{MetadataOnly: true}); err != nil {
+		t.Errorf("metadata only: %v", err)
+	}
+}
+
+// TestSourceHeaderOnly: without reading values, the pairs and their shapes are still compared.
+func TestSourceHeaderOnly(t *testing.T) {
+	r := sourceReport(t, filepath.Join(srcDir, "gpt2"), filepath.Join(srcDir, "gpt2-q8_0.gguf"), false, Options{HeaderOnly: true})
+	if r.ContentCompared || statuses(r)[PairNotCompared] != 28 || len(r.Tensors.Changed) != 0 || r.Outcome() != canon.Clean {
+		t.Errorf("content %v, %v, changed %+v", r.ContentCompared, statuses(r), r.Tensors.Changed)
+	}
+}
+
+// TestSourceTrimmedEmbedding: Gemma 3's converter keeps the embedding rows of the tokens the
+// vocabulary has: the GGUF's rows pair with the source's first rows (trim-rows).
+func TestSourceTrimmedEmbedding(t *testing.T) {
+	dir := t.TempDir()
+	const rows, kept, width = 6, 4, 32
+	var src, gg []byte
+	for i := range rows * width {
+		v := float32(i%13)/8 - 0.75 // exact in BF16
+		src = binary.LittleEndian.AppendUint16(src, uint16(math.Float32bits(v)>>16))
+		if i < kept*width {
+			gg = binary.LittleEndian.AppendUint32(gg, math.Float32bits(v))
+		}
+	}
+	header := `{"model.embed_tokens.weight":{"dtype":"BF16","shape":[6,32],"data_offsets":[0,384]}}`
+	st := append(binary.LittleEndian.AppendUint64(nil, uint64(len(header))), header...)
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), append(st, src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("gemma3")}},
+		Tensors: []ggufw.Tensor{{Name: "token_embd.weight", Type: gguf.TypeF32, Dims: []int64{width, kept}, Data: gg}}}
+	gp := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := sourceReport(t, dir, gp, false, Options{})
+	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Transform != TransformTrimRows || r.Source.Pairs[0].Status != PairEqual || r.Outcome() != canon.Clean {
+		t.Errorf("pairs %+v, outcome %v, changed %+v", r.Source.Pairs, r.Outcome(), r.Tensors.Changed)
+	}
+	// Rows the source lacks are no trimming.
+	f.Tensors[0].Dims, f.Tensors[0].Data = []int64{width, rows + 1}, make([]byte, (rows+1)*width*4)
+	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = sourceReport(t, dir, gp, false, Options{})
+	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Status != PairShape || r.Outcome() != canon.Found {
+		t.Errorf("more rows: pairs %+v, outcome %v", r.Source.Pairs, r.Outcome())
+	}
+}
+
+// TestSourceHostile: a truncated GGUF, or a config.json with absurd head counts, never panics: the
+// pairs that cannot be compared say why, and the outcome is a difference.
+func TestSourceHostile(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(srcDir, "llama-q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.gguf")
+	if err := os.WriteFile(cut, b[:len(b)-3000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := sourceReport(t, filepath.Join(srcDir, "llama"), cut, false, Options{})
+	if r.Outcome() != canon.Found || len(r.Tensors.NotCompared) == 0 || r.Tensors.NotCompared[0].Reason != NotReadBytesMissing {
+		t.Errorf("truncated: outcome %v, not compared %+v", r.Outcome(), r.Tensors.NotCompared)
+	}
+	for _, heads := range []string{"0", "-3", "1e300", "3", "64", "\"x\""} {
+		dir := copyModel(t, "llama", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": `+heads), 1)
+		})
+		r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
+		if heads != `"x"` && r.Outcome() != canon.Found {
+			t.Errorf("heads %s: outcome %v", heads, r.Outcome())
+		}
+	}
+}
+
+// TestSourceSnapshot: a snapshot on either side pairs by name and shape, its values not compared.
+func TestSourceSnapshot(t *testing.T) {
+	for _, snapGGUF := range []bool{false, true} {
+		snap := filepath.Join(srcDir, "llama", "model.safetensors")
+		other := filepath.Join(srcDir, "llama-q8_0.gguf")
+		if snapGGUF {
+			snap, other = other, snap
+		}
+		o := openPath(t, snap)
+		d, err := hash.TensorDigests(t.Context(), o.Source, o.Model, hash.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "model.snap")
+		if err := snapshot.WriteFile(t.Context(), p, snapshot.New(o.Model, "model", d, make([]*values.Stats, len(d)))); err != nil {
+			t.Fatal(err)
+		}
+		so, err := source.Open(t.Context(), p, source.Options{Snapshots: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { so.Close() })
+		r, err := Models(t.Context(), so, openPath(t, other), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Source == nil || statuses(r)[PairNotCompared] != 21 || r.ContentCompared || r.Notes[len(r.Notes)-1].Reason != NotReadSnapshot {
+			t.Errorf("snapshot of the gguf %v: %+v, notes %+v", snapGGUF, r.Source, r.Notes)
+		}
+	}
+}
+
+// writePair writes a safetensors source and a GGUF file of architecture arch holding the same F32
+// values under the names of each pair (source name, GGUF name, row-major shape).
+func writePair(t *testing.T, arch string, pairs []struct {
+	hf, gguf string
+	shape    []int64
+}) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	header := map[string]any{}
+	var data []byte
+	f := ggufw.File{KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str(arch)}}}
+	for k, p := range pairs {
+		n := int64(1)
+		dims := make([]int64, len(p.shape))
+		for i, d := range p.shape {
+			n *= d
+			dims[len(dims)-1-i] = d
+		}
+		var b []byte
+		for i := range n {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(int64(k)*1000+i)/64))
+		}
+		header[p.hf] = map[string]any{"dtype": "F32", "shape": p.shape, "data_offsets": []int{len(data), len(data) + len(b)}}
+		data = append(data, b...)
+		f.Tensors = append(f.Tensors, ggufw.Tensor{Name: p.gguf, Type: gguf.TypeF32, Dims: dims, Data: b})
+	}
+	hb, _ := json.Marshal(header)
+	st := append(binary.LittleEndian.AppendUint64(nil, uint64(len(hb))), hb...)
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), append(st, data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gp := filepath.Join(t.TempDir(), "model.gguf")
+	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, gp
+}
+
+// TestSourceNamesOnly: architectures whose converter only renames (phi3's fused projections stay
+// fused, starcoder2's biases) pair every tensor through the map, with no transform.
+func TestSourceNamesOnly(t *testing.T) {
+	type pair = struct {
+		hf, gguf string
+		shape    []int64
+	}
+	for arch, pairs := range map[string][]pair{
+		"phi3": {
+			{"model.embed_tokens.weight", "token_embd.weight", []int64{8, 32}},
+			{"model.layers.0.self_attn.qkv_proj.weight", "blk.0.attn_qkv.weight", []int64{96, 32}},
+			{"model.layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight", []int64{32, 32}},
+			{"model.layers.0.mlp.gate_up_proj.weight", "blk.0.ffn_up.weight", []int64{128, 32}},
+			{"model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight", []int64{32, 64}},
+			{"model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight", []int64{32}},
+			{"model.norm.weight", "output_norm.weight", []int64{32}},
+			{"lm_head.weight", "output.weight", []int64{8, 32}},
+		},
+		"starcoder2": {
+			{"model.embed_tokens.weight", "token_embd.weight", []int64{8, 32}},
+			{"model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight", []int64{32, 32}},
+			{"model.layers.1.self_attn.q_proj.bias", "blk.1.attn_q.bias", []int64{32}},
+			{"model.layers.1.mlp.c_fc.weight", "blk.1.ffn_up.weight", []int64{64, 32}},
+			{"model.layers.1.mlp.c_proj.bias", "blk.1.ffn_down.bias", []int64{32}},
+			{"model.layers.1.input_layernorm.bias", "blk.1.attn_norm.bias", []int64{32}},
+			{"model.norm.weight", "output_norm.weight", []int64{32}},
+		},
+	} {
+		dir, gp := writePair(t, arch, pairs)
+		r := sourceReport(t, dir, gp, false, Options{})
+		if r.Outcome() != canon.Clean || len(r.Source.Pairs) != len(pairs) || transforms(r)[TransformNone] != len(pairs) || statuses(r)[PairEqual] != len(pairs) {
+			t.Errorf("%s: outcome %v, pairs %+v, added %v, removed %v", arch, r.Outcome(), r.Source.Pairs, r.Tensors.Added, r.Tensors.Removed)
+		}
+	}
+}
