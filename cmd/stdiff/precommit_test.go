@@ -55,13 +55,13 @@ func TestPreCommitHook(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "testdata" {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 				return fs.SkipDir
 			}
 			return os.MkdirAll(filepath.Join(hooks, rel), 0o755)
 		}
-		if keep := rel == "go.mod" || rel == "go.sum" || rel == ".pre-commit-hooks.yaml" ||
-			(strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")); !keep {
+		// the sources and what they embed (canon/gguf/hfmap's table), tests and their data aside
+		if keep := rel == ".pre-commit-hooks.yaml" || !strings.HasPrefix(d.Name(), ".") && !strings.HasSuffix(rel, "_test.go"); !keep {
 			return nil
 		}
 		b, err := os.ReadFile(p)
