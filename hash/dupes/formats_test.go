@@ -114,3 +114,43 @@ func TestONNXWithExternalDataIsNeverACopy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTorchSetIsOneModel: a sharded PyTorch checkpoint is one model, named by its index (its shards
+// are not models of their own): a content copy of a safetensors file of the same tensors, a byte copy
+// of the same files elsewhere, and not a byte copy of other files of the same tensors (views of larger
+// storages).
+func TestTorchSetIsOneModel(t *testing.T) {
+	dir := t.TempDir()
+	st := formatTensors(1).Build()
+	for sub, files := range map[string]map[string][]byte{"a": dupetest.TorchSet(st, 2, false), "b": dupetest.TorchSet(st, 2, false),
+		"views": dupetest.TorchSet(st, 2, true), "c": {"model.safetensors": st}} {
+		for name, b := range files {
+			mustWrite(t, filepath.Join(dir, sub, name), b)
+		}
+	}
+	rep := scan(t, dir)
+	if len(rep.Skipped) != 0 {
+		t.Fatalf("skipped %+v", rep.Skipped)
+	}
+	index := func(sub string) string { return filepath.Join(dir, sub, "pytorch_model.bin.index.json") }
+	content := groupAt(t, rep, LevelContent)
+	if got := strings.Join(content.Files, " "); len(content.Files) != 4 || content.Keeper != filepath.Join(dir, "c", "model.safetensors") || !strings.Contains(got, index("views")) || !strings.Contains(got, filepath.Join(dir, "c", "model.safetensors")) {
+		t.Errorf("content group %v", content.Files)
+	}
+	for _, m := range content.Members {
+		if m.Path == index("views") && (m.Format != canon.FormatPyTorch || m.Shards != 2 || len(m.Files) != 3) {
+			t.Errorf("member %+v", m)
+		}
+	}
+	bytes := groupAt(t, rep, LevelBytes)
+	if len(bytes.Files) != 2 || bytes.Files[0] != index("a") || bytes.Files[1] != index("b") {
+		t.Errorf("bytes group %v", bytes.Files)
+	}
+	for _, g := range rep.Groups {
+		for _, p := range g.Files {
+			if strings.HasSuffix(p, ".bin") {
+				t.Errorf("a shard on its own in %s group %v", g.Level, g.Files)
+			}
+		}
+	}
+}
