@@ -1,6 +1,7 @@
 // Package torchw writes small PyTorch checkpoints for tests: the zip format of torch.save and the
 // legacy format, with the pickles torch.save writes (protocol 2, _rebuild_tensor_v2, legacy storage
-// classes), and room for hostile pickles beside them. It is not a general pickle writer.
+// classes), and room for hostile pickles beside them; sharded checkpoints as save_pretrained writes
+// them; and NumPy's .npy and .npz files. It is not a general pickle writer.
 package torchw
 
 import (
