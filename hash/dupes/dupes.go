@@ -377,6 +377,9 @@ type scanned struct {
 	// model made of several files, which is never a copy to delete (part).
 	format                    canon.Format
 	virtual, unsafe, external bool
+	// externalFiles are the files an ONNX model's external data is in (joined to its folder): parts
+	// of it, not models of their own.
+	externalFiles []string
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -487,8 +490,19 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// ONNX models' external data files are parts of them, not models (a weights.bin is no checkpoint):
+	// neither skipped nor compared on their own.
+	parts := map[string]bool{}
+	for _, f := range files {
+		for _, p := range f.externalFilesOrNil() {
+			parts[p] = true
+		}
+	}
 	for i, f := range files {
-		if f == nil {
+		switch {
+		case parts[filepath.Clean(paths[i])] && (f == nil || f.format != canon.FormatONNX):
+			files[i] = nil
+		case f == nil:
 			s.rep.Skipped = append(s.rep.Skipped, skip(paths[i], errs[i]))
 		}
 	}
@@ -504,6 +518,14 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 		f.part = f.external || partOfModel(f, pipelines)
 	}
 	return live, nil
+}
+
+// externalFilesOrNil is f's externalFiles, nil for a nil f (a model skipped).
+func (f *scanned) externalFilesOrNil() []string {
+	if f == nil {
+		return nil
+	}
+	return f.externalFiles
 }
 
 // sameStructure is stage 2: the models that share their structure and data size with another; only
@@ -865,7 +887,12 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || torchSet, unsafePickle(m)
 	if m.ONNX != nil {
 		for i := range m.ONNX.Tensors {
-			f.external = f.external || m.ONNX.Tensors[i].Where == onnx.InExternal
+			if t := &m.ONNX.Tensors[i]; t.Where == onnx.InExternal {
+				f.external = true
+				if t.External != nil && t.External.Location != "" && !source.IsRemote(path) {
+					f.externalFiles = append(f.externalFiles, filepath.Join(filepath.Dir(path), filepath.FromSlash(t.External.Location)))
+				}
+			}
 		}
 	}
 	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
