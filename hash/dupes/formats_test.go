@@ -120,12 +120,17 @@ func TestONNXWithExternalDataIsNeverACopy(t *testing.T) {
 // TestTorchSetIsOneModel: a sharded PyTorch checkpoint is one model, named by its index (its shards
 // are not models of their own): a content copy of a safetensors file of the same tensors, a byte copy
 // of the same files elsewhere, and not a byte copy of other files of the same tensors (views of larger
-// storages).
+// storages). One whose shard holds a pickle torch refuses is in the group too, marked unsafe.
 func TestTorchSetIsOneModel(t *testing.T) {
 	dir := t.TempDir()
 	st := formatTensors(1).Build()
+	unsafe := dupetest.TorchSet(st, 2, false)
+	m := canon.ReadBytes("st", st)
+	last := m.Tensors[2] // the second shard's only tensor
+	part := []torchw.Tensor{{Name: last.Name, DType: string(last.DType), Shape: last.Shape, Data: st[m.DataOffset()+int64(last.Begin) : m.DataOffset()+int64(last.End)]}}
+	unsafe["pytorch_model-00002-of-00002.bin"] = torchw.Zip("pytorch_model-00002-of-00002", torchw.StateDict(part), part, "extra.pkl", torchw.Call("builtins", "eval", "print(1)"))
 	for sub, files := range map[string]map[string][]byte{"a": dupetest.TorchSet(st, 2, false), "b": dupetest.TorchSet(st, 2, false),
-		"views": dupetest.TorchSet(st, 2, true), "c": {"model.safetensors": st}} {
+		"views": dupetest.TorchSet(st, 2, true), "unsafe": unsafe, "c": {"model.safetensors": st}} {
 		for name, b := range files {
 			mustWrite(t, filepath.Join(dir, sub, name), b)
 		}
@@ -136,11 +141,11 @@ func TestTorchSetIsOneModel(t *testing.T) {
 	}
 	index := func(sub string) string { return filepath.Join(dir, sub, "pytorch_model.bin.index.json") }
 	content := groupAt(t, rep, LevelContent)
-	if got := strings.Join(content.Files, " "); len(content.Files) != 4 || content.Keeper != filepath.Join(dir, "c", "model.safetensors") || !strings.Contains(got, index("views")) || !strings.Contains(got, filepath.Join(dir, "c", "model.safetensors")) {
+	if got := strings.Join(content.Files, " "); len(content.Files) != 5 || content.Keeper != filepath.Join(dir, "c", "model.safetensors") || !strings.Contains(got, index("views")) || !strings.Contains(got, filepath.Join(dir, "c", "model.safetensors")) {
 		t.Errorf("content group %v", content.Files)
 	}
 	for _, m := range content.Members {
-		if m.Path == index("views") && (m.Format != canon.FormatPyTorch || m.Shards != 2 || len(m.Files) != 3) {
+		if m.Path == index("views") && (m.Format != canon.FormatPyTorch || m.Shards != 2 || len(m.Files) != 3) || m.Unsafe != (m.Path == index("unsafe")) {
 			t.Errorf("member %+v", m)
 		}
 	}
