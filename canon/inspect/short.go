@@ -34,6 +34,9 @@ type Row struct {
 	Family    lora.Family `json:"family"`
 	BaseModel string      `json:"base_model"`
 	Rank      int         `json:"rank"`
+	// Format is the model's format: safetensors, gguf, onnx, pytorch or numpy ("" when it could not
+	// be read).
+	Format canon.Format `json:"format"`
 	// Size is the file's size (of every shard, for a set).
 	Size int64 `json:"size"`
 	// Triggers are the declared trigger words; GuessedTriggers those guessed from the training data
@@ -61,13 +64,14 @@ type Row struct {
 	Err   error  `json:"-"`
 }
 
-// Short finds the models under roots (see source.Walk: folders are searched for .safetensors
-// files and shard sets; files and URLs are taken as they are) and reads each one's header and
+// Short finds the models under roots (see source.Walk: folders are searched for .safetensors and
+// .gguf files, shard sets, and the PyTorch checkpoints, NumPy arrays and ONNX models of
+// source.WalkOptions.AllFormats; files and URLs are taken as they are) and reads each one's header and
 // sidecars (and with opt.Verify its data), several at a time, for a row each, in path order.
 // Once ctx is done it stops: the models not read then have rows with Err ctx.Err(), which is among
 // the report's Errors too.
 func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
-	paths, errs := source.Walk(ctx, roots, source.WalkOptions{})
+	paths, errs := source.Walk(ctx, roots, source.WalkOptions{AllFormats: true})
 	r := &ShortReport{Schema: ShortSchema, Files: make([]Row, len(paths)), Errors: errs}
 	workers := opt.Workers
 	if workers <= 0 {
@@ -98,7 +102,7 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 	// The words may be parts of the header's bytes: copies of them let the header go once the row is made,
 	// so that reading a collection holds a few headers at a time, not every one.
 	row := Row{Path: path, Name: strings.Clone(in.info.Name), Kind: in.info.Kind, Family: in.info.Family, BaseModel: strings.Clone(in.info.BaseModel),
-		Rank: in.info.Rank, Size: in.m.FileSize, Triggers: cloneAll(in.info.Triggers), GuessedTriggers: cloneAll(in.info.GuessedTriggers),
+		Rank: in.info.Rank, Format: in.m.Format, Size: in.m.FileSize, Triggers: cloneAll(in.info.Triggers), GuessedTriggers: cloneAll(in.info.GuessedTriggers),
 		Valid: in.m.Valid(), HeaderParsed: in.m.HeaderParsed, CivitAI: in.info.CivitAI}
 	if opt.Images { // a page: only it shows images and findings
 		row.Preview, row.Cover, row.Findings = previewOf(in.m.Name), coverOf(in.m), in.findings

@@ -575,6 +575,9 @@ func shortCells(r *ShortReport, full bool) ([][]string, []int) {
 			rank = fmt.Sprint(f.Rank)
 		}
 		kind, family := string(f.Kind), string(f.Family)
+		if f.Kind == lora.KindUnknown && f.Format != canon.FormatSafetensors && f.Format != canon.FormatGGUF && f.Format != "" {
+			kind = string(f.Format) // a PyTorch checkpoint, a NumPy file, an ONNX model: what it is, at least
+		}
 		switch {
 		case !f.HeaderParsed:
 			kind, family = "not a model", ""

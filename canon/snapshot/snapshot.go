@@ -71,7 +71,8 @@ type Snapshot struct {
 	Tensors  []Tensor        `json:"tensors"`
 }
 
-// finding is a finding as a snapshot writes it: the offset null for the whole file.
+// finding is a finding as a snapshot writes it: the offset null for the whole file; a pickle's global
+// and the archive entry as every report writes them.
 type finding struct {
 	Code     string         `json:"code"`
 	Severity canon.Severity `json:"severity"`
@@ -80,6 +81,8 @@ type finding struct {
 	Hint     string         `json:"hint,omitempty"`
 	RefKind  canon.RefKind  `json:"reference_kind,omitempty"`
 	Fixable  bool           `json:"fixable,omitempty"`
+	Global   string         `json:"global,omitempty"`
+	Entry    string         `json:"entry,omitempty"`
 }
 
 // findingsOut are fs as a snapshot writes them (nil for nil).
@@ -89,7 +92,7 @@ func findingsOut(fs []canon.Finding) []finding {
 	}
 	out := make([]finding, len(fs))
 	for i, f := range fs {
-		out[i] = finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable}
+		out[i] = finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable, Global: f.Global, Entry: f.Entry}
 		if f.Offset >= 0 {
 			out[i].Offset = &fs[i].Offset
 		}
@@ -104,7 +107,7 @@ func findingsIn(in []finding) []canon.Finding {
 	}
 	out := make([]canon.Finding, len(in))
 	for i, f := range in {
-		out[i] = canon.Finding{Code: f.Code, Severity: f.Severity, Offset: -1, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable}
+		out[i] = canon.Finding{Code: f.Code, Severity: f.Severity, Offset: -1, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable, Global: f.Global, Entry: f.Entry}
 		if f.Offset != nil {
 			out[i].Offset = *f.Offset
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -303,6 +304,20 @@ func TestFindingOffsets(t *testing.T) {
 	forged := bytes.Replace(write(t, s), []byte(`"offset":null`), []byte(`"offset":-2`), 1)
 	if _, err := snapshot.Read(bytes.NewReader(forged)); !errors.Is(err, snapshot.ErrInvalid) {
 		t.Errorf("offset -2: %v", err)
+	}
+}
+
+// TestPickleFindingsReadBack: a PyTorch checkpoint's findings name a pickle's global and the archive
+// entry they are about; the snapshot keeps both, and reads back with its digest.
+func TestPickleFindingsReadBack(t *testing.T) {
+	s, _ := snap(t)
+	s.Findings = []canon.Finding{{Code: "pickle-unsafe-global", Severity: canon.SevError, Offset: 40, Message: "names os.system", Global: "os.system", Entry: "m/extra.pkl"},
+		{Code: "non-contiguous-tensor", Severity: canon.SevInfo, Offset: -1, Message: "w has strides [1 2]", Entry: "m/data.pkl"}}
+	s.Seal()
+	b := write(t, s)
+	r, err := snapshot.Read(bytes.NewReader(b))
+	if err != nil || !slices.Equal(r.Findings, s.Findings) {
+		t.Fatalf("%v: %+v, want %+v", err, r, s.Findings)
 	}
 }
 

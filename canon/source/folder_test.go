@@ -84,7 +84,7 @@ func TestOpenFolder(t *testing.T) {
 		{"a shard set and a stray file", map[string][]byte{"model-00001-of-00002.safetensors": st, "model-00002-of-00002.safetensors": st, "x.safetensors": st}, "holds 3 models"},
 		{"none", map[string][]byte{"config.json": []byte("{}")}, "is a folder without a model in it"},
 		{"two checkpoints", map[string][]byte{"a.pt": nil, "b.pth": nil, "optimizer.pt": nil}, "holds 2 PyTorch checkpoints (a.pt, b.pth), not one"},
-		{"a sharded checkpoint", map[string][]byte{"pytorch_model.bin.index.json": nil, "pytorch_model-00001-of-00002.bin": nil}, "holds a sharded PyTorch checkpoint"},
+		{"two sharded checkpoints", map[string][]byte{"pytorch_model.bin.index.json": nil, "adapter_model.bin.index.json": nil}, "holds 2 indexes of sharded PyTorch checkpoints"},
 		{"only a Trainer's state", map[string][]byte{"optimizer.pt": nil, "training_args.bin": nil}, "is a folder without a model in it"},
 		{"two indexes", map[string][]byte{"a.safetensors.index.json": nil, "b.safetensors.index.json": nil}, "holds 2 indexes"},
 	} {

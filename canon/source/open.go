@@ -1,5 +1,6 @@
 // Package source opens models by name: a local file (safetensors or GGUF), a shard set (its index, the
-// folder holding it, or any of its shards; any file of a split GGUF model), a diffusers pipeline (one
+// folder holding it, or any of its shards; any file of a split GGUF model; a sharded PyTorch
+// checkpoint), a diffusers pipeline (one
 // model made of its components), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the
 // Hugging Face Hub (a repository named without a path is found through the Hub's file list); and it
 // walks folders for the models under them. It reads shard sets and split GGUF models as one model
@@ -136,7 +137,9 @@ func IsRemote(spec string) bool {
 // bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
 // …-0000K-of-0000N.safetensors (the whole set, as one model; shards that are not there leave a model
 // known in part, see ReadSet); any file of a split GGUF model named …-0000K-of-0000N.gguf, as
-// llama.cpp's gguf-split names them (the whole set, as one model, known in part as a set is); a folder
+// llama.cpp's gguf-split names them (the whole set, as one model, known in part as a set is); a sharded
+// PyTorch checkpoint's *.bin.index.json, or any of its shards named …-0000K-of-0000N.bin beside it (the
+// whole set, as a shard set is read); a folder
 // holding a diffusers pipeline's model_index.json, or that file (one model made of its components, see
 // JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
 // opt.Token; without a PATH, the repository's model.safetensors, else what its file list holds: its
@@ -176,6 +179,11 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	}
 	if prefix, _, n, ok := GGUFSplitPattern(base); ok && n > 1 {
 		return openLocalSet(spec, "", GGUFSplitNames(prefix, n))
+	}
+	if prefix, _, n, ok := TorchShardPattern(base); ok && n > 1 {
+		if idx := filepath.Join(filepath.Dir(spec), prefix+".bin.index.json"); fileExists(idx) {
+			return openLocalSet(spec, idx, nil)
+		}
 	}
 	if opt.Snapshots && isSnapshot(spec) {
 		return openSnapshot(spec)
@@ -304,7 +312,8 @@ func (f closerFunc) Close() error { return f() }
 // openFolder opens the one model a folder holds, as save_pretrained, PEFT and diffusers write them: its
 // shard set's index (model.safetensors.index.json, else the only *.safetensors.index.json), else its
 // one weights file (model.safetensors, adapter_model.safetensors, diffusion_pytorch_model.safetensors,
-// model.gguf…), or the files of its one shard set or split GGUF model, else its PyTorch checkpoint
+// model.gguf…), or the files of its one shard set or split GGUF model, else its sharded PyTorch
+// checkpoint (pytorch_model.bin.index.json…, read as a shard set is) or its PyTorch checkpoint
 // (pytorch_model.bin…, or its one checkpoint beside a Trainer's state): a Hugging Face folder with both
 // is read from its safetensors. Only the folder itself is looked in, not the folders under it. A folder holding several models is an error that lists them.
 func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
@@ -326,9 +335,11 @@ func openFolder(ctx context.Context, dir string, opt Options) (*Opened, error) {
 	case len(weights) > 1:
 		return nil, &canon.ReadError{Name: dir, Err: folderError{fmt.Sprintf("holds %d models (%s), not one", len(weights), listSome(weights, 3, "more")), ErrSeveralModels},
 			Hint: "name one of them (or a glob of them)"}
-	case f.torchIndex != "":
-		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds a sharded PyTorch checkpoint (%s), which stdiff reads a shard at a time", f.torchIndex),
-			Hint: "name one of its shards"}
+	case len(f.torchIndexes) == 1:
+		return openLocalSet(dir, filepath.Join(dir, f.torchIndexes[0]), nil)
+	case len(f.torchIndexes) > 1:
+		return nil, &canon.ReadError{Name: dir, Err: fmt.Errorf("holds %d indexes of sharded PyTorch checkpoints (%s)", len(f.torchIndexes), listSome(f.torchIndexes, 3, "more")),
+			Hint: "name the index to use"}
 	case f.torchNamed != "":
 		return Open(ctx, filepath.Join(dir, f.torchNamed), opt)
 	case len(f.torch) == 1:
@@ -372,9 +383,9 @@ type modelFiles struct {
 	weights []string // *.safetensors, *.gguf, *.onnx
 	// torch are its *.bin, *.pt, *.pth and *.ckpt files but a Trainer's state (optimizer.pt,
 	// rng_state.pth…); torchNamed the one of them save_pretrained, PEFT or diffusers named, if any;
-	// torchIndex a sharded checkpoint's *.bin.index.json, if any.
-	torch                  []string
-	torchNamed, torchIndex string
+	// torchIndexes the *.bin.index.json of sharded checkpoints.
+	torch, torchIndexes []string
+	torchNamed          string
 }
 
 // folderFiles lists the regular files (or links to them) in dir that may hold a model, any case;
@@ -396,7 +407,7 @@ func folderFiles(dir string) (modelFiles, error) {
 		case ext == ".safetensors", ext == ".gguf", ext == ".onnx":
 			f.weights = append(f.weights, name)
 		case strings.HasSuffix(lower, ".bin.index.json"):
-			f.torchIndex = name
+			f.torchIndexes = append(f.torchIndexes, name)
 		case slices.Contains(torchWeightNames, lower):
 			f.torchNamed = name
 			f.torch = append(f.torch, name)
@@ -464,6 +475,7 @@ func openLocalSet(name, idxPath string, names []string) (*Opened, error) {
 		return nil, err
 	}
 	o.Model, o.Source = m, set
+	o.closers = append(o.closers, set)
 	return o, nil
 }
 
@@ -593,6 +605,7 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 			return nil, err
 		}
 		o.Model, o.Source = m, set
+		o.closers = append(o.closers, set)
 		return o, nil
 	}
 	if strings.HasSuffix(base, ".index.json") {

@@ -118,6 +118,16 @@ var shardPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 // model-00001-of-00003.gguf.
 var ggufSplitPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`) })
 
+// torchShardPattern matches the names save_pretrained gives the shards of a PyTorch checkpoint:
+// pytorch_model-00001-of-00003.bin.
+var torchShardPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.bin$`) })
+
+// TorchShardPattern reports whether name (a base name) is a shard's of a sharded PyTorch checkpoint
+// (prefix-0000K-of-0000N.bin, its index prefix.bin.index.json), and if so the prefix, K and N.
+func TorchShardPattern(name string) (prefix string, k, n int, ok bool) {
+	return matchShard(torchShardPattern(), name)
+}
+
 // ShardPattern reports whether name (a base name) is a shard's, and if so the prefix and the count.
 func ShardPattern(name string) (prefix string, k, n int, ok bool) {
 	return matchShard(shardPattern(), name)
@@ -144,6 +154,8 @@ type SetSource struct {
 	name   string
 	shards []setShard
 	size   int64
+	// data are the readers of PyTorch and NumPy shards' tensor bytes (torch.Data), closed by Close.
+	data []io.Closer
 }
 
 type setShard struct {
@@ -179,6 +191,15 @@ func (s *SetSource) Size() int64 { return s.size }
 // Name is the set's name (its index or first shard).
 func (s *SetSource) Name() string { return s.name }
 
+// Close releases what the set's PyTorch and NumPy shards hold to read their tensors (inflaters of
+// compressed .npz entries); it does not close the shards' sources, which the opener gave.
+func (s *SetSource) Close() error {
+	for _, c := range s.data {
+		c.Close()
+	}
+	return nil
+}
+
 // ShardOpener opens one shard of a set by the name the index gives it. A shard that is not there is
 // an error wrapping ErrMissingShard.
 type ShardOpener func(shard string) (canon.Source, error)
@@ -208,6 +229,11 @@ var ErrMissingShard = errors.New("missing shard")
 // the split.* keys (they describe the files, as Shards does), and the set is checked as llama.cpp's
 // loader checks it (see gguf.RuleSplit): a set the loader rejects, one with a file missing among them,
 // has a RefErr of that rule.
+//
+// A sharded PyTorch checkpoint (pytorch_model.bin.index.json and pytorch_model-0000K-of-0000N.bin, as
+// save_pretrained writes them without safetensors) is read the same way: each shard's tensors have
+// their bytes in row-major order in the set's source (torch.Data: views gathered), so the set's IDs
+// and values equal those of the same tensors in one safetensors file. Close the SetSource when done.
 func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon.Model, *SetSource, error) {
 	set := &SetSource{name: name}
 	m := &canon.Model{Name: name, HeaderParsed: true}
@@ -301,8 +327,14 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 			m.Tensors = append(m.Tensors, t)
 			m.Shards[len(m.Shards)-1].Tensors++
 		}
-		set.shards = append(set.shards, setShard{src: src, data: sm.DataOffset(), start: set.size, length: max(sm.DataLen(), 0)})
-		set.size += max(sm.DataLen(), 0)
+		data, length := src, max(sm.DataLen(), 0)
+		if sm.Torch != nil { // its tensors' bytes in row-major order (views gathered), where its Begin and End point
+			d := sm.Torch.Data(src)
+			data, length = canon.SourceOf(d, d.Size(), src.Name()), d.Size()
+			set.data = append(set.data, d)
+		}
+		set.shards = append(set.shards, setShard{src: data, data: sm.DataOffset(), start: set.size, length: length})
+		set.size += length
 	}
 	m.FileSize = set.size
 	for _, sh := range unknown {

@@ -17,7 +17,8 @@ type WalkOptions struct {
 	// Progress, when set, is called with the number of models found so far, every so often.
 	Progress func(found int)
 	// AllFormats also lists the other files stdiff reads: PyTorch checkpoints (.bin, .pt, .pth,
-	// .ckpt), NumPy arrays (.npy, .npz) and ONNX models (.onnx).
+	// .ckpt; a sharded one as its *.bin.index.json, its shards then not on their own), NumPy arrays
+	// (.npy, .npz) and ONNX models (.onnx).
 	AllFormats bool
 }
 
@@ -63,7 +64,7 @@ func Walk(ctx context.Context, roots []string, opt WalkOptions) ([]string, []err
 				return nil
 			}
 			switch name := strings.ToLower(d.Name()); {
-			case strings.HasSuffix(name, ".safetensors.index.json"):
+			case strings.HasSuffix(name, ".safetensors.index.json"), opt.AllFormats && strings.HasSuffix(name, ".bin.index.json"):
 				paths = append(paths, p)
 				if b, err := os.ReadFile(p); err == nil {
 					if idx, err := ParseIndex(p, b); err == nil {

@@ -80,3 +80,27 @@ func TestWalkProgress(t *testing.T) {
 		t.Errorf("%d models, progress %v", len(got), seen)
 	}
 }
+
+// TestWalkAllFormats: AllFormats lists PyTorch, NumPy and ONNX files too, a sharded PyTorch checkpoint
+// as its index (its shards then not on their own); without it, none of them.
+func TestWalkAllFormats(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.pt", "b.npy", "c.onnx", "notes.txt", "set/pytorch_model-00001-of-00002.bin", "set/pytorch_model-00002-of-00002.bin",
+		"set/pytorch_model.bin.index.json"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b := []byte(`{"weight_map": {"x": "pytorch_model-00001-of-00002.bin", "y": "pytorch_model-00002-of-00002.bin"}}`)
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, errs := Walk(t.Context(), []string{dir}, WalkOptions{AllFormats: true})
+	want := []string{filepath.Join(dir, "a.pt"), filepath.Join(dir, "b.npy"), filepath.Join(dir, "c.onnx"), filepath.Join(dir, "set", "pytorch_model.bin.index.json")}
+	if !reflect.DeepEqual(got, want) || len(errs) != 0 {
+		t.Errorf("walk: %q, %v\nwant %q", got, errs, want)
+	}
+	if got, _ := Walk(t.Context(), []string{dir}, WalkOptions{}); len(got) != 0 {
+		t.Errorf("walk without AllFormats: %q", got)
+	}
+}

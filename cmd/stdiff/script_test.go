@@ -140,6 +140,21 @@ func TestScripts(t *testing.T) {
 					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
 				}
 			},
+			// shardset pytorch|safetensors DIR N: weights.safetensors' tensors as a sharded PyTorch
+			// checkpoint in DIR (pytorch_model.bin.index.json and N shards, views among its tensors), or
+			// as a safetensors shard set (model.safetensors.index.json and N shards)
+			"shardset": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.Atoi(args[2])
+				ts.Check(err)
+				files := map[string]func(int) map[string][]byte{"pytorch": torchSet, "safetensors": safetensorsSet}[args[0]]
+				if files == nil {
+					ts.Fatalf("shardset: no format %q", args[0])
+				}
+				ts.Check(os.MkdirAll(ts.MkAbs(args[1]), 0o755))
+				for name, b := range files(n) {
+					ts.Check(os.WriteFile(filepath.Join(ts.MkAbs(args[1]), name), b, 0o644))
+				}
+			},
 			// cut NAME N: cut the last N bytes off a file (a truncated download)
 			"cut": func(ts *testscript.TestScript, neg bool, args []string) {
 				n, err := strconv.ParseInt(args[1], 10, 64)

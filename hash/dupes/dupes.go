@@ -377,6 +377,9 @@ type scanned struct {
 	// model made of several files, which is never a copy to delete (part).
 	format                    canon.Format
 	virtual, unsafe, external bool
+	// externalFiles are the files an ONNX model's external data is in (joined to its folder): parts
+	// of it, not models of their own.
+	externalFiles []string
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
@@ -487,8 +490,19 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// ONNX models' external data files are parts of them, not models (a weights.bin is no checkpoint):
+	// neither skipped nor compared on their own.
+	parts := map[string]bool{}
+	for _, f := range files {
+		for _, p := range f.externalFilesOrNil() {
+			parts[p] = true
+		}
+	}
 	for i, f := range files {
-		if f == nil {
+		switch {
+		case parts[filepath.Clean(paths[i])] && (f == nil || f.format != canon.FormatONNX):
+			files[i] = nil
+		case f == nil:
 			s.rep.Skipped = append(s.rep.Skipped, skip(paths[i], errs[i]))
 		}
 	}
@@ -504,6 +518,14 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 		f.part = f.external || partOfModel(f, pipelines)
 	}
 	return live, nil
+}
+
+// externalFilesOrNil is f's externalFiles, nil for a nil f (a model skipped).
+func (f *scanned) externalFilesOrNil() []string {
+	if f == nil {
+		return nil
+	}
+	return f.externalFiles
 }
 
 // sameStructure is stage 2: the models that share their structure and data size with another; only
@@ -861,10 +883,16 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	if err := usable(m); err != nil {
 		return nil, err
 	}
-	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil, unsafePickle(m)
+	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
+	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || torchSet, unsafePickle(m)
 	if m.ONNX != nil {
 		for i := range m.ONNX.Tensors {
-			f.external = f.external || m.ONNX.Tensors[i].Where == onnx.InExternal
+			if t := &m.ONNX.Tensors[i]; t.Where == onnx.InExternal {
+				f.external = true
+				if t.External != nil && t.External.Location != "" && !source.IsRemote(path) {
+					f.externalFiles = append(f.externalFiles, filepath.Join(filepath.Dir(path), filepath.FromSlash(t.External.Location)))
+				}
+			}
 		}
 	}
 	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
@@ -882,6 +910,8 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 				f.size += r.size
 			}
 		}
+	}
+	if f.set && !torchSet { // a sharded PyTorch checkpoint's header hash is its files' (hashHeader)
 		h := blake3.New()
 		if m.Shards == nil {
 			h.Write(m.RawHeader)
@@ -923,8 +953,11 @@ func readHead(path string, n int64) ([]byte, error) {
 	return b, nil
 }
 
-// isIndex reports whether path names a shard set's index.
-func isIndex(path string) bool { return strings.HasSuffix(path, ".safetensors.index.json") }
+// isIndex reports whether path names a shard set's index
+// (*.safetensors.index.json, or a sharded PyTorch checkpoint's *.bin.index.json).
+func isIndex(path string) bool {
+	return strings.HasSuffix(path, ".safetensors.index.json") || strings.HasSuffix(path, ".bin.index.json")
+}
 
 // open opens a shard set by its index or a URL with source.Open, and anything else as the one file it
 // is (a shard found on its own is a file here, not its set).
@@ -941,6 +974,9 @@ func (f *scanned) open(ctx context.Context) (*source.Opened, error) {
 func (f *scanned) hashHeader() error {
 	if f.hasHeaderHash {
 		return nil
+	}
+	if f.virtual && f.set {
+		return f.hashSetFiles()
 	}
 	if f.virtual {
 		return f.hashFile()
@@ -990,6 +1026,44 @@ func (f *scanned) hashFile() error {
 	return src.Unchanged()
 }
 
+// hashSetFiles fills in the BLAKE3 of a sharded PyTorch checkpoint's files (its index and shards,
+// their names relative to the index's folder and their bytes, in name order) as its header hash:
+// within a content group only sets of identical files have equal ones.
+func (f *scanned) hashSetFiles() error {
+	if f.files == nil { // a remote set: its files are not read whole
+		return &canon.ReadError{Name: f.path, Op: "read", Err: errors.New("a remote checkpoint's files are not hashed")}
+	}
+	dir := filepath.Dir(f.path)
+	names := make([]string, 0, len(f.files))
+	for _, r := range f.files {
+		rel, err := filepath.Rel(dir, r.path)
+		if err != nil {
+			return canon.PathError("read", r.path, err)
+		}
+		names = append(names, filepath.ToSlash(rel))
+	}
+	sort.Strings(names)
+	h := blake3.New()
+	for _, name := range names {
+		src, err := source.OpenFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(name + "\x00"))
+		_, err = io.Copy(h, io.NewSectionReader(src, 0, src.Size()))
+		if err == nil {
+			err = src.Unchanged()
+		}
+		src.Close()
+		if err != nil {
+			return canon.PathError("read", src.Name(), err)
+		}
+	}
+	h.Sum(f.headerHash[:0])
+	f.hasHeaderHash = true
+	return nil
+}
+
 // Comparable reports whether Find compares m's tensors: m is one its format's reference accepts, or
 // a PyTorch or NumPy file whose only errors are globals outside torch.load(weights_only=True)'s
 // allowlist (its tensors are read all the same, without running anything; Member.Unsafe).
@@ -1010,7 +1084,7 @@ func usable(m *canon.Model) error {
 // torch's weights-only allowlist.
 func unsafePickle(m *canon.Model) bool {
 	for i := range m.Findings {
-		if c := m.Findings[i].Code; m.Torch != nil && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
+		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
 			return true
 		}
 	}

@@ -3,12 +3,14 @@ package dupes
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/torch/torchw"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
@@ -112,5 +114,134 @@ func TestONNXWithExternalDataIsNeverACopy(t *testing.T) {
 	}
 	if _, err := os.Stat(onnxPath); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTorchSetIsOneModel: a sharded PyTorch checkpoint is one model, named by its index (its shards
+// are not models of their own): a content copy of a safetensors file of the same tensors, a byte copy
+// of the same files elsewhere, and not a byte copy of other files of the same tensors (views of larger
+// storages). One whose shard holds a pickle torch refuses is in the group too, marked unsafe.
+func TestTorchSetIsOneModel(t *testing.T) {
+	dir := t.TempDir()
+	st := formatTensors(1).Build()
+	unsafe := dupetest.TorchSet(st, 2, false)
+	m := canon.ReadBytes("st", st)
+	last := m.Tensors[2] // the second shard's only tensor
+	part := []torchw.Tensor{{Name: last.Name, DType: string(last.DType), Shape: last.Shape, Data: st[m.DataOffset()+int64(last.Begin) : m.DataOffset()+int64(last.End)]}}
+	unsafe["pytorch_model-00002-of-00002.bin"] = torchw.Zip("pytorch_model-00002-of-00002", torchw.StateDict(part), part, "extra.pkl", torchw.Call("builtins", "eval", "print(1)"))
+	for sub, files := range map[string]map[string][]byte{"a": dupetest.TorchSet(st, 2, false), "b": dupetest.TorchSet(st, 2, false),
+		"views": dupetest.TorchSet(st, 2, true), "unsafe": unsafe, "c": {"model.safetensors": st}} {
+		for name, b := range files {
+			mustWrite(t, filepath.Join(dir, sub, name), b)
+		}
+	}
+	rep := scan(t, dir)
+	if len(rep.Skipped) != 0 {
+		t.Fatalf("skipped %+v", rep.Skipped)
+	}
+	index := func(sub string) string { return filepath.Join(dir, sub, "pytorch_model.bin.index.json") }
+	content := groupAt(t, rep, LevelContent)
+	if got := strings.Join(content.Files, " "); len(content.Files) != 5 || content.Keeper != filepath.Join(dir, "c", "model.safetensors") || !strings.Contains(got, index("views")) || !strings.Contains(got, filepath.Join(dir, "c", "model.safetensors")) {
+		t.Errorf("content group %v", content.Files)
+	}
+	for _, m := range content.Members {
+		if m.Path == index("views") && (m.Format != canon.FormatPyTorch || m.Shards != 2 || len(m.Files) != 3) || m.Unsafe != (m.Path == index("unsafe")) {
+			t.Errorf("member %+v", m)
+		}
+	}
+	bytes := groupAt(t, rep, LevelBytes)
+	if len(bytes.Files) != 2 || bytes.Files[0] != index("a") || bytes.Files[1] != index("b") {
+		t.Errorf("bytes group %v", bytes.Files)
+	}
+	for _, g := range rep.Groups {
+		for _, p := range g.Files {
+			if strings.HasSuffix(p, ".bin") {
+				t.Errorf("a shard on its own in %s group %v", g.Level, g.Files)
+			}
+		}
+	}
+}
+
+// TestONNXExternalBinIsPartOfTheModel: an ONNX model's external data file named *.bin (as exporters
+// name it) is part of that model: not skipped as a PyTorch checkpoint that is not valid, nor a model
+// of its own, even where two such files are identical.
+func TestONNXExternalBinIsPartOfTheModel(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 32)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	st := stfile.File{Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{8}, Data: data}}}.Build()
+	for _, sub := range []string{"a", "b"} {
+		mustWrite(t, filepath.Join(dir, sub, "model.onnx"), onnxw.Model(onnxw.Tensor("w", 1, []int64{8}, onnxw.External("weights.bin", 0, 32))))
+		mustWrite(t, filepath.Join(dir, sub, "weights.bin"), data)
+	}
+	mustWrite(t, filepath.Join(dir, "c", "model.safetensors"), st)
+	rep, err := Find(t.Context(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 0 || rep.Files != 3 {
+		t.Errorf("%d models, skipped %+v", rep.Files, rep.Skipped)
+	}
+	for _, g := range rep.Groups {
+		for _, p := range g.Files {
+			if strings.HasSuffix(p, ".bin") {
+				t.Errorf("an external data file in %s group %v", g.Level, g.Files)
+			}
+		}
+	}
+	content := groupAt(t, rep, LevelContent) // one ONNX model with external data at most: parts are never copies
+	if len(content.Files) != 2 || !strings.HasSuffix(content.Files[0], "model.onnx") || content.Files[1] != filepath.Join(dir, "c", "model.safetensors") {
+		t.Errorf("content group %v", content.Files)
+	}
+}
+
+// TestNumPyIsAContentCopy: a .npy file (its one array is the tensor "array") and a safetensors file of
+// the same tensor are content copies, as are an .npz archive (stored or deflated) and a safetensors
+// file of its arrays; other values are not.
+func TestNumPyIsAContentCopy(t *testing.T) {
+	dir := t.TempDir()
+	st := formatTensors(4).Build()
+	m := canon.ReadBytes("st", st)
+	var ts []torchw.Tensor
+	for _, tn := range m.Tensors {
+		ts = append(ts, torchw.Tensor{Name: tn.Name, DType: string(tn.DType), Shape: tn.Shape, Data: st[m.DataOffset()+int64(tn.Begin) : m.DataOffset()+int64(tn.End)]})
+	}
+	array := ts[0]
+	array.Name = "array"
+	other := array
+	other.Data = append([]byte(nil), array.Data...)
+	other.Data[0] ^= 1
+	files := map[string][]byte{
+		"one.npy":         torchw.NPY(array),
+		"one.safetensors": stfile.File{Tensors: []stfile.Tensor{{Name: "array", DType: array.DType, Shape: array.Shape, Data: array.Data}}}.Build(),
+		"other.npy":       torchw.NPY(other),
+		"all.npz":         torchw.NPZ(ts, false),
+		"all-small.npz":   torchw.NPZ(ts, true),
+		"all.safetensors": st,
+	}
+	for name, b := range files {
+		mustWrite(t, filepath.Join(dir, name), b)
+	}
+	rep := scan(t, dir)
+	if len(rep.Skipped) != 0 {
+		t.Fatalf("skipped %+v", rep.Skipped)
+	}
+	var got []string
+	for _, g := range rep.Groups {
+		if g.Level == LevelContent || g.Level == LevelBytes {
+			var names []string
+			for _, p := range g.Files {
+				names = append(names, filepath.Base(p))
+			}
+			sort.Strings(names)
+			got = append(got, string(g.Level)+": "+strings.Join(names, " "))
+		}
+	}
+	sort.Strings(got)
+	want := []string{"content: all-small.npz all.npz all.safetensors", "content: one.npy one.safetensors"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("groups\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

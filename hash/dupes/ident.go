@@ -64,7 +64,7 @@ func identOf(m *canon.Model) (string, error) {
 	if bytes == 0 {
 		return identBytes, nil
 	}
-	if m.Torch != nil || m.ONNX != nil { // their tensors, read as safetensors holds them
+	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
 		return string(canon.FormatSafetensors), nil
 	}
 	if m.Format != canon.FormatGGUF || m.GGUF == nil {

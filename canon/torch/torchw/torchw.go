@@ -1,22 +1,51 @@
 // Package torchw writes small PyTorch checkpoints for tests: the zip format of torch.save and the
 // legacy format, with the pickles torch.save writes (protocol 2, _rebuild_tensor_v2, legacy storage
-// classes), and room for hostile pickles beside them. It is not a general pickle writer.
+// classes), and room for hostile pickles beside them; sharded checkpoints as save_pretrained writes
+// them; and NumPy's .npy and .npz files. It is not a general pickle writer.
 package torchw
 
 import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 )
 
-// Tensor is one contiguous tensor: its name, dtype (safetensors' names), shape and little-endian bytes.
+// Tensor is one tensor: its name, dtype (safetensors' names), shape and little-endian bytes. A view
+// (Stride set, or Offset) has its storage's bytes in Data instead, and reads its elements from Offset
+// (in elements) with Stride, as PyTorch saves a slice or a transpose.
 type Tensor struct {
-	Name  string
-	DType string
-	Shape []uint64
-	Data  []byte
+	Name   string
+	DType  string
+	Shape  []uint64
+	Data   []byte
+	Offset uint64
+	Stride []uint64
+}
+
+// Strided is t as a view of a larger storage: pad elements of other bytes, then t's elements in
+// column-major (Fortran) order; the view has storage offset pad and the strides that read t's
+// elements back in row-major order. Its values are t's.
+func Strided(t Tensor, pad uint64) Tensor {
+	es := uint64(storages[t.DType].size)
+	n := uint64(1)
+	stride := make([]uint64, len(t.Shape))
+	for j, d := range t.Shape {
+		stride[j], n = n, n*d
+	}
+	storage := bytes.Repeat([]byte{0xA5}, int((pad+n)*es))
+	idx := make([]uint64, len(t.Shape))
+	for e := uint64(0); e < n; e++ {
+		rem, at := e, pad
+		for j := len(t.Shape) - 1; j >= 0; j-- {
+			idx[j], rem = rem%t.Shape[j], rem/t.Shape[j]
+			at += idx[j] * stride[j]
+		}
+		copy(storage[at*es:(at+1)*es], t.Data[e*es:(e+1)*es])
+	}
+	return Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: storage, Offset: pad, Stride: stride}
 }
 
 var storages = map[string]struct {
@@ -61,18 +90,18 @@ func StateDict(ts []Tensor, meta ...string) string {
 	sb.WriteString("\x80\x02ccollections\nOrderedDict\n)R(")
 	for i, t := range ts {
 		st := storages[t.DType]
-		n := uint64(1)
-		for _, d := range t.Shape {
-			n *= d
-		}
-		stride := make([]uint64, len(t.Shape))
-		acc := uint64(1)
-		for j := len(t.Shape) - 1; j >= 0; j-- {
-			stride[j], acc = acc, acc*t.Shape[j]
+		n := uint64(len(t.Data) / st.size) // the storage's elements
+		stride := t.Stride
+		if stride == nil {
+			stride = make([]uint64, len(t.Shape))
+			acc := uint64(1)
+			for j := len(t.Shape) - 1; j >= 0; j-- {
+				stride[j], acc = acc, acc*t.Shape[j]
+			}
 		}
 		sb.WriteString(Str(t.Name))
 		sb.WriteString("ctorch._utils\n_rebuild_tensor_v2\n((" + Str("storage") + "ctorch\n" + st.class + "\n" +
-			Str(strconv.Itoa(i)) + Str("cpu") + integer(n) + "tQ" + integer(0) + tuple(t.Shape) + tuple(stride) +
+			Str(strconv.Itoa(i)) + Str("cpu") + integer(n) + "tQ" + integer(t.Offset) + tuple(t.Shape) + tuple(stride) +
 			"\x89ccollections\nOrderedDict\n)RtR")
 	}
 	for i := 0; i+1 < len(meta); i += 2 {
@@ -130,4 +159,33 @@ func Legacy(object string, ts []Tensor) []byte {
 		b.Write(t.Data)
 	}
 	return []byte(b.String())
+}
+
+// Sharded is a sharded checkpoint as save_pretrained writes one without safetensors: the tensors
+// split in n runs, in order, over pytorch_model-0000K-of-0000N.bin (each a torch.save zip archive of
+// its state dict), and pytorch_model.bin.index.json, which maps each tensor to its shard. It maps each
+// file's name to its bytes.
+func Sharded(ts []Tensor, n int) map[string][]byte {
+	files := map[string][]byte{}
+	var index strings.Builder
+	var total uint64
+	per := (len(ts) + n - 1) / n
+	for k := range n {
+		name := fmt.Sprintf("pytorch_model-%05d-of-%05d.bin", k+1, n)
+		part := ts[min(k*per, len(ts)):min((k+1)*per, len(ts))]
+		files[name] = Zip(fmt.Sprintf("pytorch_model-%05d-of-%05d", k+1, n), StateDict(part), part)
+		for _, t := range part {
+			if index.Len() > 0 {
+				index.WriteString(",\n")
+			}
+			fmt.Fprintf(&index, "    %q: %q", t.Name, name)
+			size := uint64(storages[t.DType].size)
+			for _, d := range t.Shape {
+				size *= d
+			}
+			total += size
+		}
+	}
+	files["pytorch_model.bin.index.json"] = fmt.Appendf(nil, "{\n  \"metadata\": {\"total_size\": %d},\n  \"weight_map\": {\n%s\n  }\n}\n", total, index.String())
+	return files
 }

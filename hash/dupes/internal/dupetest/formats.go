@@ -39,3 +39,19 @@ func InFormat(format string, st []byte) []byte {
 	}
 	return torchw.Zip("archive", torchw.StateDict(ts), ts)
 }
+
+// TorchSet is the safetensors file st (as InFormat takes it) as a sharded PyTorch checkpoint of n
+// shards, as save_pretrained writes one (torchw.Sharded: file names to bytes); views makes every other
+// tensor a view of a larger storage (torchw.Strided): other files, the same tensors.
+func TorchSet(st []byte, n int, views bool) map[string][]byte {
+	m := canon.ReadBytes("st", st)
+	var ts []torchw.Tensor
+	for i, t := range m.Tensors {
+		tt := torchw.Tensor{Name: t.Name, DType: string(t.DType), Shape: t.Shape, Data: st[m.DataOffset()+int64(t.Begin) : m.DataOffset()+int64(t.End)]}
+		if views && i%2 == 0 {
+			tt = torchw.Strided(tt, 1)
+		}
+		ts = append(ts, tt)
+	}
+	return torchw.Sharded(ts, n)
+}
