@@ -472,3 +472,55 @@ func TestSourceNamesOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceMarkdownHTML: the Markdown and HTML reports show the GGUF-source summary: the name map and
+// config.json, the pairs per status and the transforms undone, the per-type table, the pairs that
+// differ with their transform and the one their values match under, and the config.json keys the
+// GGUF restates otherwise; a name from the files adds no markup.
+func TestSourceMarkdownHTML(t *testing.T) {
+	dir := copyModel(t, "llama", func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": 2`), 1)
+	})
+	hostile := filepath.Join(filepath.Dir(dir), "m<i>x|y")
+	if err := os.Rename(dir, hostile); err != nil {
+		t.Fatal(err)
+	}
+	r := sourceReport(t, hostile, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
+	var md, page bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"**gguf source**: `llama`, paired through llama.cpp gguf-py",
+		"- pairs: 21: 18 equal, 1 exact rounding, 2 differ\n",
+		"m<i>x\\|y/config.json`\n", // in a code span, the cell's bar escaped
+		"- undone: permute-qk × 4\n",
+		"| type | tensors | parameters | bits/weight | rmse | max error |\n",
+		"| `F16` | 16 | 22,528 | 16.00 |",
+		"| pair that differs | gguf | differs | transform | matches under |\n",
+		"| `model.layers.0.self_attn.q_proj.weight` | `blk.0.attn_q.weight` | rel L2 ",
+		" | permute-qk (2 heads) | permute-qk (4 heads) |\n",
+		"| `llama.attention.head_count` | `num_attention_heads` | 4 | 2 |\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{
+		"<h2>GGUF source</h2>", "pairs 21: 18 equal, 1 exact rounding, 2 differ · undone: permute-qk × 4",
+		`<td class="mono">F16</td><td class="num">16</td><td class="num">22,528</td><td class="num">16.00</td>`,
+		`<td class="mono">blk.1.attn_q.weight</td>`, `<td class="bad">permute-qk (4 heads)</td>`,
+		`<td class="mono">llama.attention.head_count</td><td class="mono">num_attention_heads</td><td class="bad">4</td><td class="good">2</td>`,
+		"m&lt;i&gt;x|y",
+	} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if strings.Contains(page.String(), "<i>") {
+		t.Error("a path from the files adds markup")
+	}
+}
