@@ -52,6 +52,11 @@ func sourceReport(t *testing.T, hf, gguf string, ggufFirst bool, opt Options) *R
 	return r
 }
 
+// matches says whether a comparison found equal values, or the exact rounding of the source's.
+func matches(d *values.Diff) bool {
+	return d != nil && (d.Differing == 0 || d.ExactRounding != nil && *d.ExactRounding)
+}
+
 func statuses(r *Report) map[PairStatus]int {
 	n := map[PairStatus]int{}
 	for _, p := range r.Source.Pairs {
@@ -86,6 +91,7 @@ func TestSourceConverted(t *testing.T) {
 		{"gemma3", []string{"f16"}, TransformNormPlusOne, 13, 28},
 		{"mixtral", []string{"f16", "q8_0"}, TransformStackExperts, 6, 23},
 		{"gpt2", []string{"f16", "bf16", "q8_0"}, TransformTranspose, 8, 28},
+		{"phi3", []string{"f16", "q8_0"}, TransformNone, 15, 15}, // fused qkv_proj and gate_up_proj, as they are
 	}
 	for _, c := range cases {
 		for _, typ := range c.types {
@@ -151,31 +157,6 @@ func TestSourceConverted(t *testing.T) {
 	}
 }
 
-// TestSourceBands: the statistics are the same, bit for bit, whatever the band size (many bands of
-// a few rows each, merged in order).
-func TestSourceBands(t *testing.T) {
-	for _, m := range []string{"llama-q8_0", "gpt2-f16", "mixtral-q8_0", "gemma2-q8_0"} {
-		model := strings.Split(m, "-")[0]
-		want := sourceReport(t, filepath.Join(srcDir, model), filepath.Join(srcDir, m+".gguf"), false, Options{})
-		old := bandElements
-		bandElements = 32
-		got := sourceReport(t, filepath.Join(srcDir, model), filepath.Join(srcDir, m+".gguf"), false, Options{})
-		bandElements = old
-		if len(got.Tensors.Changed) != len(want.Tensors.Changed) {
-			t.Fatalf("%s: %d changes against %d", m, len(got.Tensors.Changed), len(want.Tensors.Changed))
-		}
-		for i := range got.Tensors.Changed {
-			g, w := got.Tensors.Changed[i].Values, want.Tensors.Changed[i].Values
-			if g.MaxAbsDiffIndex != w.MaxAbsDiffIndex || g.Differing != w.Differing || math.Abs(g.RelL2-w.RelL2) > 1e-12 || math.Abs(*g.RMSE-*w.RMSE) > 1e-12 {
-				t.Errorf("%s: %s: %+v against %+v", m, got.Tensors.Changed[i].Name, g, w)
-			}
-		}
-		if len(got.Source.Pairs) != len(want.Source.Pairs) {
-			t.Errorf("%s: pairs differ", m)
-		}
-	}
-}
-
 // copyModel copies a fixture's folder to a temporary one, config.json edited by edit (removed when
 // edit returns nil).
 func copyModel(t *testing.T, model string, edit func([]byte) []byte) string {
@@ -218,7 +199,7 @@ func TestSourceWrongHeads(t *testing.T) {
 			want = 2
 		}
 		if ch.Transform != TransformPermuteQK || ch.MatchesUnder == nil || ch.MatchesUnder.Transform != TransformPermuteQK || ch.MatchesUnder.Heads != want ||
-			equalOrRounded(ch.MatchesUnder.Values) == PairDiffers {
+			!matches(ch.MatchesUnder.Values) {
 			t.Errorf("%s: %+v, matches under %+v", ch.Name, ch, ch.MatchesUnder)
 		}
 	}
@@ -458,7 +439,8 @@ func writePair(t *testing.T, arch string, pairs []struct {
 }
 
 // TestSourceNamesOnly: architectures whose converter only renames (phi3's fused projections stay
-// fused, starcoder2's biases) pair every tensor through the map, with no transform.
+// fused, starcoder2's biases) pair every tensor through the map, with no transform. Synthetic files:
+// starcoder2 has no converter output here yet (phi3 has: TestSourceConverted).
 func TestSourceNamesOnly(t *testing.T) {
 	type pair = struct {
 		hf, gguf string
@@ -490,5 +472,57 @@ func TestSourceNamesOnly(t *testing.T) {
 		if r.Outcome() != canon.Clean || len(r.Source.Pairs) != len(pairs) || transforms(r)[TransformNone] != len(pairs) || statuses(r)[PairEqual] != len(pairs) {
 			t.Errorf("%s: outcome %v, pairs %+v, added %v, removed %v", arch, r.Outcome(), r.Source.Pairs, r.Tensors.Added, r.Tensors.Removed)
 		}
+	}
+}
+
+// TestSourceMarkdownHTML: the Markdown and HTML reports show the GGUF-source summary: the name map and
+// config.json, the pairs per status and the transforms undone, the per-type table, the pairs that
+// differ with their transform and the one their values match under, and the config.json keys the
+// GGUF restates otherwise; a name from the files adds no markup.
+func TestSourceMarkdownHTML(t *testing.T) {
+	dir := copyModel(t, "llama", func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": 2`), 1)
+	})
+	hostile := filepath.Join(filepath.Dir(dir), "m<i>x|y")
+	if err := os.Rename(dir, hostile); err != nil {
+		t.Fatal(err)
+	}
+	r := sourceReport(t, hostile, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
+	var md, page bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"**gguf source**: `llama`, paired through llama.cpp gguf-py",
+		"- pairs: 21: 18 equal, 1 exact rounding, 2 differ\n",
+		"m<i>x\\|y/config.json`\n", // in a code span, the cell's bar escaped
+		"- undone: permute-qk × 4\n",
+		"| type | tensors | parameters | bits/weight | rmse | max error |\n",
+		"| `F16` | 16 | 22,528 | 16.00 |",
+		"| pair that differs | gguf | differs | transform | matches under |\n",
+		"| `model.layers.0.self_attn.q_proj.weight` | `blk.0.attn_q.weight` | rel L2 ",
+		" | permute-qk (2 heads) | permute-qk (4 heads) |\n",
+		"| `llama.attention.head_count` | `num_attention_heads` | 4 | 2 |\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{
+		"<h2>GGUF source</h2>", "pairs 21: 18 equal, 1 exact rounding, 2 differ · undone: permute-qk × 4",
+		`<td class="mono">F16</td><td class="num">16</td><td class="num">22,528</td><td class="num">16.00</td>`,
+		`<td class="mono">blk.1.attn_q.weight</td>`, `<td class="bad">permute-qk (4 heads)</td>`,
+		`<td class="mono">llama.attention.head_count</td><td class="mono">num_attention_heads</td><td class="bad">4</td><td class="good">2</td>`,
+		"m&lt;i&gt;x|y",
+	} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if strings.Contains(page.String(), "<i>") {
+		t.Error("a path from the files adds markup")
 	}
 }

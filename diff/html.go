@@ -69,9 +69,10 @@ func WriteHTML(w io.Writer, r *Report) error {
 	var body bytes.Buffer
 	err := diffTemplate.Execute(&body, struct {
 		*Report
-		Says    string
-		Changes []htmlChange
-	}{r, verdict, changes})
+		Says       string
+		Changes    []htmlChange
+		GGUFSource *htmlSource
+	}{r, verdict, changes, newHTMLSource(r)})
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,19 @@ var diffTemplate = htmltemplate.Must(htmltemplate.New("diff").Parse(`
 {{if .Tensors.Added}}<h2>Added</h2><ul>{{range .Tensors.Added}}<li class="mono">{{.Name}} <span class="muted">{{.DType}}</span></li>{{end}}</ul>{{end}}
 {{if .Tensors.Removed}}<h2>Removed</h2><ul>{{range .Tensors.Removed}}<li class="mono">{{.Name}} <span class="muted">{{.DType}}</span></li>{{end}}</ul>{{end}}
 {{if .Tensors.Renamed}}<h2>Renamed</h2><ul>{{range .Tensors.Renamed}}<li class="mono">{{.From}} → {{.To}}</li>{{end}}</ul>{{end}}
-{{if or .Metadata.Changed .Metadata.Added .Metadata.Removed}}<h2>Metadata</h2>
+{{with .GGUFSource}}<h2>GGUF source</h2>
+<p><span class="mono">{{.Arch}}</span>, paired through {{.NameMap}} · config {{if .Config}}<span class="mono">{{.Config}}</span>{{else}}<span class="bad">no config.json beside the source: head counts from the GGUF, no key compared</span>{{end}}</p>
+<p>pairs {{.Counts}}{{if .Undone}} · undone: {{.Undone}}{{end}}</p>
+{{if gt (len .Types) 1}}<table><thead><tr>{{range index .Types 0}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range slice .Types 1}}<tr>{{range $i, $c := .}}<td{{if $i}} class="num"{{else}} class="mono"{{end}}>{{$c}}</td>{{end}}</tr>{{end}}</tbody></table>{{end}}
+{{if .Changes}}<h3>Pairs that differ</h3>
+<table><thead><tr><th>a</th><th>b</th><th>differs</th><th>transform</th><th>values match under</th></tr></thead>
+<tbody>{{range .Changes}}<tr><td class="mono">{{index . 0}}</td><td class="mono">{{index . 1}}</td><td>{{index . 2}}</td><td>{{index . 3}}</td><td{{if index . 4}} class="bad"{{end}}>{{index . 4}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{if .Mismatches}}<h3>config.json restated otherwise</h3>
+<table><thead><tr><th>GGUF key</th><th>config.json key</th><th>GGUF</th><th>config.json</th></tr></thead>
+<tbody>{{range .Mismatches}}<tr><td class="mono">{{.Key}}</td><td class="mono">{{.ConfigKey}}</td><td class="bad">{{.GGUF}}</td><td class="good">{{.Config}}</td></tr>{{end}}</tbody></table>{{end}}
+{{end}}{{if or .Metadata.Changed .Metadata.Added .Metadata.Removed}}<h2>Metadata</h2>
 <table><tbody>{{range .Metadata.Removed}}<tr><td class="mono">{{.Key}}</td><td class="bad">− {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Added}}<tr><td class="mono">{{.Key}}</td><td class="good">+ {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Changed}}<tr><td class="mono">{{.Key}}</td><td>{{if .Lines}}<pre>{{range .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>

@@ -9,6 +9,7 @@ import (
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/zeebo/blake3"
 )
@@ -47,7 +48,7 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := opt.Tolerance.Check(); err != nil {
 		return nil, err
 	}
-	if side := ggufSide(a.Model, b.Model); side >= 0 && !opt.MetadataOnly {
+	if side := ggufsrc.Side(a.Model, b.Model); side >= 0 && !opt.MetadataOnly {
 		return sourceModels(ctx, a, b, side, opt)
 	}
 	sides := []Side{{Model: a.Model, Snapshot: a.Snapshot != nil}, {Model: b.Model, Snapshot: b.Snapshot != nil}}

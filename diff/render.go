@@ -464,6 +464,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 				coords(c.Old.Shape, d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
 		}
 	}
+	if r.Source != nil {
+		sourceMarkdown(p, r)
+	}
 	if moved := summaryChanges(r); len(moved) > 0 {
 		p("\n| changed tensor (from value summaries, not element-wise) | L2 norm | mean | std | NaN, Inf |\n|---|---|---|---|---|\n")
 		for k, c := range moved {

@@ -63,8 +63,8 @@ func load() *table {
 	return &tab
 }
 
-// Source says where the table came from: gguf-py's version, the commit it was generated from, and
-// gguf-py's licence line.
+// Source says where the table came from: gguf-py's version (or, where none was recorded, the commit's short
+// hash), the commit it was generated from, and gguf-py's licence line.
 func Source() (source, commit, license string) {
 	t := load()
 	return t.Source, t.Commit, t.License

@@ -7,7 +7,7 @@ import (
 )
 
 // The expected names are what gguf-py's TensorNameMap(arch, n_blocks).get_name(name, try_suffixes=(".weight",
-// ".bias")) returns for them (gguf-py 0.17.0, the table's source).
+// ".bias")) returns for them (gguf-py at ggml-org/llama.cpp@0024aa7, the table's source).
 var cases = []struct{ arch, hf, gguf string }{
 	{"llama", "model.embed_tokens.weight", "token_embd.weight"},
 	{"llama", "model.norm.weight", "output_norm.weight"},
@@ -68,6 +68,10 @@ var cases = []struct{ arch, hf, gguf string }{
 	{"gpt2", "transformer.h.1.mlp.c_proj.weight", "blk.1.ffn_down.weight"},
 	{"gpt2", "lm_head.weight", "output.weight"},
 	{"gpt2", "h.1.attn.c_attn.weight", "blk.1.attn_qkv.weight"},
+	// Upstream has these; the fork the table was first generated from (gguf-py 0.17.0) did not.
+	{"deepseek2", "model.layers.1.self_attn.k_proj.weight", "blk.1.attn_k.weight"},
+	{"gemma4", "model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight"},
+	{"qwen35", "model.layers.1.linear_attn.in_proj_qkv.weight", "blk.1.attn_qkv.weight"},
 }
 
 func TestNamesBothWays(t *testing.T) {
@@ -116,6 +120,9 @@ func TestEveryArch(t *testing.T) {
 	src, commit, lic := Source()
 	if src == "" || commit == "" || !strings.Contains(lic, "MIT") {
 		t.Errorf("Source() = %q, %q, %q", src, commit, lic)
+	}
+	if !strings.HasPrefix(commit, "ggml-org/llama.cpp@") { // upstream, not a fork's additions
+		t.Errorf("the table comes from %q, not upstream llama.cpp", commit)
 	}
 	all := Archs()
 	if len(all) < 60 {

@@ -2,19 +2,23 @@
 """Makes the GGUF-against-source fixtures: tiny random Hugging Face models, saved with save_pretrained, and
 their GGUF files as llama.cpp's own convert_hf_to_gguf.py writes them.
 
-    python3 make.py LLAMA_CPP OUT
+    python3 make.py LLAMA_CPP OUT [NAME...]
 
 LLAMA_CPP holds convert_hf_to_gguf.py and gguf-py/ (a llama.cpp checkout); needs torch, transformers,
 safetensors and numpy, and no network. Each model goes to OUT/NAME/ (model.safetensors, config.json) and
-OUT/NAME-TYPE.gguf. Only the tokenizer step of the converter is replaced: the models have no tokenizer, so
+OUT/NAME-TYPE.gguf (every model, or the NAMEs given). Only the tokenizer step of the converter is replaced: the models have no tokenizer, so
 every model class writes a vocabulary of vocab_size made-up tokens instead (set_vocab), and Gemma 3's
 embedding trim reads that vocabulary. Everything else (names, permutations, +1, transposes, stacking,
 quantisation) is the converter's own.
 
 The files kept were made with llama.cpp's converter as of gguf-py 0.17.0 (mid-2025) under torch 2.11 and
-transformers 5.17. That converter reads some configs through transformers' AutoConfig, which in
-transformers 5 keeps rope_theta under rope_parameters: phi3 then fails (no rope_theta) and Gemma 3's GGUF
-carries the converter's default rope base (1e6) where config.json says 10000, which stdiff reports.
+transformers 5.17. That converter reads configs through transformers' AutoConfig, which in transformers 5
+keeps rope_theta under rope_parameters (and drops other keys config.json has): the converter's hparams
+get back every key config.json holds that AutoConfig left out, and a default rope_scaling is none, as
+transformers 4 gave them. Without that phi3 fails (no rope_theta); Gemma 3's GGUF kept was made before it
+and carries the converter's default rope base (1e6) where config.json says 10000, which stdiff reports.
+phi3 was made with it (python3 make.py LLAMA_CPP OUT phi3); starcoder2's files are not kept yet, and
+synthetic files cover it (diff's TestSourceNamesOnly).
 """
 import json
 import os
@@ -27,7 +31,7 @@ import tempfile
 
 import torch
 
-LLAMA, OUT = sys.argv[1], sys.argv[2]
+LLAMA, OUT, ONLY = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.path[:0] = [LLAMA, os.path.join(LLAMA, "gguf-py")]
 # Modules the converter imports but these models never use: stand-ins where they are not installed.
 STUBS = {"sentencepiece": "class SentencePieceProcessor:\n    pass\n",
@@ -66,6 +70,24 @@ for classes in conv.ModelBase._model_classes.values():
     for cls in classes.values():
         cls.set_vocab = set_vocab
 conv.TextModel._create_vocab_sentencepiece = create_vocab_sentencepiece
+auto_hparams = conv.ModelBase.load_hparams
+
+
+def load_hparams(dir_model, *args, **kwargs):
+    """The converter's hparams as transformers 4 gave them: the keys of config.json that AutoConfig left out
+    (transformers 5 moves rope_theta under rope_parameters), a default rope_scaling none."""
+    config = auto_hparams(dir_model, *args, **kwargs)
+    with open(os.path.join(dir_model, "config.json")) as f:
+        for k, v in json.load(f).items():
+            if config.get(k) is None:
+                config[k] = v
+    rs = config.get("rope_scaling")
+    if isinstance(rs, dict) and rs.get("rope_type", rs.get("type")) in (None, "default"):
+        config["rope_scaling"] = None
+    return config
+
+
+conv.ModelBase.load_hparams = staticmethod(load_hparams)
 
 common = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
               num_key_value_heads=2, max_position_embeddings=128, rope_theta=10000.0, rms_norm_eps=1e-5)
@@ -79,6 +101,8 @@ MODELS = {
                                                    pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False), torch.bfloat16, ["f16", "q8_0"]),
     "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(common, num_local_experts=4, num_experts_per_tok=2, intermediate_size=32, head_dim=8,
                                                             tie_word_embeddings=False), torch.bfloat16, ["f16", "q8_0"]),
+    "starcoder2": ("Starcoder2Config", "Starcoder2ForCausalLM", dict({k: v for k, v in common.items() if k != "rms_norm_eps"}, norm_epsilon=1e-5,
+                                                                    use_bias=True, tie_word_embeddings=False), torch.bfloat16, ["f16", "q8_0"]),
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", dict(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=128, n_ctx=128,
                                                    layer_norm_epsilon=1e-5), torch.float32, ["f16", "q8_0", "bf16"]),
 }
@@ -115,6 +139,8 @@ def make(name, cfg_name, model_name, kw, dtype, types):
 
 failed = []
 for name, spec in MODELS.items():
+    if ONLY and name not in ONLY:
+        continue
     try:
         make(name, *spec)
     except BaseException:

@@ -7,7 +7,8 @@ Only gguf-py's two data modules are imported (no numpy): the architectures' name
 tensors each architecture has (MODEL_TENSORS), the GGUF name of each tensor (TENSOR_NAMES) and the Hugging
 Face names that TensorNameMap maps to it (mappings_cfg, block_mappings_cfg with {bid}, and the per-architecture
 arch_block_mappings_cfg), in their order, so that package hfmap builds the same map for any architecture.
---commit names where the checkout came from when it is not a git work tree.
+--commit names where the checkout came from when it is not a git work tree; gguf-py/pyproject.toml may then be
+absent (the source then names the commit instead of a version), gguf-py/LICENSE may not.
 """
 import argparse
 import importlib
@@ -38,11 +39,13 @@ def main():
     with open(os.path.join(args.checkout, "gguf-py", "LICENSE")) as f:
         lic = [l.strip() for l in f if l.strip()][:2]
     version = ""
-    with open(os.path.join(args.checkout, "gguf-py", "pyproject.toml")) as f:
-        for line in f:
-            if line.startswith("version"):
-                version = line.split("=", 1)[1].strip().strip('"')
-                break
+    pyproject = os.path.join(args.checkout, "gguf-py", "pyproject.toml")
+    if os.path.exists(pyproject):  # absent where only the two data modules were taken at --commit
+        with open(pyproject) as f:
+            for line in f:
+                if line.startswith("version"):
+                    version = line.split("=", 1)[1].strip().strip('"')
+                    break
 
     T = constants.MODEL_TENSOR
     tnm = mapping.TensorNameMap
@@ -51,7 +54,7 @@ def main():
         return [[t.name, list(keys)] for t, keys in d.items()]
 
     out = {
-        "source": "llama.cpp gguf-py " + version,
+        "source": "llama.cpp gguf-py " + (version or "@" + commit.rsplit("@", 1)[-1][:7]),
         "commit": commit,
         "license": "gguf-py: " + ", ".join(lic),
         "tensor_names": {t.name: constants.TENSOR_NAMES[t] for t in T if t in constants.TENSOR_NAMES},

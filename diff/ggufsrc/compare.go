@@ -1,4 +1,4 @@
-package diff
+package ggufsrc
 
 import (
 	"context"
@@ -19,11 +19,59 @@ import (
 	"github.com/stdiff/stdiff/canon/values"
 )
 
-// sourceModels compares a GGUF file with its Hugging Face source (Models, when ggufSide finds such a
-// pair): tensors paired through llama.cpp's name map for the GGUF's architecture, the converter's
-// transforms undone, the GGUF side dequantised and compared by value with the source, the GGUF keys
-// that restate config.json compared with it.
-func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Options) (*Report, error) {
+// Options are what Compare compares, and how.
+type Options struct {
+	// Keep reports whether a pair, a skipped or a generated tensor is reported, by any of its names;
+	// nil keeps every one.
+	Keep func(names ...string) bool
+	// ReadValues says whether values are read and compared (else pairs and shapes only).
+	ReadValues bool
+	// Config says whether the GGUF keys that restate config.json are compared with it.
+	Config bool
+	// Tolerance is how far values may differ and still count as equal.
+	Tolerance values.Tolerance
+	// Values bounds the goroutines and the memory of the comparison (Workers, Memory).
+	Values values.Options
+	// Progress, when set, is told how many bytes were read.
+	Progress func(int64)
+}
+
+// Result is a GGUF file compared with its Hugging Face source.
+type Result struct {
+	// Report summarises the comparison.
+	Report *Report
+	// Pairs are the pairs Options.Keep keeps, in the order of Report.Pairs.
+	Pairs []PairResult
+	// UnpairedGGUF and UnpairedSource are the indexes of the tensors of either side that pair with
+	// none (Options.Keep not applied).
+	UnpairedGGUF, UnpairedSource []int
+}
+
+// PairResult is how one pair compares, beside its Report.Pairs entry.
+type PairResult struct {
+	// GGUF is the index of the GGUF tensor; Source those of its source tensors (one, or one per
+	// expert in order).
+	GGUF   int
+	Source []int
+	// SourceName is the source's name for the pair: for stacked experts the first expert's name, its
+	// number a *.
+	SourceName string
+	// Values are the statistics of a pair whose values differ (PairDiffers), with their RMSE, the
+	// sides as the models were given; nil otherwise.
+	Values *values.Diff
+	// MatchesUnder is the transform under which the values of a differing pair match, when one does.
+	MatchesUnder *Alternative
+	// BytesMissing says why a pair with values to read was not compared: a tensor's bytes lie past
+	// the end of its file (else a type that cannot be read).
+	BytesMissing bool
+}
+
+// Compare compares the GGUF file on side side of a and b (0 or 1, as Side says) with its Hugging Face
+// source on the other: tensors paired through llama.cpp's name map for the GGUF's architecture, the
+// converter's transforms undone, the GGUF side dequantised and compared by value with the source, the
+// GGUF keys that restate config.json compared with it. The error of a GGUF whose architecture the name
+// map does not know wraps ErrUnknownArchitecture.
+func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*Result, error) {
 	opened := [2]*source.Opened{a, b}
 	g, h := opened[side], opened[1-side]
 	arch, err := archOf(g.Model)
@@ -32,19 +80,13 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 	}
 	cfg, cfgPath := readConfig(h)
 	src, commit, _ := hfmap.Source()
-	sr := &SourceReport{Arch: arch.Name, GGUF: []string{"a", "b"}[side], NameMap: src + " (" + commit + ")", Config: cfgPath,
-		Pairs: []SourcePair{}, Types: []TypeSummary{}, Skipped: []string{}, Generated: []string{}}
+	sr := &Report{Arch: arch.Name, GGUF: []string{"a", "b"}[side], NameMap: src + " (" + commit + ")", Config: cfgPath,
+		Pairs: []Pair{}, Types: []TypeSummary{}, ConfigKeys: []ConfigKey{}, Skipped: []string{}, Generated: []string{}}
+	res := &Result{Report: sr}
 	gm, hm := g.Model, h.Model
-	keep := func(names ...string) bool {
-		if len(opt.Tensors) == 0 {
-			return true
-		}
-		for _, n := range names {
-			if matchAny(opt.Tensors, n) {
-				return true
-			}
-		}
-		return false
+	keep := opt.Keep
+	if keep == nil {
+		keep = func(...string) bool { return true }
 	}
 
 	// Map every source tensor to its GGUF name; experts gather under the stacked tensor.
@@ -53,7 +95,6 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		expert int
 	}
 	byGGUF := map[string][]mapped{}
-	var unpairedH []int
 	for i := range hm.Tensors {
 		name := hm.Tensors[i].Name
 		if skippedByConverter(arch.Name, name) {
@@ -69,14 +110,13 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			}
 		}
 		if !ok || gm.Tensor(n.GGUF) == nil {
-			unpairedH = append(unpairedH, i)
+			res.UnpairedSource = append(res.UnpairedSource, i)
 			continue
 		}
 		byGGUF[n.GGUF] = append(byGGUF[n.GGUF], mapped{i, n.Expert})
 	}
 
 	var pairs []srcPair
-	var unpairedG []int
 	for j := range gm.Tensors {
 		name := gm.Tensors[j].Name
 		ms := byGGUF[name]
@@ -86,7 +126,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 					sr.Generated = append(sr.Generated, name)
 				}
 			} else {
-				unpairedG = append(unpairedG, j)
+				res.UnpairedGGUF = append(res.UnpairedGGUF, j)
 			}
 			continue
 		}
@@ -99,15 +139,15 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			}
 			if !whole {
 				for _, m := range ms {
-					unpairedH = append(unpairedH, m.hf)
+					res.UnpairedSource = append(res.UnpairedSource, m.hf)
 				}
-				unpairedG = append(unpairedG, j)
+				res.UnpairedGGUF = append(res.UnpairedGGUF, j)
 				continue
 			}
 			p.transform = TransformStackExperts
 		} else if len(ms) > 1 { // two source names for one GGUF tensor: the first pairs
 			for _, m := range ms[1:] {
-				unpairedH = append(unpairedH, m.hf)
+				res.UnpairedSource = append(res.UnpairedSource, m.hf)
 			}
 			ms = ms[:1]
 		}
@@ -120,45 +160,8 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		pairs = append(pairs, p)
 	}
 
-	r := &Report{Schema: Schema, A: a.Model.Name, B: b.Model.Name, TensorsCompared: true, MetadataCompared: !opt.IgnoreMetadata,
-		FailOn: opt.FailOn, Source: sr}
-	if len(r.FailOn) == 0 {
-		r.FailOn = Categories
-	}
-	r.Tensors = TensorReport{Added: []Tensor{}, Removed: []Tensor{}, Changed: []Change{}, Renamed: []Rename{}, NotCompared: []NotCompared{}, Groups: []Group{}}
-	r.Metadata = MetadataReport{Added: []MetaEntry{}, Removed: []MetaEntry{}, Changed: []MetaChange{}}
-	r.Notes = []Note{}
-	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
-	r.Verdict.Changed = !r.Verdict.A.same(r.Verdict.B)
-
-	var notRead NotRead
-	switch {
-	case opt.HeaderOnly:
-		notRead = NotReadHeaderOnly
-	case a.Remote || b.Remote:
-		notRead = NotReadRemote
-	case a.Snapshot != nil || b.Snapshot != nil:
-		notRead = NotReadSnapshot
-	}
-	readValues := notRead == "" && !gm.BigEndian()
-	r.ContentCompared, r.ValuesCompared = readValues, readValues
-	if !opt.Tolerance.IsZero() && readValues {
-		tol := opt.Tolerance
-		r.Tolerance = &tol
-	}
-
-	sides := [2]Side{{Model: a.Model}, {Model: b.Model}}
-	describeH := func(p *srcPair) Tensor {
-		d := describe(sides[1-side], p.hf[0])
-		if len(p.hf) > 1 {
-			d.Name = stackedName(d.Name)
-			d.Shape = append([]uint64{uint64(len(p.hf))}, d.Shape...)
-			d.Bytes *= uint64(len(p.hf))
-		}
-		return d
-	}
-
 	// Shapes first; the pairs whose shapes correspond are compared by value.
+	readValues := opt.ReadValues
 	var jobs []*srcJob
 	var jobPair []int
 	shapeOK := make([]bool, len(pairs))
@@ -172,7 +175,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		if p.transform == TransformStackExperts {
 			experts = len(p.hf)
 		}
-		shapeOK[k] = equalShape(expectedShape(ht.Shape, p.transform, experts), gt.Shape)
+		shapeOK[k] = slices.Equal(expectedShape(ht.Shape, p.transform, experts), gt.Shape)
 		if !shapeOK[k] && p.transform == TransformNone && trimmed(arch.Name, gt, ht) {
 			p.transform, shapeOK[k] = TransformTrimRows, true
 		}
@@ -199,8 +202,8 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 	}
 
 	// Pairs whose values differ badly: another transform may match.
-	for k, res := range resultOf {
-		if matchesWell(&res.diff) {
+	for k, rs := range resultOf {
+		if matchesWell(&rs.diff) {
 			continue
 		}
 		p := &pairs[k]
@@ -209,14 +212,14 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			if j == nil {
 				continue
 			}
-			rs, err := runSrcJobs(ctx, []*srcJob{j}, opt)
+			ra, err := runSrcJobs(ctx, []*srcJob{j}, opt)
 			if err != nil {
 				return nil, err
 			}
-			if matchesWell(&rs[0].diff) {
-				d := rs[0].diff
+			if matchesWell(&ra[0].diff) {
+				d := ra[0].diff
 				alt.Values = &d
-				res.alt = &alt
+				rs.alt = &alt
 				break
 			}
 		}
@@ -229,9 +232,14 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		if !keep(gt.Name, hm.Tensors[p.hf[0]].Name) {
 			continue
 		}
+		hName := hm.Tensors[p.hf[0]].Name
+		if len(p.hf) > 1 {
+			hName = stackedName(hName)
+		}
 		names := [2]string{}
-		names[side], names[1-side] = gt.Name, describeH(p).Name
-		sp := SourcePair{Name: names[0], NameB: names[1], Transform: p.transform, Heads: p.heads, Type: string(gt.DType)}
+		names[side], names[1-side] = gt.Name, hName
+		sp := Pair{Name: names[0], NameB: names[1], Transform: p.transform, Heads: p.heads, Type: string(gt.DType)}
+		pr := PairResult{GGUF: p.g, Source: p.hf, SourceName: hName}
 		ti, ok := typeIndex[sp.Type]
 		if !ok {
 			ti = len(sr.Types)
@@ -244,31 +252,17 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			ts.Parameters += n
 		}
 		ts.bytes += gt.Len()
-		var old, new Tensor
-		if side == 0 {
-			old, new = describe(sides[0], p.g), describeH(p)
-		} else {
-			old, new = describeH(p), describe(sides[1], p.g)
-		}
-		ch := Change{Name: names[0], NameB: names[1], Old: old, New: new, Transform: p.transform, Heads: p.heads}
-		res := resultOf[k]
+		rs := resultOf[k]
 		switch {
 		case !shapeOK[k]:
 			sp.Status = PairShape
-			ch.Fields = []string{"shape"}
-		case res == nil:
+		case rs == nil:
 			sp.Status = PairNotCompared
-			if readValues {
-				why := NotReadUnsupported
-				if !inFile(g, gt) || !inFile(h, &hm.Tensors[p.hf[0]]) {
-					why = NotReadBytesMissing
-				}
-				r.Tensors.NotCompared = append(r.Tensors.NotCompared, NotCompared{Name: names[0], Reason: why})
-			}
+			pr.BytesMissing = readValues && (!inFile(g, gt) || !inFile(h, &hm.Tensors[p.hf[0]]))
 		default:
-			d := res.diff
-			d.RMSE = rmse(res.sumSq, d.Count)
-			ts.sumSq += res.sumSq
+			d := rs.diff
+			d.RMSE = rmse(rs.sumSq, d.Count)
+			ts.sumSq += rs.sumSq
 			ts.count += d.Count
 			if d.Count > 0 && !math.IsNaN(d.MaxAbsDiff) {
 				ts.maxErr = max(ts.maxErr, d.MaxAbsDiff)
@@ -281,20 +275,17 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 				swapSides(&d)
 			}
 			if sp.Status == PairDiffers {
-				ch.Fields = []string{"data"}
-				ch.Values = &d
-				if res.alt != nil {
-					if side == 0 && res.alt.Values != nil {
-						swapSides(res.alt.Values)
+				pr.Values = &d
+				if rs.alt != nil {
+					if side == 0 && rs.alt.Values != nil {
+						swapSides(rs.alt.Values)
 					}
-					ch.MatchesUnder = res.alt
+					pr.MatchesUnder = rs.alt
 				}
 			}
 		}
 		sr.Pairs = append(sr.Pairs, sp)
-		if len(ch.Fields) > 0 {
-			r.Tensors.Changed = append(r.Tensors.Changed, ch)
-		}
+		res.Pairs = append(res.Pairs, pr)
 	}
 	for i := range sr.Types {
 		ts := &sr.Types[i]
@@ -307,48 +298,21 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			ts.MaxError = &m
 		}
 	}
-
-	removed, added := unpairedH, unpairedG
-	if side == 0 {
-		removed, added = unpairedG, unpairedH
-	}
-	for _, i := range removed {
-		if t := describe(sides[0], i); keep(t.Name) {
-			r.Tensors.Removed = append(r.Tensors.Removed, t)
-		}
-	}
-	for _, j := range added {
-		if t := describe(sides[1], j); keep(t.Name) {
-			r.Tensors.Added = append(r.Tensors.Added, t)
-		}
-	}
-	byName := func(x, y Tensor) int { return strings.Compare(x.Name, y.Name) }
-	slices.SortFunc(r.Tensors.Added, byName)
-	slices.SortFunc(r.Tensors.Removed, byName)
-	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
-	r.Tensors.Unchanged = len(sr.Pairs) - len(r.Tensors.Changed) - len(r.Tensors.NotCompared)
-	r.Tensors.Groups = groupChanges(&r.Tensors, r.Tolerance != nil)
-
-	if !opt.IgnoreMetadata {
+	if opt.Config {
 		sr.ConfigKeys = compareConfig(gm, arch.Name, cfg)
-		for _, ck := range sr.ConfigKeys {
-			if ck.Equal {
-				r.Metadata.Unchanged++
-				continue
-			}
-			vals := [2]string{}
-			vals[side], vals[1-side] = ck.GGUF, ck.Config
-			r.Metadata.Changed = append(r.Metadata.Changed, MetaChange{Key: ck.Key, Old: vals[0], New: vals[1], Kind: "value"})
-		}
-	} else {
-		sr.ConfigKeys = []ConfigKey{}
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
 	}
-	r.settle()
-	if !readValues {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteContentNotCompared, Reason: notRead}))
-	}
-	return r, nil
+	return res, nil
+}
+
+// inFile reports whether t's bytes lie within o's file.
+func inFile(o *source.Opened, t *canon.Tensor) bool {
+	off, size := o.Model.DataOffset(), o.Source.Size()
+	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
+}
+
+// tensorOf locates the bytes of t.
+func tensorOf(o *source.Opened, t *canon.Tensor) values.Tensor {
+	return values.Tensor{DType: t.DType, R: o.Source, Off: o.Model.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
 }
 
 // alternatives are the transforms to try on a pair whose values differ badly under the converter's.
@@ -379,14 +343,6 @@ func alternatives(p *srcPair, arch string, g, h *canon.Model) []Alternative {
 	}
 	return out
 }
-
-// NotReadUnsupported: a pair whose GGUF type cannot be dequantised, or whose source dtype cannot be
-// decoded: its values were not compared.
-const NotReadUnsupported NotRead = "unsupported-type"
-
-// NotReadSnapshot: a GGUF compared with its source where one side is a snapshot (package
-// canon/snapshot): tensors pair by name and shape, values are not compared.
-const NotReadSnapshot NotRead = "snapshot"
 
 // srcJob compares one GGUF tensor with its source under one transform, band by band: a band is a
 // run of the GGUF tensor's rows (within one expert), read, dequantised and compared on its own.
@@ -445,7 +401,7 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 	}
 	for _, i := range p.hf {
 		t := &h.Model.Tensors[i]
-		if t.DType != ht.DType || !equalShape(t.Shape, ht.Shape) || !inFile(h, t) {
+		if t.DType != ht.DType || !slices.Equal(t.Shape, ht.Shape) || !inFile(h, t) {
 			return nil
 		}
 		j.hts = append(j.hts, tensorOf(h, t))

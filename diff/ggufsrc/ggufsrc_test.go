@@ -1,0 +1,128 @@
+package ggufsrc
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/source"
+)
+
+// The fixtures are diff's: tiny random Hugging Face models and the GGUF files llama.cpp's
+// convert_hf_to_gguf.py wrote of them (make.py beside them).
+const srcDir = "../testdata/ggufsrc"
+
+func open(t *testing.T, path string) *source.Opened {
+	t.Helper()
+	o, err := source.Open(t.Context(), path, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+// compare compares fixture model with its GGUF file m (the source first).
+func compare(t *testing.T, model, m string, opt Options) *Result {
+	t.Helper()
+	h, g := open(t, filepath.Join(srcDir, model)), open(t, filepath.Join(srcDir, m+".gguf"))
+	if side := Side(h.Model, g.Model); side != 1 {
+		t.Fatalf("Side = %d, want 1", side)
+	}
+	res, err := Compare(t.Context(), h, g, 1, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pairs) != len(res.Report.Pairs) {
+		t.Fatalf("%d pair results for %d pairs", len(res.Pairs), len(res.Report.Pairs))
+	}
+	return res
+}
+
+// TestBands: the statistics are the same, bit for bit, whatever the band size (many bands of a few
+// rows each, merged in order).
+func TestBands(t *testing.T) {
+	for _, m := range []string{"llama-q8_0", "gpt2-f16", "mixtral-q8_0", "gemma2-q8_0"} {
+		model := strings.Split(m, "-")[0]
+		want := compare(t, model, m, Options{ReadValues: true, Config: true})
+		old := bandElements
+		bandElements = 32
+		got := compare(t, model, m, Options{ReadValues: true, Config: true})
+		bandElements = old
+		for i := range got.Pairs {
+			g, w := got.Pairs[i].Values, want.Pairs[i].Values
+			if (g == nil) != (w == nil) {
+				t.Fatalf("%s: %s: values %v against %v", m, got.Report.Pairs[i].Name, g, w)
+			}
+			if g != nil && (g.MaxAbsDiffIndex != w.MaxAbsDiffIndex || g.Differing != w.Differing || math.Abs(g.RelL2-w.RelL2) > 1e-12 ||
+				math.Abs(*g.RMSE-*w.RMSE) > 1e-12) {
+				t.Errorf("%s: %s: %+v against %+v", m, got.Report.Pairs[i].Name, g, w)
+			}
+		}
+		if len(got.Pairs) != len(want.Pairs) || len(got.Pairs) == 0 {
+			t.Errorf("%s: %d pairs against %d", m, len(got.Pairs), len(want.Pairs))
+		}
+	}
+}
+
+// TestResult: what Compare returns beside its Report: the tensors' indexes, the statistics of the
+// pairs that differ, nothing unpaired for a converter's own output; Keep filters the pairs; without
+// ReadValues nothing is compared by value, and without Config no key.
+func TestResult(t *testing.T) {
+	res := compare(t, "llama", "llama-q8_0", Options{ReadValues: true, Config: true})
+	if len(res.UnpairedGGUF)+len(res.UnpairedSource) != 0 || len(res.Report.ConfigKeys) == 0 {
+		t.Fatalf("unpaired %v %v, config keys %v", res.UnpairedGGUF, res.UnpairedSource, res.Report.ConfigKeys)
+	}
+	h, g := open(t, filepath.Join(srcDir, "llama")), open(t, filepath.Join(srcDir, "llama-q8_0.gguf"))
+	differ := 0
+	for i, pr := range res.Pairs {
+		sp := res.Report.Pairs[i]
+		if g.Model.Tensors[pr.GGUF].Name != sp.NameB || h.Model.Tensors[pr.Source[0]].Name != sp.Name || pr.SourceName != sp.Name {
+			t.Errorf("pair %d: %+v, %+v", i, pr, sp)
+		}
+		if (sp.Status == PairDiffers) != (pr.Values != nil) {
+			t.Errorf("%s: status %s, values %v", sp.Name, sp.Status, pr.Values)
+		}
+		if pr.Values != nil {
+			differ++
+			if pr.Values.RMSE == nil {
+				t.Errorf("%s: no rmse", sp.Name)
+			}
+		}
+	}
+	if differ == 0 {
+		t.Error("no Q8_0 pair differs")
+	}
+
+	kept := compare(t, "llama", "llama-q8_0", Options{Keep: func(names ...string) bool {
+		for _, n := range names {
+			if strings.Contains(n, "attn_q") {
+				return true
+			}
+		}
+		return false
+	}})
+	for i, sp := range kept.Report.Pairs {
+		if !strings.Contains(sp.NameB, "attn_q") || sp.Status != PairNotCompared || kept.Pairs[i].Values != nil {
+			t.Errorf("kept %+v", sp)
+		}
+	}
+	if len(kept.Pairs) == 0 || len(kept.Report.ConfigKeys) != 0 || kept.Report.Types[0].RMSE != nil {
+		t.Errorf("kept %d pairs, config keys %v, types %+v", len(kept.Pairs), kept.Report.ConfigKeys, kept.Report.Types)
+	}
+}
+
+// TestUnknownArch: a model that is no GGUF of an architecture the name map knows cannot be paired.
+func TestUnknownArch(t *testing.T) {
+	h := open(t, filepath.Join(srcDir, "llama"))
+	if Side(h.Model, h.Model) != -1 {
+		t.Error("two sources paired as a GGUF and its source")
+	}
+	h.Model.Format = canon.FormatGGUF // with no general.architecture
+	if _, err := Compare(t.Context(), h, h, 0, Options{}); !errors.Is(err, ErrUnknownArchitecture) {
+		t.Errorf("err = %v", err)
+	}
+}
