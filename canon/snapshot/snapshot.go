@@ -57,7 +57,7 @@ type Snapshot struct {
 	// Format is the model's format (safetensors, gguf, pytorch, numpy); Size its total size in bytes.
 	Format canon.Format `json:"format"`
 	Size   int64        `json:"size"`
-	// StructureID and ContentID are the model's IDs (hash.StructureID, hash.ContentID): Read checks
+	// StructureID and ContentID are the model's IDs (canon.StructureID, canon.ContentID): Read checks
 	// them against the tensors and digests below.
 	StructureID string `json:"structure_id"`
 	ContentID   string `json:"content_id"`
@@ -167,20 +167,8 @@ func Recordable(m *canon.Model, name string) error {
 // Seal sets the IDs and the Digest from the rest of the snapshot.
 func (s *Snapshot) Seal() {
 	m, digests := s.model(""), s.digests()
-	s.StructureID, s.ContentID = structureID(m), contentID(m, digests)
+	s.StructureID, s.ContentID = canon.StructureID(m), canon.ContentID(m, digests)
 	s.Digest = s.digest()
-}
-
-// structureID and contentID are hash.StructureID and hash.ContentID (a test holds them equal), which
-// this package cannot import: hash opens models, and opening a model may read a snapshot.
-func structureID(m *canon.Model) string {
-	sum := blake3.Sum256(canon.Canonical(m))
-	return "st1:" + hex.EncodeToString(sum[:])
-}
-
-func contentID(m *canon.Model, digests [][32]byte) string {
-	sum := blake3.Sum256(canon.CanonicalContent(m, digests))
-	return "ct1:" + hex.EncodeToString(sum[:])
 }
 
 // digest is the BLAKE3 of everything in the snapshot but its IDs and Digest, in a binary form
@@ -402,8 +390,8 @@ func Read(r io.Reader) (*Snapshot, error) {
 	}
 	m, digests := s.model(""), s.digests()
 	for _, c := range []struct{ what, recorded, computed string }{
-		{"structure ID", s.StructureID, structureID(m)},
-		{"content ID", s.ContentID, contentID(m, digests)},
+		{"structure ID", s.StructureID, canon.StructureID(m)},
+		{"content ID", s.ContentID, canon.ContentID(m, digests)},
 		{"digest", s.Digest, s.digest()},
 	} {
 		if c.recorded != c.computed {
