@@ -12,34 +12,26 @@
 package hash
 
 import (
-	"encoding/hex"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/zeebo/blake3"
 )
 
 // ID prefixes name the kind and the version of the canonical form an ID hashes.
 const (
-	StructurePrefix = "st1:"
-	ContentPrefix   = "ct1:"
+	StructurePrefix = canon.StructurePrefix
+	ContentPrefix   = canon.ContentPrefix
 )
 
-// StructureID is the BLAKE3-256 of the model's canonical structure form, as "st1:" and 64 hex digits.
-// It ignores metadata, tensor order, offsets, padding and JSON formatting, and changes with any name,
-// dtype, shape or tensor count.
-func StructureID(m *canon.Model) string {
-	sum := blake3.Sum256(canon.Canonical(m))
-	return StructurePrefix + hex.EncodeToString(sum[:])
-}
+// StructureID is the BLAKE3-256 of the model's canonical structure form, as "st1:" and 64 hex digits
+// (canon.StructureID, which computes it). It ignores metadata, tensor order, offsets, padding and JSON
+// formatting, and changes with any name, dtype, shape or tensor count.
+func StructureID(m *canon.Model) string { return canon.StructureID(m) }
 
-// ContentID is the BLAKE3-256 of the canonical content form, as "ct1:" and 64 hex digits. digests[i] is
-// the BLAKE3-256 of m.Tensors[i]'s bytes (see TensorDigests). It survives metadata edits and re-ordering
-// but not a single changed tensor byte.
-func ContentID(m *canon.Model, digests [][32]byte) string {
-	sum := blake3.Sum256(canon.CanonicalContent(m, digests))
-	return ContentPrefix + hex.EncodeToString(sum[:])
-}
+// ContentID is the BLAKE3-256 of the canonical content form, as "ct1:" and 64 hex digits
+// (canon.ContentID, which computes it). digests[i] is the BLAKE3-256 of m.Tensors[i]'s bytes (see
+// TensorDigests). It survives metadata edits and re-ordering but not a single changed tensor byte.
+func ContentID(m *canon.Model, digests [][32]byte) string { return canon.ContentID(m, digests) }
 
 // Short shortens an ID for display: its prefix and the first 16 hex digits.
 func Short(id string) string {

@@ -355,7 +355,6 @@ func reason(err error) string {
 
 // fileRecord is a File as JSON shows it.
 type fileRecord struct {
-	Schema         string          `json:"schema,omitempty"`
 	Path           string          `json:"path"`
 	Size           *int64          `json:"size"`
 	MTime          *string         `json:"mtime"`
@@ -369,9 +368,8 @@ type fileRecord struct {
 
 // errorRecord is a file that could not be read, as JSON shows it.
 type errorRecord struct {
-	Schema string `json:"schema,omitempty"`
-	Path   string `json:"path"`
-	Error  string `json:"error"`
+	Path  string `json:"path"`
+	Error string `json:"error"`
 }
 
 // refErrorRecord is the reference reader's error as JSON shows it (as `check` does).
@@ -382,14 +380,14 @@ type refErrorRecord struct {
 }
 
 // MarshalJSON writes the file's JSON record (see File).
-func (f File) MarshalJSON() ([]byte, error) { return json.Marshal(f.record("")) }
+func (f File) MarshalJSON() ([]byte, error) { return json.Marshal(f.record()) }
 
-// record is the file's JSON record, with schema when it stands alone (a JSONL line).
-func (f *File) record(schema string) any {
+// record is the file's JSON record (a JSONL line adds the schema: textfmt.WriteRecords).
+func (f *File) record() any {
 	if f.Err != nil {
-		return errorRecord{Schema: schema, Path: f.Path, Error: f.Err.Error()}
+		return errorRecord{Path: f.Path, Error: f.Err.Error()}
 	}
-	r := fileRecord{Schema: schema, Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem}
+	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem}
 	if f.Size >= 0 {
 		size, mtime := f.Size, f.MTime.Format(time.RFC3339Nano)
 		r.Size, r.MTime = &size, &mtime

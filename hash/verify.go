@@ -86,11 +86,10 @@ type VerifyResult struct {
 }
 
 // MarshalJSON writes the result's JSON record: its fields as tagged, and "error" with Err's message.
-func (v VerifyResult) MarshalJSON() ([]byte, error) { return json.Marshal(v.record("")) }
+func (v VerifyResult) MarshalJSON() ([]byte, error) { return json.Marshal(v.record()) }
 
 // verifyRecord is a VerifyResult as JSON shows it.
 type verifyRecord struct {
-	Schema     string   `json:"schema,omitempty"`
 	Path       string   `json:"path"`
 	OK         bool     `json:"ok"`
 	Code       Code     `json:"code,omitempty"`
@@ -101,8 +100,8 @@ type verifyRecord struct {
 	Error      string   `json:"error,omitempty"`
 }
 
-func (v *VerifyResult) record(schema string) verifyRecord {
-	r := verifyRecord{Schema: schema, Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched, Tensors: v.Tensors}
+func (v *VerifyResult) record() verifyRecord {
+	r := verifyRecord{Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched, Tensors: v.Tensors}
 	if v.Err != nil {
 		r.Error = v.Err.Error()
 	}

@@ -66,9 +66,9 @@ func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
 func WriteJSONL(w io.Writer, r *Report) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
-		records[i] = r.Files[i].record(Schema)
+		records[i] = r.Files[i].record()
 	}
-	return textfmt.WriteJSONL(w, records...)
+	return textfmt.WriteRecords(w, Schema, records...)
 }
 
 // WriteMarkdown writes a report as a Markdown table: a row per file that could be read, with its
@@ -143,9 +143,9 @@ func WriteVerifyJSON(w io.Writer, r *VerifyReport) error { return textfmt.WriteJ
 func WriteVerifyJSONL(w io.Writer, r *VerifyReport) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
-		records[i] = r.Files[i].record(VerifySchema)
+		records[i] = r.Files[i].record()
 	}
-	return textfmt.WriteJSONL(w, records...)
+	return textfmt.WriteRecords(w, VerifySchema, records...)
 }
 
 // WriteVerifyMarkdown writes a check as a Markdown table: a row per file, OK or **FAILED** with why.

@@ -147,19 +147,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
 
 // WriteJSONL writes one compact JSON record per model: the fields of its record in the JSON, after
-// "schema".
+// "schema" (textfmt.WriteRecords).
 func WriteJSONL(w io.Writer, r *Report) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
-		records[i] = jsonlRecord{Schema: r.Schema, File: &r.Files[i]}
+		records[i] = &r.Files[i]
 	}
-	return textfmt.WriteJSONL(w, records...)
-}
-
-// jsonlRecord is a File on its own, with the report's schema first.
-type jsonlRecord struct {
-	Schema string `json:"schema"`
-	*File
+	return textfmt.WriteRecords(w, r.Schema, records...)
 }
 
 // hintOf is f's hint, preceded by the way to ask for the repair when f is fixable and flags name it.

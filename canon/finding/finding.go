@@ -5,7 +5,10 @@
 // The package is a leaf: it imports nothing of stdiff, so every format package can use it.
 package finding
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Severity says how bad a finding is.
 type Severity string
@@ -76,10 +79,13 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes: a null or missing offset is -1. A negative offset is kept
-// as it is (older files wrote -1 for the whole file); callers that accept only -1 check it.
+// as it is (older files wrote -1 for the whole file); callers that accept only -1 check it. A field
+// that is none of Finding's is refused, as a snapshot (the finding's JSON read back) refuses one.
 func (f *Finding) UnmarshalJSON(b []byte) error {
 	var r record
-	if err := json.Unmarshal(b, &r); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
 		return err
 	}
 	*f = Finding{Code: r.Code, Severity: r.Severity, Offset: -1, Message: r.Message, Hint: r.Hint, RefKind: r.RefKind, Fixable: r.Fixable, Global: r.Global, Entry: r.Entry}

@@ -39,3 +39,11 @@ func TestOffsetNull(t *testing.T) {
 		t.Errorf("a missing offset reads as %d (%v), want -1", missing.Offset, err)
 	}
 }
+
+// TestUnknownFieldRefused: JSON with a field that is none of Finding's is not a finding.
+func TestUnknownFieldRefused(t *testing.T) {
+	var f finding.Finding
+	if err := json.Unmarshal([]byte(`{"code":"x","severity":"info","offset":null,"message":"","extra":1}`), &f); err == nil {
+		t.Errorf("read as %+v", f)
+	}
+}

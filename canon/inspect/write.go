@@ -612,17 +612,11 @@ func triggerCell(declared, guessed []string) string {
 func WriteShortJSON(w io.Writer, r *ShortReport) error { return textfmt.WriteJSON(w, r) }
 
 // WriteShortJSONL writes one compact JSON record per model: the fields of its row in the JSON, after
-// "schema".
+// "schema" (textfmt.WriteRecords).
 func WriteShortJSONL(w io.Writer, r *ShortReport) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
-		records[i] = shortRecord{Schema: r.Schema, Row: &r.Files[i]}
+		records[i] = &r.Files[i]
 	}
-	return textfmt.WriteJSONL(w, records...)
-}
-
-// shortRecord is a Row on its own, with the report's schema first.
-type shortRecord struct {
-	Schema string `json:"schema"`
-	*Row
+	return textfmt.WriteRecords(w, r.Schema, records...)
 }

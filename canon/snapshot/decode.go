@@ -28,15 +28,10 @@ func decodeAsWritten(b []byte) (s *Snapshot, ok bool) {
 	if !found || !cut || !bytes.HasPrefix(head, []byte(`{"schema":`)) { // so that head's fields and the lists join
 		return nil, false
 	}
-	var h struct { // the findings' offsets may be null
-		Snapshot
-		Findings []finding `json:"findings"`
-	}
-	if decodeStrict(append(head[:len(head):len(head)], '}'), &h) != nil || h.Metadata != nil || h.Tensors != nil { // a copy: b stays
+	s = new(Snapshot)
+	if decodeStrict(append(head[:len(head):len(head)], '}'), s) != nil || s.Metadata != nil || s.Tensors != nil { // a copy: b stays
 		return nil, false
 	}
-	s = &h.Snapshot
-	s.Findings = findingsIn(h.Findings)
 	meta, tensors, found := bytes.Cut(append([]byte("\n"), rest...), []byte(tensorsStart))
 	tensors, cut = bytes.CutSuffix(tensors, []byte(end))
 	if !found || !cut {

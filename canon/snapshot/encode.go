@@ -25,7 +25,7 @@ func (s *Snapshot) encode(b []byte) []byte {
 	b = appendString(append(b, `,"content_id":`...), s.ContentID)
 	b = appendString(append(b, `,"digest":`...), s.Digest)
 	b = appendJSON(append(b, `,"verdict":`...), s.Verdict)
-	b = appendJSON(append(b, `,"findings":`...), findingsOut(s.Findings))
+	b = appendJSON(append(b, `,"findings":`...), s.Findings)
 	b = append(b, `,"metadata":[`...)
 	for i := range s.Metadata {
 		b = appendJSON(append(b, ",\n"[1-min(i, 1):]...), &s.Metadata[i])

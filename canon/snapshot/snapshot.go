@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/zeebo/blake3"
 )
@@ -56,7 +57,7 @@ type Snapshot struct {
 	// Format is the model's format (safetensors, gguf, pytorch, numpy); Size its total size in bytes.
 	Format canon.Format `json:"format"`
 	Size   int64        `json:"size"`
-	// StructureID and ContentID are the model's IDs (hash.StructureID, hash.ContentID): Read checks
+	// StructureID and ContentID are the model's IDs (canon.StructureID, canon.ContentID): Read checks
 	// them against the tensors and digests below.
 	StructureID string `json:"structure_id"`
 	ContentID   string `json:"content_id"`
@@ -71,49 +72,9 @@ type Snapshot struct {
 	Tensors  []Tensor        `json:"tensors"`
 }
 
-// finding is a finding as a snapshot writes it: the offset null for the whole file; a pickle's global
-// and the archive entry as every report writes them.
-type finding struct {
-	Code     string         `json:"code"`
-	Severity canon.Severity `json:"severity"`
-	Offset   *int64         `json:"offset"`
-	Message  string         `json:"message"`
-	Hint     string         `json:"hint,omitempty"`
-	RefKind  canon.RefKind  `json:"reference_kind,omitempty"`
-	Fixable  bool           `json:"fixable,omitempty"`
-	Global   string         `json:"global,omitempty"`
-	Entry    string         `json:"entry,omitempty"`
-}
-
-// findingsOut are fs as a snapshot writes them (nil for nil).
-func findingsOut(fs []canon.Finding) []finding {
-	if fs == nil {
-		return nil
-	}
-	out := make([]finding, len(fs))
-	for i, f := range fs {
-		out[i] = finding{Code: f.Code, Severity: f.Severity, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable, Global: f.Global, Entry: f.Entry}
-		if f.Offset >= 0 {
-			out[i].Offset = &fs[i].Offset
-		}
-	}
-	return out
-}
-
-// findingsIn are the findings a snapshot holds, a null offset -1 (nil for nil).
-func findingsIn(in []finding) []canon.Finding {
-	if in == nil {
-		return nil
-	}
-	out := make([]canon.Finding, len(in))
-	for i, f := range in {
-		out[i] = canon.Finding{Code: f.Code, Severity: f.Severity, Offset: -1, Message: f.Message, Hint: f.Hint, RefKind: f.RefKind, Fixable: f.Fixable, Global: f.Global, Entry: f.Entry}
-		if f.Offset != nil {
-			out[i].Offset = *f.Offset
-		}
-	}
-	return out
-}
+// sealedFinding is a finding as the digest covers it: encoding/json's form of the struct, a whole-file
+// offset -1 (not null, as the snapshot file writes it), as snapshots have been sealed from the start.
+type sealedFinding finding.Finding
 
 // Verdict is the reference reader's verdict on the model.
 type Verdict struct {
@@ -206,28 +167,15 @@ func Recordable(m *canon.Model, name string) error {
 // Seal sets the IDs and the Digest from the rest of the snapshot.
 func (s *Snapshot) Seal() {
 	m, digests := s.model(""), s.digests()
-	s.StructureID, s.ContentID = structureID(m), contentID(m, digests)
+	s.StructureID, s.ContentID = canon.StructureID(m), canon.ContentID(m, digests)
 	s.Digest = s.digest()
-}
-
-// structureID and contentID are hash.StructureID and hash.ContentID (a test holds them equal), which
-// this package cannot import: hash opens models, and opening a model may read a snapshot.
-func structureID(m *canon.Model) string {
-	sum := blake3.Sum256(canon.Canonical(m))
-	return "st1:" + hex.EncodeToString(sum[:])
-}
-
-func contentID(m *canon.Model, digests [][32]byte) string {
-	sum := blake3.Sum256(canon.CanonicalContent(m, digests))
-	return "ct1:" + hex.EncodeToString(sum[:])
 }
 
 // digest is the BLAKE3 of everything in the snapshot but its IDs and Digest, in a binary form
 // ("stdiff-snapshot-digest/1", then each field in order: strings and lists with their lengths as
 // uvarints, integers as varints, floats as their 8 bytes little-endian with every undefined one as
-// one NaN, since JSON writes them all as null; the findings as encoding/json writes a canon.Finding,
-// a whole-file offset -1, as when snapshots wrote it so): a hand-edited value, verdict or summary
-// changes it.
+// one NaN, since JSON writes them all as null; the findings as sealedFinding, a whole-file offset -1,
+// as when snapshots wrote it so): a hand-edited value, verdict or summary changes it.
 func (s *Snapshot) digest() string {
 	h := blake3.New()
 	var b []byte
@@ -245,7 +193,14 @@ func (s *Snapshot) digest() string {
 	str(string(s.Format))
 	num(s.Size)
 	str(string(appendJSON(nil, s.Verdict)))
-	str(string(appendJSON(nil, s.Findings)))
+	var sealed []sealedFinding // nil for nil, as the findings
+	for _, f := range s.Findings {
+		sealed = append(sealed, sealedFinding(f))
+	}
+	if s.Findings != nil && sealed == nil {
+		sealed = []sealedFinding{}
+	}
+	str(string(appendJSON(nil, sealed)))
 	num(int64(len(s.Metadata)))
 	for _, e := range s.Metadata {
 		str(e.Key)
@@ -435,8 +390,8 @@ func Read(r io.Reader) (*Snapshot, error) {
 	}
 	m, digests := s.model(""), s.digests()
 	for _, c := range []struct{ what, recorded, computed string }{
-		{"structure ID", s.StructureID, structureID(m)},
-		{"content ID", s.ContentID, contentID(m, digests)},
+		{"structure ID", s.StructureID, canon.StructureID(m)},
+		{"content ID", s.ContentID, canon.ContentID(m, digests)},
 		{"digest", s.Digest, s.digest()},
 	} {
 		if c.recorded != c.computed {
@@ -465,12 +420,10 @@ func readSchema(b []byte) (string, error) {
 }
 
 // wire is a snapshot as Read decodes it: its tensors' summaries are decoded without a decoder of
-// their own (values.Stats.UnmarshalJSON), which would parse each one twice; its findings' offsets may
-// be null.
+// their own (values.Stats.UnmarshalJSON), which would parse each one twice.
 type wire struct {
 	Snapshot
-	Findings []finding    `json:"findings"`
-	Tensors  []wireTensor `json:"tensors"`
+	Tensors []wireTensor `json:"tensors"`
 }
 
 type wireTensor struct {
@@ -488,7 +441,6 @@ type wireTensor struct {
 // snapshot is the Snapshot w holds.
 func (w *wire) snapshot() *Snapshot {
 	s := w.Snapshot
-	s.Findings = findingsIn(w.Findings)
 	s.Tensors = make([]Tensor, len(w.Tensors))
 	f := func(p *float64) float64 {
 		if p == nil {

@@ -166,6 +166,7 @@ func TestReadRefuses(t *testing.T) {
 		{"not a snapshot", `{"schema":"stdiff.hash/v1"}`, snapshot.ErrNotSnapshot},
 		{"not JSON", `{"schema":`, snapshot.ErrNotSnapshot},
 		{"unknown field", strings.Replace(b, `"size":`, `"extra":1,"size":`, 1), snapshot.ErrInvalid},
+		{"unknown field in a finding", strings.Replace(b, `"findings":[]`, `"findings":[{"code":"c","severity":"info","offset":null,"message":"m","extra":1}]`, 1), snapshot.ErrInvalid},
 		{"trailing", b + "{}", snapshot.ErrInvalid},
 		{"trailing brace", b + "}", snapshot.ErrInvalid},
 		{"reformatted, trailing brace", strings.ReplaceAll(b, ",\n", ", ") + "}", snapshot.ErrInvalid},
@@ -304,6 +305,30 @@ func TestFindingOffsets(t *testing.T) {
 	forged := bytes.Replace(write(t, s), []byte(`"offset":null`), []byte(`"offset":-2`), 1)
 	if _, err := snapshot.Read(bytes.NewReader(forged)); !errors.Is(err, snapshot.ErrInvalid) {
 		t.Errorf("offset -2: %v", err)
+	}
+}
+
+// TestSealedBeforeStillReads: snapshots sealed by earlier versions of stdiff, kept as they were written
+// (testdata: a finding about the whole file with the offset null, as written from a2f41f0 on, and -1,
+// as written before), still read, their digest unchanged; written again, they are the file of today.
+func TestSealedBeforeStillReads(t *testing.T) {
+	now, err := os.ReadFile(filepath.Join("testdata", "sealed-offset-null.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sealed-offset-null.snapshot.json", "sealed-offset-minus-one.snapshot.json"} {
+		t.Run(name, func(t *testing.T) {
+			s, err := snapshot.ReadFile(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Findings) != 2 || s.Findings[0].Offset != -1 || s.Findings[1].Offset != 8 || !s.Findings[1].Fixable {
+				t.Errorf("findings %+v", s.Findings)
+			}
+			if b := write(t, s); !bytes.Equal(b, now) {
+				t.Errorf("written again:\n%s\nwant\n%s", b, now)
+			}
+		})
 	}
 }
 

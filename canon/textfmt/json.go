@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -38,6 +39,36 @@ func WriteJSONL(w io.Writer, records ...any) error {
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
+	}
+	return bw.Flush()
+}
+
+// WriteRecords writes each record as WriteJSONL does, with "schema" first: the line a report's
+// JSONL output gives each record, so that it stands alone. Each record must encode as a JSON object
+// (a struct, or a pointer to one), whose fields follow the schema; it has no "schema" field of its own.
+func WriteRecords(w io.Writer, schema string, records ...any) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(schema); err != nil {
+		return err
+	}
+	head := append([]byte(`{"schema":`), bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	for _, r := range records {
+		buf.Reset()
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		b := buf.Bytes()
+		if len(b) < 3 || b[0] != '{' {
+			return fmt.Errorf("textfmt: a record of %T is not a JSON object", r)
+		}
+		bw.Write(head)
+		if b[1] != '}' {
+			bw.WriteByte(',')
+		}
+		bw.Write(b[1:])
 	}
 	return bw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -136,5 +137,37 @@ func TestWriteJSONL(t *testing.T) {
 	}
 	if err := textfmt.WriteJSONL(&b, math.Inf(1)); err == nil || strings.Contains(b.String()[len(want):], "Inf") {
 		t.Errorf("+Inf: %v, wrote %q", err, b.String()[len(want):])
+	}
+}
+
+// TestWriteRecords: each record on its line with "schema" first, as a struct with the schema and the
+// record embedded writes it (what each report's JSONL did on its own before); a record that is not a
+// JSON object is refused.
+func TestWriteRecords(t *testing.T) {
+	type rec struct {
+		Path  string   `json:"path"`
+		Size  *int64   `json:"size"`
+		Words []string `json:"words,omitempty"`
+	}
+	type wrapped struct {
+		Schema string `json:"schema"`
+		*rec
+	}
+	n := int64(7)
+	recs := []*rec{{Path: "a<&>\u2028.safetensors", Size: &n, Words: []string{"x"}}, {Path: ""}}
+	var got, want bytes.Buffer
+	if err := textfmt.WriteRecords(&got, "x/v1 <&>", recs[0], recs[1], struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := textfmt.WriteJSONL(&want, wrapped{"x/v1 <&>", recs[0]}, wrapped{"x/v1 <&>", recs[1]}, map[string]string{"schema": "x/v1 <&>"}); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
+	}
+	for _, bad := range []any{[]int{1}, "s", (*rec)(nil)} {
+		if err := textfmt.WriteRecords(io.Discard, "x/v1", bad); err == nil {
+			t.Errorf("%#v: no error", bad)
+		}
 	}
 }

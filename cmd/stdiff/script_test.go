@@ -24,6 +24,10 @@ import (
 var corpusDir, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "real"))
 
 func TestMain(m *testing.M) {
+	// Under -race a process sleeps a second as it exits (the race runtime's atexit_sleep_ms), and the
+	// scripts run hundreds of stdiff commands, each a process: theirs exit at once (testscript passes
+	// GORACE on). A GORACE of the user's own comes after, so its options win.
+	os.Setenv("GORACE", strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
 	testscript.Main(m, map[string]func(){
 		"stdiff": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})

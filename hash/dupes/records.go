@@ -1,9 +1,8 @@
 package dupes
 
-// Record is one member of a group as render.WriteJSONL writes it: the group's level, keeper, IDs and
-// run, then the member's fields, so that each line stands alone.
+// Record is one member of a group as render.WriteJSONL writes it (after the schema): the group's
+// level, keeper, IDs and run, then the member's fields, so that each line stands alone.
 type Record struct {
-	Schema      string `json:"schema"`
 	Level       Level  `json:"level"`
 	Keeper      string `json:"keeper,omitempty"`
 	StructureID string `json:"structure_id"`
@@ -16,7 +15,7 @@ func (r *Report) Records() []Record {
 	var out []Record
 	for _, g := range r.Groups {
 		for _, m := range g.Members {
-			out = append(out, Record{Schema: Schema, Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Run: g.Run, Member: m})
+			out = append(out, Record{Level: g.Level, Keeper: g.Keeper, StructureID: g.StructureID, Run: g.Run, Member: m})
 		}
 	}
 	return out

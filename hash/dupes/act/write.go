@@ -13,20 +13,14 @@ import (
 // WriteJSON writes the act report as indented JSON (textfmt.WriteJSON).
 func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
 
-// actRecord is an action on its own line, with the report's schema first.
-type actRecord struct {
-	Schema string `json:"schema"`
-	*Action
-}
-
-// WriteJSONL writes one compact JSON record per action, each with the schema: the fields of the
-// action in the JSON.
+// WriteJSONL writes one compact JSON record per action, each with the schema (textfmt.WriteRecords):
+// the fields of the action in the JSON.
 func WriteJSONL(w io.Writer, r *Report) error {
 	out := make([]any, len(r.Actions))
 	for i := range r.Actions {
-		out[i] = actRecord{Schema: r.Schema, Action: &r.Actions[i]}
+		out[i] = &r.Actions[i]
 	}
-	return textfmt.WriteJSONL(w, out...)
+	return textfmt.WriteRecords(w, r.Schema, out...)
 }
 
 // WriteText writes the act report for a terminal: a line per action, then a summary line. Names

@@ -61,15 +61,16 @@ const (
 // WriteJSON writes the report as indented JSON (textfmt.WriteJSON).
 func WriteJSON(w io.Writer, r *dupes.Report) error { return textfmt.WriteJSON(w, r) }
 
-// WriteJSONL writes one compact JSON record per member of each group (Records): nothing when there
-// are no duplicates. Skipped models, notes and totals are in the JSON only.
+// WriteJSONL writes one compact JSON record per member of each group (Records), each with the schema
+// first (textfmt.WriteRecords): nothing when there are no duplicates. Skipped models, notes and
+// totals are in the JSON only.
 func WriteJSONL(w io.Writer, r *dupes.Report) error {
 	recs := r.Records()
 	out := make([]any, len(recs))
 	for i := range recs {
 		out[i] = &recs[i]
 	}
-	return textfmt.WriteJSONL(w, out...)
+	return textfmt.WriteRecords(w, dupes.Schema, out...)
 }
 
 // printer writes formatted text and keeps the first error.
