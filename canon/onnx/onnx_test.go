@@ -167,11 +167,22 @@ func TestExternal(t *testing.T) {
 	}
 }
 
+// pythonWith returns a Python interpreter that imports modules, or "" (Debian's packages install into
+// /usr/bin/python3, which a pyenv shim may hide; elsewhere onnx may be pip's, in the python3 on PATH).
+func pythonWith(modules string) string {
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if path, err := exec.LookPath(p); err == nil && exec.Command(path, "-c", "import "+modules).Run() == nil {
+			return path
+		}
+	}
+	return ""
+}
+
 // TestOnnxWritten: models written by the onnx package (Debian's python3-onnx) read as onnx reads
 // them: every tensor's name, type, dims and bytes (numpy's, row-major little-endian).
 func TestOnnxWritten(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import onnx, numpy").Run(); err != nil {
+	py := pythonWith("onnx, numpy")
+	if py == "" {
 		t.Skip("python3-onnx is not installed (apt-get install python3-onnx)")
 	}
 	dir := t.TempDir()
