@@ -596,12 +596,10 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	}
 	// Derived: kohya dataset folders named <repeats>_<words>.
 	var dirs []string
-	freq, freqOK := tagFrequency(meta("ss_tag_frequency"))
+	freqDirs, top, freqOK := tagSummary(meta("ss_tag_frequency"), 5)
 	for _, k := range []string{"ss_dataset_dirs", "ss_tag_frequency"} {
 		if k == "ss_tag_frequency" && freqOK { // its folders, read once
-			for d := range freq {
-				dirs = append(dirs, d)
-			}
+			dirs = append(dirs, freqDirs...)
 			continue
 		}
 		var obj map[string]json.RawMessage
@@ -618,20 +616,8 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 		}
 	}
 	// Derived: the most frequent tags.
-	if freqOK {
-		counts := map[string]float64{}
-		for _, tags := range freq {
-			if len(freq) == 1 && trimmed(tags) { // the usual one folder: its counts are the sums
-				counts = tags
-				break
-			}
-			for tag, n := range tags {
-				counts[strings.TrimSpace(tag)] += n
-			}
-		}
-		for _, t := range mostFrequent(counts, 5) {
-			add(t, "metadata ss_tag_frequency (most frequent tags)", true)
-		}
+	for _, t := range top {
+		add(t, "metadata ss_tag_frequency (most frequent tags)", true)
 	}
 }
 

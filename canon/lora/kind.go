@@ -1,6 +1,7 @@
 package lora
 
 import (
+	"hash/maphash"
 	"regexp"
 	"sort"
 	"strconv"
@@ -227,63 +228,76 @@ var algoKinds = [nAlgos]Kind{aLoRA: KindLoRA, aDoRA: KindDoRA, aLoHa: KindLoHa, 
 
 // module is the tensors of one adapted layer, by the part each plays.
 type module struct {
-	shapes [nParts][]uint64
-	has    [nParts]bool
+	name string
+	// parts holds, for each part, the index of its tensor in the model's tensors plus one (0: none).
+	parts [nParts]int32
+}
+
+// has reports whether the module has a tensor for part p.
+func (md *module) has(p part) bool { return md.parts[p] != 0 }
+
+// shape is the shape of the module's tensor for part p (of ts, the model's tensors), nil when absent.
+func (md *module) shape(ts []canon.Tensor, p part) []uint64 {
+	if i := md.parts[p]; i != 0 {
+		return ts[i-1].Shape
+	}
+	return nil
 }
 
 // dim returns dimension i of a part's shape, 0 when the part or the dimension is absent.
-func (md *module) dim(p part, i int) uint64 {
-	if s := md.shapes[p]; i < len(s) {
+func (md *module) dim(ts []canon.Tensor, p part, i int) uint64 {
+	if s := md.shape(ts, p); i < len(s) {
 		return s[i]
 	}
 	return 0
 }
 
 // classify says which method a module uses, its rank (0 when it is not low-rank), the input width of
-// the layer it changes (0 when unknown) and whether that layer is a spatial convolution.
-func (md *module) classify() (a algo, rank int, in uint64, conv bool) {
+// the layer it changes (0 when unknown) and whether that layer is a spatial convolution; ts are the
+// model's tensors.
+func (md *module) classify(ts []canon.Tensor) (a algo, rank int, in uint64, conv bool) {
 	switch {
-	case md.has[pDown]:
-		a, rank, in = aLoRA, int(md.dim(pDown, 0)), md.dim(pDown, 1)
-		if md.has[pMagnitude] {
+	case md.has(pDown):
+		a, rank, in = aLoRA, int(md.dim(ts, pDown, 0)), md.dim(ts, pDown, 1)
+		if md.has(pMagnitude) {
 			a = aDoRA
 		}
-		s := md.shapes[pDown]
-		conv = md.has[pMid] || (len(s) == 4 && (s[2] > 1 || s[3] > 1))
-	case md.has[pMLXA]:
-		a, rank, in = aLoRA, int(md.dim(pMLXA, 1)), md.dim(pMLXA, 0)
-	case md.has[pHadaW1B]:
-		a, rank, in = aLoHa, int(md.dim(pHadaW1B, 0)), md.dim(pHadaW1B, 1)
-	case md.has[pLokrW1] || md.has[pLokrW1A] || md.has[pLokrW2] || md.has[pLokrW2A]:
+		s := md.shape(ts, pDown)
+		conv = md.has(pMid) || (len(s) == 4 && (s[2] > 1 || s[3] > 1))
+	case md.has(pMLXA):
+		a, rank, in = aLoRA, int(md.dim(ts, pMLXA, 1)), md.dim(ts, pMLXA, 0)
+	case md.has(pHadaW1B):
+		a, rank, in = aLoHa, int(md.dim(ts, pHadaW1B, 0)), md.dim(ts, pHadaW1B, 1)
+	case md.has(pLokrW1) || md.has(pLokrW1A) || md.has(pLokrW2) || md.has(pLokrW2A):
 		a = aLoKr
 		// The layer's weight is w1 ⊗ w2, w1 [a, c] and w2 [b, d]: its input width is c·d.
-		c, d := md.dim(pLokrW1, 1), md.dim(pLokrW2, 1)
+		c, d := md.dim(ts, pLokrW1, 1), md.dim(ts, pLokrW2, 1)
 		if c == 0 {
-			c = md.dim(pLokrW1B, 1)
+			c = md.dim(ts, pLokrW1B, 1)
 		}
 		if d == 0 {
-			d = md.dim(pLokrW2B, 1)
+			d = md.dim(ts, pLokrW2B, 1)
 		}
 		in = c * d
 		switch {
-		case md.has[pLokrW2A] && md.has[pLokrT2]:
-			rank = int(md.dim(pLokrW2A, 0))
-		case md.has[pLokrW2A]:
-			rank = int(md.dim(pLokrW2A, 1))
-		case md.has[pLokrW1A]:
-			rank = int(md.dim(pLokrW1A, 1))
+		case md.has(pLokrW2A) && md.has(pLokrT2):
+			rank = int(md.dim(ts, pLokrW2A, 0))
+		case md.has(pLokrW2A):
+			rank = int(md.dim(ts, pLokrW2A, 1))
+		case md.has(pLokrW1A):
+			rank = int(md.dim(ts, pLokrW1A, 1))
 		} // both factors whole: a full-dimension LoKr, no rank
-	case md.has[pGLoRAA2]:
-		a, rank, in = aGLoRA, int(md.dim(pGLoRAA2, 0)), md.dim(pGLoRAA2, 1)
-	case md.has[pOFTBlocks] && len(md.shapes[pOFTBlocks]) == 4, md.has[pBOFT]:
+	case md.has(pGLoRAA2):
+		a, rank, in = aGLoRA, int(md.dim(ts, pGLoRAA2, 0)), md.dim(ts, pGLoRAA2, 1)
+	case md.has(pOFTBlocks) && len(md.shape(ts, pOFTBlocks)) == 4, md.has(pBOFT):
 		a = aBOFT
-	case md.has[pOFTBlocks], md.has[pOFT]:
+	case md.has(pOFTBlocks), md.has(pOFT):
 		a = aOFT
-	case md.has[pIA3]:
+	case md.has(pIA3):
 		a = aIA3
-	case md.has[pDiff]:
+	case md.has(pDiff):
 		a = aFull
-		if s := md.shapes[pDiff]; len(s) >= 2 {
+		if s := md.shape(ts, pDiff); len(s) >= 2 {
 			in = s[1]
 		}
 	}
@@ -318,9 +332,12 @@ type survey struct {
 	// the width of the last token embedding seen.
 	contexts map[uint64]int
 	tiDim    uint64
-	modules  map[string]*module
-	block    []module // where new modules are taken from
-	order    []string
+	// ts are the model's tensors; modules the adapter modules, in the order their first tensors come,
+	// found by name through slots (high 32 bits: the name's hash; low 32: index + 1; 0 is empty).
+	ts      []canon.Tensor
+	modules []module
+	slots   []uint64
+	seed    maphash.Seed
 	// marked are the tokens declared as such (lora_diffusion's <embed> metadata, bundle_emb.NAME);
 	// angled the tensors named <token>, tokens only in a file of nothing else (diffusers' textual
 	// inversion).
@@ -339,7 +356,9 @@ type adapter struct {
 // lora_diffusion's tokens, the metadata that marks them): its kind, the naming scheme, the base family
 // (where the shapes tell), the adapter rank and the tokens it carries.
 func (in *Info) fromTensors(m *canon.Model) {
-	sv := surveyTensors(m)
+	sv := surveys.Get().(*survey)
+	defer sv.release()
+	sv.survey(m)
 	ad := sv.adapter()
 	tokensOnly := sv.tokensOnly()
 	in.EmbeddedTokens = sv.marked
@@ -362,12 +381,30 @@ func (in *Info) fromTensors(m *canon.Model) {
 	}
 }
 
-// surveyTensors counts what the tensors of a model say.
-func surveyTensors(m *canon.Model) *survey {
-	sv := &survey{tensors: len(m.Tensors), contexts: map[uint64]int{}, modules: make(map[string]*module, min(len(m.Tensors)/2, 1024)), seenToken: map[string]bool{}}
-	embedMarked := map[string]bool{}
+// surveys keeps surveys, their tables and modules, for reuse: a collection's files are surveyed one
+// after another.
+var surveys = sync.Pool{New: func() any { return &survey{seed: maphash.MakeSeed()} }}
+
+// release clears what sv holds of a model and puts it back in surveys.
+func (sv *survey) release() {
+	clear(sv.modules)                                                                                // the names are parts of a header
+	*sv = survey{modules: sv.modules[:0], slots: sv.slots[:0], seed: sv.seed, contexts: sv.contexts} // the table is cleared at its first use
+	clear(sv.contexts)
+	surveys.Put(sv)
+}
+
+// survey counts what the tensors of m say, into sv (as release left it).
+func (sv *survey) survey(m *canon.Model) {
+	sv.ts, sv.tensors = m.Tensors, len(m.Tensors)
+	if sv.contexts == nil {
+		sv.contexts = map[uint64]int{}
+	}
+	var embedMarked map[string]bool
 	for _, e := range m.Metadata {
 		if e.Value == "<embed>" {
+			if embedMarked == nil {
+				embedMarked = map[string]bool{}
+			}
 			embedMarked[e.Key] = true
 		}
 	}
@@ -395,10 +432,9 @@ func surveyTensors(m *canon.Model) *survey {
 		case strings.HasPrefix(t.Name, "<") && strings.HasSuffix(t.Name, ">") && len(t.Shape) >= 1 && len(t.Shape) <= 2:
 			sv.token(&sv.angled, t.Name, t.Shape)
 		default:
-			sv.addPart(t.Name, t.Shape)
+			sv.addPart(i)
 		}
 	}
-	return sv
 }
 
 // countNaming counts the naming scheme and the family a tensor's name shows.
@@ -482,6 +518,9 @@ func llmLayer(name string) bool {
 // token records a learnt token (into list, once; tok "" records only the width).
 func (sv *survey) token(list *[]string, tok string, shape []uint64) {
 	if tok != "" && !sv.seenToken[tok] {
+		if sv.seenToken == nil {
+			sv.seenToken = map[string]bool{}
+		}
 		sv.seenToken[tok] = true
 		*list = append(*list, tok)
 	}
@@ -490,8 +529,9 @@ func (sv *survey) token(list *[]string, tok string, shape []uint64) {
 	}
 }
 
-// addPart files a tensor under its adapter module, or counts it as loose.
-func (sv *survey) addPart(name string, shape []uint64) {
+// addPart files tensor i under its adapter module, or counts it as loose.
+func (sv *survey) addPart(i int) {
+	name, shape := sv.ts[i].Name, sv.ts[i].Shape
 	mod, p := splitPart(name)
 	switch {
 	case p == pNone:
@@ -505,30 +545,70 @@ func (sv *survey) addPart(name string, shape []uint64) {
 	case p == pMLXA:
 		sv.mlx++
 	}
-	md := sv.modules[mod]
-	if md == nil {
-		if len(sv.block) == cap(sv.block) { // modules come in blocks: a LoRA has hundreds
-			sv.block = make([]module, 0, 32)
-		}
-		sv.block = sv.block[:len(sv.block)+1]
-		md = &sv.block[len(sv.block)-1]
-		sv.modules[mod] = md
-		sv.order = append(sv.order, mod)
+	sv.module(mod).parts[p] = int32(i + 1)
+}
+
+// module returns the module named name, added when it is new. A module's tensors usually come one
+// after another: the last module is looked at before the table.
+func (sv *survey) module(name string) *module {
+	if n := len(sv.modules); n > 0 && sv.modules[n-1].name == name {
+		return &sv.modules[n-1]
 	}
-	md.has[p] = true
-	md.shapes[p] = shape
+	if 2*(len(sv.modules)+1) > len(sv.slots) {
+		sv.grow()
+	}
+	k, tag := sv.slot(name)
+	if s := sv.slots[k]; s != 0 {
+		return &sv.modules[int(uint32(s))-1]
+	}
+	sv.modules = append(sv.modules, module{name: name})
+	sv.slots[k] = tag | uint64(len(sv.modules))
+	return &sv.modules[len(sv.modules)-1]
+}
+
+// slot is where the module named name is in sv.slots, or the empty slot where it would go, and the
+// hash tag stored with it.
+func (sv *survey) slot(name string) (k, tag uint64) {
+	h := maphash.String(sv.seed, name)
+	tag = h &^ (1<<32 - 1)
+	mask := uint64(len(sv.slots) - 1)
+	for k = h & mask; ; k = (k + 1) & mask {
+		s := sv.slots[k]
+		if s == 0 || (s&^(1<<32-1) == tag && sv.modules[int(uint32(s))-1].name == name) {
+			return k, tag
+		}
+	}
+}
+
+// grow makes the table of modules larger (at first, room for a module in every tensor but a few) and
+// puts the modules back in.
+func (sv *survey) grow() {
+	size := max(2*len(sv.slots), 64)
+	for size < len(sv.ts) {
+		size <<= 1
+	}
+	if cap(sv.slots) >= size {
+		sv.slots = sv.slots[:size]
+		clear(sv.slots)
+	} else {
+		sv.slots = make([]uint64, size)
+	}
+	for i := range sv.modules {
+		k, tag := sv.slot(sv.modules[i].name)
+		sv.slots[k] = tag | uint64(i+1)
+	}
 }
 
 // adapter classifies every module, counting methods, ranks and convolutions, and the context widths
 // the cross-attention layers show.
 func (sv *survey) adapter() adapter {
 	ad := adapter{ranks: map[int]int{}}
-	for _, name := range sv.order {
-		md := sv.modules[name]
-		if md.has[pSparse] {
+	for i := range sv.modules {
+		md := &sv.modules[i]
+		if md.has(pSparse) {
 			ad.sparse++
 		}
-		a, rank, width, conv := md.classify()
+		a, rank, width, conv := md.classify(sv.ts)
 		ad.algos[a]++
 		if a != aFull && a != aNone {
 			ad.lowish++
@@ -539,7 +619,7 @@ func (sv *survey) adapter() adapter {
 		if conv {
 			ad.conv++
 		}
-		if width > 0 && (isCrossAttnKey(name) || strings.HasPrefix(name, "unet:") && !unetChannels[width]) {
+		if width > 0 && (isCrossAttnKey(md.name) || strings.HasPrefix(md.name, "unet:") && !unetChannels[width]) {
 			sv.contexts[width]++
 		}
 	}
@@ -548,7 +628,7 @@ func (sv *survey) adapter() adapter {
 
 // tokensOnly reports whether the file is nothing but learnt tokens (a textual inversion).
 func (sv *survey) tokensOnly() bool {
-	return sv.loose == 0 && len(sv.order) == 0 && sv.a1111TI == 0 && len(sv.marked)+len(sv.angled) > 0
+	return sv.loose == 0 && len(sv.modules) == 0 && sv.a1111TI == 0 && len(sv.marked)+len(sv.angled) > 0
 }
 
 // kind is the model's kind: the method most of its adapter modules use, else what its names say.

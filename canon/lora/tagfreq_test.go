@@ -13,11 +13,14 @@ import (
 )
 
 // FuzzTagFrequency: tagFrequency reads every input as json.Unmarshal into a map[string]map[string]float64
-// does (its fast path is checked against it), and mostFrequent is the head of the full sort.
+// does (its fast path is checked against it), mostFrequent is the head of the full sort, and
+// tagSummary (and its one-pass path, scanTopTags) gives the folders and the head of the full sort of
+// the counts summed by trimmed tag.
 func FuzzTagFrequency(f *testing.F) {
 	for _, s := range []string{`{}`, `null`, `{"10_a b": {"x": 1, "y": 20}}`, `{"d": {"t": 1.5}}`, `{"d": {"t": 01}}`,
 		`{"d": {"t": 1}, "d": {"u": 2}}`, `{"d": {"t": 1, "t": 3}}`, `{"d": {"\u00e9\ud83d\ude00 \"q\" \\ \/": 2}}`,
-		`{"d": {"\ud800": 1}}`, `{"d": {"t": 1}} x`, `{"d": {"t": -1}}`, `{"d": {"t": 1e2}}`, `{"d": null}`,
+		`{"d": {"\ud800": 1}}`, `{"d": {"t": 1, "\u0074": 3}}`, `{"d": {"b": 2, "a": 2, "c": 1}}`, `{"d": {"t": 1, "t ": 4}}`,
+		`{"d": {"t": 1}, "e": {"t": 2}}`, ` { "d" : { "t" : 1 , "u" : 2 } } `, `{"d": {}}`, `{} x`, `{"d": {"t": 1}}}`, `{"d": {"t": 1}} x`, `{"d": {"t": -1}}`, `{"d": {"t": 1e2}}`, `{"d": null}`,
 		"{\"d\": {\"\xff\": 1}}", `{"d": {" t ": 1, "t": 2}}`, `{"d": {"t": 123456789012345678}}`,
 		stfile.KohyaSDXL(3).Metadata[len(stfile.KohyaSDXL(3).Metadata)-1].Value} {
 		f.Add(s)
@@ -57,6 +60,32 @@ func FuzzTagFrequency(f *testing.F) {
 			if top := mostFrequent(counts, n); !reflect.DeepEqual(top, all[:min(n, len(all))]) {
 				t.Fatalf("mostFrequent(%v, %d) = %q, want %q", counts, n, top, all[:min(n, len(all))])
 			}
+		}
+		summed, dirs := map[string]float64{}, []string{}
+		for d, tags := range want {
+			dirs = append(dirs, d)
+			for tag, n := range tags {
+				summed[strings.TrimSpace(tag)] += n
+			}
+		}
+		all = all[:0]
+		for t := range summed {
+			all = append(all, t)
+		}
+		sort.Slice(all, func(i, j int) bool {
+			if summed[all[i]] != summed[all[j]] {
+				return summed[all[i]] > summed[all[j]]
+			}
+			return all[i] < all[j]
+		})
+		sort.Strings(dirs)
+		gotDirs, top, ok := tagSummary(s, 5)
+		sort.Strings(gotDirs)
+		if ok != wantOK || ok && (!reflect.DeepEqual(append([]string{}, gotDirs...), dirs) || !reflect.DeepEqual(append([]string{}, top...), all[:min(5, len(all))])) {
+			t.Fatalf("tagSummary(%q) = %q, %q, %v; want %q, %q, %v", s, gotDirs, top, ok, dirs, all[:min(5, len(all))], wantOK)
+		}
+		if fastDirs, fastTop, ok := scanTopTags(s, 5); ok && (!wantOK || len(fastDirs) != len(dirs) || !reflect.DeepEqual(append([]string{}, fastTop...), all[:min(5, len(all))])) {
+			t.Fatalf("scanTopTags(%q) = %q, %q; want %q, %q, %v", s, fastDirs, fastTop, dirs, all[:min(5, len(all))], wantOK)
 		}
 	})
 }
