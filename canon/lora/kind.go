@@ -145,19 +145,37 @@ var partSuffixes = []struct {
 	{".bias_indices", pSparse}, {".bias_values", pSparse}, {".bias_size", pSparse},
 }
 
-// partsByTail indexes partSuffixes by their last two segments ("lora_down.weight", "down.weight"), or
-// their one segment ("diff", "down"), so that a name is matched only against the endings it could have.
-var partsByTail = func() map[string][]int {
-	idx := map[string][]int{}
+// partIndex indexes partSuffixes, at its first use.
+var partIndex = sync.OnceValue(func() *partTables {
+	x := &partTables{byTail: map[string][]int{}, outdone: make([]bool, len(partSuffixes))}
 	for i, s := range partSuffixes {
 		t1, t2 := tails(s.suffix[1:]) // the ending's own first separator does not count
 		if t2 == "" {
 			t2 = t1
 		}
-		idx[t2] = append(idx[t2], i)
+		x.byTail[t2] = append(x.byTail[t2], i)
+		n := len(s.suffix) // every ending has at least two bytes
+		x.ends[pairOf(s.suffix[n-2], s.suffix[n-1])/64] |= 1 << (pairOf(s.suffix[n-2], s.suffix[n-1]) % 64)
+		for _, o := range partSuffixes {
+			x.outdone[i] = x.outdone[i] || len(o.suffix) > n && strings.HasSuffix(o.suffix, s.suffix)
+		}
 	}
-	return idx
-}()
+	return x
+})
+
+// partTables are what splitPart and survey.part look endings up in.
+type partTables struct {
+	// byTail indexes partSuffixes by their last two segments ("lora_down.weight", "down.weight"), or
+	// their one segment ("diff", "down"), so that a name is matched only against the endings it could have.
+	byTail map[string][]int
+	// ends has a bit for the last two bytes of each ending: a name whose last two have none has no
+	// adapter ending.
+	ends [1 << 16 / 64]uint64
+	// outdone[i] is true when a longer ending ends with ending i (a name with ending i may have that one).
+	outdone []bool
+}
+
+func pairOf(a, b byte) int { return int(a)<<8 | int(b) }
 
 // tails returns a name's last segment and its last two segments ("" when it has one), segments
 // being separated by '.' or ':'.
@@ -189,19 +207,55 @@ func splitPart(name string) (module string, p part) {
 	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
 		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
 	}
+	n := splitEnding(match)
+	if n < 0 {
+		return "", pNone
+	}
+	return strings.TrimSuffix(match, partSuffixes[n].suffix), partSuffixes[n].p
+}
+
+// splitEnding returns the index in partSuffixes of the ending of match (a name without PEFT's adapter
+// name), -1 when it has none.
+func splitEnding(match string) int {
 	last, lastTwo := tails(match)
 	best := -1
 	for _, key := range [2]string{last, lastTwo} {
-		for _, i := range partsByTail[key] {
+		for _, i := range partIndex().byTail[key] {
 			if strings.HasSuffix(match, partSuffixes[i].suffix) && (best < 0 || len(partSuffixes[i].suffix) > len(partSuffixes[best].suffix)) {
 				best = i
 			}
 		}
 	}
-	if best < 0 {
+	return best
+}
+
+// part is splitPart for the names of one model, one after another, faster: a name whose last two bytes
+// end no ending is no part (a kohya LoRA's alphas), and the ending the last part had is tried first (a
+// LoRA's modules end alike), each taken when no longer ending ends with it. FuzzPart checks it against splitPart.
+func (sv *survey) part(name string) (module string, p part) {
+	match := name
+	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
+		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
+	}
+	x := partIndex()
+	if k := len(match); k < 2 || x.ends[pairOf(match[k-2], match[k-1])/64]&(1<<(pairOf(match[k-2], match[k-1])%64)) == 0 {
 		return "", pNone
 	}
-	return strings.TrimSuffix(match, partSuffixes[best].suffix), partSuffixes[best].p
+	for _, n := range sv.endings {
+		if e := partSuffixes[n].suffix; strings.HasSuffix(match, e) && !x.outdone[n] {
+			return match[:len(match)-len(e)], partSuffixes[n].p
+		}
+	}
+	n := splitEnding(match)
+	if n < 0 {
+		return "", pNone
+	}
+	if len(sv.endings) < cap(sv.endings) {
+		sv.endings = append(sv.endings, n)
+	} else {
+		sv.endings[n%len(sv.endings)] = n
+	}
+	return match[:len(match)-len(partSuffixes[n].suffix)], partSuffixes[n].p
 }
 
 // algo is the method one adapter module uses.
@@ -335,6 +389,8 @@ type survey struct {
 	// ts are the model's tensors; modules the adapter modules, in the order their first tensors come,
 	// found by name through slots (high 32 bits: the name's hash; low 32: index + 1; 0 is empty).
 	ts      []canon.Tensor
+	// endings are the indices in partSuffixes of the last endings part found (at most 4).
+	endings []int
 	modules []module
 	slots   []uint64
 	seed    maphash.Seed
@@ -388,14 +444,17 @@ var surveys = sync.Pool{New: func() any { return &survey{seed: maphash.MakeSeed(
 // release clears what sv holds of a model and puts it back in surveys.
 func (sv *survey) release() {
 	clear(sv.modules)                                                                                // the names are parts of a header
-	*sv = survey{modules: sv.modules[:0], slots: sv.slots[:0], seed: sv.seed, contexts: sv.contexts} // the table is cleared at its first use
+	*sv = survey{modules: sv.modules[:0], slots: sv.slots[:0], seed: sv.seed, contexts: sv.contexts, endings: sv.endings[:0]} // the table is cleared at its first use
 	clear(sv.contexts)
 	surveys.Put(sv)
 }
 
 // survey counts what the tensors of m say, into sv (as release left it).
 func (sv *survey) survey(m *canon.Model) {
-	sv.ts, sv.tensors = m.Tensors, len(m.Tensors)
+	sv.ts, sv.tensors, sv.endings = m.Tensors, len(m.Tensors), sv.endings[:0]
+	if sv.endings == nil {
+		sv.endings = make([]int, 0, 4)
+	}
 	if sv.contexts == nil {
 		sv.contexts = map[uint64]int{}
 	}
@@ -502,8 +561,13 @@ func blocksOf(name string) (flux, joint bool) {
 func llmLayer(name string) bool {
 	for k := strings.IndexByte(name, '.'); k >= 0; {
 		before, after := name[:k], name[k:]
-		if strings.HasSuffix(before, "self_attn") && strings.HasPrefix(after, ".q_proj") || strings.HasSuffix(before, "mlp") && strings.HasPrefix(after, ".gate_proj") ||
-			strings.HasSuffix(before, "attn") && strings.HasPrefix(after, ".c_attn") {
+		c := byte(0) // the byte after the '.' tells which word could follow
+		if len(after) > 1 {
+			c = after[1]
+		}
+		if c == 'q' && strings.HasSuffix(before, "self_attn") && strings.HasPrefix(after, ".q_proj") ||
+			c == 'g' && strings.HasSuffix(before, "mlp") && strings.HasPrefix(after, ".gate_proj") ||
+			c == 'c' && strings.HasSuffix(before, "attn") && strings.HasPrefix(after, ".c_attn") {
 			return true
 		}
 		next := strings.IndexByte(name[k+1:], '.')
@@ -532,7 +596,7 @@ func (sv *survey) token(list *[]string, tok string, shape []uint64) {
 // addPart files tensor i under its adapter module, or counts it as loose.
 func (sv *survey) addPart(i int) {
 	name, shape := sv.ts[i].Name, sv.ts[i].Shape
-	mod, p := splitPart(name)
+	mod, p := sv.part(name)
 	switch {
 	case p == pNone:
 		sv.loose++

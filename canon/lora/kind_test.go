@@ -311,3 +311,23 @@ func BenchmarkDeriveLoRADiffusion(b *testing.B) {
 		Derive(m, nil, "lora_disney.safetensors")
 	}
 }
+
+// FuzzPart: survey.part, which skips names by their last two bytes and tries the last parts' endings
+// first, says what splitPart says of every name in a sequence of names.
+func FuzzPart(f *testing.F) {
+	f.Add("lora_unet_a_to_k.alpha\nlora_unet_a_to_k.lora_down.weight\nlora_unet_a_to_k.lora_up.weight\nx.lora.up.weight\nx_lora.up.weight\nunet:0:up\nt.lokr_w1_a\nt.lokr_w1\nb.oft_R.weight\nb.boft_R\nm.lora_magnitude_vector.weight\nm.default.lora_A.default.weight\nw\n")
+	var all strings.Builder
+	for _, ps := range partSuffixes {
+		all.WriteString("m" + ps.suffix + "\nm" + ps.suffix[:len(ps.suffix)-1] + "\n")
+	}
+	f.Add(all.String())
+	f.Fuzz(func(t *testing.T, names string) {
+		sv := &survey{endings: make([]int, 0, 4)}
+		for _, name := range strings.Split(names, "\n") {
+			mod, p := sv.part(name)
+			if wantMod, want := splitPart(name); mod != wantMod || p != want {
+				t.Fatalf("part(%q) = %q, %d; splitPart: %q, %d", name, mod, p, wantMod, want)
+			}
+		}
+	})
+}

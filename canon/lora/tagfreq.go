@@ -3,6 +3,7 @@ package lora
 import (
 	"encoding/json"
 	"hash/maphash"
+	"math/bits"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -295,22 +296,38 @@ func (sc *tagScanner) view() (v string, escaped, ok bool) {
 	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
 		return "", false, false
 	}
-	sc.i++
-	start := sc.i
-	for sc.i < len(sc.s) {
-		switch c := sc.s[sc.i]; {
+	start := sc.i + 1
+	for i := plainRun(sc.s, start); i < len(sc.s); i++ {
+		switch c := sc.s[i]; {
 		case c == '"':
-			sc.i++
-			return sc.s[start : sc.i-1], false, true
+			sc.i = i + 1
+			return sc.s[start:i], false, true
 		case c == '\\':
+			sc.i = i
 			v, ok := sc.escaped(start)
 			return v, true, ok
 		case c < 0x20:
 			return "", false, false
 		}
-		sc.i++
 	}
 	return "", false, false
+}
+
+// plainRun returns the index of the first '"', '\\' or control character at or after s[i], eight bytes
+// at a time; within the last seven bytes of s it may stop short of it (callers go on byte by byte).
+func plainRun(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, b := w^(ones*'"'), w^(ones*'\\')
+		// A byte's high bit is set where it is below 0x20 or is a quote or backslash (x-ones sets it for
+		// x = 0, and only bytes above a flagged one can be flagged wrongly, so the lowest is right).
+		if m := ((w - ones*0x20) | (q - ones) | (b - ones)) &^ w & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	return i
 }
 
 // escaped reads the rest of a string from its first backslash on, into sc.buf; the string returned

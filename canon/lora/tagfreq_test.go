@@ -2,6 +2,7 @@ package lora
 
 import (
 	"encoding/json"
+	"math/rand"
 	"reflect"
 	"regexp"
 	"sort"
@@ -137,4 +138,31 @@ func FuzzNameWords(f *testing.F) {
 			t.Fatalf("llmLayer(%q) = %v", name, !want)
 		}
 	})
+}
+
+// TestPlainRun: plainRun stops at the first quote, backslash or control character, or in the last
+// seven bytes before it, never past it, whatever surrounds it (bytes above 0x7f included).
+func TestPlainRun(t *testing.T) {
+	alphabet := []byte{'a', ' ', '"', '\\', 0, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	rng := rand.New(rand.NewSource(1))
+	for range 20000 {
+		b := make([]byte, rng.Intn(40))
+		for k := range b {
+			if rng.Intn(3) == 0 {
+				b[k] = alphabet[rng.Intn(len(alphabet))]
+			} else {
+				b[k] = 'a' + byte(rng.Intn(26))
+			}
+		}
+		s := string(b)
+		start := rng.Intn(len(s) + 1)
+		want := start
+		for want < len(s) && s[want] != '"' && s[want] != '\\' && s[want] >= 0x20 {
+			want++
+		}
+		got := plainRun(s, start)
+		if got > want || got < want && got+8 <= len(s) {
+			t.Fatalf("plainRun(%q, %d) = %d, want %d", s, start, got, want)
+		}
+	}
 }
