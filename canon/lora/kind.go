@@ -386,11 +386,11 @@ type survey struct {
 	// the width of the last token embedding seen.
 	contexts map[uint64]int
 	tiDim    uint64
+	// endings are the indices in partSuffixes of the last endings part found (at most 4).
+	endings []int
 	// ts are the model's tensors; modules the adapter modules, in the order their first tensors come,
 	// found by name through slots (high 32 bits: the name's hash; low 32: index + 1; 0 is empty).
 	ts      []canon.Tensor
-	// endings are the indices in partSuffixes of the last endings part found (at most 4).
-	endings []int
 	modules []module
 	slots   []uint64
 	seed    maphash.Seed
@@ -443,8 +443,9 @@ var surveys = sync.Pool{New: func() any { return &survey{seed: maphash.MakeSeed(
 
 // release clears what sv holds of a model and puts it back in surveys.
 func (sv *survey) release() {
-	clear(sv.modules)                                                                                // the names are parts of a header
-	*sv = survey{modules: sv.modules[:0], slots: sv.slots[:0], seed: sv.seed, contexts: sv.contexts, endings: sv.endings[:0]} // the table is cleared at its first use
+	// The modules' names are parts of a header: they go. The table is cleared at its first use.
+	clear(sv.modules)
+	*sv = survey{modules: sv.modules[:0], slots: sv.slots[:0], seed: sv.seed, contexts: sv.contexts, endings: sv.endings[:0]}
 	clear(sv.contexts)
 	surveys.Put(sv)
 }
