@@ -290,11 +290,15 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 
 	// Tensors: the reference keeps the last entry of a name, and every entry must be valid.
 	// The kept entries are compacted in place: in the usual file that moves nothing.
-	lastT := lastOfEachName(h.tensors)
+	lastT := lastOfEachName(h.tensors) // nil: every name is unique
 	kept := h.tensors[:0]
 	for i := range h.tensors {
 		t := &h.tensors[i]
-		if j := lastT[i]; j != i && m.room(CodeDuplicateTensor) {
+		last := i
+		if lastT != nil {
+			last = lastT[i]
+		}
+		if j := last; j != i && m.room(CodeDuplicateTensor) {
 			m.add(Finding{Code: CodeDuplicateTensor, Severity: SevWarning, Offset: base + t.HeaderOffset,
 				Message: fmt.Sprintf("tensor %q is defined again at offset %d; the reference keeps the last entry, other readers may keep this one", t.Name, base+h.tensors[j].HeaderOffset),
 				Hint:    "two readers can load different weights from this file; re-save it"})
@@ -321,7 +325,7 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 		}
 		// An entry the reference rejects is still listed when it says enough: a name, an unknown dtype,
 		// a shape and offsets.
-		if lastT[i] != i || (flags&entryInvalid != 0 && !(t.DType != "" && flags&entryUnknownDType != 0)) {
+		if last != i || (flags&entryInvalid != 0 && !(t.DType != "" && flags&entryUnknownDType != 0)) {
 			continue
 		}
 		t.HeaderOffset += base
@@ -340,14 +344,36 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 }
 
 // lastOfEachName maps each entry to the index of the last entry with the same name (itself when its name
-// is unique). The table holds hashes and indices only, so a 50,000-tensor header costs no map of strings.
+// is unique), or returns nil when every name is unique, as in the usual header. Names in strictly
+// increasing order (as the reference writer sorts them) are unique; others are looked up in a table
+// of hashes and indices only, so a 50,000-tensor header costs no map of strings.
 func lastOfEachName(ts []Tensor) []int {
+	increasing := true
+	for i := 1; i < len(ts) && increasing; i++ {
+		increasing = ts[i-1].Name < ts[i].Name
+	}
+	if increasing {
+		return nil
+	}
 	x := &NameIndex{ts: ts}
 	size := 1
 	for size < 2*len(ts) {
 		size <<= 1
 	}
 	x.slots, x.seed = make([]uint64, size), maphash.MakeSeed()
+	unique := true
+	for i := range ts {
+		k, tag := x.slot(ts[i].Name)
+		if x.slots[k] != 0 {
+			unique = false
+			break
+		}
+		x.slots[k] = tag | uint64(i+1)
+	}
+	if unique {
+		return nil
+	}
+	clear(x.slots)
 	prev := make([]int32, len(ts)) // previous entry of the same name + 1; 0 is none
 	for i := range ts {
 		k, tag := x.slot(ts[i].Name)
@@ -381,19 +407,20 @@ func (m *Model) checkLayout() {
 	}
 }
 
-// sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order.
+// sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order; nil when
+// header order is that order, the usual case.
 func (m *Model) sortedByOffsets() []int {
-	idx := make([]int, len(m.Tensors))
 	sorted := true
+	for i := 1; i < len(m.Tensors) && sorted; i++ {
+		a, b := &m.Tensors[i-1], &m.Tensors[i]
+		sorted = a.Begin < b.Begin || (a.Begin == b.Begin && a.End <= b.End)
+	}
+	if sorted {
+		return nil
+	}
+	idx := make([]int, len(m.Tensors))
 	for i := range idx {
 		idx[i] = i
-		if i > 0 {
-			a, b := &m.Tensors[i-1], &m.Tensors[i]
-			sorted = sorted && (a.Begin < b.Begin || (a.Begin == b.Begin && a.End <= b.End))
-		}
-	}
-	if sorted { // the usual case: header order is data order
-		return idx
 	}
 	sort.SliceStable(idx, func(a, b int) bool {
 		ta, tb := &m.Tensors[idx[a]], &m.Tensors[idx[b]]
@@ -405,10 +432,15 @@ func (m *Model) sortedByOffsets() []int {
 	return idx
 }
 
-// referenceWalk is the reference's validate(): the first failing check in offset order wins.
+// referenceWalk is the reference's validate(): the first failing check in offset order wins. order is
+// sortedByOffsets' (nil: header order).
 func (m *Model) referenceWalk(order []int) {
 	var start uint64
-	for _, i := range order {
+	for k := range m.Tensors {
+		i := k
+		if order != nil {
+			i = order[k]
+		}
 		t := &m.Tensors[i]
 		if t.Begin != start || t.End < t.Begin {
 			m.setRef(InvalidOffset, "invalid offset for tensor "+strconv.Quote(t.Name), t.HeaderOffset)
@@ -436,7 +468,8 @@ func (m *Model) referenceWalk(order []int) {
 	}
 }
 
-// lenientLayout checks every tensor and the whole data section, reporting each problem once.
+// lenientLayout checks every tensor and the whole data section, reporting each problem once. order is
+// sortedByOffsets' (nil: header order).
 func (m *Model) lenientLayout(order []int) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
@@ -479,7 +512,11 @@ func (m *Model) lenientLayout(order []int) {
 		m.add(f)
 	}
 	var end uint64
-	for k, i := range order {
+	for k := range m.Tensors {
+		i := k
+		if order != nil {
+			i = order[k]
+		}
 		t := &m.Tensors[i]
 		if t.End < t.Begin {
 			continue
