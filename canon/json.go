@@ -982,7 +982,7 @@ func (p *parser) parseString() (string, bool) {
 		i++
 	}
 	// With escapes: the value is built in the parser's scratch buffer, the plain runs between escapes
-	// copied whole, and then copied into a string of its own: one allocation of the value's size. A
+	// copied a word at a time, and then copied into a string of its own: one allocation of the value's size. A
 	// kohya header's JSON-in-string metadata is such a string.
 	if p.scratch == nil {
 		p.scratch, _ = scratchPool.Get().([]byte)
@@ -990,12 +990,25 @@ func (p *parser) parseString() (string, bool) {
 	buf := append(p.scratch[:0], b[start:i]...)
 	defer func() { p.scratch = buf[:0] }()
 	for {
-		run := i
-		i = plainRun(b, i)
+		// The plain run up to the next escape, eight bytes at a time: each word is copied whole, and
+		// the value grows by its plain bytes only (what follows them is written over next).
+		for i+8 <= len(b) {
+			if cap(buf)-len(buf) < 8 {
+				buf = slices.Grow(buf, 8)
+			}
+			n, w := len(buf), binary.LittleEndian.Uint64(b[i:])
+			binary.LittleEndian.PutUint64(buf[n:n+8], w)
+			if m := hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				buf, i = buf[:n+k], i+k
+				break
+			}
+			buf, i = buf[:n+8], i+8
+		}
 		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+			buf = append(buf, b[i])
 			i++
 		}
-		buf = append(buf, b[run:i]...)
 		if i >= len(b) {
 			p.fail(i, "EOF while parsing a string")
 			return "", false
