@@ -276,6 +276,9 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 		last[e.key] = i
 	}
 	m.HasMetadata = h.metaSeen && !h.metaNull
+	if len(last) > 0 && m.Metadata == nil {
+		m.Metadata = make([]MetaEntry, 0, len(last))
+	}
 	for i, e := range h.meta {
 		if last[e.key] != i {
 			continue
@@ -329,7 +332,11 @@ func (m *Model) collect(h *rawHeader, hb []byte) {
 			continue
 		}
 		t.HeaderOffset += base
-		kept = append(kept, *t)
+		if len(kept) == i { // nothing dropped so far: the entry is in its place
+			kept = kept[:i+1]
+		} else {
+			kept = append(kept, *t)
+		}
 	}
 	m.Tensors = kept
 	if h.oddForms > 0 {
