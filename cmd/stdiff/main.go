@@ -210,11 +210,16 @@ type exitPanic int
 // run is the whole program; it returns the exit status. Ctrl-C (or SIGTERM) cancels the command's
 // context; a second one ends the process at once.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	bi, _ := debug.ReadBuildInfo()
+	if len(args) == 1 && (args[0] == "version" || args[0] == "--version") {
+		// Answered before the command line's model is built (most of a start's work): it needs none of it.
+		fmt.Fprintln(stdout, versionString(version, revision, bi))
+		return exitOK
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop)
 	var c cli
-	bi, _ := debug.ReadBuildInfo()
 	parser, err := kong.New(&c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
 		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": versionString(version, revision, bi)})
