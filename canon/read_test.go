@@ -77,3 +77,26 @@ func TestReadHeaderMemory(t *testing.T) {
 		t.Errorf("reading a %d-byte header allocates %d bytes (%.1f times), want at most %d", m.HeaderLen, least, float64(least)/float64(m.HeaderLen), limit)
 	}
 }
+
+// TestReadInto: a header that fits the buffer given is read into it, one that does not into memory of
+// its own, and either way the model is Read's.
+func TestReadInto(t *testing.T) {
+	data := stfile.KohyaSDXL(2).Build()
+	want := ReadBytes("kohya", data)
+	n := int(want.HeaderLen)
+	for _, c := range []struct {
+		buf    []byte
+		shared bool
+	}{{make([]byte, 0, n), true}, {make([]byte, 3, n+100), true}, {make([]byte, 0, n-1), false}, {nil, false}} {
+		m, err := ReadInto(bytes.NewReader(data), int64(len(data)), "kohya", c.buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared := cap(c.buf) > 0 && &m.RawHeader[0] == &c.buf[:1][0]; shared != c.shared {
+			t.Errorf("buffer of %d: header read into it %v, want %v", cap(c.buf), shared, c.shared)
+		}
+		if !m.Valid() || len(m.Tensors) != len(want.Tensors) || len(m.Metadata) != len(want.Metadata) || m.Metadata[3] != want.Metadata[3] || !bytes.Equal(m.RawHeader, want.RawHeader) {
+			t.Errorf("buffer of %d: the model differs from Read's", cap(c.buf))
+		}
+	}
+}

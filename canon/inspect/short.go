@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
@@ -74,8 +75,17 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
+	// Headers are read into buffers kept for the next model (a row holds copies of its words), a few
+	// buffers for the whole collection; not for a page, whose rows hold more of a model.
+	var buffers sync.Pool
 	err := pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
-		r.Files[i] = rowOf(ctx, paths[i], opt)
+		if opt.Images {
+			r.Files[i], _ = rowOf(ctx, paths[i], opt, nil)
+			return nil
+		}
+		buf, _ := buffers.Get().([]byte)
+		r.Files[i], buf = rowOf(ctx, paths[i], opt, buf)
+		buffers.Put(buf)
 		return nil
 	})
 	if err != nil {
@@ -91,10 +101,21 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	return r
 }
 
-func rowOf(ctx context.Context, path string, opt Options) Row {
+// maxHeaderBuffer is the largest header buffer Short keeps for the next model.
+const maxHeaderBuffer = 4 << 20
+
+// rowOf reads the model at path and makes its row, its header read into buf when it fits (see
+// source.Options.HeaderBuffer). It returns the buffer for the next model: buf, or the model's header
+// when that is larger (and at most maxHeaderBuffer): the row holds no part of either.
+func rowOf(ctx context.Context, path string, opt Options, buf []byte) (Row, []byte) {
+	opt.Source.HeaderBuffer = buf
 	in, err := readModel(ctx, path, opt)
 	if err != nil {
-		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}
+		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}, buf
+	}
+	next := buf
+	if h := in.m.RawHeader; cap(h) > cap(buf) && cap(h) <= maxHeaderBuffer {
+		next = h[:0]
 	}
 	// The words may be parts of the header's bytes: copies of them let the header go once the row is made,
 	// so that reading a collection holds a few headers at a time, not every one.
@@ -104,7 +125,7 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 	if opt.Images { // a page: only it shows images and findings
 		row.Preview, row.Cover, row.Findings = previewOf(in.m.Name), coverOf(in.m), check.Findings(in.findings)
 	}
-	return row
+	return row, next
 }
 
 // cloneAll returns copies of the strings of ss, in a new slice (nil for nil).

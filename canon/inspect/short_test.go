@@ -1,10 +1,12 @@
 package inspect_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,4 +40,49 @@ func TestShortHoldsNoHeader(t *testing.T) {
 		t.Errorf("the report holds %d bytes for %d rows (headers of %d bytes each)", held, files, pad)
 	}
 	runtime.KeepAlive(r)
+}
+
+// TestShortReusesHeaders: `inspect --short` reads a collection's headers into a few buffers kept for
+// the next model, so that it allocates less per model than the model's header (it allocated a new
+// header each time), and each row still says what its own model does: no row holds a part of a
+// buffer read over since.
+func TestShortReusesHeaders(t *testing.T) {
+	dir := t.TempDir()
+	const files = 40
+	var header uint64
+	for i := range files {
+		f := stfile.KohyaSDXL(i)
+		f.Metadata = append(f.Metadata, stfile.KV{Key: "ssmd_display_name", Value: fmt.Sprintf("model %02d", i)}, stfile.KV{Key: "ssmd_keywords", Value: fmt.Sprintf("word%02d", i)})
+		b := f.Build()
+		header += binary.LittleEndian.Uint64(b)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%02d.safetensors", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := inspect.Short(t.Context(), []string{dir}, inspect.Options{Workers: 2})
+	runtime.ReadMemStats(&after)
+	if len(r.Files) != files {
+		t.Fatalf("%d rows", len(r.Files))
+	}
+	for i, row := range r.Files {
+		card, err := inspect.Inspect(t.Context(), row.Path, inspect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := card.Info
+		if row.Name != fmt.Sprintf("model %02d", i) || row.Name != in.Name || row.BaseModel != in.BaseModel || !slices.Equal(row.Triggers, []string{fmt.Sprintf("word%02d", i)}) ||
+			!slices.Equal(row.GuessedTriggers, in.GuessedTriggers) || row.Kind != in.Kind || row.Rank != in.Rank {
+			t.Errorf("row %d: %+v; its card: %+v", i, row, in)
+		}
+	}
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop buffers: allocations mean nothing there")
+	}
+	per, perHeader := (after.TotalAlloc-before.TotalAlloc)/files, header/files
+	t.Logf("%d bytes per model, headers of %d", per, perHeader)
+	if per > 2*perHeader {
+		t.Errorf("inspect --short allocates %d bytes per model, headers of %d bytes: want at most twice the header", per, perHeader)
+	}
 }
