@@ -591,6 +591,18 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 		i++
 	}
 	dt := DType(p.s[ds:min(i, len(b))])
+	switch dt { // the common ones as constants: no pointer into the header for the collector to follow
+	case "F32":
+		dt = "F32"
+	case "F16":
+		dt = "F16"
+	case "BF16":
+		dt = "BF16"
+	case "I64":
+		dt = "I64"
+	case "F8_E4M3":
+		dt = "F8_E4M3"
+	}
 	if !hasAt(b, i, shape) || !dt.Known() {
 		return false
 	}
