@@ -372,7 +372,7 @@ func lastOfEachName(ts []Tensor) []int {
 	for i := 1; i < len(ts) && increasing; i++ {
 		increasing = ts[i-1].Name < ts[i].Name
 	}
-	if increasing {
+	if increasing || len(ts) < 1<<16-1 && namesUnique(ts) {
 		return nil
 	}
 	x := &NameIndex{ts: ts}
@@ -413,6 +413,31 @@ func lastOfEachName(ts []Tensor) []int {
 		}
 	}
 	return last
+}
+
+// namesUnique reports whether no two entries of ts, fewer than 65,535, have the same name. Its table
+// has 32-bit slots, 16 bits of a name's hash and 16 of its index, half the memory of NameIndex's.
+func namesUnique(ts []Tensor) bool {
+	size := 1
+	for size < 2*len(ts) {
+		size <<= 1
+	}
+	slots, seed, mask := make([]uint32, size), maphash.MakeSeed(), uint64(size-1)
+	for i := range ts {
+		h := maphash.String(seed, ts[i].Name)
+		tag := uint32(h>>48) << 16
+		for k := h & mask; ; k = (k + 1) & mask {
+			s := slots[k]
+			if s == 0 {
+				slots[k] = tag | uint32(i+1)
+				break
+			}
+			if s&^0xffff == tag && ts[int(s&0xffff)-1].Name == ts[i].Name {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkLayout runs the reference's offset walk (strict verdict) and then lenient checks of every tensor.

@@ -3,8 +3,10 @@ package canon
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"math/rand"
 	"os"
 	"runtime"
 	"testing"
@@ -97,6 +99,23 @@ func TestReadInto(t *testing.T) {
 		}
 		if !m.Valid() || len(m.Tensors) != len(want.Tensors) || len(m.Metadata) != len(want.Metadata) || m.Metadata[3] != want.Metadata[3] || !bytes.Equal(m.RawHeader, want.RawHeader) {
 			t.Errorf("buffer of %d: the model differs from Read's", cap(c.buf))
+		}
+	}
+}
+
+// TestNamesUnique: namesUnique says what a map of the names says, whatever their order and repeats.
+func TestNamesUnique(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for range 2000 {
+		ts := make([]Tensor, rng.Intn(300))
+		seen, unique := map[string]bool{}, true
+		for i := range ts {
+			ts[i].Name = fmt.Sprintf("layers.%d.w", rng.Intn(2*len(ts)+1))
+			unique = unique && !seen[ts[i].Name]
+			seen[ts[i].Name] = true
+		}
+		if got := namesUnique(ts); got != unique {
+			t.Fatalf("%d names: namesUnique %v, want %v", len(ts), got, unique)
 		}
 	}
 }
