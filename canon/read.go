@@ -443,10 +443,11 @@ func namesUnique(ts []Tensor) bool {
 // checkLayout runs the reference's offset walk (strict verdict) and then lenient checks of every tensor.
 func (m *Model) checkLayout() {
 	order := m.sortedByOffsets()
-	if m.RefErr == nil {
+	// The reference's walk fails only where the lenient checks, which check all it does, find a
+	// problem: a clean layout is walked once.
+	if m.lenientLayout(order) && m.RefErr == nil {
 		m.referenceWalk(order)
 	}
-	m.lenientLayout(order)
 	if len(m.Tensors) == 0 && m.HeaderParsed {
 		m.add(Finding{Code: CodeNoTensors, Severity: SevInfo, Offset: -1, Message: "the file holds no tensors"})
 	}
@@ -513,15 +514,17 @@ func (m *Model) referenceWalk(order []int) {
 	}
 }
 
-// lenientLayout checks every tensor and the whole data section, reporting each problem once. order is
-// sortedByOffsets' (nil: header order).
-func (m *Model) lenientLayout(order []int) {
+// lenientLayout checks every tensor and the whole data section, reporting each problem once (findings
+// past a code's limit are counted); found says whether there was any. order is sortedByOffsets' (nil:
+// header order).
+func (m *Model) lenientLayout(order []int) (found bool) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		if !t.DType.Known() {
 			continue // already reported as unknown-dtype
 		}
 		if t.End < t.Begin {
+			found = true
 			if !m.room(CodeOffsetReversed) {
 				continue
 			}
@@ -543,6 +546,7 @@ func (m *Model) lenientLayout(order []int) {
 		default:
 			continue
 		}
+		found = true
 		if !m.room(f.Code) { // messages are made only for the findings kept
 			continue
 		}
@@ -566,7 +570,8 @@ func (m *Model) lenientLayout(order []int) {
 		if t.End < t.Begin {
 			continue
 		}
-		q := t.Name // quoted only when a finding is made
+		q := t.Name                     // quoted only when a finding is made
+		found = found || t.Begin != end // for the first tensor, end is 0
 		switch {
 		case k == 0 && t.Begin != 0:
 			m.add(Finding{Code: CodeOffsetNotZero, Severity: SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
@@ -581,6 +586,7 @@ func (m *Model) lenientLayout(order []int) {
 		end = max(end, t.End)
 	}
 	dataLen := uint64(m.DataLen())
+	found = found || end != dataLen
 	switch {
 	case end < dataLen:
 		m.add(Finding{Code: CodeTrailingBytes, Severity: SevError, Offset: m.DataOffset() + int64(end), RefKind: MetadataIncompleteBuffer,
@@ -591,6 +597,7 @@ func (m *Model) lenientLayout(order []int) {
 			Message: fmt.Sprintf("the tensors need %d data bytes but the file has %d: %d bytes are missing", end, dataLen, end-dataLen),
 			Hint:    "the file is truncated (an interrupted download?); fetch it again"})
 	}
+	return found
 }
 
 func bits64Mul(a, b uint64) (hi, lo uint64) {
