@@ -3,6 +3,8 @@ package inspect
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -75,10 +77,13 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
+	listed := listFolders(paths)
 	// Headers are read into buffers kept for the next model (a row holds copies of its words), a few
 	// buffers for the whole collection; not for a page, whose rows hold more of a model.
 	var buffers sync.Pool
 	err := pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
+		opt := opt
+		opt.noSidecars = listed.none(paths[i], lora.SidecarNames(paths[i]))
 		if opt.Images {
 			r.Files[i], _ = rowOf(ctx, paths[i], opt, nil)
 			return nil
@@ -99,6 +104,53 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 		}
 	}
 	return r
+}
+
+// listings are the names in the folders of a walk's files, lower-cased, read once (a folder whose
+// names could not be read has none): a model none of whose sidecars is listed is not looked for them
+// one by one (four failed look-ups of a path each).
+type listings map[string]map[string]bool
+
+// listFolders lists the folders of the local files among paths.
+func listFolders(paths []string) listings {
+	l := listings{}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if _, done := l[dir]; done || source.IsRemote(p) {
+			continue
+		}
+		l[dir] = nil
+		f, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		set := make(map[string]bool, len(names))
+		for _, n := range names {
+			set[strings.ToLower(n)] = true
+		}
+		l[dir] = set
+	}
+	return l
+}
+
+// none reports whether the folder of the local file path was listed and holds none of names (told
+// apart regardless of case, as some file systems do).
+func (l listings) none(path string, names []string) bool {
+	set := l[filepath.Dir(path)]
+	if set == nil || source.IsRemote(path) {
+		return false
+	}
+	for _, n := range names {
+		if set[strings.ToLower(n)] {
+			return false
+		}
+	}
+	return true
 }
 
 // maxHeaderBuffer is the largest header buffer Short keeps for the next model.

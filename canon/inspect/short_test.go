@@ -86,3 +86,34 @@ func TestShortReusesHeaders(t *testing.T) {
 		t.Errorf("inspect --short allocates %d bytes per model, headers of %d bytes: want at most twice the header", per, perHeader)
 	}
 }
+
+// TestShortSidecarsOfAFolder: a folder is listed once for its models' sidecars, and each model that has
+// one still reads it: a .civitai.info beside one model, PEFT's adapter_config.json in a subfolder; a
+// model with none has none.
+func TestShortSidecarsOfAFolder(t *testing.T) {
+	dir := t.TempDir()
+	lora := stfile.File{Tensors: []stfile.Tensor{{Name: "lora_unet_x.lora_down.weight", DType: "F16", Shape: []uint64{4, 8}},
+		{Name: "lora_unet_x.lora_up.weight", DType: "F16", Shape: []uint64{8, 4}}}}
+	write(t, dir, "a.safetensors", lora.Build())
+	write(t, dir, "a.civitai.info", []byte(`{"trainedWords": ["alpha word"], "baseModel": "SDXL 1.0"}`))
+	write(t, dir, "b.safetensors", lora.Build())
+	if err := os.Mkdir(filepath.Join(dir, "peft"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "peft"), "adapter_model.safetensors", lora.Build())
+	write(t, filepath.Join(dir, "peft"), "adapter_config.json", []byte(`{"base_model_name_or_path": "org/base", "peft_type": "LORA"}`))
+	r := inspect.Short(t.Context(), []string{dir}, inspect.Options{})
+	if len(r.Files) != 3 {
+		t.Fatalf("%d rows", len(r.Files))
+	}
+	a, b, peft := r.Files[0], r.Files[1], r.Files[2]
+	if !slices.Equal(a.Triggers, []string{"alpha word"}) || a.BaseModel != "SDXL 1.0" {
+		t.Errorf("a: %+v", a)
+	}
+	if len(b.Triggers) != 0 || b.BaseModel != "" || b.Name != "b" {
+		t.Errorf("b: %+v", b)
+	}
+	if peft.BaseModel != "org/base" {
+		t.Errorf("peft: %+v", peft)
+	}
+}

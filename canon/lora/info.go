@@ -195,6 +195,18 @@ func sidecarPath(modelPath, kind string) string {
 	return strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + kind
 }
 
+// SidecarNames are the names of the files LoadSidecars looks for in the folder of the model file
+// modelPath, in the order it reads them: a model none of them is beside has no sidecars.
+func SidecarNames(modelPath string) []string {
+	var out []string
+	for _, kind := range sidecarKinds {
+		if p := sidecarPath(modelPath, kind); p != "" {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	return out
+}
+
 // maxSidecar is the largest sidecar read; larger ones are reported, not read.
 const maxSidecar = 16 << 20
 
