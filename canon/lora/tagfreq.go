@@ -59,7 +59,7 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 	if !sc.byte('}') {
 		for {
 			tag, escaped, ok := sc.view()
-			if !ok || !sc.byte(':') || strings.TrimSpace(tag) != tag || !set.add(tag) {
+			if !ok || !sc.byte(':') || spaced(tag) || !set.add(tag) {
 				return nil, nil, false
 			}
 			c, ok := sc.count()
@@ -88,6 +88,24 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 		top[i] = x.tag
 	}
 	return []string{dir}, top, true
+}
+
+// spaced reports whether strings.TrimSpace would change s, looking at its ends alone when they are
+// ASCII.
+func spaced(s string) bool {
+	if s == "" {
+		return false
+	}
+	first, last := s[0], s[len(s)-1]
+	if first >= utf8.RuneSelf || last >= utf8.RuneSelf {
+		return strings.TrimSpace(s) != s
+	}
+	return asciiSpace(first) || asciiSpace(last)
+}
+
+// asciiSpace reports whether c is one of the ASCII bytes strings.TrimSpace trims.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // tagCount is a tag and its count.

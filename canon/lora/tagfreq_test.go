@@ -166,3 +166,16 @@ func TestPlainRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSpaced: spaced says whether strings.TrimSpace changes a string, for every byte at either end.
+func TestSpaced(t *testing.T) {
+	for _, mid := range []string{"", "a", "x y", "\u00a0", "é"} {
+		for c := range 256 {
+			for _, s := range []string{string(rune(c)) + mid, mid + string(rune(c)), string([]byte{byte(c)}) + mid, mid + string([]byte{byte(c)}), "\u0085" + mid, mid + "\u3000"} {
+				if got, want := spaced(s), strings.TrimSpace(s) != s; got != want {
+					t.Fatalf("spaced(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+}
