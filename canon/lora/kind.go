@@ -373,11 +373,14 @@ func isA1111TI(name string) bool {
 // survey is what a model's tensors say, counted in one pass: how many names follow each naming
 // scheme and name each family's layers, the adapter modules, and the learnt tokens.
 type survey struct {
-	kohya, lycoris, loraDiffusion, peft, diffusers, mlx, ldm, hf int
-	flux, sd3, sdxl, llm                                         int
-	// kohyaSD counts kohya names of SD 1.x/2.x UNet blocks; teLayers is the number of text encoder
-	// layers kohya names show (12 SD 1.x, 23 SD 2.x).
-	kohyaSD, teLayers int
+	nameCounts
+	loraDiffusion, mlx int
+	flux, sd3, llm     int
+	// head is the part of the last name counted up to its first '.', and headCounts, headFlux and
+	// headJoint what it says (countName).
+	head                string
+	headCounts          nameCounts
+	headFlux, headJoint bool
 	// a1111TI counts A1111 textual-inversion tensors; loose counts tensors of no adapter module
 	// (alphas, a checkpoint's weights).
 	a1111TI, loose int
@@ -470,7 +473,7 @@ func (sv *survey) survey(m *canon.Model) {
 	}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		sv.countNaming(t.Name)
+		sv.countName(t.Name)
 		switch rest, bundled := strings.CutPrefix(t.Name, "bundle_emb."); {
 		case bundled: // a LoRA bundled with embeddings: bundle_emb.NAME.<A1111 layout>
 			tok, sub, _ := strings.Cut(rest, ".")
@@ -497,37 +500,94 @@ func (sv *survey) survey(m *canon.Model) {
 	}
 }
 
+// nameCounts are what the beginnings of names say: how many follow each naming scheme, name SDXL's
+// layers, and for kohya's names, SD 1.x/2.x UNet blocks (kohyaSD) and how many text encoder layers
+// they show (teLayers: 12 SD 1.x, 23 SD 2.x).
+type nameCounts struct {
+	kohya, lycoris, peft, diffusers, ldm, hf, sdxl int
+	kohyaSD, teLayers                              int
+}
+
+// add adds the counts of d.
+func (c *nameCounts) add(d *nameCounts) {
+	c.kohya, c.lycoris, c.peft, c.diffusers, c.ldm, c.hf, c.sdxl = c.kohya+d.kohya, c.lycoris+d.lycoris, c.peft+d.peft,
+		c.diffusers+d.diffusers, c.ldm+d.ldm, c.hf+d.hf, c.sdxl+d.sdxl
+	c.kohyaSD, c.teLayers = c.kohyaSD+d.kohyaSD, max(c.teLayers, d.teLayers)
+}
+
 // countNaming counts the naming scheme and the family a tensor's name shows.
 func (sv *survey) countNaming(name string) {
+	sv.countPrefixes(name)
+	flux, joint := blocksOf(name)
+	sv.countWords(flux, joint, name)
+}
+
+// countName is countNaming for the names of a model one after another: what the part of a name up
+// to its first '.' says is worked out once for the names that share it (an adapter module's tensors).
+// It can be: no beginning countPrefixes looks for holds a '.' after another part, and the words of
+// blocksOf hold none. FuzzCountName checks it against countNaming.
+func (sv *survey) countName(name string) {
+	dot := strings.IndexByte(name, '.')
+	if dot < 0 || dottedStem(name[:dot]) {
+		sv.countNaming(name)
+		return
+	}
+	if head := name[:dot+1]; head != sv.head {
+		sv.head, sv.headCounts = head, nameCounts{}
+		sv.headCounts.countPrefixes(head)
+		sv.headFlux, sv.headJoint = blocksOf(head)
+	}
+	sv.add(&sv.headCounts)
+	flux, joint := blocksOf(name[dot:])
+	sv.countWords(flux || sv.headFlux, joint || sv.headJoint, name)
+}
+
+// dottedStem reports whether s is the part before the first '.' of a beginning countPrefixes looks
+// for that holds a '.'.
+func dottedStem(s string) bool {
+	switch s {
+	case "base_model", "unet", "text_encoder", "text_encoder_2", "transformer", "model", "first_stage_model", "cond_stage_model", "lm_head", "conditioner":
+		return true
+	}
+	return false
+}
+
+// countPrefixes counts what the beginning of a name says.
+func (c *nameCounts) countPrefixes(name string) {
 	switch {
 	case strings.HasPrefix(name, "lora_unet_") || strings.HasPrefix(name, "lora_te") || strings.HasPrefix(name, "oft_unet_") || strings.HasPrefix(name, "oft_te"):
-		sv.kohya++
+		c.kohya++
 		if strings.HasPrefix(name, "lora_te2_") {
-			sv.sdxl++
+			c.sdxl++
 		}
 		if isKohyaSDBlock(name) {
-			sv.kohyaSD++
+			c.kohyaSD++
 		}
 		if layer, ok := kohyaTELayer(name); ok {
 			n, _ := strconv.Atoi(layer)
-			sv.teLayers = max(sv.teLayers, n+1)
+			c.teLayers = max(c.teLayers, n+1)
 		}
 	case strings.HasPrefix(name, "lycoris_"):
-		sv.lycoris++
+		c.lycoris++
 	case strings.HasPrefix(name, "base_model.model.") || strings.HasPrefix(name, "base_model."):
-		sv.peft++
+		c.peft++
 	case strings.HasPrefix(name, "unet.") || strings.HasPrefix(name, "text_encoder.") || strings.HasPrefix(name, "text_encoder_2.") ||
 		strings.HasPrefix(name, "transformer."):
-		sv.diffusers++
+		c.diffusers++
 	case strings.HasPrefix(name, "model.diffusion_model.") || strings.HasPrefix(name, "first_stage_model.") || strings.HasPrefix(name, "cond_stage_model."):
-		sv.ldm++
+		c.ldm++
 	case strings.HasPrefix(name, "model.layers.") || strings.HasPrefix(name, "model.embed_tokens") || strings.HasPrefix(name, "transformer.h.") || strings.HasPrefix(name, "lm_head."):
-		sv.hf++
+		c.hf++
 	}
 	if strings.HasPrefix(name, "conditioner.embedders.1") {
-		sv.sdxl++
+		c.sdxl++
 	}
-	switch flux, joint := blocksOf(name); {
+}
+
+// countWords counts the family words a name holds: flux's and SD3's blocks (as blocksOf tells), or an
+// LLM's layers.
+func (sv *survey) countWords(flux, joint bool, name string) {
+	switch {
 	case flux:
 		sv.flux++
 	case joint:

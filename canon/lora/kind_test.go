@@ -331,3 +331,30 @@ func FuzzPart(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCountName: survey.countName, which works out what the part of a name up to its first '.' says
+// once for the names that share it, counts what countNaming counts, name after name.
+func FuzzCountName(f *testing.F) {
+	var kohya strings.Builder
+	for _, tn := range stfile.KohyaSDXL(1).Tensors[:30] {
+		kohya.WriteString(tn.Name + "\n")
+	}
+	f.Add(kohya.String())
+	f.Add("lora_te_text_model_encoder_layers_11_mlp_fc1.alpha\nlora_te_text_model_encoder_layers_11_mlp_fc1.lora_up.weight\nlora_te2_x.alpha\n" +
+		"lora_unet_double_blocks_0_img_attn.lora_down.weight\nlora_unet_double_blocks_0_img_attn.x.single_blocks.y\n" +
+		"x.joint_blocks.0\nx.double_blocks\nmodel.layers.0.self_attn.q_proj.weight\nmodel.layers.0.self_attn.q_proj.lora_A.weight\n" +
+		"base_model.model.x.lora_A.weight\nconditioner.embedders.1.model\nunet.down\ntransformer.h.0.attn.c_attn.weight\n" +
+		"a.self_attn.q_proj\na.mlp.gate_proj\nlora_unet_down_blocks_0.x\nlora_unet_down_blocks_.x\nlora_te_text_model_encoder_layers_7.x\n" +
+		"double_blocks.x\nx_double.x\nq.x\n.x\nx.\n..\n")
+	f.Fuzz(func(t *testing.T, names string) {
+		var memo, each survey
+		for _, name := range strings.Split(names, "\n") {
+			memo.countName(name)
+			each.countNaming(name)
+			if memo.nameCounts != each.nameCounts || memo.flux != each.flux || memo.sd3 != each.sd3 || memo.llm != each.llm {
+				t.Fatalf("after %q: countName %+v %d %d %d, countNaming %+v %d %d %d", name, memo.nameCounts, memo.flux, memo.sd3, memo.llm,
+					each.nameCounts, each.flux, each.sd3, each.llm)
+			}
+		}
+	})
+}
