@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
@@ -78,9 +77,10 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
 	listed := listFolders(paths)
-	// Headers are read into buffers kept for the next model (a row holds copies of its words), a few
-	// buffers for the whole collection; not for a page, whose rows hold more of a model.
-	var buffers sync.Pool
+	// Headers are read into buffers kept for the next model (a row holds copies of its words), one a
+	// worker for the whole collection, let go with the report; not for a page, whose rows hold more
+	// of a model.
+	buffers := make(chan []byte, workers)
 	err := pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
 		opt := opt
 		opt.noSidecars = listed.none(paths[i], lora.SidecarNames(paths[i]))
@@ -88,9 +88,16 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 			r.Files[i], _ = rowOf(ctx, paths[i], opt, nil)
 			return nil
 		}
-		buf, _ := buffers.Get().([]byte)
+		var buf []byte
+		select {
+		case buf = <-buffers:
+		default:
+		}
 		r.Files[i], buf = rowOf(ctx, paths[i], opt, buf)
-		buffers.Put(buf)
+		select {
+		case buffers <- buf:
+		default:
+		}
 		return nil
 	})
 	if err != nil {
