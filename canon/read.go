@@ -25,6 +25,14 @@ import (
 // found; everything that could still be read is in the Model. Read allocates the header only after
 // checking N against the limit and size; the GGUF reader checks every count against the bytes left.
 func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
+	return ReadInto(r, size, name, nil)
+}
+
+// ReadInto is Read with buf as room for a safetensors header: a header that fits in buf's capacity is
+// read into buf, and the Model's RawHeader, names and values then share buf's memory. A caller that
+// reads many files one after another can so reuse one buffer for their headers, once it no longer uses
+// the last Model, nor any string taken from it without a copy.
+func ReadInto(r io.ReaderAt, size int64, name string, buf []byte) (*Model, error) {
 	if size < 0 {
 		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}
 	}
@@ -52,7 +60,7 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 	if onnx.Sniff(head) && !startsSafetensors(r, head, size) {
 		return readONNX(r, size, name)
 	}
-	h, err := safetensors.ReadHead(r, size, head)
+	h, err := safetensors.ReadHeadInto(r, size, head, buf)
 	if err != nil {
 		return nil, err
 	}

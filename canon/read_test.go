@@ -3,9 +3,16 @@ package canon
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math"
+	"math/rand"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
 )
 
 // eofAtEnd is an io.ReaderAt that says io.EOF along with the last bytes, as io.ReaderAt allows.
@@ -47,5 +54,131 @@ func TestReadReaderAt(t *testing.T) {
 	}
 	if _, err := Read(bytes.NewReader(b), -1, "negative"); err == nil {
 		t.Error("negative size accepted")
+	}
+}
+
+// TestReadHeaderMemory: reading a kohya LoRA's header (110 KB, a third of it JSON in escaped strings)
+// allocates at most 2.5 times the header: the header, a record per tensor, and each escaped string once
+// (decoded in a buffer kept for the next header, not in one grown for it); no name table when the
+// names come sorted, as the reference writer sorts them, and no order when the data comes in header
+// order. The least of several reads counts: sync.Pool may drop a buffer (the race detector makes it).
+func TestReadHeaderMemory(t *testing.T) {
+	data := stfile.KohyaSDXL(1).Build()
+	m := ReadBytes("kohya", data)
+	if !m.Valid() || len(m.Tensors) < 500 || len(m.Metadata) < 50 {
+		t.Fatalf("bad read: %v, %d tensors, %d metadata", m.RefErr, len(m.Tensors), len(m.Metadata))
+	}
+	least := uint64(math.MaxUint64)
+	for range 10 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ReadBytes("kohya", data)
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	if limit := m.HeaderLen * 5 / 2; least > limit {
+		t.Errorf("reading a %d-byte header allocates %d bytes (%.1f times), want at most %d", m.HeaderLen, least, float64(least)/float64(m.HeaderLen), limit)
+	}
+}
+
+// TestReadInto: a header that fits the buffer given is read into it, one that does not into memory of
+// its own, and either way the model is Read's.
+func TestReadInto(t *testing.T) {
+	data := stfile.KohyaSDXL(2).Build()
+	want := ReadBytes("kohya", data)
+	n := int(want.HeaderLen)
+	for _, c := range []struct {
+		buf    []byte
+		shared bool
+	}{{make([]byte, 0, n), true}, {make([]byte, 3, n+100), true}, {make([]byte, 0, n-1), false}, {nil, false}} {
+		m, err := ReadInto(bytes.NewReader(data), int64(len(data)), "kohya", c.buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared := cap(c.buf) > 0 && &m.RawHeader[0] == &c.buf[:1][0]; shared != c.shared {
+			t.Errorf("buffer of %d: header read into it %v, want %v", cap(c.buf), shared, c.shared)
+		}
+		if !m.Valid() || len(m.Tensors) != len(want.Tensors) || len(m.Metadata) != len(want.Metadata) || m.Metadata[3] != want.Metadata[3] || !bytes.Equal(m.RawHeader, want.RawHeader) {
+			t.Errorf("buffer of %d: the model differs from Read's", cap(c.buf))
+		}
+	}
+}
+
+// TestNamesUnique: namesUnique says what a map of the names says, whatever their order and repeats.
+func TestNamesUnique(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for range 2000 {
+		ts := make([]Tensor, rng.Intn(300))
+		seen, unique := map[string]bool{}, true
+		for i := range ts {
+			ts[i].Name = fmt.Sprintf("layers.%d.w", rng.Intn(2*len(ts)+1))
+			unique = unique && !seen[ts[i].Name]
+			seen[ts[i].Name] = true
+		}
+		if got := namesUnique(ts); got != unique {
+			t.Fatalf("%d names: namesUnique %v, want %v", len(ts), got, unique)
+		}
+	}
+}
+
+// verdictOf says all a RefError says.
+func verdictOf(e *RefError) string {
+	if e == nil {
+		return "valid"
+	}
+	return fmt.Sprintf("%s %q at %d", e.Kind, e.Message, e.Offset)
+}
+
+// TestLayoutWalkedOnce: a layout the lenient checks find clean is not walked again the reference's
+// way; the verdict is the walk's, whatever the offsets, shapes and dtypes (gaps, overlaps, reversed
+// offsets, sizes that overflow or end within a byte, data left over or missing).
+func TestLayoutWalkedOnce(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	dtypes := []string{"F16", "F32", "U8", "F4", "F6_E2M3", "BOOL"}
+	dims := []string{"0", "1", "2", "3", "5", "8", "4294967296", "18446744073709551615"}
+	kinds := map[string]int{}
+	defer func() { t.Log(kinds) }()
+	for range 5000 {
+		var h strings.Builder
+		h.WriteByte('{')
+		n, at := 1+rng.Intn(4), uint64(0)
+		for k := range n {
+			shape := make([]string, rng.Intn(3))
+			for d := range shape {
+				shape[d] = dims[rng.Intn(len(dims))]
+			}
+			size := uint64(rng.Intn(9))
+			begin := at
+			switch rng.Intn(6) {
+			case 0:
+				begin += uint64(rng.Intn(3))
+			case 1:
+				begin -= min(begin, uint64(rng.Intn(3)))
+			}
+			end := begin + size
+			if rng.Intn(8) == 0 {
+				end = begin - min(begin, 1)
+			}
+			at = end
+			if k > 0 {
+				h.WriteByte(',')
+			}
+			fmt.Fprintf(&h, `"t%d":{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]}`, rng.Intn(8), dtypes[rng.Intn(len(dtypes))], strings.Join(shape, ","), begin, end)
+		}
+		h.WriteByte('}')
+		data := make([]byte, max(0, int(at)+rng.Intn(3)-1))
+		m := ReadBytes("layout", file(h.String(), data))
+		walked := *m
+		walked.RefErr = nil
+		if m.RefErr == nil || m.RefErr.Kind != InvalidHeaderDeserialization {
+			walked.referenceWalk(walked.sortedByOffsets())
+		} else {
+			walked.RefErr = m.RefErr
+		}
+		got, want := verdictOf(m.RefErr), verdictOf(walked.RefErr)
+		kinds[strings.Fields(got)[0]]++
+		if got != want {
+			t.Fatalf("header %s, %d data bytes: verdict %v, the reference's walk says %v", h.String(), len(data), m.RefErr, walked.RefErr)
+		}
 	}
 }

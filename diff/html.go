@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon/htmlpage"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -67,7 +68,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		verdict = "different"
 	}
 	var body bytes.Buffer
-	err := diffTemplate.Execute(&body, struct {
+	err := diffTemplate().Execute(&body, struct {
 		*Report
 		Says       string
 		Changes    []htmlChange
@@ -87,7 +88,9 @@ func shapeString(s []uint64) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-var diffTemplate = htmltemplate.Must(htmltemplate.New("diff").Parse(`
+// diffTemplate is the page's body, parsed at its first use (not at every start of stdiff).
+var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
+	return htmltemplate.Must(htmltemplate.New("diff").Parse(`
 <p><strong class="{{if .Identical}}good{{else}}bad{{end}}">{{.Says}}</strong>{{range .Categories}} <code>{{.}}</code>{{end}}</p>
 <p class="muted">tensors: {{len .Tensors.Changed}} changed, {{len .Tensors.Added}} added, {{len .Tensors.Removed}} removed, {{len .Tensors.Renamed}} renamed, {{.Tensors.Unchanged}} unchanged · metadata: {{len .Metadata.Changed}} changed, {{len .Metadata.Added}} added, {{len .Metadata.Removed}} removed{{if .Verdict.Changed}} · <span class="bad">the reference reader's verdict changed</span>{{end}}</p>
 {{if .Changes}}<h2>Changed tensors</h2>
@@ -116,3 +119,4 @@ var diffTemplate = htmltemplate.Must(htmltemplate.New("diff").Parse(`
 {{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li><code>{{.Code}}</code> {{.Message}}</li>{{end}}</ul>{{end}}
 `))
+})

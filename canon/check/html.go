@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"io"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon/htmlpage"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -13,13 +14,15 @@ import (
 // code, byte offset, message, hint).
 func WriteHTML(w io.Writer, r *Report) error {
 	var body bytes.Buffer
-	if err := checkTemplate.Execute(&body, r); err != nil {
+	if err := checkTemplate().Execute(&body, r); err != nil {
 		return err
 	}
 	return htmlpage.Write(w, htmlpage.Page{Title: "stdiff check: " + textfmt.Plural(len(r.Files), "model"), Body: template.HTML(body.String())})
 }
 
-var checkTemplate = template.Must(template.New("check").Parse(`
+// checkTemplate is the page's body, parsed at its first use (not at every start of stdiff).
+var checkTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("check").Parse(`
 {{range .Files}}<section>
 <h2 class="mono">{{.Path}}</h2>
 <p>{{if .Error}}<strong class="bad">unreadable</strong>: {{.Error}}{{else if .Valid}}<strong class="good">valid</strong>{{else}}<strong class="bad">invalid</strong>{{with .ReferenceError}}: <code>{{.Kind}}</code> {{.Message}}{{end}}{{end}}</p>
@@ -28,3 +31,4 @@ var checkTemplate = template.Must(template.New("check").Parse(`
 {{end}}</tbody></table>{{end}}
 </section>
 {{end}}`))
+})

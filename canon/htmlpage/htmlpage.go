@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"html/template"
 	"io"
+	"sync"
 )
 
 // Page is what a report puts in the shell: a title and its body (made with html/template).
@@ -19,24 +20,28 @@ type Page struct {
 
 // Write writes the page.
 func Write(w io.Writer, p Page) error {
-	return shell.Execute(w, struct {
+	return shell().Execute(w, struct {
 		Page
 		CSP    string
 		Script template.JS
 		Style  template.CSS
-	}{p, csp, template.JS(script), template.CSS(style)})
+	}{p, csp(), template.JS(script), template.CSS(style)})
 }
 
 // csp allows images from the page's folder and data: URLs, the inline style, and the inline script by
-// its hash; nothing else (no fetch, no fonts, no frames, no forms).
-var csp = "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'; script-src 'sha256-" + scriptHash() + "'; base-uri 'none'; form-action 'none'"
+// its hash; nothing else (no fetch, no fonts, no frames, no forms). It is made at its first use.
+var csp = sync.OnceValue(func() string {
+	return "default-src 'none'; img-src 'self' data: file:; style-src 'unsafe-inline'; script-src 'sha256-" + scriptHash() + "'; base-uri 'none'; form-action 'none'"
+})
 
 func scriptHash() string {
 	h := sha256.Sum256([]byte(script))
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
-var shell = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+// shell is the page around a body, parsed at its first use (not at every start of stdiff).
+var shell = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -56,6 +61,7 @@ var shell = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </body>
 </html>
 `))
+})
 
 // style is the page's CSS: readable in light and dark, no horizontal overflow at any width.
 const style = `

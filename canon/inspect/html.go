@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon/htmlpage"
 	"github.com/stdiff/stdiff/canon/lora"
@@ -84,7 +85,7 @@ func WriteShortHTML(w io.Writer, r *ShortReport, opt HTMLOptions) error {
 	slices.Sort(bases)
 	slices.Sort(kinds)
 	var body bytes.Buffer
-	err := galleryTemplate.Execute(&body, struct {
+	err := galleryTemplate().Execute(&body, struct {
 		Cards        []galleryCard
 		Bases, Kinds []string
 	}{cards, bases, kinds})
@@ -132,7 +133,9 @@ func (u *urlPart) escaped() string {
 	return b.String()
 }
 
-var galleryTemplate = template.Must(template.New("gallery").Parse(`
+// galleryTemplate is the page's body, parsed at its first use (not at every start of stdiff).
+var galleryTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("gallery").Parse(`
 <div class="toolbar" role="search">
 <label>Name <input type="search" data-filter="name" aria-label="filter by name, file or trigger word" placeholder="name, file, word"></label>
 <label>Base <select data-filter="base" aria-label="filter by base model"><option value="">all</option>{{range .Bases}}<option>{{.}}</option>{{end}}</select></label>
@@ -161,3 +164,4 @@ var galleryTemplate = template.Must(template.New("gallery").Parse(`
 </article>
 {{end}}</div>
 `))
+})

@@ -51,6 +51,8 @@ type Options struct {
 	// Images makes Short look for each model's preview image and embedded cover (Row.Preview,
 	// Row.Cover), for a gallery.
 	Images bool
+	// noSidecars says that a listing of the model file's folder has none of its sidecars (Short).
+	noSidecars bool
 }
 
 // Card is what one model is.
@@ -193,7 +195,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	m := o.Model
 	var sidecars []lora.Sidecar
 	var sidecarFindings []canon.Finding
-	if !o.Remote && m.Shards == nil {
+	if !o.Remote && m.Shards == nil && !(opt.noSidecars && m.Name == spec) {
 		sidecars, sidecarFindings = lora.LoadSidecars(ctx, m.Name) // the file: spec may be its folder
 	}
 	named := spec // what the name is derived from: the file a folder holds, a snapshot's model

@@ -3,6 +3,8 @@ package inspect
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -77,8 +79,28 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
+	listed := listFolders(paths)
+	// Headers are read into buffers kept for the next model (a row holds copies of its words), one a
+	// worker for the whole collection, let go with the report; not for a page, whose rows hold more
+	// of a model.
+	buffers := make(chan []byte, workers)
 	err := pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
-		r.Files[i] = rowOf(ctx, paths[i], opt)
+		opt := opt
+		opt.noSidecars = listed.none(paths[i], lora.SidecarNames(paths[i]))
+		if opt.Images {
+			r.Files[i], _ = rowOf(ctx, paths[i], opt, nil)
+			return nil
+		}
+		var buf []byte
+		select {
+		case buf = <-buffers:
+		default:
+		}
+		r.Files[i], buf = rowOf(ctx, paths[i], opt, buf)
+		select {
+		case buffers <- buf:
+		default:
+		}
 		return nil
 	})
 	if err != nil {
@@ -94,10 +116,68 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	return r
 }
 
-func rowOf(ctx context.Context, path string, opt Options) Row {
+// listings are the names in the folders of a walk's files, lower-cased, read once (a folder whose
+// names could not be read has none): a model none of whose sidecars is listed is not looked for them
+// one by one (four failed look-ups of a path each).
+type listings map[string]map[string]bool
+
+// listFolders lists the folders of the local files among paths.
+func listFolders(paths []string) listings {
+	l := listings{}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if _, done := l[dir]; done || source.IsRemote(p) {
+			continue
+		}
+		l[dir] = nil
+		f, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		set := make(map[string]bool, len(names))
+		for _, n := range names {
+			set[strings.ToLower(n)] = true
+		}
+		l[dir] = set
+	}
+	return l
+}
+
+// none reports whether the folder of the local file path was listed and holds none of names (told
+// apart regardless of case, as some file systems do).
+func (l listings) none(path string, names []string) bool {
+	set := l[filepath.Dir(path)]
+	if set == nil || source.IsRemote(path) {
+		return false
+	}
+	for _, n := range names {
+		if set[strings.ToLower(n)] {
+			return false
+		}
+	}
+	return true
+}
+
+// maxHeaderBuffer is the largest header buffer Short keeps for the next model.
+const maxHeaderBuffer = 4 << 20
+
+// rowOf reads the model at path and makes its row, its header read into buf when it fits (see
+// source.Options.HeaderBuffer). It returns the buffer for the next model: buf, or the model's header
+// when that is larger (and at most maxHeaderBuffer): the row holds no part of either.
+func rowOf(ctx context.Context, path string, opt Options, buf []byte) (Row, []byte) {
+	opt.Source.HeaderBuffer = buf
 	in, err := readModel(ctx, path, opt)
 	if err != nil {
-		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}
+		return Row{Path: path, Triggers: []string{}, GuessedTriggers: []string{}, Err: err, Error: errorText(err)}, buf
+	}
+	next := buf
+	if h := in.m.RawHeader; cap(h) > cap(buf) && cap(h) <= maxHeaderBuffer {
+		next = h[:0]
 	}
 	// The words may be parts of the header's bytes: copies of them let the header go once the row is made,
 	// so that reading a collection holds a few headers at a time, not every one.
@@ -107,7 +187,7 @@ func rowOf(ctx context.Context, path string, opt Options) Row {
 	if opt.Images { // a page: only it shows images and findings
 		row.Preview, row.Cover, row.Findings = previewOf(in.m.Name), coverOf(in.m), in.findings
 	}
-	return row
+	return row, next
 }
 
 // cloneAll returns copies of the strings of ss, in a new slice (nil for nil).

@@ -195,6 +195,18 @@ func sidecarPath(modelPath, kind string) string {
 	return strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + kind
 }
 
+// SidecarNames are the names of the files LoadSidecars looks for in the folder of the model file
+// modelPath, in the order it reads them: a model none of them is beside has no sidecars.
+func SidecarNames(modelPath string) []string {
+	var out []string
+	for _, kind := range sidecarKinds {
+		if p := sidecarPath(modelPath, kind); p != "" {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	return out
+}
+
 // maxSidecar is the largest sidecar read; larger ones are reported, not read.
 const maxSidecar = 16 << 20
 
@@ -596,12 +608,10 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 	}
 	// Derived: kohya dataset folders named <repeats>_<words>.
 	var dirs []string
-	freq, freqOK := tagFrequency(meta("ss_tag_frequency"))
+	freqDirs, top, freqOK := tagSummary(meta("ss_tag_frequency"), 5)
 	for _, k := range []string{"ss_dataset_dirs", "ss_tag_frequency"} {
 		if k == "ss_tag_frequency" && freqOK { // its folders, read once
-			for d := range freq {
-				dirs = append(dirs, d)
-			}
+			dirs = append(dirs, freqDirs...)
 			continue
 		}
 		var obj map[string]json.RawMessage
@@ -618,20 +628,8 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 		}
 	}
 	// Derived: the most frequent tags.
-	if freqOK {
-		counts := map[string]float64{}
-		for _, tags := range freq {
-			if len(freq) == 1 && trimmed(tags) { // the usual one folder: its counts are the sums
-				counts = tags
-				break
-			}
-			for tag, n := range tags {
-				counts[strings.TrimSpace(tag)] += n
-			}
-		}
-		for _, t := range mostFrequent(counts, 5) {
-			add(t, "metadata ss_tag_frequency (most frequent tags)", true)
-		}
+	for _, t := range top {
+		add(t, "metadata ss_tag_frequency (most frequent tags)", true)
 	}
 }
 

@@ -1,6 +1,7 @@
 package lora
 
 import (
+	"hash/maphash"
 	"regexp"
 	"sort"
 	"strconv"
@@ -144,19 +145,37 @@ var partSuffixes = []struct {
 	{".bias_indices", pSparse}, {".bias_values", pSparse}, {".bias_size", pSparse},
 }
 
-// partsByTail indexes partSuffixes by their last two segments ("lora_down.weight", "down.weight"), or
-// their one segment ("diff", "down"), so that a name is matched only against the endings it could have.
-var partsByTail = func() map[string][]int {
-	idx := map[string][]int{}
+// partIndex indexes partSuffixes, at its first use.
+var partIndex = sync.OnceValue(func() *partTables {
+	x := &partTables{byTail: map[string][]int{}, outdone: make([]bool, len(partSuffixes))}
 	for i, s := range partSuffixes {
 		t1, t2 := tails(s.suffix[1:]) // the ending's own first separator does not count
 		if t2 == "" {
 			t2 = t1
 		}
-		idx[t2] = append(idx[t2], i)
+		x.byTail[t2] = append(x.byTail[t2], i)
+		n := len(s.suffix) // every ending has at least two bytes
+		x.ends[pairOf(s.suffix[n-2], s.suffix[n-1])/64] |= 1 << (pairOf(s.suffix[n-2], s.suffix[n-1]) % 64)
+		for _, o := range partSuffixes {
+			x.outdone[i] = x.outdone[i] || len(o.suffix) > n && strings.HasSuffix(o.suffix, s.suffix)
+		}
 	}
-	return idx
-}()
+	return x
+})
+
+// partTables are what splitPart and survey.part look endings up in.
+type partTables struct {
+	// byTail indexes partSuffixes by their last two segments ("lora_down.weight", "down.weight"), or
+	// their one segment ("diff", "down"), so that a name is matched only against the endings it could have.
+	byTail map[string][]int
+	// ends has a bit for the last two bytes of each ending: a name whose last two have none has no
+	// adapter ending.
+	ends [1 << 16 / 64]uint64
+	// outdone[i] is true when a longer ending ends with ending i (a name with ending i may have that one).
+	outdone []bool
+}
+
+func pairOf(a, b byte) int { return int(a)<<8 | int(b) }
 
 // tails returns a name's last segment and its last two segments ("" when it has one), segments
 // being separated by '.' or ':'.
@@ -188,19 +207,55 @@ func splitPart(name string) (module string, p part) {
 	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
 		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
 	}
+	n := splitEnding(match)
+	if n < 0 {
+		return "", pNone
+	}
+	return strings.TrimSuffix(match, partSuffixes[n].suffix), partSuffixes[n].p
+}
+
+// splitEnding returns the index in partSuffixes of the ending of match (a name without PEFT's adapter
+// name), -1 when it has none.
+func splitEnding(match string) int {
 	last, lastTwo := tails(match)
 	best := -1
 	for _, key := range [2]string{last, lastTwo} {
-		for _, i := range partsByTail[key] {
+		for _, i := range partIndex().byTail[key] {
 			if strings.HasSuffix(match, partSuffixes[i].suffix) && (best < 0 || len(partSuffixes[i].suffix) > len(partSuffixes[best].suffix)) {
 				best = i
 			}
 		}
 	}
-	if best < 0 {
+	return best
+}
+
+// part is splitPart for the names of one model, one after another, faster: a name whose last two bytes
+// end no ending is no part (a kohya LoRA's alphas), and the ending the last part had is tried first (a
+// LoRA's modules end alike), each taken when no longer ending ends with it. FuzzPart checks it against splitPart.
+func (sv *survey) part(name string) (module string, p part) {
+	match := name
+	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
+		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
+	}
+	x := partIndex()
+	if k := len(match); k < 2 || x.ends[pairOf(match[k-2], match[k-1])/64]&(1<<(pairOf(match[k-2], match[k-1])%64)) == 0 {
 		return "", pNone
 	}
-	return strings.TrimSuffix(match, partSuffixes[best].suffix), partSuffixes[best].p
+	for _, n := range sv.endings {
+		if e := partSuffixes[n].suffix; strings.HasSuffix(match, e) && !x.outdone[n] {
+			return match[:len(match)-len(e)], partSuffixes[n].p
+		}
+	}
+	n := splitEnding(match)
+	if n < 0 {
+		return "", pNone
+	}
+	if len(sv.endings) < cap(sv.endings) {
+		sv.endings = append(sv.endings, n)
+	} else {
+		sv.endings[n%len(sv.endings)] = n
+	}
+	return match[:len(match)-len(partSuffixes[n].suffix)], partSuffixes[n].p
 }
 
 // algo is the method one adapter module uses.
@@ -227,63 +282,76 @@ var algoKinds = [nAlgos]Kind{aLoRA: KindLoRA, aDoRA: KindDoRA, aLoHa: KindLoHa, 
 
 // module is the tensors of one adapted layer, by the part each plays.
 type module struct {
-	shapes [nParts][]uint64
-	has    [nParts]bool
+	name string
+	// parts holds, for each part, the index of its tensor in the model's tensors plus one (0: none).
+	parts [nParts]int32
+}
+
+// has reports whether the module has a tensor for part p.
+func (md *module) has(p part) bool { return md.parts[p] != 0 }
+
+// shape is the shape of the module's tensor for part p (of ts, the model's tensors), nil when absent.
+func (md *module) shape(ts []canon.Tensor, p part) []uint64 {
+	if i := md.parts[p]; i != 0 {
+		return ts[i-1].Shape
+	}
+	return nil
 }
 
 // dim returns dimension i of a part's shape, 0 when the part or the dimension is absent.
-func (md *module) dim(p part, i int) uint64 {
-	if s := md.shapes[p]; i < len(s) {
+func (md *module) dim(ts []canon.Tensor, p part, i int) uint64 {
+	if s := md.shape(ts, p); i < len(s) {
 		return s[i]
 	}
 	return 0
 }
 
 // classify says which method a module uses, its rank (0 when it is not low-rank), the input width of
-// the layer it changes (0 when unknown) and whether that layer is a spatial convolution.
-func (md *module) classify() (a algo, rank int, in uint64, conv bool) {
+// the layer it changes (0 when unknown) and whether that layer is a spatial convolution; ts are the
+// model's tensors.
+func (md *module) classify(ts []canon.Tensor) (a algo, rank int, in uint64, conv bool) {
 	switch {
-	case md.has[pDown]:
-		a, rank, in = aLoRA, int(md.dim(pDown, 0)), md.dim(pDown, 1)
-		if md.has[pMagnitude] {
+	case md.has(pDown):
+		a, rank, in = aLoRA, int(md.dim(ts, pDown, 0)), md.dim(ts, pDown, 1)
+		if md.has(pMagnitude) {
 			a = aDoRA
 		}
-		s := md.shapes[pDown]
-		conv = md.has[pMid] || (len(s) == 4 && (s[2] > 1 || s[3] > 1))
-	case md.has[pMLXA]:
-		a, rank, in = aLoRA, int(md.dim(pMLXA, 1)), md.dim(pMLXA, 0)
-	case md.has[pHadaW1B]:
-		a, rank, in = aLoHa, int(md.dim(pHadaW1B, 0)), md.dim(pHadaW1B, 1)
-	case md.has[pLokrW1] || md.has[pLokrW1A] || md.has[pLokrW2] || md.has[pLokrW2A]:
+		s := md.shape(ts, pDown)
+		conv = md.has(pMid) || (len(s) == 4 && (s[2] > 1 || s[3] > 1))
+	case md.has(pMLXA):
+		a, rank, in = aLoRA, int(md.dim(ts, pMLXA, 1)), md.dim(ts, pMLXA, 0)
+	case md.has(pHadaW1B):
+		a, rank, in = aLoHa, int(md.dim(ts, pHadaW1B, 0)), md.dim(ts, pHadaW1B, 1)
+	case md.has(pLokrW1) || md.has(pLokrW1A) || md.has(pLokrW2) || md.has(pLokrW2A):
 		a = aLoKr
 		// The layer's weight is w1 ⊗ w2, w1 [a, c] and w2 [b, d]: its input width is c·d.
-		c, d := md.dim(pLokrW1, 1), md.dim(pLokrW2, 1)
+		c, d := md.dim(ts, pLokrW1, 1), md.dim(ts, pLokrW2, 1)
 		if c == 0 {
-			c = md.dim(pLokrW1B, 1)
+			c = md.dim(ts, pLokrW1B, 1)
 		}
 		if d == 0 {
-			d = md.dim(pLokrW2B, 1)
+			d = md.dim(ts, pLokrW2B, 1)
 		}
 		in = c * d
 		switch {
-		case md.has[pLokrW2A] && md.has[pLokrT2]:
-			rank = int(md.dim(pLokrW2A, 0))
-		case md.has[pLokrW2A]:
-			rank = int(md.dim(pLokrW2A, 1))
-		case md.has[pLokrW1A]:
-			rank = int(md.dim(pLokrW1A, 1))
+		case md.has(pLokrW2A) && md.has(pLokrT2):
+			rank = int(md.dim(ts, pLokrW2A, 0))
+		case md.has(pLokrW2A):
+			rank = int(md.dim(ts, pLokrW2A, 1))
+		case md.has(pLokrW1A):
+			rank = int(md.dim(ts, pLokrW1A, 1))
 		} // both factors whole: a full-dimension LoKr, no rank
-	case md.has[pGLoRAA2]:
-		a, rank, in = aGLoRA, int(md.dim(pGLoRAA2, 0)), md.dim(pGLoRAA2, 1)
-	case md.has[pOFTBlocks] && len(md.shapes[pOFTBlocks]) == 4, md.has[pBOFT]:
+	case md.has(pGLoRAA2):
+		a, rank, in = aGLoRA, int(md.dim(ts, pGLoRAA2, 0)), md.dim(ts, pGLoRAA2, 1)
+	case md.has(pOFTBlocks) && len(md.shape(ts, pOFTBlocks)) == 4, md.has(pBOFT):
 		a = aBOFT
-	case md.has[pOFTBlocks], md.has[pOFT]:
+	case md.has(pOFTBlocks), md.has(pOFT):
 		a = aOFT
-	case md.has[pIA3]:
+	case md.has(pIA3):
 		a = aIA3
-	case md.has[pDiff]:
+	case md.has(pDiff):
 		a = aFull
-		if s := md.shapes[pDiff]; len(s) >= 2 {
+		if s := md.shape(ts, pDiff); len(s) >= 2 {
 			in = s[1]
 		}
 	}
@@ -305,11 +373,14 @@ func isA1111TI(name string) bool {
 // survey is what a model's tensors say, counted in one pass: how many names follow each naming
 // scheme and name each family's layers, the adapter modules, and the learnt tokens.
 type survey struct {
-	kohya, lycoris, loraDiffusion, peft, diffusers, mlx, ldm, hf int
-	flux, sd3, sdxl, llm                                         int
-	// kohyaSD counts kohya names of SD 1.x/2.x UNet blocks; teLayers is the number of text encoder
-	// layers kohya names show (12 SD 1.x, 23 SD 2.x).
-	kohyaSD, teLayers int
+	nameCounts
+	loraDiffusion, mlx int
+	flux, sd3, llm     int
+	// head is the part of the last name counted up to its first '.', and headCounts, headFlux and
+	// headJoint what it says (countName).
+	head                string
+	headCounts          nameCounts
+	headFlux, headJoint bool
 	// a1111TI counts A1111 textual-inversion tensors; loose counts tensors of no adapter module
 	// (alphas, a checkpoint's weights).
 	a1111TI, loose int
@@ -318,9 +389,14 @@ type survey struct {
 	// the width of the last token embedding seen.
 	contexts map[uint64]int
 	tiDim    uint64
-	modules  map[string]*module
-	block    []module // where new modules are taken from
-	order    []string
+	// endings are the indices in partSuffixes of the last endings part found (at most 4).
+	endings []int
+	// ts are the model's tensors; modules the adapter modules, in the order their first tensors come,
+	// found by name through slots (high 32 bits: the name's hash; low 32: index + 1; 0 is empty).
+	ts      []canon.Tensor
+	modules []module
+	slots   []uint64
+	seed    maphash.Seed
 	// marked are the tokens declared as such (lora_diffusion's <embed> metadata, bundle_emb.NAME);
 	// angled the tensors named <token>, tokens only in a file of nothing else (diffusers' textual
 	// inversion).
@@ -339,7 +415,9 @@ type adapter struct {
 // lora_diffusion's tokens, the metadata that marks them): its kind, the naming scheme, the base family
 // (where the shapes tell), the adapter rank and the tokens it carries.
 func (in *Info) fromTensors(m *canon.Model) {
-	sv := surveyTensors(m)
+	sv := surveys.Get().(*survey)
+	defer sv.release()
+	sv.survey(m)
 	ad := sv.adapter()
 	tokensOnly := sv.tokensOnly()
 	in.EmbeddedTokens = sv.marked
@@ -362,18 +440,40 @@ func (in *Info) fromTensors(m *canon.Model) {
 	}
 }
 
-// surveyTensors counts what the tensors of a model say.
-func surveyTensors(m *canon.Model) *survey {
-	sv := &survey{tensors: len(m.Tensors), contexts: map[uint64]int{}, modules: make(map[string]*module, min(len(m.Tensors)/2, 1024)), seenToken: map[string]bool{}}
-	embedMarked := map[string]bool{}
+// surveys keeps surveys, their tables and modules, for reuse: a collection's files are surveyed one
+// after another.
+var surveys = sync.Pool{New: func() any { return &survey{seed: maphash.MakeSeed()} }}
+
+// release clears what sv holds of a model and puts it back in surveys.
+func (sv *survey) release() {
+	// The modules' names are parts of a header: they go. The table is cleared at its first use.
+	clear(sv.modules)
+	*sv = survey{modules: sv.modules[:0], slots: sv.slots[:0], seed: sv.seed, contexts: sv.contexts, endings: sv.endings[:0]}
+	clear(sv.contexts)
+	surveys.Put(sv)
+}
+
+// survey counts what the tensors of m say, into sv (as release left it).
+func (sv *survey) survey(m *canon.Model) {
+	sv.ts, sv.tensors, sv.endings = m.Tensors, len(m.Tensors), sv.endings[:0]
+	if sv.endings == nil {
+		sv.endings = make([]int, 0, 4)
+	}
+	if sv.contexts == nil {
+		sv.contexts = map[uint64]int{}
+	}
+	var embedMarked map[string]bool
 	for _, e := range m.Metadata {
 		if e.Value == "<embed>" {
+			if embedMarked == nil {
+				embedMarked = map[string]bool{}
+			}
 			embedMarked[e.Key] = true
 		}
 	}
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		sv.countNaming(t.Name)
+		sv.countName(t.Name)
 		switch rest, bundled := strings.CutPrefix(t.Name, "bundle_emb."); {
 		case bundled: // a LoRA bundled with embeddings: bundle_emb.NAME.<A1111 layout>
 			tok, sub, _ := strings.Cut(rest, ".")
@@ -395,43 +495,99 @@ func surveyTensors(m *canon.Model) *survey {
 		case strings.HasPrefix(t.Name, "<") && strings.HasSuffix(t.Name, ">") && len(t.Shape) >= 1 && len(t.Shape) <= 2:
 			sv.token(&sv.angled, t.Name, t.Shape)
 		default:
-			sv.addPart(t.Name, t.Shape)
+			sv.addPart(i)
 		}
 	}
-	return sv
+}
+
+// nameCounts are what the beginnings of names say: how many follow each naming scheme, name SDXL's
+// layers, and for kohya's names, SD 1.x/2.x UNet blocks (kohyaSD) and how many text encoder layers
+// they show (teLayers: 12 SD 1.x, 23 SD 2.x).
+type nameCounts struct {
+	kohya, lycoris, peft, diffusers, ldm, hf, sdxl int
+	kohyaSD, teLayers                              int
+}
+
+// add adds the counts of d.
+func (c *nameCounts) add(d *nameCounts) {
+	c.kohya, c.lycoris, c.peft, c.diffusers, c.ldm, c.hf, c.sdxl = c.kohya+d.kohya, c.lycoris+d.lycoris, c.peft+d.peft,
+		c.diffusers+d.diffusers, c.ldm+d.ldm, c.hf+d.hf, c.sdxl+d.sdxl
+	c.kohyaSD, c.teLayers = c.kohyaSD+d.kohyaSD, max(c.teLayers, d.teLayers)
 }
 
 // countNaming counts the naming scheme and the family a tensor's name shows.
 func (sv *survey) countNaming(name string) {
+	sv.countPrefixes(name)
+	flux, joint := blocksOf(name)
+	sv.countWords(flux, joint, name)
+}
+
+// countName is countNaming for the names of a model one after another: what the part of a name up
+// to its first '.' says is worked out once for the names that share it (an adapter module's tensors).
+// It can be: no beginning countPrefixes looks for holds a '.' after another part, and the words of
+// blocksOf hold none. FuzzCountName checks it against countNaming.
+func (sv *survey) countName(name string) {
+	dot := strings.IndexByte(name, '.')
+	if dot < 0 || dottedStem(name[:dot]) {
+		sv.countNaming(name)
+		return
+	}
+	if head := name[:dot+1]; head != sv.head {
+		sv.head, sv.headCounts = head, nameCounts{}
+		sv.headCounts.countPrefixes(head)
+		sv.headFlux, sv.headJoint = blocksOf(head)
+	}
+	sv.add(&sv.headCounts)
+	flux, joint := blocksOf(name[dot:])
+	sv.countWords(flux || sv.headFlux, joint || sv.headJoint, name)
+}
+
+// dottedStem reports whether s is the part before the first '.' of a beginning countPrefixes looks
+// for that holds a '.'.
+func dottedStem(s string) bool {
+	switch s {
+	case "base_model", "unet", "text_encoder", "text_encoder_2", "transformer", "model", "first_stage_model", "cond_stage_model", "lm_head", "conditioner":
+		return true
+	}
+	return false
+}
+
+// countPrefixes counts what the beginning of a name says.
+func (c *nameCounts) countPrefixes(name string) {
 	switch {
 	case strings.HasPrefix(name, "lora_unet_") || strings.HasPrefix(name, "lora_te") || strings.HasPrefix(name, "oft_unet_") || strings.HasPrefix(name, "oft_te"):
-		sv.kohya++
+		c.kohya++
 		if strings.HasPrefix(name, "lora_te2_") {
-			sv.sdxl++
+			c.sdxl++
 		}
 		if isKohyaSDBlock(name) {
-			sv.kohyaSD++
+			c.kohyaSD++
 		}
 		if layer, ok := kohyaTELayer(name); ok {
 			n, _ := strconv.Atoi(layer)
-			sv.teLayers = max(sv.teLayers, n+1)
+			c.teLayers = max(c.teLayers, n+1)
 		}
 	case strings.HasPrefix(name, "lycoris_"):
-		sv.lycoris++
+		c.lycoris++
 	case strings.HasPrefix(name, "base_model.model.") || strings.HasPrefix(name, "base_model."):
-		sv.peft++
+		c.peft++
 	case strings.HasPrefix(name, "unet.") || strings.HasPrefix(name, "text_encoder.") || strings.HasPrefix(name, "text_encoder_2.") ||
 		strings.HasPrefix(name, "transformer."):
-		sv.diffusers++
+		c.diffusers++
 	case strings.HasPrefix(name, "model.diffusion_model.") || strings.HasPrefix(name, "first_stage_model.") || strings.HasPrefix(name, "cond_stage_model."):
-		sv.ldm++
+		c.ldm++
 	case strings.HasPrefix(name, "model.layers.") || strings.HasPrefix(name, "model.embed_tokens") || strings.HasPrefix(name, "transformer.h.") || strings.HasPrefix(name, "lm_head."):
-		sv.hf++
+		c.hf++
 	}
 	if strings.HasPrefix(name, "conditioner.embedders.1") {
-		sv.sdxl++
+		c.sdxl++
 	}
-	switch flux, joint := blocksOf(name); {
+}
+
+// countWords counts the family words a name holds: flux's and SD3's blocks (as blocksOf tells), or an
+// LLM's layers.
+func (sv *survey) countWords(flux, joint bool, name string) {
+	switch {
 	case flux:
 		sv.flux++
 	case joint:
@@ -466,8 +622,13 @@ func blocksOf(name string) (flux, joint bool) {
 func llmLayer(name string) bool {
 	for k := strings.IndexByte(name, '.'); k >= 0; {
 		before, after := name[:k], name[k:]
-		if strings.HasSuffix(before, "self_attn") && strings.HasPrefix(after, ".q_proj") || strings.HasSuffix(before, "mlp") && strings.HasPrefix(after, ".gate_proj") ||
-			strings.HasSuffix(before, "attn") && strings.HasPrefix(after, ".c_attn") {
+		c := byte(0) // the byte after the '.' tells which word could follow
+		if len(after) > 1 {
+			c = after[1]
+		}
+		if c == 'q' && strings.HasSuffix(before, "self_attn") && strings.HasPrefix(after, ".q_proj") ||
+			c == 'g' && strings.HasSuffix(before, "mlp") && strings.HasPrefix(after, ".gate_proj") ||
+			c == 'c' && strings.HasSuffix(before, "attn") && strings.HasPrefix(after, ".c_attn") {
 			return true
 		}
 		next := strings.IndexByte(name[k+1:], '.')
@@ -482,6 +643,9 @@ func llmLayer(name string) bool {
 // token records a learnt token (into list, once; tok "" records only the width).
 func (sv *survey) token(list *[]string, tok string, shape []uint64) {
 	if tok != "" && !sv.seenToken[tok] {
+		if sv.seenToken == nil {
+			sv.seenToken = map[string]bool{}
+		}
 		sv.seenToken[tok] = true
 		*list = append(*list, tok)
 	}
@@ -490,9 +654,10 @@ func (sv *survey) token(list *[]string, tok string, shape []uint64) {
 	}
 }
 
-// addPart files a tensor under its adapter module, or counts it as loose.
-func (sv *survey) addPart(name string, shape []uint64) {
-	mod, p := splitPart(name)
+// addPart files tensor i under its adapter module, or counts it as loose.
+func (sv *survey) addPart(i int) {
+	name, shape := sv.ts[i].Name, sv.ts[i].Shape
+	mod, p := sv.part(name)
 	switch {
 	case p == pNone:
 		sv.loose++
@@ -505,30 +670,70 @@ func (sv *survey) addPart(name string, shape []uint64) {
 	case p == pMLXA:
 		sv.mlx++
 	}
-	md := sv.modules[mod]
-	if md == nil {
-		if len(sv.block) == cap(sv.block) { // modules come in blocks: a LoRA has hundreds
-			sv.block = make([]module, 0, 32)
-		}
-		sv.block = sv.block[:len(sv.block)+1]
-		md = &sv.block[len(sv.block)-1]
-		sv.modules[mod] = md
-		sv.order = append(sv.order, mod)
+	sv.module(mod).parts[p] = int32(i + 1)
+}
+
+// module returns the module named name, added when it is new. A module's tensors usually come one
+// after another: the last module is looked at before the table.
+func (sv *survey) module(name string) *module {
+	if n := len(sv.modules); n > 0 && sv.modules[n-1].name == name {
+		return &sv.modules[n-1]
 	}
-	md.has[p] = true
-	md.shapes[p] = shape
+	if 2*(len(sv.modules)+1) > len(sv.slots) {
+		sv.grow()
+	}
+	k, tag := sv.slot(name)
+	if s := sv.slots[k]; s != 0 {
+		return &sv.modules[int(uint32(s))-1]
+	}
+	sv.modules = append(sv.modules, module{name: name})
+	sv.slots[k] = tag | uint64(len(sv.modules))
+	return &sv.modules[len(sv.modules)-1]
+}
+
+// slot is where the module named name is in sv.slots, or the empty slot where it would go, and the
+// hash tag stored with it.
+func (sv *survey) slot(name string) (k, tag uint64) {
+	h := maphash.String(sv.seed, name)
+	tag = h &^ (1<<32 - 1)
+	mask := uint64(len(sv.slots) - 1)
+	for k = h & mask; ; k = (k + 1) & mask {
+		s := sv.slots[k]
+		if s == 0 || (s&^(1<<32-1) == tag && sv.modules[int(uint32(s))-1].name == name) {
+			return k, tag
+		}
+	}
+}
+
+// grow makes the table of modules larger (at first, room for a module in every tensor but a few) and
+// puts the modules back in.
+func (sv *survey) grow() {
+	size := max(2*len(sv.slots), 64)
+	for size < len(sv.ts) {
+		size <<= 1
+	}
+	if cap(sv.slots) >= size {
+		sv.slots = sv.slots[:size]
+		clear(sv.slots)
+	} else {
+		sv.slots = make([]uint64, size)
+	}
+	for i := range sv.modules {
+		k, tag := sv.slot(sv.modules[i].name)
+		sv.slots[k] = tag | uint64(i+1)
+	}
 }
 
 // adapter classifies every module, counting methods, ranks and convolutions, and the context widths
 // the cross-attention layers show.
 func (sv *survey) adapter() adapter {
 	ad := adapter{ranks: map[int]int{}}
-	for _, name := range sv.order {
-		md := sv.modules[name]
-		if md.has[pSparse] {
+	for i := range sv.modules {
+		md := &sv.modules[i]
+		if md.has(pSparse) {
 			ad.sparse++
 		}
-		a, rank, width, conv := md.classify()
+		a, rank, width, conv := md.classify(sv.ts)
 		ad.algos[a]++
 		if a != aFull && a != aNone {
 			ad.lowish++
@@ -539,7 +744,7 @@ func (sv *survey) adapter() adapter {
 		if conv {
 			ad.conv++
 		}
-		if width > 0 && (isCrossAttnKey(name) || strings.HasPrefix(name, "unet:") && !unetChannels[width]) {
+		if width > 0 && (isCrossAttnKey(md.name) || strings.HasPrefix(md.name, "unet:") && !unetChannels[width]) {
 			sv.contexts[width]++
 		}
 	}
@@ -548,7 +753,7 @@ func (sv *survey) adapter() adapter {
 
 // tokensOnly reports whether the file is nothing but learnt tokens (a textual inversion).
 func (sv *survey) tokensOnly() bool {
-	return sv.loose == 0 && len(sv.order) == 0 && sv.a1111TI == 0 && len(sv.marked)+len(sv.angled) > 0
+	return sv.loose == 0 && len(sv.modules) == 0 && sv.a1111TI == 0 && len(sv.marked)+len(sv.angled) > 0
 }
 
 // kind is the model's kind: the method most of its adapter modules use, else what its names say.

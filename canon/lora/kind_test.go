@@ -3,6 +3,7 @@ package lora
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -268,6 +269,40 @@ func BenchmarkDeriveCheckpoint(b *testing.B) {
 	}
 }
 
+// TestDeriveKohyaMemory: deriving a kohya LoRA's info allocates nothing per tensor or per tag: its
+// modules go in a table kept for the next file, its tag frequency is read without a map.
+func TestDeriveKohyaMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations mean nothing under the race detector")
+	}
+	m := canon.ReadBytes("kohya", stfile.KohyaSDXL(1).Build())
+	in := Derive(m, nil, "kohya.safetensors")
+	if in.Kind != KindLoRA || in.Family != FamilySDXL || len(in.GuessedTriggers) < 5 {
+		t.Fatalf("kind %s family %s guessed %q", in.Kind, in.Family, in.GuessedTriggers)
+	}
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		Derive(m, nil, "kohya.safetensors")
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 16<<10 {
+		t.Errorf("Derive allocates %d bytes a call for %d tensors, want at most 16 KiB", per, len(m.Tensors))
+	}
+}
+
+// BenchmarkDeriveKohya: the info of a kohya SDXL LoRA as sd-scripts saves it (2,100 tensors, metadata
+// with a tag frequency of about a thousand tags): what `inspect --short` derives of each file.
+func BenchmarkDeriveKohya(b *testing.B) {
+	m := canon.ReadBytes("kohya", stfile.KohyaSDXL(1).Build())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Derive(m, nil, "kohya.safetensors")
+	}
+}
+
 // BenchmarkDeriveLoRADiffusion: the info of a lora_diffusion LoRA (386 tensors, 195 metadata keys).
 func BenchmarkDeriveLoRADiffusion(b *testing.B) {
 	m := canon.ReadBytes("disney", loraDiffusionSD1(1, "F32", "<s1>", "<s2>").Build())
@@ -275,4 +310,51 @@ func BenchmarkDeriveLoRADiffusion(b *testing.B) {
 	for b.Loop() {
 		Derive(m, nil, "lora_disney.safetensors")
 	}
+}
+
+// FuzzPart: survey.part, which skips names by their last two bytes and tries the last parts' endings
+// first, says what splitPart says of every name in a sequence of names.
+func FuzzPart(f *testing.F) {
+	f.Add("lora_unet_a_to_k.alpha\nlora_unet_a_to_k.lora_down.weight\nlora_unet_a_to_k.lora_up.weight\nx.lora.up.weight\nx_lora.up.weight\nunet:0:up\nt.lokr_w1_a\nt.lokr_w1\nb.oft_R.weight\nb.boft_R\nm.lora_magnitude_vector.weight\nm.default.lora_A.default.weight\nw\n")
+	var all strings.Builder
+	for _, ps := range partSuffixes {
+		all.WriteString("m" + ps.suffix + "\nm" + ps.suffix[:len(ps.suffix)-1] + "\n")
+	}
+	f.Add(all.String())
+	f.Fuzz(func(t *testing.T, names string) {
+		sv := &survey{endings: make([]int, 0, 4)}
+		for _, name := range strings.Split(names, "\n") {
+			mod, p := sv.part(name)
+			if wantMod, want := splitPart(name); mod != wantMod || p != want {
+				t.Fatalf("part(%q) = %q, %d; splitPart: %q, %d", name, mod, p, wantMod, want)
+			}
+		}
+	})
+}
+
+// FuzzCountName: survey.countName, which works out what the part of a name up to its first '.' says
+// once for the names that share it, counts what countNaming counts, name after name.
+func FuzzCountName(f *testing.F) {
+	var kohya strings.Builder
+	for _, tn := range stfile.KohyaSDXL(1).Tensors[:30] {
+		kohya.WriteString(tn.Name + "\n")
+	}
+	f.Add(kohya.String())
+	f.Add("lora_te_text_model_encoder_layers_11_mlp_fc1.alpha\nlora_te_text_model_encoder_layers_11_mlp_fc1.lora_up.weight\nlora_te2_x.alpha\n" +
+		"lora_unet_double_blocks_0_img_attn.lora_down.weight\nlora_unet_double_blocks_0_img_attn.x.single_blocks.y\n" +
+		"x.joint_blocks.0\nx.double_blocks\nmodel.layers.0.self_attn.q_proj.weight\nmodel.layers.0.self_attn.q_proj.lora_A.weight\n" +
+		"base_model.model.x.lora_A.weight\nconditioner.embedders.1.model\nunet.down\ntransformer.h.0.attn.c_attn.weight\n" +
+		"a.self_attn.q_proj\na.mlp.gate_proj\nlora_unet_down_blocks_0.x\nlora_unet_down_blocks_.x\nlora_te_text_model_encoder_layers_7.x\n" +
+		"double_blocks.x\nx_double.x\nq.x\n.x\nx.\n..\n")
+	f.Fuzz(func(t *testing.T, names string) {
+		var memo, each survey
+		for _, name := range strings.Split(names, "\n") {
+			memo.countName(name)
+			each.countNaming(name)
+			if memo.nameCounts != each.nameCounts || memo.flux != each.flux || memo.sd3 != each.sd3 || memo.llm != each.llm {
+				t.Fatalf("after %q: countName %+v %d %d %d, countNaming %+v %d %d %d", name, memo.nameCounts, memo.flux, memo.sd3, memo.llm,
+					each.nameCounts, each.flux, each.sd3, each.llm)
+			}
+		}
+	})
 }

@@ -2,10 +2,187 @@ package lora
 
 import (
 	"encoding/json"
+	"hash/maphash"
+	"math/bits"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
+
+// tagSummary is what Derive needs of kohya's ss_tag_frequency: its folders, and its n most frequent
+// tags, highest first, ties in string order, the counts of a tag (trimmed of spaces) summed over the
+// folders. ok is false where tagFrequency's is. The form sd-scripts writes, one folder of distinct
+// tags, is read in one pass that allocates nothing per tag (scanTopTags); anything else goes
+// through tagFrequency.
+func tagSummary(s string, n int) (dirs, top []string, ok bool) {
+	if dirs, top, ok := scanTopTags(s, n); ok {
+		return dirs, top, true
+	}
+	freq, ok := tagFrequency(s)
+	if !ok {
+		return nil, nil, false
+	}
+	counts := map[string]float64{}
+	for d, tags := range freq {
+		dirs = append(dirs, d)
+		for tag, c := range tags {
+			counts[strings.TrimSpace(tag)] += c
+		}
+	}
+	return dirs, mostFrequent(counts, n), true
+}
+
+// scanTopTags is tagSummary's fast path for at most one folder whose tags are distinct, trimmed, and
+// counted in plain integers: ok is false for anything else, valid or not. Tags are told apart by
+// 64-bit hashes (tagSet): two that share one send the input to the general path.
+func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
+	if !utf8.ValidString(s) {
+		return nil, nil, false
+	}
+	sc := tagScanner{s: s}
+	if !sc.byte('{') {
+		return nil, nil, false
+	}
+	if sc.byte('}') {
+		return nil, nil, sc.end()
+	}
+	dir, ok := sc.str()
+	if !ok || !sc.byte(':') || !sc.byte('{') {
+		return nil, nil, false
+	}
+	set := tagSets.Get().(*tagSet)
+	defer tagSets.Put(set)
+	set.reset((len(s) - sc.i) / 24) // some 25 bytes a tag
+	best := make([]tagCount, 0, n+1)
+	if !sc.byte('}') {
+		for {
+			tag, escaped, ok := sc.view()
+			if !ok || !sc.byte(':') || spaced(tag) || !set.add(tag) {
+				return nil, nil, false
+			}
+			c, ok := sc.count()
+			if !ok {
+				return nil, nil, false
+			}
+			if x := (tagCount{tag, c}); len(best) < n || x.before(best[n-1]) {
+				if escaped {
+					x.tag = strings.Clone(tag) // a view of sc.buf
+				}
+				best = insertTop(best, x, n)
+			}
+			if sc.byte('}') {
+				break
+			}
+			if !sc.byte(',') {
+				return nil, nil, false
+			}
+		}
+	}
+	if !sc.byte('}') || !sc.end() { // more folders, or not JSON
+		return nil, nil, false
+	}
+	top = make([]string, len(best))
+	for i, x := range best {
+		top[i] = x.tag
+	}
+	return []string{dir}, top, true
+}
+
+// spaced reports whether strings.TrimSpace would change s, looking at its ends alone when they are
+// ASCII.
+func spaced(s string) bool {
+	if s == "" {
+		return false
+	}
+	first, last := s[0], s[len(s)-1]
+	if first >= utf8.RuneSelf || last >= utf8.RuneSelf {
+		return strings.TrimSpace(s) != s
+	}
+	return asciiSpace(first) || asciiSpace(last)
+}
+
+// asciiSpace reports whether c is one of the ASCII bytes strings.TrimSpace trims.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// tagCount is a tag and its count.
+type tagCount struct {
+	tag string
+	n   float64
+}
+
+// before orders tags by count, highest first, then by the tag.
+func (a tagCount) before(b tagCount) bool { return a.n > b.n || a.n == b.n && a.tag < b.tag }
+
+// insertTop puts x in its place in top, sorted by before, keeping at most n.
+func insertTop(top []tagCount, x tagCount, n int) []tagCount {
+	k := len(top)
+	for k > 0 && x.before(top[k-1]) {
+		k--
+	}
+	top = append(top, tagCount{})
+	copy(top[k+1:], top[k:])
+	top[k] = x
+	return top[:min(len(top), n)]
+}
+
+// tagSet is a set of the 64-bit hashes of tags, an open-addressed table; tagSets keeps them for reuse.
+type tagSet struct {
+	seed  maphash.Seed
+	slots []uint64 // 0 is an empty slot
+	n     int
+}
+
+var tagSets = sync.Pool{New: func() any { return &tagSet{seed: maphash.MakeSeed()} }}
+
+// reset empties the set, with room for about hint hashes.
+func (ts *tagSet) reset(hint int) {
+	size := 64
+	for size < 2*hint {
+		size <<= 1
+	}
+	if cap(ts.slots) < size {
+		ts.slots = make([]uint64, size)
+	}
+	ts.slots = ts.slots[:size]
+	clear(ts.slots)
+	ts.n = 0
+}
+
+// add adds tag's hash to the set; it reports false when the hash is there already.
+func (ts *tagSet) add(tag string) bool {
+	if 2*(ts.n+1) > len(ts.slots) {
+		old := ts.slots
+		ts.slots, ts.n = make([]uint64, 2*len(old)), 0
+		for _, h := range old {
+			if h != 0 {
+				ts.insert(h)
+			}
+		}
+	}
+	h := maphash.String(ts.seed, tag)
+	if h == 0 {
+		h = 1
+	}
+	return ts.insert(h)
+}
+
+func (ts *tagSet) insert(h uint64) bool {
+	mask := uint64(len(ts.slots) - 1)
+	for k := h & mask; ; k = (k + 1) & mask {
+		switch ts.slots[k] {
+		case 0:
+			ts.slots[k] = h
+			ts.n++
+			return true
+		case h:
+			return false
+		}
+	}
+}
 
 // tagFrequency reads kohya's ss_tag_frequency, {"<folder>": {"<tag>": <count>, …}, …}, exactly as
 // json.Unmarshal into a map[string]map[string]float64 does, reporting false where it fails. The form
@@ -79,8 +256,9 @@ func scanTagFrequency(s string) (freq map[string]map[string]float64, ok bool) {
 }
 
 type tagScanner struct {
-	s string
-	i int
+	s   string
+	i   int
+	buf []byte // escaped strings are decoded here (view)
 }
 
 func (sc *tagScanner) ws() {
@@ -122,36 +300,65 @@ func (sc *tagScanner) count() (float64, bool) {
 
 // str reads a JSON string.
 func (sc *tagScanner) str() (string, bool) {
-	sc.ws()
-	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
-		return "", false
+	v, escaped, ok := sc.view()
+	if escaped {
+		v = strings.Clone(v)
 	}
-	sc.i++
-	start := sc.i
-	for sc.i < len(sc.s) {
-		switch c := sc.s[sc.i]; {
-		case c == '"':
-			sc.i++
-			return sc.s[start : sc.i-1], true
-		case c == '\\':
-			return sc.escaped(start)
-		case c < 0x20:
-			return "", false
-		}
-		sc.i++
-	}
-	return "", false
+	return v, ok
 }
 
-// escaped reads the rest of a string from its first backslash on.
+// view reads a JSON string as str does, without allocating: a string without escapes is a part of
+// sc.s, an escaped one is decoded into sc.buf and is valid until the next call (escaped says so).
+func (sc *tagScanner) view() (v string, escaped, ok bool) {
+	sc.ws()
+	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
+		return "", false, false
+	}
+	start := sc.i + 1
+	for i := plainRun(sc.s, start); i < len(sc.s); i++ {
+		switch c := sc.s[i]; {
+		case c == '"':
+			sc.i = i + 1
+			return sc.s[start:i], false, true
+		case c == '\\':
+			sc.i = i
+			v, ok := sc.escaped(start)
+			return v, true, ok
+		case c < 0x20:
+			return "", false, false
+		}
+	}
+	return "", false, false
+}
+
+// plainRun returns the index of the first '"', '\\' or control character at or after s[i], eight bytes
+// at a time; within the last seven bytes of s it may stop short of it (callers go on byte by byte).
+func plainRun(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, b := w^(ones*'"'), w^(ones*'\\')
+		// A byte's high bit is set where it is below 0x20 or is a quote or backslash (x-ones sets it for
+		// x = 0, and only bytes above a flagged one can be flagged wrongly, so the lowest is right).
+		if m := ((w - ones*0x20) | (q - ones) | (b - ones)) &^ w & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	return i
+}
+
+// escaped reads the rest of a string from its first backslash on, into sc.buf; the string returned
+// is a view of sc.buf.
 func (sc *tagScanner) escaped(start int) (string, bool) {
-	b := []byte(sc.s[start:sc.i])
+	b := append(sc.buf[:0], sc.s[start:sc.i]...)
+	defer func() { sc.buf = b }()
 	for sc.i < len(sc.s) {
 		c := sc.s[sc.i]
 		switch {
 		case c == '"':
 			sc.i++
-			return string(b), true
+			return unsafe.String(unsafe.SliceData(b), len(b)), true
 		case c < 0x20:
 			return "", false
 		case c != '\\':
@@ -228,26 +435,10 @@ func (sc *tagScanner) hex4() (rune, bool) {
 // mostFrequent returns the n tags of the highest counts, highest first, ties in string order: the
 // first n of all tags sorted so, without sorting them all (a kohya LoRA has thousands).
 func mostFrequent(counts map[string]float64, n int) []string {
-	type tc struct {
-		tag string
-		n   float64
-	}
-	before := func(a, b tc) bool { return a.n > b.n || a.n == b.n && a.tag < b.tag }
-	top := make([]tc, 0, n+1)
+	top := make([]tagCount, 0, n+1)
 	for tag, c := range counts {
-		x := tc{tag, c}
-		if len(top) == n && !before(x, top[n-1]) {
-			continue
-		}
-		k := len(top)
-		for k > 0 && before(x, top[k-1]) {
-			k--
-		}
-		top = append(top, tc{})
-		copy(top[k+1:], top[k:])
-		top[k] = x
-		if len(top) > n {
-			top = top[:n]
+		if x := (tagCount{tag, c}); len(top) < n || x.before(top[n-1]) {
+			top = insertTop(top, x, n)
 		}
 	}
 	tags := make([]string, len(top))
@@ -255,14 +446,4 @@ func mostFrequent(counts map[string]float64, n int) []string {
 		tags[i] = x.tag
 	}
 	return tags
-}
-
-// trimmed reports whether no tag of tags has space around it (strings.TrimSpace leaves each as it is).
-func trimmed(tags map[string]float64) bool {
-	for tag := range tags {
-		if strings.TrimSpace(tag) != tag {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package lora
 
 import (
 	"encoding/json"
+	"math/rand"
 	"reflect"
 	"regexp"
 	"sort"
@@ -13,11 +14,14 @@ import (
 )
 
 // FuzzTagFrequency: tagFrequency reads every input as json.Unmarshal into a map[string]map[string]float64
-// does (its fast path is checked against it), and mostFrequent is the head of the full sort.
+// does (its fast path is checked against it), mostFrequent is the head of the full sort, and
+// tagSummary (and its one-pass path, scanTopTags) gives the folders and the head of the full sort of
+// the counts summed by trimmed tag.
 func FuzzTagFrequency(f *testing.F) {
 	for _, s := range []string{`{}`, `null`, `{"10_a b": {"x": 1, "y": 20}}`, `{"d": {"t": 1.5}}`, `{"d": {"t": 01}}`,
 		`{"d": {"t": 1}, "d": {"u": 2}}`, `{"d": {"t": 1, "t": 3}}`, `{"d": {"\u00e9\ud83d\ude00 \"q\" \\ \/": 2}}`,
-		`{"d": {"\ud800": 1}}`, `{"d": {"t": 1}} x`, `{"d": {"t": -1}}`, `{"d": {"t": 1e2}}`, `{"d": null}`,
+		`{"d": {"\ud800": 1}}`, `{"d": {"t": 1, "\u0074": 3}}`, `{"d": {"b": 2, "a": 2, "c": 1}}`, `{"d": {"t": 1, "t ": 4}}`,
+		`{"d": {"t": 1}, "e": {"t": 2}}`, ` { "d" : { "t" : 1 , "u" : 2 } } `, `{"d": {}}`, `{} x`, `{"d": {"t": 1}}}`, `{"d": {"t": 1}} x`, `{"d": {"t": -1}}`, `{"d": {"t": 1e2}}`, `{"d": null}`,
 		"{\"d\": {\"\xff\": 1}}", `{"d": {" t ": 1, "t": 2}}`, `{"d": {"t": 123456789012345678}}`,
 		stfile.KohyaSDXL(3).Metadata[len(stfile.KohyaSDXL(3).Metadata)-1].Value} {
 		f.Add(s)
@@ -57,6 +61,32 @@ func FuzzTagFrequency(f *testing.F) {
 			if top := mostFrequent(counts, n); !reflect.DeepEqual(top, all[:min(n, len(all))]) {
 				t.Fatalf("mostFrequent(%v, %d) = %q, want %q", counts, n, top, all[:min(n, len(all))])
 			}
+		}
+		summed, dirs := map[string]float64{}, []string{}
+		for d, tags := range want {
+			dirs = append(dirs, d)
+			for tag, n := range tags {
+				summed[strings.TrimSpace(tag)] += n
+			}
+		}
+		all = all[:0]
+		for t := range summed {
+			all = append(all, t)
+		}
+		sort.Slice(all, func(i, j int) bool {
+			if summed[all[i]] != summed[all[j]] {
+				return summed[all[i]] > summed[all[j]]
+			}
+			return all[i] < all[j]
+		})
+		sort.Strings(dirs)
+		gotDirs, top, ok := tagSummary(s, 5)
+		sort.Strings(gotDirs)
+		if ok != wantOK || ok && (!reflect.DeepEqual(append([]string{}, gotDirs...), dirs) || !reflect.DeepEqual(append([]string{}, top...), all[:min(5, len(all))])) {
+			t.Fatalf("tagSummary(%q) = %q, %q, %v; want %q, %q, %v", s, gotDirs, top, ok, dirs, all[:min(5, len(all))], wantOK)
+		}
+		if fastDirs, fastTop, ok := scanTopTags(s, 5); ok && (!wantOK || len(fastDirs) != len(dirs) || !reflect.DeepEqual(append([]string{}, fastTop...), all[:min(5, len(all))])) {
+			t.Fatalf("scanTopTags(%q) = %q, %q; want %q, %q, %v", s, fastDirs, fastTop, dirs, all[:min(5, len(all))], wantOK)
 		}
 	})
 }
@@ -108,4 +138,44 @@ func FuzzNameWords(f *testing.F) {
 			t.Fatalf("llmLayer(%q) = %v", name, !want)
 		}
 	})
+}
+
+// TestPlainRun: plainRun stops at the first quote, backslash or control character, or in the last
+// seven bytes before it, never past it, whatever surrounds it (bytes above 0x7f included).
+func TestPlainRun(t *testing.T) {
+	alphabet := []byte{'a', ' ', '"', '\\', 0, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	rng := rand.New(rand.NewSource(1))
+	for range 20000 {
+		b := make([]byte, rng.Intn(40))
+		for k := range b {
+			if rng.Intn(3) == 0 {
+				b[k] = alphabet[rng.Intn(len(alphabet))]
+			} else {
+				b[k] = 'a' + byte(rng.Intn(26))
+			}
+		}
+		s := string(b)
+		start := rng.Intn(len(s) + 1)
+		want := start
+		for want < len(s) && s[want] != '"' && s[want] != '\\' && s[want] >= 0x20 {
+			want++
+		}
+		got := plainRun(s, start)
+		if got > want || got < want && got+8 <= len(s) {
+			t.Fatalf("plainRun(%q, %d) = %d, want %d", s, start, got, want)
+		}
+	}
+}
+
+// TestSpaced: spaced says whether strings.TrimSpace changes a string, for every byte at either end.
+func TestSpaced(t *testing.T) {
+	for _, mid := range []string{"", "a", "x y", "\u00a0", "é"} {
+		for c := range 256 {
+			for _, s := range []string{string(rune(c)) + mid, mid + string(rune(c)), string([]byte{byte(c)}) + mid, mid + string([]byte{byte(c)}), "\u0085" + mid, mid + "\u3000"} {
+				if got, want := spaced(s), strings.TrimSpace(s) != s; got != want {
+					t.Fatalf("spaced(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
 }

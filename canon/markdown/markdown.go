@@ -17,13 +17,14 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // bareURL matches the start of what a renderer that autolinks (GitHub's extended autolinks) would make
-// a link of.
-var bareURL = regexp.MustCompile(`(?i)(?:https?://|ftp://|www\.)`)
+// a link of; compiled at its first use.
+var bareURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(?:https?://|ftp://|www\.)`) })
 
 // zeroWidthSpace is written inside a bare URL's "://" or "www.", and after an @ or a # that GitHub
 // would read as a mention or an issue reference: it renders as nothing, but what it breaks is no
@@ -62,7 +63,7 @@ func Text(s string) string {
 	// A zero-width space goes before each byte at breaks: in each bare URL's "://" or "www.", so that
 	// the address is no link, and after each @ or # that GitHub would read as a mention or a reference.
 	breaks := map[int]bool{}
-	for _, at := range bareURL.FindAllStringIndex(s, -1) {
+	for _, at := range bareURL().FindAllStringIndex(s, -1) {
 		if s[at[1]-1] == '/' {
 			breaks[at[1]-2] = true // "https:" zero-width space "//"
 		} else {

@@ -1,6 +1,9 @@
 package pickle
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Class says what stdiff makes of a global a pickle names.
 type Class uint8
@@ -34,8 +37,8 @@ var renamed = map[string]string{
 }
 
 // allowed is PyTorch's weights-only allowlist as of PyTorch 2.x (torch/_weights_only_unpickler.py,
-// _get_allowed_globals), written out name by name.
-var allowed = func() map[string]bool {
+// _get_allowed_globals), written out name by name; made at its first use.
+var allowed = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, s := range []string{
 		"collections.OrderedDict", "collections.Counter", "torch.nn.parameter.Parameter",
@@ -78,7 +81,7 @@ var allowed = func() map[string]bool {
 		m["torch._utils."+f] = true
 	}
 	return m
-}()
+})
 
 // unsafeModules are modules every global of which runs code or reaches the system (a module's
 // submodules included). PyTorch blocks sys, os, posix and nt even from user allowlists.
@@ -125,7 +128,7 @@ func Normalize(module, name string) string {
 // the system (Unsafe), or is merely outside the allowlist (Unknown).
 func Classify(module, name string) Class {
 	full := Normalize(module, name)
-	if allowed[full] {
+	if allowed()[full] {
 		return Allowed
 	}
 	if unsafeNames[full] {

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -110,6 +111,8 @@ type parser struct {
 	// values counts what the full arenas before it hold.
 	shapes []uint64
 	values int
+	// scratch is where strings with escapes are decoded (parseString).
+	scratch []byte
 }
 
 // more estimates how many more items the rest of the header holds, at the rate of have items in the
@@ -159,6 +162,7 @@ func parseHeader(b []byte) *rawHeader {
 	h := &rawHeader{end: -1}
 	h.tensors = make([]Tensor, 0) // room is made at the first entry (parseTensor), for the bytes after the metadata
 	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h}
+	defer p.putScratch()
 	p.ws()
 	h.start = p.i
 	if p.i >= len(b) {
@@ -587,6 +591,18 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 		i++
 	}
 	dt := p.s[ds:min(i, len(b))]
+	switch dt { // the common ones as constants: no pointer into the header for the collector to follow
+	case "F32":
+		dt = "F32"
+	case "F16":
+		dt = "F16"
+	case "BF16":
+		dt = "BF16"
+	case "I64":
+		dt = "I64"
+	case "F8_E4M3":
+		dt = "F8_E4M3"
+	}
 	if !hasAt(b, i, shape) || !Known(dt) {
 		return false
 	}
@@ -977,17 +993,34 @@ func (p *parser) parseString() (string, bool) {
 		}
 		i++
 	}
-	// With escapes: the value is built in buf, which becomes the string (nothing else holds it), the
-	// plain runs between escapes copied whole. A kohya header's JSON-in-string metadata is such a string.
-	buf := make([]byte, 0, i-start+64)
-	buf = append(buf, b[start:i]...)
+	// With escapes: the value is built in the parser's scratch buffer, the plain runs between escapes
+	// copied a word at a time, and then copied into a string of its own: one allocation of the value's size. A
+	// kohya header's JSON-in-string metadata is such a string.
+	if p.scratch == nil {
+		p.scratch, _ = scratchPool.Get().([]byte)
+	}
+	buf := append(p.scratch[:0], b[start:i]...)
+	defer func() { p.scratch = buf[:0] }()
 	for {
-		run := i
-		i = plainRun(b, i)
+		// The plain run up to the next escape, eight bytes at a time: each word is copied whole, and
+		// the value grows by its plain bytes only (what follows them is written over next).
+		for i+8 <= len(b) {
+			if cap(buf)-len(buf) < 8 {
+				buf = slices.Grow(buf, 8)
+			}
+			n, w := len(buf), binary.LittleEndian.Uint64(b[i:])
+			binary.LittleEndian.PutUint64(buf[n:n+8], w)
+			if m := hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				buf, i = buf[:n+k], i+k
+				break
+			}
+			buf, i = buf[:n+8], i+8
+		}
 		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+			buf = append(buf, b[i])
 			i++
 		}
-		buf = append(buf, b[run:i]...)
 		if i >= len(b) {
 			p.fail(i, "EOF while parsing a string")
 			return "", false
@@ -996,7 +1029,7 @@ func (p *parser) parseString() (string, bool) {
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return unsafe.String(unsafe.SliceData(buf), len(buf)), true
+			return string(buf), true
 		case c < 0x20:
 			p.fail(i, "control character (\\u0000-\\u001F) found while parsing a string")
 			return "", false
@@ -1063,6 +1096,21 @@ func (p *parser) parseString() (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// scratchPool keeps parsers' scratch buffers for the next header: the escaped strings of a collection's
+// headers are decoded in a few buffers, not each in one grown for it.
+var scratchPool sync.Pool
+
+// maxPooledScratch is the largest scratch buffer kept for another header.
+const maxPooledScratch = 1 << 20
+
+// putScratch gives the parser's scratch buffer back to scratchPool.
+func (p *parser) putScratch() {
+	if p.scratch != nil && cap(p.scratch) <= maxPooledScratch {
+		scratchPool.Put(p.scratch[:0])
+	}
+	p.scratch = nil
 }
 
 // plainRun returns the index of the first '"', '\\' or control character at or after b[i], eight bytes

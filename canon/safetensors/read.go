@@ -30,6 +30,14 @@ func Read(r io.ReaderAt, size int64) (*Header, error) {
 
 // ReadHead is Read for a caller that has read the file's first min(size, 8) bytes already: head.
 func ReadHead(r io.ReaderAt, size int64, head []byte) (*Header, error) {
+	return ReadHeadInto(r, size, head, nil)
+}
+
+// ReadHeadInto is ReadHead with buf as room for the header: a header that fits in buf's capacity is
+// read into buf, and the Header's RawHeader, names and values then share buf's memory. A caller that
+// reads many files one after another can so reuse one buffer for their headers, once it no longer uses
+// the last Header, nor any string taken from it without a copy.
+func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) {
 	m := &Header{FileSize: size}
 	if size < 8 {
 		m.RefErr = &RefError{Kind: HeaderTooSmall, Message: "header too small", Offset: 0}
@@ -60,7 +68,12 @@ func ReadHead(r io.ReaderAt, size int64, head []byte) (*Header, error) {
 			Hint:    "the file is truncated (an interrupted download?) or not a safetensors file; fetch it again"})
 		return m, nil
 	}
-	hb := make([]byte, n)
+	var hb []byte
+	if uint64(cap(buf)) >= n {
+		hb = buf[:n]
+	} else {
+		hb = make([]byte, n)
+	}
 	if err := readFull(r, hb, 8); err != nil {
 		return nil, err
 	}
@@ -223,6 +236,9 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 		last[e.key] = i
 	}
 	m.HasMetadata = h.metaSeen && !h.metaNull
+	if len(last) > 0 && m.Metadata == nil {
+		m.Metadata = make([]Meta, 0, len(last))
+	}
 	for i, e := range h.meta {
 		if last[e.key] != i {
 			continue
@@ -237,11 +253,15 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 
 	// Tensors: the reference keeps the last entry of a name, and every entry must be valid.
 	// The kept entries are compacted in place: in the usual file that moves nothing.
-	lastT := lastOfEachName(h.tensors)
+	lastT := lastOfEachName(h.tensors) // nil: every name is unique
 	kept := h.tensors[:0]
 	for i := range h.tensors {
 		t := &h.tensors[i]
-		if j := lastT[i]; j != i && m.room(CodeDuplicateTensor) {
+		last := i
+		if lastT != nil {
+			last = lastT[i]
+		}
+		if j := last; j != i && m.room(CodeDuplicateTensor) {
 			m.add(finding.Finding{Code: CodeDuplicateTensor, Severity: finding.SevWarning, Offset: base + t.HeaderOffset,
 				Message: fmt.Sprintf("tensor %q is defined again at offset %d; the reference keeps the last entry, other readers may keep this one", t.Name, base+h.tensors[j].HeaderOffset),
 				Hint:    "two readers can load different weights from this file; re-save it"})
@@ -268,11 +288,15 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 		}
 		// An entry the reference rejects is still listed when it says enough: a name, an unknown dtype,
 		// a shape and offsets.
-		if lastT[i] != i || (flags&entryInvalid != 0 && !(t.DType != "" && flags&entryUnknownDType != 0)) {
+		if last != i || (flags&entryInvalid != 0 && !(t.DType != "" && flags&entryUnknownDType != 0)) {
 			continue
 		}
 		t.HeaderOffset += base
-		kept = append(kept, *t)
+		if len(kept) == i { // nothing dropped so far: the entry is in its place
+			kept = kept[:i+1]
+		} else {
+			kept = append(kept, *t)
+		}
 	}
 	m.Tensors = kept
 	if h.oddForms > 0 {
@@ -287,8 +311,17 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 }
 
 // lastOfEachName maps each entry to the index of the last entry with the same name (itself when its name
-// is unique). The table holds hashes and indices only, so a 50,000-tensor header costs no map of strings.
+// is unique), or returns nil when every name is unique, as in the usual header. Names in strictly
+// increasing order (as the reference writer sorts them) are unique; others are looked up in a table
+// of hashes and indices only, so a 50,000-tensor header costs no map of strings.
 func lastOfEachName(ts []Tensor) []int {
+	increasing := true
+	for i := 1; i < len(ts) && increasing; i++ {
+		increasing = ts[i-1].Name < ts[i].Name
+	}
+	if increasing || len(ts) < 1<<16-1 && namesUnique(ts) {
+		return nil
+	}
 	size := 1
 	for size < 2*len(ts) {
 		size <<= 1
@@ -315,31 +348,58 @@ func lastOfEachName(ts []Tensor) []int {
 	return last
 }
 
+// namesUnique reports whether no two entries of ts, fewer than 65,535, have the same name. Its table
+// has 32-bit slots, 16 bits of a name's hash and 16 of its index, half the memory of nameTable's.
+func namesUnique(ts []Tensor) bool {
+	size := 1
+	for size < 2*len(ts) {
+		size <<= 1
+	}
+	slots, seed, mask := make([]uint32, size), maphash.MakeSeed(), uint64(size-1)
+	for i := range ts {
+		h := maphash.String(seed, ts[i].Name)
+		tag := uint32(h>>48) << 16
+		for k := h & mask; ; k = (k + 1) & mask {
+			s := slots[k]
+			if s == 0 {
+				slots[k] = tag | uint32(i+1)
+				break
+			}
+			if s&^0xffff == tag && ts[int(s&0xffff)-1].Name == ts[i].Name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // checkLayout runs the reference's offset walk (strict verdict) and then lenient checks of every tensor.
 func (m *Header) checkLayout() {
 	order := m.sortedByOffsets()
-	if m.RefErr == nil {
+	// The reference's walk fails only where the lenient checks, which check all it does, find a
+	// problem: a clean layout is walked once.
+	if m.lenientLayout(order) && m.RefErr == nil {
 		m.referenceWalk(order)
 	}
-	m.lenientLayout(order)
 	if len(m.Tensors) == 0 && m.HeaderParsed {
 		m.add(finding.Finding{Code: CodeNoTensors, Severity: finding.SevInfo, Offset: -1, Message: "the file holds no tensors"})
 	}
 }
 
-// sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order.
+// sortedByOffsets returns the tensors' indices sorted by (begin, end), ties in header order; nil when
+// header order is that order, the usual case.
 func (m *Header) sortedByOffsets() []int {
-	idx := make([]int, len(m.Tensors))
 	sorted := true
+	for i := 1; i < len(m.Tensors) && sorted; i++ {
+		a, b := &m.Tensors[i-1], &m.Tensors[i]
+		sorted = a.Begin < b.Begin || (a.Begin == b.Begin && a.End <= b.End)
+	}
+	if sorted {
+		return nil
+	}
+	idx := make([]int, len(m.Tensors))
 	for i := range idx {
 		idx[i] = i
-		if i > 0 {
-			a, b := &m.Tensors[i-1], &m.Tensors[i]
-			sorted = sorted && (a.Begin < b.Begin || (a.Begin == b.Begin && a.End <= b.End))
-		}
-	}
-	if sorted { // the usual case: header order is data order
-		return idx
 	}
 	sort.SliceStable(idx, func(a, b int) bool {
 		ta, tb := &m.Tensors[idx[a]], &m.Tensors[idx[b]]
@@ -351,10 +411,15 @@ func (m *Header) sortedByOffsets() []int {
 	return idx
 }
 
-// referenceWalk is the reference's validate(): the first failing check in offset order wins.
+// referenceWalk is the reference's validate(): the first failing check in offset order wins. order is
+// sortedByOffsets' (nil: header order).
 func (m *Header) referenceWalk(order []int) {
 	var start uint64
-	for _, i := range order {
+	for k := range m.Tensors {
+		i := k
+		if order != nil {
+			i = order[k]
+		}
 		t := &m.Tensors[i]
 		if t.Begin != start || t.End < t.Begin {
 			m.setRef(InvalidOffset, "invalid offset for tensor "+strconv.Quote(t.Name), t.HeaderOffset)
@@ -382,14 +447,17 @@ func (m *Header) referenceWalk(order []int) {
 	}
 }
 
-// lenientLayout checks every tensor and the whole data section, reporting each problem once.
-func (m *Header) lenientLayout(order []int) {
+// lenientLayout checks every tensor and the whole data section, reporting each problem once (findings
+// past a code's limit are counted); found says whether there was any. order is sortedByOffsets' (nil:
+// header order).
+func (m *Header) lenientLayout(order []int) (found bool) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		if !Known(t.DType) {
 			continue // already reported as unknown-dtype
 		}
 		if t.End < t.Begin {
+			found = true
 			if !m.room(CodeOffsetReversed) {
 				continue
 			}
@@ -411,6 +479,7 @@ func (m *Header) lenientLayout(order []int) {
 		default:
 			continue
 		}
+		found = true
 		if !m.room(f.Code) { // messages are made only for the findings kept
 			continue
 		}
@@ -425,12 +494,17 @@ func (m *Header) lenientLayout(order []int) {
 		m.add(f)
 	}
 	var end uint64
-	for k, i := range order {
+	for k := range m.Tensors {
+		i := k
+		if order != nil {
+			i = order[k]
+		}
 		t := &m.Tensors[i]
 		if t.End < t.Begin {
 			continue
 		}
-		q := t.Name // quoted only when a finding is made
+		q := t.Name                     // quoted only when a finding is made
+		found = found || t.Begin != end // for the first tensor, end is 0
 		switch {
 		case k == 0 && t.Begin != 0:
 			m.add(finding.Finding{Code: CodeOffsetNotZero, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
@@ -445,6 +519,7 @@ func (m *Header) lenientLayout(order []int) {
 		end = max(end, t.End)
 	}
 	dataLen := uint64(m.DataLen())
+	found = found || end != dataLen
 	switch {
 	case end < dataLen:
 		m.add(finding.Finding{Code: CodeTrailingBytes, Severity: finding.SevError, Offset: m.DataOffset() + int64(end), RefKind: MetadataIncompleteBuffer,
@@ -455,6 +530,7 @@ func (m *Header) lenientLayout(order []int) {
 			Message: fmt.Sprintf("the tensors need %d data bytes but the file has %d: %d bytes are missing", end, dataLen, end-dataLen),
 			Hint:    "the file is truncated (an interrupted download?); fetch it again"})
 	}
+	return found
 }
 
 func bits64Mul(a, b uint64) (hi, lo uint64) {

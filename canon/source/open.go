@@ -50,6 +50,10 @@ type Options struct {
 	// bytes) as the model it stands for, without bytes: Opened.Snapshot is set, and Source has none.
 	// Without it a snapshot is a file that is not a model, as any JSON file.
 	Snapshots bool
+	// HeaderBuffer is room for the header of a local safetensors file that Open reads as one model (see
+	// canon.ReadInto): the Model then shares its memory. Whoever reads many models one after another
+	// may pass the same buffer each time, once nothing uses the last Model any more.
+	HeaderBuffer []byte
 }
 
 // endpoint is Endpoint, or the public Hub, without a trailing slash.
@@ -188,7 +192,7 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if opt.Snapshots && isSnapshot(spec) {
 		return openSnapshot(spec)
 	}
-	o, err := OpenFileModel(ctx, spec)
+	o, err := openFileModel(ctx, spec, opt.HeaderBuffer)
 	if err == nil {
 		noteLoneSplit(o.Model)
 	}
@@ -236,6 +240,11 @@ func noteLoneSplit(m *canon.Model) {
 // OpenFileModel opens one local file as a model, even one named like a shard of a set (Open reads the
 // whole set then). Once ctx is done it fails at once with an error wrapping ctx.Err().
 func OpenFileModel(ctx context.Context, path string) (*Opened, error) {
+	return openFileModel(ctx, path, nil)
+}
+
+// openFileModel is OpenFileModel, the header read into buf when it fits (canon.ReadInto).
+func openFileModel(ctx context.Context, path string, buf []byte) (*Opened, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &canon.ReadError{Name: path, Op: "open", Err: err}
 	}
@@ -243,7 +252,7 @@ func OpenFileModel(ctx context.Context, path string) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, false)
+	return openSingle(src, false, buf)
 }
 
 // OpenOne opens the one file spec names, a local path or a URL (http(s), or hf://ORG/REPO[@REV]/PATH),
@@ -269,15 +278,16 @@ func OpenOne(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, true)
+	return openSingle(src, true, nil)
 }
 
-// openSingle reads the header of one opened source; on failure it closes the source.
+// openSingle reads the header of one opened source, into buf when it fits (canon.ReadInto); on
+// failure it closes the source.
 func openSingle(src interface {
 	canon.Source
 	io.Closer
-}, remote bool) (*Opened, error) {
-	m, err := canon.Read(src, src.Size(), src.Name())
+}, remote bool, buf []byte) (*Opened, error) {
+	m, err := canon.ReadInto(src, src.Size(), src.Name(), buf)
 	if err != nil {
 		src.Close()
 		return nil, err
@@ -633,7 +643,7 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	if err != nil {
 		return nil, err
 	}
-	o, err = openSingle(src, true)
+	o, err = openSingle(src, true, nil)
 	if err == nil {
 		noteLoneSplit(o.Model)
 	}

@@ -123,3 +123,20 @@ func TestVersionString(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionBuildsNoParser: `stdiff version` (and --version) is answered before the command line's
+// model is built, most of what a start costs: a few allocations, not the thousands kong.New makes
+// (version --json, which the parser reads, still makes them); the text is --version's.
+func TestVersionBuildsNoParser(t *testing.T) {
+	var plain, flag strings.Builder
+	if run([]string{"version"}, &plain, io.Discard) != exitOK || run([]string{"--version"}, &flag, io.Discard) != exitOK ||
+		!strings.HasPrefix(plain.String(), "stdiff ") || plain.String() != flag.String() {
+		t.Fatalf("version %q, --version %q", plain.String(), flag.String())
+	}
+	if raceEnabled {
+		t.Skip("allocations mean nothing under the race detector")
+	}
+	if n := testing.AllocsPerRun(10, func() { run([]string{"version"}, io.Discard, io.Discard) }); n > 200 {
+		t.Errorf("stdiff version allocates %v times, want at most 200 (no parser)", n)
+	}
+}

@@ -218,11 +218,16 @@ type exitPanic int
 // run is the whole program; it returns the exit status. Ctrl-C (or SIGTERM) cancels the command's
 // context; a second one ends the process at once.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	bi, _ := debug.ReadBuildInfo()
+	if len(args) == 1 && (args[0] == "version" || args[0] == "--version") {
+		// Answered before the command line's model is built (most of a start's work): it needs none of it.
+		fmt.Fprintln(stdout, versionString(version, revision, bi))
+		return exitOK
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	context.AfterFunc(ctx, stop)
 	var c cli
-	bi, _ := debug.ReadBuildInfo()
 	parser, err := newParser(&c, stdout, stderr, versionString(version, revision, bi))
 	if err != nil {
 		fmt.Fprintf(stderr, "stdiff: %v\n", err)
