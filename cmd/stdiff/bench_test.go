@@ -14,7 +14,7 @@ import (
 func collection(b *testing.B, dir string, n int) {
 	b.Helper()
 	for i := 0; i < n; i++ {
-		f := loraModel()
+		f := stfile.LoRA()
 		f.Seed = int64(i)
 		f.Metadata[0].Value = fmt.Sprintf("char_%04d", i)
 		f.Metadata = append(f.Metadata, stfile.KV{Key: "ss_session_id", Value: fmt.Sprint(1000000 + i)})

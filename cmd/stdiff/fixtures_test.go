@@ -2,314 +2,51 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"flag"
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/torch/torchw"
 )
 
 var update = flag.Bool("update", false, "regenerate golden files and the fixtures in ../../testdata")
 
-// baseModel is a small model in the shape of a real one: numbered layers, kohya-style metadata.
-func baseModel() stfile.File {
-	f := stfile.File{Seed: 1, Metadata: []stfile.KV{
-		{Key: "ss_output_name", Value: "mychar"},
-		{Key: "ss_base_model_version", Value: "sdxl_base_v1-0"},
-		{Key: "ss_network_module", Value: "networks.lora"},
-		{Key: "ss_network_dim", Value: "8"},
-		{Key: "ss_network_alpha", Value: "4"},
-		{Key: "ss_session_id", Value: "1234567890"},
-		{Key: "ss_training_started_at", Value: "1700000000.5"},
-		{Key: "ss_tag_frequency", Value: `{"10_mychar woman": {"mychar": 20, "woman": 18, "smile": 7}}`},
-		{Key: "ss_training_comment", Value: "trained on 20 images\nbatch size 2\nlearning rate 1e-4\nnotes: first run"},
-		{Key: "modelspec.title", Value: "My Character"},
-	}}
-	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "embed.weight", DType: "F32", Shape: []uint64{32, 8}})
-	for l := 0; l < 4; l++ {
-		p := fmt.Sprintf("layers.%d.", l)
-		f.Tensors = append(f.Tensors,
-			stfile.Tensor{Name: p + "self_attn.q_proj.weight", DType: "F32", Shape: []uint64{8, 8}},
-			stfile.Tensor{Name: p + "self_attn.k_proj.weight", DType: "F32", Shape: []uint64{8, 8}},
-			stfile.Tensor{Name: p + "mlp.up.weight", DType: "F32", Shape: []uint64{16, 8}},
-		)
-	}
-	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "norm.weight", DType: "F32", Shape: []uint64{8}})
-	return f
-}
-
-// changedModel is baseModel after a typical revision: a dtype conversion of every q_proj, a reshaped
-// MLP, a removed and an added tensor, a rename, retrained bytes in one tensor, and metadata edits.
-func changedModel() stfile.File {
-	f := baseModel()
-	base := f.Tensors
-	f.Tensors = nil
-	for _, t := range base {
-		switch {
-		case t.Name == "embed.weight":
-			t.Name = "embed_tokens.weight" // renamed, same bytes
-			t.Data = stfile.Fill(1, "embed.weight", stfile.ByteLen(t.DType, t.Shape))
-		case t.Name == "norm.weight":
-			continue // removed
-		case filepath.Ext(t.Name) == ".weight" && bytes.Contains([]byte(t.Name), []byte("q_proj")):
-			t.DType = "F16"
-		case t.Name == "layers.2.mlp.up.weight":
-			t.Shape = []uint64{24, 8}
-		case t.Name == "layers.1.self_attn.k_proj.weight":
-			t.Data = stfile.Fill(99, t.Name, stfile.ByteLen(t.DType, t.Shape)) // retrained
-		}
-		if t.Data == nil {
-			t.Data = stfile.Fill(1, t.Name, stfile.ByteLen(t.DType, t.Shape))
-		}
-		f.Tensors = append(f.Tensors, t)
-	}
-	f.Tensors = append(f.Tensors, stfile.Tensor{Name: "lm_head.weight", DType: "F32", Shape: []uint64{32, 8}})
-	meta := []stfile.KV{}
-	for _, kv := range f.Metadata {
-		switch kv.Key {
-		case "modelspec.title":
-			continue
-		case "ss_session_id":
-			kv.Value = "987654321"
-		case "ss_training_started_at":
-			kv.Value = "1700086400.25"
-		case "ss_tag_frequency":
-			kv.Value = `{"10_mychar woman": {"mychar": 20, "woman": 18, "smile": 9, "hat": 2}}`
-		case "ss_training_comment":
-			kv.Value = "trained on 20 images\nbatch size 4\nlearning rate 1e-4\nnotes: second run"
-		}
-		meta = append(meta, kv)
-	}
-	f.Metadata = append(meta, stfile.KV{Key: "ss_epoch", Value: "10"})
-	return f
-}
-
-// reorderedModel is baseModel re-serialised: metadata keys in another order, tensors in another header
-// order and data laid out backwards. Structure and content IDs must not change.
-func reorderedModel() stfile.File {
-	f := baseModel()
-	sort.Slice(f.Metadata, func(i, j int) bool { return f.Metadata[i].Key > f.Metadata[j].Key })
-	ts := append([]stfile.Tensor(nil), f.Tensors...)
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
-	f.Tensors = ts
-	f.DataOrder = make([]int, len(ts))
-	for i := range ts {
-		f.DataOrder[i] = len(ts) - 1 - i
-	}
-	f.NoPad = true
-	return f
-}
-
-// retitledModel is baseModel with edited metadata only.
-func retitledModel() stfile.File {
-	f := baseModel()
-	f.Metadata[len(f.Metadata)-1].Value = "My Character (v1.1)"
-	return f
-}
-
-// retrainedModel is baseModel with new bytes in one tensor and nothing else changed.
-func retrainedModel() stfile.File {
-	f := baseModel()
-	f.Tensors[5].Data = stfile.Fill(42, f.Tensors[5].Name, stfile.ByteLen(f.Tensors[5].DType, f.Tensors[5].Shape))
-	return f
-}
-
-// hostileModel has names and values that would move the cursor or reorder text if printed raw.
-func hostileModel() stfile.File {
-	return stfile.File{Seed: 3,
-		Metadata: []stfile.KV{{Key: "title\u202e", Value: "line1\nline2\x1b[2J"}},
-		Tensors:  []stfile.Tensor{{Name: "evil\x1b[31mred\n.weight", DType: "F16", Shape: []uint64{2}}}}
-}
-
-// loraModel is a small kohya SD1 LoRA (rank 4) with the metadata a trainer writes, a wrong embedded
-// hash (the SHA256 of empty input, as one trainer wrote into every file) and a cover image.
-func loraModel() stfile.File {
-	f := stfile.File{Seed: 5, Metadata: []stfile.KV{
-		{Key: "ss_output_name", Value: "mychar_v1"},
-		{Key: "ss_network_module", Value: "networks.lora"},
-		{Key: "ss_network_dim", Value: "4"},
-		{Key: "ss_network_alpha", Value: "1"},
-		{Key: "ss_base_model_version", Value: "sd_v1"},
-		{Key: "ss_tag_frequency", Value: `{"10_mychar woman": {"mychar woman": 30, "smile": 12, "outdoors": 5}}`},
-		{Key: "sshs_model_hash", Value: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
-		{Key: "ssmd_cover_images", Value: `["` + strings.Repeat("iVBORw0KGgo", 2000) + `"]`},
-	}}
-	for _, blk := range []string{"down_blocks_0_attentions_0", "up_blocks_1_attentions_2"} {
-		base := "lora_unet_" + blk + "_transformer_blocks_0_attn2_to_k"
-		f.Tensors = append(f.Tensors,
-			stfile.Tensor{Name: base + ".alpha", DType: "F16", Shape: []uint64{}},
-			stfile.Tensor{Name: base + ".lora_down.weight", DType: "F16", Shape: []uint64{4, 768}},
-			stfile.Tensor{Name: base + ".lora_up.weight", DType: "F16", Shape: []uint64{320, 4}})
-	}
-	return f
-}
-
-// repeatedModel lists one empty tensor six times under one name: valid (the reference keeps the last
-// entry), with five duplicate-tensor-name warnings, more than text output shows of one code.
-func repeatedModel() stfile.File {
-	var f stfile.File
-	for range 6 {
-		f.Tensors = append(f.Tensors, stfile.Tensor{Name: "a", DType: "U8", Shape: []uint64{0}})
-	}
-	return f
-}
-
-// weightsModel is a small model with weights as training leaves them: normal(0, 0.02) matrices and a
-// norm near 1, in F32, for the comparisons by value.
-func weightsModel() stfile.File {
-	r := rand.New(rand.NewPCG(7, 8))
-	f := stfile.File{Metadata: []stfile.KV{{Key: "format", Value: "pt"}}}
-	add := func(name string, shape []uint64, mean, sd float64) {
-		data := make([]byte, stfile.ByteLen("F32", shape))
-		for i := 0; i < len(data); i += 4 {
-			binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(mean+sd*r.NormFloat64())))
-		}
-		f.Tensors = append(f.Tensors, stfile.Tensor{Name: name, DType: "F32", Shape: shape, Data: data})
-	}
-	add("embed.weight", []uint64{32, 16}, 0, 0.02)
-	for l := range 4 {
-		add(fmt.Sprintf("layers.%d.attn.weight", l), []uint64{16, 16}, 0, 0.02)
-		add(fmt.Sprintf("layers.%d.mlp.weight", l), []uint64{32, 16}, 0, 0.02)
-	}
-	add("norm.weight", []uint64{16}, 1, 0.01)
-	return f
-}
-
-// f32s and setF32s read and write the F32 values of a generated tensor.
-func f32s(t stfile.Tensor) []float32 {
-	v := make([]float32, len(t.Data)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
-	}
-	return v
-}
-
-func setF32s(t *stfile.Tensor, v []float32) {
-	t.Data = make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(x))
-	}
-}
-
-// finetunedModel is weightsModel after a short fine-tune: every MLP nudged by normal(0, 0.001) noise,
-// one attention weight moved by 0.05 at [5, 9], and a NaN in the norm.
-func finetunedModel() stfile.File {
-	f := weightsModel()
-	r := rand.New(rand.NewPCG(9, 10))
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		v := f32s(*t)
-		switch {
-		case strings.HasSuffix(t.Name, "mlp.weight"):
-			for k := range v {
-				v[k] += float32(0.001 * r.NormFloat64())
-			}
-		case t.Name == "layers.2.attn.weight":
-			v[5*16+9] += 0.05
-		case t.Name == "norm.weight":
-			v[3] = float32(math.NaN())
-		}
-		setF32s(t, v)
-	}
-	return f
-}
-
-// bf16Model is weightsModel converted to BF16, rounding to nearest even, except layers.3.mlp.weight,
-// which a careless script truncated.
-func bf16Model() stfile.File {
-	f := weightsModel()
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		v := f32s(*t)
-		t.DType, t.Data = "BF16", make([]byte, 2*len(v))
-		for k, x := range v {
-			b := math.Float32bits(x)
-			if t.Name != "layers.3.mlp.weight" {
-				b += 0x7FFF + (b >> 16 & 1)
-			}
-			binary.LittleEndian.PutUint16(t.Data[2*k:], uint16(b>>16))
-		}
-	}
-	return f
-}
-
-// untrainedLoRA is a kohya LoRA saved before its first step: every lora_up weight is zero, so it
-// changes nothing.
-func untrainedLoRA() stfile.File {
-	f := loraModel()
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		switch n := stfile.ByteLen(t.DType, t.Shape); {
-		case strings.HasSuffix(t.Name, ".lora_up.weight"):
-			t.Data = make([]byte, n)
-		case strings.HasSuffix(t.Name, ".alpha"):
-			t.Data = []byte{0x00, 0x3C} // 1.0
-		default: // normal(0, 0.02), as lora_down starts
-			r := rand.New(rand.NewPCG(11, uint64(i)))
-			t.Data = make([]byte, n)
-			for k := 0; k < len(t.Data); k += 2 {
-				binary.LittleEndian.PutUint16(t.Data[k:], f16(0.02*r.NormFloat64()))
-			}
-		}
-	}
-	return f
-}
-
-// f16 converts a small normal value to F16 (round to nearest, ties away: good enough for fixtures).
-func f16(x float64) uint16 {
-	sign := uint16(0)
-	if x < 0 {
-		sign, x = 0x8000, -x
-	}
-	frac, exp := math.Frexp(x) // x = frac·2^exp, frac in [0.5, 1)
-	e := exp - 1 + 15
-	if e <= 0 {
-		return sign
-	}
-	return sign | uint16(e)<<10 | uint16(math.Round((2*frac-1)*1024))&0x3FF
+// fixtureSets are the generators of the files in ../../testdata, each beside the writer of its format
+// (whose TestFixtures keeps that format's files in step), by the package that owns them.
+var fixtureSets = map[string]func() map[string][]byte{
+	"canon/stfile":       stfile.Fixtures,
+	"canon/gguf/ggufw":   ggufw.Fixtures,
+	"canon/torch/torchw": torchw.Fixtures,
+	"canon/onnx/onnxw":   onnxw.Fixtures,
 }
 
 // fixtures are the files in ../../testdata: small, generated, reviewable with stdiff itself.
 func fixtures() map[string][]byte {
-	base := baseModel().Build()
-	m := map[string][]byte{
-		"base.safetensors":              base,
-		"changed.safetensors":           changedModel().Build(),
-		"reordered.safetensors":         reorderedModel().Build(),
-		"retitled.safetensors":          retitledModel().Build(),
-		"retrained.safetensors":         retrainedModel().Build(),
-		"hostile.safetensors":           hostileModel().Build(),
-		"lora.safetensors":              loraModel().Build(),
-		"nul-padded.safetensors":        baseModel().NulPadded(),
-		"repeated.safetensors":          repeatedModel().Build(),
-		"weights.safetensors":           weightsModel().Build(),
-		"weights-finetuned.safetensors": finetunedModel().Build(),
-		"weights-bf16.safetensors":      bf16Model().Build(),
-		"lora-untrained.safetensors":    untrainedLoRA().Build(),
-		"truncated.safetensors":         base[:len(base)-100],
-		"lfs-pointer.safetensors": []byte("version https://git-lfs.github.com/spec/v1\n" +
-			"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"),
-	}
-	m["weights.onnx"] = onnxOf(weightsModel())
-	for name, b := range ggufFixtures() {
-		m[name] = b
-	}
-	for name, b := range torchFixtures() {
-		m[name] = b
+	m := map[string][]byte{}
+	for _, set := range fixtureSets {
+		for name, b := range set() {
+			m[name] = b
+		}
 	}
 	return m
 }
 
-// TestFixtures keeps ../../testdata in step with the generators above (-update rewrites them).
+// TestFixtures: every file at the top of ../../testdata is made by exactly one format's generator and
+// is what it makes (-update rewrites them all, as each format's own TestFixtures does its own).
 func TestFixtures(t *testing.T) {
+	owner := map[string]string{}
+	for pkg, set := range fixtureSets {
+		for name := range set() {
+			if o, ok := owner[name]; ok {
+				t.Errorf("testdata/%s is made by both %s and %s", name, o, pkg)
+			}
+			owner[name] = pkg
+		}
+	}
 	for name, want := range fixtures() {
 		path := filepath.Join("..", "..", "testdata", name)
 		if *update {
@@ -320,24 +57,19 @@ func TestFixtures(t *testing.T) {
 		}
 		got, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("%v (run go test ./cmd/stdiff -run TestFixtures -update)", err)
+			t.Fatalf("%v (run go test ./%s -run TestFixtures -update)", err, owner[name])
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("testdata/%s differs from its generator (run with -update and review the diff)", name)
+			t.Errorf("testdata/%s differs from its generator in %s (run go test ./%s -run TestFixtures -update and review the diff)", name, owner[name], owner[name])
 		}
 	}
-}
-
-// onnxOf is a safetensors file's tensors as the initializers of an ONNX model, in raw_data.
-func onnxOf(f stfile.File) []byte {
-	types := map[string]int32{"F32": 1, "U8": 2, "I8": 3, "I16": 5, "I32": 6, "I64": 7, "BOOL": 9, "F16": 10, "F64": 11, "BF16": 16}
-	var inits [][]byte
-	for _, t := range f.Tensors {
-		dims := make([]int64, len(t.Shape))
-		for i, d := range t.Shape {
-			dims[i] = int64(d)
-		}
-		inits = append(inits, onnxw.Tensor(t.Name, types[t.DType], dims, onnxw.Raw(t.Data)))
+	entries, err := os.ReadDir(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return onnxw.Model(inits...)
+	for _, e := range entries {
+		if !e.IsDir() && owner[e.Name()] == "" {
+			t.Errorf("testdata/%s is made by no generator: add it to its format's Fixtures, or remove it", e.Name())
+		}
+	}
 }

@@ -61,7 +61,7 @@ func htmlPages(t *testing.T) map[string]string {
 	}
 	write(filepath.Join(coll, "pepper.safetensors"), fx["lora.safetensors"])
 	write(filepath.Join(coll, "pepper.preview.png"), pngOf(64, 48, [3]byte{200, 80, 40}))
-	evil := loraModel()
+	evil := stfile.LoRA()
 	for i, kv := range evil.Metadata {
 		if kv.Key == "ss_output_name" || kv.Key == "ss_base_model_version" {
 			evil.Metadata[i].Value = hostile
@@ -69,7 +69,7 @@ func htmlPages(t *testing.T) map[string]string {
 	}
 	write(filepath.Join(coll, "<b>bold<i>.safetensors"), evil.Build())
 	write(filepath.Join(coll, "cut.safetensors"), fx["truncated.safetensors"])
-	weights := weightsModel()
+	weights := stfile.Weights()
 	weights.Metadata = append(weights.Metadata, stfile.KV{Key: "note", Value: hostile})
 	write(filepath.Join(dir, "v1.safetensors"), weights.Build())
 	write(filepath.Join(dir, "v2.safetensors"), fx["weights-finetuned.safetensors"])

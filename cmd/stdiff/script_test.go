@@ -17,7 +17,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/source/hubtest"
+	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/torch/torchw"
 )
 
 // corpusDir holds real files written by other projects (beside the project, never copied into it).
@@ -139,7 +142,7 @@ func TestScripts(t *testing.T) {
 			"ggufsplit": func(ts *testscript.TestScript, neg bool, args []string) {
 				n, err := strconv.Atoi(args[1])
 				ts.Check(err)
-				for k, f := range splitGGUF(weightsGGUF(false), n) {
+				for k, f := range ggufw.Split(ggufw.Weights(false), n) {
 					name := fmt.Sprintf("%s-%05d-of-%05d.gguf", args[0], k+1, n)
 					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
 				}
@@ -150,7 +153,7 @@ func TestScripts(t *testing.T) {
 			"shardset": func(ts *testscript.TestScript, neg bool, args []string) {
 				n, err := strconv.Atoi(args[2])
 				ts.Check(err)
-				files := map[string]func(int) map[string][]byte{"pytorch": torchSet, "safetensors": safetensorsSet}[args[0]]
+				files := map[string]func(int) map[string][]byte{"pytorch": torchw.ShardedWeights, "safetensors": stfile.ShardedWeights}[args[0]]
 				if files == nil {
 					ts.Fatalf("shardset: no format %q", args[0])
 				}

@@ -1,6 +1,6 @@
 // Package onnxw writes small ONNX models byte by byte, for tests: the protobuf wire format of a
 // ModelProto with one graph, its initializers given as TensorProto messages. It imports nothing of
-// stdiff, so that package onnx's own tests can use it.
+// stdiff but stfile (which imports nothing of stdiff), so that package onnx's own tests can use it.
 package onnxw
 
 import (

@@ -1,11 +1,10 @@
-package main
+package ggufw
 
 import (
 	"encoding/binary"
 	"math"
 
 	"github.com/stdiff/stdiff/canon/gguf"
-	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 )
 
 // chatTemplate is a ChatML-style chat template, as many GGUF files carry one.
@@ -22,7 +21,7 @@ var llamaTokens = []string{"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>",
 
 // llamaGGUF is a small GGUF file in the shape of a quantised llama model (what llama-quantize calls
 // Q4_K_M: mostly Q4_K, some Q6_K, norms in F32), with the metadata convert_hf_to_gguf.py writes.
-func llamaGGUF() ggufw.File {
+func llamaGGUF() File {
 	types := make([]int32, len(llamaTokens))
 	for i := range types {
 		types[i] = 1
@@ -30,35 +29,35 @@ func llamaGGUF() ggufw.File {
 			types[i] = 3
 		}
 	}
-	f := ggufw.File{KVs: []ggufw.KV{
-		{Key: "general.architecture", Val: ggufw.Str("llama")},
-		{Key: "general.type", Val: ggufw.Str("model")},
-		{Key: "general.name", Val: ggufw.Str("Tiny Llama")},
-		{Key: "general.author", Val: ggufw.Str("stdiff fixtures")},
-		{Key: "general.license", Val: ggufw.Str("apache-2.0")},
-		{Key: "general.url", Val: ggufw.Str("https://example.com/tiny-llama")},
-		{Key: "general.source.url", Val: ggufw.Str("https://huggingface.co/stdiff/tiny-llama")},
-		{Key: "general.quantized_by", Val: ggufw.Str("stdiff")},
-		{Key: "general.file_type", Val: ggufw.U32(15)},
-		{Key: "general.quantization_version", Val: ggufw.U32(2)},
-		{Key: "llama.context_length", Val: ggufw.U32(4096)},
-		{Key: "llama.embedding_length", Val: ggufw.U32(256)},
-		{Key: "llama.block_count", Val: ggufw.U32(2)},
-		{Key: "llama.feed_forward_length", Val: ggufw.U32(512)},
-		{Key: "llama.attention.head_count", Val: ggufw.U32(4)},
-		{Key: "llama.attention.head_count_kv", Val: ggufw.U32(2)},
-		{Key: "llama.attention.layer_norm_rms_epsilon", Val: ggufw.F32(1e-5)},
-		{Key: "llama.rope.dimension_count", Val: ggufw.U32(64)},
-		{Key: "llama.rope.freq_base", Val: ggufw.F32(500000)},
-		{Key: "tokenizer.ggml.model", Val: ggufw.Str("llama")},
-		{Key: "tokenizer.ggml.tokens", Val: ggufw.Strs(llamaTokens...)},
-		{Key: "tokenizer.ggml.token_type", Val: ggufw.I32s(types...)},
-		{Key: "tokenizer.ggml.bos_token_id", Val: ggufw.U32(1)},
-		{Key: "tokenizer.ggml.eos_token_id", Val: ggufw.U32(2)},
-		{Key: "tokenizer.chat_template", Val: ggufw.Str(chatTemplate)},
+	f := File{KVs: []KV{
+		{Key: "general.architecture", Val: Str("llama")},
+		{Key: "general.type", Val: Str("model")},
+		{Key: "general.name", Val: Str("Tiny Llama")},
+		{Key: "general.author", Val: Str("stdiff fixtures")},
+		{Key: "general.license", Val: Str("apache-2.0")},
+		{Key: "general.url", Val: Str("https://example.com/tiny-llama")},
+		{Key: "general.source.url", Val: Str("https://huggingface.co/stdiff/tiny-llama")},
+		{Key: "general.quantized_by", Val: Str("stdiff")},
+		{Key: "general.file_type", Val: U32(15)},
+		{Key: "general.quantization_version", Val: U32(2)},
+		{Key: "llama.context_length", Val: U32(4096)},
+		{Key: "llama.embedding_length", Val: U32(256)},
+		{Key: "llama.block_count", Val: U32(2)},
+		{Key: "llama.feed_forward_length", Val: U32(512)},
+		{Key: "llama.attention.head_count", Val: U32(4)},
+		{Key: "llama.attention.head_count_kv", Val: U32(2)},
+		{Key: "llama.attention.layer_norm_rms_epsilon", Val: F32(1e-5)},
+		{Key: "llama.rope.dimension_count", Val: U32(64)},
+		{Key: "llama.rope.freq_base", Val: F32(500000)},
+		{Key: "tokenizer.ggml.model", Val: Str("llama")},
+		{Key: "tokenizer.ggml.tokens", Val: Strs(llamaTokens...)},
+		{Key: "tokenizer.ggml.token_type", Val: I32s(types...)},
+		{Key: "tokenizer.ggml.bos_token_id", Val: U32(1)},
+		{Key: "tokenizer.ggml.eos_token_id", Val: U32(2)},
+		{Key: "tokenizer.chat_template", Val: Str(chatTemplate)},
 	}}
 	t := func(name string, typ gguf.GGMLType, dims ...int64) {
-		f.Tensors = append(f.Tensors, ggufw.Tensor{Name: name, Type: typ, Dims: dims})
+		f.Tensors = append(f.Tensors, Tensor{Name: name, Type: typ, Dims: dims})
 	}
 	t("token_embd.weight", gguf.TypeQ4_K, 256, 6)
 	for _, b := range []string{"blk.0.", "blk.1."} {
@@ -75,7 +74,7 @@ func llamaGGUF() ggufw.File {
 
 // requantGGUF is llamaGGUF after a typical revision: attn_q requantised from Q4_K to Q6_K, two
 // tokens added and one changed, the chat template edited, a longer context.
-func requantGGUF() ggufw.File {
+func requantGGUF() File {
 	f := llamaGGUF()
 	tokens := append([]string(nil), llamaTokens...)
 	tokens[6] = "▁an"
@@ -87,13 +86,13 @@ func requantGGUF() ggufw.File {
 	for i := range f.KVs {
 		switch kv := &f.KVs[i]; kv.Key {
 		case "llama.context_length":
-			kv.Val = ggufw.U32(8192)
+			kv.Val = U32(8192)
 		case "tokenizer.ggml.tokens":
-			kv.Val = ggufw.Strs(tokens...)
+			kv.Val = Strs(tokens...)
 		case "tokenizer.ggml.token_type":
-			kv.Val = ggufw.I32s(types...)
+			kv.Val = I32s(types...)
 		case "tokenizer.chat_template":
-			kv.Val = ggufw.Str(chatTemplate + "\n{{ '<|tool_call|>' if tools else '' }}")
+			kv.Val = Str(chatTemplate + "\n{{ '<|tool_call|>' if tools else '' }}")
 		}
 	}
 	for i := range f.Tensors {
@@ -106,14 +105,14 @@ func requantGGUF() ggufw.File {
 
 // brokenGGUF is a small GGUF file with defects llama.cpp rejects files for: a key written twice and
 // a tensor whose data offset is not a multiple of the alignment.
-func brokenGGUF() ggufw.File {
-	return ggufw.File{
-		KVs: []ggufw.KV{
-			{Key: "general.architecture", Val: ggufw.Str("llama")},
-			{Key: "general.name", Val: ggufw.Str("broken")},
-			{Key: "general.name", Val: ggufw.Str("broken again")},
+func brokenGGUF() File {
+	return File{
+		KVs: []KV{
+			{Key: "general.architecture", Val: Str("llama")},
+			{Key: "general.name", Val: Str("broken")},
+			{Key: "general.name", Val: Str("broken again")},
 		},
-		Tensors: []ggufw.Tensor{
+		Tensors: []Tensor{
 			{Name: "a.weight", Type: gguf.TypeF32, Dims: []int64{16}},
 			{Name: "b.weight", Type: gguf.TypeF32, Dims: []int64{16}},
 		},
@@ -123,10 +122,10 @@ func brokenGGUF() ggufw.File {
 }
 
 // overlapGGUF names a tensor twice and lets the data of one tensor overlap the one before.
-func overlapGGUF() ggufw.File {
-	return ggufw.File{
-		KVs: []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("llama")}},
-		Tensors: []ggufw.Tensor{
+func overlapGGUF() File {
+	return File{
+		KVs: []KV{{Key: "general.architecture", Val: Str("llama")}},
+		Tensors: []Tensor{
 			{Name: "a.weight", Type: gguf.TypeF32, Dims: []int64{16}},
 			{Name: "b.weight", Type: gguf.TypeF32, Dims: []int64{16}},
 			{Name: "a.weight", Type: gguf.TypeF32, Dims: []int64{16}},
@@ -136,28 +135,28 @@ func overlapGGUF() ggufw.File {
 }
 
 // trailingGGUF is valid, with bytes after its data that llama.cpp ignores.
-func trailingGGUF() ggufw.File {
+func trailingGGUF() File {
 	f := brokenGGUF()
 	f.KVs, f.Offsets, f.Trailing = f.KVs[:2], nil, []byte("leftover bytes")
 	return f
 }
 
 // oddGGUF has an alignment that is not a power of two and a tensor of a type ggml does not know.
-func oddGGUF() ggufw.File {
-	return ggufw.File{
-		KVs: []ggufw.KV{
-			{Key: "general.architecture", Val: ggufw.Str("llama")},
-			{Key: "general.alignment", Val: ggufw.U32(48)},
+func oddGGUF() File {
+	return File{
+		KVs: []KV{
+			{Key: "general.architecture", Val: Str("llama")},
+			{Key: "general.alignment", Val: U32(48)},
 		},
-		Tensors: []ggufw.Tensor{{Name: "a.weight", Type: 99, Dims: []int64{16}, NoData: true}},
+		Tensors: []Tensor{{Name: "a.weight", Type: 99, Dims: []int64{16}, NoData: true}},
 	}
 }
 
-// weightsGGUF is a small quantised model for the comparison by value, as it was (tuned false) and
+// Weights is a small quantised model for the comparison by value, as it was (tuned false) and
 // after a short fine-tune (tuned true): its Q4_K embedding stored again with one byte changed (ggml's
 // block-quantised types are compared by their bytes, never decoded) and two values of its F32 norm
 // moved (compared by value). Its Q6_K and its other F32 tensor stay as they were.
-func weightsGGUF(tuned bool) ggufw.File {
+func Weights(tuned bool) File {
 	embd := make([]byte, 4*144) // 4 rows of one Q4_K block
 	for i := range embd {
 		embd[i] = byte(i * 31)
@@ -178,13 +177,13 @@ func weightsGGUF(tuned bool) ggufw.File {
 		}
 		return b
 	}
-	return ggufw.File{
-		KVs: []ggufw.KV{
-			{Key: "general.architecture", Val: ggufw.Str("llama")},
-			{Key: "general.name", Val: ggufw.Str("Tiny Weights")},
-			{Key: "general.file_type", Val: ggufw.U32(15)},
+	return File{
+		KVs: []KV{
+			{Key: "general.architecture", Val: Str("llama")},
+			{Key: "general.name", Val: Str("Tiny Weights")},
+			{Key: "general.file_type", Val: U32(15)},
 		},
-		Tensors: []ggufw.Tensor{
+		Tensors: []Tensor{
 			{Name: "token_embd.weight", Type: gguf.TypeQ4_K, Dims: []int64{256, 4}, Data: embd},
 			{Name: "blk.0.attn_norm.weight", Type: gguf.TypeF32, Dims: []int64{16}, Data: f32(norm)},
 			{Name: "blk.0.attn_q.weight", Type: gguf.TypeQ6_K, Dims: []int64{256, 2}},
@@ -193,8 +192,11 @@ func weightsGGUF(tuned bool) ggufw.File {
 	}
 }
 
-// ggufFixtures are the GGUF files in ../../testdata.
-func ggufFixtures() map[string][]byte {
+// Fixtures are the GGUF files of the project's testdata folder, by file name. Tests of any package may
+// build the one they need, or read the committed copy, which this package's TestFixtures keeps in step
+// with this function (after changing it: go test ./canon/gguf/ggufw -run TestFixtures -update, then
+// review the files with stdiff).
+func Fixtures() map[string][]byte {
 	llama := llamaGGUF().Build()
 	return map[string][]byte{
 		"llama.gguf":             llama,
@@ -204,33 +206,33 @@ func ggufFixtures() map[string][]byte {
 		"overlap.gguf":           overlapGGUF().Build(),
 		"trailing.gguf":          trailingGGUF().Build(),
 		"llama-truncated.gguf":   llama[:len(llama)-500],
-		"weights.gguf":           weightsGGUF(false).Build(),
-		"weights-finetuned.gguf": weightsGGUF(true).Build(),
+		"weights.gguf":           Weights(false).Build(),
+		"weights-finetuned.gguf": Weights(true).Build(),
 		"unknown-arch.gguf":      unknownArchGGUF().Build(),
 	}
 }
 
 // unknownArchGGUF is a GGUF file of an architecture llama.cpp's name map does not know: it cannot be
 // paired with a Hugging Face model.
-func unknownArchGGUF() ggufw.File {
-	return ggufw.File{
-		KVs:     []ggufw.KV{{Key: "general.architecture", Val: ggufw.Str("no-such-arch")}},
-		Tensors: []ggufw.Tensor{{Name: "output_norm.weight", Type: gguf.TypeF32, Dims: []int64{4}}},
+func unknownArchGGUF() File {
+	return File{
+		KVs:     []KV{{Key: "general.architecture", Val: Str("no-such-arch")}},
+		Tensors: []Tensor{{Name: "output_norm.weight", Type: gguf.TypeF32, Dims: []int64{4}}},
 	}
 }
 
-// splitGGUF splits f as llama.cpp's llama-gguf-split does, into n files: the metadata in the first,
+// Split splits f as llama.cpp's llama-gguf-split does, into n files: the metadata in the first,
 // the tensors shared out in order, and in every file the split.* keys saying where it stands.
-func splitGGUF(f ggufw.File, n int) []ggufw.File {
-	out := make([]ggufw.File, n)
+func Split(f File, n int) []File {
+	out := make([]File, n)
 	for k := range out {
 		if k == 0 {
 			out[k].KVs = append(out[k].KVs, f.KVs...)
 		}
 		out[k].KVs = append(out[k].KVs,
-			ggufw.KV{Key: gguf.SplitNoKey, Val: ggufw.U16(uint16(k))},
-			ggufw.KV{Key: gguf.SplitCountKey, Val: ggufw.U16(uint16(n))},
-			ggufw.KV{Key: gguf.SplitTensorsKey, Val: ggufw.I32(int32(len(f.Tensors)))})
+			KV{Key: gguf.SplitNoKey, Val: U16(uint16(k))},
+			KV{Key: gguf.SplitCountKey, Val: U16(uint16(n))},
+			KV{Key: gguf.SplitTensorsKey, Val: I32(int32(len(f.Tensors)))})
 	}
 	for i, t := range f.Tensors {
 		k := i * n / len(f.Tensors)
