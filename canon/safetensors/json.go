@@ -997,7 +997,9 @@ func (p *parser) parseString() (string, bool) {
 	// copied a word at a time, and then copied into a string of its own: one allocation of the value's size. A
 	// kohya header's JSON-in-string metadata is such a string.
 	if p.scratch == nil {
-		p.scratch, _ = scratchPool.Get().([]byte)
+		if b, ok := scratchPool.Get().(*[]byte); ok {
+			p.scratch = *b
+		}
 	}
 	buf := append(p.scratch[:0], b[start:i]...)
 	defer func() { p.scratch = buf[:0] }()
@@ -1098,8 +1100,9 @@ func (p *parser) parseString() (string, bool) {
 	}
 }
 
-// scratchPool keeps parsers' scratch buffers for the next header: the escaped strings of a collection's
-// headers are decoded in a few buffers, not each in one grown for it.
+// scratchPool keeps parsers' scratch buffers (as *[]byte: a pointer goes into the pool without an
+// allocation) for the next header: the escaped strings of a collection's headers are decoded in a few
+// buffers, not each in one grown for it.
 var scratchPool sync.Pool
 
 // maxPooledScratch is the largest scratch buffer kept for another header.
@@ -1108,7 +1111,8 @@ const maxPooledScratch = 1 << 20
 // putScratch gives the parser's scratch buffer back to scratchPool.
 func (p *parser) putScratch() {
 	if p.scratch != nil && cap(p.scratch) <= maxPooledScratch {
-		scratchPool.Put(p.scratch[:0])
+		b := p.scratch[:0]
+		scratchPool.Put(&b)
 	}
 	p.scratch = nil
 }
