@@ -4,9 +4,10 @@
 // Values that are NaN in ggml's output are NaN here too, their payload aside.
 //
 // Supported: F32, F16, BF16, F64 and the integer types as values; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q1_0,
-// Q2_0, MXFP4, NVFP4, Q2_K…Q6_K, TQ1_0, TQ2_0, IQ4_NL and IQ4_XS. The other IQ types need ggml's
-// codebooks, which are not part of this package, and ggml itself dequantises neither Q8_1 nor Q8_K
-// (its intermediate types, never in a model file): Row says ErrUnsupported for them.
+// Q2_0, MXFP4, NVFP4, Q2_K…Q6_K, TQ1_0, TQ2_0, IQ4_NL, IQ4_XS, and IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
+// IQ3_S, IQ1_S and IQ1_M, which index ggml's codebooks: codebooks.txt, taken as data from ggml's
+// src/ggml-common.h by gen/main.go. ggml itself dequantises neither Q8_1 nor Q8_K (its intermediate
+// types, never in a model file): Row says ErrUnsupported for them.
 package dequant
 
 import (
@@ -70,6 +71,15 @@ var rows = map[gguf.GGMLType]func(b []byte, y []float32){
 	gguf.TypeTQ2_0:  tq2_0,
 	gguf.TypeIQ4_NL: iq4nl,
 	gguf.TypeIQ4_XS: iq4xs,
+
+	// The types that index ggml's codebooks (iq.go).
+	gguf.TypeIQ2_XXS: iq2xxs,
+	gguf.TypeIQ2_XS:  iq2xs,
+	gguf.TypeIQ2_S:   iq2s,
+	gguf.TypeIQ3_XXS: iq3xxs,
+	gguf.TypeIQ3_S:   iq3s,
+	gguf.TypeIQ1_S:   iq1s,
+	gguf.TypeIQ1_M:   iq1m,
 }
 
 // half is the IEEE half-precision value of the two bytes at b (exact: every half is a float32).

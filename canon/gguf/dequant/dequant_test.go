@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func dequantise(t *testing.T, typ gguf.GGMLType, b []byte) []float32 {
 
 // TestRecordedOracle: every supported type's dequantised random blocks are, bit for bit (NaN as NaN),
 // what ggml's reference dequantisers gave for them (testdata/ggml-dequant.txt, recorded from ggml by
-// TestOracle).
+// TestOracle), and every type recorded is dequantised.
 func TestRecordedOracle(t *testing.T) {
 	f, err := os.Open(recorded)
 	if err != nil {
@@ -107,7 +108,13 @@ func TestRecordedOracle(t *testing.T) {
 			want[name] = d
 		}
 	}
-	for _, typ := range oracleTypes() {
+	types := oracleTypes()
+	for name := range want {
+		if !slices.ContainsFunc(types, func(typ gguf.GGMLType) bool { return typ.String() == name }) {
+			t.Errorf("%s: recorded from ggml, not dequantised here", name)
+		}
+	}
+	for _, typ := range types {
 		got := digest(dequantise(t, typ, input(typ)))
 		if w, ok := want[typ.String()]; !ok {
 			t.Errorf("%s: no recorded digest (re-record with %s=… -run TestOracle -update)", typ, oracleEnv)
@@ -176,13 +183,13 @@ func TestRowErrors(t *testing.T) {
 		t    gguf.GGMLType
 		n, k int
 	}{
-		{gguf.TypeIQ2_XXS, 66, 256}, {gguf.TypeQ8_1, 36, 32}, {gguf.TypeQ4_0, 17, 32}, {gguf.TypeQ4_0, 18, 31}, {gguf.GGMLType(999), 4, 1},
+		{gguf.TypeQ8_K, 292, 256}, {gguf.TypeQ8_1, 36, 32}, {gguf.TypeIQ2_XXS, 65, 256}, {gguf.TypeQ4_0, 17, 32}, {gguf.TypeQ4_0, 18, 31}, {gguf.GGMLType(999), 4, 1},
 	} {
 		if err := Row(c.t, make([]byte, c.n), make([]float32, c.k)); err == nil {
 			t.Errorf("%s, %d bytes, %d elements: no error", c.t, c.n, c.k)
 		}
 	}
-	if Supported(gguf.TypeIQ2_XXS) || !Supported(gguf.TypeQ4_K) {
+	if Supported(gguf.TypeQ8_K) || !Supported(gguf.TypeQ4_K) || !Supported(gguf.TypeIQ1_M) {
 		t.Error("Supported")
 	}
 }
