@@ -91,7 +91,8 @@ func TestSourceConverted(t *testing.T) {
 		{"gemma3", []string{"f16"}, TransformNormPlusOne, 13, 28},
 		{"mixtral", []string{"f16", "q8_0"}, TransformStackExperts, 6, 23},
 		{"gpt2", []string{"f16", "bf16", "q8_0"}, TransformTranspose, 8, 28},
-		{"phi3", []string{"f16", "q8_0"}, TransformNone, 15, 15}, // fused qkv_proj and gate_up_proj, as they are
+		{"phi3", []string{"f16", "q8_0"}, TransformNone, 15, 15},       // fused qkv_proj and gate_up_proj, as they are
+		{"starcoder2", []string{"f16", "q8_0"}, TransformNone, 36, 36}, // biases and all, names only
 	}
 	for _, c := range cases {
 		for _, typ := range c.types {
@@ -439,8 +440,8 @@ func writePair(t *testing.T, arch string, pairs []struct {
 }
 
 // TestSourceNamesOnly: architectures whose converter only renames (phi3's fused projections stay
-// fused, starcoder2's biases) pair every tensor through the map, with no transform. Synthetic files:
-// starcoder2 has no converter output here yet (phi3 has: TestSourceConverted).
+// fused, starcoder2's biases) pair every tensor through the map, with no transform. Synthetic files,
+// beside the converter's own output of both (TestSourceConverted).
 func TestSourceNamesOnly(t *testing.T) {
 	type pair = struct {
 		hf, gguf string

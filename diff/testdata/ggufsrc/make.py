@@ -17,8 +17,7 @@ keeps rope_theta under rope_parameters (and drops other keys config.json has): t
 get back every key config.json holds that AutoConfig left out, and a default rope_scaling is none, as
 transformers 4 gave them. Without that phi3 fails (no rope_theta); Gemma 3's GGUF kept was made before it
 and carries the converter's default rope base (1e6) where config.json says 10000, which stdiff reports.
-phi3 was made with it (python3 make.py LLAMA_CPP OUT phi3); starcoder2's files are not kept yet, and
-synthetic files cover it (diff's TestSourceNamesOnly).
+phi3 and starcoder2 were made with it (python3 make.py LLAMA_CPP OUT phi3, then starcoder2).
 """
 import json
 import os
