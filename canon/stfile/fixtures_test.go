@@ -1,10 +1,7 @@
 package stfile
 
 import (
-	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -12,20 +9,5 @@ var update = flag.Bool("update", false, "rewrite the safetensors fixtures in ../
 
 // TestFixtures keeps the safetensors files in ../../testdata in step with Fixtures (-update rewrites them).
 func TestFixtures(t *testing.T) {
-	for name, want := range Fixtures() {
-		path := filepath.Join("..", "..", "testdata", name)
-		if *update {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./canon/stfile -run TestFixtures -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("testdata/%s differs from its generator (run go test ./canon/stfile -run TestFixtures -update and review the diff)", name)
-		}
-	}
+	KeepFixtures(t, Fixtures(), "../..", "./canon/stfile", *update)
 }

@@ -1,31 +1,15 @@
 package onnxw
 
 import (
-	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the ONNX fixtures in ../../../testdata")
 
 // TestFixtures keeps the ONNX models in ../../../testdata in step with Fixtures (-update rewrites them).
 func TestFixtures(t *testing.T) {
-	for name, want := range Fixtures() {
-		path := filepath.Join("..", "..", "..", "testdata", name)
-		if *update {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./canon/onnx/onnxw -run TestFixtures -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("testdata/%s differs from its generator (run go test ./canon/onnx/onnxw -run TestFixtures -update and review the diff)", name)
-		}
-	}
+	stfile.KeepFixtures(t, Fixtures(), "../../..", "./canon/onnx/onnxw", *update)
 }
