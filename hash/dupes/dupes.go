@@ -546,7 +546,7 @@ func (s *finder) compareContents(ctx context.Context, candidates []*scanned) err
 	var done atomic.Int64
 	pool.Run(ctx, s.workers, len(candidates), func(ctx context.Context, i int) error {
 		f := candidates[i]
-		if f.ident == "" || f.tensorless() {
+		if f.ident == "" || f.tensorless() || f.ident == identWhole {
 			f.err = f.identify(ctx)
 		}
 		if f.err == nil && !f.hasSample {

@@ -247,3 +247,49 @@ func TestNumPyIsAContentCopy(t *testing.T) {
 		t.Errorf("groups\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestUnlistedTensorsAreNoContentCopy: a checkpoint that holds a tensor its reader does not list (a
+// quantized one, _rebuild_qtensor) holds more than the tensors compared: it is never a content copy of
+// a safetensors file of the others (deleting it would lose that tensor), only a byte copy of its own
+// bytes.
+func TestUnlistedTensorsAreNoContentCopy(t *testing.T) {
+	dir := t.TempDir()
+	st := formatTensors(1).Build()
+	m := canon.ReadBytes("st", st)
+	var ts []torchw.Tensor
+	for _, tn := range m.Tensors {
+		ts = append(ts, torchw.Tensor{Name: tn.Name, DType: string(tn.DType), Shape: tn.Shape, Data: st[m.DataOffset()+int64(tn.Begin) : m.DataOffset()+int64(tn.End)]})
+	}
+	pkl := torchw.StateDict(ts)
+	q := torchw.Str("q") + "ctorch._utils\n_rebuild_qtensor\n((" + torchw.Str("storage") + "ctorch\nQInt8Storage\n" + torchw.Str("9") +
+		torchw.Str("cpu") + "K\x04tQK\x00(K\x04t(K\x01t\x89ccollections\nOrderedDict\n)RtR"
+	pkl = strings.TrimSuffix(pkl, "u.") + q + "u."
+	pt := torchw.Zip("archive", pkl, ts, "data/9", "\x01\x02\x03\x04")
+	if md := canon.ReadBytes("q.pt", pt); !Comparable(md) || len(md.Tensors) != len(ts) {
+		t.Fatalf("the quantized checkpoint: comparable %v, %d tensors, findings %+v", Comparable(md), len(md.Tensors), md.Findings)
+	}
+	mustWrite(t, filepath.Join(dir, "model.safetensors"), st)
+	mustWrite(t, filepath.Join(dir, "model.pt"), pt)
+	mustWrite(t, filepath.Join(dir, "copy", "model.pt"), pt)
+	for _, keep := range []KeepRule{{}, {Kind: KeepNewest}, {Kind: KeepPath, Prefix: filepath.Join(dir, "model.safetensors")}} {
+		rep, err := Find(t.Context(), []string{dir}, Options{Keep: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bytesGroups int
+		for _, g := range rep.Groups {
+			switch g.Level {
+			case LevelContent:
+				t.Errorf("keep %s: content group %v", keep, g.Files)
+			case LevelBytes:
+				bytesGroups++
+				if len(g.Files) != 2 || filepath.Base(g.Files[0]) != "model.pt" || filepath.Base(g.Files[1]) != "model.pt" {
+					t.Errorf("keep %s: bytes group %v", keep, g.Files)
+				}
+			}
+		}
+		if bytesGroups != 1 {
+			t.Errorf("keep %s: %d bytes groups, want the two checkpoints'", keep, bytesGroups)
+		}
+	}
+}

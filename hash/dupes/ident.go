@@ -10,6 +10,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/zeebo/blake3"
 )
 
@@ -24,7 +25,10 @@ import (
 //   - a model without tensor bytes (metadata alone: a vocab-only GGUF, an empty safetensors file):
 //     "bytes/" and its header's hash (the whole file: its data section is empty), so that only
 //     identical files group (a bytes group), never two models whose only content, their metadata,
-//     differs.
+//     differs;
+//   - a PyTorch or NumPy model part of which its reader does not list (a quantized or sparse tensor, a
+//     structured array, a tree too deep or too large: unlisted): "whole/" and the hash of its files,
+//     so that only identical files group: the tensors compared are not all it holds.
 // Formats never share an identity: models of two formats are never in one bytes or content group.
 
 // ggufDescriptive reports whether a GGUF key is left out of a model's identity: general.* keys that
@@ -65,6 +69,9 @@ func identOf(m *canon.Model) (string, error) {
 		return identBytes, nil
 	}
 	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
+		if unlisted(m) {
+			return identWhole, nil
+		}
 		return string(canon.FormatSafetensors), nil
 	}
 	if m.Format != canon.FormatGGUF || m.GGUF == nil {
@@ -122,11 +129,26 @@ func identOf(m *canon.Model) (string, error) {
 // identBytes is the identity of a model without tensor bytes until its header's hash is known.
 const identBytes = "bytes"
 
+// identWhole is the identity of a model with unlisted parts until the hash of its files is known.
+const identWhole = "whole"
+
+// unlisted reports whether m's reader left part of it out of its tensors: a finding says that
+// something is not listed.
+func unlisted(m *canon.Model) bool {
+	for i := range m.Findings {
+		switch m.Findings[i].Code {
+		case torch.CodeUnlistedTensor, torch.CodeNumpyDType, torch.CodeTooDeep, torch.CodeTreeTooLarge:
+			return true
+		}
+	}
+	return false
+}
+
 // tensorless reports whether the model's identity is its bytes (it has no tensor bytes).
 func (f *scanned) tensorless() bool { return strings.HasPrefix(f.ident, identBytes) }
 
 // identify works out the model's identity (f.ident) where the scan did not: for a model without
-// tensor bytes its header's hash, for one the cache knew from before it kept identities its header,
+// tensor bytes its header's hash, for one with unlisted parts the hash of its files, for one the cache knew from before it kept identities its header,
 // read again.
 func (f *scanned) identify(ctx context.Context) error {
 	if f.ident == "" {
@@ -134,11 +156,14 @@ func (f *scanned) identify(ctx context.Context) error {
 			return err
 		}
 	}
-	if f.tensorless() { // the header hash tells the formats apart: a JSON header starts with '{', GGUF's with its magic
-		if err := f.hashHeader(); err != nil {
+	if whole := f.ident == identWhole; f.tensorless() || whole { // the header hash tells the formats apart: a JSON header starts with '{', GGUF's with its magic
+		if err := f.hashHeader(); err != nil { // a PyTorch or NumPy model's is its files'
 			return err
 		}
 		f.ident = identBytes + "/" + hex.EncodeToString(f.headerHash[:])
+		if whole {
+			f.ident = identWhole + "/" + hex.EncodeToString(f.headerHash[:])
+		}
 	}
 	return nil
 }
