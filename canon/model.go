@@ -203,6 +203,13 @@ func (m *Model) BigEndian() bool {
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).
 func (m *Model) DataLen() int64 { return m.FileSize - m.DataOffset() }
 
+// InFile reports whether the bytes of t, one of m's tensors, lie within a file (or set) of size bytes
+// that m was read from: its offsets are in order and end within the data section.
+func (m *Model) InFile(t *Tensor, size int64) bool {
+	off := m.DataOffset()
+	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
+}
+
 // Meta returns the value of a metadata key.
 func (m *Model) Meta(key string) (string, bool) {
 	for i := range m.Metadata {

@@ -165,13 +165,13 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 		switch {
 		case ta.NameOnly() || tb.NameOnly(): // a shard is missing: there are no bytes to read
 		case !equalShape(ta.Shape, tb.Shape) || !same && !byValue:
-		case !inFile(a, ta) || !inFile(b, tb):
+		case !a.Model.InFile(ta, a.Source.Size()) || !b.Model.InFile(tb, b.Source.Size()):
 			read.missing++
 			read.missingPair[k] = true
 		case same && ta.Len() == 0: // nothing to read
 			read.compared[k], read.results[k] = true, values.Comparison{Equal: true}
 		default:
-			pairs = push(pairs, values.Pair{A: tensorOf(a, ta), B: tensorOf(b, tb), BytesOnly: same && (bytesDecide || !byValue)})
+			pairs = push(pairs, values.Pair{A: values.TensorOf(a.Source, a.Model, ta), B: values.TensorOf(b.Source, b.Model, tb), BytesOnly: same && (bytesDecide || !byValue)})
 			index = push(index, k)
 		}
 	}
@@ -259,7 +259,7 @@ func (br *bytesRead) hashCandidates(ctx context.Context, side int, o *source.Ope
 	var index []int
 	for _, i := range candidates {
 		switch t := &m.Tensors[i]; {
-		case !inFile(o, t):
+		case !o.Model.InFile(t, o.Source.Size()):
 			br.missing++
 		case t.Len() == 0:
 			br.hashed[side][i] = true
@@ -287,17 +287,6 @@ func decodes(d canon.DType) bool { return values.Supported(d) && !d.Quantized() 
 
 // emptyDigest is the BLAKE3 of no bytes: the digest of every empty tensor.
 var emptyDigest = blake3.Sum256(nil)
-
-// inFile reports whether the bytes of t lie within the source of the model it belongs to.
-func inFile(o *source.Opened, t *canon.Tensor) bool {
-	off, size := o.Model.DataOffset(), o.Source.Size()
-	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
-}
-
-// tensorOf locates the bytes of t.
-func tensorOf(o *source.Opened, t *canon.Tensor) values.Tensor {
-	return values.Tensor{DType: t.DType, R: o.Source, Off: o.Model.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
-}
 
 // digests reads the tensor digests of a model: a snapshot's from the snapshot (with its summaries);
 // in parallel from a local file, which must not change meanwhile; front to back from a remote one
@@ -340,8 +329,8 @@ func summaries(ctx context.Context, o *source.Opened, index []int, opt Options) 
 	var of []int
 	for _, i := range index {
 		t := &m.Tensors[i]
-		if _, err := values.Elements(t.DType, int64(t.Len())); err == nil && decodes(t.DType) && !m.BigEndian() && inFile(o, t) {
-			tensors, of = append(tensors, tensorOf(o, t)), append(of, i)
+		if _, err := values.Elements(t.DType, int64(t.Len())); err == nil && decodes(t.DType) && !m.BigEndian() && o.Model.InFile(t, o.Source.Size()) {
+			tensors, of = append(tensors, values.TensorOf(o.Source, o.Model, t)), append(of, i)
 		}
 	}
 	vopt := opt.Values

@@ -106,7 +106,7 @@ func CheckRanges(src canon.Source, m *canon.Model) error {
 	data := src.Size() - m.DataOffset()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		if t.End < t.Begin || data < 0 || t.End > uint64(data) {
+		if !m.InFile(t, src.Size()) {
 			return &canon.ReadError{Name: src.Name(),
 				Err:  fmt.Errorf("tensor %q claims data bytes %d to %d, beyond the file's %d data bytes", t.Name, t.Begin, t.End, max(data, 0)),
 				Hint: "the file is truncated or its header is wrong: `stdiff check` says more"}

@@ -39,18 +39,18 @@ func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) 
 		if m.BigEndian() { // package values decodes little-endian elements only
 			return nil, nil, nil
 		}
-		off, size := m.DataOffset(), o.Source.Size()
+		size := o.Source.Size()
 		var tensors []values.Tensor
 		var index []int
 		for i := range m.Tensors {
 			t := &m.Tensors[i]
-			if !values.Supported(t.DType) || t.End < t.Begin || off < 0 || size < off || t.End > uint64(size-off) {
+			if !values.Supported(t.DType) || !m.InFile(t, size) {
 				continue
 			}
 			if _, err := values.Elements(t.DType, int64(t.Len())); err != nil {
 				continue // not whole elements: a size-mismatch finding says so
 			}
-			tensors = append(tensors, values.Tensor{DType: t.DType, R: o.Source, Off: off + int64(t.Begin), Len: int64(t.Len())})
+			tensors = append(tensors, values.TensorOf(o.Source, m, t))
 			index = append(index, i)
 		}
 		out := make([]TensorValues, 0, len(tensors))
@@ -59,7 +59,7 @@ func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) 
 		err := values.SummarizeAll(ctx, tensors, opt, func(k int, s values.Stats) bool {
 			t := &m.Tensors[index[k]]
 			out = append(out, TensorValues{Name: t.Name, Values: s})
-			at := off + int64(t.Begin)
+			at := m.DataOffset() + int64(t.Begin)
 			if m.Shards != nil {
 				at = -1 // offsets of a set are not offsets in one file
 			}

@@ -23,6 +23,11 @@ type Tensor struct {
 	Off, Len int64
 }
 
+// TensorOf is the bytes of t, one of m's tensors, in r, the file (or set) m was read from.
+func TensorOf(r io.ReaderAt, m *canon.Model, t *canon.Tensor) Tensor {
+	return Tensor{DType: t.DType, R: r, Off: m.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
+}
+
 // Options tunes the work on tensor bytes.
 type Options struct {
 	// Workers is how many chunks are read and computed at once (default GOMAXPROCS). Memory use is

@@ -258,7 +258,7 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 			sp.Status = PairShape
 		case rs == nil:
 			sp.Status = PairNotCompared
-			pr.BytesMissing = readValues && (!inFile(g, gt) || !inFile(h, &hm.Tensors[p.hf[0]]))
+			pr.BytesMissing = readValues && (!g.Model.InFile(gt, g.Source.Size()) || !h.Model.InFile(&hm.Tensors[p.hf[0]], h.Source.Size()))
 		default:
 			d := rs.diff
 			d.RMSE = rmse(rs.sumSq, d.Count)
@@ -302,17 +302,6 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 		sr.ConfigKeys = compareConfig(gm, arch.Name, cfg)
 	}
 	return res, nil
-}
-
-// inFile reports whether t's bytes lie within o's file.
-func inFile(o *source.Opened, t *canon.Tensor) bool {
-	off, size := o.Model.DataOffset(), o.Source.Size()
-	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
-}
-
-// tensorOf locates the bytes of t.
-func tensorOf(o *source.Opened, t *canon.Tensor) values.Tensor {
-	return values.Tensor{DType: t.DType, R: o.Source, Off: o.Model.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
 }
 
 // alternatives are the transforms to try on a pair whose values differ badly under the converter's.
@@ -377,7 +366,7 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 	if len(gt.Shape) > 0 {
 		rowLen = int64(gt.Shape[len(gt.Shape)-1])
 	}
-	if rowLen == 0 || !inFile(g, gt) {
+	if rowLen == 0 || !g.Model.InFile(gt, g.Source.Size()) {
 		return nil
 	}
 	experts := int64(len(p.hf))
@@ -394,17 +383,17 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 	if err != nil || esH == 0 {
 		return nil
 	}
-	j := &srcJob{g: g, h: h, gt: tensorOf(g, gt), gType: gt.DType, hType: ht.DType, transform: tr, heads: heads,
+	j := &srcJob{g: g, h: h, gt: values.TensorOf(g.Source, g.Model, gt), gType: gt.DType, hType: ht.DType, transform: tr, heads: heads,
 		rowLen: rowLen, rows: totalRows / experts, rowBytes: int64(gt.Len()) / totalRows, esH: (1 << 20) / esH, hShape: ht.Shape}
 	if j.esH*esH != 1<<20 { // a packed dtype (sub-byte elements): not read here
 		return nil
 	}
 	for _, i := range p.hf {
 		t := &h.Model.Tensors[i]
-		if t.DType != ht.DType || !slices.Equal(t.Shape, ht.Shape) || !inFile(h, t) {
+		if t.DType != ht.DType || !slices.Equal(t.Shape, ht.Shape) || !h.Model.InFile(t, h.Source.Size()) {
 			return nil
 		}
-		j.hts = append(j.hts, tensorOf(h, t))
+		j.hts = append(j.hts, values.TensorOf(h.Source, h.Model, t))
 	}
 	hn, _ := ht.Elements()
 	if int64(hn)*experts != int64(n) && !(tr == TransformTrimRows && int64(hn) > int64(n)) {
