@@ -157,13 +157,13 @@ func archOf(m *canon.Model) (*hfmap.Arch, error) {
 	name, ok := m.Meta("general.architecture")
 	if !ok {
 		return nil, &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%w: the file has no general.architecture", ErrUnknownArchitecture),
-			Hint: "a GGUF is paired with its Hugging Face source through llama.cpp's name map for its architecture"}
+			Hint: "convert_hf_to_gguf.py always writes general.architecture, which picks the name map the tensors are paired through: this file was made or edited another way; compare it with a GGUF file instead"}
 	}
 	a, ok := hfmap.Lookup(name)
 	if !ok {
 		src, _, _ := hfmap.Source()
 		return nil, &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%w: general.architecture is %q", ErrUnknownArchitecture, name),
-			Hint: fmt.Sprintf("the name map (%s) knows %d architectures, e.g. llama, qwen2, gemma2, phi3, gpt2; a newer one may know this one", src, len(hfmap.Archs()))}
+			Hint: fmt.Sprintf("the name map (%s) knows %d architectures, e.g. llama, qwen2, gemma2, phi3, gpt2; a newer stdiff may know this one", src, len(hfmap.Archs()))}
 	}
 	return a, nil
 }
