@@ -32,7 +32,7 @@ func Skim(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink) (metaKey
 	defer func() { *scratch = spans }()
 	sorted, compact := skimCompact(h, &k, &spans)
 	if !compact { // spaces, another order of fields: the general way, from the start
-		k, spans = skimState{sink: sink}, spans[:0]
+		k, spans = skimState{sink: sink, shape: k.shape}, spans[:0]
 		sink.Reset()
 		if sorted, ok = skimGeneral(h, &k, &spans); !ok {
 			return 0, false
@@ -57,6 +57,7 @@ func Skim(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink) (metaKey
 // skimState is what Skim carries through a header: where entries go and how many metadata keys it saw.
 type skimState struct {
 	sink     SkimSink
+	shape    []uint64 // the shape handed to sink, reused
 	metaKeys int
 }
 
@@ -126,7 +127,10 @@ func addEntry(k *skimState, spans *[][2]uint64, name, dtype []byte, shape []uint
 	}
 	*end = stop
 	*spans = append(*spans, [2]uint64{begin, stop})
-	k.sink.Entry(name, dtype, shape, begin, stop)
+	// The sink gets a copy in k's buffer: shape itself, handed to an interface, would move every
+	// entry's shape buffer to the heap.
+	k.shape = append(k.shape[:0], shape...)
+	k.sink.Entry(name, dtype, k.shape, begin, stop)
 	return true
 }
 

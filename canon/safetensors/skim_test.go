@@ -157,3 +157,29 @@ func TestDigits(t *testing.T) {
 		}
 	}
 }
+
+// nopSink takes the entries Skim reads and keeps nothing.
+type nopSink struct{ n int }
+
+func (s *nopSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) { s.n++ }
+func (s *nopSink) Reset()                                                      { s.n = 0 }
+
+// TestSkimAllocatesPerHeader: skimming allocates a few times per header, not per tensor entry (an
+// entry's shape buffer handed to the sink as it is moved to the heap: 2,000 allocations a header).
+func TestSkimAllocatesPerHeader(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	f := stfile.ManyTensors(2000)
+	b := f.Build()
+	n := binary.LittleEndian.Uint64(b)
+	h, dataLen := b[8:8+n], int64(len(b))-8-int64(n)
+	var scratch [][2]uint64
+	sink := &nopSink{}
+	if _, ok := Skim(h, dataLen, &scratch, sink); !ok || sink.n != 2000 {
+		t.Fatalf("skim: %v, %d entries", ok, sink.n)
+	}
+	if a := testing.AllocsPerRun(20, func() { Skim(h, dataLen, &scratch, sink) }); a > 10 {
+		t.Errorf("%.0f allocations to skim a header of 2,000 tensors", a)
+	}
+}
