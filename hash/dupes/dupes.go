@@ -382,6 +382,9 @@ type scanned struct {
 	externalFiles []string
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
+	// root is the index of the first root given to Find that the model lies under (the keep rule's
+	// ReasonFirstRoot).
+	root int
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
 	// in groups).
 	metaKeys int
@@ -409,6 +412,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.roots = roots
 	live, err := s.readHeaders(ctx, paths)
 	if err != nil {
 		return nil, err
@@ -449,6 +453,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 // finder is one run of Find: its options, the report it fills, and what it has read.
 type finder struct {
 	opt       Options
+	roots     []string
 	level     Level
 	workers   int
 	rep       *Report
@@ -499,6 +504,9 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 		}
 	}
 	for i, f := range files {
+		if f != nil {
+			f.root = rootIndex(s.roots, paths[i])
+		}
 		switch {
 		case parts[filepath.Clean(paths[i])] && (f == nil || f.format != canon.FormatONNX):
 			files[i] = nil
@@ -518,6 +526,18 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 		f.part = f.external || partOfModel(f, pipelines)
 	}
 	return live, nil
+}
+
+// rootIndex is the index of the first of roots that path is or lies under (len(roots) for none).
+func rootIndex(roots []string, path string) int {
+	p := absPath(path)
+	for i, r := range roots {
+		r = absPath(r)
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+			return i
+		}
+	}
+	return len(roots)
 }
 
 // externalFilesOrNil is f's externalFiles, nil for a nil f (a model skipped).
@@ -932,7 +952,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		f.hasHeaderHash = true
 	}
 	f.k, f.picked = keysOf(m), true
-	if f.ident, err = identOf(m); err != nil {
+	if f.ident, err = identOf(m, fileOf(o), path); err != nil {
 		return nil, err
 	}
 	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), hash.StructureID(m), len(m.Shards), len(m.Metadata)

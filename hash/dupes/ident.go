@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/torch"
+	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 	"github.com/zeebo/blake3"
 )
 
@@ -27,8 +31,12 @@ import (
 //     identical files group (a bytes group), never two models whose only content, their metadata,
 //     differs;
 //   - a PyTorch or NumPy model part of which its reader does not list (a quantized or sparse tensor, a
-//     structured array, a tree too deep or too large: unlisted): "whole/" and the hash of its files,
-//     so that only identical files group: the tensors compared are not all it holds.
+//     structured array, a tree too deep or too large: unlisted), or that holds anything besides a flat
+//     dict of tensors (holds.OnlyTensors: an epoch, hyperparameters, optimizer settings, an
+//     OrderedDict's _metadata, a refused global), a sharded PyTorch checkpoint (its shards' pickles
+//     are not looked into), and every ONNX model (its graph: nodes, inputs, outputs, opsets): "whole/"
+//     and the hash of its files, so that only identical files group: the tensors compared are not all
+//     it holds, and a file of its tensors alone is never its copy.
 // Formats never share an identity: models of two formats are never in one bytes or content group.
 
 // ggufDescriptive reports whether a GGUF key is left out of a model's identity: general.* keys that
@@ -58,9 +66,9 @@ func ggufDescriptive(key string) bool {
 	return false
 }
 
-// identOf is the identity of a model read whole (canon.Read, a set): see above. A GGUF model's long
-// strings are read from its source, which must be open.
-func identOf(m *canon.Model) (string, error) {
+// identOf is the identity of a model read whole (canon.Read, a set), whose bytes r holds: see above. A
+// GGUF model's long strings are read from its source, which must be open.
+func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	var bytes uint64
 	for i := range m.Tensors {
 		bytes += m.Tensors[i].Len()
@@ -69,7 +77,7 @@ func identOf(m *canon.Model) (string, error) {
 		return identBytes, nil
 	}
 	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
-		if unlisted(m) {
+		if unlisted(m) || m.ONNX != nil || !onlyTensors(m, r, path) {
 			return identWhole, nil
 		}
 		return string(canon.FormatSafetensors), nil
@@ -184,7 +192,7 @@ func (f *scanned) readIdent(ctx context.Context) error {
 	}
 	defer o.Close()
 	f.k.sample, f.picked = keysOf(m).sample, true
-	f.ident, err = identOf(m)
+	f.ident, err = identOf(m, fileOf(o), f.path)
 	return err
 }
 
@@ -194,4 +202,38 @@ func skimIdent(k keys) string {
 		return identBytes
 	}
 	return string(canon.FormatSafetensors)
+}
+
+// fileOf is the reader of o's file as it is: o.File where o.Source reads its tensors through their
+// format's reader, else o.Source.
+func fileOf(o *source.Opened) io.ReaderAt {
+	if o.File != nil {
+		return o.File
+	}
+	return o.Source
+}
+
+// onlyTensors reports whether the PyTorch or NumPy model m (the file r holds, or the local set whose
+// index or first file is path) holds nothing but its tensors (holds.OnlyTensors): a set when each of
+// its shards does.
+func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
+	if m.Torch != nil {
+		return holds.OnlyTensors(m.Torch, r)
+	}
+	if len(m.Shards) == 0 || source.IsRemote(path) {
+		return false
+	}
+	for _, sh := range m.Shards {
+		p := filepath.Join(filepath.Dir(path), filepath.FromSlash(sh.Name))
+		src, err := source.OpenFile(p)
+		if err != nil {
+			return false
+		}
+		ok := holds.OnlyTensors(torch.Read(src, src.Size(), p), src)
+		src.Close()
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
