@@ -73,18 +73,18 @@ type KeepReason string
 
 // Reasons for keeping a model.
 const (
-	ReasonSharesFiles  KeepReason = "shares-files"  // it shares files with other models: it must stay
-	ReasonPartOfModel  KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
-	ReasonLocal        KeepReason = "local"         // the others are URLs
-	ReasonSafe         KeepReason = "safe"          // the others' pickles name globals torch refuses
-	ReasonSafetensors  KeepReason = "safetensors"   // a safetensors file, the others another format
-	ReasonPathPrefix   KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
-	ReasonMostInfo     KeepReason = "most-info"     // it carries the most metadata keys and sidecars
-	ReasonNewest       KeepReason = "newest"        // it was modified last
-	ReasonOldest       KeepReason = "oldest"        // it was modified first
-	ReasonFirstRoot    KeepReason = "first-root"    // it lies under the earliest of the roots given
-	ReasonDeeperPath   KeepReason = "deeper-path"   // its path lies deeper inside its root
-	ReasonFirstPath    KeepReason = "first-path"    // nothing else tells the models apart: the first path
+	ReasonSharesFiles KeepReason = "shares-files"  // it shares files with other models: it must stay
+	ReasonPartOfModel KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
+	ReasonLocal       KeepReason = "local"         // the others are URLs
+	ReasonSafe        KeepReason = "safe"          // the others' pickles name globals torch refuses
+	ReasonSafetensors KeepReason = "safetensors"   // a safetensors file, the others another format
+	ReasonPathPrefix  KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
+	ReasonMostInfo    KeepReason = "most-info"     // it carries the most metadata keys and sidecars
+	ReasonNewest      KeepReason = "newest"        // it was modified last
+	ReasonOldest      KeepReason = "oldest"        // it was modified first
+	ReasonFirstRoot   KeepReason = "first-root"    // it lies under the earliest of the roots given
+	ReasonDeeperPath  KeepReason = "deeper-path"   // its path lies deeper inside its root
+	ReasonFirstPath   KeepReason = "first-path"    // nothing else tells the models apart: the first path
 	// ReasonShortestPath was given when the shortest path decided.
 	//
 	// Deprecated: the path decides by root, then depth (ReasonFirstRoot, ReasonDeeperPath): the
