@@ -25,6 +25,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
+	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 )
 
 // Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
@@ -453,9 +454,12 @@ func unchanged(m *dupes.Member) bool {
 // verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, and
 // returns the files deleting m removes: its path, or a set's index and shards.
 func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, error) {
+	if same, err := a.sameCompanions(k, m); err != nil || !same {
+		return false, nil, err
+	}
 	if g.Level == dupes.LevelBytes && m.Shards == 0 && k.Shards == 0 {
 		same, err := diskfile.SameBytes(a.ctx, k.Path, m.Path)
-		return same, []string{m.Path}, err
+		return same, append([]string{m.Path}, m.Companions...), err
 	}
 	ko, err := a.open(k)
 	if err != nil {
@@ -477,7 +481,31 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, erro
 		}
 	}
 	same, err := sameTensors(a.ctx, ko, mo)
-	return same, files, err
+	return same, append(files, m.Companions...), err
+}
+
+// sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
+// have the names and the bytes of the keeper k's: a model folder goes whole or not at all, and only
+// where nothing of it is lost.
+func (a *actor) sameCompanions(k, m *dupes.Member) (bool, error) {
+	if len(k.Companions) == 0 && len(m.Companions) == 0 {
+		return true, nil
+	}
+	kdir, mdir := filepath.Dir(k.Path), filepath.Dir(m.Path)
+	kn, mn := folder.Relative(kdir, k.Companions), folder.Relative(mdir, m.Companions)
+	if !slices.Equal(kn, mn) {
+		return false, nil
+	}
+	for _, name := range mn {
+		if _, err := os.Stat(filepath.Join(mdir, filepath.FromSlash(name))); err != nil {
+			return false, err
+		}
+		same, err := diskfile.SameBytes(a.ctx, filepath.Join(kdir, filepath.FromSlash(name)), filepath.Join(mdir, filepath.FromSlash(name)))
+		if err != nil || !same {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // open opens a member as the scan saw it: a set (by its index or any file of it) whole, a model in one
@@ -527,7 +555,7 @@ func sameTensors(ctx context.Context, a, b *source.Opened) (bool, error) {
 // returns those that hold the same bytes as k's of their kind, to delete with m. It returns false,
 // having logged why, when m must stay: a sidecar differs from k's of its kind, or one could not move.
 func (a *actor) sidecars(g *dupes.Group, k, m *dupes.Member) ([]lora.SidecarFile, bool) {
-	if m.Shards > 0 || k.Shards > 0 {
+	if m.Shards > 0 || k.Shards > 0 || len(m.Companions) > 0 || len(k.Companions) > 0 { // a folder's are its companions
 		return nil, true
 	}
 	var moves, later []lora.SidecarFile
@@ -579,7 +607,7 @@ func managedOf(m *dupes.Member) dupes.Store {
 // the keeper's too, and is never moved or deleted.
 func keeperOwn(k *dupes.Member) realFiles {
 	var own realFiles
-	paths := append([]string{k.Path}, k.Files...)
+	paths := append(append([]string{k.Path}, k.Files...), k.Companions...)
 	for _, e := range lora.SidecarEndings {
 		paths = append(paths, lora.SidecarPath(k.Path, e))
 	}
@@ -624,7 +652,7 @@ func freedBy(path string) int64 {
 // it, through links): those are refused, before anything is deleted.
 func removeAll(files []string, k *dupes.Member) error {
 	var kept realFiles
-	for _, p := range append([]string{k.Path}, k.Files...) {
+	for _, p := range append(append([]string{k.Path}, k.Files...), k.Companions...) {
 		if st, err := os.Stat(p); err == nil {
 			kept = append(kept, st)
 		}
@@ -642,6 +670,9 @@ func removeAll(files []string, k *dupes.Member) error {
 		if err := os.Remove(p); err != nil {
 			return err
 		}
+	}
+	if len(files) > 1 {
+		os.Remove(filepath.Dir(files[0])) // a model folder (or a set's) left empty goes too; one with other files stays
 	}
 	return nil
 }

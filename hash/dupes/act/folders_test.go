@@ -1,0 +1,75 @@
+package act
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
+)
+
+// TestModelFolderIsOneMember (issue 31, item 3; issue 33, item 2): save_pretrained folders whose
+// model.safetensors files are byte-identical but whose config.json differ are no copies: --delete
+// leaves both whole. A folder whose every other file is the keeper's, byte for byte, is a copy, and
+// goes whole (weights, config, tokenizer, the folder itself); a loose file of the same weights is no
+// copy of a folder (nor a folder of it). A folder that holds two models (model.safetensors and
+// pytorch_model.bin of the same tensors) keeps both: each is the other's companion.
+func TestModelFolderIsOneMember(t *testing.T) {
+	dir := t.TempDir()
+	st := loraFile(1, "x").Build()
+	folder := func(name, config string, extra map[string][]byte) string {
+		mustWrite(t, filepath.Join(dir, name, "model.safetensors"), st)
+		mustWrite(t, filepath.Join(dir, name, "config.json"), []byte(config))
+		mustWrite(t, filepath.Join(dir, name, "tokenizer.json"), []byte(`{"model": {}}`))
+		for n, b := range extra {
+			mustWrite(t, filepath.Join(dir, name, n), b)
+		}
+		return filepath.Join(dir, name, "model.safetensors")
+	}
+	a := folder("a", `{"rope_theta": 10000}`, nil)
+	b := folder("b", `{"rope_theta": 500000}`, nil)
+	c := folder("c", `{"rope_theta": 10000}`, nil)
+	both := folder("both", `{"rope_theta": 10000}`, map[string][]byte{"pytorch_model.bin": dupetest.InFormat("pt", st)})
+	loose := filepath.Join(dir, "loose", "x.safetensors")
+	mustWrite(t, loose, st)
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "a")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acted []dupes.Group
+	for _, g := range rep.Groups {
+		if rep.ActsOn(&g, false) {
+			acted = append(acted, g)
+		}
+	}
+	if len(acted) != 1 || acted[0].Keeper != a || !slices.Equal(acted[0].Files, []string{a, c}) ||
+		len(acted[0].Members[1].Companions) != 2 {
+		t.Fatalf("groups acted on %+v, want a's folder kept over its copy c", acted)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || r.Failed > 0 || r.Deleted != 1 {
+		t.Fatalf("act: %v, %+v", err, r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c")); err == nil {
+		t.Errorf("the copied folder c is still there")
+	}
+	for _, p := range []string{a, b, both, loose, filepath.Join(dir, "both", "pytorch_model.bin")} {
+		for _, f := range []string{p, filepath.Join(filepath.Dir(p), "config.json")} {
+			if _, err := os.Stat(f); err != nil && filepath.Dir(p) != filepath.Join(dir, "loose") {
+				t.Errorf("%s went: %v", f, err)
+			}
+		}
+	}
+	if _, err := os.Stat(loose); err != nil {
+		t.Error(err)
+	}
+	// Changed after the scan, the copy's config is checked again: the folder stays.
+	folder("c", `{"rope_theta": 10000}`, nil)
+	rep, _ = dupes.Find(t.Context(), []string{dir}, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "a")}})
+	mustWrite(t, filepath.Join(dir, "c", "config.json"), []byte(`{"rope_theta": 10001}`))
+	if r, err := Act(t.Context(), rep, Options{Delete: true}); err != nil || r.Deleted != 0 {
+		t.Errorf("act on a folder whose config changed: %v, %+v", err, r)
+	}
+}
