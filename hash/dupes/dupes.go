@@ -43,8 +43,8 @@ import (
 	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
-	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
+	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/zeebo/blake3"
 )
 
