@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stdiff/stdiff/canon"
 	"os"
 	"slices"
 	"strings"
@@ -131,5 +132,9 @@ func (c *dupesCmd) run(o *out) int {
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
 	actText := withOptions(act.WriteText, render.TextOptions{Palette: o.pal})
-	return write(o, done, c.Quiet, done.Outcome(), writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
+	outcome := done.Outcome()
+	if rep.Outcome() == canon.Trouble { // a path the scan could not read: its copies were not acted on
+		outcome = canon.Trouble
+	}
+	return write(o, done, c.Quiet, outcome, writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
 }

@@ -96,6 +96,16 @@ const (
 	SkipKeeperManaged SkipReason = "keeper-managed"
 )
 
+// Actionable reports whether a copy left alone for this reason is one the user could still act on:
+// not one in a program's store (SkipManaged), a URL, a copy already linked, or one that proved no copy.
+func (r SkipReason) Actionable() bool {
+	switch r {
+	case SkipManaged, SkipRemote, SkipLinked, SkipNotACopy:
+		return false
+	}
+	return true
+}
+
 // Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
 type Action struct {
 	Op    Op          `json:"op"`
@@ -129,24 +139,28 @@ type Report struct {
 	Actions []Action `json:"actions"`
 	// Counts of actions done (planned, in a dry run), of copies left alone, and of failures; Freed is
 	// what the done (planned) actions freed.
-	Deleted int   `json:"deleted"`
-	Linked  int   `json:"linked"`
-	Moved   int   `json:"sidecars_moved"`
-	Skipped int   `json:"skipped"`
-	Failed  int   `json:"failed"`
-	Freed   int64 `json:"freed"`
+	Deleted int `json:"deleted"`
+	Linked  int `json:"linked"`
+	Moved   int `json:"sidecars_moved"`
+	Skipped int `json:"skipped"`
+	// Left counts the copies left alone that the user could still act on (SkipReason.Actionable):
+	// not a copy in a program's store, a URL, a copy already linked, or one that proved no copy.
+	Left   int   `json:"left"`
+	Failed int   `json:"failed"`
+	Freed  int64 `json:"freed"`
 	// Interrupted is true when ctx ended Act before it was through: what is listed was done, and
 	// each action was done whole or not at all.
 	Interrupted bool `json:"interrupted"`
 }
 
-// Outcome is Trouble when an action failed or Act was interrupted, Found when a copy was left alone
-// or nothing was done (a dry run), else Clean: no duplicate that Act acts on is left.
+// Outcome is Trouble when an action failed or Act was interrupted, Found when a copy the user could
+// act on was left alone (Left) or nothing was done (a dry run), else Clean: every copy Act could act
+// on was acted on (a copy in the Hugging Face cache, left alone as always, does not count).
 func (r *Report) Outcome() canon.Outcome {
 	switch {
 	case r.Failed > 0 || r.Interrupted:
 		return canon.Trouble
-	case r.Skipped > 0 || (r.DryRun && len(r.Actions) > 0):
+	case r.Left > 0 || (r.DryRun && len(r.Actions) > 0):
 		return canon.Found
 	}
 	return canon.Clean
@@ -219,6 +233,9 @@ func (a *actor) log(act Action) {
 		a.rep.Failed++
 	case act.Op == OpSkip:
 		a.rep.Skipped++
+		if act.Reason.Actionable() {
+			a.rep.Left++
+		}
 	default:
 		act.Done = !a.opt.DryRun
 		a.rep.Freed += act.Freed
