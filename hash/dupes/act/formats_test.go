@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
@@ -128,5 +129,25 @@ func TestActOnFormats(t *testing.T) {
 	}
 	if _, err := os.Stat(keeper); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEveryLostKeyIsReported (issue 31, item 9): deleting a copy whose metadata has keys the keeper
+// lacks reports each, "format" (writer bookkeeping, which transformers needs) included.
+func TestEveryLostKeyIsReported(t *testing.T) {
+	dir := t.TempDir()
+	keeper, cp := loraFile(1, "x"), loraFile(1, "x")
+	keeper.Metadata = append(keeper.Metadata, stfile.KV{Key: "a", Value: "1"}, stfile.KV{Key: "b", Value: "2"})
+	cp.Metadata = append(cp.Metadata, stfile.KV{Key: "format", Value: "pt"})
+	mustWrite(t, filepath.Join(dir, "keeper.safetensors"), keeper.Build())
+	mustWrite(t, filepath.Join(dir, "copy.safetensors"), cp.Build())
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true, DryRun: true})
+	if err != nil || len(r.Actions) != 1 || r.Actions[0].Keeper != filepath.Join(dir, "keeper.safetensors") ||
+		fmt.Sprint(r.Actions[0].MetadataLost) != "[format]" {
+		t.Errorf("act: %v, %+v", err, r.Actions)
 	}
 }
