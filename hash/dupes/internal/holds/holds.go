@@ -1,4 +1,6 @@
-// Package holds says whether a checkpoint package torch read holds anything besides its tensors:
+// Package holds says what a model holds besides its tensors, which dupes must not lose: for a GGUF
+// file the key-value pairs llama.cpp reads (GGUF); for a checkpoint package torch read, whether it
+// holds anything at all besides its tensors (OnlyTensors):
 // a value that is no tensor (an epoch, hyperparameters, optimizer settings), an attribute set by
 // BUILD (an OrderedDict's _metadata), a wrapper around the tensors (a "state_dict" key), a second
 // pickle, or a global the weights-only unpickler refuses. Such a checkpoint is more than the tensors
