@@ -113,3 +113,33 @@ func TestCheckpointContentIsNeverLost(t *testing.T) {
 		})
 	}
 }
+
+// TestKeeperWhenOnlyThePathDiffers (issue 31, item 8): copies with the same information and times,
+// downloads/x and Loras/characters/x: the organised copy (the deeper path) is kept, not the shortest
+// path; among roots given, the first root's copy is kept; the reason says which.
+func TestKeeperWhenOnlyThePathDiffers(t *testing.T) {
+	dir := t.TempDir()
+	b := stfile.File{Seed: 5, Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{4, 4}}}}.Build()
+	lib, dl := filepath.Join(dir, "Loras", "characters", "x.safetensors"), filepath.Join(dir, "downloads", "x.safetensors")
+	when := time.Now().Add(-time.Hour)
+	for _, p := range []string{lib, dl} {
+		mustWrite(t, p, b)
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		roots  []string
+		keeper string
+		why    KeepReason
+	}{
+		{[]string{dir}, lib, ReasonDeeperPath},
+		{[]string{filepath.Join(dir, "downloads"), filepath.Join(dir, "Loras")}, dl, ReasonFirstRoot},
+		{[]string{filepath.Join(dir, "Loras"), filepath.Join(dir, "downloads")}, lib, ReasonFirstRoot},
+	} {
+		rep := scan(t, c.roots...)
+		if len(rep.Groups) != 1 || rep.Groups[0].Keeper != c.keeper || rep.Groups[0].KeeperReason != c.why {
+			t.Errorf("roots %v: groups %+v, want %s kept (%s)", c.roots, rep.Groups, c.keeper, c.why)
+		}
+	}
+}
