@@ -805,23 +805,23 @@ func (opt Options) skipsKey(key string) bool {
 }
 
 // keptKey reports whether the comparison of a and b's metadata keeps key: not ignored, and not writer
-// bookkeeping that both have (a value of it that differs is a note). Bookkeeping one of them lacks is
-// a metadata change: transformers' load_state_dict refuses a safetensors file whose metadata lacks
-// a known format.
+// bookkeeping, unless b lost it: transformers' load_state_dict refuses a safetensors file whose
+// metadata lacks a known format, so its removal is a metadata change. Bookkeeping added (a
+// conversion to safetensors writes format: pt) or changed is a note.
 func (opt Options) keptKey(a, b *canon.Model, key string) bool {
 	if opt.ignoresKey(key) {
 		return false
 	}
 	_, inA := a.Meta(key)
 	_, inB := b.Meta(key)
-	return !matchAny(lora.BookkeepingKeys, key) || inA != inB
+	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB)
 }
 
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !opt.ignoresKey(k) && inA && inB && va != vb {
+		if !opt.ignoresKey(k) && inB && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
