@@ -1,6 +1,7 @@
 package dupes
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,15 @@ func buildMetadata(p string) string {
 	return strings.TrimSuffix(p, ".") + "}" + torchw.Str("_metadata") + "}" + torchw.Str("version") + "K\x01ssb."
 }
 
+// padding are n metadata pairs (key, integer) for torchw.StateDict.
+func padding(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("k%d", i), "1")
+	}
+	return out
+}
+
 // contentCopies are the groups Act deletes from (bytes and content groups) that hold path.
 func contentCopies(rep *Report, path string) []Group {
 	var out []Group
@@ -85,6 +95,8 @@ func TestCheckpointContentIsNeverLost(t *testing.T) {
 		{"epoch.pt", torchw.Zip("archive", torchw.StateDict(torchTensors(st), "epoch", "3"), torchTensors(st)), false},
 		{"build.pt", torchw.Zip("archive", buildMetadata(torchw.StateDict(torchTensors(st))), torchTensors(st)), false},
 		{"plain.pt", torchw.Zip("archive", torchw.StateDict(torchTensors(st)), torchTensors(st)), true},
+		// item 7: a pickle that runs os.system, padded with 20 metadata keys to win most-info
+		{"unsafe.pt", torchw.Zip("archive", torchw.StateDict(torchTensors(st), padding(20)...), torchTensors(st), "extra.pkl", torchw.Call("os", "system", "touch pwned")), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -141,5 +153,25 @@ func TestKeeperWhenOnlyThePathDiffers(t *testing.T) {
 		if len(rep.Groups) != 1 || rep.Groups[0].Keeper != c.keeper || rep.Groups[0].KeeperReason != c.why {
 			t.Errorf("roots %v: groups %+v, want %s kept (%s)", c.roots, rep.Groups, c.keeper, c.why)
 		}
+	}
+}
+
+// TestUnsafeIsNeverTheKeeper (issue 31, item 7): whatever the rule, a copy whose pickle torch refuses
+// is never kept over a safe one, however many metadata keys it carries (they count for nothing), and
+// at equal content a safetensors file is kept over a pickle.
+func TestUnsafeIsNeverTheKeeper(t *testing.T) {
+	unsafe := &scanned{path: "/a/x.pt", format: canon.FormatPyTorch, unsafe: true, metaKeys: 20, mtime: 1}
+	pickle := &scanned{path: "/b/x.pt", format: canon.FormatPyTorch, metaKeys: 5, mtime: 1}
+	safe := &scanned{path: "/c/x.safetensors", mtime: 2}
+	for _, rule := range []KeepRule{{}, {Kind: KeepOldest}, {Kind: KeepNewest}, {Kind: KeepPath, Prefix: "/a"}} {
+		if g, why := keepSafe([]*scanned{unsafe, safe}, rule); g[0] != safe || why != ReasonSafe {
+			t.Errorf("%s: kept %s (%s)", rule, g[0].path, why)
+		}
+		if g, why := keepSafe([]*scanned{pickle, safe}, rule); g[0] != safe || why != ReasonSafetensors {
+			t.Errorf("%s: kept %s (%s)", rule, g[0].path, why)
+		}
+	}
+	if unsafe.info() != 0 {
+		t.Errorf("an unsafe file's metadata counts %d", unsafe.info())
 	}
 }
