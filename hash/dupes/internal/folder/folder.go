@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -69,31 +70,29 @@ func (l *Lister) Companions(own []string) []string {
 	return out
 }
 
-// list is the regular files of dir when it holds a loader file, else nil.
+// list is the regular files of dir when it holds a loader file, else nil: only a model folder's
+// entries are looked at one by one.
 func list(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	model := false
-	var out []string
 	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".stdiff-") {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		for _, l := range LoaderFiles {
-			model = model || name == l
-		}
-		out = append(out, filepath.Clean(p))
+		model = model || slices.Contains(LoaderFiles, e.Name())
 	}
 	if !model {
 		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".stdiff-") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			out = append(out, filepath.Clean(p))
+		}
 	}
 	sort.Strings(out)
 	return out
