@@ -171,9 +171,9 @@ type Member struct {
 	Format canon.Format `json:"format,omitempty"`
 	// Unsafe is set for a PyTorch (or NumPy) file whose pickle names globals outside
 	// torch.load(weights_only=True)'s allowlist (findings pickle-unsafe-global, pickle-unknown-global):
-	// loading it can run code. Its tensors are read without running anything, so it is a duplicate
-	// like any other, acted on like any other: the keep rule stays the caller's, and the writers say
-	// which members are unsafe, so that a safe one can be kept.
+	// loading it can run code. Its tensors are read without running anything, but its pickle holds
+	// more than they: it is only ever a byte copy of an identical file, never kept over a safe one
+	// (ReasonSafe), and its metadata counts for nothing in KeepMostInfo.
 	Unsafe bool `json:"unsafe,omitempty"`
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
+	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 )
 
 // Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
@@ -497,8 +498,18 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, erro
 			files = append(files, p)
 		}
 	}
+	if g.Level != dupes.LevelBytes && (moreThanTensors(ko) || moreThanTensors(mo)) {
+		return false, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
+	}
 	same, err := sameTensors(a.ctx, ko, mo)
 	return same, append(files, m.Companions...), err
+}
+
+// moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
+// graph), a checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+func moreThanTensors(o *source.Opened) bool {
+	m := o.Model
+	return m.ONNX != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
 }
 
 // sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)

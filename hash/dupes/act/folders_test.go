@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/torch/torchw"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
@@ -72,4 +74,40 @@ func TestModelFolderIsOneMember(t *testing.T) {
 	if r, err := Act(t.Context(), rep, Options{Delete: true}); err != nil || r.Deleted != 0 {
 		t.Errorf("act on a folder whose config changed: %v, %+v", err, r)
 	}
+}
+
+// TestActChecksWhatACopyHolds: a report that calls an ONNX model or a checkpoint with an epoch a
+// content copy of a safetensors file of their tensors (an older stdiff's, or one edited by hand) is
+// checked again by Act: neither is deleted (not-a-copy).
+func TestActChecksWhatACopyHolds(t *testing.T) {
+	dir := t.TempDir()
+	st := loraFile(1, "x").Build()
+	keeper := filepath.Join(dir, "model.safetensors")
+	mustWrite(t, keeper, st)
+	ts := torchTensors(st)
+	copies := map[string][]byte{"graph.onnx": dupetest.InFormat("onnx", st), "epoch.ckpt": torchw.Zip("a", torchw.StateDict(ts, "epoch", "3"), ts)}
+	g := dupes.Group{Level: dupes.LevelContent, Keeper: keeper}
+	for _, p := range append([]string{keeper}, "epoch.ckpt", "graph.onnx") {
+		if b, ok := copies[p]; ok {
+			p = filepath.Join(dir, p)
+			mustWrite(t, p, b)
+		}
+		st, _ := os.Stat(p)
+		g.Files = append(g.Files, p)
+		g.Members = append(g.Members, dupes.Member{Path: p, Size: st.Size(), ModTime: st.ModTime()})
+	}
+	r, err := Act(t.Context(), &dupes.Report{Groups: []dupes.Group{g}}, Options{Delete: true})
+	if err != nil || r.Deleted != 0 || r.Skipped != 2 || r.Actions[0].Reason != SkipNotACopy || r.Actions[1].Reason != SkipNotACopy {
+		t.Errorf("act: %v, %+v", err, r.Actions)
+	}
+}
+
+// torchTensors are the tensors of the safetensors file st, as torchw writes them.
+func torchTensors(st []byte) []torchw.Tensor {
+	m := canon.ReadBytes("st", st)
+	var ts []torchw.Tensor
+	for _, t := range m.Tensors {
+		ts = append(ts, torchw.Tensor{Name: t.Name, DType: string(t.DType), Shape: t.Shape, Data: st[m.DataOffset()+int64(t.Begin) : m.DataOffset()+int64(t.End)]})
+	}
+	return ts
 }

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/torch/torchw"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
@@ -22,16 +21,6 @@ import (
 // the same weights under other configs); byte copies of each. After --delete and --link every file's
 // information (c.infos: the file whole, somewhere) and every folder's (c.folders: a folder of the
 // same files, byte for byte, somewhere) still exists.
-
-// torchTensors are the tensors of the safetensors file st, as torchw writes them.
-func torchTensors(st []byte) []torchw.Tensor {
-	m := canon.ReadBytes("st", st)
-	var ts []torchw.Tensor
-	for _, t := range m.Tensors {
-		ts = append(ts, torchw.Tensor{Name: t.Name, DType: string(t.DType), Shape: t.Shape, Data: st[m.DataOffset()+int64(t.Begin) : m.DataOffset()+int64(t.End)]})
-	}
-	return ts
-}
 
 // addInfo makes one random addition of the classes above.
 func (c *collection) addInfo() {
