@@ -1,6 +1,7 @@
 package act
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,4 +111,46 @@ func torchTensors(st []byte) []torchw.Tensor {
 		ts = append(ts, torchw.Tensor{Name: t.Name, DType: string(t.DType), Shape: t.Shape, Data: st[m.DataOffset()+int64(t.Begin) : m.DataOffset()+int64(t.End)]})
 	}
 	return ts
+}
+
+// TestRealFoldersWithOtherConfigs: the sharded save_pretrained folder transformers wrote
+// (../shared/corpus/real/writers-2026-11; skipped where absent), copied whole and copied with
+// rope_theta edited in its config.json: the whole copy is a copy and goes whole, the edited one stays.
+func TestRealFoldersWithOtherConfigs(t *testing.T) {
+	src := filepath.Join("..", "..", "..", "..", "shared", "corpus", "real", "writers-2026-11", "transformers-5.17", "hf-llama-sharded")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Skipf("no real corpus: %v", err)
+	}
+	dir := t.TempDir()
+	for _, sub := range []string{"a", "copy", "edited"} {
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sub == "edited" && e.Name() == "config.json" {
+				b = bytes.Replace(b, []byte(`"rope_theta"`), []byte(`"rope_theta": 500000, "x_rope_theta"`), 1)
+			}
+			mustWrite(t, filepath.Join(dir, sub, e.Name()), b)
+		}
+	}
+	rep, err := dupes.Find(t.Context(), []string{filepath.Join(dir, "a"), filepath.Join(dir, "copy"), filepath.Join(dir, "edited")}, dupes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || r.Deleted != 1 || r.Actions[0].Path != filepath.Join(dir, "copy", "model.safetensors.index.json") {
+		t.Fatalf("act: %v, %+v", err, r.Actions)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "copy")); err == nil {
+		t.Errorf("the whole copy's folder is still there")
+	}
+	for _, sub := range []string{"a", "edited"} {
+		for _, e := range entries {
+			if _, err := os.Stat(filepath.Join(dir, sub, e.Name())); err != nil {
+				t.Error(err)
+			}
+		}
+	}
 }
