@@ -175,3 +175,24 @@ func TestUnsafeIsNeverTheKeeper(t *testing.T) {
 		t.Errorf("an unsafe file's metadata counts %d", unsafe.info())
 	}
 }
+
+// TestInvalidIsNeverACopy: a file whose reader finds an error (here a pickle cut short: torch.load
+// refuses it) is skipped, never grouped: neither a deletable copy nor a keeper, even beside an
+// identical file or a valid file of the same tensors.
+func TestInvalidIsNeverACopy(t *testing.T) {
+	dir := t.TempDir()
+	st := stfile.File{Seed: 3, Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{2, 4}}}}.Build()
+	ts := torchTensors(st)
+	bad := torchw.Zip("archive", strings.TrimSuffix(torchw.StateDict(ts), "u."), ts) // no SETITEMS, no STOP
+	for _, p := range []string{"a/bad.pt", "b/bad.pt"} {
+		mustWrite(t, filepath.Join(dir, p), bad)
+	}
+	mustWrite(t, filepath.Join(dir, "c", "good.pt"), torchw.Zip("archive", torchw.StateDict(ts), ts))
+	rep := scan(t, dir)
+	if len(rep.Skipped) != 2 {
+		t.Errorf("skipped %+v", rep.Skipped)
+	}
+	for _, g := range rep.Groups {
+		t.Errorf("%s group %v", g.Level, g.Files)
+	}
+}
