@@ -283,3 +283,34 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestClassifyKnownGadgets: the gadgets of picklescan's and fickling's lists and of the 2025–26
+// advisories are unsafe however the pickle splits module and name; Python 2 names are renamed only
+// as PyTorch renames them (exceptions.set is no builtins.set: torch refuses it).
+func TestClassifyKnownGadgets(t *testing.T) {
+	for _, c := range []struct {
+		module, name string
+		want         pickle.Class
+	}{
+		{"pydoc", "pipepager", pickle.Unsafe},
+		{"_operator", "attrgetter", pickle.Unsafe},
+		{"operator", "itemgetter", pickle.Unsafe},
+		{"torch", "os.system", pickle.Unsafe},
+		{"torch.os", "system", pickle.Unsafe},
+		{"torch", "hub.load", pickle.Unsafe},
+		{"torch.hub", "load", pickle.Unsafe},
+		{"torch.serialization", "load", pickle.Unsafe},
+		{"numpy.testing._private.utils", "runstring", pickle.Unsafe},
+		{"__builtin__", "intern", pickle.Unsafe}, // NAME_MAPPING: sys.intern
+		{"__builtin__", "set", pickle.Allowed},
+		{"exceptions", "set", pickle.Unknown},
+		{"exceptions", "StandardError", pickle.Unknown}, // builtins.Exception: not allowlisted
+		{"builtins", "slice", pickle.Unknown},
+		{"builtins", "print", pickle.Unsafe},
+		{"transformers.models.llama", "LlamaConfig", pickle.Unknown},
+	} {
+		if got := pickle.Classify(c.module, c.name); got != c.want {
+			t.Errorf("%s.%s: %s, want %s", c.module, c.name, got, c.want)
+		}
+	}
+}
