@@ -35,22 +35,26 @@ func (c Class) String() string {
 // (module, name) pair first, else the module alone. Nothing else is renamed: "exceptions.set"
 // stays exceptions.set, which torch refuses.
 var (
-	importMapping = map[string]string{
-		"__builtin__": "builtins", "copy_reg": "copyreg", "Queue": "queue", "repr": "reprlib",
-		"_abcoll": "collections.abc", "UserDict": "collections", "UserList": "collections",
-		"UserString": "collections", "whichdb": "dbm", "StringIO": "io", "cStringIO": "io",
-	}
-	nameMapping = map[[2]string][2]string{
-		{"__builtin__", "xrange"}: {"builtins", "range"}, {"__builtin__", "reduce"}: {"functools", "reduce"},
-		{"__builtin__", "intern"}: {"sys", "intern"}, {"__builtin__", "unichr"}: {"builtins", "chr"},
-		{"__builtin__", "unicode"}: {"builtins", "str"}, {"__builtin__", "long"}: {"builtins", "int"},
-		{"itertools", "izip"}: {"builtins", "zip"}, {"itertools", "imap"}: {"builtins", "map"},
-		{"itertools", "ifilter"}: {"builtins", "filter"}, {"itertools", "ifilterfalse"}: {"itertools", "filterfalse"},
-		{"itertools", "izip_longest"}:    {"itertools", "zip_longest"},
-		{"UserDict", "IterableUserDict"}: {"collections", "UserDict"}, {"UserList", "UserList"}: {"collections", "UserList"},
-		{"UserString", "UserString"}: {"collections", "UserString"}, {"__builtin__", "basestring"}: {"builtins", "str"},
-		{"exceptions", "StandardError"}: {"builtins", "Exception"}, {"UserDict", "UserDict"}: {"collections", "UserDict"},
-	}
+	importMapping = sync.OnceValue(func() map[string]string {
+		return map[string]string{
+			"__builtin__": "builtins", "copy_reg": "copyreg", "Queue": "queue", "repr": "reprlib",
+			"_abcoll": "collections.abc", "UserDict": "collections", "UserList": "collections",
+			"UserString": "collections", "whichdb": "dbm", "StringIO": "io", "cStringIO": "io",
+		}
+	})
+	nameMapping = sync.OnceValue(func() map[[2]string][2]string {
+		return map[[2]string][2]string{
+			{"__builtin__", "xrange"}: {"builtins", "range"}, {"__builtin__", "reduce"}: {"functools", "reduce"},
+			{"__builtin__", "intern"}: {"sys", "intern"}, {"__builtin__", "unichr"}: {"builtins", "chr"},
+			{"__builtin__", "unicode"}: {"builtins", "str"}, {"__builtin__", "long"}: {"builtins", "int"},
+			{"itertools", "izip"}: {"builtins", "zip"}, {"itertools", "imap"}: {"builtins", "map"},
+			{"itertools", "ifilter"}: {"builtins", "filter"}, {"itertools", "ifilterfalse"}: {"itertools", "filterfalse"},
+			{"itertools", "izip_longest"}:    {"itertools", "zip_longest"},
+			{"UserDict", "IterableUserDict"}: {"collections", "UserDict"}, {"UserList", "UserList"}: {"collections", "UserList"},
+			{"UserString", "UserString"}: {"collections", "UserString"}, {"__builtin__", "basestring"}: {"builtins", "str"},
+			{"exceptions", "StandardError"}: {"builtins", "Exception"}, {"UserDict", "UserDict"}: {"collections", "UserDict"},
+		}
+	})
 )
 
 // allowed is PyTorch's weights-only allowlist as of PyTorch 2.x (torch/_weights_only_unpickler.py,
@@ -119,9 +123,9 @@ var (
 // module.name after its Python 2 renaming (NAME_MAPPING for the pair, else IMPORT_MAPPING for the
 // module).
 func Normalize(module, name string) string {
-	if to, ok := nameMapping[[2]string{module, name}]; ok {
+	if to, ok := nameMapping()[[2]string{module, name}]; ok {
 		module, name = to[0], to[1]
-	} else if m, ok := importMapping[module]; ok {
+	} else if m, ok := importMapping()[module]; ok {
 		module = m
 	}
 	return module + "." + name
