@@ -207,7 +207,7 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 	}
 	where := "the pickle"
 	switch {
-	case strings.HasSuffix(entry, ".pkl"), strings.HasSuffix(entry, ".npy"):
+	case strings.HasSuffix(strings.ToLower(entry), ".pkl"), strings.HasSuffix(entry, ".npy"):
 		where = entry
 	case entry != "":
 		where = "the " + entry + " pickle"
