@@ -311,7 +311,7 @@ func (f *File) readZip(r io.ReaderAt) {
 				f.add(CodeStorageMissing, finding.SevError, -1, s.Entry, "storage %s is not in the archive", s.Entry)
 				continue
 			}
-			s.Size = int64(se.size)
+			s.Size, s.Entry = int64(se.size), se.name // the record torch reads (miniz's lookup)
 			if se.method == 0 {
 				s.Offset = se.dataOffset
 			} else {
