@@ -4,6 +4,10 @@
 // and NumPy's .npy and .npz. Formats are recognised by content, never by name; TorchScript and
 // other zip archives are named, not parsed.
 //
+// Formats are tried in torch.load's order (dispatch.go): a zip by its first bytes, then the tar
+// format as Python's tarfile opens it, then pickles; an archive's records are found as PyTorch's
+// miniz finds them, case-insensitively (zipnames.go), and names that collide are an error.
+//
 // Every pickle is read by package pickle's restricted machine, which never imports or calls
 // anything. The verdict is that of PyTorch's torch.load(weights_only=True): a file is valid when
 // every global its pickles name is in PyTorch's weights-only allowlist and every opcode and

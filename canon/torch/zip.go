@@ -229,7 +229,6 @@ func (f *File) readZip(r io.ReaderAt) {
 		}
 	}
 	dir := newZipDir(names)
-	f.collisions(entries, dir)
 	if npy == len(entries) {
 		f.Format = FormatNPZ
 		for i := range entries {
@@ -241,6 +240,7 @@ func (f *File) readZip(r io.ReaderAt) {
 		}
 		return
 	}
+	f.collisions(entries, dir) // numpy's rule for an .npz (the last of a name) is its own
 	// PyTorchFileReader's folder is the first entry's (central directory order) up to its first
 	// "/"; records are found in it as miniz finds them (zipnames.go).
 	prefix, _, slash := strings.Cut(entries[0].name, "/")
