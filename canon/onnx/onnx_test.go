@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,21 @@ func TestExternal(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "w.bin"), filepath.Join(dir, "link.bin")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("w.bin", filepath.Join(dir, "inner.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(dir, "fifo.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "folder.bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ext := func(loc string, kv ...string) []byte {
 		e := lField(13, cat(lField(1, []byte("location")), lField(2, []byte(loc))))
 		for i := 0; i < len(kv); i += 2 {
@@ -144,6 +160,11 @@ func TestExternal(t *testing.T) {
 		{"dot dot", ext("../w.bin", "length", "8"), CodeExternalRefused},
 		{"absolute", ext(filepath.Join(outside, "w.bin"), "length", "8"), CodeExternalRefused},
 		{"a link out", ext("link.bin", "length", "8"), CodeExternalRefused},
+		{"a link inside", ext("inner.bin", "offset", "8", "length", "8"), ""},
+		{"a link to /dev/zero", ext("zero.bin", "length", "8"), CodeExternalRefused},
+		{"through a folder link out", ext("sub/w.bin", "length", "8"), CodeExternalRefused},
+		{"a FIFO", ext("fifo.bin", "length", "8"), CodeExternalMissing},
+		{"a folder", ext("folder.bin", "length", "8"), CodeExternalMissing},
 		{"missing", ext("gone.bin", "length", "8"), CodeExternalMissing},
 		{"past its end", ext("w.bin", "offset", "12", "length", "8"), CodeExternalMissing},
 		{"wrong length", ext("w.bin", "length", "12"), CodeDataIncomplete},
@@ -156,14 +177,19 @@ func TestExternal(t *testing.T) {
 		if got != c.code {
 			t.Errorf("%s: findings %+v, want %q", c.name, f.Findings, c.code)
 		}
-		if c.code == "" {
-			d := f.Data(bytes.NewReader(b), dir, nil)
-			p := make([]byte, 8)
-			if _, err := d.ReadAt(p, 0); err != nil || !bytes.Equal(p, data[8:16]) {
-				t.Errorf("%s: bytes %x, %v", c.name, p, err)
-			}
-			d.Close()
+		// Data reads by the same rules: what check refuses is never read, by any command.
+		d := f.Data(bytes.NewReader(b), dir, nil)
+		p := make([]byte, 8)
+		_, err := d.ReadAt(p, 0)
+		switch {
+		case c.code == "" && (err != nil || !bytes.Equal(p, data[8:16])):
+			t.Errorf("%s: bytes %x, %v", c.name, p, err)
+		case c.code == CodeExternalRefused && !errors.Is(err, ErrOutside):
+			t.Errorf("%s: read %x, %v; want ErrOutside", c.name, p, err)
+		case c.code != "" && c.code != CodeDataIncomplete && err == nil:
+			t.Errorf("%s: read %x from a file check refuses", c.name, p)
 		}
+		d.Close()
 	}
 }
 
