@@ -25,47 +25,53 @@ const MaxTyped = 256 << 20
 func (f *File) Check(r io.ReaderAt, dir string) {
 	rd := newReader(r, f.Size)
 	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		want, ok := t.Len()
-		if !ok {
-			continue
+		n := len(f.Findings)
+		f.check(rd, &f.Tensors[i], dir)
+		f.Tensors[i].Unreadable = len(f.Findings) > n
+	}
+}
+
+// check checks one tensor for Check.
+func (f *File) check(rd *reader, t *Tensor, dir string) {
+	want, ok := t.Len()
+	if !ok {
+		return
+	}
+	switch t.Where {
+	case InTyped:
+		if _, err := t.typed(rd, want); err != nil {
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s", t.Name, errText(err)), "")
 		}
-		switch t.Where {
-		case InTyped:
-			if _, err := t.typed(rd, want); err != nil {
-				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s", t.Name, errText(err)), "")
-			}
-		case InExternal:
-			fh, err := OpenExternal(dir, t.External)
-			if errors.Is(err, ErrOutside) {
-				f.add(CodeExternalRefused, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %v", t.Name, err), "keep external data files in the model's folder")
-				continue
-			}
-			var st os.FileInfo
-			if err == nil {
-				st, err = fh.Stat()
-				fh.Close()
-			}
-			if err != nil {
-				why := "cannot be opened"
-				switch {
-				case errors.Is(err, ErrNotRegular):
-					why = "is not a regular file"
-				case errors.Is(err, fs.ErrNotExist):
-					why = "is missing"
-				}
-				f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data file %s %s", t.Name, t.External.Location, why), "copy the model's external data files along with it")
-				continue
-			}
-			off, n := max(t.External.Offset, 0), t.External.Length
+	case InExternal:
+		fh, err := OpenExternal(dir, t.External)
+		if errors.Is(err, ErrOutside) {
+			f.add(CodeExternalRefused, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %v", t.Name, err), "keep external data files in the model's folder")
+			return
+		}
+		var st os.FileInfo
+		if err == nil {
+			st, err = fh.Stat()
+			fh.Close()
+		}
+		if err != nil {
+			why := "cannot be opened"
 			switch {
-			case n < 0 && st.Size()-off != int64(want):
-				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s holds %d bytes from byte %d, the tensor needs %d", t.Name, t.External.Location, st.Size()-off, off, want), "")
-			case n >= 0 && n != int64(want):
-				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data is %d bytes long, its type and dims need %d", t.Name, n, want), "")
-			case n >= 0 && (off > st.Size() || st.Size()-off < n):
-				f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s has %d bytes, fewer than its range (%d bytes from byte %d)", t.Name, t.External.Location, st.Size(), n, off), "the external data file is cut short: copy it again")
+			case errors.Is(err, ErrNotRegular):
+				why = "is not a regular file"
+			case errors.Is(err, fs.ErrNotExist):
+				why = "is missing"
 			}
+			f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data file %s %s", t.Name, t.External.Location, why), "copy the model's external data files along with it")
+			return
+		}
+		off, n := max(t.External.Offset, 0), t.External.Length
+		switch {
+		case n < 0 && st.Size()-off != int64(want):
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s holds %d bytes from byte %d, the tensor needs %d", t.Name, t.External.Location, st.Size()-off, off, want), "")
+		case n >= 0 && n != int64(want):
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data is %d bytes long, its type and dims need %d", t.Name, n, want), "")
+		case n >= 0 && (off > st.Size() || st.Size()-off < n):
+			f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s has %d bytes, fewer than its range (%d bytes from byte %d)", t.Name, t.External.Location, st.Size(), n, off), "the external data file is cut short: copy it again")
 		}
 	}
 }
