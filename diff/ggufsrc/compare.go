@@ -403,7 +403,7 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 	switch tr {
 	case TransformPermuteQK:
 		d0 := int64(ht.Shape[0])
-		if heads <= 0 || d0%int64(2*heads) != 0 {
+		if heads <= 0 || int64(heads) > d0/2 || d0%(2*int64(heads)) != 0 { // 2·heads ≤ d0: no overflow
 			return nil
 		}
 		if len(ht.Shape) == 1 || j.rows == 1 {

@@ -324,16 +324,29 @@ func expectedTransform(arch, hfName, gname string, c hfConfig, g *canon.Model) (
 
 // headCount is the number of heads the converter permutes q (kv false) or k (kv true) with: from
 // config.json as the converter reads it, else from the GGUF's own keys.
+// A count that is no whole number from 1 to maxHeads is 0 (none).
 func headCount(c hfConfig, g *canon.Model, arch string, kv bool) int {
 	if n, _, ok := c.number("num_attention_heads"); ok {
 		if kv {
 			if m, _, ok := c.number("num_key_value_heads"); ok && m > 0 {
-				return int(m)
+				return heads(m)
 			}
 		}
-		return int(n)
+		return heads(n)
 	}
 	return ggufHeads(g, arch, kv)
+}
+
+// maxHeads bounds a head count read from a file: far above any model's, far below where doubling it
+// or dividing by it could overflow.
+const maxHeads = 1 << 24
+
+// heads is a head count from config.json, 0 unless a whole number from 1 to maxHeads.
+func heads(v float64) int {
+	if v < 1 || v > maxHeads || v != math.Trunc(v) {
+		return 0
+	}
+	return int(v)
 }
 
 // ggufHeads is the head count a GGUF file says: ARCH.attention.head_count(_kv).
@@ -341,13 +354,13 @@ func ggufHeads(g *canon.Model, arch string, kv bool) int {
 	key := arch + ".attention.head_count"
 	if kv {
 		if v, ok := g.Meta(key + "_kv"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+			n, _ := strconv.ParseFloat(v, 64)
+			return heads(n)
 		}
 	}
 	v, _ := g.Meta(key)
-	n, _ := strconv.Atoi(v)
-	return n
+	n, _ := strconv.ParseFloat(v, 64)
+	return heads(n)
 }
 
 // ggmlType is the ggml type of a GGUF tensor, by its canon DType.

@@ -1,8 +1,10 @@
 package ggufsrc
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,5 +126,53 @@ func TestUnknownArch(t *testing.T) {
 	h.Model.Format = canon.FormatGGUF // with no general.architecture
 	if _, err := Compare(t.Context(), h, h, 0, Options{}); !errors.Is(err, ErrUnknownArchitecture) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestHostileHeads: head counts near 2^63, negative, fractional or absurd, in config.json or in the
+// GGUF's own keys, never panic (2·heads overflowed and d0/heads was 0, a division by zero): q and
+// k are then not compared under the permutation, and the comparison ends.
+func TestHostileHeads(t *testing.T) {
+	hostile := []string{"9223372036854775807", "9223372036854775806", "4611686018427387904", "-9223372036854775808",
+		"-1", "0", "0.5", "3", "1e300", "16777216", "16777217", "NaN"}
+	for _, inConfig := range []bool{false, true} {
+		for _, v := range hostile {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(srcDir, "llama"))); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(dir, "config.json")
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !inConfig:
+				err = os.Remove(cfg) // the head counts come from the GGUF
+			case v != "NaN":
+				b = bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": `+v), 1)
+				b = bytes.Replace(b, []byte(`"num_key_value_heads": 2`), []byte(`"num_key_value_heads": `+v), 1)
+				err = os.WriteFile(cfg, b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, g := open(t, dir), open(t, filepath.Join(srcDir, "llama-f16.gguf"))
+			for i := range g.Model.Metadata {
+				if e := &g.Model.Metadata[i]; strings.HasPrefix(e.Key, "llama.attention.head_count") {
+					e.Value = v
+				}
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("heads %s (config %v): panic: %v", v, inConfig, r)
+					}
+				}()
+				if _, err := Compare(t.Context(), h, g, 1, Options{ReadValues: true, Config: true}); err != nil {
+					t.Errorf("heads %s (config %v): %v", v, inConfig, err)
+				}
+			}()
+		}
 	}
 }
