@@ -176,3 +176,79 @@ func TestHostileHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigKeys: every config key the converter writes into the GGUF is compared with config.json:
+// intermediate_size (feed_forward_length), head_dim (key_length, value_length, rope.dimension_count)
+// and rope_scaling (type, factor); each mismatch is a key not equal, each match equal.
+func TestConfigKeys(t *testing.T) {
+	keysOf := func(edit func(cfg []byte) []byte, meta map[string]string) map[string]ConfigKey {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(srcDir, "llama"))); err != nil {
+			t.Fatal(err)
+		}
+		cfg := filepath.Join(dir, "config.json")
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, edit(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h, g := open(t, dir), open(t, filepath.Join(srcDir, "llama-f16.gguf"))
+		for k, v := range meta {
+			g.Model.Metadata = append(g.Model.Metadata, canon.MetaEntry{Key: k, Value: v, Offset: -1})
+		}
+		res, err := Compare(t.Context(), h, g, 1, Options{Config: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]ConfigKey{}
+		for _, ck := range res.Report.ConfigKeys {
+			out[ck.Key] = ck
+		}
+		return out
+	}
+	same := func(b []byte) []byte { return b }
+	keys := keysOf(same, nil)
+	for _, k := range []string{"llama.feed_forward_length", "llama.attention.key_length", "llama.attention.value_length", "llama.rope.dimension_count"} {
+		if ck, ok := keys[k]; !ok || !ck.Equal {
+			t.Errorf("converter's own %s: %+v (compared %v)", k, ck, ok)
+		}
+	}
+	for _, ck := range keys {
+		if !ck.Equal {
+			t.Errorf("converter's own file: %+v", ck)
+		}
+	}
+	keys = keysOf(func(b []byte) []byte {
+		b = bytes.Replace(b, []byte(`"intermediate_size": 64`), []byte(`"intermediate_size": 96`), 1)
+		return bytes.Replace(b, []byte(`"head_dim": 8`), []byte(`"head_dim": 16`), 1)
+	}, nil)
+	for _, k := range []string{"llama.feed_forward_length", "llama.attention.key_length", "llama.attention.value_length", "llama.rope.dimension_count"} {
+		if ck, ok := keys[k]; !ok || ck.Equal {
+			t.Errorf("changed %s: %+v (compared %v)", k, ck, ok)
+		}
+	}
+	scaling := func(typ, factor string) func([]byte) []byte {
+		return func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"rope_type": "default"`), []byte(`"rope_type": "`+typ+`", "factor": `+factor), 1)
+		}
+	}
+	gguf := map[string]string{"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": "4"}
+	for _, c := range []struct {
+		typ, factor    string
+		typeEq, factEq bool
+	}{
+		{"linear", "4.0", true, true},
+		{"linear", "2.0", true, false},
+		{"yarn", "4.0", false, true},
+	} {
+		keys = keysOf(scaling(c.typ, c.factor), gguf)
+		if ck, ok := keys["llama.rope.scaling.type"]; !ok || ck.Equal != c.typeEq {
+			t.Errorf("rope_scaling %s %s: type %+v (compared %v)", c.typ, c.factor, ck, ok)
+		}
+		if ck, ok := keys["llama.rope.scaling.factor"]; !ok || ck.Equal != c.factEq {
+			t.Errorf("rope_scaling %s %s: factor %+v (compared %v)", c.typ, c.factor, ck, ok)
+		}
+	}
+}
