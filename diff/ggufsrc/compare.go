@@ -56,8 +56,9 @@ type PairResult struct {
 	// SourceName is the source's name for the pair: for stacked experts the first expert's name, its
 	// number a *.
 	SourceName string
-	// Values are the statistics of a pair whose values differ (PairDiffers), with their RMSE, the
-	// sides as the models were given; nil otherwise.
+	// Values are the statistics of a pair whose values differ (PairDiffers) or whose dtypes differ
+	// (an exact rounding among them), with their RMSE, the sides as the models were given; nil
+	// otherwise.
 	Values *values.Diff
 	// MatchesUnder is the transform under which the values of a differing pair match, when one does.
 	MatchesUnder *Alternative
@@ -274,7 +275,7 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 			if side == 0 {
 				swapSides(&d)
 			}
-			if sp.Status == PairDiffers {
+			if sp.Status == PairDiffers || gt.DType != hm.Tensors[p.hf[0]].DType {
 				pr.Values = &d
 				if rs.alt != nil {
 					if side == 0 && rs.alt.Values != nil {

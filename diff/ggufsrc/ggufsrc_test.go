@@ -85,7 +85,7 @@ func TestResult(t *testing.T) {
 		if g.Model.Tensors[pr.GGUF].Name != sp.NameB || h.Model.Tensors[pr.Source[0]].Name != sp.Name || pr.SourceName != sp.Name {
 			t.Errorf("pair %d: %+v, %+v", i, pr, sp)
 		}
-		if (sp.Status == PairDiffers) != (pr.Values != nil) {
+		if (sp.Status == PairDiffers || g.Model.Tensors[pr.GGUF].DType != h.Model.Tensors[pr.Source[0]].DType) != (pr.Values != nil) {
 			t.Errorf("%s: status %s, values %v", sp.Name, sp.Status, pr.Values)
 		}
 		if pr.Values != nil {
