@@ -562,3 +562,47 @@ func TestSourceMarkdownHTML(t *testing.T) {
 		t.Error("a path from the files adds markup")
 	}
 }
+
+// TestSourceMaxIndex: where the values differ most is said in the named tensor's own coordinates:
+// a permuted q's GGUF row 5 is its source's row 6 (4 heads of 8 rows: GGUF unit (h, i, s) is source
+// unit (h, s, i)), and a transposed gpt2 matrix's element (r, k) is its source's (k, r).
+func TestSourceMaxIndex(t *testing.T) {
+	bump := func(name string, row, col int) func(b []byte, m *canon.Model) {
+		return func(b []byte, m *canon.Model) {
+			tt := m.Tensor(name)
+			width := int(tt.Shape[len(tt.Shape)-1])
+			at := m.DataOffset() + int64(tt.Begin) + int64(row*width+col)*2 // F16
+			binary.LittleEndian.PutUint16(b[at:], 0x5640)                    // 100
+		}
+	}
+	for _, c := range []struct {
+		model, gguf, name string
+		row, col          int
+		wantGGUF, wantSrc [2]int // (row, col) under each name
+	}{
+		{"llama", "llama-f16.gguf", "blk.0.attn_q.weight", 5, 7, [2]int{5, 7}, [2]int{6, 7}},
+		{"gpt2", "gpt2-f16.gguf", "blk.0.attn_qkv.weight", 3, 10, [2]int{3, 10}, [2]int{10, 3}},
+	} {
+		p := ggufCopy(t, c.gguf, bump(c.name, c.row, c.col))
+		for _, ggufFirst := range []bool{true, false} {
+			r := sourceReport(t, filepath.Join(srcDir, c.model), p, ggufFirst, Options{})
+			var ch *Change
+			for i := range r.Tensors.Changed {
+				if r.Tensors.Changed[i].Name == c.name || r.Tensors.Changed[i].NameB == c.name {
+					ch = &r.Tensors.Changed[i]
+				}
+			}
+			if ch == nil || ch.Values == nil {
+				t.Fatalf("%s: %s not changed: %+v", c.gguf, c.name, r.Tensors.Changed)
+			}
+			want := c.wantSrc
+			if ggufFirst {
+				want = c.wantGGUF
+			}
+			width := int64(ch.Old.Shape[len(ch.Old.Shape)-1])
+			if got := ch.Values.MaxAbsDiffIndex; got != int64(want[0])*width+int64(want[1]) {
+				t.Errorf("%s (gguf first %v): max |a−b| at flat %d = [%d,%d] of %v, want [%d,%d]", c.name, ggufFirst, got, got/width, got%width, ch.Old.Shape, want[0], want[1])
+			}
+		}
+	}
+}

@@ -274,12 +274,17 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 			}
 			if side == 0 {
 				swapSides(&d)
+			} else { // the source is named: its location in the source's own coordinates
+				d.MaxAbsDiffIndex = sourceIndex(d.MaxAbsDiffIndex, p.transform, p.heads, hm.Tensors[p.hf[0]].Shape)
 			}
 			if sp.Status == PairDiffers || gt.DType != hm.Tensors[p.hf[0]].DType {
 				pr.Values = &d
 				if rs.alt != nil {
 					if side == 0 && rs.alt.Values != nil {
 						swapSides(rs.alt.Values)
+					} else if rs.alt.Values != nil {
+						v := rs.alt.Values
+						v.MaxAbsDiffIndex = sourceIndex(v.MaxAbsDiffIndex, rs.alt.Transform, rs.alt.Heads, hm.Tensors[p.hf[0]].Shape)
 					}
 					pr.MatchesUnder = rs.alt
 				}
@@ -650,4 +655,38 @@ func readAt(t values.Tensor, b []byte, off int64, progress func(int64)) error {
 		progress(int64(n))
 	}
 	return err
+}
+
+// sourceIndex is the flat index f of an element of a GGUF tensor (its row order) as the flat index of
+// the same element in its source tensor of shape hShape, the converter's transform tr undone: q/k
+// rows permuted back (heads), a transposed matrix transposed back. Other transforms keep the order;
+// a negative f (no maximum) stays.
+func sourceIndex(f int64, tr Transform, heads int, hShape []uint64) int64 {
+	if f < 0 {
+		return f
+	}
+	switch tr {
+	case TransformPermuteQK:
+		if len(hShape) == 0 || heads <= 0 {
+			return f
+		}
+		d0, total := int64(hShape[0]), int64(1)
+		for _, d := range hShape {
+			total *= int64(d)
+		}
+		if d0 == 0 || int64(heads) > d0/2 || d0%(2*int64(heads)) != 0 || total%d0 != 0 || total/d0 == 0 {
+			return f
+		}
+		unit, half := total/d0, d0/int64(heads)/2
+		u := f / unit
+		hd, rest := u/(2*half), u%(2*half)
+		return (hd*2*half+rest%2*half+rest/2)*unit + f%unit
+	case TransformTranspose:
+		if len(hShape) != 2 || hShape[0] == 0 {
+			return f
+		}
+		c0, c1 := int64(hShape[0]), int64(hShape[1])
+		return f%c0*c1 + f/c0
+	}
+	return f
 }
