@@ -54,6 +54,9 @@ type Options struct {
 	// canon.ReadInto): the Model then shares its memory. Whoever reads many models one after another
 	// may pass the same buffer each time, once nothing uses the last Model any more.
 	HeaderBuffer []byte
+	// OneFile makes Open read spec as the one file it names (OpenOne): a shard without its set, an
+	// index as the file it is.
+	OneFile bool
 }
 
 // endpoint is Endpoint, or the public Hub, without a trailing slash.
@@ -153,6 +156,9 @@ func IsRemote(spec string) bool {
 func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &canon.ReadError{Name: spec, Op: "open", Err: netError(ctx, err, 0)}
+	}
+	if opt.OneFile {
+		return OpenOne(ctx, spec, opt)
 	}
 	if IsRemote(spec) {
 		return openRemote(ctx, spec, opt)
