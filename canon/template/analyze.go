@@ -624,13 +624,14 @@ func (a *analyzer) expr(x Expr) {
 			a.add(CodeGlobalInternals, false, x.Off, "the template names the global %s, which chat templates have no use for", x.Name)
 		}
 	case *Attr:
+		if n, ok := x.X.(*Name); ok && internals[n.Name] && !a.bound[n.Name] {
+			a.add(CodeGlobalInternals, true, x.Off, "the template reads %s.%s, inside the renderer", n.Name, x.Name)
+		} else {
+			a.expr(x.X)
+		}
 		if private(x.Name) {
 			a.add(CodePrivateAttribute, true, x.Off, "the template reads the private attribute %s", x.Name)
 		}
-		if n, ok := x.X.(*Name); ok && internals[n.Name] && !a.bound[n.Name] {
-			a.add(CodeGlobalInternals, true, x.Off, "the template reads %s.%s, inside the renderer", n.Name, x.Name)
-		}
-		a.expr(x.X)
 	case *Index:
 		a.folds = 10000
 		if vals, ok := a.str(x.Key); ok {
@@ -643,8 +644,9 @@ func (a *analyzer) expr(x Expr) {
 		}
 		if n, ok := x.X.(*Name); ok && internals[n.Name] && !a.bound[n.Name] {
 			a.add(CodeGlobalInternals, true, x.Off, "the template reads an item of %s, inside the renderer", n.Name)
+		} else {
+			a.expr(x.X)
 		}
-		a.expr(x.X)
 		a.expr(x.Key)
 	case *Slice:
 		a.expr(x.X)

@@ -5,8 +5,7 @@
 // at render time, the renderer's globals) and every construction that would exhaust the machine, and
 // Render runs a template on given data with no way out of it, bounded in steps and output.
 //
-// It never runs code named by a template, never prints, and imports nothing but the standard library
-// and canon/finding's vocabulary-free types.
+// It never runs code named by a template, never prints, and imports only the standard library.
 //
 // The parser is this package's own: github.com/ardanlabs/jinja, the Go engine considered, keeps its
 // syntax tree unexported (there is nothing to walk) and needs a newer Go than this module.
