@@ -77,7 +77,7 @@ func lex(src string) ([]segment, error) {
 		trimNext, trimBlock = false, false
 		if j == len(src) {
 			if text != "" {
-				segs = append(segs, segment{kind: segText, text: text, off: i})
+				segs = append(segs, segment{kind: segText, text: newlines(text), off: i})
 			}
 			break
 		}
@@ -95,7 +95,7 @@ func lex(src string) ([]segment, error) {
 			text = lstrip(text) // lstrip_blocks
 		}
 		if text != "" {
-			segs = append(segs, segment{kind: segText, text: text, off: i})
+			segs = append(segs, segment{kind: segText, text: newlines(text), off: i})
 		}
 		if open == '#' {
 			end := strings.Index(src[k:], "#}")
@@ -132,7 +132,7 @@ func lex(src string) ([]segment, error) {
 				return nil, errAt(j, "%v", err)
 			}
 			if body != "" {
-				segs = append(segs, segment{kind: segText, text: body, off: i})
+				segs = append(segs, segment{kind: segText, text: newlines(body), off: i})
 			}
 			i, trimNext, trimBlock = next, trimmed, !trimmed
 			continue
@@ -311,7 +311,7 @@ func readString(src string, k int) (string, int, error) {
 		c := src[j]
 		switch {
 		case c == q:
-			return b.String(), j + 1, nil
+			return newlines(b.String()), j + 1, nil
 		case c == '\\' && j+1 < len(src):
 			e := src[j+1]
 			j += 2
@@ -367,4 +367,12 @@ func readString(src string, k int) (string, int, error) {
 		}
 	}
 	return "", 0, errAt(k, "unclosed string")
+}
+
+// newlines turns \r\n and \r into \n, as Jinja does in text and string literals.
+func newlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }

@@ -26,7 +26,7 @@ func Parse(src string) (*Template, error) {
 		return nil, err
 	}
 	if end != "" {
-		return nil, errAt(p.segs[p.i-1].off, "unexpected %s", end)
+		return nil, errAt(p.segs[p.i].off, "unexpected %s", end)
 	}
 	return &Template{Nodes: nodes}, nil
 }
