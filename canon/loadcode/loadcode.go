@@ -1,5 +1,5 @@
 // Package loadcode names what a model makes a loader run besides reading tensors: chat templates
-// that reach past their data (package canon/template), transformers' auto_map (remote code run with
+// that reach past their data (package canon/template/scan), transformers' auto_map (remote code run with
 // trust_remote_code), Hydra _target_ keys (a class or function instantiated from metadata), ONNX
 // operators outside the standard domains (a Python operator above all). Scan gives findings for a
 // model's own file and, for a folder, for the files a loader reads beside the weights.
@@ -21,11 +21,11 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/template"
+	"github.com/stdiff/stdiff/canon/template/scan"
 )
 
 // Finding codes: part of stdiff's contract with scripts; add, never rename. The chat-template codes
-// are package template's (template.CodePrivateAttribute, …).
+// are package template's (scan.CodePrivateAttribute, …).
 const (
 	// CodeRemoteCode: an auto_map entry of config.json or tokenizer_config.json: transformers imports
 	// and runs the named module when the model is loaded with trust_remote_code=True.
@@ -48,8 +48,8 @@ const (
 )
 
 // Codes lists every code of this package's findings, the chat-template ones included.
-var Codes = []string{template.CodePrivateAttribute, template.CodeComputedAttribute, template.CodeGlobalInternals,
-	template.CodeExhaustion, template.CodeUnparsed, CodeRemoteCode, CodeRemoteCodeOtherRepo, CodeHydraTarget,
+var Codes = []string{scan.CodePrivateAttribute, scan.CodeComputedAttribute, scan.CodeGlobalInternals,
+	scan.CodeExhaustion, scan.CodeUnparsed, CodeRemoteCode, CodeRemoteCodeOtherRepo, CodeHydraTarget,
 	CodeHydraTargetUnsafe, CodeONNXCustomDomain, CodeONNXPythonOp}
 
 // Known reports whether code is one of Codes.
@@ -97,12 +97,12 @@ func Model(m *canon.Model) []finding.Finding {
 // where in the template.
 func Template(where, src string, base int64) []finding.Finding {
 	var fs []finding.Finding
-	for _, is := range template.Analyze(src) {
+	for _, is := range scan.Analyze(src) {
 		f := finding.Finding{Code: is.Code, Severity: finding.SevWarning, Offset: -1, Hint: templateHints[is.Code]}
 		if is.Error {
 			f.Severity = finding.SevError
 		}
-		if is.Code == template.CodeGlobalInternals && !is.Error {
+		if is.Code == scan.CodeGlobalInternals && !is.Error {
 			f.Hint = "read the template before serving the model: chat templates have no use for this global"
 		}
 		if base >= 0 {
@@ -118,11 +118,11 @@ func Template(where, src string, base int64) []finding.Finding {
 
 // templateHints say what to do about each chat-template finding.
 var templateHints = map[string]string{
-	template.CodePrivateAttribute:  "do not render this template: it reaches past the conversation into the renderer (a sandboxed renderer, such as transformers' ImmutableSandboxedEnvironment, refuses it; others run it)",
-	template.CodeGlobalInternals:   "do not render this template: it reaches into the renderer's globals",
-	template.CodeComputedAttribute: "read the template before serving the model: an attribute name computed at render time can reach Python internals in an unsandboxed renderer",
-	template.CodeExhaustion:        "do not render this template: it would exhaust the machine",
-	template.CodeUnparsed:          "a renderer may still read it: check it by hand",
+	scan.CodePrivateAttribute:  "do not render this template: it reaches past the conversation into the renderer (a sandboxed renderer, such as transformers' ImmutableSandboxedEnvironment, refuses it; others run it)",
+	scan.CodeGlobalInternals:   "do not render this template: it reaches into the renderer's globals",
+	scan.CodeComputedAttribute: "read the template before serving the model: an attribute name computed at render time can reach Python internals in an unsandboxed renderer",
+	scan.CodeExhaustion:        "do not render this template: it would exhaust the machine",
+	scan.CodeUnparsed:          "a renderer may still read it: check it by hand",
 }
 
 // Folder returns the findings of the files a loader reads beside a folder's weights: config.json and

@@ -10,7 +10,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
-	"github.com/stdiff/stdiff/canon/template"
+	"github.com/stdiff/stdiff/canon/template/scan"
 )
 
 // TestGGUFTemplateOffset: a finding in a GGUF's chat template points at the very byte of the file.
@@ -23,7 +23,7 @@ func TestGGUFTemplateOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := Model(m)
-	if len(fs) != 1 || fs[0].Code != template.CodePrivateAttribute || fs[0].Severity != finding.SevError {
+	if len(fs) != 1 || fs[0].Code != scan.CodePrivateAttribute || fs[0].Severity != finding.SevError {
 		t.Fatalf("%+v", fs)
 	}
 	if got := string(b[fs[0].Offset:][:9]); got != "__class__" {
@@ -43,7 +43,7 @@ func TestSafetensorsMetadataTarget(t *testing.T) {
 	for _, f := range fs {
 		codes[f.Code] = f.Severity
 	}
-	if codes[CodeHydraTarget] != finding.SevWarning || codes[CodeHydraTargetUnsafe] != finding.SevError || codes[template.CodePrivateAttribute] != finding.SevError {
+	if codes[CodeHydraTarget] != finding.SevWarning || codes[CodeHydraTargetUnsafe] != finding.SevError || codes[scan.CodePrivateAttribute] != finding.SevError {
 		t.Errorf("%+v", fs)
 	}
 	for _, f := range fs {

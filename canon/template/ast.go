@@ -200,3 +200,11 @@ func (n *Unary) pos() int       { return n.Off }
 func (n *Cond) pos() int        { return n.Off }
 func (n *List) pos() int        { return n.Off }
 func (n *Dict) pos() int        { return n.Off }
+
+// Offset is the byte offset in the template source of a Node or an Expr (-1 for anything else).
+func Offset(x any) int {
+	if p, ok := x.(interface{ pos() int }); ok {
+		return p.pos()
+	}
+	return -1
+}

@@ -1,9 +1,8 @@
 // Package template reads chat templates, the Jinja programs that models ship to turn a conversation
 // into a prompt (GGUF's tokenizer.chat_template, tokenizer_config.json's chat_template,
-// chat_template.jinja), as transformers' sandboxed environment reads them: Parse gives the syntax tree,
-// Analyze names every access that leaves the template's data (private attributes, attribute names built
-// at render time, the renderer's globals) and every construction that would exhaust the machine, and
-// Render runs a template on given data with no way out of it, bounded in steps and output.
+// chat_template.jinja), as transformers' sandboxed environment reads them: Parse gives the syntax tree
+// (package canon/template/scan analyses it without running it), and Render runs a template on given
+// data with no way out of it, bounded in steps and output.
 //
 // It never runs code named by a template, never prints, and imports only the standard library.
 //

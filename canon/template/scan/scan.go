@@ -1,9 +1,13 @@
-package template
+// Package scan analyses a parsed chat template (package canon/template) without running it: every
+// access that leaves the template's data and every construction that would exhaust the renderer.
+package scan
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/template"
 )
 
 // Codes of the issues Analyze reports: part of stdiff's contract with scripts; add, never rename.
@@ -55,20 +59,20 @@ var attrFilters = map[string]bool{"map": true, "selectattr": true, "rejectattr":
 // construction that would exhaust the renderer. A template that cannot be parsed gives one issue,
 // CodeUnparsed. It never runs the template.
 func Analyze(src string) []Issue {
-	t, err := Parse(src)
+	t, err := template.Parse(src)
 	if err != nil {
 		pos := 0
-		if se, ok := err.(*SyntaxError); ok {
+		if se, ok := err.(*template.SyntaxError); ok {
 			pos = se.Offset
 		}
 		return []Issue{{Code: CodeUnparsed, Pos: pos, Message: "the template cannot be parsed as Jinja: " + err.Error()}}
 	}
-	return t.Analyze()
+	return Tree(t)
 }
 
-// Analyze reports what the package-level Analyze does, for a parsed template.
-func (t *Template) Analyze() []Issue {
-	a := &analyzer{sets: map[string][]Expr{}, bound: map[string]bool{}, seen: map[string]bool{}}
+// Tree reports what Analyze does, for a parsed template.
+func Tree(t *template.Template) []Issue {
+	a := &analyzer{sets: map[string][]template.Expr{}, bound: map[string]bool{}, seen: map[string]bool{}}
 	a.collect(t.Nodes)
 	a.nodes(t.Nodes, 1)
 	return a.issues
@@ -76,10 +80,10 @@ func (t *Template) Analyze() []Issue {
 
 type analyzer struct {
 	issues []Issue
-	sets   map[string][]Expr // every value a name is set to
-	bound  map[string]bool   // names the template binds (set, for, macro, parameters)
-	seen   map[string]bool   // issue keys already reported
-	folds  int               // fold steps left for one expression (bounds the work)
+	sets   map[string][]template.Expr // every value a name is set to
+	bound  map[string]bool            // names the template binds (set, for, macro, parameters)
+	seen   map[string]bool            // issue keys already reported
+	folds  int                        // fold steps left for one expression (bounds the work)
 }
 
 func (a *analyzer) add(code string, isErr bool, pos int, format string, args ...any) {
@@ -93,62 +97,62 @@ func (a *analyzer) add(code string, isErr bool, pos int, format string, args ...
 }
 
 // collect records the names the template binds and the values it sets them to.
-func (a *analyzer) collect(nodes []Node) {
+func (a *analyzer) collect(nodes []template.Node) {
 	for _, n := range nodes {
 		switch n := n.(type) {
-		case *If:
+		case *template.If:
 			for _, b := range n.Bodies {
 				a.collect(b)
 			}
 			a.collect(n.Else)
-		case *For:
+		case *template.For:
 			for _, v := range n.Vars {
 				a.bound[v] = true
 			}
 			a.collect(n.Body)
 			a.collect(n.Else)
-		case *Set:
+		case *template.Set:
 			for _, v := range n.Vars {
 				a.bound[v] = true
 				if n.Attr == "" && len(n.Vars) == 1 {
 					a.sets[v] = append(a.sets[v], n.X)
 				}
 			}
-		case *SetBlock:
+		case *template.SetBlock:
 			a.bound[n.Var] = true
 			a.collect(n.Body)
-		case *Macro:
+		case *template.Macro:
 			a.bound[n.Name] = true
 			for _, p := range n.Params {
 				a.bound[p] = true
 			}
 			a.collect(n.Body)
-		case *CallBlock:
+		case *template.CallBlock:
 			for _, p := range n.Params {
 				a.bound[p] = true
 			}
 			a.collect(n.Body)
-		case *FilterBlock:
+		case *template.FilterBlock:
 			a.collect(n.Body)
-		case *Block:
+		case *template.Block:
 			a.collect(n.Body)
 		}
 	}
 }
 
 // nodes checks statements; mult is how many times they run at least, as far as constants say.
-func (a *analyzer) nodes(nodes []Node, mult float64) {
+func (a *analyzer) nodes(nodes []template.Node, mult float64) {
 	for _, n := range nodes {
 		switch n := n.(type) {
-		case *Output:
+		case *template.Output:
 			a.expr(n.X)
-		case *If:
+		case *template.If:
 			for i, c := range n.Conds {
 				a.expr(c)
 				a.nodes(n.Bodies[i], mult)
 			}
 			a.nodes(n.Else, mult)
-		case *For:
+		case *template.For:
 			a.expr(n.Iter)
 			if n.Cond != nil {
 				a.expr(n.Cond)
@@ -162,31 +166,31 @@ func (a *analyzer) nodes(nodes []Node, mult float64) {
 			}
 			a.nodes(n.Body, m)
 			a.nodes(n.Else, mult)
-		case *Set:
+		case *template.Set:
 			a.expr(n.X)
-		case *SetBlock:
+		case *template.SetBlock:
 			for _, f := range n.Filters {
 				a.expr(f)
 			}
 			a.nodes(n.Body, mult)
-		case *Macro:
+		case *template.Macro:
 			for _, d := range n.Defaults {
 				if d != nil {
 					a.expr(d)
 				}
 			}
 			a.nodes(n.Body, mult)
-		case *CallBlock:
+		case *template.CallBlock:
 			a.expr(n.Call)
 			a.nodes(n.Body, mult)
-		case *FilterBlock:
+		case *template.FilterBlock:
 			for _, f := range n.Filters {
 				a.expr(f)
 			}
 			a.nodes(n.Body, mult)
-		case *Block:
+		case *template.Block:
 			a.nodes(n.Body, mult)
-		case *Do:
+		case *template.Do:
 			a.expr(n.X)
 		}
 	}
@@ -194,10 +198,10 @@ func (a *analyzer) nodes(nodes []Node, mult float64) {
 
 // count is how many items iterating x gives, when constants say: range() of constants, a constant
 // list or string.
-func (a *analyzer) count(x Expr) (float64, bool) {
+func (a *analyzer) count(x template.Expr) (float64, bool) {
 	switch x := x.(type) {
-	case *Call:
-		if n, ok := x.Fn.(*Name); ok && n.Name == "range" && !a.bound["range"] {
+	case *template.Call:
+		if n, ok := x.Fn.(*template.Name); ok && n.Name == "range" && !a.bound["range"] {
 			a.folds = 10000
 			var v [3]float64
 			for i, arg := range x.Args {
@@ -222,9 +226,9 @@ func (a *analyzer) count(x Expr) (float64, bool) {
 				return max((v[1]-v[0])/v[2], 0), true
 			}
 		}
-	case *List:
+	case *template.List:
 		return float64(len(x.Items)), true
-	case *Filter:
+	case *template.Filter:
 		if x.Name == "list" || x.Name == "batch" {
 			return a.count(x.X)
 		}
@@ -233,13 +237,13 @@ func (a *analyzer) count(x Expr) (float64, bool) {
 }
 
 // num folds a numeric constant expression.
-func (a *analyzer) num(x Expr) (float64, bool) {
+func (a *analyzer) num(x template.Expr) (float64, bool) {
 	a.folds--
 	if a.folds < 0 {
 		return 0, false
 	}
 	switch x := x.(type) {
-	case *Const:
+	case *template.Const:
 		switch v := x.V.(type) {
 		case int64:
 			return float64(v), true
@@ -251,7 +255,7 @@ func (a *analyzer) num(x Expr) (float64, bool) {
 			}
 			return 0, true
 		}
-	case *Unary:
+	case *template.Unary:
 		if v, ok := a.num(x.X); ok {
 			if x.Op == "-" {
 				return -v, true
@@ -260,7 +264,7 @@ func (a *analyzer) num(x Expr) (float64, bool) {
 				return v, true
 			}
 		}
-	case *Binary:
+	case *template.Binary:
 		l, ok1 := a.num(x.L)
 		r, ok2 := a.num(x.R)
 		if !ok1 || !ok2 {
@@ -287,11 +291,11 @@ func (a *analyzer) num(x Expr) (float64, bool) {
 				return l / r, true
 			}
 		}
-	case *Name:
+	case *template.Name:
 		if vals := a.sets[x.Name]; len(vals) == 1 {
 			return a.num(vals[0])
 		}
-	case *Filter:
+	case *template.Filter:
 		if x.Name == "int" || x.Name == "float" || x.Name == "abs" {
 			return a.num(x.X)
 		}
@@ -309,20 +313,20 @@ func (a *analyzer) num(x Expr) (float64, bool) {
 const maxVariants = 16
 
 // str folds a string expression built from constants: the values it may take.
-func (a *analyzer) str(x Expr) ([]string, bool) {
+func (a *analyzer) str(x template.Expr) ([]string, bool) {
 	a.folds--
 	if a.folds < 0 {
 		return nil, false
 	}
 	switch x := x.(type) {
-	case *Const:
+	case *template.Const:
 		switch v := x.V.(type) {
 		case string:
 			return []string{v}, true
 		case int64:
 			return []string{strconv.FormatInt(v, 10)}, true
 		}
-	case *Name:
+	case *template.Name:
 		vals := a.sets[x.Name]
 		if len(vals) == 0 {
 			return nil, false
@@ -336,7 +340,7 @@ func (a *analyzer) str(x Expr) ([]string, bool) {
 			out = append(out, s...)
 		}
 		return cap16(out), true
-	case *Binary:
+	case *template.Binary:
 		if x.Op != "~" && x.Op != "+" {
 			return nil, false
 		}
@@ -352,7 +356,7 @@ func (a *analyzer) str(x Expr) ([]string, bool) {
 			}
 		}
 		return cap16(out), true
-	case *Cond:
+	case *template.Cond:
 		t, ok1 := a.str(x.Then)
 		var e []string
 		ok2 := true
@@ -363,17 +367,17 @@ func (a *analyzer) str(x Expr) ([]string, bool) {
 			return nil, false
 		}
 		return cap16(append(t, e...)), true
-	case *List:
+	case *template.List:
 		if len(x.Items) == 1 {
 			return a.str(x.Items[0])
 		}
-	case *Index:
+	case *template.Index:
 		s, ok := a.str(x.X)
 		n, ok2 := a.num(x.Key)
 		if ok && ok2 && len(s) == 1 && n >= 0 && int(n) < len(s[0]) {
 			return []string{s[0][int(n) : int(n)+1]}, true
 		}
-	case *Filter:
+	case *template.Filter:
 		switch x.Name {
 		case "join":
 			items, ok := a.items(x.X)
@@ -443,8 +447,8 @@ func (a *analyzer) str(x Expr) ([]string, bool) {
 			}
 			return out, true
 		}
-	case *Call:
-		at, ok := x.Fn.(*Attr)
+	case *template.Call:
+		at, ok := x.Fn.(*template.Attr)
 		if !ok {
 			return nil, false
 		}
@@ -484,8 +488,8 @@ func (a *analyzer) str(x Expr) ([]string, bool) {
 }
 
 // items folds a constant list (or a string, a list of its characters).
-func (a *analyzer) items(x Expr) ([][]string, bool) {
-	if l, ok := x.(*List); ok {
+func (a *analyzer) items(x template.Expr) ([][]string, bool) {
+	if l, ok := x.(*template.List); ok {
 		out := make([][]string, len(l.Items))
 		for i, it := range l.Items {
 			s, ok := a.str(it)
@@ -496,7 +500,7 @@ func (a *analyzer) items(x Expr) ([][]string, bool) {
 		}
 		return out, true
 	}
-	if n, ok := x.(*Name); ok && len(a.sets[n.Name]) == 1 {
+	if n, ok := x.(*template.Name); ok && len(a.sets[n.Name]) == 1 {
 		return a.items(a.sets[n.Name][0])
 	}
 	s, ok := a.str(x)
@@ -575,16 +579,16 @@ func private(name string) bool {
 }
 
 // attrName checks an attribute name given as an expression (|attr, map(attribute=…), …).
-func (a *analyzer) attrName(x Expr, how string) {
+func (a *analyzer) attrName(x template.Expr, how string) {
 	a.folds = 10000
 	vals, ok := a.str(x)
 	if !ok {
-		a.add(CodeComputedAttribute, false, x.pos(), "%s reads an attribute whose name is computed when the template runs", how)
+		a.add(CodeComputedAttribute, false, template.Offset(x), "%s reads an attribute whose name is computed when the template runs", how)
 		return
 	}
 	for _, v := range vals {
 		if private(v) {
-			a.add(CodePrivateAttribute, true, x.pos(), "%s reads the private attribute %s", how, strconv.Quote(v))
+			a.add(CodePrivateAttribute, true, template.Offset(x), "%s reads the private attribute %s", how, strconv.Quote(v))
 			return
 		}
 	}
@@ -616,15 +620,15 @@ func fieldRef(f string) (string, bool) {
 	return "", false
 }
 
-func (a *analyzer) expr(x Expr) {
+func (a *analyzer) expr(x template.Expr) {
 	switch x := x.(type) {
-	case nil, *Const:
-	case *Name:
+	case nil, *template.Const:
+	case *template.Name:
 		if internals[x.Name] && !a.bound[x.Name] {
 			a.add(CodeGlobalInternals, false, x.Off, "the template names the global %s, which chat templates have no use for", x.Name)
 		}
-	case *Attr:
-		if n, ok := x.X.(*Name); ok && internals[n.Name] && !a.bound[n.Name] {
+	case *template.Attr:
+		if n, ok := x.X.(*template.Name); ok && internals[n.Name] && !a.bound[n.Name] {
 			a.add(CodeGlobalInternals, true, x.Off, "the template reads %s.%s, inside the renderer", n.Name, x.Name)
 		} else {
 			a.expr(x.X)
@@ -632,7 +636,7 @@ func (a *analyzer) expr(x Expr) {
 		if private(x.Name) {
 			a.add(CodePrivateAttribute, true, x.Off, "the template reads the private attribute %s", x.Name)
 		}
-	case *Index:
+	case *template.Index:
 		a.folds = 10000
 		if vals, ok := a.str(x.Key); ok {
 			for _, v := range vals {
@@ -642,19 +646,19 @@ func (a *analyzer) expr(x Expr) {
 				}
 			}
 		}
-		if n, ok := x.X.(*Name); ok && internals[n.Name] && !a.bound[n.Name] {
+		if n, ok := x.X.(*template.Name); ok && internals[n.Name] && !a.bound[n.Name] {
 			a.add(CodeGlobalInternals, true, x.Off, "the template reads an item of %s, inside the renderer", n.Name)
 		} else {
 			a.expr(x.X)
 		}
 		a.expr(x.Key)
-	case *Slice:
+	case *template.Slice:
 		a.expr(x.X)
 		a.expr(x.Lo)
 		a.expr(x.Hi)
 		a.expr(x.Step)
-	case *Call:
-		if at, ok := x.Fn.(*Attr); ok && (at.Name == "format" || at.Name == "format_map") {
+	case *template.Call:
+		if at, ok := x.Fn.(*template.Attr); ok && (at.Name == "format" || at.Name == "format_map") {
 			a.folds = 10000
 			if vals, ok := a.str(at.X); ok {
 				for _, v := range vals {
@@ -674,7 +678,7 @@ func (a *analyzer) expr(x Expr) {
 		for _, k := range x.Kw {
 			a.expr(k.X)
 		}
-	case *Filter:
+	case *template.Filter:
 		switch {
 		case x.Name == "attr":
 			if len(x.Args) > 0 {
@@ -707,12 +711,12 @@ func (a *analyzer) expr(x Expr) {
 		for _, k := range x.Kw {
 			a.expr(k.X)
 		}
-	case *Test:
+	case *template.Test:
 		a.expr(x.X)
 		for _, e := range x.Args {
 			a.expr(e)
 		}
-	case *Binary:
+	case *template.Binary:
 		if x.Op == "*" || x.Op == "**" {
 			a.folds = 10000
 			l, okl := a.num(x.L)
@@ -736,17 +740,17 @@ func (a *analyzer) expr(x Expr) {
 		}
 		a.expr(x.L)
 		a.expr(x.R)
-	case *Unary:
+	case *template.Unary:
 		a.expr(x.X)
-	case *Cond:
+	case *template.Cond:
 		a.expr(x.Then)
 		a.expr(x.Test)
 		a.expr(x.Else)
-	case *List:
+	case *template.List:
 		for _, e := range x.Items {
 			a.expr(e)
 		}
-	case *Dict:
+	case *template.Dict:
 		for i := range x.Keys {
 			a.expr(x.Keys[i])
 			a.expr(x.Vals[i])

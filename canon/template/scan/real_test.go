@@ -1,4 +1,4 @@
-package template
+package scan
 
 import (
 	"os"
@@ -7,17 +7,17 @@ import (
 	"testing"
 )
 
-// TestRealTemplates: the chat templates of popular model families (testdata/real, their origin in
-// testdata/real/SOURCES.md) parse, and none gives an issue.
+// TestRealTemplates: the chat templates of popular model families (../testdata/real, their origin in
+// ../testdata/real/SOURCES.md) parse, and none gives an issue.
 func TestRealTemplates(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "real", "*.jinja"))
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "real", "*.jinja"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) < 40 {
 		t.Fatalf("%d real templates, want at least 40", len(files))
 	}
-	sources, err := os.ReadFile(filepath.Join("testdata", "real", "SOURCES.md"))
+	sources, err := os.ReadFile(filepath.Join("..", "testdata", "real", "SOURCES.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
