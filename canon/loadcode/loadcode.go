@@ -2,7 +2,8 @@
 // that reach past their data (package canon/template/scan), transformers' auto_map (remote code run with
 // trust_remote_code), Hydra _target_ keys (a class or function instantiated from metadata), ONNX
 // operators outside the standard domains (a Python operator above all). Scan gives findings for a
-// model's own file and, for a folder, for the files a loader reads beside the weights.
+// model's own file and, for a folder, for the files a loader reads beside the weights. A Keras v3
+// archive (a zip the PyTorch reader refuses) is recognised and its config read.
 //
 // It reads what it needs itself (small JSON and template files of the folder) and never prints.
 package loadcode
@@ -50,7 +51,7 @@ const (
 // Codes lists every code of this package's findings, the chat-template ones included.
 var Codes = []string{scan.CodePrivateAttribute, scan.CodeComputedAttribute, scan.CodeGlobalInternals,
 	scan.CodeExhaustion, scan.CodeUnparsed, CodeRemoteCode, CodeRemoteCodeOtherRepo, CodeHydraTarget,
-	CodeHydraTargetUnsafe, CodeONNXCustomDomain, CodeONNXPythonOp}
+	CodeHydraTargetUnsafe, CodeONNXCustomDomain, CodeONNXPythonOp, CodeKerasArchive, CodeKerasForeignModule, CodeKerasLambda}
 
 // Known reports whether code is one of Codes.
 func Known(code string) bool { return slices.Contains(Codes, code) }
@@ -62,8 +63,15 @@ const maxFile = 16 << 20
 // file (Model) and, when spec is a local folder, those of the files beside the weights (Folder).
 func Scan(spec string, m *canon.Model) []finding.Finding {
 	fs := Model(m)
-	if st, err := os.Stat(spec); err == nil && st.IsDir() {
+	st, err := os.Stat(spec)
+	switch {
+	case err != nil:
+	case st.IsDir():
 		fs = append(fs, Folder(spec)...)
+	case m.Format == canon.FormatPyTorch && st.Mode().IsRegular(): // a zip that is no torch.save archive
+		if kfs, ok := Keras(spec); ok {
+			fs = append(fs, kfs...)
+		}
 	}
 	return fs
 }
