@@ -296,7 +296,7 @@ func (r *renderer) applyFilter(name string, v any, args []any, kw *Map, sc *scop
 		}
 		out := make([]any, 0, m.Len())
 		for _, k := range m.keys {
-			out = append(out, []any{k, m.vals[k]})
+			out = append(out, []any{m.key(k), m.vals[k]})
 		}
 		return out, nil
 	case "dictsort":
@@ -304,15 +304,14 @@ func (r *renderer) applyFilter(name string, v any, args []any, kw *Map, sc *scop
 		if !ok {
 			return nil, fmt.Errorf("dictsort of a %s", typeName(v))
 		}
-		keys := append([]string{}, m.keys...)
-		l := make([]any, len(keys))
-		for i, k := range keys {
-			l[i] = k
+		l := make([]any, len(m.keys))
+		for i, k := range m.keys {
+			l[i] = m.key(k)
 		}
 		sortValues(l, false)
 		out := make([]any, len(l))
 		for i, k := range l {
-			out[i] = []any{k, m.vals[k.(string)]}
+			out[i] = []any{k, m.vals[str(k)]}
 		}
 		return out, nil
 	case "reverse":
@@ -790,9 +789,9 @@ func mapMethod(m *Map, name string) fn {
 			for _, k := range m.keys {
 				switch name {
 				case "items":
-					out = append(out, []any{k, m.vals[k]})
+					out = append(out, []any{m.key(k), m.vals[k]})
 				case "keys":
-					out = append(out, k)
+					out = append(out, m.key(k))
 				default:
 					out = append(out, m.vals[k])
 				}

@@ -537,7 +537,7 @@ func (r *renderer) eval(x Expr, sc *scope) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.Set(str(k), v)
+			m.setKey(k, v)
 		}
 		return m, nil
 	}

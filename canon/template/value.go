@@ -14,6 +14,7 @@ import (
 type Map struct {
 	keys []string
 	vals map[string]any
+	orig map[string]any // a key that is not a string (an int of a dict literal), as it was written
 }
 
 // NewMap returns a Map of the key-value pairs kv (key, value, key, value, …).
@@ -31,6 +32,26 @@ func (m *Map) Set(key string, v any) {
 		m.keys = append(m.keys, key)
 	}
 	m.vals[key] = v
+}
+
+// setKey sets the key k (any value; looked up by its text) to v, keeping k as it is for iteration.
+func (m *Map) setKey(k, v any) {
+	key := str(k)
+	if _, isStr := k.(string); !isStr {
+		if m.orig == nil {
+			m.orig = map[string]any{}
+		}
+		m.orig[key] = k
+	}
+	m.Set(key, v)
+}
+
+// key is the key named key as it was written.
+func (m *Map) key(key string) any {
+	if k, ok := m.orig[key]; ok {
+		return k
+	}
+	return key
 }
 
 // Get returns the value of key.
@@ -276,7 +297,7 @@ func items(v any) ([]any, error) {
 	case *Map:
 		out := make([]any, len(v.keys))
 		for i, k := range v.keys {
-			out[i] = k
+			out[i] = v.key(k)
 		}
 		return out, nil
 	case string:
