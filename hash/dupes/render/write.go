@@ -313,8 +313,6 @@ func keptBecause(why dupes.KeepReason, m dupes.Member, knobs Knobs) string {
 		return "kept: under the first folder given"
 	case dupes.ReasonDeeperPath:
 		return "kept: deepest path (the organised copy)"
-	case dupes.ReasonShortestPath:
-		return "kept: shortest path"
 	}
 	return "kept: first path"
 }
