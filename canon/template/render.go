@@ -6,7 +6,6 @@ import (
 	"html"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -886,5 +885,3 @@ func sortValues(l []any, reverse bool) {
 }
 
 func escape(s string) string { return html.EscapeString(s) }
-
-func itoa(i int) string { return strconv.Itoa(i) }
