@@ -811,11 +811,24 @@ func (opt Options) skipsKey(key string) bool {
 	return opt.ignoresKey(key) || matchAny(lora.BookkeepingKeys, key)
 }
 
+// keptKey reports whether the comparison of a and b's metadata keeps key: not ignored, and not writer
+// bookkeeping, unless b lost it: transformers' load_state_dict refuses a safetensors file whose
+// metadata lacks a known format, so its removal is a metadata change. Bookkeeping added (a
+// conversion to safetensors writes format: pt) or changed is a note.
+func (opt Options) keptKey(a, b *canon.Model, key string) bool {
+	if opt.ignoresKey(key) {
+		return false
+	}
+	_, inA := a.Meta(key)
+	_, inB := b.Meta(key)
+	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB)
+}
+
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !opt.ignoresKey(k) && (inA != inB || va != vb) {
+		if !opt.ignoresKey(k) && inB && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
@@ -827,7 +840,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 			}
 		}
 	}
-	for _, k := range delta.Metadata(a, b, opt.skipsKey) {
+	for _, k := range delta.Metadata(a, b, func(key string) bool { return !opt.keptKey(a, b, key) }) {
 		switch k.Status {
 		case delta.Removed:
 			r.Metadata.Removed = append(r.Metadata.Removed, entryOf(k.A))

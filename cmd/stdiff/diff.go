@@ -15,6 +15,7 @@ import (
 )
 
 type diffCmd struct {
+	AsFiles        bool     `name:"as-files" help:"Read each model named as the one file it is: a shard without its set (as check --as-files does)."`
 	HeaderOnly     bool     `help:"Compare headers only (structure and metadata): read no tensor byte."`
 	Content        bool     `help:"Also read the tensor bytes of remote models (local ones are compared by value unless --header-only)."`
 	Atol           float64  `help:"Absolute tolerance: a tensor whose values all have |a−b| ≤ atol + rtol·|b| is equal within tolerance." placeholder:"X"`
@@ -47,6 +48,7 @@ func (c *diffCmd) run(o *out) int {
 		return exitTrouble
 	}
 	o.src.Snapshots = true // a snapshot stands for its model
+	o.src.OneFile = c.AsFiles
 	paths, sides, errs := []string{c.A, c.B}, make([]*source.Opened, 2), make([]error, 2)
 	_ = pool.Run(o.ctx, 2, 2, func(_ context.Context, i int) error { // both headers at once; A's error first
 		sides[i], errs[i] = o.open(paths[i])
