@@ -102,3 +102,15 @@ func TestFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestRealCorpusSilent: the real third-party folders and files of the shared corpus give no finding
+// (skipped where the corpus is absent).
+func TestRealCorpusSilent(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "real", "writers-2026-11", "transformers-5.17", "hf-llama-sharded")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("the shared corpus is not here:", err)
+	}
+	if fs := Folder(dir); len(fs) != 0 {
+		t.Errorf("%s: %+v", dir, fs)
+	}
+}
