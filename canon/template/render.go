@@ -31,6 +31,7 @@ type RenderError struct {
 	Err error
 }
 
+// Error is "offset N: why".
 func (e *RenderError) Error() string { return fmt.Sprintf("offset %d: %v", e.Pos, e.Err) }
 
 // Unwrap gives the cause.
