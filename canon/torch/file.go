@@ -324,7 +324,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 		f.add(CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
 		return f
 	}
-	f.dispatch(r)
+	f.dispatch(r, head)
 	f.link()
 	return f
 }
