@@ -21,11 +21,35 @@ const (
 func nextCut(b []byte, s int, final bool) (int, bool) {
 	end := min(len(b), s+MaxChunk)
 	if from := s + MinChunk - window - 1; from < end {
+		// The first 64 bytes only fill the hash: a match among them would make a chunk shorter than
+		// MinChunk, which the reference skips; from the 65th on, every match is a cut.
+		q := b[from:end]
+		warm := min(len(q), window)
+		g, m := &gear, gearMask
 		var h uint64
-		for i, c := range b[from:end] {
-			h = h<<1 + gear[c]
-			if h&mask == 0 && from+i+1-s >= MinChunk {
-				return from + i + 1, true
+		for _, c := range q[:warm] {
+			h = h<<1 + g[c]
+		}
+		q = q[warm:]
+		i := 0
+		for ; i+4 <= len(q); i += 4 {
+			r := q[i : i+4 : i+4]
+			if h = h<<1 + g[r[0]]; h&m == 0 {
+				return from + warm + i + 1, true
+			}
+			if h = h<<1 + g[r[1]]; h&m == 0 {
+				return from + warm + i + 2, true
+			}
+			if h = h<<1 + g[r[2]]; h&m == 0 {
+				return from + warm + i + 3, true
+			}
+			if h = h<<1 + g[r[3]]; h&m == 0 {
+				return from + warm + i + 4, true
+			}
+		}
+		for ; i < len(q); i++ {
+			if h = h<<1 + g[q[i]]; h&m == 0 {
+				return from + warm + i + 1, true
 			}
 		}
 	}
@@ -37,6 +61,10 @@ func nextCut(b []byte, s int, final bool) (int, bool) {
 	}
 	return 0, false
 }
+
+// gearMask is mask in a variable, so that the compiler keeps it in a register in nextCut's loop
+// rather than loading the constant again for every byte.
+var gearMask uint64 = mask
 
 // Cuts is where the chunks of data (a whole file) end, in order, the last at len(data); none for no data.
 func Cuts(data []byte) []int {
