@@ -195,3 +195,30 @@ func TestHelloWorld(t *testing.T) {
 		t.Error("the empty file's hash is not zero")
 	}
 }
+
+// TestGoldenFiles: file hashes recorded in testdata/golden.txt from other implementations.
+func TestGoldenFiles(t *testing.T) {
+	b, err := os.ReadFile("testdata/golden.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		q, rest, _ := strings.Cut(line, "  ")
+		content, err := strconv.Unquote(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _ := strings.Cut(rest, "  ")
+		if got := FileHash(Chunks([]byte(content))).String(); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d golden files, want 2", n)
+	}
+}
