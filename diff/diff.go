@@ -52,6 +52,9 @@ type Options struct {
 	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
 	// just read, of either model.
 	Progress func(n int64)
+	// Xet makes Models also say how much of B is made of A's chunks under the Hub's chunker
+	// (Report.Xet): both must be local files, each read whole once more.
+	Xet bool
 	// Flags, when set, names these options (by field name) in the notes about what they left out, as
 	// the caller's users give them: stdiff's notes say "tensors not compared (--metadata-only)".
 	Flags textfmt.Flags
@@ -215,6 +218,8 @@ type Report struct {
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
 	Source *SourceReport `json:"gguf_source,omitempty"`
+	// Xet is set with Options.Xet: what of B an upload after A would not send again.
+	Xet *XetShare `json:"xet,omitempty"`
 }
 
 // Outcome is canon.Found when a category of FailOn occurred, else canon.Clean.
