@@ -35,7 +35,7 @@ type Options struct {
 	Canonical bool
 	// Xet: Run computes each file's Xet hash too (File.Xet), and how much of each file after the first
 	// is made of the chunks of those before it; alone (without Content, All or Canonical) it reads any
-	// regular file as bytes, a model or not.
+	// regular file as bytes, a model or not. All computes it too, for local files.
 	Xet bool
 	// Source tunes how Run and Verify open models (the Hub's endpoint and token, HTTP limits).
 	Source source.Options

@@ -78,12 +78,12 @@ func Run(ctx context.Context, specs []string, opt Options) *Report {
 			continue
 		}
 		f := hashFile(ctx, spec, opt, opt.All && namesShard(spec))
-		if opt.Xet {
+		if opt.Xet || opt.All && isLocalFile(spec) { // the Hub's hash rides with the ecosystem hashes of a local file
 			addXet(ctx, &f, opt)
 		}
 		r.Files = append(r.Files, f)
 	}
-	if opt.Xet {
+	if opt.Xet || opt.All {
 		shareXet(r.Files)
 	}
 	return r

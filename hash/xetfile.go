@@ -169,3 +169,12 @@ func (f *File) xetRecord() any {
 	}
 	return r
 }
+
+// isLocalFile reports whether spec names a local regular file (links followed).
+func isLocalFile(spec string) bool {
+	if source.IsRemote(spec) {
+		return false
+	}
+	st, err := os.Stat(spec)
+	return err == nil && st.Mode().IsRegular()
+}

@@ -10,7 +10,7 @@ import (
 
 type hashCmd struct {
 	Content       bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
-	All           bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass, and verify hashes embedded in the metadata. A shard named on its own is hashed as the file it is."`
+	All           bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass and, of a local file, its Xet hash (see --xet), and verify hashes embedded in the metadata. A shard named on its own is hashed as the file it is."`
 	Xet           bool     `help:"Also compute each file's Xet hash, the Hugging Face Hub's identity of its bytes (the xetHash of its tree API), and how much of each file after the first is made of the chunks of those before it. Alone, any regular file is read as bytes, a model or not."`
 	Canonical     bool     `help:"Print the exact canonical bytes the structure ID hashes (with --content, the content form)."`
 	Check         bool     `short:"c" help:"Verify the hashes in the MANIFEST files named (as stdiff hash, sha256sum, sha256sum --tag or b3sum write them) against the files they name. With --xet and an hf://ORG/REPO[@REV] address first: which local files (the FILEs and folders after it) have the bytes of which files of that repository, from the Hub's file list alone (Xet hash, else LFS SHA-256, else git blob ID); nothing is downloaded."`
