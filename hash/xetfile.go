@@ -67,7 +67,7 @@ func XetOfFile(ctx context.Context, path string, opt Options) (*Xet, error) {
 	if opt.Reading != nil {
 		opt.Reading(path, st.Size())
 	}
-	res, err := xet.Sum(ctx, f, st.Size(), xet.Options{Workers: opt.Workers, Progress: opt.Progress})
+	res, err := xet.SumFile(ctx, f, st.Size(), xet.Options{Workers: opt.Workers, Progress: opt.Progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/zeebo/blake3"
@@ -36,6 +37,9 @@ type Result struct {
 // every chunk is MaxChunk long), the cuts go on serially from the last sure one: the result is the
 // same, only slower.
 const overrun = 1 << 20
+
+// errEOF is io.EOF, for sliceReader.
+var errEOF = io.EOF
 
 // bufLen is each worker's read buffer.
 const bufLen = 8 << 20
@@ -81,7 +85,10 @@ func Sum(ctx context.Context, r io.ReaderAt, size int64, opt Options) (*Result, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, bufSize(size))
+			var buf []byte
+			if _, inMemory := r.(sliceReader); !inMemory {
+				buf = make([]byte, bufSize(size))
+			}
 			for k := range next {
 				limit := size
 				if k+1 < len(starts) {
@@ -92,7 +99,7 @@ func Sum(ctx context.Context, r io.ReaderAt, size int64, opt Options) (*Result, 
 				if k+1 < len(starts) {
 					own = starts[k+1]
 				}
-				spans[k].chunks, errs[k] = chunkRange(ctx, r, size, starts[k], limit, own, buf, opt.Progress)
+				spans[k].chunks, errs[k] = chunkRangeSafe(ctx, r, size, starts[k], limit, own, buf, opt.Progress)
 				if errs[k] != nil {
 					cancel()
 				}
@@ -176,7 +183,7 @@ func join(ctx context.Context, r io.ReaderAt, size int64, spans []span, buf []by
 			if buf == nil {
 				buf = make([]byte, bufSize(size))
 			}
-			more, err := chunkRange(ctx, r, size, end, min(e, end+overrun), 0, buf, nil)
+			more, err := chunkRangeSafe(ctx, r, size, end, min(e, end+overrun), 0, buf, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -192,6 +199,26 @@ func join(ctx context.Context, r io.ReaderAt, size int64, spans []span, buf []by
 	return chain, nil
 }
 
+// ErrChanged: a mapped file was cut short while it was read (its bytes faulted).
+var ErrChanged = errors.New("xet: the file changed while it was read")
+
+// chunkRangeSafe is chunkRange, a mapped file that faults (cut short meanwhile) an ErrChanged rather
+// than a crash.
+func chunkRangeSafe(ctx context.Context, r io.ReaderAt, size, from, limit, own int64, buf []byte, progress func(int64)) (out []Chunk, err error) {
+	if _, inMemory := r.(sliceReader); inMemory {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if p := recover(); p != nil {
+				if _, fault := p.(interface{ Addr() uintptr }); !fault {
+					panic(p)
+				}
+				out, err = nil, ErrChanged
+			}
+		}()
+	}
+	return chunkRange(ctx, r, size, from, limit, own, buf, progress)
+}
+
 // chunkRange chunks r from from (a chunk's start) as long as chunks start before limit, hashing each,
 // and reports the bytes read before own; a chunk that cannot be decided before the data ends is
 // left out unless the data ends at size.
@@ -200,6 +227,12 @@ func chunkRange(ctx context.Context, r io.ReaderAt, size, from, limit, own int64
 	var out []Chunk
 	readTo := min(size, limit+MaxChunk) // bytes past limit finish the chunks that start before it
 	base, n, s := from, 0, 0            // buf[0] is at base; buf[:n] is read; the chunk starts at buf[s]
+	if mem, ok := r.(sliceReader); ok { // in memory: chunk it in place
+		buf, n = mem[from:readTo], int(readTo-from)
+		if progress != nil && from < own {
+			progress(min(readTo, own) - from)
+		}
+	}
 	for base+int64(s) < limit {
 		final := base+int64(n) == readTo && readTo == size
 		c, ok := nextCut(buf[:n], s, final)

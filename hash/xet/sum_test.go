@@ -2,7 +2,11 @@ package xet
 
 import (
 	"bytes"
+	"errors"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -71,7 +75,11 @@ func TestSumParallelEqualsSerial(t *testing.T) {
 		for _, workers := range []int{1, 3, 8} {
 			for _, piece := range []int64{0, 2 * MaxChunk, 3*MaxChunk + 12345} {
 				var read atomic.Int64
-				res, err := Sum(context.Background(), bytes.NewReader(tc.data), int64(len(tc.data)),
+				var r io.ReaderAt = bytes.NewReader(tc.data)
+				if piece == 0 {
+					r = sliceReader(tc.data) // in place, as SumFile hashes a mapped file
+				}
+				res, err := Sum(context.Background(), r, int64(len(tc.data)),
 					Options{Workers: workers, Piece: piece, Progress: func(n int64) { read.Add(n) }})
 				if err != nil {
 					t.Fatal(err)
@@ -127,4 +135,46 @@ func FuzzSumParallel(f *testing.F) {
 		}
 		sameChunks(t, "fuzz", res.Chunks, want)
 	})
+}
+
+// TestSumFile: a file, mapped or read, gets the serial pass's chunks.
+func TestSumFile(t *testing.T) {
+	data := testData(5, 3_000_000)
+	p := filepath.Join(t.TempDir(), "f.bin")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := SumFile(context.Background(), f, int64(len(data)), Options{Piece: 2 * MaxChunk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameChunks(t, "file", res.Chunks, Chunks(data))
+	if res, err = SumFile(context.Background(), f, 0, Options{}); err != nil || res.Hash != (Hash{}) {
+		t.Fatalf("empty: %v %v", res, err)
+	}
+}
+
+// TestSumFileCutShort: a mapped file cut short while it is hashed is ErrChanged, never a crash.
+func TestSumFileCutShort(t *testing.T) {
+	data := testData(6, 3_000_000)
+	p := filepath.Join(t.TempDir(), "f.bin")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Truncate(p, 100_000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SumFile(context.Background(), f, int64(len(data)), Options{Piece: 2 * MaxChunk}); !errors.Is(err, ErrChanged) {
+		t.Fatalf("%v, want ErrChanged", err)
+	}
 }
