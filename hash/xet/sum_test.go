@@ -2,12 +2,12 @@ package xet
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 )
