@@ -66,9 +66,9 @@ func TestSumParallelEqualsSerial(t *testing.T) {
 		{"empty", nil},
 		{"one byte", []byte{1}},
 		{"hello", []byte("Hello World!")},
-		{"splitmix", splitmix(0, 3_000_000)},
-		{"zeros", make([]byte, 5_000_000+17)},
-		{"mixed", testData(1, 6_000_000)},
+		{"splitmix", splitmix(0, 1_500_000)},
+		{"zeros", make([]byte, 2_000_000+17)},
+		{"mixed", testData(1, 3_000_000)},
 		{"mixed2", testData(2, 4*MaxChunk+3)},
 	} {
 		want := Chunks(tc.data)
