@@ -9,6 +9,7 @@ import (
 )
 
 type hashCmd struct {
+	AsFiles       bool     `name:"as-files" help:"Read each model named as the one file it is: a shard without its set (as check --as-files does)."`
 	Content       bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
 	All           bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass and, of a local file, its Xet hash (see --xet), and verify hashes embedded in the metadata. A shard named on its own is hashed as the file it is."`
 	Xet           bool     `help:"Also compute each file's Xet hash, the Hugging Face Hub's identity of its bytes (the xetHash of its tree API), and how much of each file after the first is made of the chunks of those before it. Alone, any regular file is read as bytes, a model or not."`
@@ -35,6 +36,7 @@ func (c *hashCmd) run(o *out) int {
 		return exitTrouble
 	}
 	add, stop := func(int64) {}, func() {} // on a terminal, for the model whose bytes are being read
+	o.src.OneFile = c.AsFiles
 	opt := hash.Options{Content: c.Content, All: c.All, Canonical: c.Canonical, Xet: c.Xet, Source: o.src,
 		Reading:  func(name string, total int64) { stop(); add, stop = o.bytesProgress("hashing "+name, total) },
 		Progress: func(n int64) { add(n) }, BareKind: c.Kind}
