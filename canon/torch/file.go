@@ -68,6 +68,7 @@ const (
 	CodeZipMalformed      = "zip-malformed"           // error: the central directory cannot be read
 	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
 	CodeZipDuplicate      = "zip-duplicate-name"      // error: two entries whose names are equal, or equal but for case
+	CodeZipVersion        = "zip-no-version"          // error: no version record PyTorch can read
 	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
 	CodeZipEncrypted      = "zip-encrypted"           // error
 	CodeZipMethod         = "zip-unsupported-method"  // error
@@ -324,7 +325,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 		f.add(CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
 		return f
 	}
-	f.dispatch(r)
+	f.dispatch(r, head)
 	f.link()
 	return f
 }

@@ -255,6 +255,9 @@ func (f *File) readZip(r io.ReaderAt) {
 		return nil
 	}
 	data := locate("data.pkl")
+	if data != nil {
+		f.checkVersion(r, locate)
+	}
 	switch {
 	case torchScript(entries, prefix):
 		f.Format = FormatTorchScript
@@ -352,4 +355,28 @@ func (f *File) checkRecordSize(se *zipEntry, key string, ref storageRef) {
 	}
 	f.add(CodeStorageSize, finding.SevError, se.header, se.name, "storage %s is %d bytes; the pickle declares %s, and torch.load (2.10 and later) refuses the difference", key, se.size, declared).Hint =
 		"the file was altered or damaged; do not load it"
+}
+
+// checkVersion refuses an archive without the version record PyTorchFileReader requires before it
+// unpickles anything (.data/version, else version, found as miniz finds them; TORCH_CHECK in
+// caffe2/serialize/inline_container.cc's init), or whose version std::stoull cannot read.
+func (f *File) checkVersion(r io.ReaderAt, locate func(string) *zipEntry) {
+	v := locate(".data/version")
+	if v == nil {
+		v = locate("version")
+	}
+	if v == nil {
+		f.add(CodeZipVersion, finding.SevError, -1, "", "the archive has no %s/version record; PyTorch refuses it", f.Prefix)
+		return
+	}
+	rr, off, end, ok := f.open(r, v, 64, false)
+	if !ok {
+		return
+	}
+	b, _ := readAt(rr, off, int(min(end-off, 64)))
+	t := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	t = strings.TrimPrefix(strings.TrimPrefix(t, "+"), "-")
+	if t == "" || t[0] < '0' || t[0] > '9' {
+		f.add(CodeZipVersion, finding.SevError, v.dataOffset, v.name, "the version record %q is no number; PyTorch refuses the archive", b)
+	}
 }
