@@ -324,6 +324,9 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)}))
 	}
 	if !opt.MetadataOnly {
+		var aliases []Note
+		m.removed, m.added, aliases = aliasDrops(a.Model, b.Model, m.matched, m.removed, m.added)
+		r.Notes = append(r.Notes, aliases...)
 		compareTensors(r, a, b, opt, m, read)
 		shardNotes(r, a.Model, b.Model, m.matched)
 	} else {

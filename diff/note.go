@@ -57,6 +57,12 @@ const (
 	NoteTensorOrder = NoteCode(delta.Order)
 	// NoteOffsets: the tensor data is laid out at other offsets.
 	NoteOffsets = NoteCode(delta.Offsets)
+	// NoteAliasDropped: a tensor of a (Key) views the bytes of another tensor of a (Old, a tied
+	// weight), which is on both sides; b has no tensor of its name, as a conversion drops aliases.
+	NoteAliasDropped NoteCode = "tensors.alias-dropped"
+	// NoteAliasAdded: a tensor of b (Key) is a tied alias of another tensor of b (Old) on both sides;
+	// a has no tensor of its name.
+	NoteAliasAdded NoteCode = "tensors.alias-added"
 	// NoteKeyOrder: the metadata keys are in another order.
 	NoteKeyOrder = NoteCode(delta.KeyOrder)
 )
@@ -164,6 +170,10 @@ func newNote(n Note) Note {
 		n.Message = "tensors are listed in a different order in the header"
 	case NoteOffsets:
 		n.Message = "tensor data is laid out differently (other offsets)"
+	case NoteAliasDropped:
+		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is dropped: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
+	case NoteAliasAdded:
+		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is added: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
 	case NoteKeyOrder:
 		n.Message = "metadata keys are in a different order"
 	}
