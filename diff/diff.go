@@ -101,7 +101,9 @@ type Change struct {
 	// NameB, Transform, Heads and MatchesUnder are set for a GGUF compared with its Hugging Face
 	// source (see SourceReport): NameB is the tensor's name on side b, Transform the conversion
 	// undone to compare the two (with Heads for TransformPermuteQK), and MatchesUnder, when the values
-	// differ under that transform but match under another, that other one.
+	// differ under that transform but match under another, that other one. For an ONNX export
+	// compared with its source (package onnxsrc), Name is the source tensor's name and NameB the
+	// initializer's, whichever side each is on, and Transform is TransformTranspose or absent.
 	NameB        string       `json:"name_b,omitempty"`
 	Transform    Transform    `json:"transform,omitempty"`
 	Heads        int          `json:"heads,omitempty"`
@@ -327,6 +329,7 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		var aliases []Note
 		m.removed, m.added, aliases = aliasDrops(a.Model, b.Model, m.matched, m.removed, m.added)
 		r.Notes = append(r.Notes, aliases...)
+		r.Notes = append(r.Notes, m.notes...)
 		compareTensors(r, a, b, opt, m, read)
 		shardNotes(r, a.Model, b.Model, m.matched)
 	} else {
@@ -520,6 +523,11 @@ func describe(s Side, i int) Tensor {
 type matching struct {
 	matched        [][2]int
 	removed, added []int
+	// undone, when set, is parallel to matched: what was undone to pair an ONNX export's initializer
+	// with its source tensor (package onnxsrc); the zero undo for a pair by name. notes are the notes
+	// of that pairing.
+	undone []undo
+	notes  []Note
 }
 
 func matchTensors(a, b *canon.Model, opt Options) matching {
@@ -578,7 +586,8 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		if ta.DType != tb.DType {
 			fields = append(fields, "dtype")
 		}
-		if !equalShape(ta.Shape, tb.Shape) {
+		shapeA, shapeB := m.shapes(k, ta, tb)
+		if !equalShape(shapeA, shapeB) {
 			fields = append(fields, "shape")
 		}
 		if ta.Len() != tb.Len() {
@@ -606,6 +615,15 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 			sum = &SummaryChange{From: *a.Stats[i], To: *b.Stats[j]}
 		}
 		ch := Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum}
+		if ta.Name != tb.Name {
+			ch.NameB = tb.Name
+			if m.undone != nil && m.undo(k).side == 0 { // an ONNX export on side a: named by its source
+				ch.Name, ch.NameB = tb.Name, ta.Name
+			}
+		}
+		if u := m.undo(k); u.transform != "" {
+			ch.Transform = u.transform
+		}
 		if len(fields) == 1 && fields[0] == "data" {
 			ch.ValuesEqual = equalValues(ta.DType, vals)
 		}

@@ -122,13 +122,17 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 			renames[rn.From] = rn.To
 		}
 	}
-	var shared string // what the group before says; a million alike groups share one text
+	pairedAs := pairedAs(r)
+		var shared string // what the group before says; a million alike groups share one text
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
 		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == Changed || g.Kind == Requantized || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
 			shared = t.groupText(g, r.Tolerance != nil)
 		}
 		what := shared
+		if as := pairedAs[g.Pattern]; as != "" && g.Count == 1 {
+			what += t.opt.Palette.Dim(as)
+		}
 		if !t.opt.Full {
 			name := textfmt.Escape(g.Pattern)
 			if g.Kind == Renamed {
