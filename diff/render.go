@@ -123,7 +123,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 		}
 	}
 	pairedAs := pairedAs(r)
-		var shared string // what the group before says; a million alike groups share one text
+	var shared string // what the group before says; a million alike groups share one text
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
 		if p := &r.Tensors.Groups[max(i-1, 0)]; i == 0 || g.Kind == Changed || g.Kind == Requantized || g.Kind != p.Kind || g.Tensor != p.Tensor || g.Confirmed != p.Confirmed {
