@@ -260,7 +260,7 @@ func (m *Model) Params() (per []ParamCount, total ParamCount) {
 	roles, _ := m.Roles()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		if t.NameOnly() || roles[i] != RoleWeight {
+		if t.NameOnly() || RoleAt(roles, i) != RoleWeight {
 			continue
 		}
 		k, ok := idx[t.DType]

@@ -47,8 +47,13 @@ var (
 // it aliases (aliasOf[i] is -1 for every other tensor). Tensors of PyTorch files alias when they
 // view one storage at the same offset with the same dtype, shape and stride (the first in file order
 // is the one kept); optimizer and training state are told by the top-level keys of a training
-// checkpoint; ONNX graph constants by where they are. Every other tensor is a RoleWeight.
+// checkpoint; ONNX graph constants by where they are. Every other tensor is a RoleWeight. Where
+// every tensor is a weight (safetensors, GGUF: every format but PyTorch and ONNX) both are nil, so
+// that a header of millions of tensors costs nothing more; RoleAt reads either.
 func (m *Model) Roles() (roles []Role, aliasOf []int) {
+	if m.ONNX == nil && m.Torch == nil {
+		return nil, nil
+	}
 	roles, aliasOf = make([]Role, len(m.Tensors)), make([]int, len(m.Tensors))
 	for i := range roles {
 		roles[i], aliasOf[i] = RoleWeight, -1
@@ -111,6 +116,14 @@ func dimsKey(shape, stride []int64) string {
 	return string(b)
 }
 
+// RoleAt is the role of the i-th tensor in roles (Roles's): RoleWeight where roles is nil.
+func RoleAt(roles []Role, i int) Role {
+	if roles == nil {
+		return RoleWeight
+	}
+	return roles[i]
+}
+
 // RoleCount is the tensors of one role other than RoleWeight, counted as Params counts: tensors,
 // elements and bytes.
 type RoleCount struct {
@@ -124,6 +137,9 @@ type RoleCount struct {
 // aliases, optimizer and training state, graph constants.
 func (m *Model) ParamsApart() []RoleCount {
 	roles, _ := m.Roles()
+	if roles == nil {
+		return nil
+	}
 	var out []RoleCount
 	for _, r := range RoleOrder[1:] {
 		c := RoleCount{Role: r}

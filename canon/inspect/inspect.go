@@ -128,10 +128,17 @@ type Tensor struct {
 	// Shard is the file of a shard set that holds the tensor ("" for a model in one file). A tensor of
 	// a missing shard (the one its index names) is known by this and its name only: DType "", Shape [].
 	Shard string `json:"shard,omitempty"`
-	// Role is what the tensor is when it is not a weight of the model (canon.Role: alias, optimizer,
-	// training, constant); absent for a weight. AliasOf names the tensor an alias views.
-	Role    canon.Role `json:"role,omitempty"`
-	AliasOf string     `json:"alias_of,omitempty"`
+	// TensorRole, for a tensor that is not a weight of the model, says what it is (in JSON its fields
+	// are the tensor's: role, alias_of); nil for a weight.
+	*TensorRole
+}
+
+// TensorRole is what a tensor that is not a weight of the model is.
+type TensorRole struct {
+	// Role is canon.Role: alias, optimizer, training, constant.
+	Role canon.Role `json:"role"`
+	// AliasOf names the tensor an alias views.
+	AliasOf string `json:"alias_of,omitempty"`
 }
 
 // Metadata is metadata in file order; its JSON is an object with the keys in that order.
@@ -309,11 +316,11 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		if shards != nil {
 			c.Tensors[i].Shard = shards[i]
 		}
-		if roles[i] != canon.RoleWeight {
-			c.Tensors[i].Role = roles[i]
-		}
-		if aliasOf[i] >= 0 {
-			c.Tensors[i].AliasOf = m.Tensors[aliasOf[i]].Name
+		if r := canon.RoleAt(roles, i); r != canon.RoleWeight {
+			c.Tensors[i].TensorRole = &TensorRole{Role: r}
+			if aliasOf[i] >= 0 {
+				c.Tensors[i].AliasOf = m.Tensors[aliasOf[i]].Name
+			}
 		}
 	}
 	return c, nil

@@ -74,8 +74,9 @@ func TestParamsCountWeightsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tn := range c.Tensors {
-		if want := map[string]string{"head.weight": "emb.weight"}[tn.Name]; tn.AliasOf != want || (want != "") != (tn.Role == canon.RoleAlias) {
-			t.Errorf("%s: role %q alias of %q, want alias of %q", tn.Name, tn.Role, tn.AliasOf, want)
+		want := map[string]string{"head.weight": "emb.weight"}[tn.Name]
+		if (want == "") != (tn.TensorRole == nil) || want != "" && (tn.Role != canon.RoleAlias || tn.AliasOf != want) {
+			t.Errorf("%s: role %+v, want alias of %q", tn.Name, tn.TensorRole, want)
 		}
 	}
 }

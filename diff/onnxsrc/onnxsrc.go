@@ -116,7 +116,7 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 	for i := range om.Tensors {
 		t := &om.Tensors[i]
 		switch j, ok := index.Find(t.Name); {
-		case roles[i] == canon.RoleConstant:
+		case canon.RoleAt(roles, i) == canon.RoleConstant:
 			res.Constants = append(res.Constants, i)
 		case !keep(t.Name):
 		case ok && !pairedS[j]:
