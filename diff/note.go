@@ -176,7 +176,7 @@ func newNote(n Note) Note {
 		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is added: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
 	case NoteKeyOrder:
 		n.Message = "metadata keys are in a different order"
-	case NoteGraphConstants, NotePairedByValue, NoteGraphCopy:
+	case NoteGraphConstants, NotePairedByValue, NoteGraphCopy, NoteGraphShared:
 		n.Message = onnxNote(n)
 	}
 	return n

@@ -25,6 +25,10 @@ const (
 	// NoteGraphCopy: an initializer of the ONNX model (Key) holds the values of a source tensor (Old)
 	// that is paired already, under a transform (New): a tied weight the exporter wrote twice.
 	NoteGraphCopy NoteCode = "tensors.graph-copy"
+	// NoteGraphShared: Count source tensors have the values of an initializer paired with another
+	// source tensor (the exporter keeps one initializer of tensors with equal values, such as every
+	// layer's LayerNorm weight, all ones); Key is the first, Old the initializer that holds it.
+	NoteGraphShared NoteCode = "tensors.graph-shared"
 )
 
 // undo is what was undone to pair two tensors: a transform of the tensor on side side.
@@ -107,6 +111,10 @@ func onnxMatching(ctx context.Context, a, b *source.Opened, side int, opt Option
 	for _, c := range res.Copies {
 		m.notes = append(m.notes, newNote(Note{Code: NoteGraphCopy, Key: o.Model.Tensors[c.ONNX].Name, Old: s.Model.Tensors[c.Source].Name, New: string(c.Transform)}))
 	}
+	if n := len(res.Shared); n > 0 {
+		sh := res.Shared[0]
+		m.notes = append(m.notes, newNote(Note{Code: NoteGraphShared, Count: n, Key: s.Model.Tensors[sh.Source].Name, Old: o.Model.Tensors[sh.ONNX].Name}))
+	}
 	if n := len(res.Constants); n > 0 {
 		m.notes = append(m.notes, newNote(Note{Code: NoteGraphConstants, Count: n}))
 	}
@@ -120,6 +128,9 @@ func onnxNote(n Note) string {
 		return fmt.Sprintf("%s of the ONNX graph (Constant nodes) left out: not weights", textfmt.Plural(n.Count, "constant"))
 	case NotePairedByValue:
 		return fmt.Sprintf("%s of the ONNX model paired with source tensors of other names by value or shape (%s transposed back)", textfmt.Plural(n.Count, "initializer"), n.Old)
+	case NoteGraphShared:
+		return fmt.Sprintf("%s of the source held by an initializer the exporter shares with another of equal values (the first, %s, by %s): not a difference",
+			textfmt.Plural(n.Count, "tensor"), strconv.Quote(n.Key), strconv.Quote(n.Old))
 	case NoteGraphCopy:
 		how := ""
 		if n.New != string(TransformNone) {

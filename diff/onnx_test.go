@@ -52,3 +52,23 @@ func TestONNXExportAgainstSource(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXExportSharedInitializers: the exporter keeps one initializer of tensors with equal values
+// (two LayerNorms' weights, all ones, and biases, all zeros: oracle.json's layers_initializers has
+// blocks.0.ln.* only). The source tensors it dropped are held by the one it kept: a note, and the
+// export is identical to its source (before: "- blocks.1.ln.bias", "- blocks.1.ln.weight", exit 1).
+func TestONNXExportSharedInitializers(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{{"layers.safetensors", "layers.onnx"}, {"layers.onnx", "layers.safetensors"}} {
+		r, err := Models(t.Context(), openExport(t, tc.a), openExport(t, tc.b), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome() != canon.Clean || len(r.Tensors.Added)+len(r.Tensors.Removed)+len(r.Tensors.Changed) != 0 {
+			t.Errorf("%s → %s: categories %v, tensors %+v", tc.a, tc.b, r.Categories, r.Tensors)
+		}
+		i := slices.IndexFunc(r.Notes, func(n Note) bool { return n.Code == NoteGraphShared })
+		if i < 0 || r.Notes[i].Count != 2 || r.Notes[i].Key != "blocks.1.ln.bias" || r.Notes[i].Old != "blocks.0.ln.bias" {
+			t.Errorf("%s → %s: notes %+v", tc.a, tc.b, r.Notes)
+		}
+	}
+}

@@ -71,6 +71,9 @@ type Pair struct {
 type Result struct {
 	Pairs  []Pair
 	Copies []Pair
+	// Shared are source tensors whose values an initializer paired with another source tensor holds:
+	// the exporter keeps one initializer of tensors with equal values. Pairs too, listed apart.
+	Shared []Pair
 	// Constants are the ONNX model's graph constants (canon.RoleConstant), kept apart: not weights.
 	Constants []int
 	// UnpairedONNX and UnpairedSource are the tensors left unpaired, in file order.
@@ -137,11 +140,6 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 			wanted[key(t.DType, transposed(t.Shape))] = true
 		}
 	}
-	type job struct {
-		side      int // 0 the ONNX model, 1 the source
-		i         int
-		transpose bool
-	}
 	var jobs []job
 	for _, i := range loose {
 		if t := &om.Tensors[i]; t.Len() > 0 && inFile(o, t) {
@@ -156,36 +154,8 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 			jobs = append(jobs, job{1, j, false})
 		}
 	}
-	digests := make([][32]byte, len(jobs))
 	opened := [2]*source.Opened{o, s}
-	err := pool.RunWith(ctx, opt.Workers, len(jobs), func() []byte { return make([]byte, 1<<20) }, func(ctx context.Context, buf []byte, k int) error {
-		jb := jobs[k]
-		m := opened[jb.side].Model
-		t := &m.Tensors[jb.i]
-		vt := values.TensorOf(opened[jb.side].Source, m, t)
-		r := io.ReaderAt(vt.R)
-		off := vt.Off
-		if jb.transpose {
-			r, off = Transposed(vt, t.Shape), 0
-		}
-		h := blake3.New()
-		for pos := int64(0); pos < vt.Len; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n := min(int64(len(buf)), vt.Len-pos)
-			if _, err := r.ReadAt(buf[:n], off+pos); err != nil {
-				return err
-			}
-			h.Write(buf[:n])
-			pos += n
-			if opt.Progress != nil && !jb.transpose {
-				opt.Progress(n)
-			}
-		}
-		h.Sum(digests[k][:0])
-		return nil
-	})
+	digests, err := digestAll(ctx, opened, jobs, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -241,6 +211,12 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 		}
 	}
 
+	// Shared: a source tensor whose values an initializer paired already holds (the exporter keeps one
+	// initializer of tensors with equal values: the LayerNorm weights of every layer, all ones).
+	if err := shareValues(ctx, opened, res, pairedS, onnxDigest, jobs, digests, keep, opt); err != nil {
+		return nil, err
+	}
+
 	// By shape, in file order: what is left (an edited weight).
 	unpaired := map[string][]int{} // shape → unpaired source tensors, in file order
 	for j := range sm.Tensors {
@@ -279,6 +255,137 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 	}
 	slices.SortFunc(res.Pairs, func(x, y Pair) int { return x.ONNX - y.ONNX })
 	return res, nil
+}
+
+// shareValues finds the unpaired source tensors whose values equal those of an initializer paired
+// already (as it is, or transposed), adds them to res.Shared and marks them paired. It hashes only the
+// unpaired source tensors and the paired initializers of a dtype and shape (as is or transposed) one
+// of them has, that are not hashed yet (digests holds those of jobs).
+func shareValues(ctx context.Context, opened [2]*source.Opened, res *Result, pairedS []bool, onnxDigest [2]map[int][32]byte,
+	jobs []job, digests [][32]byte, keep func(string) bool, opt Options) error {
+	om, sm := opened[0].Model, opened[1].Model
+	srcDigest := map[int][32]byte{}
+	for k, jb := range jobs {
+		if jb.side == 1 {
+			srcDigest[jb.i] = digests[k]
+		}
+	}
+	var unpaired []int
+	keys := map[string]bool{} // of the unpaired source tensors
+	for j := range sm.Tensors {
+		if t := &sm.Tensors[j]; !pairedS[j] && keep(t.Name) && !t.NameOnly() && t.Len() > 0 && inFile(opened[1], t) {
+			unpaired = append(unpaired, j)
+			keys[key(t.DType, t.Shape)] = true
+		}
+	}
+	if len(unpaired) == 0 {
+		return nil
+	}
+	var more []job
+	for _, j := range unpaired {
+		if _, ok := srcDigest[j]; !ok {
+			more = append(more, job{1, j, false})
+		}
+	}
+	var paired []Pair
+	for _, p := range res.Pairs {
+		t := &om.Tensors[p.ONNX]
+		if t.Len() == 0 || !inFile(opened[0], t) {
+			continue
+		}
+		paired = append(paired, p)
+		if _, ok := onnxDigest[0][p.ONNX]; !ok && keys[key(t.DType, t.Shape)] {
+			more = append(more, job{0, p.ONNX, false})
+		}
+		if _, ok := onnxDigest[1][p.ONNX]; !ok && len(t.Shape) == 2 && t.Shape[0] > 1 && t.Shape[1] > 1 && keys[key(t.DType, transposed(t.Shape))] {
+			more = append(more, job{0, p.ONNX, true})
+		}
+	}
+	d, err := digestAll(ctx, opened, more, opt)
+	if err != nil {
+		return err
+	}
+	for k, jb := range more {
+		switch {
+		case jb.side == 1:
+			srcDigest[jb.i] = d[k]
+		case jb.transpose:
+			onnxDigest[1][jb.i] = d[k]
+		default:
+			onnxDigest[0][jb.i] = d[k]
+		}
+	}
+	held := map[string]Pair{} // dtype, shape as the source has it, digest → the first initializer holding it
+	for _, p := range paired {
+		t := &om.Tensors[p.ONNX]
+		for _, tr := range []Transform{TransformNone, TransformTranspose} {
+			shape, dg, ok := t.Shape, [32]byte{}, false
+			if tr == TransformTranspose {
+				if len(t.Shape) != 2 {
+					break
+				}
+				shape = transposed(t.Shape)
+				dg, ok = onnxDigest[1][p.ONNX]
+			} else {
+				dg, ok = onnxDigest[0][p.ONNX]
+			}
+			if k := key(t.DType, shape) + string(dg[:]); ok {
+				if _, seen := held[k]; !seen {
+					held[k] = Pair{ONNX: p.ONNX, Transform: tr, How: ByValue}
+				}
+			}
+		}
+	}
+	for _, j := range unpaired {
+		t := &sm.Tensors[j]
+		dg := srcDigest[j]
+		if p, ok := held[key(t.DType, t.Shape)+string(dg[:])]; ok {
+			p.Source, pairedS[j] = j, true
+			res.Shared = append(res.Shared, p)
+		}
+	}
+	return nil
+}
+
+// job is a tensor to hash: of the ONNX model (side 0) or the source (1), as it is or transposed.
+type job struct {
+	side      int
+	i         int
+	transpose bool
+}
+
+// digestAll computes the BLAKE3 of each job's bytes, on opt.Workers goroutines with a buffer each.
+func digestAll(ctx context.Context, opened [2]*source.Opened, jobs []job, opt Options) ([][32]byte, error) {
+	digests := make([][32]byte, len(jobs))
+	err := pool.RunWith(ctx, opt.Workers, len(jobs), func() []byte { return make([]byte, 1<<20) }, func(ctx context.Context, buf []byte, k int) error {
+		jb := jobs[k]
+		m := opened[jb.side].Model
+		t := &m.Tensors[jb.i]
+		vt := values.TensorOf(opened[jb.side].Source, m, t)
+		r := io.ReaderAt(vt.R)
+		off := vt.Off
+		if jb.transpose {
+			r, off = Transposed(vt, t.Shape), 0
+		}
+		h := blake3.New()
+		for pos := int64(0); pos < vt.Len; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := min(int64(len(buf)), vt.Len-pos)
+			if _, err := r.ReadAt(buf[:n], off+pos); err != nil {
+				return err
+			}
+			h.Write(buf[:n])
+			pos += n
+			if opt.Progress != nil && !jb.transpose {
+				opt.Progress(n)
+			}
+		}
+		h.Sum(digests[k][:0])
+		return nil
+	})
+	return digests, err
 }
 
 // inFile reports whether a tensor's bytes are all in its file.

@@ -13,6 +13,8 @@ tied to its head, saved as:
   model.onnx       torch.onnx.export (TorchScript exporter, offline): Linear weights stored transposed
                    as onnx::MatMul_N initializers, Constant nodes for the shapes
   edited.onnx      model.onnx exported after fc1.weight[0,0] was changed the same way
+  layers.safetensors, layers.onnx  a model of two blocks with a LayerNorm each: their weights (all
+                   ones) and biases (all zeros) are equal, and the exporter keeps one initializer of each
   oracle.json      what torch says: parameter count (model.parameters()), the tensors of each file
 """
 import json
@@ -106,6 +108,36 @@ esd = {k: v for k, v in edited.state_dict().items() if k != "head.weight"}
 save_safetensors("edited.safetensors", esd)
 export(edited, "edited.onnx")
 
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.ln = nn.LayerNorm(dim)
+        self.up = nn.Linear(dim, 2 * dim)
+        self.down = nn.Linear(2 * dim, dim)
+
+    def forward(self, h):
+        return h + self.down(torch.relu(self.up(self.ln(h))))
+
+
+class Layers(nn.Module):
+    def __init__(self, vocab=8, dim=4, n=2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList([Block(dim) for _ in range(n)])
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        for b in self.blocks:
+            h = b(h)
+        return h
+
+
+layers = Layers().eval()
+save_safetensors("layers.safetensors", layers.state_dict())
+export(layers, "layers.onnx")
+
 import onnx
 from onnx import numpy_helper
 
@@ -132,6 +164,7 @@ for i in m.graph.initializer:
             pairs[i.name] = [k, "transpose"]
             break
 oracle["onnx_pairs"] = pairs
+oracle["layers_initializers"] = sorted(i.name for i in onnx.load("layers.onnx").graph.initializer)
 with open("oracle.json", "w") as f:
     json.dump(oracle, f, indent=1, sort_keys=True)
     f.write("\n")
