@@ -219,7 +219,12 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 
 	// By shape, in file order: what is left (an edited weight).
 	unpaired := map[string][]int{} // shape → unpaired source tensors, in file order
+	srcRoles, _ := sm.Roles()
 	for j := range sm.Tensors {
+		switch canon.RoleAt(srcRoles, j) {
+		case canon.RoleOptimizer, canon.RoleTraining: // an Adam moment has its weight's shape: never its pair
+			continue
+		}
 		if t := &sm.Tensors[j]; !pairedS[j] && keep(t.Name) && !t.NameOnly() {
 			unpaired[key("", t.Shape)] = append(unpaired[key("", t.Shape)], j)
 		}

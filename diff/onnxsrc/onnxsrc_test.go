@@ -103,3 +103,26 @@ func TestTransposed(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchSkipsOptimizerState: in a training script's checkpoint whose optimizer state comes first,
+// the Adam moments of fc1.weight have its shape; the edited weight of the export still pairs with
+// model.fc1.weight, never with a moment.
+func TestMatchSkipsOptimizerState(t *testing.T) {
+	o, s := open(t, "edited.onnx"), open(t, "trainer.pt")
+	res, err := Match(t.Context(), o, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range res.Pairs {
+		if p.How == ByShape {
+			n++
+			if got := s.Model.Tensors[p.Source].Name; got != "model.fc1.weight" {
+				t.Errorf("%s pairs by shape with %s, want model.fc1.weight", o.Model.Tensors[p.ONNX].Name, got)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d pairs by shape, want 1", n)
+	}
+}

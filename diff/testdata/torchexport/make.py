@@ -6,6 +6,7 @@ tied to its head, saved as:
   model.pt         torch.save(model.state_dict()): head.weight aliases emb.weight (one storage)
   lightning.ckpt   a PyTorch Lightning checkpoint of it after one Adam step (optimizer state, epoch,
                    global_step, a ModelCheckpoint callback's best_model_score)
+  trainer.pt       {"optimizer": ..., "model": state dict, "epoch": 0}, as training scripts save
   model.safetensors the state dict as transformers' save_model writes it: the tied alias head.weight
                    dropped, every other tensor contiguous, written by hand (the safetensors format;
                    no safetensors package is needed)
@@ -95,6 +96,8 @@ ckpt = {
     "lr_schedulers": [],
 }
 torch.save(ckpt, "lightning.ckpt")
+# a training script's checkpoint, its optimizer state first (an Adam moment has its weight's shape)
+torch.save({"optimizer": opt.state_dict(), "model": model.state_dict(), "epoch": 0}, "trainer.pt")
 
 kept = {k: v for k, v in sd.items() if k != "head.weight"}  # save_model drops the tied alias
 save_safetensors("model.safetensors", kept)
