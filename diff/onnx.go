@@ -164,3 +164,13 @@ func pairedAs(r *Report) map[string]string {
 	}
 	return out
 }
+
+// valuesShape is the shape the values of a change were compared in (its flat indices count in):
+// side a's, but the source's for an ONNX initializer on side a paired transposed with its source
+// (Change.Name is then the source's name, on side b).
+func valuesShape(c *Change) []uint64 {
+	if c.Transform == TransformTranspose && c.NameB != "" && c.Old.Name == c.NameB && c.New.Name == c.Name {
+		return c.New.Shape
+	}
+	return c.Old.Shape
+}

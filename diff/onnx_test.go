@@ -72,3 +72,18 @@ func TestONNXExportSharedInitializers(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesShape: the place of the largest difference is given in the shape the values were compared
+// in: the source's, whichever side the transposed ONNX initializer is on.
+func TestValuesShape(t *testing.T) {
+	src := Tensor{Name: "fc1.weight", Shape: []uint64{12, 8}}
+	onnx := Tensor{Name: "onnx::MatMul_30", Shape: []uint64{8, 12}}
+	for _, c := range []Change{
+		{Name: "fc1.weight", NameB: "onnx::MatMul_30", Transform: TransformTranspose, Old: src, New: onnx},
+		{Name: "fc1.weight", NameB: "onnx::MatMul_30", Transform: TransformTranspose, Old: onnx, New: src},
+	} {
+		if got := coords(valuesShape(&c), 9); got != "[1, 1]" {
+			t.Errorf("%s → %s: index 9 at %s, want [1, 1] of [12, 8]", c.Old.Name, c.New.Name, got)
+		}
+	}
+}

@@ -465,7 +465,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			d := c.Values
 			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", markdown.Code(c.Name), num(d.RelL2), num(d.MaxAbsDiff),
-				coords(c.Old.Shape, d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
+				coords(valuesShape(c), d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
 		}
 	}
 	if r.Source != nil {
