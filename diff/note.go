@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff/onnxsrc"
 )
 
 // NoteCode names a note: a difference between the models that does not count (layout, formatting,
@@ -177,7 +178,7 @@ func newNote(n Note) Note {
 	case NoteKeyOrder:
 		n.Message = "metadata keys are in a different order"
 	case NoteGraphConstants, NotePairedByValue, NoteGraphCopy, NoteGraphShared:
-		n.Message = onnxNote(n)
+		n.Message = onnxsrc.Message(onnxsrc.NoteCode(n.Code), n.Count, n.Key, n.Old, n.New)
 	}
 	return n
 }

@@ -2,7 +2,6 @@ package diff
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/stdiff/stdiff/canon"
@@ -12,23 +11,12 @@ import (
 	"github.com/stdiff/stdiff/diff/onnxsrc"
 )
 
-// An ONNX export compared with its source pairs by value (package onnxsrc): these are the notes of
-// that pairing.
+// The notes of an ONNX export compared with its source (package onnxsrc says what each means).
 const (
-	// NoteGraphConstants: Count tensors of the ONNX model are graph constants (Constant nodes' values,
-	// tensor attributes), not weights: left out of a comparison with its source.
-	NoteGraphConstants NoteCode = "scope.graph-constants"
-	// NotePairedByValue: Count initializers of the ONNX model are paired with source tensors of other
-	// names by their values (Old: how many of them transposed, as torch.onnx.export stores Linear
-	// weights), or by shape where their values differ (a change, with name_b and transform).
-	NotePairedByValue NoteCode = "tensors.paired-by-value"
-	// NoteGraphCopy: an initializer of the ONNX model (Key) holds the values of a source tensor (Old)
-	// that is paired already, under a transform (New): a tied weight the exporter wrote twice.
-	NoteGraphCopy NoteCode = "tensors.graph-copy"
-	// NoteGraphShared: Count source tensors have the values of an initializer paired with another
-	// source tensor (the exporter keeps one initializer of tensors with equal values, such as every
-	// layer's LayerNorm weight, all ones); Key is the first, Old the initializer that holds it.
-	NoteGraphShared NoteCode = "tensors.graph-shared"
+	NoteGraphConstants = NoteCode(onnxsrc.NoteGraphConstants)
+	NotePairedByValue  = NoteCode(onnxsrc.NotePairedByValue)
+	NoteGraphCopy      = NoteCode(onnxsrc.NoteGraphCopy)
+	NoteGraphShared    = NoteCode(onnxsrc.NoteGraphShared)
 )
 
 // undo is what was undone to pair two tensors: a transform of the tensor on side side.
@@ -119,26 +107,6 @@ func onnxMatching(ctx context.Context, a, b *source.Opened, side int, opt Option
 		m.notes = append(m.notes, newNote(Note{Code: NoteGraphConstants, Count: n}))
 	}
 	return m, nil
-}
-
-// onnxNote is the message of an ONNX pairing note.
-func onnxNote(n Note) string {
-	switch n.Code {
-	case NoteGraphConstants:
-		return fmt.Sprintf("%s of the ONNX graph (Constant nodes) left out: not weights", textfmt.Plural(n.Count, "constant"))
-	case NotePairedByValue:
-		return fmt.Sprintf("%s of the ONNX model paired with source tensors of other names by value or shape (%s transposed back)", textfmt.Plural(n.Count, "initializer"), n.Old)
-	case NoteGraphShared:
-		return fmt.Sprintf("%s of the source held by an initializer the exporter shares with another of equal values (the first, %s, by %s): not a difference",
-			textfmt.Plural(n.Count, "tensor"), strconv.Quote(n.Key), strconv.Quote(n.Old))
-	case NoteGraphCopy:
-		how := ""
-		if n.New != string(TransformNone) {
-			how = " " + n.New + "d"
-		}
-		return fmt.Sprintf("%s holds the values of %s%s, paired already: a tied weight the exporter wrote twice, not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old), how)
-	}
-	return ""
 }
 
 // pairedAs says, by the name of each change of a tensor paired under another name with an ONNX

@@ -19,6 +19,7 @@ package onnxsrc
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -41,6 +42,54 @@ const (
 	// stores the weight of a Linear layer for the MatMul that reads it.
 	TransformTranspose Transform = "transpose"
 )
+
+// NoteCode names a note of a comparison of an ONNX export with its source; package diff's notes carry
+// them. Codes are stable and safe to match in scripts; cmd/stdiff/docs/scripting.md lists them.
+type NoteCode string
+
+// Note codes; Count, Key, Old and New are the particulars of package diff's Note.
+const (
+	// NoteGraphConstants: Count tensors of the ONNX model are graph constants (Constant nodes' values,
+	// tensor attributes), not weights: left out of a comparison with its source.
+	NoteGraphConstants NoteCode = "scope.graph-constants"
+	// NotePairedByValue: Count initializers of the ONNX model are paired with source tensors of other
+	// names by their values (Old: how many of them transposed, as torch.onnx.export stores Linear
+	// weights), or by shape where their values differ (a change, with name_b and transform).
+	NotePairedByValue NoteCode = "tensors.paired-by-value"
+	// NoteGraphCopy: an initializer of the ONNX model (Key) holds the values of a source tensor (Old)
+	// that is paired already, under a transform (New): a tied weight the exporter wrote twice.
+	NoteGraphCopy NoteCode = "tensors.graph-copy"
+	// NoteGraphShared: Count source tensors have the values of an initializer paired with another
+	// source tensor (the exporter keeps one initializer of tensors with equal values, such as every
+	// layer's LayerNorm weight, all ones); Key is the first, Old the initializer that holds it.
+	NoteGraphShared NoteCode = "tensors.graph-shared"
+)
+
+// Message is a note in words, from its code and particulars.
+func Message(code NoteCode, count int, key, old, new string) string {
+	plural := func(n int, w string) string {
+		if n == 1 {
+			return "1 " + w
+		}
+		return strconv.Itoa(n) + " " + w + "s"
+	}
+	switch code {
+	case NoteGraphConstants:
+		return fmt.Sprintf("%s of the ONNX graph (Constant nodes) left out: not weights", plural(count, "constant"))
+	case NotePairedByValue:
+		return fmt.Sprintf("%s of the ONNX model paired with source tensors of other names by value or shape (%s transposed back)", plural(count, "initializer"), old)
+	case NoteGraphShared:
+		return fmt.Sprintf("%s of the source held by an initializer the exporter shares with another of equal values (the first, %s, by %s): not a difference",
+			plural(count, "tensor"), strconv.Quote(key), strconv.Quote(old))
+	case NoteGraphCopy:
+		how := ""
+		if new != string(TransformNone) {
+			how = " " + new + "d"
+		}
+		return fmt.Sprintf("%s holds the values of %s%s, paired already: a tied weight the exporter wrote twice, not a difference", strconv.Quote(key), strconv.Quote(old), how)
+	}
+	return ""
+}
 
 // How says how a pair was found.
 type How int
