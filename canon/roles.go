@@ -157,3 +157,32 @@ func (m *Model) ParamsApart() []RoleCount {
 	}
 	return out
 }
+
+// Untie takes out of list (indices of m's tensors missing on the other side of a comparison) the tied
+// aliases of a tensor in kept (indices of m's tensors on both sides), and the tensors an alias in
+// kept views: a conversion drops aliases (transformers' save_model, convert.py). It returns what is
+// left and, for each tensor taken out, its index and that of the tensor kept in its place.
+func (m *Model) Untie(list, kept []int) (left []int, tied [][2]int) {
+	_, aliasOf := m.Roles()
+	if len(list) == 0 || aliasOf == nil {
+		return list, nil
+	}
+	group := func(i int) int {
+		if aliasOf[i] >= 0 {
+			return aliasOf[i]
+		}
+		return i
+	}
+	keeper := map[int]int{} // group → a tensor of it on both sides
+	for _, k := range kept {
+		keeper[group(k)] = k
+	}
+	for _, i := range list {
+		if k, ok := keeper[group(i)]; ok { // a tensor in list is in kept: k is another
+			tied = append(tied, [2]int{i, k})
+		} else {
+			left = append(left, i)
+		}
+	}
+	return left, tied
+}

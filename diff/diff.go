@@ -20,6 +20,7 @@ import (
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/onnxsrc"
 )
 
 // Options choose what Compare and Models look at, and what counts as a failure.
@@ -530,11 +531,10 @@ func describe(s Side, i int) Tensor {
 type matching struct {
 	matched        [][2]int
 	removed, added []int
-	// undone, when set, is parallel to matched: what was undone to pair an ONNX export's initializer
-	// with its source tensor (package onnxsrc); the zero undo for a pair by name. notes are the notes
-	// of that pairing.
-	undone []undo
-	notes  []Note
+	// onnx, when set, is how an ONNX export's tensors pair with its source's (transposes undone);
+	// notes are the notes of that pairing.
+	onnx  *onnxsrc.Sided
+	notes []Note
 }
 
 func matchTensors(a, b *canon.Model, opt Options) matching {
@@ -593,7 +593,10 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		if ta.DType != tb.DType {
 			fields = append(fields, "dtype")
 		}
-		shapeA, shapeB := m.shapes(k, ta, tb)
+		shapeA, shapeB := ta.Shape, tb.Shape
+		if m.onnx != nil {
+			shapeA, shapeB = m.onnx.Shapes(k, shapeA, shapeB)
+		}
 		if !equalShape(shapeA, shapeB) {
 			fields = append(fields, "shape")
 		}
@@ -624,12 +627,12 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		ch := Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum}
 		if ta.Name != tb.Name {
 			ch.NameB = tb.Name
-			if m.undone != nil && m.undo(k).side == 0 { // an ONNX export on side a: named by its source
+			if m.onnx != nil && m.onnx.Side == 0 { // an ONNX export on side a: named by its source
 				ch.Name, ch.NameB = tb.Name, ta.Name
 			}
 		}
-		if u := m.undo(k); u.transform != "" {
-			ch.Transform = u.transform
+		if m.onnx != nil && m.onnx.Transposed[k] {
+			ch.Transform = TransformTranspose
 		}
 		if len(fields) == 1 && fields[0] == "data" {
 			ch.ValuesEqual = equalValues(ta.DType, vals)
@@ -842,14 +845,18 @@ func (opt Options) keptKey(a, b *canon.Model, key string) bool {
 	}
 	_, inA := a.Meta(key)
 	_, inB := b.Meta(key)
-	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB)
+	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB && holdsFormat(b))
 }
+
+// holdsFormat reports whether m is a safetensors model, whose loaders read the format key: its removal
+// matters there only (a PyTorch or ONNX file converted from safetensors has no place for it).
+func holdsFormat(m *canon.Model) bool { return m.Format == canon.FormatSafetensors || m.Format == "" }
 
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !opt.ignoresKey(k) && inB && (inA != inB || va != vb) {
+		if !opt.ignoresKey(k) && (inB || !holdsFormat(b)) && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}

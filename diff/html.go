@@ -58,34 +58,11 @@ func WriteHTML(w io.Writer, r *Report) error {
 				top = max(top, v.RelL2)
 			}
 			h.Stats = fmt.Sprintf("max |a−b| %.3g · cos %.6f · %.1f%% differ", v.MaxAbsDiff, v.Cosine, 100*v.DiffFraction)
-			var nonFinite []string
-			if v.NaNA > 0 || v.NaNB > 0 {
-				nonFinite = append(nonFinite, fmt.Sprintf("NaN %d → %d", v.NaNA, v.NaNB))
+			if nf := v.NonFinite(); nf != "" {
+				h.Stats = nf + " · " + h.Stats
 			}
-			if v.InfA > 0 || v.InfB > 0 {
-				nonFinite = append(nonFinite, fmt.Sprintf("Inf %d → %d", v.InfA, v.InfB))
-			}
-			if len(nonFinite) > 0 {
-				h.Stats = strings.Join(nonFinite, " · ") + " · " + h.Stats
-			}
-			if nanAppeared(v) {
-				var parts []string
-				if v.NaNA == 0 && v.NaNB > 0 {
-					parts = append(parts, fmt.Sprintf("%d new NaN", v.NaNB))
-				}
-				if v.InfA == 0 && v.InfB > 0 {
-					parts = append(parts, fmt.Sprintf("%d new Inf", v.InfB))
-				}
-				h.NewNaN = strings.Join(parts, ", ")
-			}
-			if rt := roundingText(v); rt != "" {
-				h.Rounding, h.RoundingExact = rt, v.ExactRounding != nil && *v.ExactRounding
-			} else if v.ExactRounding != nil {
-				h.Rounding, h.RoundingExact = "not the exact rounding", *v.ExactRounding
-				if *v.ExactRounding {
-					h.Rounding = "exact rounding"
-				}
-			}
+			h.NewNaN = v.NewNonFinite()
+			h.Rounding, h.RoundingExact = roundingText(v), v.ExactRounding != nil && *v.ExactRounding
 		}
 		changes[i] = h
 	}

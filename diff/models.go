@@ -169,7 +169,10 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 		ta, tb := &ma.Tensors[p[0]], &mb.Tensors[p[1]]
 		same := ta.DType == tb.DType && ta.Len() == tb.Len()
 		byValue := !read.bigEndian && decodes(ta.DType) && decodes(tb.DType)
-		shapeA, shapeB := m.shapes(k, ta, tb)
+		shapeA, shapeB := ta.Shape, tb.Shape
+		if m.onnx != nil {
+			shapeA, shapeB = m.onnx.Shapes(k, shapeA, shapeB)
+		}
 		switch {
 		case ta.NameOnly() || tb.NameOnly(): // a shard is missing: there are no bytes to read
 		case !equalShape(shapeA, shapeB) || !same && !byValue:
@@ -180,7 +183,9 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 			read.compared[k], read.results[k] = true, values.Comparison{Equal: true}
 		default:
 			pair := values.Pair{A: values.TensorOf(a.Source, a.Model, ta), B: values.TensorOf(b.Source, b.Model, tb), BytesOnly: same && (bytesDecide || !byValue)}
-			m.undo(k).apply(&pair, ta, tb)
+			if m.onnx != nil {
+				m.onnx.Undo(k, &pair, ta.Shape, tb.Shape)
+			}
 			pairs = push(pairs, pair)
 			index = push(index, k)
 		}

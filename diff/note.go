@@ -58,11 +58,9 @@ const (
 	NoteTensorOrder = NoteCode(delta.Order)
 	// NoteOffsets: the tensor data is laid out at other offsets.
 	NoteOffsets = NoteCode(delta.Offsets)
-	// NoteAliasDropped: a tensor of a (Key) views the bytes of another tensor of a (Old, a tied
-	// weight), which is on both sides; b has no tensor of its name, as a conversion drops aliases.
+	// NoteAliasDropped: Key, only in a, is a tied alias of Old (on both sides), as conversions drop.
 	NoteAliasDropped NoteCode = "tensors.alias-dropped"
-	// NoteAliasAdded: a tensor of b (Key) is a tied alias of another tensor of b (Old) on both sides;
-	// a has no tensor of its name.
+	// NoteAliasAdded: Key, only in b, is a tied alias of Old (on both sides).
 	NoteAliasAdded NoteCode = "tensors.alias-added"
 	// NoteKeyOrder: the metadata keys are in another order.
 	NoteKeyOrder = NoteCode(delta.KeyOrder)

@@ -500,3 +500,83 @@ func (x *transposer) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n2, nil
 }
+
+// Sided is a Result as the pairs of the two models compared, a and b, the ONNX model being on side
+// side (0 or 1) and the source on the other.
+type Sided struct {
+	Side int
+	// Matched are the pairs, (a, b) indices; Transposed says, per pair, that its ONNX tensor is the
+	// source's transposed (compared transposed back).
+	Matched    [][2]int
+	Transposed []bool
+	// Removed are a's unpaired tensors, Added b's.
+	Removed, Added []int
+	// Notes are the notes of the pairing, with their particulars.
+	Notes []Note
+}
+
+// Note is a note of the pairing: its code and the particulars package diff's Note carries.
+type Note struct {
+	Code          NoteCode
+	Count         int
+	Key, Old, New string
+}
+
+// Sided is r as the pairs of a and b, the ONNX model o on side side, its source s on the other.
+func (r *Result) Sided(o, s *canon.Model, side int) Sided {
+	out := Sided{Side: side}
+	var paired, transposed int
+	for _, p := range r.Pairs {
+		pr := [2]int{p.ONNX, p.Source}
+		if side == 1 {
+			pr = [2]int{p.Source, p.ONNX}
+		}
+		out.Matched = append(out.Matched, pr)
+		out.Transposed = append(out.Transposed, p.Transform == TransformTranspose)
+		if p.Transform == TransformTranspose {
+			transposed++
+		}
+		if p.How != ByName {
+			paired++
+		}
+	}
+	out.Removed, out.Added = r.UnpairedONNX, r.UnpairedSource
+	if side == 1 {
+		out.Removed, out.Added = r.UnpairedSource, r.UnpairedONNX
+	}
+	if paired > 0 {
+		out.Notes = append(out.Notes, Note{Code: NotePairedByValue, Count: paired, Old: strconv.Itoa(transposed)})
+	}
+	for _, c := range r.Copies {
+		out.Notes = append(out.Notes, Note{Code: NoteGraphCopy, Key: o.Tensors[c.ONNX].Name, Old: s.Tensors[c.Source].Name, New: string(c.Transform)})
+	}
+	if n := len(r.Shared); n > 0 {
+		out.Notes = append(out.Notes, Note{Code: NoteGraphShared, Count: n, Key: s.Tensors[r.Shared[0].Source].Name, Old: o.Tensors[r.Shared[0].ONNX].Name})
+	}
+	if n := len(r.Constants); n > 0 {
+		out.Notes = append(out.Notes, Note{Code: NoteGraphConstants, Count: n})
+	}
+	return out
+}
+
+// Shapes are the shapes a and b of the k-th pair's tensors with a transpose undone.
+func (s *Sided) Shapes(k int, a, b []uint64) ([]uint64, []uint64) {
+	switch {
+	case !s.Transposed[k]:
+		return a, b
+	case s.Side == 0:
+		return transposed(a), b
+	}
+	return a, transposed(b)
+}
+
+// Undo makes the k-th pair's ONNX tensor (of shape a or b, as it is stored) read transposed back.
+func (s *Sided) Undo(k int, p *values.Pair, a, b []uint64) {
+	switch {
+	case !s.Transposed[k]:
+	case s.Side == 0:
+		p.A = values.Tensor{DType: p.A.DType, R: Transposed(p.A, a), Len: p.A.Len}
+	default:
+		p.B = values.Tensor{DType: p.B.DType, R: Transposed(p.B, b), Len: p.B.Len}
+	}
+}
