@@ -572,7 +572,7 @@ func TestSourceMaxIndex(t *testing.T) {
 			tt := m.Tensor(name)
 			width := int(tt.Shape[len(tt.Shape)-1])
 			at := m.DataOffset() + int64(tt.Begin) + int64(row*width+col)*2 // F16
-			binary.LittleEndian.PutUint16(b[at:], 0x5640)                   // 100
+			binary.LittleEndian.PutUint16(b[at:], 0x5640)                    // 100
 		}
 	}
 	for _, c := range []struct {
