@@ -7,8 +7,6 @@ package diff
 
 import (
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"sort"
@@ -21,6 +19,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
+	"github.com/stdiff/stdiff/diff/pattern"
 )
 
 // Options choose what Compare and Models look at, and what counts as a failure.
@@ -409,104 +408,17 @@ func categories(r *Report) []Category {
 }
 
 // ErrNoMatch is the error of a pattern that matches no name on either side.
-var ErrNoMatch = errors.New("matches nothing")
+var ErrNoMatch = pattern.ErrNoMatch
 
-// PatternError is a pattern of Options that filters nothing: it is malformed (Err is
-// path.ErrBadPattern) or matches no name on either side (Err is ErrNoMatch). A typo in a filter must not
-// pass for "identical, 0 tensors compared".
-type PatternError struct {
-	// Option is the Options field holding the pattern: "Tensors" or "IgnoreKeys".
-	Option  string
-	Pattern string
-	Err     error
-}
-
-// Error names the pattern and what is wrong with it.
-func (e *PatternError) Error() string {
-	what := map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option]
-	if errors.Is(e.Err, ErrNoMatch) {
-		return fmt.Sprintf("%s pattern %q matches no %s in either model", what, e.Pattern, what)
-	}
-	return fmt.Sprintf("%s pattern %q: %v", what, e.Pattern, e.Err)
-}
-
-// Unwrap gives ErrNoMatch or path.ErrBadPattern.
-func (e *PatternError) Unwrap() error { return e.Err }
-
-// Problem is what is wrong with the pattern, without the pattern: "matches no tensor in either
-// model", "is not a valid pattern: syntax error in pattern".
-func (e *PatternError) Problem() string {
-	if errors.Is(e.Err, ErrNoMatch) {
-		return "matches no " + map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option] + " in either model"
-	}
-	return fmt.Sprintf("is not a valid pattern: %v", e.Err)
-}
-
-// Hint says how to write a pattern that matches. lists, when set, says how the caller's users list the
-// names a pattern is matched against (stdiff's: "`stdiff inspect --full old.safetensors` lists them"):
-// it ends the hint for a pattern that matches nothing.
-func (e *PatternError) Hint(lists string) string {
-	if !errors.Is(e.Err, ErrNoMatch) {
-		return `patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`
-	}
-	if lists == "" {
-		return "a pattern matches whole names (* any run of characters, ? one character)"
-	}
-	return "a pattern matches whole names (* any run of characters, ? one character); " + lists
-}
+// PatternError is a pattern of Options that filters nothing (package pattern says how).
+type PatternError = pattern.Error
 
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
 // matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
 // *PatternError for the first, in the order of the options. Patterns of a part the options leave out
 // (Tensors with MetadataOnly, IgnoreKeys with IgnoreMetadata) are checked for syntax only.
 func (opt Options) CheckPatterns(a, b *canon.Model) error {
-	tensorNames := func(yield func(string) bool) {
-		for _, m := range []*canon.Model{a, b} {
-			for i := range m.Tensors {
-				if !yield(m.Tensors[i].Name) {
-					return
-				}
-			}
-		}
-	}
-	metaKeys := func(yield func(string) bool) {
-		for _, m := range []*canon.Model{a, b} {
-			for i := range m.Metadata {
-				if !yield(m.Metadata[i].Key) {
-					return
-				}
-			}
-		}
-	}
-	for _, set := range []struct {
-		option   string
-		patterns []string
-		used     bool
-		names    func(yield func(string) bool)
-	}{
-		{"Tensors", opt.Tensors, !opt.MetadataOnly, tensorNames},
-		{"IgnoreKeys", opt.IgnoreKeys, !opt.IgnoreMetadata, metaKeys},
-	} {
-		for _, p := range set.patterns {
-			if _, err := path.Match(p, ""); err != nil {
-				return &PatternError{Option: set.option, Pattern: p, Err: err}
-			}
-			if !set.used {
-				continue
-			}
-			found := false
-			for name := range set.names {
-				if ok, _ := path.Match(p, name); ok {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return &PatternError{Option: set.option, Pattern: p, Err: ErrNoMatch}
-			}
-		}
-	}
-	return nil
+	return pattern.Check(a, b, opt.Tensors, opt.IgnoreKeys, !opt.MetadataOnly, !opt.IgnoreMetadata)
 }
 
 func matchAny(patterns []string, s string) bool {
