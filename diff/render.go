@@ -125,6 +125,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 			renames[rn.From] = rn.To
 		}
 	}
+	pairedAs := pairedAs(r)
 	var shared string // what the group before says; a million alike groups share one text
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
@@ -132,6 +133,9 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 			shared = t.groupText(g, r.Tolerance != nil)
 		}
 		what := shared
+		if as := pairedAs[g.Pattern]; as != "" && g.Count == 1 {
+			what += t.opt.Palette.Dim(as)
+		}
 		if !t.opt.Full {
 			name := textfmt.Escape(g.Pattern)
 			if g.Kind == Renamed {
@@ -497,7 +501,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			d := c.Values
 			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", markdown.Code(c.Name), num(d.RelL2), num(d.MaxAbsDiff),
-				coords(c.Old.Shape, d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
+				coords(valuesShape(c), d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
 		}
 	}
 	if r.Source != nil {

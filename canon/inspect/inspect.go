@@ -73,6 +73,10 @@ type Card struct {
 	TensorCount int    `json:"tensor_count"`
 	Params      Params `json:"params"`
 	ParamsTotal uint64 `json:"params_total"`
+	// ParamsApart counts, per role, the tensors that are not the model's weights and that Params
+	// leaves out (canon.Model.ParamsApart): tied aliases (a storage counts once), optimizer and
+	// training state of a checkpoint, graph constants. Empty when every tensor is a weight.
+	ParamsApart []canon.RoleCount `json:"params_apart"`
 	// Metadata is `__metadata__` in file order (a JSON object).
 	Metadata Metadata `json:"metadata"`
 	// Info is what the LoRA conventions and the tensors say the model is (for GGUF, also what the
@@ -125,6 +129,17 @@ type Tensor struct {
 	// Shard is the file of a shard set that holds the tensor ("" for a model in one file). A tensor of
 	// a missing shard (the one its index names) is known by this and its name only: DType "", Shape [].
 	Shard string `json:"shard,omitempty"`
+	// TensorRole, for a tensor that is not a weight of the model, says what it is (in JSON its fields
+	// are the tensor's: role, alias_of); nil for a weight.
+	*TensorRole
+}
+
+// TensorRole is what a tensor that is not a weight of the model is.
+type TensorRole struct {
+	// Role is canon.Role: alias, optimizer, training, constant.
+	Role canon.Role `json:"role"`
+	// AliasOf names the tensor an alias views.
+	AliasOf string `json:"alias_of,omitempty"`
 }
 
 // Metadata is metadata in file order; its JSON is an object with the keys in that order.
@@ -273,7 +288,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
+		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
 	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header
@@ -288,6 +303,10 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}
+	if c.ParamsApart == nil {
+		c.ParamsApart = []canon.RoleCount{}
+	}
+	roles, aliasOf := m.Roles()
 	tensors := m.Tensors
 	if opt.MaxTensors > 0 && len(tensors) > opt.MaxTensors {
 		tensors = tensors[:opt.MaxTensors]
@@ -302,6 +321,12 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		c.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: shape, DataOffsets: [2]uint64{t.Begin, t.End}, Bytes: t.Len()}
 		if shards != nil {
 			c.Tensors[i].Shard = shards[i]
+		}
+		if r := canon.RoleAt(roles, i); r != canon.RoleWeight {
+			c.Tensors[i].TensorRole = &TensorRole{Role: r}
+			if aliasOf[i] >= 0 {
+				c.Tensors[i].AliasOf = m.Tensors[aliasOf[i]].Name
+			}
 		}
 	}
 	return c, nil

@@ -149,6 +149,9 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 		}
 		row("parameters", "%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))
 	}
+	if a := apartText(c.ParamsApart); a != "" {
+		row("apart", "%s", a)
+	}
 	if c.GGUF != nil {
 		writeGGUFText(b, c.GGUF, opt, row)
 	}
@@ -405,7 +408,7 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")},
 		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"preferred weight", weight},
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"snapshot of", c.SnapshotOf}, {"tensors", fmt.Sprint(c.TensorCount)},
-		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
+		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}, {"apart", apartText(c.ParamsApart)}} {
 		if kv[1] != "" {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 		}
@@ -619,4 +622,26 @@ func WriteShortJSONL(w io.Writer, r *ShortReport) error {
 		records[i] = &r.Files[i]
 	}
 	return textfmt.WriteRecords(w, r.Schema, records...)
+}
+
+// roleWords names a role's tensors in the text of a card.
+var roleWords = map[canon.Role]string{canon.RoleAlias: "tied aliases", canon.RoleOptimizer: "optimizer state",
+	canon.RoleTraining: "training state", canon.RoleConstant: "graph constants"}
+
+// apartText is the tensors counted apart from the parameters, in words: "tied aliases 1 (128) ·
+// optimizer state 21 (712)", tensors then elements; "" when there are none.
+func apartText(apart []canon.RoleCount) string {
+	parts := make([]string, 0, len(apart))
+	for _, a := range apart {
+		w := roleWords[a.Role]
+		if w == "" {
+			w = string(a.Role)
+		}
+		elements := "elements"
+		if a.Elements == 1 {
+			elements = "element"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s %s)", w, textfmt.Plural(a.Tensors, "tensor"), textfmt.Thousands(a.Elements), elements))
+	}
+	return strings.Join(parts, " · ")
 }

@@ -31,6 +31,7 @@ type diffCmd struct {
 	Xet            bool     `help:"Also say how much of B is made of A's chunks under the Hugging Face Hub's chunker: what an upload of B after A would not send (both local files, each read whole once more)."`
 	Render         bool     `help:"Render both sides of a changed chat template on a fixed conversation (system, user, assistant, user; generation prompt), sandboxed, and diff the prompts: what the model will now see."`
 	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different); stops at the first difference."`
+	Output         string   `short:"o" help:"Write the report to FILE (whole or not at all: a temporary file renamed over FILE) instead of standard output." placeholder:"FILE" type:"string"`
 	A              string   `arg:"" name:"A" help:"The old model." type:"string"`
 	B              string   `arg:"" name:"B" help:"The new model." type:"string"`
 }

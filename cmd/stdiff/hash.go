@@ -17,6 +17,7 @@ type hashCmd struct {
 	Check         bool     `short:"c" help:"Verify the hashes in the MANIFEST files named (as stdiff hash, sha256sum, sha256sum --tag or b3sum write them) against the files they name. With --xet and an hf://ORG/REPO[@REV] address first: which local files (the FILEs and folders after it) have the bytes of which files of that repository, from the Hub's file list alone (Xet hash, else LFS SHA-256, else git blob ID); nothing is downloaded."`
 	Kind          string   `help:"With --check: what a bare hash line (<hex>  <path>) holds: sha256 (sha256sum's) or blake3 (b3sum's)." enum:"sha256,blake3" default:"sha256"`
 	Quiet         bool     `short:"q" help:"Print no report, only errors (with --check: only the files that FAILED); the exit status answers."`
+	Output        string   `short:"o" help:"Write the report to FILE (whole or not at all: a temporary file renamed over FILE) instead of standard output." placeholder:"FILE" type:"string"`
 	Status        bool     `help:"With --check: print nothing but errors, not even what FAILED; the exit status answers."`
 	IgnoreMissing bool     `help:"With --check: leave out the files that do not exist (it fails when none is left)."`
 	Strict        bool     `help:"With --check: a line that is not a manifest line fails the check. stdiff is always this strict; the flag is accepted for sha256sum's scripts."`
