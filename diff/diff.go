@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"path"
 	"slices"
 	"sort"
@@ -215,6 +216,9 @@ type Report struct {
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
 	Source *SourceReport `json:"gguf_source,omitempty"`
+	// Companions is how the files a loader reads beside the tensors differ (package diff/companion),
+	// when a side is a folder model (see Models); absent otherwise.
+	Companions *companiondiff.Report `json:"companions,omitempty"`
 }
 
 // Outcome is canon.Found when a category of FailOn occurred, else canon.Clean.

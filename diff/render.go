@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"fmt"
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"io"
 	"strconv"
 	"strings"
@@ -96,6 +97,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		for _, c := range m.Changed {
 			t.metaChange(c, width)
 		}
+	}
+	if lines := r.Companions.Text(t.opt.Palette, t.opt.Context); len(lines) > 0 {
+		t.printf("\n%s\n%s\n", t.opt.Palette.Bold(companiondiff.Heading), strings.Join(lines, "\n"))
 	}
 	if len(r.Notes) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
@@ -376,6 +380,9 @@ func Summary(r *Report) string {
 		if r.MetadataCompared {
 			scope = append(scope, fmt.Sprintf("%d metadata keys", m.Unchanged))
 		}
+		if c := r.Companions; c != nil && c.Compared {
+			scope = append(scope, fmt.Sprintf("%d files beside the tensors", c.Unchanged))
+		}
 		what := "identical"
 		switch {
 		case !r.Identical:
@@ -417,6 +424,9 @@ func Summary(r *Report) string {
 	}
 	if v := &r.Verdict; v.Changed {
 		parts = append(parts, "verdict: "+v.A.String()+" → "+v.B.String())
+	}
+	if s := r.Companions.Summary(); s != "" {
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, " · ") + notRead
 }
@@ -515,6 +525,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)
 		}
 	}
+	companionMarkdown(p, r)
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {

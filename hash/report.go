@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -56,10 +57,16 @@ type File struct {
 	HeaderErr, ContentErr error
 	// Err is why the model could not be opened or read.
 	Err error
+	// CompanionsID identifies the files a loader reads beside the tensors of a folder model
+	// (companion.ID: config.json, the tokenizer's files, …); "" for a model not named by its folder.
+	CompanionsID Hex
 
 	// tensors are the digests of the model's tensors by name, when its content ID was computed (for
 	// the check of a snapshot, which names the tensors that changed).
 	tensors map[string][32]byte
+	// companions are the folder model's companion files (for the check of a snapshot, which names
+	// those that changed).
+	companions []companion.File
 }
 
 // Run opens each spec (a file, a shard set, a URL or hf://, as canon/source opens them) and computes
@@ -141,6 +148,9 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 		f.Size, f.MTime = fs.Size(), st.ModTime().UTC()
 	}
 	f.Valid, f.RefErr = m.Valid(), m.RefErr
+	if opened.Folder != "" {
+		f.CompanionsID, f.companions = Hex(companion.ID(opened.Companions)), opened.Companions
+	}
 	switch {
 	case !m.HeaderParsed:
 		f.HeaderErr = HeaderError(m)
@@ -243,6 +253,9 @@ func HeaderError(m *canon.Model) error {
 	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %v", what, m.RefErr)}
 }
 
+// errNotFolder is why a model has no companion files ID.
+var errNotFolder = errors.New("it is not named by its folder (a save_pretrained, PEFT or diffusers folder, or a Hugging Face cache folder), whose files beside the tensors the ID covers")
+
 // errNoAutoV1 is why a file under AutoV1MinSize bytes has no AutoV1.
 var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", textfmt.Thousands(AutoV1MinSize))
 
@@ -256,6 +269,11 @@ func (f *File) Hash(kind string) (string, error) {
 			return "", f.HeaderErr
 		}
 		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+	case "cf1":
+		if f.CompanionsID == "" {
+			return "", errNotFolder
+		}
+		return strings.TrimPrefix(string(f.CompanionsID), companion.IDPrefix), nil
 	case "ct1":
 		if f.ContentID == nil {
 			return "", nil
@@ -362,6 +380,7 @@ type fileRecord struct {
 	ReferenceError *refErrorRecord `json:"reference_error"`
 	StructureID    Hex             `json:"structure_id"`
 	ContentID      *Hex            `json:"content_id,omitempty"`
+	CompanionsID   Hex             `json:"companions_id,omitempty"`
 	*Ecosystem
 	Findings []canon.Finding `json:"findings,omitempty"`
 }
@@ -387,7 +406,7 @@ func (f *File) record() any {
 	if f.Err != nil {
 		return errorRecord{Path: f.Path, Error: f.Err.Error()}
 	}
-	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem}
+	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, CompanionsID: f.CompanionsID, Ecosystem: f.Ecosystem}
 	if f.Size >= 0 {
 		size, mtime := f.Size, f.MTime.Format(time.RFC3339Nano)
 		r.Size, r.MTime = &size, &mtime

@@ -86,7 +86,14 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			kinds = append(kinds, "ct1")
 		}
 		if f.Ecosystem != nil {
-			kinds = append(kinds, Kinds[2:]...)
+			for _, k := range Kinds[2:] {
+				if k != "cf1" {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+		if f.CompanionsID != "" {
+			kinds = append(kinds, "cf1")
 		}
 		if !head {
 			head = true
