@@ -75,7 +75,7 @@ type Snapshot struct {
 	// stdiff recorded them. The digest covers them when they are there.
 	Companions []companion.File `json:"companions,omitempty"`
 	Metadata   []Meta           `json:"metadata"`
-	Tensors  []Tensor        `json:"tensors"`
+	Tensors    []Tensor         `json:"tensors"`
 }
 
 // sealedFinding is a finding as the digest covers it: encoding/json's form of the struct, a whole-file
