@@ -270,8 +270,11 @@ func (f *File) Hash(kind string) (string, error) {
 		}
 		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
 	case "cf1":
-		if f.CompanionsID == "" {
+		switch {
+		case f.CompanionsID == "":
 			return "", errNotFolder
+		case f.StructureID == "": // a manifest identifies the tensors first
+			return "", f.HeaderErr
 		}
 		return strings.TrimPrefix(string(f.CompanionsID), companion.IDPrefix), nil
 	case "ct1":
