@@ -117,6 +117,12 @@ func models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := ggufDetails(ctx, r, a.Model, b.Model, opt); err != nil {
 		return nil, err
 	}
+	if opt.Xet {
+		var err error
+		if r.Xet, err = xetShare(ctx, a, b, opt); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

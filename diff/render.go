@@ -101,6 +101,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	if lines := r.Companions.Text(t.opt.Palette, t.opt.Context); len(lines) > 0 {
 		t.printf("\n%s\n%s\n", t.opt.Palette.Bold(companiondiff.Heading), strings.Join(lines, "\n"))
 	}
+	if r.Xet != nil {
+		t.xet(r.Xet)
+	}
 	if len(r.Notes) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
 		for _, n := range r.Notes {
