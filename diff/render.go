@@ -561,7 +561,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)
 		}
 	}
-	companionMarkdown(p, r)
+	r.Companions.Markdown(p)
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -217,4 +218,34 @@ func (r *Report) Summary() string {
 		return "files: none"
 	}
 	return "files: " + strings.Join(parts, ", ")
+}
+
+// Markdown writes the changes for a pull request comment through p (a printf): a table of the files,
+// then each changed file's text rendering in a folded diff block. Names and values are escaped with
+// package canon/markdown. A report without changes writes nothing.
+func (r *Report) Markdown(p func(string, ...any)) {
+	if !r.Differs() {
+		return
+	}
+	p("\n| | %s | change |\n|---|---|---|\n", Heading)
+	for _, f := range r.Removed {
+		p("| − | %s | removed |\n", markdown.Code(f.Path))
+	}
+	for _, f := range r.Added {
+		p("| + | %s | added |\n", markdown.Code(f.Path))
+	}
+	for _, f := range r.Changed {
+		what := "changed"
+		if len(f.Keys) > 0 {
+			what = fmt.Sprintf("%d keys changed", len(f.Keys))
+		}
+		p("| ~ | %s | %s |\n", markdown.Code(f.Path), markdown.Text(what))
+	}
+	one := &Report{Compared: true}
+	for _, f := range r.Changed {
+		one.Changed = append(one.Changed[:0], f)
+		body := strings.Join(one.Text(textfmt.Palette{}, 2), "\n") + "\n"
+		fence := markdown.Fence(body)
+		p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(f.Path), fence, body, fence)
+	}
 }
