@@ -68,16 +68,25 @@ type tokenizerFile struct {
 // parseTokenizer reads a tokenizer.json: its summary, its vocabulary whole, and the canonical bytes
 // its digest is made of (the summary's digests and the rest).
 func parseTokenizer(b []byte) (*Tokenizer, *Vocabulary, []byte, error) {
-	var tf tokenizerFile
-	if err := json.Unmarshal(b, &tf); err != nil {
-		return nil, nil, nil, err
-	}
-	var top map[string]json.RawMessage
+	var top map[string]json.RawMessage // once: the vocabulary and merges are decoded from their raw bytes only
 	if err := json.Unmarshal(b, &top); err != nil || top == nil {
 		return nil, nil, nil, errors.New("not a JSON object")
 	}
-	if _, ok := top["model"]; !ok {
-		return nil, nil, nil, errors.New("no \"model\"")
+	var model map[string]json.RawMessage
+	if err := json.Unmarshal(top["model"], &model); err != nil || model == nil {
+		return nil, nil, nil, errors.New("no \"model\" object")
+	}
+	var tf tokenizerFile
+	tf.Model.Vocab, tf.Model.Merges = model["vocab"], model["merges"]
+	if raw, ok := model["type"]; ok {
+		if err := json.Unmarshal(raw, &tf.Model.Type); err != nil {
+			return nil, nil, nil, fmt.Errorf("model.type: %v", err)
+		}
+	}
+	if raw, ok := top["added_tokens"]; ok && string(bytes.TrimSpace(raw)) != "null" {
+		if err := json.Unmarshal(raw, &tf.AddedTokens); err != nil {
+			return nil, nil, nil, fmt.Errorf("added_tokens: %v", err)
+		}
 	}
 	t := &Tokenizer{Model: tf.Model.Type, AddedTokens: tf.AddedTokens}
 	if t.AddedTokens == nil {
@@ -109,18 +118,31 @@ func parseTokenizer(b []byte) (*Tokenizer, *Vocabulary, []byte, error) {
 		h.Write([]byte(strconv.Quote(m) + "\n"))
 	}
 	t.MergesDigest = "b3:" + hex.EncodeToString(h.Sum(nil))
-	// The rest: the file without its vocabulary, merges and added tokens.
-	var rest map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&rest); err != nil {
-		return nil, nil, nil, err
+	// The rest: the file without its vocabulary, merges and added tokens, each value decoded on its own.
+	rest := map[string]any{}
+	value := func(raw json.RawMessage) (any, error) { return decode(raw) }
+	for k, raw := range top {
+		if k == "added_tokens" || k == "model" {
+			continue
+		}
+		v, err := value(raw)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		rest[k] = v
 	}
-	delete(rest, "added_tokens")
-	if m, ok := rest["model"].(map[string]any); ok {
-		delete(m, "vocab")
-		delete(m, "merges")
+	m := map[string]any{}
+	for k, raw := range model {
+		if k == "vocab" || k == "merges" {
+			continue
+		}
+		v, err := value(raw)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		m[k] = v
 	}
+	rest["model"] = m
 	c := Canonical(rest)
 	t.RestDigest = digest(c)
 	if len(c) <= MaxRest {
