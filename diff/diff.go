@@ -7,6 +7,7 @@ package diff
 
 import (
 	"encoding/hex"
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"path"
 	"slices"
 	"sort"
@@ -227,6 +228,9 @@ type Report struct {
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
 	Source *SourceReport `json:"gguf_source,omitempty"`
+	// Companions is how the files a loader reads beside the tensors differ (package diff/companion),
+	// when a side is a folder model (see Models); absent otherwise.
+	Companions *companiondiff.Report `json:"companions,omitempty"`
 	// Xet is set with Options.Xet: what of B an upload after A would not send again.
 	Xet *XetShare `json:"xet,omitempty"`
 }

@@ -36,7 +36,22 @@ import (
 // summarised), and a tensor whose digests
 // differ shows how its value summary moved (Change.Summary, note scope.snapshot); a tolerance is then
 // refused (ErrSnapshotTolerance). Models leaves a and b open.
+//
+// Of two folder models (source.Opened.Folder, or snapshots of folder models) Models also compares the
+// files a loader reads beside the tensors (Report.Companions, category CategoryCompanion), whatever
+// the scope options: config.json by key path, templates as line diffs, tokenizer.json by what changed
+// in it.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
+	r, err := models(ctx, a, b, opt)
+	if err != nil {
+		return nil, err
+	}
+	addCompanions(r, a, b)
+	return r, nil
+}
+
+// models is Models without the companion files.
+func models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
 		if !o.Model.HeaderParsed {

@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"fmt"
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"io"
 	"strconv"
 	"strings"
@@ -96,6 +97,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		for _, c := range m.Changed {
 			t.metaChange(c, width)
 		}
+	}
+	if lines := r.Companions.Text(t.opt.Palette, t.opt.Context); len(lines) > 0 {
+		t.printf("\n%s\n%s\n", t.opt.Palette.Bold(companiondiff.Heading), strings.Join(lines, "\n"))
 	}
 	if r.Xet != nil {
 		t.xet(r.Xet)
@@ -416,6 +420,9 @@ func Summary(r *Report) string {
 		if r.MetadataCompared {
 			scope = append(scope, fmt.Sprintf("%d metadata keys", m.Unchanged))
 		}
+		if c := r.Companions; c != nil && c.Compared {
+			scope = append(scope, fmt.Sprintf("%d files beside the tensors", c.Unchanged))
+		}
 		what := "identical"
 		switch {
 		case !r.Identical:
@@ -457,6 +464,9 @@ func Summary(r *Report) string {
 	}
 	if v := &r.Verdict; v.Changed {
 		parts = append(parts, "verdict: "+v.A.String()+" → "+v.B.String())
+	}
+	if s := r.Companions.Summary(); s != "" {
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, " · ") + notRead
 }
@@ -555,6 +565,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)
 		}
 	}
+	r.Companions.Markdown(p)
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -58,12 +59,18 @@ type File struct {
 	HeaderErr, ContentErr error
 	// Err is why the model could not be opened or read.
 	Err error
+	// CompanionsID identifies the files a loader reads beside the tensors of a folder model
+	// (companion.ID: config.json, the tokenizer's files, …); "" for a model not named by its folder.
+	CompanionsID Hex
 
 	// bytesOnly: the file was read as bytes, for its Xet hash alone (see Options.Xet): it has no IDs.
 	bytesOnly bool
 	// tensors are the digests of the model's tensors by name, when its content ID was computed (for
 	// the check of a snapshot, which names the tensors that changed).
 	tensors map[string][32]byte
+	// companions are the folder model's companion files (for the check of a snapshot, which names
+	// those that changed).
+	companions []companion.File
 }
 
 // Run opens each spec (a file, a shard set, a URL or hf://, as canon/source opens them) and computes
@@ -156,6 +163,9 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 		f.Size, f.MTime = fs.Size(), st.ModTime().UTC()
 	}
 	f.Valid, f.RefErr = m.Valid(), m.RefErr
+	if opened.Folder != "" {
+		f.CompanionsID, f.companions = Hex(companion.ID(opened.Companions)), opened.Companions
+	}
 	switch {
 	case !m.HeaderParsed:
 		f.HeaderErr = HeaderError(m)
@@ -258,6 +268,9 @@ func HeaderError(m *canon.Model) error {
 	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %v", what, m.RefErr)}
 }
 
+// errNotFolder is why a model has no companion files ID.
+var errNotFolder = errors.New("it is not named by its folder (a save_pretrained, PEFT or diffusers folder, or a Hugging Face cache folder), whose files beside the tensors the ID covers")
+
 // errNoAutoV1 is why a file under AutoV1MinSize bytes has no AutoV1.
 var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", textfmt.Thousands(AutoV1MinSize))
 
@@ -271,6 +284,14 @@ func (f *File) Hash(kind string) (string, error) {
 			return "", f.HeaderErr
 		}
 		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+	case "cf1":
+		switch {
+		case f.CompanionsID == "":
+			return "", errNotFolder
+		case f.StructureID == "": // a manifest identifies the tensors first
+			return "", f.HeaderErr
+		}
+		return strings.TrimPrefix(string(f.CompanionsID), companion.IDPrefix), nil
 	case "xet":
 		if f.Xet == nil {
 			return "", nil
@@ -382,6 +403,7 @@ type fileRecord struct {
 	ReferenceError *refErrorRecord `json:"reference_error"`
 	StructureID    Hex             `json:"structure_id"`
 	ContentID      *Hex            `json:"content_id,omitempty"`
+	CompanionsID   Hex             `json:"companions_id,omitempty"`
 	*Ecosystem
 	XetHash  string          `json:"xet_hash,omitempty"`
 	Xet      *Xet            `json:"xet,omitempty"`
@@ -412,7 +434,7 @@ func (f *File) record() any {
 	if f.bytesOnly {
 		return f.xetRecord()
 	}
-	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem, Xet: f.Xet}
+	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, CompanionsID: f.CompanionsID, Ecosystem: f.Ecosystem, Xet: f.Xet}
 	if f.Xet != nil {
 		r.XetHash = f.Xet.Hash
 	}

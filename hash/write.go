@@ -89,10 +89,17 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			kinds = append(kinds, "ct1")
 		}
 		if f.Ecosystem != nil {
-			kinds = append(kinds, Kinds[2:len(Kinds)-1]...)
+			for _, k := range Kinds[2:] {
+				if k != "xet" && k != "cf1" {
+					kinds = append(kinds, k)
+				}
+			}
 		}
 		if f.Xet != nil {
 			kinds = append(kinds, "xet")
+		}
+		if f.CompanionsID != "" {
+			kinds = append(kinds, "cf1")
 		}
 		if !head {
 			head = true

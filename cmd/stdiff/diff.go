@@ -21,7 +21,7 @@ type diffCmd struct {
 	Atol           float64  `help:"Absolute tolerance: a tensor whose values all have |a−b| ≤ atol + rtol·|b| is equal within tolerance." placeholder:"X"`
 	Rtol           float64  `help:"Relative tolerance (see --atol)." placeholder:"Y"`
 	EqualNaN       bool     `name:"equal-nan" help:"Count NaN as equal to NaN (with --atol/--rtol)."`
-	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, nan (default: any difference); a changed reference verdict (verdict) always counts unless the list has -verdict, and -NAME leaves NAME out." placeholder:"LIST" sep:"none"`
+	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, nan, companion (a file beside the tensors of a folder model: config.json, tokenizer, chat template…) (default: any difference); a changed reference verdict (verdict) always counts unless the list has -verdict, and -NAME leaves NAME out." placeholder:"LIST" sep:"none"`
 	Full           bool     `help:"List every tensor instead of folding alike changes into one line."`
 	IgnoreMetadata bool     `help:"Compare tensors only."`
 	MetadataOnly   bool     `help:"Compare metadata only."`
