@@ -204,6 +204,7 @@ func (f *File) open(r io.ReaderAt, z *zipEntry, limit int64, check bool) (io.Rea
 	fr := flate.NewReader(sec)
 	defer fr.Close()
 	var buf bytes.Buffer
+	buf.Grow(int(limit) + bytes.MinRead) // within the budget: one allocation, not a doubling series
 	n, err := io.Copy(&buf, io.LimitReader(fr, limit))
 	f.budget.Spend(int64(buf.Cap()))
 	if err != nil && n < limit {
