@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon/gguf"
@@ -60,6 +63,12 @@ func ReadInto(r io.ReaderAt, size int64, name string, buf []byte) (*Model, error
 	if onnx.Sniff(head) && !startsSafetensors(r, head, size) {
 		return readONNX(r, size, name)
 	}
+	// A file named as pickles and checkpoints are that is not zip, tar, NumPy, GGUF, ONNX or
+	// safetensors is what torch.load and pickle.load would read as a pickle: it is read as one (its
+	// globals named, or "not a pickle"), never as a safetensors file with an absurd header.
+	if picklish(name) && !startsSafetensors(r, head, size) {
+		return readTorch(r, size, name)
+	}
 	h, err := safetensors.ReadHeadInto(r, size, head, buf)
 	if err != nil {
 		return nil, err
@@ -108,6 +117,15 @@ const (
 	_ = uint(unsafe.Offsetof(Tensor{}.HeaderOffset) - unsafe.Offsetof(safetensors.Tensor{}.HeaderOffset))
 	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.HeaderOffset) - unsafe.Offsetof(Tensor{}.HeaderOffset))
 )
+
+// pickleExts are the extensions of files torch.load or pickle.load are pointed at.
+var pickleExts = []string{".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib"}
+
+// picklish reports whether name ends as a pickle or PyTorch checkpoint is named.
+func picklish(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return slices.Contains(pickleExts, ext)
+}
 
 // startsSafetensors reports whether a file whose first 8 bytes are head has a header length within
 // the file followed by '{', as a safetensors file has.

@@ -18,7 +18,11 @@ const (
 // readTorch reads a PyTorch, pickle or NumPy file with package torch and makes a Model of it. Read has
 // read its first bytes; what cannot be read after them is a finding.
 func readTorch(r io.ReaderAt, size int64, name string) (*Model, error) {
-	return modelOfTorch(torch.Read(r, size, name)), nil
+	f := torch.Read(r, size, name)
+	if f.ReadErr != nil {
+		return nil, &ReadError{Name: name, Op: "read", Err: f.ReadErr}
+	}
+	return modelOfTorch(f), nil
 }
 
 // modelOfTorch is the Model of a file package torch read: its tensors with Begin and End in the

@@ -52,6 +52,11 @@ type Options struct {
 	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
 	// just read, of either model.
 	Progress func(n int64)
+	// RenderTemplates renders both sides of every changed chat template (tokenizer.chat_template and
+	// tokenizer.chat_template.NAME in GGUF, chat_template in metadata) on a fixed conversation, sandboxed
+	// and bounded (package canon/template), and adds the diff of the prompts (MetaChange.Prompt): what
+	// the model will now see.
+	RenderTemplates bool
 	// Flags, when set, names these options (by field name) in the notes about what they left out, as
 	// the caller's users give them: stdiff's notes say "tensors not compared (--metadata-only)".
 	Flags textfmt.Flags
@@ -179,6 +184,8 @@ type MetaChange struct {
 	NewType string `json:"new_type,omitempty"`
 	// Array is how two GGUF arrays differ (kind "array" only).
 	Array *ArrayChange `json:"array,omitempty"`
+	// Prompt is how the prompts of two chat templates differ (Options.RenderTemplates only).
+	Prompt *PromptChange `json:"prompt,omitempty"`
 }
 
 // Schema names the JSON form of a Report and its version: the first field of every report.
@@ -804,11 +811,24 @@ func (opt Options) skipsKey(key string) bool {
 	return opt.ignoresKey(key) || matchAny(lora.BookkeepingKeys, key)
 }
 
+// keptKey reports whether the comparison of a and b's metadata keeps key: not ignored, and not writer
+// bookkeeping, unless b lost it: transformers' load_state_dict refuses a safetensors file whose
+// metadata lacks a known format, so its removal is a metadata change. Bookkeeping added (a
+// conversion to safetensors writes format: pt) or changed is a note.
+func (opt Options) keptKey(a, b *canon.Model, key string) bool {
+	if opt.ignoresKey(key) {
+		return false
+	}
+	_, inA := a.Meta(key)
+	_, inB := b.Meta(key)
+	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB)
+}
+
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !opt.ignoresKey(k) && (inA != inB || va != vb) {
+		if !opt.ignoresKey(k) && inB && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}
@@ -820,7 +840,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 			}
 		}
 	}
-	for _, k := range delta.Metadata(a, b, opt.skipsKey) {
+	for _, k := range delta.Metadata(a, b, func(key string) bool { return !opt.keptKey(a, b, key) }) {
 		switch k.Status {
 		case delta.Removed:
 			r.Metadata.Removed = append(r.Metadata.Removed, entryOf(k.A))
@@ -842,6 +862,9 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	sort.Slice(r.Metadata.Added, func(x, y int) bool { return r.Metadata.Added[x].Key < r.Metadata.Added[y].Key })
 	sort.Slice(r.Metadata.Removed, func(x, y int) bool { return r.Metadata.Removed[x].Key < r.Metadata.Removed[y].Key })
 	sortChanges(r.Metadata.Changed)
+	if opt.RenderTemplates {
+		addPrompts(r)
+	}
 	if reformatted > 0 {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteReformatted, Count: reformatted}))
 	}

@@ -121,6 +121,13 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			ch.Fields = []string{"shape"}
 		case PairDiffers:
 			ch.Fields, ch.Values, ch.MatchesUnder = []string{"data"}, pr.Values, pr.MatchesUnder
+			if old.DType != new.DType {
+				ch.Fields = []string{"dtype", "data"}
+			}
+		case PairEqual, PairExactRounding:
+			if old.DType != new.DType { // a conversion, faithful (its values say so): a dtype change, as between two files
+				ch.Fields, ch.Values = []string{"dtype"}, pr.Values
+			}
 		case PairNotCompared:
 			if readValues {
 				why := NotReadUnsupported

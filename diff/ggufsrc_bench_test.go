@@ -21,7 +21,9 @@ import (
 // STDIFF_BENCH_GGUFSRC names: a llama-shaped model of about a billion BF16 parameters (hidden 4096, 32
 // heads, 8 KV heads, 5 blocks, 32,000 tokens) as save_pretrained writes it (model.safetensors,
 // config.json), and model-q8_0.gguf, its Q8_0 quantisation (ggml's reference quantiser) with q and
-// k permuted as convert_hf_to_gguf.py does: about 2 GiB and 1 GiB, written as they are made.
+// k permuted as convert_hf_to_gguf.py does: about 2 GiB and 1 GiB, written as they are made. With
+// STDIFF_BENCH_GGUFSRC_DTYPE=F32 the source holds the same values in F32, in two shards
+// (model-0000N-of-00002.safetensors and model.safetensors.index.json, as save_pretrained shards it): 4 GiB.
 func TestWriteSourceBench(t *testing.T) {
 	dir := os.Getenv("STDIFF_BENCH_GGUFSRC")
 	if dir == "" {
@@ -75,25 +77,62 @@ func TestWriteSourceBench(t *testing.T) {
 		return rows
 	}
 
-	// model.safetensors: header, then each tensor's BF16 bytes.
-	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
-	off := int64(0)
-	for _, tt := range ts {
-		n := elems(tt.shape) * 2
-		header[tt.hf] = map[string]any{"dtype": "BF16", "shape": tt.shape, "data_offsets": []int64{off, off + n}}
-		off += n
+	// The source: model.safetensors (BF16), or two F32 shards and their index; each file its header, then
+	// each tensor's bytes.
+	f32 := os.Getenv("STDIFF_BENCH_GGUFSRC_DTYPE") == "F32"
+	dtype, width, shards := "BF16", int64(2), 1
+	if f32 {
+		dtype, width, shards = "F32", 4, 2
 	}
-	hb, _ := json.Marshal(header)
-	for len(hb)%8 != 0 {
-		hb = append(hb, ' ')
+	shardOf := func(k int) int { return k * shards / len(ts) }
+	shardName := func(i int) string {
+		if shards == 1 {
+			return "model.safetensors"
+		}
+		return fmt.Sprintf("model-%05d-of-%05d.safetensors", i+1, shards)
 	}
-	st, err := os.Create(filepath.Join(dir, "model.safetensors"))
-	if err != nil {
-		t.Fatal(err)
+	headers := make([]map[string]any, shards)
+	offs := make([]int64, shards)
+	weightMap := map[string]string{}
+	for i := range headers {
+		headers[i] = map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	}
-	sw := bufio.NewWriterSize(st, 1<<20)
-	sw.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(hb))))
-	sw.Write(hb)
+	for k, tt := range ts {
+		i, n := shardOf(k), elems(tt.shape)*width
+		headers[i][tt.hf] = map[string]any{"dtype": dtype, "shape": tt.shape, "data_offsets": []int64{offs[i], offs[i] + n}}
+		offs[i] += n
+		weightMap[tt.hf] = shardName(i)
+	}
+	if shards > 1 {
+		ib, _ := json.MarshalIndent(map[string]any{"metadata": map[string]any{"total_size": offs[0] + offs[1]}, "weight_map": weightMap}, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), ib, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st *os.File
+	var sw *bufio.Writer
+	openShard := func(i int) {
+		if sw != nil {
+			if err := sw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hb, _ := json.Marshal(headers[i])
+		for len(hb)%8 != 0 {
+			hb = append(hb, ' ')
+		}
+		var err error
+		if st, err = os.Create(filepath.Join(dir, shardName(i))); err != nil {
+			t.Fatal(err)
+		}
+		sw = bufio.NewWriterSize(st, 1<<20)
+		sw.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(hb))))
+		sw.Write(hb)
+	}
+	openShard(0)
 
 	// model-q8_0.gguf: the header with its offsets, then each tensor's data (Q8_0, norms F32).
 	file := ggufw.File{KVs: []ggufw.KV{
@@ -126,12 +165,19 @@ func TestWriteSourceBench(t *testing.T) {
 	gw.Write(file.Build())
 	var written uint64
 	for k, tt := range ts {
+		if k > 0 && shardOf(k) != shardOf(k-1) {
+			openShard(shardOf(k))
+		}
 		rows := sourceRows(k, tt)
 		var buf []byte
 		for _, row := range rows {
 			buf = buf[:0]
 			for _, v := range row {
-				buf = binary.LittleEndian.AppendUint16(buf, uint16(math.Float32bits(v)>>16))
+				if f32 {
+					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+				} else {
+					buf = binary.LittleEndian.AppendUint16(buf, uint16(math.Float32bits(v)>>16))
+				}
 			}
 			sw.Write(buf)
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,21 @@ func matches(d *values.Diff) bool {
 	return d != nil && (d.Differing == 0 || d.ExactRounding != nil && *d.ExactRounding)
 }
 
+// valueChanges are the changed tensors whose values or shape differ: not those whose dtype alone
+// changed (a faithful conversion, which --fail-on -dtype accepts).
+func valueChanges(r *Report) []Change {
+	var out []Change
+	for _, ch := range r.Tensors.Changed {
+		if slices.Contains(ch.Fields, "data") || slices.Contains(ch.Fields, "shape") {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// noDType is --fail-on -dtype: a faithful conversion passes.
+var noDType, _ = ParseCategories([]string{"-dtype"})
+
 func statuses(r *Report) map[PairStatus]int {
 	n := map[PairStatus]int{}
 	for _, p := range r.Source.Pairs {
@@ -75,7 +91,8 @@ func transforms(r *Report) map[Transform]int {
 
 // TestSourceConverted: every model the converter wrote pairs whole with its source, in either order,
 // through the transforms its architecture calls for; F16 and BF16 files are equal or the exact
-// rounding of the source (exit 0), Q8_0 files differ by a small, nonzero RMSE (exit 1).
+// rounding of the source, a dtype change where the dtypes differ (exit 1, 0 with --fail-on -dtype),
+// Q8_0 files differ by a small, nonzero RMSE (exit 1).
 func TestSourceConverted(t *testing.T) {
 	cases := []struct {
 		model     string
@@ -115,11 +132,23 @@ func TestSourceConverted(t *testing.T) {
 				}
 				switch typ {
 				case "f16", "bf16":
-					if st[PairDiffers]+st[PairShape]+st[PairNotCompared] > 0 || len(r.Tensors.Changed) > 0 {
+					// A conversion is a dtype change wherever the dtypes differ (exit 1, as between two
+					// files), each such tensor equal or the exact rounding by value; --fail-on -dtype
+					// accepts it.
+					if st[PairDiffers]+st[PairShape]+st[PairNotCompared] > 0 || len(r.Tensors.Changed) == 0 {
 						t.Errorf("%s: %v, changed %+v", name, st, r.Tensors.Changed)
 					}
-					if c.model != "gemma3" && r.Outcome() != canon.Clean {
+					for _, ch := range r.Tensors.Changed {
+						if len(ch.Fields) != 1 || ch.Fields[0] != "dtype" || ch.Old.DType == ch.New.DType || !matches(ch.Values) {
+							t.Errorf("%s: %s: %+v, values %+v", name, ch.Name, ch, ch.Values)
+						}
+					}
+					if r.Outcome() != canon.Found || !slices.Contains(r.Categories, CategoryDType) || slices.Contains(r.Categories, CategoryValues) {
 						t.Errorf("%s: outcome %v, categories %v", name, r.Outcome(), r.Categories)
+					}
+					gate, _ := ParseCategories([]string{"-dtype"})
+					if g := sourceReport(t, filepath.Join(srcDir, c.model), filepath.Join(srcDir, name+".gguf"), ggufFirst, Options{FailOn: gate}); c.model != "gemma3" && g.Outcome() != canon.Clean {
+						t.Errorf("%s --fail-on -dtype: outcome %v, categories %v", name, g.Outcome(), g.Categories)
 					}
 					if c.model == "gpt2" && st[PairExactRounding] == 0 { // F32 source: rounded, not equal
 						t.Errorf("%s: no pair is an exact rounding: %v", name, st)
@@ -129,6 +158,12 @@ func TestSourceConverted(t *testing.T) {
 						t.Errorf("%s: outcome %v, %v", name, r.Outcome(), st)
 					}
 					for _, ch := range r.Tensors.Changed {
+						if !slices.Contains(ch.Fields, "data") { // an F32 norm of a BF16 source: its dtype alone
+							if !matches(ch.Values) {
+								t.Errorf("%s: %s: %+v", name, ch.Name, ch)
+							}
+							continue
+						}
 						if v := ch.Values; v == nil || v.RMSE == nil || *v.RMSE <= 0 || *v.RMSE > 0.01 || v.RelL2 > 0.02 || ch.MatchesUnder != nil || v.ExactRounding != nil {
 							t.Errorf("%s: %s: %+v", name, ch.Name, ch)
 						}
@@ -191,10 +226,10 @@ func TestSourceWrongHeads(t *testing.T) {
 		return bytes.Replace(b, []byte(`"num_key_value_heads": 2`), []byte(`"num_key_value_heads": 1`), 1)
 	})
 	r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
-	if r.Outcome() != canon.Found || len(r.Tensors.Changed) != 4 {
-		t.Fatalf("outcome %v, changed %+v", r.Outcome(), r.Tensors.Changed)
+	if r.Outcome() != canon.Found || len(valueChanges(r)) != 4 {
+		t.Fatalf("outcome %v, changed %+v", r.Outcome(), valueChanges(r))
 	}
-	for _, ch := range r.Tensors.Changed {
+	for _, ch := range valueChanges(r) {
 		want := 4
 		if strings.Contains(ch.NameB, "attn_k") {
 			want = 2
@@ -217,7 +252,7 @@ func TestSourceWrongHeads(t *testing.T) {
 // and no key is compared.
 func TestSourceNoConfig(t *testing.T) {
 	dir := copyModel(t, "llama", func([]byte) []byte { return nil })
-	r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), true, Options{})
+	r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), true, Options{FailOn: noDType})
 	if r.Outcome() != canon.Clean || r.Source.Config != "" || len(r.Source.ConfigKeys) != 0 || transforms(r)[TransformPermuteQK] != 4 {
 		t.Errorf("outcome %v, config %q, keys %v, transforms %v", r.Outcome(), r.Source.Config, r.Source.ConfigKeys, transforms(r))
 	}
@@ -256,9 +291,9 @@ func TestSourceMissedTransforms(t *testing.T) {
 		}
 	})
 	r := sourceReport(t, filepath.Join(srcDir, "llama"), unpermuted, false, Options{})
-	if len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].NameB != "blk.0.attn_q.weight" || r.Tensors.Changed[0].MatchesUnder == nil ||
-		r.Tensors.Changed[0].MatchesUnder.Transform != TransformNone {
-		t.Errorf("unpermuted q: %+v", r.Tensors.Changed)
+	if len(valueChanges(r)) != 1 || valueChanges(r)[0].NameB != "blk.0.attn_q.weight" || valueChanges(r)[0].MatchesUnder == nil ||
+		valueChanges(r)[0].MatchesUnder.Transform != TransformNone {
+		t.Errorf("unpermuted q: %+v", valueChanges(r))
 	}
 
 	noPlusOne := ggufCopy(t, "gemma2-f16.gguf", func(b []byte, m *canon.Model) {
@@ -270,9 +305,9 @@ func TestSourceMissedTransforms(t *testing.T) {
 		}
 	})
 	r = sourceReport(t, filepath.Join(srcDir, "gemma2"), noPlusOne, true, Options{})
-	if len(r.Tensors.Changed) != 1 || r.Tensors.Changed[0].Name != "blk.1.attn_norm.weight" || r.Tensors.Changed[0].Transform != TransformNormPlusOne ||
-		r.Tensors.Changed[0].MatchesUnder == nil || r.Tensors.Changed[0].MatchesUnder.Transform != TransformNone {
-		t.Errorf("norm without +1: %+v", r.Tensors.Changed)
+	if len(valueChanges(r)) != 1 || valueChanges(r)[0].Name != "blk.1.attn_norm.weight" || valueChanges(r)[0].Transform != TransformNormPlusOne ||
+		valueChanges(r)[0].MatchesUnder == nil || valueChanges(r)[0].MatchesUnder.Transform != TransformNone {
+		t.Errorf("norm without +1: %+v", valueChanges(r))
 	}
 }
 
@@ -328,7 +363,7 @@ func TestSourceTrimmedEmbedding(t *testing.T) {
 	if err := os.WriteFile(gp, f.Build(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := sourceReport(t, dir, gp, false, Options{})
+	r := sourceReport(t, dir, gp, false, Options{FailOn: noDType})
 	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Transform != TransformTrimRows || r.Source.Pairs[0].Status != PairEqual || r.Outcome() != canon.Clean {
 		t.Errorf("pairs %+v, outcome %v, changed %+v", r.Source.Pairs, r.Outcome(), r.Tensors.Changed)
 	}
@@ -525,5 +560,49 @@ func TestSourceMarkdownHTML(t *testing.T) {
 	}
 	if strings.Contains(page.String(), "<i>") {
 		t.Error("a path from the files adds markup")
+	}
+}
+
+// TestSourceMaxIndex: where the values differ most is said in the named tensor's own coordinates:
+// a permuted q's GGUF row 5 is its source's row 6 (4 heads of 8 rows: GGUF unit (h, i, s) is source
+// unit (h, s, i)), and a transposed gpt2 matrix's element (r, k) is its source's (k, r).
+func TestSourceMaxIndex(t *testing.T) {
+	bump := func(name string, row, col int) func(b []byte, m *canon.Model) {
+		return func(b []byte, m *canon.Model) {
+			tt := m.Tensor(name)
+			width := int(tt.Shape[len(tt.Shape)-1])
+			at := m.DataOffset() + int64(tt.Begin) + int64(row*width+col)*2 // F16
+			binary.LittleEndian.PutUint16(b[at:], 0x5640)                    // 100
+		}
+	}
+	for _, c := range []struct {
+		model, gguf, name string
+		row, col          int
+		wantGGUF, wantSrc [2]int // (row, col) under each name
+	}{
+		{"llama", "llama-f16.gguf", "blk.0.attn_q.weight", 5, 7, [2]int{5, 7}, [2]int{6, 7}},
+		{"gpt2", "gpt2-f16.gguf", "blk.0.attn_qkv.weight", 3, 10, [2]int{3, 10}, [2]int{10, 3}},
+	} {
+		p := ggufCopy(t, c.gguf, bump(c.name, c.row, c.col))
+		for _, ggufFirst := range []bool{true, false} {
+			r := sourceReport(t, filepath.Join(srcDir, c.model), p, ggufFirst, Options{})
+			var ch *Change
+			for i := range r.Tensors.Changed {
+				if r.Tensors.Changed[i].Name == c.name || r.Tensors.Changed[i].NameB == c.name {
+					ch = &r.Tensors.Changed[i]
+				}
+			}
+			if ch == nil || ch.Values == nil {
+				t.Fatalf("%s: %s not changed: %+v", c.gguf, c.name, r.Tensors.Changed)
+			}
+			want := c.wantSrc
+			if ggufFirst {
+				want = c.wantGGUF
+			}
+			width := int64(ch.Old.Shape[len(ch.Old.Shape)-1])
+			if got := ch.Values.MaxAbsDiffIndex; got != int64(want[0])*width+int64(want[1]) {
+				t.Errorf("%s (gguf first %v): max |a−b| at flat %d = [%d,%d] of %v, want [%d,%d]", c.name, ggufFirst, got, got/width, got%width, ch.Old.Shape, want[0], want[1])
+			}
+		}
 	}
 }

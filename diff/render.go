@@ -310,6 +310,39 @@ func (t *textWriter) metaChange(c MetaChange, width int) {
 			}
 		}
 	}
+	t.prompt(c.Prompt)
+}
+
+// prompt shows how the prompts of two chat templates differ (Options.RenderTemplates).
+func (t *textWriter) prompt(p *PromptChange) {
+	if p == nil {
+		return
+	}
+	switch {
+	case p.OldError != "" || p.NewError != "":
+		for _, e := range []struct{ side, err string }{{"old", p.OldError}, {"new", p.NewError}} {
+			if e.err != "" {
+				t.printf("      %s\n", t.opt.Palette.Dim("the "+e.side+" template cannot be rendered: "+textfmt.Escape(e.err)))
+			}
+		}
+	case p.Same:
+		t.printf("      %s\n", t.opt.Palette.Dim("prompt unchanged (both render the same on a fixed conversation)"))
+	default:
+		t.printf("      %s\n", t.opt.Palette.Dim("prompt diff (rendered on a fixed conversation; ⏎ ends a line)"))
+		for _, l := range Fold(p.Lines, t.opt.Context) {
+			text := textfmt.Escape(l.Text)
+			switch l.Op {
+			case "-":
+				t.printf("      %s\n", t.opt.Palette.Red("- "+text))
+			case "+":
+				t.printf("      %s\n", t.opt.Palette.Green("+ "+text))
+			case "…":
+				t.printf("      %s\n", t.opt.Palette.Dim("… "+text))
+			default:
+				t.printf("        %s\n", text)
+			}
+		}
+	}
 }
 
 func metaKeys(m *MetadataReport) []string {

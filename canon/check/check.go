@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -190,6 +191,11 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 	}
 	defer o.Close()
 	m := o.Model
+	if o.Snapshot == nil {
+		for _, x := range loadcode.Scan(spec, m) {
+			m.AddFinding(x)
+		}
+	}
 	if opt.Values != nil {
 		tv, fs, err := opt.Values(ctx, o)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -47,6 +48,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			fmt.Fprintf(b, "%s: %s (%d tensors in %s)\n", name, p.Green("OK"), f.TensorCount, textfmt.Plural(f.Shards, "shard"))
 		case f.Valid && f.Shards > 0:
 			fmt.Fprintf(b, "%s: %s: every shard is valid, but the set is not\n", name, p.Red("INVALID"))
+		case f.Valid && unsafeLoad(f.Findings): // chat templates, Hydra targets, Python operators
+			fmt.Fprintf(b, "%s: %s: strict readers load it, but loading or serving it runs code beyond the weights\n", name, p.Red("UNSAFE"))
 		case f.Valid && HasError(f.Findings): // what check --values found
 			fmt.Fprintf(b, "%s: %s: strict readers load it, but its values are broken\n", name, p.Red("BAD VALUES"))
 		case f.Valid && f.Format == canon.FormatONNX:
@@ -162,4 +165,14 @@ func hintOf(f canon.Finding, flags textfmt.Flags) string {
 		return "run `stdiff check " + fix + "` to " + f.Hint
 	}
 	return f.Hint
+}
+
+// unsafeLoad reports whether an error among fs is about code a loader runs (package loadcode).
+func unsafeLoad(fs []canon.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == canon.SevError && loadcode.Known(f.Code) {
+			return true
+		}
+	}
+	return false
 }

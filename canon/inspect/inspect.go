@@ -22,6 +22,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
 )
@@ -193,6 +194,11 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	}
 	defer o.Close()
 	m := o.Model
+	if o.Snapshot == nil {
+		for _, x := range loadcode.Scan(spec, m) {
+			m.AddFinding(x)
+		}
+	}
 	var sidecars []lora.Sidecar
 	var sidecarFindings []canon.Finding
 	if !o.Remote && m.Shards == nil && !(opt.noSidecars && m.Name == spec) {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/stdiff/stdiff/canon/finding"
@@ -22,58 +24,135 @@ const MaxTyped = 256 << 20
 // model file. Findings are added to f.
 func (f *File) Check(r io.ReaderAt, dir string) {
 	rd := newReader(r, f.Size)
-	realDir, derr := filepath.EvalSymlinks(dir)
 	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		want, ok := t.Len()
-		if !ok {
-			continue
+		n := len(f.Findings)
+		f.check(rd, &f.Tensors[i], dir)
+		f.Tensors[i].Unreadable = len(f.Findings) > n
+	}
+}
+
+// check checks one tensor for Check.
+func (f *File) check(rd *reader, t *Tensor, dir string) {
+	want, ok := t.Len()
+	if !ok {
+		return
+	}
+	switch t.Where {
+	case InTyped:
+		if _, err := t.typed(rd, want); err != nil {
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s", t.Name, errText(err)), "")
 		}
-		switch t.Where {
-		case InTyped:
-			if _, err := t.typed(rd, want); err != nil {
-				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s", t.Name, errText(err)), "")
-			}
-		case InExternal:
-			p, err := ExternalPath(dir, t.External)
-			if err == nil && derr == nil {
-				err = within(realDir, p)
-			}
-			if err != nil {
-				f.add(CodeExternalRefused, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %v", t.Name, err), "keep external data files in the model's folder")
-				continue
-			}
-			st, err := os.Stat(p)
-			if err != nil || !st.Mode().IsRegular() {
-				why := "is not a regular file"
-				if err != nil {
-					why = "is missing"
-				}
-				f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data file %s %s", t.Name, t.External.Location, why), "copy the model's external data files along with it")
-				continue
-			}
-			off, n := max(t.External.Offset, 0), t.External.Length
+	case InExternal:
+		fh, err := OpenExternal(dir, t.External)
+		if errors.Is(err, ErrOutside) {
+			f.add(CodeExternalRefused, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %v", t.Name, err), "keep external data files in the model's folder")
+			return
+		}
+		var st os.FileInfo
+		if err == nil {
+			st, err = fh.Stat()
+			fh.Close()
+		}
+		if err != nil {
+			why := "cannot be opened"
 			switch {
-			case n < 0 && st.Size()-off != int64(want):
-				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s holds %d bytes from byte %d, the tensor needs %d", t.Name, t.External.Location, st.Size()-off, off, want), "")
-			case n >= 0 && n != int64(want):
-				f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data is %d bytes long, its type and dims need %d", t.Name, n, want), "")
-			case n >= 0 && (off > st.Size() || st.Size()-off < n):
-				f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s has %d bytes, fewer than its range (%d bytes from byte %d)", t.Name, t.External.Location, st.Size(), n, off), "the external data file is cut short: copy it again")
+			case errors.Is(err, ErrNotRegular):
+				why = "is not a regular file"
+			case errors.Is(err, fs.ErrNotExist):
+				why = "is missing"
 			}
+			f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data file %s %s", t.Name, t.External.Location, why), "copy the model's external data files along with it")
+			return
+		}
+		off, n := max(t.External.Offset, 0), t.External.Length
+		switch {
+		case n < 0 && st.Size()-off != int64(want):
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s holds %d bytes from byte %d, the tensor needs %d", t.Name, t.External.Location, st.Size()-off, off, want), "")
+		case n >= 0 && n != int64(want):
+			f.add(CodeDataIncomplete, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: its external data is %d bytes long, its type and dims need %d", t.Name, n, want), "")
+		case n >= 0 && (off > st.Size() || st.Size()-off < n):
+			f.add(CodeExternalMissing, finding.SevError, t.Offset, fmt.Sprintf("tensor %q: %s has %d bytes, fewer than its range (%d bytes from byte %d)", t.Name, t.External.Location, st.Size(), n, off), "the external data file is cut short: copy it again")
 		}
 	}
 }
 
-// within reports (as an error) whether path, once its links are followed, lies in dir (itself resolved).
+// ErrOutside is wrapped by the error of OpenExternal for external data outside the model's folder: a
+// location that leaves it (an absolute path, a .. part) or a link that points out of it.
+var ErrOutside = errors.New("external data outside the model's folder")
+
+// ErrNotRegular is wrapped by the error of OpenExternal for external data that is not a regular file
+// (a FIFO, a device, a folder): it is never read.
+var ErrNotRegular = errors.New("external data is not a regular file")
+
+// OpenExternal opens the file of a tensor's external data, for a model in dir, as onnx ≥ 1.21 allows
+// it: a relative location inside dir (no .. part, no absolute path), no link that leaves dir (links
+// inside it are followed), a regular file. It is the one way stdiff opens external data (check,
+// diff, hash, inspect alike). The file is opened without waiting (a FIFO is not waited on) and
+// judged by what was opened (fstat), inside dir (os.Root: a folder swapped for a link meanwhile is
+// not followed out). Errors wrap ErrOutside, ErrNotRegular or fs.ErrNotExist where they say so.
+func OpenExternal(dir string, e *External) (*os.File, error) {
+	p, err := ExternalPath(dir, e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOutside, err)
+	}
+	rel := strings.TrimPrefix(p, dir+"/")
+	if err := within(dir, p); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	fh, err := root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case err != nil: // a link out of root that appeared after within looked
+		return nil, fmt.Errorf("%w: %s: %v", ErrOutside, e.Location, err)
+	}
+	st, err := fh.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, e.Location, kindOf(st.Mode()))
+	}
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
+}
+
+// kindOf names a file's type, for messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m.IsDir():
+		return "folder"
+	}
+	return "special file"
+}
+
+// within reports (as an error wrapping ErrOutside) whether path, once its links are followed, lies in
+// dir (its links followed too). A path that does not resolve (a missing file) is not refused here.
 func within(dir, path string) error {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil // the open that follows says why
+	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil // a missing file is reported as missing
 	}
-	rel, err := filepath.Rel(dir, real)
+	rel, err := filepath.Rel(realDir, real)
 	if err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("external data %s is a link that leaves the model's folder", filepath.Base(path))
+		return fmt.Errorf("%w: %s is a link that leaves the model's folder", ErrOutside, filepath.Base(path))
 	}
 	return nil
 }
@@ -215,17 +294,8 @@ type Data struct {
 }
 
 // Data returns the model's tensor bytes as one sequence (see Data); r is the model file, dir its
-// folder, open what opens external data files (nil: os.Open).
+// folder, open what opens external data files (nil: OpenExternal, onnx's rules).
 func (f *File) Data(r io.ReaderAt, dir string, open Opener) *Data {
-	if open == nil {
-		open = func(p string) (io.ReaderAt, func() error, error) {
-			fh, err := os.Open(p)
-			if err != nil {
-				return nil, nil, err
-			}
-			return fh, fh.Close, nil
-		}
-	}
 	d := &Data{f: f, rd: newReader(r, f.Size), r: r, dir: dir, open: open, files: map[string]io.ReaderAt{}, decodedAt: -1}
 	d.Offsets = make([]uint64, len(f.Tensors)+1)
 	for i := range f.Tensors {
@@ -280,6 +350,27 @@ func (d *Data) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// openExternal opens the external data file at path (e's, made by ExternalPath) and keeps it for
+// later reads; d.mu is held.
+func (d *Data) openExternal(path string, e *External) (io.ReaderAt, error) {
+	var ra io.ReaderAt
+	var closer func() error
+	if d.open == nil {
+		fh, err := OpenExternal(d.dir, e)
+		if err != nil {
+			return nil, err
+		}
+		ra, closer = fh, fh.Close
+	} else {
+		var err error
+		if ra, closer, err = d.open(path); err != nil {
+			return nil, err
+		}
+	}
+	d.files[path], d.closers = ra, append(d.closers, closer)
+	return ra, nil
+}
+
 // index is the tensor whose bytes hold pos.
 func (d *Data) index(pos uint64) int {
 	lo, hi := 0, len(d.Offsets)-1
@@ -322,17 +413,15 @@ func (d *Data) read(i int, p []byte, in, n uint64) error {
 	case InExternal:
 		path, err := ExternalPath(d.dir, t.External)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %v", ErrOutside, err)
 		}
 		d.mu.Lock()
 		ra := d.files[path]
 		if ra == nil {
-			var closer func() error
-			if ra, closer, err = d.open(path); err != nil {
+			if ra, err = d.openExternal(path, t.External); err != nil {
 				d.mu.Unlock()
 				return err
 			}
-			d.files[path], d.closers = ra, append(d.closers, closer)
 		}
 		d.mu.Unlock()
 		if t.External.Length >= 0 && uint64(t.External.Length) != n {

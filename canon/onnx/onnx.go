@@ -174,6 +174,10 @@ type Tensor struct {
 	msgEnd int64
 	// External says where the bytes are when Where is InExternal.
 	External *External
+	// Unreadable is set by File.Check when the tensor's bytes cannot be had as they are (external
+	// data refused, missing or of the wrong length, a typed field of the wrong length): readers of
+	// values leave it out; its finding says why.
+	Unreadable bool
 }
 
 // Elements is the product of the dimensions (1 for a scalar), and false when a dimension is

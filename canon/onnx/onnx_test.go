@@ -5,9 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -129,6 +132,21 @@ func TestExternal(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "w.bin"), filepath.Join(dir, "link.bin")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("w.bin", filepath.Join(dir, "inner.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(dir, "fifo.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "folder.bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ext := func(loc string, kv ...string) []byte {
 		e := lField(13, cat(lField(1, []byte("location")), lField(2, []byte(loc))))
 		for i := 0; i < len(kv); i += 2 {
@@ -145,6 +163,11 @@ func TestExternal(t *testing.T) {
 		{"dot dot", ext("../w.bin", "length", "8"), CodeExternalRefused},
 		{"absolute", ext(filepath.Join(outside, "w.bin"), "length", "8"), CodeExternalRefused},
 		{"a link out", ext("link.bin", "length", "8"), CodeExternalRefused},
+		{"a link inside", ext("inner.bin", "offset", "8", "length", "8"), ""},
+		{"a link to /dev/zero", ext("zero.bin", "length", "8"), CodeExternalRefused},
+		{"through a folder link out", ext("sub/w.bin", "length", "8"), CodeExternalRefused},
+		{"a FIFO", ext("fifo.bin", "length", "8"), CodeExternalMissing},
+		{"a folder", ext("folder.bin", "length", "8"), CodeExternalMissing},
 		{"missing", ext("gone.bin", "length", "8"), CodeExternalMissing},
 		{"past its end", ext("w.bin", "offset", "12", "length", "8"), CodeExternalMissing},
 		{"wrong length", ext("w.bin", "length", "12"), CodeDataIncomplete},
@@ -157,14 +180,19 @@ func TestExternal(t *testing.T) {
 		if got != c.code {
 			t.Errorf("%s: findings %+v, want %q", c.name, f.Findings, c.code)
 		}
-		if c.code == "" {
-			d := f.Data(bytes.NewReader(b), dir, nil)
-			p := make([]byte, 8)
-			if _, err := d.ReadAt(p, 0); err != nil || !bytes.Equal(p, data[8:16]) {
-				t.Errorf("%s: bytes %x, %v", c.name, p, err)
-			}
-			d.Close()
+		// Data reads by the same rules: what check refuses is never read, by any command.
+		d := f.Data(bytes.NewReader(b), dir, nil)
+		p := make([]byte, 8)
+		_, err := d.ReadAt(p, 0)
+		switch {
+		case c.code == "" && (err != nil || !bytes.Equal(p, data[8:16])):
+			t.Errorf("%s: bytes %x, %v", c.name, p, err)
+		case c.code == CodeExternalRefused && !errors.Is(err, ErrOutside):
+			t.Errorf("%s: read %x, %v; want ErrOutside", c.name, p, err)
+		case c.code != "" && c.code != CodeDataIncomplete && err == nil:
+			t.Errorf("%s: read %x from a file check refuses", c.name, p)
 		}
+		d.Close()
 	}
 }
 
@@ -179,17 +207,59 @@ func pythonWith(modules string) string {
 	return ""
 }
 
-// TestOnnxWritten: models written by the onnx package (Debian's python3-onnx) read as onnx reads
-// them: every tensor's name, type, dims and bytes (numpy's, row-major little-endian).
-func TestOnnxWritten(t *testing.T) {
+// written is where the models written by the onnx package (testdata/write_models.py, Debian's
+// python3-onnx) and onnx's answers about them (expect.json) are recorded, so that TestOnnxWritten
+// checks them where onnx is not installed; TestOnnxOracle checks the record against onnx where it is
+// (-update re-records it, and refuses to run without onnx).
+var written = filepath.Join("testdata", "written")
+
+var update = flag.Bool("update", false, "re-record testdata/written with the onnx package (python3-onnx)")
+
+// TestOnnxOracle: the recorded answers are onnx's own: write_models.py, run now, says the same about
+// every tensor. Without python3-onnx it skips (TestOnnxWritten reads the record); -update re-records.
+func TestOnnxOracle(t *testing.T) {
 	py := pythonWith("onnx, numpy")
 	if py == "" {
-		t.Skip("python3-onnx is not installed (apt-get install python3-onnx)")
+		if *update {
+			t.Fatal("-update needs the oracle: python3-onnx is not installed (apt-get install python3-onnx)")
+		}
+		t.Skip("python3-onnx is not installed (apt-get install python3-onnx): TestOnnxWritten reads the recorded answers")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command(py, filepath.Join("testdata", "write_models.py"), dir).CombinedOutput(); err != nil {
 		t.Fatalf("write_models.py: %v\n%s", err, out)
 	}
+	if *update {
+		if err := os.RemoveAll(written); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(written, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	live, err := os.ReadFile(filepath.Join(dir, "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := os.ReadFile(filepath.Join(written, "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if json.Unmarshal(live, &a) != nil || json.Unmarshal(recorded, &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Errorf("onnx's answers differ from testdata/written/expect.json: re-record with -update and review")
+	}
+	checkWritten(t, dir)
+}
+
+// TestOnnxWritten: models written by the onnx package read as onnx reads them: every tensor's name,
+// type, dims and bytes (numpy's, row-major little-endian), from the record in testdata/written.
+func TestOnnxWritten(t *testing.T) { checkWritten(t, written) }
+
+// checkWritten checks the models in dir against onnx's answers in dir/expect.json.
+func checkWritten(t *testing.T, dir string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "expect.json"))
 	if err != nil {
 		t.Fatal(err)

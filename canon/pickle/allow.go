@@ -29,12 +29,33 @@ func (c Class) String() string {
 	return "unknown"
 }
 
-// renamed maps Python 2 module names to the Python 3 ones unpicklers look globals up under.
-var renamed = map[string]string{
-	"__builtin__": "builtins", "exceptions": "builtins", "copy_reg": "copyreg", "cPickle": "pickle",
-	"commands": "subprocess", "urllib2": "urllib.request", "httplib": "http.client", "cStringIO": "io",
-	"StringIO": "io", "Queue": "queue", "thread": "_thread",
-}
+// importMapping and nameMapping are the Python 2 names PyTorch's weights-only unpickler renames
+// before it looks a global up (torch/_utils.py IMPORT_MAPPING and NAME_MAPPING, 2.10.0a0 lines
+// 1081-1119; applied by _read_global_instruction, torch/_weights_only_unpickler.py line 230): a
+// (module, name) pair first, else the module alone. Nothing else is renamed: "exceptions.set"
+// stays exceptions.set, which torch refuses.
+var (
+	importMapping = sync.OnceValue(func() map[string]string {
+		return map[string]string{
+			"__builtin__": "builtins", "copy_reg": "copyreg", "Queue": "queue", "repr": "reprlib",
+			"_abcoll": "collections.abc", "UserDict": "collections", "UserList": "collections",
+			"UserString": "collections", "whichdb": "dbm", "StringIO": "io", "cStringIO": "io",
+		}
+	})
+	nameMapping = sync.OnceValue(func() map[[2]string][2]string {
+		return map[[2]string][2]string{
+			{"__builtin__", "xrange"}: {"builtins", "range"}, {"__builtin__", "reduce"}: {"functools", "reduce"},
+			{"__builtin__", "intern"}: {"sys", "intern"}, {"__builtin__", "unichr"}: {"builtins", "chr"},
+			{"__builtin__", "unicode"}: {"builtins", "str"}, {"__builtin__", "long"}: {"builtins", "int"},
+			{"itertools", "izip"}: {"builtins", "zip"}, {"itertools", "imap"}: {"builtins", "map"},
+			{"itertools", "ifilter"}: {"builtins", "filter"}, {"itertools", "ifilterfalse"}: {"itertools", "filterfalse"},
+			{"itertools", "izip_longest"}:    {"itertools", "zip_longest"},
+			{"UserDict", "IterableUserDict"}: {"collections", "UserDict"}, {"UserList", "UserList"}: {"collections", "UserList"},
+			{"UserString", "UserString"}: {"collections", "UserString"}, {"__builtin__", "basestring"}: {"builtins", "str"},
+			{"exceptions", "StandardError"}: {"builtins", "Exception"}, {"UserDict", "UserDict"}: {"collections", "UserDict"},
+		}
+	})
+)
 
 // allowed is PyTorch's weights-only allowlist as of PyTorch 2.x (torch/_weights_only_unpickler.py,
 // _get_allowed_globals), written out name by name; made at its first use.
@@ -83,68 +104,68 @@ var allowed = sync.OnceValue(func() map[string]bool {
 	return m
 })
 
-// unsafeModules are modules every global of which runs code or reaches the system (a module's
-// submodules included). PyTorch blocks sys, os, posix and nt even from user allowlists.
-var unsafeModules = []string{
-	"os", "posix", "nt", "sys", "subprocess", "runpy", "webbrowser", "socket", "pty", "shutil",
-	"importlib", "pickle", "_pickle", "marshal", "dill", "cloudpickle", "ctypes", "_ctypes", "code", "codeop",
-	"platform", "multiprocessing", "asyncio", "signal", "urllib", "http", "requests", "ftplib", "smtplib",
-	"telnetlib", "pathlib", "tempfile", "io", "_io", "posixpath", "ntpath", "pdb", "bdb", "timeit", "trace",
-	"profile", "cProfile", "imp", "zipimport", "pkgutil", "site", "ensurepip", "venv", "distutils", "setuptools",
-	"_posixsubprocess", "_thread", "threading", "gc", "inspect", "types", "torch.hub", "torch.package",
-	"torch.jit", "torch.ops", "torch.utils.cpp_extension", "numpy.testing", "numpy.f2py", "numpy.distutils",
-	"IPython", "nturl2path", "mmap", "fcntl", "resource", "select", "selectors", "ssl",
+func setOf(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
 }
 
-// unsafeNames are single globals that run code or reach the system in modules that are otherwise
-// harmless.
-var unsafeNames = map[string]bool{
-	"builtins.eval": true, "builtins.exec": true, "builtins.execfile": true, "builtins.compile": true,
-	"builtins.getattr": true, "builtins.setattr": true, "builtins.delattr": true, "builtins.__import__": true,
-	"builtins.open": true, "builtins.input": true, "builtins.breakpoint": true, "builtins.globals": true,
-	"builtins.locals": true, "builtins.vars": true, "builtins.exit": true, "builtins.quit": true,
-	"builtins.help": true, "builtins.memoryview": true, "builtins.type": true, "builtins.object": true,
-	"builtins.classmethod": true, "builtins.staticmethod": true, "builtins.property": true,
-	"builtins.super": true, "builtins.apply": true, "builtins.reload": true, "builtins.file": true,
-	"operator.attrgetter": true, "operator.methodcaller": true, "operator.getitem": true,
-	"operator.call": true, "functools.partial": true, "functools.reduce": true,
-	"copyreg._reconstructor": true, "copyreg.__newobj__": true, "copyreg.__newobj_ex__": true,
-	"torch.load": true, "torch.save": true, "torch._C._load_for_lite_interpreter": true,
-	"torch.serialization.load": true, "numpy.load": true, "numpy.save": true, "numpy.fromfile": true,
-	"numpy.tofile": true, "numpy.memmap": true, "numpy.lib.npyio.load": true,
-	"numpy.core.multiarray._reconstruct": false,
-}
+var (
+	unsafeModules  = sync.OnceValue(func() map[string]bool { return setOf(unsafeModuleList) })
+	unsafeNames    = sync.OnceValue(func() map[string]bool { return setOf(unsafeNameList) })
+	reached        = sync.OnceValue(func() map[string]bool { return setOf(reachedModules) })
+	builtinsAsData = sync.OnceValue(func() map[string]bool { return setOf(safeBuiltins) })
+)
 
-// Normalize returns the name under which an unpickler looks a global up: Python 2 module names
-// mapped to Python 3's, as PyTorch and Python's pickle do.
+// Normalize returns the name under which PyTorch's weights-only unpickler looks a global up:
+// module.name after its Python 2 renaming (NAME_MAPPING for the pair, else IMPORT_MAPPING for the
+// module).
 func Normalize(module, name string) string {
-	if m, ok := renamed[module]; ok {
+	if to, ok := nameMapping()[[2]string{module, name}]; ok {
+		module, name = to[0], to[1]
+	} else if m, ok := importMapping()[module]; ok {
 		module = m
 	}
 	return module + "." + name
 }
 
-// Classify says whether module.name is in PyTorch's weights-only allowlist, runs code or reaches
-// the system (Unsafe), or is merely outside the allowlist (Unknown).
+// Classify says whether module.name is in PyTorch's weights-only allowlist, is known to run code,
+// reach the system or load another pickle (Unsafe: the lists in dangerous.go), or is merely
+// outside the allowlist (Unknown). The whole dotted path counts, as pickle resolves it: a name may
+// itself be dotted ("hub.load" in module "torch" is torch.hub.load), and a module reached through
+// another's attribute is that module (torch.os.system is os.system).
 func Classify(module, name string) Class {
 	full := Normalize(module, name)
 	if allowed()[full] {
 		return Allowed
 	}
-	if unsafeNames[full] {
+	if unsafeNames()[full] {
 		return Unsafe
 	}
-	if m, ok := renamed[module]; ok {
-		module = m
-	}
-	for _, u := range unsafeModules {
-		if module == u || strings.HasPrefix(module, u+".") {
+	segs := strings.Split(full, ".")
+	for i := 1; i < len(segs); i++ {
+		if unsafeModules()[strings.Join(segs[:i], ".")] {
 			return Unsafe
 		}
 	}
-	// Dunder names reach interpreter internals (__reduce__, __globals__, __subclasses__, …).
-	if strings.HasPrefix(name, "__") && strings.HasSuffix(name, "__") && name != "__newobj__" {
+	for j := 1; j < len(segs)-1; j++ {
+		if reached()[segs[j]] {
+			return Unsafe
+		}
+		if unsafeNames()[strings.Join(segs[j:], ".")] {
+			return Unsafe
+		}
+	}
+	if segs[0] == "builtins" && len(segs) == 2 && !builtinsAsData()[segs[1]] {
 		return Unsafe
+	}
+	// Dunder names reach interpreter internals (__reduce__, __globals__, __subclasses__, …).
+	for _, s := range segs[1:] {
+		if strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__") && s != "__newobj__" {
+			return Unsafe
+		}
 	}
 	return Unknown
 }

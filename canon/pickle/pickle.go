@@ -529,8 +529,7 @@ func (m *machine) setItems(dst *Object, kv []*Object) error {
 		return m.tooLarge("a dict with more than %d items", MaxItems)
 	}
 	switch {
-	case dst.Kind == Dict:
-	case dst.Kind == Call && (dst.IsCallOf("collections.OrderedDict") || dst.IsCallOf("collections.Counter")):
+	case setItemTarget(dst):
 	default:
 		m.reject("%s to something that is not a dict", OpName(m.op))
 		if dst.Kind != Call {
@@ -965,7 +964,7 @@ func (m *machine) step(op byte) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if inst.Kind != Call || !allowedGlobal(inst.Func) {
+		if !buildTarget(inst) {
 			m.reject("BUILD of a %s value, not a tensor, parameter or OrderedDict", kindName(inst.Kind))
 		}
 		inst.State = state

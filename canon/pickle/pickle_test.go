@@ -283,3 +283,59 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestClassifyKnownGadgets: the gadgets of picklescan's and fickling's lists and of the 2025–26
+// advisories are unsafe however the pickle splits module and name; Python 2 names are renamed only
+// as PyTorch renames them (exceptions.set is no builtins.set: torch refuses it).
+func TestClassifyKnownGadgets(t *testing.T) {
+	for _, c := range []struct {
+		module, name string
+		want         pickle.Class
+	}{
+		{"pydoc", "pipepager", pickle.Unsafe},
+		{"_operator", "attrgetter", pickle.Unsafe},
+		{"operator", "itemgetter", pickle.Unsafe},
+		{"torch", "os.system", pickle.Unsafe},
+		{"torch.os", "system", pickle.Unsafe},
+		{"torch", "hub.load", pickle.Unsafe},
+		{"torch.hub", "load", pickle.Unsafe},
+		{"torch.serialization", "load", pickle.Unsafe},
+		{"numpy.testing._private.utils", "runstring", pickle.Unsafe},
+		{"__builtin__", "intern", pickle.Unsafe}, // NAME_MAPPING: sys.intern
+		{"__builtin__", "set", pickle.Allowed},
+		{"exceptions", "set", pickle.Unknown},
+		{"exceptions", "StandardError", pickle.Unknown}, // builtins.Exception: not allowlisted
+		{"builtins", "slice", pickle.Unknown},
+		{"builtins", "print", pickle.Unsafe},
+		{"transformers.models.llama", "LlamaConfig", pickle.Unknown},
+	} {
+		if got := pickle.Classify(c.module, c.name); got != c.want {
+			t.Errorf("%s.%s: %s, want %s", c.module, c.name, got, c.want)
+		}
+	}
+}
+
+// TestTargets: SETITEM and SETITEMS only on dict, OrderedDict and Counter (torch ≥ 2.10); BUILD not
+// on the bytes of _codecs.encode nor a layout.
+func TestTargets(t *testing.T) {
+	tensor := "ctorch._utils\n_rebuild_tensor_v2\n((" + binunicode("storage") + "ctorch\nFloatStorage\n" + binunicode("0") +
+		binunicode("cpu") + "K\x02tQK\x00K\x02\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR"
+	for _, c := range []struct {
+		name, data string
+		ok         bool
+	}{
+		{"setitem on a dict", "\x80\x02}K\x00K\x01s.", true},
+		{"setitems on an OrderedDict", "\x80\x02ccollections\nOrderedDict\n)R(K\x00K\x01u.", true},
+		{"setitem on a Counter", "\x80\x02ccollections\nCounter\n)RK\x00K\x01s.", true},
+		{"setitem on a tensor", "\x80\x02" + tensor + "K\x00K\x07s.", false},
+		{"setitems on a tensor", "\x80\x02" + tensor + "(K\x00K\x07u.", false},
+		{"setitem on a set", "\x80\x02cbuiltins\nset\n)RK\x00K\x01s.", false},
+		{"build on a tensor", "\x80\x02" + tensor + "}b.", true},
+		{"build on encode's bytes", "\x80\x02c_codecs\nencode\n" + binunicode("a") + binunicode("latin1") + "\x86R}b.", false},
+	} {
+		p, err := read(b(c.data))
+		if got := err == nil && p.WeightsOnly(); got != c.ok {
+			t.Errorf("%s: accepted %v (err %v, %+v), want %v", c.name, got, err, p.Rejections, c.ok)
+		}
+	}
+}

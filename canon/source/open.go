@@ -54,6 +54,9 @@ type Options struct {
 	// canon.ReadInto): the Model then shares its memory. Whoever reads many models one after another
 	// may pass the same buffer each time, once nothing uses the last Model any more.
 	HeaderBuffer []byte
+	// OneFile makes Open read spec as the one file it names (OpenOne): a shard without its set, an
+	// index as the file it is.
+	OneFile bool
 }
 
 // endpoint is Endpoint, or the public Hub, without a trailing slash.
@@ -154,6 +157,9 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &canon.ReadError{Name: spec, Op: "open", Err: netError(ctx, err, 0)}
 	}
+	if opt.OneFile {
+		return OpenOne(ctx, spec, opt)
+	}
 	if IsRemote(spec) {
 		return openRemote(ctx, spec, opt)
 	}
@@ -176,7 +182,7 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	}
 	if prefix, _, n, ok := ShardPattern(base); ok && n > 1 {
 		idx := filepath.Join(filepath.Dir(spec), prefix+".safetensors.index.json")
-		if _, err := os.Stat(idx); err != nil {
+		if !indexNames(idx, base) { // an index beside it that does not name it is another set's
 			idx = ""
 		}
 		return openLocalSet(spec, idx, ShardNames(prefix, n))
@@ -185,7 +191,7 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		return openLocalSet(spec, "", GGUFSplitNames(prefix, n))
 	}
 	if prefix, _, n, ok := TorchShardPattern(base); ok && n > 1 {
-		if idx := filepath.Join(filepath.Dir(spec), prefix+".bin.index.json"); fileExists(idx) {
+		if idx := filepath.Join(filepath.Dir(spec), prefix+".bin.index.json"); indexNames(idx, base) {
 			return openLocalSet(spec, idx, nil)
 		}
 	}
@@ -197,6 +203,24 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 		noteLoneSplit(o.Model)
 	}
 	return o, err
+}
+
+// indexNames reports whether the index at idxPath names the file base (in its folder) among its
+// shards: a file joins a set only when its index names it. An index that cannot be read or parsed
+// names nothing; a file named like a shard is then read with its siblings by their names alone.
+func indexNames(idxPath, base string) bool {
+	src, err := OpenFile(idxPath)
+	if err != nil {
+		return false
+	}
+	b := make([]byte, min(src.Size(), MaxIndexSize+1))
+	_, err = src.ReadAt(b, 0)
+	src.Close()
+	if err != nil && err != io.EOF {
+		return false
+	}
+	idx, err := ParseIndex(idxPath, b)
+	return err == nil && slices.Contains(idx.Shards, base)
 }
 
 // isSnapshot reports whether the file at path begins as a snapshot does (snapshot.Sniff).

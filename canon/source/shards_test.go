@@ -126,3 +126,53 @@ func TestShardSetDefects(t *testing.T) {
 		t.Errorf("lone shard without an index: %v %+v", err, o.Model.Findings)
 	}
 }
+
+// TestShardNotNamed: a file named like a shard joins the index beside it only when the index names
+// it. The corpus's own names (fluxml-sharded-model-0000K-of-00006.safetensors beside
+// fluxml-sharded-model.safetensors.index.json, which names model-0000K-of-00006.safetensors) are the
+// six files of a set by their names alone: valid, 36 tensors, no missing shard (was: INVALID, the
+// index's 6 shards missing). OpenOne reads one shard as the file it is.
+func TestShardNotNamed(t *testing.T) {
+	// An index naming other files does not take in a.safetensors's shards.
+	dir := t.TempDir()
+	for k, name := range ShardNames("a", 2) {
+		if err := os.WriteFile(filepath.Join(dir, name), stfile.File{Tensors: []stfile.Tensor{{Name: "t" + string(rune('0'+k)), DType: "U8", Shape: []uint64{1}, Data: []byte{1}}}}.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx := `{"metadata":{},"weight_map":{"x":"model-00001-of-00002.safetensors","y":"model-00002-of-00002.safetensors"}}`
+	if err := os.WriteFile(filepath.Join(dir, "a.safetensors.index.json"), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o2, err := Open(context.Background(), filepath.Join(dir, ShardNames("a", 2)[0]), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Close()
+	if m := o2.Model; len(m.Tensors) != 2 || m.MissingShards() != nil || !m.Valid() {
+		t.Errorf("made: %d tensors, missing %v, valid %v, findings %+v", len(m.Tensors), m.MissingShards(), m.Valid(), m.Findings)
+	}
+
+	// The corpus's own files.
+	real := filepath.Join("..", "..", "..", "shared", "corpus", "real")
+	if _, err := os.Stat(real); err != nil {
+		t.Skipf("real corpus not found: %v", err)
+	}
+	spec := filepath.Join(real, "fluxml-sharded-model-00002-of-00006.safetensors")
+	o, err := Open(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if m := o.Model; !m.Valid() || m.HasErrors() || len(m.Tensors) != 36 || len(m.Shards) != 6 || m.MissingShards() != nil {
+		t.Errorf("%d tensors, valid %v, findings %+v, %d shards, missing %v", len(m.Tensors), m.Valid(), m.Findings, len(m.Shards), m.MissingShards())
+	}
+	one, err := OpenOne(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	if len(one.Model.Shards) != 0 || len(one.Model.Tensors) != 1 || !one.Model.Valid() {
+		t.Errorf("one shard: %d tensors, %d shards, valid %v", len(one.Model.Tensors), len(one.Model.Shards), one.Model.Valid())
+	}
+}

@@ -4,6 +4,10 @@
 // and NumPy's .npy and .npz. Formats are recognised by content, never by name; TorchScript and
 // other zip archives are named, not parsed.
 //
+// Formats are tried in torch.load's order (dispatch.go): a zip by its first bytes, then the tar
+// format as Python's tarfile opens it, then pickles; an archive's records are found as PyTorch's
+// miniz finds them, case-insensitively (zipnames.go), and names that collide are an error.
+//
 // Every pickle is read by package pickle's restricted machine, which never imports or calls
 // anything. The verdict is that of PyTorch's torch.load(weights_only=True): a file is valid when
 // every global its pickles name is in PyTorch's weights-only allowlist and every opcode and
@@ -23,6 +27,7 @@ package torch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -62,6 +67,7 @@ const (
 	CodeOtherArchive      = "not-pytorch-archive"     // error: a zip archive without data.pkl
 	CodeZipMalformed      = "zip-malformed"           // error: the central directory cannot be read
 	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
+	CodeZipDuplicate      = "zip-duplicate-name"      // error: two entries whose names are equal, or equal but for case
 	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
 	CodeZipEncrypted      = "zip-encrypted"           // error
 	CodeZipMethod         = "zip-unsupported-method"  // error
@@ -70,7 +76,7 @@ const (
 	CodeLegacyMagic       = "legacy-bad-magic"        // error
 	CodeLegacyProtocol    = "legacy-bad-protocol"     // error
 	CodeStorageMissing    = "storage-missing"         // error: a tensor's storage is not in the file
-	CodeStorageSize       = "storage-size-mismatch"   // warning: the pickle and the storage disagree on its size
+	CodeStorageSize       = "storage-size-mismatch"   // error: the pickle and the storage disagree on its size (torch ≥ 2.10 refuses it)
 	CodeTensorBounds      = "tensor-out-of-storage"   // error: a tensor reaches past its storage
 	CodeTruncatedData     = "truncated-data"          // error
 	CodeNonContiguous     = "non-contiguous-tensor"   // info
@@ -170,6 +176,9 @@ type File struct {
 	Storages []Storage
 	Metadata []Meta
 	Findings []finding.Finding
+	// ReadErr is the first error reading the file (other than its end): the file could not be read,
+	// and the findings say nothing about it.
+	ReadErr error
 
 	// budget is what reading the file may keep: its pickles' objects, inflated entries, the names
 	// and values listed (see budgetFor).
@@ -234,7 +243,7 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 	}
 	where := "the pickle"
 	switch {
-	case strings.HasSuffix(entry, ".pkl"), strings.HasSuffix(entry, ".npy"):
+	case strings.HasSuffix(strings.ToLower(entry), ".pkl"), strings.HasSuffix(entry, ".npy"):
 		where = entry
 	case entry != "":
 		where = "the " + entry + " pickle"
@@ -270,42 +279,45 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 	return p, nil
 }
 
-// Sniff names the format of a file from its first bytes (16 are enough for the zip, NumPy and
-// legacy formats; a bare pickle is recognised by its PROTO opcode). ok is false for anything else.
-// Sniff cannot tell a torch.save zip from TorchScript, an .npz or another archive: Read can.
+// Sniff names the format of a file from its first bytes, in torch.load's order: zip, then tar
+// (which needs the first 512 bytes), then NumPy, the legacy format and a pickle that starts with
+// its PROTO opcode. ok is false for anything else. Sniff cannot tell a torch.save zip from
+// TorchScript, an .npz or another archive: Read can.
 func Sniff(head []byte) (format Format, ok bool) {
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
 		return FormatZip, true
+	case isTar(head):
+		return FormatTar, true
 	case bytes.HasPrefix(head, []byte("\x93NUMPY")):
 		return FormatNPY, true
 	case bytes.HasPrefix(head, legacyMagic):
 		return FormatLegacy, true
 	case len(head) >= 2 && head[0] == 0x80 && head[1] <= 5:
 		return FormatPickle, true
-	case len(head) >= 263 && string(head[257:262]) == "ustar":
-		return FormatTar, true
 	}
 	return "", false
 }
 
 // Candidate reports whether a file that starts with head (8 bytes are enough) may be one Read
-// reads: Sniff recognises it, or it starts as a pickle of protocol 0 or 1 may (a GLOBAL, MARK,
-// EMPTY_DICT, EMPTY_LIST or LONG opcode), which SniffReader then decides by reading it.
+// reads: Sniff recognises it, or it starts as a pickle of protocol 0 or 1 may (with any opcode that
+// pushes a value or a mark: GLOBAL, MARK, NONE, INT, UNICODE, …), which SniffReader then decides
+// by reading it.
 func Candidate(head []byte) bool {
 	if _, ok := Sniff(head); ok {
 		return true
 	}
-	return len(head) > 0 && strings.IndexByte("c(}]L", head[0]) >= 0
+	return len(head) > 0 && strings.IndexByte(pickleStart, head[0]) >= 0
 }
 
 // sniffWindow is how much of a file SniffReader reads to recognise a pickle of protocol 0 or 1.
 const sniffWindow = 64 << 10
 
-// SniffReader names the format of the file of size bytes r holds, as Sniff does, and recognises a
-// pickle of protocol 0 or 1 (which has no PROTO opcode) by reading it: one that reaches its STOP
-// within the first 64 KiB (a legacy checkpoint's first pickle, a small hostile pickle) is
-// FormatLegacy or FormatPickle.
+// SniffReader names the format of the file of size bytes r holds, as Sniff does (reading the first
+// 512 bytes, which a tar header needs), and recognises a pickle of protocol 0 or 1 (which has no
+// PROTO opcode) by reading it: one that reaches its STOP within the first 64 KiB, or whose opcodes
+// are well formed up to the end of those 64 KiB (a first pickle longer than that), is FormatLegacy
+// or FormatPickle.
 func SniffReader(r io.ReaderAt, size int64) (Format, bool) {
 	head := make([]byte, min(size, 512))
 	n, _ := r.ReadAt(head, 0)
@@ -318,6 +330,9 @@ func SniffReader(r io.ReaderAt, size int64) (Format, bool) {
 	}
 	p, err := pickle.Read(r, 0, min(size, sniffWindow))
 	if err != nil {
+		if size > sniffWindow && errors.Is(err, io.ErrUnexpectedEOF) {
+			return FormatPickle, true // well formed up to the window's end
+		}
 		return "", false
 	}
 	if p.Root.Kind == pickle.Int && p.Root.BigInt == legacyMagicNumber {
@@ -341,19 +356,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 		f.add(CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
 		return f
 	}
-	format, ok := Sniff(head)
-	switch {
-	case ok && format == FormatZip:
-		f.readZip(r)
-	case ok && format == FormatNPY:
-		f.Format = FormatNPY
-		f.readNPY(r, 0, size, "", "array", false, nil)
-	case ok && format == FormatTar:
-		f.Format = FormatTar
-		f.add(CodeTarFormat, finding.SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which stdiff does not read")
-	default:
-		f.readPickles(r)
-	}
+	f.dispatch(r)
 	f.link()
 	return f
 }

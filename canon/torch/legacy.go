@@ -4,6 +4,7 @@ import (
 	"io"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
@@ -17,8 +18,8 @@ const legacyMagicNumber = "119547037146038801333356"
 func (f *File) readPickles(r io.ReaderAt) {
 	probe := *f.budget // scanPickle reads the first pickle again, spending the file's budget
 	first, err := pickle.ReadBudget(r, 0, f.Size, &probe)
-	if err != nil && len(f.Findings) == 0 {
-		if _, ok := Sniff(f.head(r)); !ok {
+	if err != nil && len(f.Findings) == 0 && (first == nil || len(first.Globals) == 0) {
+		if h := f.head(r); len(h) == 0 || strings.IndexByte(pickleStart, h[0]) < 0 {
 			f.add(CodeNotPyTorch, finding.SevError, 0, "", "not a PyTorch, NumPy or pickle file")
 			return
 		}
@@ -35,6 +36,26 @@ func (f *File) readPickles(r io.ReaderAt) {
 	f.add(CodeBarePickle, finding.SevInfo, -1, "", "a bare pickle, not a torch.save file; the verdict is the weights-only unpickler's")
 	w := newWalker(f, "")
 	w.root(p.Root)
+	f.scanFollowing(r, p.End)
+}
+
+// maxFollowing is how many pickles after a bare pickle's first are scanned.
+const maxFollowing = 64
+
+// scanFollowing scans the pickles that follow a bare pickle's first, from byte off, while they
+// read as pickles: torch.load's legacy reader and other loaders (pickle.load in a loop, joblib)
+// read several from one file, and a legacy checkpoint whose magic number was replaced is one.
+func (f *File) scanFollowing(r io.ReaderAt, off int64) {
+	for i := 0; i < maxFollowing && off < f.Size; i++ {
+		p, err := pickle.Read(r, off, f.Size)
+		if err != nil || p.End <= off {
+			return
+		}
+		if _, err := f.scanPickle(r, off, f.Size, "pickle "+strconv.Itoa(i+2), false); err != nil {
+			return
+		}
+		off = p.End
+	}
 }
 
 func (f *File) head(r io.ReaderAt) []byte {
@@ -104,7 +125,8 @@ func (f *File) readLegacy(r io.ReaderAt) {
 		}
 		f.Storages = append(f.Storages, Storage{Key: key, DType: dt, Numel: n, Offset: off + 8, Size: int64(size)})
 		if known && !ref.untyped && ref.numel != n {
-			f.add(CodeStorageSize, finding.SevWarning, off, "", "storage %s holds %d elements; the pickle says %d", key, n, ref.numel)
+			// torch's _set_from_file checks the count against the storage the pickle made
+			f.add(CodeStorageSize, finding.SevError, off, "", "storage %s holds %d elements; the pickle says %d, and torch.load refuses the difference", key, n, ref.numel)
 		}
 		off += 8 + int64(size)
 	}

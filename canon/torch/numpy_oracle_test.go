@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,8 +19,6 @@ import (
 	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/canon/torch/torchw"
 )
-
-var update = flag.Bool("update", false, "re-record testdata/numpy-oracle.txt with numpy (python3-numpy)")
 
 // npyWith is an .npy file of format version major whose header is dict padded with spaces to hlen
 // bytes (newline included), then data.

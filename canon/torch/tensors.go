@@ -54,6 +54,7 @@ type storageRef struct {
 	untyped bool
 	numel   int64
 	offset  int64 // legacy views: the view's offset into its root storage, in elements
+	nbytes  int64 // numel × the storage class's element size, as torch computes it; -1 when no int64
 }
 
 func parseStorageRef(o *pickle.Object) (storageRef, bool) {
@@ -76,6 +77,11 @@ func parseStorageRef(o *pickle.Object) (storageRef, bool) {
 	}
 	if it[4].Kind == pickle.Int {
 		s.numel = it[4].Int
+	}
+	if hi, lo := bits.Mul64(uint64(s.numel), uint64(s.dtype.size)); it[4].Kind == pickle.Int && s.numel >= 0 && hi == 0 && lo < 1<<63 {
+		s.nbytes = int64(lo)
+	} else {
+		s.nbytes = -1
 	}
 	if len(it) > 5 && it[5].Kind == pickle.Tuple && len(it[5].Items) == 3 && it[5].Items[1].Kind == pickle.Int {
 		s.offset = it[5].Items[1].Int

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/finding"
@@ -231,19 +232,24 @@ func (f *File) readZip(r io.ReaderAt) {
 	if !ok {
 		return
 	}
-	byName := map[string]*zipEntry{}
+	names := make([]string, len(entries))
 	npy := 0
 	for i := range entries {
-		byName[entries[i].name] = &entries[i]
+		names[i] = entries[i].name
 		if strings.HasSuffix(entries[i].name, ".npy") {
 			npy++
 		}
 	}
+	dir := newZipDir(names)
 	if npy == len(entries) {
 		f.Format = FormatNPZ
+		last := map[string]int{}
+		for i := range entries {
+			last[entries[i].name] = i
+		}
 		for i := range entries {
 			z := &entries[i]
-			if byName[z.name] != z {
+			if last[z.name] != i {
 				continue // numpy.load reads a name through zipfile, where the last entry of a name wins
 			}
 			// a deflated entry is inflated as far as its header (an object array's pickle: a little more)
@@ -254,11 +260,23 @@ func (f *File) readZip(r io.ReaderAt) {
 		}
 		return
 	}
-	prefix, _, _ := strings.Cut(entries[0].name, "/")
+	f.collisions(entries, dir) // numpy's rule for an .npz (the last of a name) is its own
+	// PyTorchFileReader's folder is the first entry's (central directory order) up to its first
+	// "/"; records are found in it as miniz finds them (zipnames.go).
+	prefix, _, slash := strings.Cut(entries[0].name, "/")
 	f.Prefix = prefix
-	data := byName[prefix+"/data.pkl"]
+	if !slash {
+		f.add(CodeZipPrefix, finding.SevError, entries[0].central, entries[0].name, "the first entry %q is in no folder; PyTorch refuses such an archive", entries[0].name)
+	}
+	locate := func(record string) *zipEntry {
+		if i := dir.locate(prefix + "/" + record); i >= 0 {
+			return &entries[i]
+		}
+		return nil
+	}
+	data := locate("data.pkl")
 	switch {
-	case byName[prefix+"/constants.pkl"] != nil || hasPrefix(entries, prefix+"/code/"):
+	case torchScript(entries, prefix):
 		f.Format = FormatTorchScript
 		f.add(CodeTorchScript, finding.SevError, -1, "", "this is a TorchScript archive (torch.jit.save); torch.load(weights_only=True) refuses it").Hint =
 			"load it with torch.jit.load if you trust it"
@@ -272,7 +290,7 @@ func (f *File) readZip(r io.ReaderAt) {
 			break
 		}
 	}
-	if bo := byName[prefix+"/byteorder"]; bo != nil {
+	if bo := locate("byteorder"); bo != nil {
 		if rr, off, end, ok := f.open(r, bo, 16, true); ok {
 			b, _ := readAt(rr, off, int(min(end-off, 16)))
 			f.ByteOrder = strings.TrimSpace(string(b))
@@ -281,7 +299,8 @@ func (f *File) readZip(r io.ReaderAt) {
 			}
 		}
 	}
-	// Every pickle is scanned; data.pkl first, as it is the one torch.load reads.
+	// Every pickle is scanned, whatever the case of its name (another loader may find it where
+	// torch does not); data.pkl first, as it is the one torch.load reads.
 	var root *zipEntry
 	pickles := []*zipEntry{}
 	if data != nil {
@@ -289,7 +308,7 @@ func (f *File) readZip(r io.ReaderAt) {
 		pickles = append(pickles, data)
 	}
 	for i := range entries {
-		if z := &entries[i]; z != data && path.Ext(z.name) == ".pkl" {
+		if z := &entries[i]; z != data && strings.EqualFold(path.Ext(z.name), ".pkl") {
 			pickles = append(pickles, z)
 		}
 	}
@@ -307,21 +326,19 @@ func (f *File) readZip(r io.ReaderAt) {
 		for _, k := range w.refOrder {
 			ref := w.refs[k]
 			s := Storage{Key: k, DType: ref.dtype.name, Numel: ref.numel, Offset: -1, Entry: prefix + "/data/" + k}
-			se := byName[s.Entry]
+			se := locate("data/" + k)
 			if se == nil || se.dataOffset < 0 {
 				f.add(CodeStorageMissing, finding.SevError, -1, s.Entry, "storage %s is not in the archive", s.Entry)
 				continue
 			}
-			s.Size = int64(se.size)
+			s.Size, s.Entry = int64(se.size), se.name // the record torch reads (miniz's lookup)
 			if se.method == 0 {
 				s.Offset = se.dataOffset
 			} else {
 				s.Compressed = true
 				s.entryOffset, s.entrySize = se.dataOffset, int64(se.csize)
 			}
-			if n := s.Size / max(ref.dtype.size, 1); n != ref.numel && !ref.untyped {
-				f.add(CodeStorageSize, finding.SevWarning, se.header, s.Entry, "storage %s holds %d elements; the pickle says %d", k, n, ref.numel)
-			}
+			f.checkRecordSize(se, k, ref)
 			s.Numel = s.Size / max(ref.dtype.size, 1)
 			f.Storages = append(f.Storages, s)
 		}
@@ -333,11 +350,31 @@ func (f *File) readZip(r io.ReaderAt) {
 // largest header and more; the array is inflated as it is read (see Data).
 const npzHeaderInflate = 64 << 10
 
-func hasPrefix(entries []zipEntry, p string) bool {
+// torchScript reports whether torch.load takes the archive for TorchScript, which it refuses under
+// weights_only since 2.6 (CVE-2025-32434): _is_torchscript_zip, "constants.pkl" in
+// get_all_records() (torch/serialization.py 2.10.0a0 lines 1502 and 2145), the records' names
+// under the archive's folder, compared exactly.
+func torchScript(entries []zipEntry, prefix string) bool {
 	for _, e := range entries {
-		if strings.HasPrefix(e.name, p) {
+		if e.name == prefix+"/constants.pkl" {
 			return true
 		}
 	}
 	return false
+}
+
+// checkRecordSize refuses a storage whose record holds another number of bytes than the pickle
+// declares, larger or smaller, as torch ≥ 2.10 does (CVE-2026-24747: get_storage_from_record
+// checks the record's size against numel × element size, "record size … does not match"; pytorch
+// PRs #165553 and #170085). A record shorter than its view is also tensor-out-of-storage.
+func (f *File) checkRecordSize(se *zipEntry, key string, ref storageRef) {
+	if ref.nbytes >= 0 && uint64(ref.nbytes) == se.size {
+		return
+	}
+	declared := "a size that is no integer"
+	if ref.nbytes >= 0 {
+		declared = strconv.FormatInt(ref.nbytes, 10) + " bytes"
+	}
+	f.add(CodeStorageSize, finding.SevError, se.header, se.name, "storage %s is %d bytes; the pickle declares %s, and torch.load (2.10 and later) refuses the difference", key, se.size, declared).Hint =
+		"the file was altered or damaged; do not load it"
 }

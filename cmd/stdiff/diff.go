@@ -15,6 +15,7 @@ import (
 )
 
 type diffCmd struct {
+	AsFiles        bool     `name:"as-files" help:"Read each model named as the one file it is: a shard without its set (as check --as-files does)."`
 	HeaderOnly     bool     `help:"Compare headers only (structure and metadata): read no tensor byte."`
 	Content        bool     `help:"Also read the tensor bytes of remote models (local ones are compared by value unless --header-only)."`
 	Atol           float64  `help:"Absolute tolerance: a tensor whose values all have |a−b| ≤ atol + rtol·|b| is equal within tolerance." placeholder:"X"`
@@ -27,6 +28,7 @@ type diffCmd struct {
 	IgnoreKey      []string `help:"Leave out metadata keys matching PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
 	IgnoreVolatile bool     `help:"Leave out keys that change on every training run: session ids, timestamps, commit and weight hashes, __spacer."`
 	Tensor         []string `help:"Compare only tensors whose names match PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
+	Render         bool     `help:"Render both sides of a changed chat template on a fixed conversation (system, user, assistant, user; generation prompt), sandboxed, and diff the prompts: what the model will now see."`
 	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different); stops at the first difference."`
 	A              string   `arg:"" name:"A" help:"The old model." type:"string"`
 	B              string   `arg:"" name:"B" help:"The new model." type:"string"`
@@ -46,6 +48,7 @@ func (c *diffCmd) run(o *out) int {
 		return exitTrouble
 	}
 	o.src.Snapshots = true // a snapshot stands for its model
+	o.src.OneFile = c.AsFiles
 	paths, sides, errs := []string{c.A, c.B}, make([]*source.Opened, 2), make([]error, 2)
 	_ = pool.Run(o.ctx, 2, 2, func(_ context.Context, i int) error { // both headers at once; A's error first
 		sides[i], errs[i] = o.open(paths[i])
@@ -67,7 +70,8 @@ func (c *diffCmd) run(o *out) int {
 	failOn, _ := diff.ParseCategories(c.FailOn) // Validate checked the names
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
 		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, HeaderOnly: c.HeaderOnly, Content: c.Content, FailOn: failOn,
-		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Flags: cliFlags}
+		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Flags: cliFlags,
+		RenderTemplates: c.Render}
 	stop := func() {}
 	if !c.HeaderOnly && !c.MetadataOnly {
 		opt.Progress, stop = o.bytesProgress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())

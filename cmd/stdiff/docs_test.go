@@ -195,6 +195,7 @@ var docsExampleFiles = map[string]string{
 	"old.safetensors": "base.safetensors", "new.safetensors": "changed.safetensors",
 	"model.safetensors": "nul-padded.safetensors", "./model": "weights.safetensors",
 	"model-Q4_K_M.gguf": "llama.gguf", "model-Q6_K.gguf": "requant.gguf", "~/loras": "loras",
+	"./hf-model": "base.safetensors", "model-f16.gguf": "changed.safetensors",
 }
 
 // TestDocsExamples parses every example of every command (a renamed or removed flag fails it), and

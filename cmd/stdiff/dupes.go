@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stdiff/stdiff/canon"
 	"os"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 type dupesCmd struct {
 	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights)." enum:"bytes,content,renamed,run,structure" default:"renamed"`
-	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the oldest, then the shortest path), newest, oldest or path:PREFIX (one under PREFIX)." default:"most-info" placeholder:"RULE"`
+	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the oldest), newest, oldest or path:PREFIX (one under PREFIX). Whatever the rule, a safe file is kept over a pickle torch refuses and safetensors over another format; where only the path differs, a copy under the PATH given first, then the deeper path (Loras/characters/x over downloads/x). Each group says why its copy is kept." default:"most-info" placeholder:"RULE"`
 	PrintDeletable bool     `help:"Print the files --delete would delete, one per line, for xargs." xor:"act"`
 	Null           bool     `short:"0" help:"With --print-deletable: end each path with a NUL byte (xargs -0)."`
 	Link           bool     `help:"Replace each byte-identical copy with a hard link to the copy kept (same filesystem only)." xor:"act"`
@@ -131,5 +132,9 @@ func (c *dupesCmd) run(o *out) int {
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
 	actText := withOptions(act.WriteText, render.TextOptions{Palette: o.pal})
-	return write(o, done, c.Quiet, done.Outcome(), writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
+	outcome := done.Outcome()
+	if rep.Outcome() == canon.Trouble { // a path the scan could not read: its copies were not acted on
+		outcome = canon.Trouble
+	}
+	return write(o, done, c.Quiet, outcome, writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
 }

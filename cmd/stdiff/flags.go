@@ -9,6 +9,7 @@ var optionFlags = map[string]string{
 	"Full": "--full", "HeaderOnly": "--header-only", "Content": "--content", "MetadataOnly": "--metadata-only",
 	"IgnoreMetadata": "--ignore-metadata", "IgnoreKeys": "--ignore-key", "IgnoreVolatile": "--ignore-volatile",
 	"Tensors": "--tensor", "Verify": "--verify", "Fix": "--fix",
+	"RenderTemplates": "--render",
 }
 
 // cliFlags names the library's options as stdiff's flags (see optionFlags).

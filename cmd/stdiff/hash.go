@@ -8,6 +8,7 @@ import (
 )
 
 type hashCmd struct {
+	AsFiles       bool     `name:"as-files" help:"Read each model named as the one file it is: a shard without its set (as check --as-files does)."`
 	Content       bool     `help:"Also compute the content ID (reads every tensor byte, in parallel)."`
 	All           bool     `help:"Also compute the ecosystem hashes (SHA256, AutoV1/V2/V3, BLAKE3, CRC32) in one pass, and verify hashes embedded in the metadata. A shard named on its own is hashed as the file it is."`
 	Canonical     bool     `help:"Print the exact canonical bytes the structure ID hashes (with --content, the content form)."`
@@ -33,6 +34,7 @@ func (c *hashCmd) run(o *out) int {
 		return exitTrouble
 	}
 	add, stop := func(int64) {}, func() {} // on a terminal, for the model whose bytes are being read
+	o.src.OneFile = c.AsFiles
 	opt := hash.Options{Content: c.Content, All: c.All, Canonical: c.Canonical, Source: o.src,
 		Reading:  func(name string, total int64) { stop(); add, stop = o.bytesProgress("hashing "+name, total) },
 		Progress: func(n int64) { add(n) }, BareKind: c.Kind}

@@ -69,6 +69,7 @@ func (*diffCmd) helpEnd() commandHelp {
 		{"what changed, and how much the weights moved", "stdiff old.safetensors new.safetensors"},
 		{"a release gate: fail on a new shape or dtype, or NaN, allow weight updates", "stdiff -q --fail-on shape,dtype,nan old.safetensors new.safetensors"},
 		{"what requantising a GGUF model changed: tensor types, metadata, tokens", "stdiff model-Q4_K_M.gguf model-Q6_K.gguf"},
+		{"a faithful conversion passes: dtypes may change, values only by exact rounding", "stdiff --fail-on=-dtype ./hf-model model-f16.gguf"},
 		{"structure and metadata only (instant), as JSON", "stdiff --header-only --json ./model hf://org/model@main"}}}
 }
 

@@ -10,12 +10,13 @@ import (
 )
 
 type inspectCmd struct {
-	Full   bool     `help:"Fold and shorten nothing: every tensor (text lists the first 10), every metadata value and hash whole, every finding."`
-	Short  bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors and .gguf files (and ollama's blobs)."`
-	Verify bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256) and those a .civitai.info records."`
-	Quiet  bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
-	Output string   `short:"o" help:"Write the report to FILE (whole or not at all) instead of standard output; a gallery's images are then referenced relative to FILE." placeholder:"FILE" type:"string"`
-	Files  []string `arg:"" name:"PATH" help:"Model files (and with --short, folders)." type:"string"`
+	AsFiles bool     `name:"as-files" help:"Read each model named as the one file it is: a shard without its set (as check --as-files does)."`
+	Full    bool     `help:"Fold and shorten nothing: every tensor (text lists the first 10), every metadata value and hash whole, every finding."`
+	Short   bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors and .gguf files (and ollama's blobs)."`
+	Verify  bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256) and those a .civitai.info records."`
+	Quiet   bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
+	Output  string   `short:"o" help:"Write the report to FILE (whole or not at all) instead of standard output; a gallery's images are then referenced relative to FILE." placeholder:"FILE" type:"string"`
+	Files   []string `arg:"" name:"PATH" help:"Model files (and with --short, folders)." type:"string"`
 }
 
 func (c *inspectCmd) run(o *out) int {
@@ -28,6 +29,7 @@ func (c *inspectCmd) run(o *out) int {
 // report writes the cards (or the short table) to o.
 func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
+	o.src.OneFile = c.AsFiles
 	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html"}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags}
 	if c.Short {

@@ -147,6 +147,14 @@ func TestScripts(t *testing.T) {
 					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
 				}
 			},
+			// chatgguf NAME TEMPLATE: weights.gguf with the file TEMPLATE as its tokenizer.chat_template
+			"chatgguf": func(ts *testscript.TestScript, neg bool, args []string) {
+				tpl, err := os.ReadFile(ts.MkAbs(args[1]))
+				ts.Check(err)
+				f := ggufw.Weights(false)
+				f.KVs = append(f.KVs, ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str(string(tpl))})
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), f.Build(), 0o644))
+			},
 			// shardset pytorch|safetensors DIR N: weights.safetensors' tensors as a sharded PyTorch
 			// checkpoint in DIR (pytorch_model.bin.index.json and N shards, views among its tensors), or
 			// as a safetensors shard set (model.safetensors.index.json and N shards)

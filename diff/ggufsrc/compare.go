@@ -56,8 +56,9 @@ type PairResult struct {
 	// SourceName is the source's name for the pair: for stacked experts the first expert's name, its
 	// number a *.
 	SourceName string
-	// Values are the statistics of a pair whose values differ (PairDiffers), with their RMSE, the
-	// sides as the models were given; nil otherwise.
+	// Values are the statistics of a pair whose values differ (PairDiffers) or whose dtypes differ
+	// (an exact rounding among them), with their RMSE, the sides as the models were given; nil
+	// otherwise.
 	Values *values.Diff
 	// MatchesUnder is the transform under which the values of a differing pair match, when one does.
 	MatchesUnder *Alternative
@@ -273,12 +274,17 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 			}
 			if side == 0 {
 				swapSides(&d)
+			} else { // the source is named: its location in the source's own coordinates
+				d.MaxAbsDiffIndex = sourceIndex(d.MaxAbsDiffIndex, p.transform, p.heads, hm.Tensors[p.hf[0]].Shape)
 			}
-			if sp.Status == PairDiffers {
+			if sp.Status == PairDiffers || gt.DType != hm.Tensors[p.hf[0]].DType {
 				pr.Values = &d
 				if rs.alt != nil {
 					if side == 0 && rs.alt.Values != nil {
 						swapSides(rs.alt.Values)
+					} else if rs.alt.Values != nil {
+						v := rs.alt.Values
+						v.MaxAbsDiffIndex = sourceIndex(v.MaxAbsDiffIndex, rs.alt.Transform, rs.alt.Heads, hm.Tensors[p.hf[0]].Shape)
 					}
 					pr.MatchesUnder = rs.alt
 				}
@@ -403,7 +409,7 @@ func newSrcJob(g, h *source.Opened, p *srcPair, tr Transform, heads int) *srcJob
 	switch tr {
 	case TransformPermuteQK:
 		d0 := int64(ht.Shape[0])
-		if heads <= 0 || d0%int64(2*heads) != 0 {
+		if heads <= 0 || int64(heads) > d0/2 || d0%(2*int64(heads)) != 0 { // 2·heads ≤ d0: no overflow
 			return nil
 		}
 		if len(ht.Shape) == 1 || j.rows == 1 {
@@ -649,4 +655,38 @@ func readAt(t values.Tensor, b []byte, off int64, progress func(int64)) error {
 		progress(int64(n))
 	}
 	return err
+}
+
+// sourceIndex is the flat index f of an element of a GGUF tensor (its row order) as the flat index of
+// the same element in its source tensor of shape hShape, the converter's transform tr undone: q/k
+// rows permuted back (heads), a transposed matrix transposed back. Other transforms keep the order;
+// a negative f (no maximum) stays.
+func sourceIndex(f int64, tr Transform, heads int, hShape []uint64) int64 {
+	if f < 0 {
+		return f
+	}
+	switch tr {
+	case TransformPermuteQK:
+		if len(hShape) == 0 || heads <= 0 {
+			return f
+		}
+		d0, total := int64(hShape[0]), int64(1)
+		for _, d := range hShape {
+			total *= int64(d)
+		}
+		if d0 == 0 || int64(heads) > d0/2 || d0%(2*int64(heads)) != 0 || total%d0 != 0 || total/d0 == 0 {
+			return f
+		}
+		unit, half := total/d0, d0/int64(heads)/2
+		u := f / unit
+		hd, rest := u/(2*half), u%(2*half)
+		return (hd*2*half+rest%2*half+rest/2)*unit + f%unit
+	case TransformTranspose:
+		if len(hShape) != 2 || hShape[0] == 0 {
+			return f
+		}
+		c0, c1 := int64(hShape[0]), int64(hShape[1])
+		return f%c0*c1 + f/c0
+	}
+	return f
 }

@@ -231,6 +231,13 @@ var configKeys = []struct {
 	{"attention.layer_norm_rms_epsilon", []string{"rms_norm_eps"}, true},
 	{"attention.layer_norm_epsilon", []string{"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}, true},
 	{"vocab_size", []string{"vocab_size"}, false},
+	{"feed_forward_length", []string{"intermediate_size", "n_inner", "hidden_dim"}, false},
+	{"attention.key_length", []string{"head_dim"}, false},
+	{"attention.value_length", []string{"head_dim"}, false},
+	{"expert_count", []string{"num_local_experts", "num_experts"}, false},
+	{"expert_used_count", []string{"num_experts_per_tok"}, false},
+	{"expert_group_count", []string{"n_group"}, false},
+	{"expert_group_used_count", []string{"topk_group"}, false},
 }
 
 // compareConfig compares the GGUF keys that restate config.json with it; vocab_size also against the
@@ -259,7 +266,84 @@ func compareConfig(g *canon.Model, arch string, c hfConfig) []ConfigKey {
 		}
 		out = append(out, ConfigKey{Key: key, ConfigKey: ck, GGUF: gv, Config: strconv.FormatFloat(cv, 'g', -1, 64), Equal: equal})
 	}
+	return append(out, derivedKeys(g, arch, c)...)
+}
+
+// derivedKeys compares the GGUF keys the converter derives from config.json rather than copies: the
+// RoPE dimension count (head_dim, else hidden_size / num_attention_heads, for a rotary factor of 1)
+// and RoPE scaling (rope_scaling, or transformers 5's rope_parameters: its type, factor and, for
+// YaRN, original context length), as TextModel.set_gguf_parameters and LlamaModel write them.
+func derivedKeys(g *canon.Model, arch string, c hfConfig) []ConfigKey {
+	var out []ConfigKey
+	num := func(key, ck string, cv float64, f32 bool) {
+		gv, ok := g.Meta(arch + "." + key)
+		if !ok {
+			return
+		}
+		x, err := strconv.ParseFloat(gv, 64)
+		equal := err == nil && x == cv
+		if f32 && err == nil {
+			equal = float32(x) == float32(cv)
+		}
+		out = append(out, ConfigKey{Key: arch + "." + key, ConfigKey: ck, GGUF: gv, Config: strconv.FormatFloat(cv, 'g', -1, 64), Equal: equal})
+	}
+	rope := ropeParams(c)
+	partial, _, hasPartial := c.number("partial_rotary_factor", "rotary_pct")
+	if p, ok := rope["partial_rotary_factor"].(float64); ok {
+		partial, hasPartial = p, true
+	}
+	if !hasPartial || partial == 1 {
+		if hd, _, ok := c.number("head_dim"); ok {
+			num("rope.dimension_count", "head_dim", hd, false)
+		} else if n, _, ok := c.number("hidden_size", "n_embd"); ok {
+			if hv, _, _ := c.number("num_attention_heads", "n_head"); heads(hv) > 0 {
+				h := heads(hv)
+				num("rope.dimension_count", "hidden_size / num_attention_heads", math.Floor(n/float64(h)), false)
+			}
+		}
+	}
+	typ, _ := rope["rope_type"].(string)
+	if typ == "" {
+		typ, _ = rope["type"].(string)
+	}
+	factor, hasFactor := rope["factor"].(float64)
+	var gtype string
+	switch strings.ToLower(typ) {
+	case "linear":
+		gtype = "linear"
+	case "yarn":
+		gtype = "yarn"
+	case "su", "longrope":
+		gtype, hasFactor = "longrope", false
+	default:
+		return out
+	}
+	if gtype != "longrope" && !hasFactor {
+		return out
+	}
+	if gv, ok := g.Meta(arch + ".rope.scaling.type"); ok {
+		out = append(out, ConfigKey{Key: arch + ".rope.scaling.type", ConfigKey: "rope_scaling.rope_type", GGUF: gv, Config: typ, Equal: gv == gtype})
+	}
+	if hasFactor {
+		num("rope.scaling.factor", "rope_scaling.factor", factor, true)
+	}
+	if orig, ok := rope["original_max_position_embeddings"].(float64); ok && gtype == "yarn" {
+		num("rope.scaling.original_context_length", "rope_scaling.original_max_position_embeddings", orig, false)
+	}
 	return out
+}
+
+// ropeParams are config.json's RoPE parameters as the converter reads them: rope_scaling, else
+// rope_parameters (transformers 5), its full_attention entry where it has one per attention kind.
+func ropeParams(c hfConfig) map[string]any {
+	r, _ := c["rope_scaling"].(map[string]any)
+	if r == nil {
+		r, _ = c["rope_parameters"].(map[string]any)
+	}
+	if fa, ok := r["full_attention"].(map[string]any); ok {
+		r = fa
+	}
+	return r
 }
 
 func tokenCount(g *canon.Model) (uint64, bool) {
@@ -324,16 +408,29 @@ func expectedTransform(arch, hfName, gname string, c hfConfig, g *canon.Model) (
 
 // headCount is the number of heads the converter permutes q (kv false) or k (kv true) with: from
 // config.json as the converter reads it, else from the GGUF's own keys.
+// A count that is no whole number from 1 to maxHeads is 0 (none).
 func headCount(c hfConfig, g *canon.Model, arch string, kv bool) int {
 	if n, _, ok := c.number("num_attention_heads"); ok {
 		if kv {
 			if m, _, ok := c.number("num_key_value_heads"); ok && m > 0 {
-				return int(m)
+				return heads(m)
 			}
 		}
-		return int(n)
+		return heads(n)
 	}
 	return ggufHeads(g, arch, kv)
+}
+
+// maxHeads bounds a head count read from a file: far above any model's, far below where doubling it
+// or dividing by it could overflow.
+const maxHeads = 1 << 24
+
+// heads is a head count from config.json, 0 unless a whole number from 1 to maxHeads.
+func heads(v float64) int {
+	if v < 1 || v > maxHeads || v != math.Trunc(v) {
+		return 0
+	}
+	return int(v)
 }
 
 // ggufHeads is the head count a GGUF file says: ARCH.attention.head_count(_kv).
@@ -341,13 +438,13 @@ func ggufHeads(g *canon.Model, arch string, kv bool) int {
 	key := arch + ".attention.head_count"
 	if kv {
 		if v, ok := g.Meta(key + "_kv"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+			n, _ := strconv.ParseFloat(v, 64)
+			return heads(n)
 		}
 	}
 	v, _ := g.Meta(key)
-	n, _ := strconv.Atoi(v)
-	return n
+	n, _ := strconv.ParseFloat(v, 64)
+	return heads(n)
 }
 
 // ggmlType is the ggml type of a GGUF tensor, by its canon DType.

@@ -1,8 +1,10 @@
 package ggufsrc
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,7 +85,7 @@ func TestResult(t *testing.T) {
 		if g.Model.Tensors[pr.GGUF].Name != sp.NameB || h.Model.Tensors[pr.Source[0]].Name != sp.Name || pr.SourceName != sp.Name {
 			t.Errorf("pair %d: %+v, %+v", i, pr, sp)
 		}
-		if (sp.Status == PairDiffers) != (pr.Values != nil) {
+		if (sp.Status == PairDiffers || g.Model.Tensors[pr.GGUF].DType != h.Model.Tensors[pr.Source[0]].DType) != (pr.Values != nil) {
 			t.Errorf("%s: status %s, values %v", sp.Name, sp.Status, pr.Values)
 		}
 		if pr.Values != nil {
@@ -124,5 +126,129 @@ func TestUnknownArch(t *testing.T) {
 	h.Model.Format = canon.FormatGGUF // with no general.architecture
 	if _, err := Compare(t.Context(), h, h, 0, Options{}); !errors.Is(err, ErrUnknownArchitecture) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestHostileHeads: head counts near 2^63, negative, fractional or absurd, in config.json or in the
+// GGUF's own keys, never panic (2·heads overflowed and d0/heads was 0, a division by zero): q and
+// k are then not compared under the permutation, and the comparison ends.
+func TestHostileHeads(t *testing.T) {
+	hostile := []string{"9223372036854775807", "9223372036854775806", "4611686018427387904", "-9223372036854775808",
+		"-1", "0", "0.5", "3", "1e300", "16777216", "16777217", "NaN"}
+	for _, inConfig := range []bool{false, true} {
+		for _, v := range hostile {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(srcDir, "llama"))); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(dir, "config.json")
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !inConfig:
+				err = os.Remove(cfg) // the head counts come from the GGUF
+			case v != "NaN":
+				b = bytes.Replace(b, []byte(`"num_attention_heads": 4`), []byte(`"num_attention_heads": `+v), 1)
+				b = bytes.Replace(b, []byte(`"num_key_value_heads": 2`), []byte(`"num_key_value_heads": `+v), 1)
+				err = os.WriteFile(cfg, b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, g := open(t, dir), open(t, filepath.Join(srcDir, "llama-f16.gguf"))
+			for i := range g.Model.Metadata {
+				if e := &g.Model.Metadata[i]; strings.HasPrefix(e.Key, "llama.attention.head_count") {
+					e.Value = v
+				}
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("heads %s (config %v): panic: %v", v, inConfig, r)
+					}
+				}()
+				if _, err := Compare(t.Context(), h, g, 1, Options{ReadValues: true, Config: true}); err != nil {
+					t.Errorf("heads %s (config %v): %v", v, inConfig, err)
+				}
+			}()
+		}
+	}
+}
+
+// TestConfigKeys: every config key the converter writes into the GGUF is compared with config.json:
+// intermediate_size (feed_forward_length), head_dim (key_length, value_length, rope.dimension_count)
+// and rope_scaling (type, factor); each mismatch is a key not equal, each match equal.
+func TestConfigKeys(t *testing.T) {
+	keysOf := func(edit func(cfg []byte) []byte, meta map[string]string) map[string]ConfigKey {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(srcDir, "llama"))); err != nil {
+			t.Fatal(err)
+		}
+		cfg := filepath.Join(dir, "config.json")
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, edit(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		h, g := open(t, dir), open(t, filepath.Join(srcDir, "llama-f16.gguf"))
+		for k, v := range meta {
+			g.Model.Metadata = append(g.Model.Metadata, canon.MetaEntry{Key: k, Value: v, Offset: -1})
+		}
+		res, err := Compare(t.Context(), h, g, 1, Options{Config: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]ConfigKey{}
+		for _, ck := range res.Report.ConfigKeys {
+			out[ck.Key] = ck
+		}
+		return out
+	}
+	same := func(b []byte) []byte { return b }
+	keys := keysOf(same, nil)
+	for _, k := range []string{"llama.feed_forward_length", "llama.attention.key_length", "llama.attention.value_length", "llama.rope.dimension_count"} {
+		if ck, ok := keys[k]; !ok || !ck.Equal {
+			t.Errorf("converter's own %s: %+v (compared %v)", k, ck, ok)
+		}
+	}
+	for _, ck := range keys {
+		if !ck.Equal {
+			t.Errorf("converter's own file: %+v", ck)
+		}
+	}
+	keys = keysOf(func(b []byte) []byte {
+		b = bytes.Replace(b, []byte(`"intermediate_size": 64`), []byte(`"intermediate_size": 96`), 1)
+		return bytes.Replace(b, []byte(`"head_dim": 8`), []byte(`"head_dim": 16`), 1)
+	}, nil)
+	for _, k := range []string{"llama.feed_forward_length", "llama.attention.key_length", "llama.attention.value_length", "llama.rope.dimension_count"} {
+		if ck, ok := keys[k]; !ok || ck.Equal {
+			t.Errorf("changed %s: %+v (compared %v)", k, ck, ok)
+		}
+	}
+	scaling := func(typ, factor string) func([]byte) []byte {
+		return func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"rope_type": "default"`), []byte(`"rope_type": "`+typ+`", "factor": `+factor), 1)
+		}
+	}
+	gguf := map[string]string{"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": "4"}
+	for _, c := range []struct {
+		typ, factor    string
+		typeEq, factEq bool
+	}{
+		{"linear", "4.0", true, true},
+		{"linear", "2.0", true, false},
+		{"yarn", "4.0", false, true},
+	} {
+		keys = keysOf(scaling(c.typ, c.factor), gguf)
+		if ck, ok := keys["llama.rope.scaling.type"]; !ok || ck.Equal != c.typeEq {
+			t.Errorf("rope_scaling %s %s: type %+v (compared %v)", c.typ, c.factor, ck, ok)
+		}
+		if ck, ok := keys["llama.rope.scaling.factor"]; !ok || ck.Equal != c.factEq {
+			t.Errorf("rope_scaling %s %s: factor %+v (compared %v)", c.typ, c.factor, ck, ok)
+		}
 	}
 }

@@ -113,13 +113,14 @@ func sidecarsOf(ctx context.Context, g *Group) {
 	}
 }
 
-// compare says how model b differs from a, which have the same tensors: the metadata keys added,
-// removed and changed (writer bookkeeping aside, as diff leaves it), or when there are none how the
-// tensors of the same names are laid out (package delta, as diff's layout notes say).
+// compare says how model b differs from a, which have the same tensors: every metadata key added,
+// removed and changed (writer bookkeeping too: a copy that goes with its "format" loses it), or when
+// there are none how the tensors of the same names are laid out (package delta, as diff's layout
+// notes say).
 func compare(a, b *canon.Model) *Differences {
 	bookkeeping := func(key string) bool { return slices.Contains(lora.BookkeepingKeys, key) }
 	d := noDifferences()
-	added, removed, changed := delta.Keys(delta.Metadata(a, b, bookkeeping))
+	added, removed, changed := delta.Keys(delta.Metadata(a, b, func(string) bool { return false }))
 	d.Metadata.Added = append(d.Metadata.Added, added...)
 	d.Metadata.Removed = append(d.Metadata.Removed, removed...)
 	d.Metadata.Changed = append(d.Metadata.Changed, changed...)

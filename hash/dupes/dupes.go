@@ -4,7 +4,10 @@
 // tensors only where samples agree, each file read once; a Cache remembers what it learnt of files
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
 // between sets) and never offers a model that other models need, or a file that is one part of a model
-// made of several, as a copy to delete. Find returns a Report: plain data, each group naming the copy
+// made of several, as a copy to delete; nor, as a content copy, a model that holds more than its
+// tensors (an ONNX graph, a checkpoint's other content: internal/holds). A model folder (config.json
+// and tokenizer files beside the weights: internal/folder) is one model, a copy only of a folder whose
+// every other file is the same. Find returns a Report: plain data, each group naming the copy
 // to keep (a KeepRule chooses) and how the others differ from it as keys and codes; package render
 // (hash/dupes/render) writes it as text, JSON, JSONL, Markdown or HTML.
 // Package act (hash/dupes/act) deletes the other copies or replaces them with hard links, checking
@@ -44,6 +47,7 @@ import (
 	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
+	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/zeebo/blake3"
 )
 
@@ -139,6 +143,10 @@ type Member struct {
 	Shards int `json:"shards,omitempty"`
 	// Files are a local shard set's files, its index and shards (each once); nil for one file.
 	Files []string `json:"files,omitempty"`
+	// Companions are the other files of a model folder (config.json, tokenizer files…: see package
+	// hash/dupes/internal/folder): part of the model. A model folder is a copy only of one whose
+	// companions have the same names and bytes, and it is deleted with them, never file by file.
+	Companions []string `json:"companions,omitempty"`
 	// ModTime is when the file (a set's index) was last modified; zero for a URL.
 	ModTime time.Time `json:"mtime,omitzero"`
 	// MetadataKeys is how many metadata keys the model has; Sidecars are the files next to it that
@@ -166,9 +174,9 @@ type Member struct {
 	Format canon.Format `json:"format,omitempty"`
 	// Unsafe is set for a PyTorch (or NumPy) file whose pickle names globals outside
 	// torch.load(weights_only=True)'s allowlist (findings pickle-unsafe-global, pickle-unknown-global):
-	// loading it can run code. Its tensors are read without running anything, so it is a duplicate
-	// like any other, acted on like any other: the keep rule stays the caller's, and the writers say
-	// which members are unsafe, so that a safe one can be kept.
+	// loading it can run code. Its tensors are read without running anything, but its pickle holds
+	// more than they: it is only ever a byte copy of an identical file, never kept over a safe one
+	// (ReasonSafe), and its metadata counts for nothing in KeepMostInfo.
 	Unsafe bool `json:"unsafe,omitempty"`
 }
 
@@ -377,11 +385,20 @@ type scanned struct {
 	// model made of several files, which is never a copy to delete (part).
 	format                    canon.Format
 	virtual, unsafe, external bool
+	// companions are the other regular files of the model's folder when it is a model folder
+	// (folder.Lister): part of the model, deleted with it; folderSum is their digest (folder.Digest),
+	// once hasFolderSum: only models with equal ones are compared.
+	companions   []fileRef
+	folderSum    [32]byte
+	hasFolderSum bool
 	// externalFiles are the files an ONNX model's external data is in (joined to its folder): parts
 	// of it, not models of their own.
 	externalFiles []string
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
+	// root is the index of the first root given to Find that the model lies under (the keep rule's
+	// ReasonFirstRoot).
+	root int
 	// metaKeys is the number of metadata keys; sidecars the model's sidecar files (looked for only
 	// in groups).
 	metaKeys int
@@ -409,6 +426,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.roots = roots
 	live, err := s.readHeaders(ctx, paths)
 	if err != nil {
 		return nil, err
@@ -449,6 +467,7 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 // finder is one run of Find: its options, the report it fills, and what it has read.
 type finder struct {
 	opt       Options
+	roots     []string
 	level     Level
 	workers   int
 	rep       *Report
@@ -499,11 +518,29 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 		}
 	}
 	for i, f := range files {
+		if f != nil {
+			f.root = rootIndex(s.roots, paths[i])
+		}
 		switch {
 		case parts[filepath.Clean(paths[i])] && (f == nil || f.format != canon.FormatONNX):
 			files[i] = nil
 		case f == nil:
 			s.rep.Skipped = append(s.rep.Skipped, skip(paths[i], errs[i]))
+		}
+	}
+	lister := folder.NewLister()
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		var own []string
+		for _, r := range f.ownFiles() {
+			own = append(own, r.path)
+		}
+		for _, p := range lister.Companions(own) {
+			if st, err := os.Stat(p); err == nil {
+				f.companions = append(f.companions, refOf(p, st))
+			}
 		}
 	}
 	live := onlyOnce(files, func(path, reason string) {
@@ -518,6 +555,18 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 		f.part = f.external || partOfModel(f, pipelines)
 	}
 	return live, nil
+}
+
+// rootIndex is the index of the first of roots that path is or lies under (len(roots) for none).
+func rootIndex(roots []string, path string) int {
+	p := absPath(path)
+	for i, r := range roots {
+		r = absPath(r)
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+			return i
+		}
+	}
+	return len(roots)
 }
 
 // externalFilesOrNil is f's externalFiles, nil for a nil f (a model skipped).
@@ -552,15 +601,23 @@ func (s *finder) compareContents(ctx context.Context, candidates []*scanned) err
 		if f.err == nil && !f.hasSample {
 			f.err = f.takeSample(ctx, &s.bytesRead)
 		}
+		if f.err == nil && f.companions != nil && !f.shared {
+			paths := make([]string, len(f.companions))
+			for i, r := range f.companions {
+				paths[i] = r.path
+			}
+			f.folderSum, f.err = folder.Digest(filepath.Dir(f.path), paths)
+			f.hasFolderSum = f.err == nil
+		}
 		s.progress("samples", int(done.Add(1)), len(candidates))
 		return nil
 	})
 	var sampleGroups [][]*scanned
 	for _, g := range groupBy(candidates, func(f *scanned) string {
-		if f.err != nil || !f.hasSample {
-			return "\x00" + f.path // alone
+		if f.err != nil || !f.hasSample || (f.companions != nil && !f.hasFolderSum) {
+			return "\x00" + f.path // alone (a model folder that shares files with another model too)
 		}
-		return fmt.Sprintf("%s/%x/%s", structureKey(f), f.sample, f.ident)
+		return fmt.Sprintf("%s/%x/%s/%x", structureKey(f), f.sample, f.ident, f.folderSum)
 	}) {
 		if len(g) > 1 {
 			sampleGroups = append(sampleGroups, g)
@@ -810,6 +867,9 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 		for _, r := range f.files {
 			grp.Members[i].Files = append(grp.Members[i].Files, r.path)
 		}
+		for _, r := range f.companions {
+			grp.Members[i].Companions = append(grp.Members[i].Companions, r.path)
+		}
 		if !source.IsRemote(f.path) {
 			grp.Members[i].ModTime = time.Unix(0, f.mtime).UTC()
 		}
@@ -902,7 +962,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		if source.IsRemote(path) {
 			f.size = m.FileSize
 		} else {
-			if f.files, err = setFiles(path, f.realFiles()[0], m); err != nil {
+			if f.files, err = setFiles(path, f.ownFiles()[0], m); err != nil {
 				return nil, err
 			}
 			f.size = 0
@@ -932,7 +992,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		f.hasHeaderHash = true
 	}
 	f.k, f.picked = keysOf(m), true
-	if f.ident, err = identOf(m); err != nil {
+	if f.ident, err = identOf(m, fileOf(o), path); err != nil {
 		return nil, err
 	}
 	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), hash.StructureID(m), len(m.Shards), len(m.Metadata)
@@ -1027,41 +1087,19 @@ func (f *scanned) hashFile() error {
 }
 
 // hashSetFiles fills in the BLAKE3 of a sharded PyTorch checkpoint's files (its index and shards,
-// their names relative to the index's folder and their bytes, in name order) as its header hash:
-// within a content group only sets of identical files have equal ones.
+// their names relative to the index's folder and their bytes, in name order: folder.Digest) as its
+// header hash: within a content group only sets of identical files have equal ones.
 func (f *scanned) hashSetFiles() error {
 	if f.files == nil { // a remote set: its files are not read whole
 		return &canon.ReadError{Name: f.path, Op: "read", Err: errors.New("a remote checkpoint's files are not hashed")}
 	}
-	dir := filepath.Dir(f.path)
-	names := make([]string, 0, len(f.files))
+	paths := make([]string, 0, len(f.files))
 	for _, r := range f.files {
-		rel, err := filepath.Rel(dir, r.path)
-		if err != nil {
-			return canon.PathError("read", r.path, err)
-		}
-		names = append(names, filepath.ToSlash(rel))
+		paths = append(paths, r.path)
 	}
-	sort.Strings(names)
-	h := blake3.New()
-	for _, name := range names {
-		src, err := source.OpenFile(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			return err
-		}
-		h.Write([]byte(name + "\x00"))
-		_, err = io.Copy(h, io.NewSectionReader(src, 0, src.Size()))
-		if err == nil {
-			err = src.Unchanged()
-		}
-		src.Close()
-		if err != nil {
-			return canon.PathError("read", src.Name(), err)
-		}
-	}
-	h.Sum(f.headerHash[:0])
-	f.hasHeaderHash = true
-	return nil
+	sum, err := folder.Digest(filepath.Dir(f.path), paths)
+	f.headerHash, f.hasHeaderHash = sum, err == nil
+	return err
 }
 
 // Comparable reports whether Find compares m's tensors: m is one its format's reference accepts, or

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,8 +99,16 @@ func (a fileKey) less(b fileKey) bool {
 	return a.path < b.path
 }
 
-// realFiles are the files a model is made of (none for a URL).
+// realFiles are the files a model is made of (none for a URL): its own and its folder's companions.
 func (f *scanned) realFiles() []fileRef {
+	if f.companions == nil {
+		return f.ownFiles()
+	}
+	return append(slices.Clone(f.ownFiles()), f.companions...)
+}
+
+// ownFiles are the files of a model's tensors: a file, or a set's index and shards (none for a URL).
+func (f *scanned) ownFiles() []fileRef {
 	if f.files != nil || source.IsRemote(f.path) {
 		return f.files
 	}
@@ -180,8 +189,8 @@ func onlyOnce(files []*scanned, skip func(path, reason string)) []*scanned {
 func markShared(live []*scanned) []Note {
 	owners := map[fileKey][]int{}
 	for i, f := range live {
-		if f.files != nil {
-			for _, r := range f.files {
+		if f.files != nil || f.companions != nil {
+			for _, r := range f.realFiles() {
 				owners[r.key] = append(owners[r.key], i)
 			}
 		}
@@ -190,7 +199,7 @@ func markShared(live []*scanned) []Note {
 		return nil
 	}
 	for i, f := range live {
-		if f.files == nil {
+		if f.files == nil && f.companions == nil {
 			for _, r := range f.realFiles() {
 				if _, ok := owners[r.key]; ok {
 					owners[r.key] = append(owners[r.key], i)

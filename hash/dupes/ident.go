@@ -2,16 +2,15 @@ package dupes
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/hex"
-	"math"
-	"sort"
+	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/torch"
-	"github.com/zeebo/blake3"
+	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 )
 
 // A model is more than its tensors where its format says so, and a content copy is only a model that
@@ -20,47 +19,24 @@ import (
 //   - a safetensors model with tensor bytes: "safetensors" (its metadata is what content copies may
 //     differ in);
 //   - a GGUF model with tensor bytes: "gguf/" and a hash of every key-value pair llama.cpp reads (the
-//     tokenizer, the chat template, the hyperparameters), all but ggufDescriptive's: GGUF files that
+//     tokenizer, the chat template, the hyperparameters), all but holds.Descriptive's: GGUF files that
 //     would run differently are never copies of each other;
 //   - a model without tensor bytes (metadata alone: a vocab-only GGUF, an empty safetensors file):
 //     "bytes/" and its header's hash (the whole file: its data section is empty), so that only
 //     identical files group (a bytes group), never two models whose only content, their metadata,
 //     differs;
 //   - a PyTorch or NumPy model part of which its reader does not list (a quantized or sparse tensor, a
-//     structured array, a tree too deep or too large: unlisted): "whole/" and the hash of its files,
-//     so that only identical files group: the tensors compared are not all it holds.
+//     structured array, a tree too deep or too large: unlisted), or that holds anything besides a flat
+//     dict of tensors (holds.OnlyTensors: an epoch, hyperparameters, optimizer settings, an
+//     OrderedDict's _metadata, a refused global), a sharded PyTorch checkpoint (its shards' pickles
+//     are not looked into), and every ONNX model (its graph: nodes, inputs, outputs, opsets): "whole/"
+//     and the hash of its files, so that only identical files group: the tensors compared are not all
+//     it holds, and a file of its tensors alone is never its copy.
 // Formats never share an identity: models of two formats are never in one bytes or content group.
 
-// ggufDescriptive reports whether a GGUF key is left out of a model's identity: general.* keys that
-// describe the file for people and catalogues and that llama.cpp only prints (name, author, licence,
-// links, tags, lineage), general.alignment (where the tensor bytes sit: layout, as in safetensors), and
-// split.* (which file of a split model this is: the set says it, as source.ReadSet leaves them out). Every
-// other key, general.architecture and general.file_type included, is part of what the model is.
-func ggufDescriptive(key string) bool {
-	if strings.HasPrefix(key, "split.") {
-		return true
-	}
-	rest, ok := strings.CutPrefix(key, "general.")
-	if !ok {
-		return false
-	}
-	switch rest {
-	case "name", "basename", "finetune", "description", "author", "organization", "version", "url", "doi",
-		"uuid", "repo_url", "license", "license.name", "license.link", "tags", "languages", "datasets",
-		"size_label", "quantized_by", "alignment":
-		return true
-	}
-	for _, p := range []string{"source.", "base_model.", "dataset."} {
-		if strings.HasPrefix(rest, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// identOf is the identity of a model read whole (canon.Read, a set): see above. A GGUF model's long
-// strings are read from its source, which must be open.
-func identOf(m *canon.Model) (string, error) {
+// identOf is the identity of a model read whole (canon.Read, a set), whose bytes r holds: see above. A
+// GGUF model's long strings are read from its source, which must be open.
+func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	var bytes uint64
 	for i := range m.Tensors {
 		bytes += m.Tensors[i].Len()
@@ -69,7 +45,7 @@ func identOf(m *canon.Model) (string, error) {
 		return identBytes, nil
 	}
 	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
-		if unlisted(m) {
+		if unlisted(m) || m.ONNX != nil || !onlyTensors(m, r, path) {
 			return identWhole, nil
 		}
 		return string(canon.FormatSafetensors), nil
@@ -77,53 +53,11 @@ func identOf(m *canon.Model) (string, error) {
 	if m.Format != canon.FormatGGUF || m.GGUF == nil {
 		return string(m.Format), nil
 	}
-	g := m.GGUF
-	kvs := make([]*gguf.KV, 0, len(g.KVs))
-	for i := range g.KVs {
-		if !ggufDescriptive(g.KVs[i].Key) {
-			kvs = append(kvs, &g.KVs[i])
-		}
+	sum, err := holds.GGUF(m.GGUF)
+	if err != nil {
+		return "", err
 	}
-	sort.SliceStable(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key }) // llama.cpp reads them by key
-	h := blake3.New()
-	var b []byte
-	for _, kv := range kvs {
-		v := kv.Value
-		b = binary.LittleEndian.AppendUint64(b[:0], uint64(len(kv.Key)))
-		b = append(b, kv.Key...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(v.Type))
-		switch v.Type {
-		case gguf.ValString:
-			s, err := g.FullString(v)
-			if err != nil {
-				return "", err
-			}
-			b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
-			b = append(b, s...)
-		case gguf.ValArray:
-			b = binary.LittleEndian.AppendUint32(b, uint32(v.Array.ElemType))
-			b = binary.LittleEndian.AppendUint64(b, v.Array.Len)
-			b = append(b, v.Array.Digest[:]...)
-		case gguf.ValFloat32, gguf.ValFloat64:
-			x, _ := v.Float()
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-		case gguf.ValBool:
-			var x byte
-			if t, _ := v.Bool(); t {
-				x = 1
-			}
-			b = append(b, x)
-		default:
-			if x, ok := v.Uint(); ok {
-				b = binary.LittleEndian.AppendUint64(b, x)
-			} else {
-				x, _ := v.Int()
-				b = binary.LittleEndian.AppendUint64(b, uint64(x))
-			}
-		}
-		h.Write(b)
-	}
-	return "gguf/" + hex.EncodeToString(h.Sum(nil)[:16]), nil
+	return "gguf/" + sum, nil
 }
 
 // identBytes is the identity of a model without tensor bytes until its header's hash is known.
@@ -184,7 +118,7 @@ func (f *scanned) readIdent(ctx context.Context) error {
 	}
 	defer o.Close()
 	f.k.sample, f.picked = keysOf(m).sample, true
-	f.ident, err = identOf(m)
+	f.ident, err = identOf(m, fileOf(o), f.path)
 	return err
 }
 
@@ -194,4 +128,38 @@ func skimIdent(k keys) string {
 		return identBytes
 	}
 	return string(canon.FormatSafetensors)
+}
+
+// fileOf is the reader of o's file as it is: o.File where o.Source reads its tensors through their
+// format's reader, else o.Source.
+func fileOf(o *source.Opened) io.ReaderAt {
+	if o.File != nil {
+		return o.File
+	}
+	return o.Source
+}
+
+// onlyTensors reports whether the PyTorch or NumPy model m (the file r holds, or the local set whose
+// index or first file is path) holds nothing but its tensors (holds.OnlyTensors): a set when each of
+// its shards does.
+func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
+	if m.Torch != nil {
+		return holds.OnlyTensors(m.Torch, r)
+	}
+	if len(m.Shards) == 0 || source.IsRemote(path) {
+		return false
+	}
+	for _, sh := range m.Shards {
+		p := filepath.Join(filepath.Dir(path), filepath.FromSlash(sh.Name))
+		src, err := source.OpenFile(p)
+		if err != nil {
+			return false
+		}
+		ok := holds.OnlyTensors(torch.Read(src, src.Size(), p), src)
+		src.Close()
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

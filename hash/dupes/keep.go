@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
 )
 
@@ -14,10 +15,16 @@ type KeepKind string
 
 // Rules for choosing the model to keep. Whatever the rule, a model that shares files with other
 // models is kept first (it must stay), then one file of a model made of several (a shard, a
-// pipeline's component: it must stay too), and a local model before a URL.
+// pipeline's component: it must stay too), a local model before a URL, a model that is safe to load
+// before one whose pickle names globals torch.load(weights_only=True) refuses (Member.Unsafe), and
+// a safetensors file before another format holding the same content. Then the rule's own order, and
+// last, where nothing but the path tells the copies apart, the path: a model under an earlier root
+// given to Find (the folder named first is the library), then the deeper path inside its root (the
+// organised copy, Loras/characters/x, over downloads/x), then the first path in byte order.
 const (
 	// KeepMostInfo keeps the copy that carries the most information: the most metadata keys (an
-	// embedded cover is one) and sidecar files; then the oldest; then the shortest path. The default.
+	// embedded cover is one) and sidecar files, none for a model that is not safe to load; then the
+	// oldest; then by path. The default.
 	KeepMostInfo KeepKind = "most-info"
 	// KeepNewest keeps the most recently modified copy, then as KeepMostInfo.
 	KeepNewest KeepKind = "newest"
@@ -66,15 +73,23 @@ type KeepReason string
 
 // Reasons for keeping a model.
 const (
-	ReasonSharesFiles  KeepReason = "shares-files"  // it shares files with other models: it must stay
-	ReasonPartOfModel  KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
-	ReasonLocal        KeepReason = "local"         // the others are URLs
-	ReasonPathPrefix   KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
-	ReasonMostInfo     KeepReason = "most-info"     // it carries the most metadata keys and sidecars
-	ReasonNewest       KeepReason = "newest"        // it was modified last
-	ReasonOldest       KeepReason = "oldest"        // it was modified first
-	ReasonShortestPath KeepReason = "shortest-path" // its path is the shortest
-	ReasonFirstPath    KeepReason = "first-path"    // nothing else tells the models apart: the first path
+	ReasonSharesFiles KeepReason = "shares-files"  // it shares files with other models: it must stay
+	ReasonPartOfModel KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
+	ReasonLocal       KeepReason = "local"         // the others are URLs
+	ReasonSafe        KeepReason = "safe"          // the others' pickles name globals torch refuses
+	ReasonSafetensors KeepReason = "safetensors"   // a safetensors file, the others another format
+	ReasonPathPrefix  KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
+	ReasonMostInfo    KeepReason = "most-info"     // it carries the most metadata keys and sidecars
+	ReasonNewest      KeepReason = "newest"        // it was modified last
+	ReasonOldest      KeepReason = "oldest"        // it was modified first
+	ReasonFirstRoot   KeepReason = "first-root"    // it lies under the earliest of the roots given
+	ReasonDeeperPath  KeepReason = "deeper-path"   // its path lies deeper inside its root
+	ReasonFirstPath   KeepReason = "first-path"    // nothing else tells the models apart: the first path
+	// ReasonShortestPath was given when the shortest path decided.
+	//
+	// Deprecated: the path decides by root, then depth (ReasonFirstRoot, ReasonDeeperPath): the
+	// shortest path was the copy in downloads/, not the one in the library.
+	ReasonShortestPath KeepReason = "shortest-path"
 )
 
 // criterion compares two models for keeping: above 0 when a should rather be kept, below 0 when b.
@@ -103,8 +118,24 @@ func boolRank(a, b bool) int {
 	return -1
 }
 
-// info is how much a model carries besides its tensors: metadata keys and sidecar files.
-func (f *scanned) info() int { return f.metaKeys + len(f.sidecars) }
+// info is how much a model carries besides its tensors: metadata keys and sidecar files; nothing for
+// a model that is not safe to load (its metadata is no reason to keep it).
+func (f *scanned) info() int {
+	if f.unsafe {
+		return 0
+	}
+	return f.metaKeys + len(f.sidecars)
+}
+
+// isSafetensors reports whether the model is a safetensors file or set.
+func (f *scanned) isSafetensors() bool {
+	return f.format == "" || f.format == canon.FormatSafetensors
+}
+
+// depth is how many folders deep the model's path lies.
+func (f *scanned) depth() int {
+	return strings.Count(filepath.ToSlash(filepath.Clean(f.path)), "/")
+}
 
 // criteria are the rule's comparisons, in order.
 func (r KeepRule) criteria() []criterion {
@@ -112,6 +143,8 @@ func (r KeepRule) criteria() []criterion {
 		{ReasonSharesFiles, func(a, b *scanned) int { return boolRank(a.shared, b.shared) }},
 		{ReasonPartOfModel, func(a, b *scanned) int { return boolRank(a.part, b.part) }},
 		{ReasonLocal, func(a, b *scanned) int { return boolRank(!source.IsRemote(a.path), !source.IsRemote(b.path)) }},
+		{ReasonSafe, func(a, b *scanned) int { return boolRank(!a.unsafe, !b.unsafe) }},
+		{ReasonSafetensors, func(a, b *scanned) int { return boolRank(a.isSafetensors(), b.isSafetensors()) }},
 	}
 	mostInfo := criterion{ReasonMostInfo, func(a, b *scanned) int { return sign(a.info(), b.info()) }}
 	oldest := criterion{ReasonOldest, func(a, b *scanned) int { return sign(b.mtime, a.mtime) }}
@@ -131,7 +164,8 @@ func (r KeepRule) criteria() []criterion {
 		out = append(out, mostInfo, oldest)
 	}
 	return append(out,
-		criterion{ReasonShortestPath, func(a, b *scanned) int { return sign(len(b.path), len(a.path)) }},
+		criterion{ReasonFirstRoot, func(a, b *scanned) int { return sign(b.root, a.root) }},
+		criterion{ReasonDeeperPath, func(a, b *scanned) int { return sign(a.depth(), b.depth()) }},
 		criterion{ReasonFirstPath, func(a, b *scanned) int { return strings.Compare(b.path, a.path) }})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -403,6 +404,16 @@ type Renaming struct {
 	// tensor of one element counts as a counterpart only under its very name).
 	OnlyInKeeper []string `json:"only_in_keeper"`
 	OnlyHere     []string `json:"only_here"`
+	// Reshaped are the tensors of one element paired by their very name whose shapes differ (a
+	// PyTorch checkpoint's [] against its safetensors conversion's [1]), in name order.
+	Reshaped []Reshape `json:"reshaped"`
+}
+
+// Reshape is a tensor whose shape in the keeper (Keeper) and in the copy (Here) differ.
+type Reshape struct {
+	Name   string   `json:"name"`
+	Keeper []uint64 `json:"keeper"`
+	Here   []uint64 `json:"here"`
 }
 
 // RenamePair is a tensor's name in the keeper and in the copy.
@@ -413,7 +424,7 @@ type RenamePair struct {
 
 // renaming says how the copy m names the keeper k's tensors (km, mm: their names mapped).
 func renaming(k, m *canon.Model, km, mm *mapped) *Renaming {
-	r := &Renaming{Mapping: []RenamePair{}, OnlyInKeeper: []string{}, OnlyHere: []string{}}
+	r := &Renaming{Mapping: []RenamePair{}, OnlyInKeeper: []string{}, OnlyHere: []string{}, Reshaped: []Reshape{}}
 	matched := map[int]bool{}
 	for _, n := range km.mapped {
 		from := k.Tensors[km.names[n]].Name
@@ -434,6 +445,9 @@ func renaming(k, m *canon.Model, km, mm *mapped) *Renaming {
 	for _, i := range km.scalars { // one element: matched by its very name, or listed
 		if j, ok := mine[k.Tensors[i].Name]; ok {
 			matched[j] = true
+			if a, b := k.Tensors[i].Shape, m.Tensors[j].Shape; !slices.Equal(a, b) {
+				r.Reshaped = append(r.Reshaped, Reshape{Name: k.Tensors[i].Name, Keeper: a, Here: b})
+			}
 			continue
 		}
 		r.OnlyInKeeper = append(r.OnlyInKeeper, k.Tensors[i].Name)
@@ -443,6 +457,7 @@ func renaming(k, m *canon.Model, km, mm *mapped) *Renaming {
 			r.OnlyHere = append(r.OnlyHere, m.Tensors[j].Name)
 		}
 	}
+	sort.Slice(r.Reshaped, func(x, y int) bool { return r.Reshaped[x].Name < r.Reshaped[y].Name })
 	sort.Strings(r.OnlyInKeeper)
 	sort.Strings(r.OnlyHere)
 	return r

@@ -1,19 +1,30 @@
 #!/usr/bin/env python3
 """What `stdiff SOURCE GGUF` computes, as a vectorised numpy script would: read a save_pretrained model
-(model.safetensors, BF16) and its Q8_0 GGUF, pair the llama names, undo the q/k permutation, dequantise
+(model.safetensors, or the shards a model.safetensors.index.json names; BF16 or F32) and its Q8_0 GGUF, pair the llama names, undo the q/k permutation, dequantise
 Q8_0 and compare each pair (count differing, max |a-b| and where, mean |a-b|, rmse, rel L2, cosine).
-Usage: ggufsrc_numpy.py MODEL.safetensors MODEL.gguf CONFIG.json"""
+Usage: ggufsrc_numpy.py MODEL.safetensors|INDEX.json MODEL.gguf CONFIG.json"""
 import json, re, struct, sys
 import numpy as np
 
 st_path, gguf_path, cfg_path = sys.argv[1:4]
 cfg = json.load(open(cfg_path))
 
-# safetensors
-with open(st_path, "rb") as f:
-    n = struct.unpack("<Q", f.read(8))[0]
-    header = json.loads(f.read(n))
-st = np.memmap(st_path, dtype=np.uint8, mode="r", offset=8 + n)
+# safetensors: one file, or the shards an index names; each tensor's entry and the bytes after its file's header
+if st_path.endswith(".json"):
+    import os
+    files = sorted(set(json.load(open(st_path))["weight_map"].values()))
+    files = [os.path.join(os.path.dirname(st_path), f) for f in files]
+else:
+    files = [st_path]
+header, data = {}, {}
+for path in files:
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        h = json.loads(f.read(n))
+    mm = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
+    for k, v in h.items():
+        if k != "__metadata__":
+            header[k], data[k] = v, mm
 
 # GGUF: key-value pairs skipped, tensor infos read
 g = np.memmap(gguf_path, dtype=np.uint8, mode="r")
@@ -55,7 +66,9 @@ def gguf_values(name):
 def source_values(name):
     h = header[name]
     a, b = h["data_offsets"]
-    u = np.frombuffer(st, dtype="<u2", count=(b - a) // 2, offset=a)
+    if h["dtype"] == "F32":
+        return np.frombuffer(data[name], dtype="<f4", count=(b - a) // 4, offset=a).reshape(h["shape"])
+    u = np.frombuffer(data[name], dtype="<u2", count=(b - a) // 2, offset=a)
     return (u.astype(np.uint32) << 16).view(np.float32).reshape(h["shape"])
 
 def permute(w, n_head):
@@ -67,8 +80,6 @@ LAYER = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_att
          "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
 out = {}
 for name in header:
-    if name == "__metadata__":
-        continue
     base = name.removesuffix(".weight")
     m = re.fullmatch(r"model\.layers\.(\d+)\.(.+)", base)
     gname = (f"blk.{m.group(1)}.{LAYER[m.group(2)]}" if m else NAMES[base]) + ".weight"

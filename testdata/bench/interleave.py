@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Times whole commands side by side, interleaved (A B C A B C …), and prints each median and the ratios
-against the first command. Usage: interleave.py RUNS 'label=command' 'label=command' …"""
-import shlex, statistics, subprocess, sys, time
+against the first command. Usage: interleave.py RUNS 'label=command' 'label=command' …
+With STDIFF_BENCH_MEDIANS set, each label's median (seconds) is also appended to that file as
+"SCRIPT LABEL SECONDS", SCRIPT being STDIFF_BENCH_SCRIPT (all.sh reads them)."""
+import os, statistics, subprocess, sys, time
 
 runs = int(sys.argv[1])
 cmds = [a.split("=", 1) for a in sys.argv[2:]]
@@ -21,3 +23,7 @@ for label, _ in cmds:
     med = statistics.median(times[label])
     ratio = "" if label == first else f"  ({med / base:.2f}x {first}'s time)"
     print(f"{label:>14}: median {med * 1000:8.1f} ms over {runs} runs{ratio}")
+if os.environ.get("STDIFF_BENCH_MEDIANS"):
+    with open(os.environ["STDIFF_BENCH_MEDIANS"], "a") as f:
+        for label, _ in cmds:
+            f.write(f"{os.environ.get('STDIFF_BENCH_SCRIPT', '-')} {label} {statistics.median(times[label]):.6f}\n")

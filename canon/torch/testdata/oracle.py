@@ -1,7 +1,10 @@
-# Writes benign and hostile PyTorch files into the folder given as argv[1] with torch.save, then
-# prints one line per file: its name and whether torch.load(weights_only=True) accepts it
-# ("accept") or refuses it ("reject"). Bare pickles are judged by PyTorch's weights-only unpickler
-# itself, NumPy files by numpy.load(allow_pickle=False). The hostile payloads would create the file PWNED in that folder; no loader here runs them.
+# Writes benign and hostile PyTorch files into the folder given as argv[1] with torch.save (and
+# crafted by hand: case-variant and duplicate zip names, tar, protocol 0 pickles, storage records of
+# the wrong size, TorchScript), then prints one line per file: its name, a tab, whether
+# torch.load(weights_only=True) accepts it ("accept") or refuses it ("reject"), a tab, and what it
+# read (which data.pkl, the first value of w) or the exception's type. Bare pickles are judged by
+# PyTorch's weights-only unpickler itself, NumPy files by numpy.load(allow_pickle=False). The
+# hostile payloads would create the file PWNED in that folder; no loader here runs them.
 import collections
 import io
 import os
@@ -115,8 +118,92 @@ for name, save in arrays.items():
     with open(os.path.join(out, name), "wb") as f:
         save(f)
 
+crafted = []
+
+
+def write(name, data):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)
+    crafted.append(name)
+
+
+def zip_of(name, entries):
+    """A zip archive of (name, bytes) pairs in this order, stored; duplicates kept."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(os.path.join(out, name), "w") as z:
+            for n, b in entries:
+                z.writestr(zipfile.ZipInfo(n), b)
+    crafted.append(name)
+
+
+def which(entry):
+    return pickle.dumps({"which": entry}, protocol=2)
+
+
+version = [("archive/version", b"3\n"), ("archive/byteorder", b"little")]
+# names equal but for case: which one miniz's search finds depends on its heap sort
+zip_of("case-lower-upper-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/DATA.PKL", which("archive/DATA.PKL"))] + version)
+zip_of("case-upper-lower-zip.pt", [("archive/DATA.PKL", which("archive/DATA.PKL")), ("archive/data.pkl", which("archive/data.pkl"))] + version)
+zip_of("case-three-zip.pt", version + [("archive/Data.pkl", which("archive/Data.pkl")), ("archive/data.pkl", which("archive/data.pkl")), ("archive/DATA.PKL", which("archive/DATA.PKL"))])
+zip_of("case-evil-upper-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/DATA.PKL", pickle.dumps(System(), protocol=2))] + version)
+zip_of("only-upper-zip.pt", [("archive/DATA.PKL", which("archive/DATA.PKL"))] + version)
+zip_of("only-upper-evil-zip.pt", [("archive/DATA.PKL", pickle.dumps(System(), protocol=2))] + version)
+zip_of("dup-exact-zip.pt", [("archive/data.pkl", which("first")), ("archive/data.pkl", which("second"))] + version)
+zip_of("code-dir-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/code/x.py", b"x")] + version)
+
+# a state dict {"w": 2 floats on storage 0}, then variants: SETITEM on the tensor, records of other sizes
+def w_pickle(setitem=False):
+    t = (b"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000"
+         b"X\x03\x00\x00\x00cpuK\x02tQK\x00K\x02\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR")
+    if setitem:
+        t += b"K\x00K\x07s"  # w[0] = 7
+    return b"\x80\x02}X\x01\x00\x00\x00w" + t + b"s."
+
+
+two = b"\x00\x00\x80\x3f\x00\x00\x00\x40"  # 1.0, 2.0
+zip_of("w-zip.pt", [("archive/data.pkl", w_pickle()), ("archive/data/0", two)] + version)
+zip_of("setitem-tensor-zip.pt", [("archive/data.pkl", w_pickle(True)), ("archive/data/0", two)] + version)
+zip_of("size-larger-zip.pt", [("archive/data.pkl", w_pickle()), ("archive/data/0", two + b"\x00" * 4)] + version)
+zip_of("size-smaller-zip.pt", [("archive/data.pkl", w_pickle()), ("archive/data/0", two[:4])] + version)
+zip_of("case-storage-zip.pt", [("archive/data.pkl", w_pickle()), ("archive/data/0", two), ("archive/DATA/0", b"\x00\x00\x40\x40\x00\x00\x80\x40")] + version)
+
+# tar: torch tries it before the legacy pickle format and refuses it under weights_only
+import tarfile
+with tarfile.open(os.path.join(out, "tar-pickle-first.pt"), "w", format=tarfile.USTAR_FORMAT, encoding="latin-1") as tf:
+    for n, b in [("\x80\x02}.", b""), ("pickle", pickle.dumps(System(), protocol=2))]:
+        ti = tarfile.TarInfo(n)
+        ti.size = len(b)
+        tf.addfile(ti, io.BytesIO(b))
+crafted.append("tar-pickle-first.pt")
+write("zeros.pt", b"\x00" * 1024)
+
+# pickles that do not start with PROTO, and legacy files whose first pickle is not the magic number
+write("p0-system.pt", pickle.dumps(System(), protocol=0))
+write("p1-system.pt", pickle.dumps(System(), protocol=1))
+write("v-stack-global.pt", b"Vos\nVsystem\n\x93(Vtouch " + pwned.encode() + b"\ntR.")
+write("n-first.pt", b"N." + pickle.dumps(1001, protocol=2) + pickle.dumps(System(), protocol=2))
+write("i7-first.pt", b"I7\n." + pickle.dumps(System(), protocol=2))
+write("long-p0.pt", pickle.dumps(["a" * 1000 + str(i) for i in range(70)] + [System()], protocol=0))
+write("exceptions-set.pkl", b"\x80\x02cexceptions\nset\n)R.")
+write("builtin-set.pkl", b"\x80\x02c__builtin__\nset\n)R.")
+
+# TorchScript: torch >= 2.6 refuses it under weights_only (CVE-2025-32434)
+torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), os.path.join(out, "torchscript.pt"))
+crafted.append("torchscript.pt")
+
+
+def detail(obj):
+    if isinstance(obj, dict) and "which" in obj:
+        return "which=" + obj["which"]
+    if isinstance(obj, dict) and isinstance(obj.get("w"), torch.Tensor):
+        return "w0=" + repr(float(obj["w"].flatten()[0]))
+    return ""
+
+
 print("torch", torch.__version__)
-for name in sorted(list(files) + ["second-pickle-zip.pt", "bad-crc-zip.pt"] + list(bare) + list(arrays)):
+for name in sorted(list(files) + ["second-pickle-zip.pt", "bad-crc-zip.pt"] + list(bare) + list(arrays) + crafted):
     path = os.path.join(out, name)
     try:
         if name.endswith(".npy") or name.endswith(".npz"):
@@ -125,11 +212,12 @@ for name in sorted(list(files) + ["second-pickle-zip.pt", "bad-crc-zip.pt"] + li
                 [a[k] for k in a.files]
         elif name.endswith(".pkl"):
             with open(path, "rb") as f:
-                wou.load(f)
+                obj = wou.load(f)
         else:
-            torch.load(path, weights_only=True)
-        print(name, "accept")
+            obj = torch.load(path, weights_only=True)
+        print(name, "accept", detail(obj) if "obj" in dir() else "", sep="\t")
     except Exception as e:
-        print(name, "reject", type(e).__name__)
+        print(name, "reject", type(e).__name__, sep="\t")
+    obj = None
 if os.path.exists(pwned):
     print("PWNED exists")

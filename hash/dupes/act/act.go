@@ -25,6 +25,8 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
+	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
+	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 )
 
 // Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
@@ -95,6 +97,16 @@ const (
 	SkipKeeperManaged SkipReason = "keeper-managed"
 )
 
+// Actionable reports whether a copy left alone for this reason is one the user could still act on:
+// not one in a program's store (SkipManaged), a URL, a copy already linked, or one that proved no copy.
+func (r SkipReason) Actionable() bool {
+	switch r {
+	case SkipManaged, SkipRemote, SkipLinked, SkipNotACopy:
+		return false
+	}
+	return true
+}
+
 // Action is one thing Act did, would do (DryRun), left alone (OpSkip) or failed to do (Err).
 type Action struct {
 	Op    Op          `json:"op"`
@@ -128,24 +140,28 @@ type Report struct {
 	Actions []Action `json:"actions"`
 	// Counts of actions done (planned, in a dry run), of copies left alone, and of failures; Freed is
 	// what the done (planned) actions freed.
-	Deleted int   `json:"deleted"`
-	Linked  int   `json:"linked"`
-	Moved   int   `json:"sidecars_moved"`
-	Skipped int   `json:"skipped"`
-	Failed  int   `json:"failed"`
-	Freed   int64 `json:"freed"`
+	Deleted int `json:"deleted"`
+	Linked  int `json:"linked"`
+	Moved   int `json:"sidecars_moved"`
+	Skipped int `json:"skipped"`
+	// Left counts the copies left alone that the user could still act on (SkipReason.Actionable):
+	// not a copy in a program's store, a URL, a copy already linked, or one that proved no copy.
+	Left   int   `json:"left"`
+	Failed int   `json:"failed"`
+	Freed  int64 `json:"freed"`
 	// Interrupted is true when ctx ended Act before it was through: what is listed was done, and
 	// each action was done whole or not at all.
 	Interrupted bool `json:"interrupted"`
 }
 
-// Outcome is Trouble when an action failed or Act was interrupted, Found when a copy was left alone
-// or nothing was done (a dry run), else Clean: no duplicate that Act acts on is left.
+// Outcome is Trouble when an action failed or Act was interrupted, Found when a copy the user could
+// act on was left alone (Left) or nothing was done (a dry run), else Clean: every copy Act could act
+// on was acted on (a copy in the Hugging Face cache, left alone as always, does not count).
 func (r *Report) Outcome() canon.Outcome {
 	switch {
 	case r.Failed > 0 || r.Interrupted:
 		return canon.Trouble
-	case r.Skipped > 0 || (r.DryRun && len(r.Actions) > 0):
+	case r.Left > 0 || (r.DryRun && len(r.Actions) > 0):
 		return canon.Found
 	}
 	return canon.Clean
@@ -218,6 +234,9 @@ func (a *actor) log(act Action) {
 		a.rep.Failed++
 	case act.Op == OpSkip:
 		a.rep.Skipped++
+		if act.Reason.Actionable() {
+			a.rep.Left++
+		}
 	default:
 		act.Done = !a.opt.DryRun
 		a.rep.Freed += act.Freed
@@ -453,9 +472,12 @@ func unchanged(m *dupes.Member) bool {
 // verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, and
 // returns the files deleting m removes: its path, or a set's index and shards.
 func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, error) {
+	if same, err := a.sameCompanions(k, m); err != nil || !same {
+		return false, nil, err
+	}
 	if g.Level == dupes.LevelBytes && m.Shards == 0 && k.Shards == 0 {
 		same, err := diskfile.SameBytes(a.ctx, k.Path, m.Path)
-		return same, []string{m.Path}, err
+		return same, append([]string{m.Path}, m.Companions...), err
 	}
 	ko, err := a.open(k)
 	if err != nil {
@@ -476,8 +498,42 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, erro
 			files = append(files, p)
 		}
 	}
+	if g.Level != dupes.LevelBytes && (moreThanTensors(ko) || moreThanTensors(mo)) {
+		return false, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
+	}
 	same, err := sameTensors(a.ctx, ko, mo)
-	return same, files, err
+	return same, append(files, m.Companions...), err
+}
+
+// moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
+// graph), a checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+func moreThanTensors(o *source.Opened) bool {
+	m := o.Model
+	return m.ONNX != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+}
+
+// sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
+// have the names and the bytes of the keeper k's: a model folder goes whole or not at all, and only
+// where nothing of it is lost.
+func (a *actor) sameCompanions(k, m *dupes.Member) (bool, error) {
+	if len(k.Companions) == 0 && len(m.Companions) == 0 {
+		return true, nil
+	}
+	kdir, mdir := filepath.Dir(k.Path), filepath.Dir(m.Path)
+	kn, mn := folder.Relative(kdir, k.Companions), folder.Relative(mdir, m.Companions)
+	if !slices.Equal(kn, mn) {
+		return false, nil
+	}
+	for _, name := range mn {
+		if _, err := os.Stat(filepath.Join(mdir, filepath.FromSlash(name))); err != nil {
+			return false, err
+		}
+		same, err := diskfile.SameBytes(a.ctx, filepath.Join(kdir, filepath.FromSlash(name)), filepath.Join(mdir, filepath.FromSlash(name)))
+		if err != nil || !same {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // open opens a member as the scan saw it: a set (by its index or any file of it) whole, a model in one
@@ -527,7 +583,7 @@ func sameTensors(ctx context.Context, a, b *source.Opened) (bool, error) {
 // returns those that hold the same bytes as k's of their kind, to delete with m. It returns false,
 // having logged why, when m must stay: a sidecar differs from k's of its kind, or one could not move.
 func (a *actor) sidecars(g *dupes.Group, k, m *dupes.Member) ([]lora.SidecarFile, bool) {
-	if m.Shards > 0 || k.Shards > 0 {
+	if m.Shards > 0 || k.Shards > 0 || len(m.Companions) > 0 || len(k.Companions) > 0 { // a folder's are its companions
 		return nil, true
 	}
 	var moves, later []lora.SidecarFile
@@ -579,7 +635,7 @@ func managedOf(m *dupes.Member) dupes.Store {
 // the keeper's too, and is never moved or deleted.
 func keeperOwn(k *dupes.Member) realFiles {
 	var own realFiles
-	paths := append([]string{k.Path}, k.Files...)
+	paths := append(append([]string{k.Path}, k.Files...), k.Companions...)
 	for _, e := range lora.SidecarEndings {
 		paths = append(paths, lora.SidecarPath(k.Path, e))
 	}
@@ -624,7 +680,7 @@ func freedBy(path string) int64 {
 // it, through links): those are refused, before anything is deleted.
 func removeAll(files []string, k *dupes.Member) error {
 	var kept realFiles
-	for _, p := range append([]string{k.Path}, k.Files...) {
+	for _, p := range append(append([]string{k.Path}, k.Files...), k.Companions...) {
 		if st, err := os.Stat(p); err == nil {
 			kept = append(kept, st)
 		}
@@ -642,6 +698,9 @@ func removeAll(files []string, k *dupes.Member) error {
 		if err := os.Remove(p); err != nil {
 			return err
 		}
+	}
+	if len(files) > 1 {
+		os.Remove(filepath.Dir(files[0])) // a model folder (or a set's) left empty goes too; one with other files stays
 	}
 	return nil
 }

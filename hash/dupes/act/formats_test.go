@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
@@ -102,8 +103,9 @@ func TestSetsWithoutIndexAreOneModel(t *testing.T) {
 }
 
 // TestActOnFormats: deleting the copies of a content group of one model in several formats deletes
-// the PyTorch and ONNX copies of a safetensors keeper, each checked again by its tensors, the one
-// whose pickle torch refuses too (its tensors are read without running anything).
+// the PyTorch copies (flat dicts of tensors) of a safetensors keeper, each checked again by its
+// tensors; the ONNX model (its graph) and the checkpoint whose pickle torch refuses (more than its
+// tensors) are no copies, and stay.
 func TestActOnFormats(t *testing.T) {
 	dir := t.TempDir()
 	st := loraFile(1, "x").Build()
@@ -117,10 +119,35 @@ func TestActOnFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := Act(t.Context(), rep, Options{Delete: true})
-	if err != nil || r.Failed > 0 || r.Deleted != len(dupetest.Formats) || r.Skipped != 0 || r.Freed != rep.Reclaimable {
+	if err != nil || r.Failed > 0 || r.Deleted != 2 || r.Skipped != 0 || r.Freed != rep.Reclaimable {
 		t.Fatalf("act: %v, %+v", err, r)
+	}
+	for _, f := range []string{"onnx", "unsafe-pt"} {
+		if _, err := os.Stat(filepath.Join(dir, "b", f+".bin")); err != nil {
+			t.Error(err)
+		}
 	}
 	if _, err := os.Stat(keeper); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEveryLostKeyIsReported (issue 31, item 9): deleting a copy whose metadata has keys the keeper
+// lacks reports each, "format" (writer bookkeeping, which transformers needs) included.
+func TestEveryLostKeyIsReported(t *testing.T) {
+	dir := t.TempDir()
+	keeper, cp := loraFile(1, "x"), loraFile(1, "x")
+	keeper.Metadata = append(keeper.Metadata, stfile.KV{Key: "a", Value: "1"}, stfile.KV{Key: "b", Value: "2"})
+	cp.Metadata = append(cp.Metadata, stfile.KV{Key: "format", Value: "pt"})
+	mustWrite(t, filepath.Join(dir, "keeper.safetensors"), keeper.Build())
+	mustWrite(t, filepath.Join(dir, "copy.safetensors"), cp.Build())
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true, DryRun: true})
+	if err != nil || len(r.Actions) != 1 || r.Actions[0].Keeper != filepath.Join(dir, "keeper.safetensors") ||
+		fmt.Sprint(r.Actions[0].MetadataLost) != "[format]" {
+		t.Errorf("act: %v, %+v", err, r.Actions)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -153,6 +154,9 @@ type collection struct {
 	n       int
 	// more are models made of more than tensors or of several files (addMore).
 	more []string
+	// infos are files that hold more than their tensors, folders model folders and folderModels their
+	// weights (addInfo).
+	infos, folders, folderModels []string
 	// sidecars are the sidecar files made (their bytes are unique); stores the folders of programs'
 	// stores (Hugging Face cache repositories, ollama's models folder) and managed the scanned paths in
 	// them.
@@ -374,6 +378,8 @@ type realFile struct{ dev, ino uint64 }
 type fileInfo struct {
 	size  int64
 	nlink uint64
+	// companion is the file's path when it is a model folder's companion (companionsOf).
+	companion string
 }
 
 // filesOf are the real files a scanned path is made of (a set: its index and shards), with what
@@ -398,14 +404,18 @@ func filesOf(t *testing.T, path string, info map[realFile]fileInfo) map[realFile
 		paths = split
 	}
 	out := map[realFile]bool{}
-	for _, p := range paths {
+	companions := companionsOf(path)
+	for i, p := range append(paths, companions...) {
 		var st syscall.Stat_t
 		if err := syscall.Stat(p, &st); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
 		f := realFile{uint64(st.Dev), uint64(st.Ino)}
 		out[f] = true
-		info[f] = fileInfo{st.Size, uint64(st.Nlink)}
+		info[f] = fileInfo{st.Size, uint64(st.Nlink), ""}
+		if i >= len(paths) {
+			info[f] = fileInfo{st.Size, uint64(st.Nlink), p}
+		}
 	}
 	return out
 }
@@ -572,13 +582,15 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				t.Logf("scanned %v\ngroups %+v\nnotes %+v\nskipped %+v", c.scanned, rep.Groups, rep.Notes, rep.Skipped)
 				return
 			}
-			more := c.contents()
+			more, folders := c.contents(), c.folderStates()
 			checkDelete(t, c, rep, files)
 			c.checkSurvivors(more, "--delete")
+			c.checkFolders(folders, "--delete")
 			c = newCollection(t, seed) // the same layout again, for --link
-			more = c.contents()
+			more, folders = c.contents(), c.folderStates()
 			checkLink(t, c, scan(t, c.scanned...))
 			c.checkSurvivors(more, "--link")
+			c.checkFolders(folders, "--link")
 		})
 	}
 }
@@ -598,6 +610,9 @@ func newCollection(t *testing.T, seed uint64) *collection {
 	for i := 0; i < 4+c.rng.IntN(6); i++ {
 		c.addMore()
 	}
+	for i := 0; i < 3+c.rng.IntN(6); i++ {
+		c.addInfo()
+	}
 	return c
 }
 
@@ -607,13 +622,22 @@ type fileState struct {
 	data []byte
 }
 
-// states are the bytes of every real file of the scanned models.
+// states are the bytes of every real file of the scanned models (a model folder's companions under
+// their own paths).
 func states(t *testing.T, files map[string]map[realFile]bool) map[realFile]fileState {
 	out := map[realFile]fileState{}
+	info := map[realFile]fileInfo{}
+	for p := range files {
+		filesOf(t, p, info)
+	}
 	for p, fs := range files {
 		for rf := range fs {
 			if _, ok := out[rf]; !ok {
-				out[rf] = fileState{p, bytesOfFile(t, rf, p)}
+				q := p
+				if c := info[rf].companion; c != "" {
+					q = c
+				}
+				out[rf] = fileState{q, bytesOfFile(t, rf, q)}
 			}
 		}
 	}
@@ -741,7 +765,7 @@ func contentsUnder(t *testing.T, dir string) map[[32]byte]string {
 
 func keptState(t *testing.T, c *collection) kept {
 	k := kept{contents: map[[32]byte]string{}, stores: map[string]storeEntry{}}
-	for _, p := range c.sidecars {
+	for _, p := range append(slices.Clone(c.sidecars), c.infos...) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

@@ -91,3 +91,29 @@ func TestNoSidecarMovesIntoAStore(t *testing.T) {
 		t.Error("the copy or its sidecar moved")
 	}
 }
+
+// TestCacheCopyLeftAloneExitsClean (issue 31, item 10): --delete --yes that deleted every copy it
+// could, leaving a Hugging Face cache copy alone as always, answers Clean (exit 0), so that
+// `dupes --delete --yes && next` goes on; a copy the user could still act on (its sidecar differs
+// from the keeper's) answers Found.
+func TestCacheCopyLeftAloneExitsClean(t *testing.T) {
+	dir := t.TempDir()
+	lora := loraFile(1, "hf").Build()
+	hfRepo(t, filepath.Join(dir, "hub"), "org/repo", "x.safetensors", lora)
+	lib := filepath.Join(dir, "Lora", "x.safetensors")
+	mustWrite(t, lib, lora)
+	mustWrite(t, filepath.Join(dir, "downloads", "x.safetensors"), lora)
+	keep := dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "Lora")}
+	rep := findIn(t, dir, dupes.Options{Keep: keep, Level: dupes.LevelBytes})
+	r, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || r.Deleted != 1 || r.Skipped != 1 || r.Left != 0 || r.Outcome() != 0 {
+		t.Errorf("act: %v, %+v: outcome %v, want clean", err, r, r.Outcome())
+	}
+	mustWrite(t, filepath.Join(dir, "downloads", "x.safetensors"), lora)
+	mustWrite(t, filepath.Join(dir, "downloads", "x.civitai.info"), []byte(`{"id": 1}`))
+	mustWrite(t, filepath.Join(dir, "Lora", "x.civitai.info"), []byte(`{"id": 2}`))
+	rep = findIn(t, dir, dupes.Options{Keep: keep, Level: dupes.LevelBytes})
+	if r, err := Act(t.Context(), rep, Options{Delete: true}); err != nil || r.Left != 1 || r.Outcome() != 1 {
+		t.Errorf("act: %v, %+v: outcome %v, want found", err, r, r.Outcome())
+	}
+}

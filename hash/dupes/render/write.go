@@ -6,6 +6,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/delta"
@@ -180,7 +181,7 @@ func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Kn
 	if m.Unsafe {
 		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
 	}
-	return strings.Join(append(what, describeMember(g, i, full, esc, knobs)...), "; ")
+	return strings.Join(slices.DeleteFunc(append(what, describeMember(g, i, full, esc, knobs)...), func(s string) bool { return s == "" }), "; ")
 }
 
 // describeMember is what describe says of member i of g but its format and safety.
@@ -249,6 +250,16 @@ func renamedWords(r *dupes.Renaming, full bool, esc func(string) string) string 
 		what = append(what, fmt.Sprintf("%s renamed (%s → %s%s)", textfmt.Plural(n, "tensor"), esc(ex.From), esc(ex.To),
 			map[bool]string{true: ", …"}[n > 1]))
 	}
+	if len(r.Mapping) == 0 {
+		what = append(what, "the same names")
+	}
+	if n := len(r.Reshaped); n > 0 {
+		var shapes []string
+		for _, x := range r.Reshaped {
+			shapes = append(shapes, fmt.Sprintf("%s: %s → %s", esc(x.Name), shapeText(x.Keeper), shapeText(x.Here)))
+		}
+		what = append(what, fmt.Sprintf("%s of one element reshaped (%s)", textfmt.Plural(n, "tensor"), strings.Join(shorten(shapes, 1, "… %d more", full, func(s string) string { return s }), ", ")))
+	}
 	for _, side := range []struct {
 		label string
 		names []string
@@ -258,6 +269,15 @@ func renamedWords(r *dupes.Renaming, full bool, esc func(string) string) string 
 		}
 	}
 	return strings.Join(what, "; ")
+}
+
+// shapeText writes a shape as Python does a list: [] or [1, 4].
+func shapeText(shape []uint64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // sidecarSigns mark sidecar changes in text, as metadata keys are: + the member has it, - the keeper
@@ -285,6 +305,14 @@ func keptBecause(why dupes.KeepReason, m dupes.Member, knobs Knobs) string {
 		return "kept: modified last"
 	case dupes.ReasonOldest:
 		return "kept: modified first"
+	case dupes.ReasonSafe:
+		return "kept: safe to load (the others' pickles name globals torch.load(weights_only=True) refuses)"
+	case dupes.ReasonSafetensors:
+		return "kept: safetensors (the others are another format)"
+	case dupes.ReasonFirstRoot:
+		return "kept: under the first folder given"
+	case dupes.ReasonDeeperPath:
+		return "kept: deepest path (the organised copy)"
 	case dupes.ReasonShortestPath:
 		return "kept: shortest path"
 	}
@@ -348,6 +376,11 @@ func heading(g dupes.Group, bold func(string) string, knobs Knobs) string {
 		return fmt.Sprintf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable", bold(string(g.Level)),
 			len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
 	case dupes.LevelRenamed:
+		if !slices.ContainsFunc(g.Members, func(m dupes.Member) bool {
+			return m.Differences != nil && m.Differences.Renamed != nil && len(m.Differences.Renamed.Mapping) > 0
+		}) {
+			return fmt.Sprintf("%s  %d files with the same tensor bytes under the same names, in other shapes or formats (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
+		}
 		return fmt.Sprintf("%s  %d files with the same tensors under other names (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
 	case dupes.LevelRun:
 		return fmt.Sprintf("%s  %d files saved by one training run (%s), different weights", bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))

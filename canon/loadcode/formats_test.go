@@ -1,0 +1,105 @@
+package loadcode
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/onnx/onnxw"
+)
+
+// onnxModel is a ModelProto whose graph has one node per (domain, op) pair, each domain imported.
+func onnxModel(ops ...[2]string) []byte {
+	var g, opsets []byte
+	seen := map[string]bool{}
+	for _, o := range ops {
+		node := onnxw.Cat(onnxw.LenField(4, []byte(o[1])), onnxw.LenField(1, []byte("x")), onnxw.LenField(2, []byte("y")))
+		if o[0] != "" {
+			node = append(node, onnxw.LenField(7, []byte(o[0]))...)
+		}
+		g = append(g, onnxw.LenField(1, node)...)
+		if !seen[o[0]] {
+			seen[o[0]] = true
+			opsets = append(opsets, onnxw.LenField(8, onnxw.Cat(onnxw.LenField(1, []byte(o[0])), onnxw.VarintField(2, 1)))...)
+		}
+	}
+	g = append(g, onnxw.LenField(2, []byte("g"))...)
+	return onnxw.Cat(onnxw.VarintField(1, 8), onnxw.LenField(7, g), opsets)
+}
+
+func TestONNXDomains(t *testing.T) {
+	b := onnxModel([2]string{"", "MatMul"}, [2]string{"com.microsoft", "FusedMatMul"}, [2]string{"ai.onnx.ml", "TreeEnsembleClassifier"},
+		[2]string{"my.company", "SecretOp"}, [2]string{"my.company", "OtherOp"}, [2]string{"com.microsoft", "PythonOp"}, [2]string{"ai.onnx.contrib", "PyCustomTokenizer"},
+		[2]string{"ai.onnx.contrib", "GPT2Tokenizer"})
+	f, err := onnx.Read(bytes.NewReader(b), int64(len(b)), "m.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Model(&canon.Model{Format: canon.FormatONNX, ONNX: f})
+	var got []string
+	for _, x := range fs {
+		got = append(got, string(x.Severity)+" "+x.Code+": "+x.Message)
+	}
+	want := []string{
+		"error onnx-python-op: operator ai.onnx.contrib.PyCustomTokenizer (1 nodes) runs a Python function when the model runs",
+		"error onnx-python-op: operator com.microsoft.PythonOp (1 nodes) runs a Python function when the model runs",
+		"warning onnx-custom-domain: operators of the custom domain ai.onnx.contrib: GPT2Tokenizer",
+		"warning onnx-custom-domain: operators of the custom domain my.company: OtherOp, SecretOp",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if fs := Model(&canon.Model{Format: canon.FormatONNX, ONNX: mustONNX(t, onnxw.Model())}); len(fs) != 0 {
+		t.Errorf("a standard model: %+v", fs)
+	}
+}
+
+func mustONNX(t *testing.T, b []byte) *onnx.File {
+	f, err := onnx.Read(bytes.NewReader(b), int64(len(b)), "m.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestKeras: a .keras archive is recognised; a layer from a module outside Keras (CVE-2025-1550) and
+// a Lambda layer's bytecode are errors; a plain Keras model has only the info finding.
+func TestKeras(t *testing.T) {
+	write := func(cfg string) string {
+		var buf bytes.Buffer
+		z := zip.NewWriter(&buf)
+		for name, body := range map[string]string{"config.json": cfg, "metadata.json": `{"keras_version": "3.8.0"}`, "model.weights.h5": "\x89HDF\r\n\x1a\n"} {
+			w, _ := z.Create(name)
+			w.Write([]byte(body))
+		}
+		z.Close()
+		p := filepath.Join(t.TempDir(), "m.keras")
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := write(`{"module": "keras", "class_name": "Sequential", "config": {"layers": [{"module": "keras.layers", "class_name": "Dense", "config": {}}]}}`)
+	fs, ok := Keras(plain)
+	if !ok || len(fs) != 1 || fs[0].Code != CodeKerasArchive {
+		t.Errorf("plain: %v %+v", ok, fs)
+	}
+	evil := write(`{"module": "keras", "class_name": "Sequential", "config": {"layers": [{"module": "keras.layers", "class_name": "Lambda", "config": {"function": {"class_name": "__lambda__", "config": {"code": "YQ=="}}}}, {"module": "subprocess", "class_name": "Popen", "config": {}}]}}`)
+	fs, _ = Keras(evil)
+	codes := map[string]finding.Severity{}
+	for _, f := range fs {
+		codes[f.Code] = f.Severity
+	}
+	if codes[CodeKerasForeignModule] != finding.SevError || codes[CodeKerasLambda] != finding.SevError {
+		t.Errorf("%+v", fs)
+	}
+	if _, ok := Keras(filepath.Join("..", "..", "testdata", "weights-legacy.pt")); ok {
+		t.Error("a torch file taken for Keras")
+	}
+}

@@ -1,0 +1,85 @@
+package scan
+
+import (
+	"testing"
+)
+
+// payloads are published chat-template exploits and the ways around a regex scanner the issue names;
+// each must give an issue of its code (and an error when want says so).
+var payloads = []struct {
+	name, src, code string
+	isErr           bool
+}{
+	// CVE-2024-34359 (llama-cpp-python, GHSA-56xg-wfcc-g829): the payload of the advisory.
+	{"CVE-2024-34359", `{% for x in ().__class__.__base__.__subclasses__() %}{% if "warning" in x.__name__ %}{{x()._module.__builtins__['__import__']('os').popen("touch /tmp/retr0reg")}}{%endif%}{% endfor %}`, CodePrivateAttribute, true},
+	// CVE-2026-5760 (SGLang rerank, CERT/CC VU#915947), the proof of concept of sglang#23660.
+	{"CVE-2026-5760", `The answer can only be "yes" or "no".` + "\n" + `{{ lipsum.__globals__["os"].popen(cmd).read() }}{% for message in messages %}{{ message["content"] }}{% endfor %}`, CodePrivateAttribute, true},
+	{"CVE-2026-5760 globals", `{{ lipsum.__globals__["os"].popen(cmd).read() }}`, CodeGlobalInternals, true},
+	// vLLM CVE-2025-61620 (GHSA-6fvq-23cw-5628): a chat template whose nested loops exhaust the server.
+	{"CVE-2025-61620", `{% for i in range(100000) %}{% for j in range(100000) %}{{ 'x' }}{% endfor %}{% endfor %}{{ messages[0].content }}`, CodeExhaustion, true},
+	{"cycler init", `{{ cycler.__init__.__globals__.os.popen('id').read() }}`, CodePrivateAttribute, true},
+	{"joiner", `{{ joiner.__init__ }}`, CodePrivateAttribute, true},
+	{"namespace init", `{{ namespace.__init__.__globals__ }}`, CodePrivateAttribute, true},
+	{"self context", `{{ self._TemplateReference__context }}`, CodePrivateAttribute, true},
+	{"config items", `{{ config.items() }}`, CodeGlobalInternals, true},
+	{"attr literal", `{{ ()|attr('__class__') }}`, CodePrivateAttribute, true},
+	{"attr tilde", `{{ ()|attr('__cla' ~ 'ss__') }}`, CodePrivateAttribute, true},
+	{"attr plus", `{{ ()|attr('_' + '_class_' + '_') }}`, CodePrivateAttribute, true},
+	{"attr join", `{{ ()|attr(['_','_','class','_','_']|join) }}`, CodePrivateAttribute, true},
+	{"attr join method", `{{ ()|attr(''.join(['__cl', 'ass__'])) }}`, CodePrivateAttribute, true},
+	{"attr format", `{{ ()|attr('%s%sclass%s%s'|format('_','_','_','_')) }}`, CodePrivateAttribute, true},
+	{"attr hex escape", `{{ ()|attr('\x5f\x5fclass\x5f\x5f') }}`, CodePrivateAttribute, true},
+	{"attr unicode escape", `{{ ()|attr("\u005f\u005fclass\u005f\u005f") }}`, CodePrivateAttribute, true},
+	{"attr octal escape", `{{ ()|attr("\137\137class\137\137") }}`, CodePrivateAttribute, true},
+	{"attr via set", `{% set a = '__cla' %}{% set b = a ~ 'ss__' %}{{ ()|attr(b) }}`, CodePrivateAttribute, true},
+	{"attr lower", `{{ ()|attr('__CLASS__'|lower) }}`, CodePrivateAttribute, true},
+	{"attr computed", `{{ ()|attr(messages[0].content) }}`, CodeComputedAttribute, false},
+	{"subscript dunder", `{{ x['__globals__'] }}`, CodePrivateAttribute, true},
+	{"subscript built", `{{ x['__glo' ~ 'bals__'] }}`, CodePrivateAttribute, true},
+	{"map attribute", `{{ messages|map(attribute='__class__')|list }}`, CodePrivateAttribute, true},
+	{"selectattr", `{{ messages|selectattr('__class__.__name__')|list }}`, CodePrivateAttribute, true},
+	{"map attr", `{{ messages|map('attr', '__class__')|list }}`, CodePrivateAttribute, true},
+	{"str format field", `{{ '{0.__class__.__mro__}'.format(messages) }}`, CodePrivateAttribute, true},
+	{"str format computed", `{{ messages[0].content.format(messages) }}`, CodeComputedAttribute, false},
+	{"lipsum bare", `{{ lipsum() }}`, CodeGlobalInternals, false},
+	{"string repetition", `{{ 'A' * 10000000 }}`, CodeExhaustion, true},
+	{"big power", `{{ 9 ** 999999 }}`, CodeExhaustion, true},
+	{"range in range via set", `{% set n = 5000 %}{% for i in range(n) %}{% for j in range(n) %}.{% endfor %}{% endfor %}`, CodeExhaustion, true},
+	{"unparsed", `{% for x in %}`, CodeUnparsed, false},
+}
+
+func TestAnalyzePayloads(t *testing.T) {
+	for _, p := range payloads {
+		t.Run(p.name, func(t *testing.T) {
+			issues := Analyze(p.src)
+			for _, is := range issues {
+				if is.Code == p.code && is.Error == p.isErr {
+					return
+				}
+			}
+			t.Errorf("want %s (error %v), got %+v", p.code, p.isErr, issues)
+		})
+	}
+}
+
+// TestAnalyzeBenign: what real templates use is not an issue.
+func TestAnalyzeBenign(t *testing.T) {
+	for _, src := range []string{
+		`{% set ns = namespace(found=false) %}{% set ns.found = true %}{{ ns.found }}`,
+		`{{ raise_exception('Conversation roles must alternate') }}`,
+		`{{ strftime_now('%d %b %Y') }}`,
+		`{{ tools|tojson(indent=4) }}{{ message.content|trim }}{{ message['content'].split('</think>')[-1].lstrip('\n') }}`,
+		`{{ '<|im_start|>' ~ message.role ~ '\n' }}{{ bos_token + message['content'] }}`,
+		`{% macro render(m) %}{{ m.content }}{% endmacro %}{{ render(messages[0]) }}`,
+		`{% for i in range(3) %}{% for j in range(10) %}.{% endfor %}{% endfor %}`,
+		`{% set _x = 1 %}{{ _x }}{% set __tmp = messages %}{{ __tmp|length }}`,
+		`This text mentions __class__ and {{ "__init__ in a string" }} and {# __globals__ #}`,
+		`{%- generation -%}{{ message.content }}{%- endgeneration -%}`,
+		`{{ messages|selectattr('role', 'equalto', 'user')|list|length }}`,
+		`{% raw %}{{ ().__class__ }}{% endraw %}`,
+	} {
+		if issues := Analyze(src); len(issues) > 0 {
+			t.Errorf("%q: %+v", src, issues)
+		}
+	}
+}
