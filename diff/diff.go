@@ -52,6 +52,9 @@ type Options struct {
 	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
 	// just read, of either model.
 	Progress func(n int64)
+	// Xet makes Models also say how much of B is made of A's chunks under the Hub's chunker
+	// (Report.Xet): both must be local files, each read whole once more.
+	Xet bool
 	// RenderTemplates renders both sides of every changed chat template (tokenizer.chat_template and
 	// tokenizer.chat_template.NAME in GGUF, chat_template in metadata) on a fixed conversation, sandboxed
 	// and bounded (package canon/template), and adds the diff of the prompts (MetaChange.Prompt): what
@@ -222,6 +225,8 @@ type Report struct {
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
 	Source *SourceReport `json:"gguf_source,omitempty"`
+	// Xet is set with Options.Xet: what of B an upload after A would not send again.
+	Xet *XetShare `json:"xet,omitempty"`
 }
 
 // Outcome is canon.Found when a category of FailOn occurred, else canon.Clean.

@@ -105,6 +105,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 	}
 
 	sides := [2]Side{{Model: a.Model}, {Model: b.Model}}
+	both := 0
 	for k, pr := range res.Pairs {
 		sp := &sr.Pairs[k]
 		gd, hd := describe(sides[side], pr.GGUF), describe(sides[1-side], pr.Source[0])
@@ -121,13 +122,8 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			ch.Fields = []string{"shape"}
 		case PairDiffers:
 			ch.Fields, ch.Values, ch.MatchesUnder = []string{"data"}, pr.Values, pr.MatchesUnder
-			if old.DType != new.DType {
-				ch.Fields = []string{"dtype", "data"}
-			}
 		case PairEqual, PairExactRounding:
-			if old.DType != new.DType { // a conversion, faithful (its values say so): a dtype change, as between two files
-				ch.Fields, ch.Values = []string{"dtype"}, pr.Values
-			}
+			ch.Values = pr.Values // across dtypes: a conversion, faithful (its values say so)
 		case PairNotCompared:
 			if readValues {
 				why := NotReadUnsupported
@@ -135,6 +131,12 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 					why = NotReadBytesMissing
 				}
 				r.Tensors.NotCompared = append(r.Tensors.NotCompared, NotCompared{Name: sp.Name, Reason: why})
+			}
+		}
+		if old.DType != new.DType { // a dtype change, as between two files, whether values were read or not
+			ch.Fields = append([]string{"dtype"}, ch.Fields...)
+			if sp.Status == PairNotCompared && readValues {
+				both++ // changed, and not compared: counted once
 			}
 		}
 		if len(ch.Fields) > 0 {
@@ -160,7 +162,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 	slices.SortFunc(r.Tensors.Added, byName)
 	slices.SortFunc(r.Tensors.Removed, byName)
 	slices.SortFunc(r.Tensors.Changed, func(x, y Change) int { return strings.Compare(x.Name, y.Name) })
-	r.Tensors.Unchanged = len(sr.Pairs) - len(r.Tensors.Changed) - len(r.Tensors.NotCompared)
+	r.Tensors.Unchanged = len(sr.Pairs) - len(r.Tensors.Changed) - len(r.Tensors.NotCompared) + both
 	r.Tensors.Groups = groupChanges(&r.Tensors, r.Tolerance != nil)
 
 	if !opt.IgnoreMetadata {

@@ -334,8 +334,17 @@ func TestSourceUnknownArch(t *testing.T) {
 // TestSourceHeaderOnly: without reading values, the pairs and their shapes are still compared.
 func TestSourceHeaderOnly(t *testing.T) {
 	r := sourceReport(t, filepath.Join(srcDir, "gpt2"), filepath.Join(srcDir, "gpt2-q8_0.gguf"), false, Options{HeaderOnly: true})
-	if r.ContentCompared || statuses(r)[PairNotCompared] != 28 || len(r.Tensors.Changed) != 0 || r.Outcome() != canon.Clean {
+	if r.ContentCompared || statuses(r)[PairNotCompared] != 28 || len(valueChanges(r)) != 0 {
 		t.Errorf("content %v, %v, changed %+v", r.ContentCompared, statuses(r), r.Tensors.Changed)
+	}
+	// Every dtype that differs is a dtype change, values read or not: never "identical" (exit 1).
+	for _, ch := range r.Tensors.Changed {
+		if len(ch.Fields) != 1 || ch.Fields[0] != "dtype" || ch.Old.DType == ch.New.DType {
+			t.Errorf("%s: %+v", ch.Name, ch)
+		}
+	}
+	if len(r.Tensors.Changed) == 0 || r.Outcome() != canon.Found || r.Tensors.Unchanged != 28-len(r.Tensors.Changed) {
+		t.Errorf("changed %d, unchanged %d, outcome %v", len(r.Tensors.Changed), r.Tensors.Unchanged, r.Outcome())
 	}
 }
 
@@ -572,7 +581,7 @@ func TestSourceMaxIndex(t *testing.T) {
 			tt := m.Tensor(name)
 			width := int(tt.Shape[len(tt.Shape)-1])
 			at := m.DataOffset() + int64(tt.Begin) + int64(row*width+col)*2 // F16
-			binary.LittleEndian.PutUint16(b[at:], 0x5640)                    // 100
+			binary.LittleEndian.PutUint16(b[at:], 0x5640)                   // 100
 		}
 	}
 	for _, c := range []struct {

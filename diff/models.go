@@ -102,6 +102,12 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	if err := ggufDetails(ctx, r, a.Model, b.Model, opt); err != nil {
 		return nil, err
 	}
+	if opt.Xet {
+		var err error
+		if r.Xet, err = xetShare(ctx, a, b, opt); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

@@ -97,6 +97,9 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			t.metaChange(c, width)
 		}
 	}
+	if r.Xet != nil {
+		t.xet(r.Xet)
+	}
 	if len(r.Notes) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
 		for _, n := range r.Notes {

@@ -46,6 +46,8 @@ type File struct {
 	ContentID *Hex
 	// Ecosystem is nil unless asked for (Options.All).
 	Ecosystem *Ecosystem
+	// Xet is nil unless asked for (Options.Xet).
+	Xet *Xet
 	// Findings are those of the hashes embedded in the metadata (see VerifyEmbedded), with Options.All.
 	Findings []canon.Finding
 	// Canonical is the canonical form the structure ID hashes (with Options.Content, the content form the
@@ -57,6 +59,8 @@ type File struct {
 	// Err is why the model could not be opened or read.
 	Err error
 
+	// bytesOnly: the file was read as bytes, for its Xet hash alone (see Options.Xet): it has no IDs.
+	bytesOnly bool
 	// tensors are the digests of the model's tensors by name, when its content ID was computed (for
 	// the check of a snapshot, which names the tensors that changed).
 	tensors map[string][32]byte
@@ -69,7 +73,18 @@ type File struct {
 func Run(ctx context.Context, specs []string, opt Options) *Report {
 	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
 	for _, spec := range specs {
-		r.Files = append(r.Files, hashFile(ctx, spec, opt, opt.All && namesShard(spec)))
+		if opt.xetOnly() {
+			r.Files = append(r.Files, xetFile(ctx, spec, opt))
+			continue
+		}
+		f := hashFile(ctx, spec, opt, opt.All && namesShard(spec))
+		if opt.Xet || opt.All && isLocalFile(spec) { // the Hub's hash rides with the ecosystem hashes of a local file
+			addXet(ctx, &f, opt)
+		}
+		r.Files = append(r.Files, f)
+	}
+	if opt.Xet || opt.All {
+		shareXet(r.Files)
 	}
 	return r
 }
@@ -256,6 +271,11 @@ func (f *File) Hash(kind string) (string, error) {
 			return "", f.HeaderErr
 		}
 		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+	case "xet":
+		if f.Xet == nil {
+			return "", nil
+		}
+		return f.Xet.Hash, nil
 	case "ct1":
 		if f.ContentID == nil {
 			return "", nil
@@ -363,6 +383,8 @@ type fileRecord struct {
 	StructureID    Hex             `json:"structure_id"`
 	ContentID      *Hex            `json:"content_id,omitempty"`
 	*Ecosystem
+	XetHash  string          `json:"xet_hash,omitempty"`
+	Xet      *Xet            `json:"xet,omitempty"`
 	Findings []canon.Finding `json:"findings,omitempty"`
 }
 
@@ -387,7 +409,13 @@ func (f *File) record() any {
 	if f.Err != nil {
 		return errorRecord{Path: f.Path, Error: f.Err.Error()}
 	}
-	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem}
+	if f.bytesOnly {
+		return f.xetRecord()
+	}
+	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem, Xet: f.Xet}
+	if f.Xet != nil {
+		r.XetHash = f.Xet.Hash
+	}
 	if f.Size >= 0 {
 		size, mtime := f.Size, f.MTime.Format(time.RFC3339Nano)
 		r.Size, r.MTime = &size, &mtime

@@ -256,13 +256,19 @@ func verifyFile(ctx context.Context, path string, want map[string]string, opt Op
 	for _, k := range Kinds {
 		if _, ok := want[k]; ok {
 			v.Checked = append(v.Checked, k)
-			all = all || (k != "st1" && k != "ct1")
+			all = all || (k != "st1" && k != "ct1" && k != "xet")
 		}
 	}
 	_, opt.Content = want["ct1"]
+	_, opt.Xet = want["xet"]
 	opt.All, opt.Canonical = all, false
 	wholeFileOnly := !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1")
-	f := hashFile(ctx, path, opt, wholeFileOnly || (all && namesShard(path)))
+	var f File
+	if opt.xetOnly() {
+		f = xetFile(ctx, path, opt)
+	} else if f = hashFile(ctx, path, opt, wholeFileOnly || (all && namesShard(path))); opt.Xet {
+		addXet(ctx, &f, opt)
+	}
 	if f.Err != nil {
 		v.Err = f.Err
 		return v, &f

@@ -82,11 +82,17 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			continue
 		}
 		kinds := []string{"st1"}
+		if f.bytesOnly {
+			kinds = nil
+		}
 		if f.ContentID != nil {
 			kinds = append(kinds, "ct1")
 		}
 		if f.Ecosystem != nil {
-			kinds = append(kinds, Kinds[2:]...)
+			kinds = append(kinds, Kinds[2:len(Kinds)-1]...)
+		}
+		if f.Xet != nil {
+			kinds = append(kinds, "xet")
 		}
 		if !head {
 			head = true

@@ -46,10 +46,39 @@ func ManagedBy(path string) Store {
 			return StoreHuggingFace
 		}
 	}
+	if isSharedBlob(parts) {
+		return StoreHuggingFace
+	}
 	if n := len(parts); n >= 3 && parts[n-2] == "blobs" && isOllamaBlob(parts[n-1]) && isDir(append(parts[:n-2:n-2], "manifests")...) {
 		return StoreOllama
 	}
 	return ""
+}
+
+// isSharedBlob reports whether parts (an absolute path's) name a file of the Hugging Face cache's shared
+// blob store (huggingface_hub's _shared_blobs.py): CACHE/blobs/<first 2 hex digits>/<Xet hash>, with
+// the store's marker (blobs/.huggingface-shared-blobs) or the file's reference list (<hash>.refs)
+// beside it. Its snapshots link there; deleting one breaks every repository that links to it.
+func isSharedBlob(parts []string) bool {
+	n := len(parts)
+	if n < 4 || parts[n-3] != "blobs" || len(parts[n-1]) != 64 || len(parts[n-2]) != 2 || parts[n-1][:2] != parts[n-2] || !isLowerHex(parts[n-1]) {
+		return false
+	}
+	exists := func(elem ...string) bool {
+		_, err := os.Lstat(filepath.FromSlash(strings.Join(elem, "/")))
+		return err == nil
+	}
+	return exists(append(parts[:n-2:n-2], ".huggingface-shared-blobs")...) || exists(append(parts[:n-1:n-1], parts[n-1]+".refs")...)
+}
+
+// isLowerHex reports whether s is lower-case hexadecimal digits.
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // isOllamaBlob reports whether name is an ollama blob's: sha256-HEX (sha256:HEX in older versions),
