@@ -25,6 +25,7 @@ import (
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 )
 
 // Schema is the version of a card's JSON, its first field.
@@ -102,6 +103,10 @@ type Card struct {
 	// snapshot names it; absent for a model. A snapshot records no layout: HeaderLen and DataLen are 0.
 	SnapshotOf string `json:"snapshot_of,omitempty"`
 	Verified   bool   `json:"-"`
+	// Store is, for a local file that is a store's blob (a Hugging Face cache repository's
+	// blobs/ETAG, the cache's shared blob store, ollama's blobs), where it lies: which store, the hash
+	// its name claims and the snapshot files that refer to it (see store.Locate); absent otherwise.
+	Store *store.Blob `json:"store,omitempty"`
 }
 
 // Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
@@ -285,6 +290,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	if c.SnapshotOf != "" {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
+	c.Store = store.Locate(spec)
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}
