@@ -147,20 +147,36 @@ func sharedRefs(blob, cache string) ([]Ref, int) {
 			continue
 		}
 		seen[line] = true
-		el := strings.Split(line, "/")
-		if len(el) != 3 || !isRepoName(el[0]) || el[1] != "blobs" || el[2] == "" || el[2] == "." || el[2] == ".." || strings.Contains(line, "\\") {
+		repo, etag, ok := refsEntry(line)
+		if !ok {
 			stale++
 			continue
 		}
-		repoBlob := filepath.Join(cache, el[0], "blobs", el[2])
+		repoBlob := filepath.Join(cache, repo, "blobs", etag)
 		if t, ok := linkTarget(repoBlob); !ok || t != blob {
 			stale++
 			continue
 		}
-		refs = append(refs, snapshotRefs(filepath.Join(cache, el[0]), repoBlob)...)
+		refs = append(refs, snapshotRefs(filepath.Join(cache, repo), repoBlob)...)
 	}
 	sortRefs(refs)
 	return refs, stale
+}
+
+// refsEntry splits a line of a .refs list, REPO/blobs/ETAG (REPO a cache repository folder's name),
+// into its repository folder and blob names; false for any other line (one that would name a file
+// elsewhere: "..", a separator, a NUL, an absolute path).
+func refsEntry(line string) (repo, etag string, ok bool) {
+	el := strings.Split(line, "/")
+	if len(el) != 3 || !isRepoName(el[0]) || el[1] != "blobs" || strings.ContainsAny(line, "\\\x00:") {
+		return "", "", false
+	}
+	for _, e := range []string{el[0], el[2]} {
+		if e == "" || e == "." || e == ".." {
+			return "", "", false
+		}
+	}
+	return el[0], el[2], true
 }
 
 // snapshotRefs are the files of the snapshots of the repository folder repo that are links to its

@@ -117,3 +117,21 @@ func TestLocateOllama(t *testing.T) {
 		t.Errorf("a file outside a store: %+v", got)
 	}
 }
+
+// FuzzRefsEntry: whatever a .refs line holds, an entry it accepts names a file two folders below the
+// cache, in a repository folder's blobs: never elsewhere.
+func FuzzRefsEntry(f *testing.F) {
+	for _, s := range []string{"models--org--name/blobs/e1", "../x/blobs/e1", "models--a/blobs/..", "models--a/../blobs/e", "/abs/blobs/e", "models--a/blobs/e\x00", "models--a\\..\\b/blobs/e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		repo, etag, ok := refsEntry(line)
+		if !ok {
+			return
+		}
+		p := filepath.Join("cache", repo, "blobs", etag)
+		if rel, err := filepath.Rel("cache", p); err != nil || strings.Count(filepath.ToSlash(rel), "/") != 2 || !isRepoName(repo) || filepath.Base(filepath.Dir(p)) != "blobs" {
+			t.Fatalf("%q accepted as %q, %q: %s", line, repo, etag, p)
+		}
+	})
+}
