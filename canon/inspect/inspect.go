@@ -188,6 +188,8 @@ type read struct {
 	verified bool
 	// snapshotOf is the model a snapshot was made of ("" for a model).
 	snapshotOf string
+	// store is where a store's blob lies (store.Locate), nil for another file.
+	store *store.Blob
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -212,6 +214,13 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	named := spec // what the name is derived from: the file a folder holds, a snapshot's model
 	if !o.Remote && m.Shards == nil {
 		named = m.Name
+	}
+	var where *store.Blob
+	if !o.Remote && o.Snapshot == nil {
+		where = store.Locate(spec)
+	}
+	if p := where.Snapshot(); p != "" && m.Shards == nil {
+		named = p // a blob's name is a hash: it is named as the snapshot file that refers to it is
 	}
 	if o.Snapshot != nil && opt.Verify {
 		return nil, &canon.ReadError{Name: spec, Err: errors.New("is a snapshot: it holds no bytes to verify hashes against"), Hint: "verify the model itself"}
@@ -238,7 +247,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where}
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
@@ -290,7 +299,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	if c.SnapshotOf != "" {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
-	c.Store = store.Locate(spec)
+	c.Store = r.store
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}

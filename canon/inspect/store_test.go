@@ -125,6 +125,11 @@ func TestInspectStoreBlob(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}
+		if card.Store != nil {
+			for i := range card.Store.Refs {
+				card.Store.Refs[i].Local = ""
+			}
+		}
 		if !card.Valid || !reflect.DeepEqual(card.Store, tc.want) {
 			t.Errorf("%s: valid %v, store\n got %+v\nwant %+v", tc.path, card.Valid, card.Store, tc.want)
 		}

@@ -64,6 +64,32 @@ type Ref struct {
 	Names    []string `json:"names"`
 	// Path is the file's path in the repository.
 	Path string `json:"path"`
+	// Local is the snapshot file's path on this machine.
+	Local string `json:"-"`
+}
+
+// Snapshot is the local path of the snapshot file that best stands for the blob: the one in the
+// revision refs/main names, else in one another ref names, else the first; "" when none refers to it.
+func (b *Blob) Snapshot() string {
+	if b == nil {
+		return ""
+	}
+	best, rank := "", 0
+	for _, r := range b.Refs {
+		k := 1
+		if len(r.Names) > 0 {
+			k = 2
+		}
+		for _, name := range r.Names {
+			if name == "main" {
+				k = 3
+			}
+		}
+		if k > rank {
+			best, rank = r.Local, k
+		}
+	}
+	return best
 }
 
 // maxRefsList bounds how much of a .refs list is read.
@@ -95,7 +121,7 @@ func Locate(path string) *Blob {
 		}
 		b.Refs = snapshotRefs(filepath.Dir(filepath.Dir(abs)), abs)
 		return b
-	case ManagedBy(abs) == Ollama:
+	case n >= 3 && parts[n-2] == "blobs" && isOllamaBlob(parts[n-1]) && isDir(append(parts[:n-2:n-2], "manifests")...):
 		return &Blob{Store: Ollama, Layout: LayoutOllamaBlobs, Hash: parts[n-1][len("sha256-"):], HashKind: HashSHA256, Refs: []Ref{}}
 	}
 	return nil
@@ -201,7 +227,7 @@ func snapshotRefs(repo, blob string) []Ref {
 			}
 			if t, ok := linkTarget(p); ok && t == blob {
 				rel, _ := filepath.Rel(root, p)
-				refs = append(refs, Ref{Repo: id, RepoType: typ, Revision: rev.Name(), Names: append([]string{}, names[rev.Name()]...), Path: filepath.ToSlash(rel)})
+				refs = append(refs, Ref{Repo: id, RepoType: typ, Revision: rev.Name(), Names: append([]string{}, names[rev.Name()]...), Path: filepath.ToSlash(rel), Local: p})
 			}
 			return nil
 		})

@@ -95,6 +95,7 @@ func TestLocate(t *testing.T) {
 		if strings.HasPrefix(tc.path, "hf://") {
 			got = Locate(tc.path)
 		}
+		unlocal(t, got)
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.path, got, tc.want)
 		}
@@ -134,4 +135,37 @@ func FuzzRefsEntry(f *testing.F) {
 			t.Fatalf("%q accepted as %q, %q: %s", line, repo, etag, p)
 		}
 	})
+}
+
+// unlocal checks that each of b's refs has its snapshot file's path on disk as Local, and clears it
+// (for comparing).
+func unlocal(t *testing.T, b *Blob) {
+	t.Helper()
+	if b == nil {
+		return
+	}
+	for i, r := range b.Refs {
+		if want := filepath.FromSlash("/snapshots/" + r.Revision + "/" + r.Path); !strings.HasSuffix(r.Local, want) {
+			t.Errorf("ref %+v: Local is not its snapshot file", r)
+		}
+		b.Refs[i].Local = ""
+	}
+}
+
+// TestSnapshot: a blob stands for the snapshot file of refs/main's revision, else of a named one,
+// else the first; none for no blob or no refs.
+func TestSnapshot(t *testing.T) {
+	b := &Blob{Refs: []Ref{{Local: "a"}, {Local: "b", Names: []string{"pr/1"}}, {Local: "c", Names: []string{"v1", "main"}}, {Local: "d", Names: []string{"main"}}}}
+	if got := b.Snapshot(); got != "c" {
+		t.Errorf("got %q, want c", got)
+	}
+	if b.Refs = b.Refs[:2]; b.Snapshot() != "b" {
+		t.Errorf("got %q, want b", b.Snapshot())
+	}
+	if b.Refs = b.Refs[:1]; b.Snapshot() != "a" {
+		t.Errorf("got %q, want a", b.Snapshot())
+	}
+	if (&Blob{}).Snapshot() != "" || (*Blob)(nil).Snapshot() != "" {
+		t.Error("a blob with no refs stands for a snapshot file")
+	}
 }
