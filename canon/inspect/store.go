@@ -2,10 +2,12 @@ package inspect
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/store"
 )
 
@@ -95,7 +97,7 @@ func oncePerModel(paths []string) []string {
 			out = append(out, p)
 			continue
 		}
-		file, err := filepath.EvalSymlinks(p)
+		file, err := setFiles(p)
 		if err != nil {
 			out = append(out, p)
 			continue
@@ -113,4 +115,30 @@ func oncePerModel(paths []string) []string {
 	}
 	slices.Sort(out) // a later link may stand for an earlier one
 	return out
+}
+
+// setFiles is the file the cache's path p stands for, links followed; for a shard set's index, with
+// every shard's (two revisions may share an index and not a shard: two models).
+func setFiles(p string) (string, error) {
+	file, err := filepath.EvalSymlinks(p)
+	if err != nil || !strings.HasSuffix(strings.ToLower(p), ".index.json") {
+		return file, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	idx, err := source.ParseIndex(p, b)
+	if err != nil {
+		return "", err
+	}
+	key := file
+	for _, sh := range idx.Shards {
+		f, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(p), filepath.FromSlash(sh)))
+		if err != nil {
+			return "", err
+		}
+		key += "\x00" + f
+	}
+	return key, nil
 }

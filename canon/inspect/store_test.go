@@ -24,7 +24,8 @@ const (
 // hfCache lays out a Hugging Face cache under a temporary folder: models--org--name with a
 // safetensors and a GGUF blob, both linked from two snapshots (refs/main names rev2), and the shared
 // blob store holding a safetensors file (blobs/ab/<Xet hash>, marker and .refs), linked by
-// models--org--other (refs/main) and models--org--third (no ref); beside it, mine/ holds a file of the
+// models--org--other (refs/main) and models--org--third (no ref); models--org--set has a shard set in
+// three revisions, two of them the same files (refs/main names r4); beside it, mine/ holds a file of the
 // user's and the user's own link to it.
 func hfCache(t *testing.T) string {
 	t.Helper()
@@ -68,6 +69,20 @@ func hfCache(t *testing.T) string {
 	link("models--org--other/snapshots/r3/w.safetensors", "../../blobs/e1")
 	link("models--org--third/blobs/e2", "../../blobs/ab/"+xetHex)
 	link("models--org--third/snapshots/r4/w.safetensors", "../../blobs/e2")
+	// a shard set whose revisions r1, r3 and r4 share the index blob: r3 with another second shard
+	shard := func(name string, v byte) []byte {
+		return stfile.File{Tensors: []stfile.Tensor{{Name: name, DType: "F32", Shape: []uint64{1}, Data: []byte{v, 0, 0, 0}}}}.Build()
+	}
+	file("models--org--set/blobs/i", []byte(`{"metadata":{},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}`))
+	file("models--org--set/blobs/x", shard("a", 1))
+	file("models--org--set/blobs/y1", shard("b", 2))
+	file("models--org--set/blobs/y2", shard("b", 3))
+	file("models--org--set/refs/main", []byte("r4"))
+	for rev, second := range map[string]string{"r1": "y1", "r3": "y2", "r4": "y1"} {
+		link("models--org--set/snapshots/"+rev+"/model.safetensors.index.json", "../../blobs/i")
+		link("models--org--set/snapshots/"+rev+"/model-00001-of-00002.safetensors", "../../blobs/x")
+		link("models--org--set/snapshots/"+rev+"/model-00002-of-00002.safetensors", "../../blobs/"+second)
+	}
 	file("mine/a.safetensors", stfile.KohyaSDXL(3).Build())
 	link("mine/b.safetensors", "a.safetensors")
 	return dir
@@ -76,7 +91,9 @@ func hfCache(t *testing.T) string {
 // TestShortCacheOncePerModel: `inspect --short` of a Hugging Face cache lists each model once, by the
 // snapshot file refs/main names: not its blob too (a GGUF blob is found by its magic) nor once per
 // snapshot or per repository linking one shared blob. Two names of the user's own for one file are
-// both kept. (It listed the GGUF blob, both revisions and both repositories: 9 rows.)
+// both kept. A shard set is one model where its index and every shard are the same files: revisions
+// sharing an index but not a shard are two. (It listed the GGUF blob, both revisions and both
+// repositories, and each revision of the set: 12 rows for 7.)
 func TestShortCacheOncePerModel(t *testing.T) {
 	dir := hfCache(t)
 	r := inspect.Short(t.Context(), []string{dir}, inspect.Options{})
@@ -89,7 +106,8 @@ func TestShortCacheOncePerModel(t *testing.T) {
 		}
 	}
 	want := []string{"mine/a.safetensors", "mine/b.safetensors", "models--org--name/snapshots/rev2/m.gguf",
-		"models--org--name/snapshots/rev2/m.safetensors", "models--org--other/snapshots/r3/w.safetensors"}
+		"models--org--name/snapshots/rev2/m.safetensors", "models--org--other/snapshots/r3/w.safetensors",
+		"models--org--set/snapshots/r3/model.safetensors.index.json", "models--org--set/snapshots/r4/model.safetensors.index.json"}
 	if !reflect.DeepEqual(got, want) || len(r.Errors) != 0 {
 		t.Errorf("rows %q (errors %v), want %q", got, r.Errors, want)
 	}
