@@ -25,6 +25,7 @@ import (
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 )
 
 // Schema is the version of a card's JSON, its first field.
@@ -106,6 +107,10 @@ type Card struct {
 	// snapshot names it; absent for a model. A snapshot records no layout: HeaderLen and DataLen are 0.
 	SnapshotOf string `json:"snapshot_of,omitempty"`
 	Verified   bool   `json:"-"`
+	// Store is, for a local file that is a store's blob (a Hugging Face cache repository's
+	// blobs/ETAG, the cache's shared blob store, ollama's blobs), where it lies: which store, the hash
+	// its name claims and the snapshot files that refer to it (see store.Locate); absent otherwise.
+	Store *store.Blob `json:"store,omitempty"`
 }
 
 // Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
@@ -198,6 +203,8 @@ type read struct {
 	verified bool
 	// snapshotOf is the model a snapshot was made of ("" for a model).
 	snapshotOf string
+	// store is where a store's blob lies (store.Locate), nil for another file.
+	store *store.Blob
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -222,6 +229,13 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	named := spec // what the name is derived from: the file a folder holds, a snapshot's model
 	if !o.Remote && m.Shards == nil {
 		named = m.Name
+	}
+	var where *store.Blob
+	if !o.Remote && o.Snapshot == nil {
+		where = store.Locate(spec)
+	}
+	if p := where.Snapshot(); p != "" && m.Shards == nil {
+		named = p // a blob's name is a hash: it is named as the snapshot file that refers to it is
 	}
 	if o.Snapshot != nil && opt.Verify {
 		return nil, &canon.ReadError{Name: spec, Err: errors.New("is a snapshot: it holds no bytes to verify hashes against"), Hint: "verify the model itself"}
@@ -248,7 +262,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where}
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
@@ -300,6 +314,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	if c.SnapshotOf != "" {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
+	c.Store = r.store
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}

@@ -141,6 +141,9 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	default:
 		row("size", "%s (no readable header)", textfmt.Bytes(uint64(c.FileSize)))
 	}
+	for _, r := range storeRows(c.Store, opt.Full) {
+		row(r[0], "%s", textfmt.Escape(r[1]))
+	}
 	row("tensors", "%d", c.TensorCount)
 	if len(c.Params) > 0 {
 		parts := make([]string, 0, len(c.Params))
@@ -419,6 +422,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 			}
 			fmt.Fprintf(b, "| CivitAI | [%s](%s) |\n", ids, u)
 		}
+	}
+	for _, kv := range storeRows(c.Store, true) {
+		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 	}
 	if c.GGUF != nil {
 		for _, kv := range ggufRows(c.GGUF) {
