@@ -7,12 +7,14 @@ package diff
 
 import (
 	"encoding/hex"
-	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/namefold"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
@@ -695,7 +697,7 @@ func findRenames(r *Report, a, b Side, removed, added []int, read *bytesRead) ([
 // numbers appends the numbers template finds in a name.
 func numbers(dst []int, name string) []int {
 	var tmp [64]byte
-	_, dst = appendTemplate(tmp[:0], dst, name)
+	_, dst = namefold.AppendTemplate(tmp[:0], dst, name)
 	return dst
 }
 
