@@ -149,9 +149,9 @@ func matchFile(ctx context.Context, path string, size int64, cands []source.HubF
 		xetHash = x.Hash
 	}
 	if needSums {
-		f, err := os.Open(path)
+		f, _, err := canon.OpenRegular(path, os.O_RDONLY)
 		if err != nil {
-			return nil, canon.PathError("open", path, err)
+			return nil, err
 		}
 		defer f.Close()
 		s, g := sha256.New(), sha1.New()

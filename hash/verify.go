@@ -238,9 +238,9 @@ func Verify(ctx context.Context, manifest io.Reader, opt Options) (*VerifyReport
 // snapshot, the model it names (see VerifySnapshot). Its errors are *canon.ReadError
 // values naming the manifest, with the hint of a ManifestError.
 func VerifyManifest(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
-	f, err := os.Open(path)
+	f, _, err := canon.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
-		return nil, canon.PathError("open", path, err)
+		return nil, err
 	}
 	defer f.Close()
 	head := make([]byte, 256)

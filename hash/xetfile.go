@@ -52,18 +52,14 @@ func XetOfFile(ctx context.Context, path string, opt Options) (*Xet, error) {
 	if source.IsRemote(path) {
 		return nil, &canon.ReadError{Name: path, Err: ErrXetNotLocal, Hint: "hash a downloaded copy; the Hub lists its files' Xet hashes (xetHash in its tree API)"}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, canon.PathError("open", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, canon.PathError("stat", path, err)
-	}
-	if !st.Mode().IsRegular() {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, &canon.ReadError{Name: path, Err: ErrXetNotLocal, Hint: "name the files one by one"}
 	}
+	f, st, err := canon.OpenRegular(path, os.O_RDONLY) // a FIFO or device is refused, never waited on
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	if opt.Reading != nil {
 		opt.Reading(path, st.Size())
 	}

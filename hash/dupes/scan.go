@@ -39,9 +39,9 @@ func (f *scanned) skimFile() (keys, bool, error) {
 	if f.size < 8 {
 		return keys{}, false, nil
 	}
-	file, err := os.Open(f.path)
+	file, _, err := canon.OpenRegular(f.path, os.O_RDONLY)
 	if err != nil {
-		return keys{}, false, canon.PathError("open", f.path, err)
+		return keys{}, false, err
 	}
 	defer file.Close()
 	sc := scratchPool.Get().(*scratch)
@@ -113,9 +113,9 @@ func (f *scanned) rescan(ctx context.Context) error {
 // reader's for a PyTorch, NumPy or ONNX model (virtual).
 func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 	if !f.set && !f.virtual {
-		file, err := os.Open(f.path)
+		file, _, err := canon.OpenRegular(f.path, os.O_RDONLY)
 		if err != nil {
-			return nil, 0, nil, canon.PathError("open", f.path, err)
+			return nil, 0, nil, err
 		}
 		if st, err := file.Stat(); err != nil || st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
 			file.Close()
