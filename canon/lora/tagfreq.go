@@ -1,6 +1,7 @@
 package lora
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math/bits"
 	"strings"
@@ -242,7 +243,11 @@ type tagScanner struct {
 }
 
 func (sc *tagScanner) ws() {
-	for sc.i < len(sc.s) && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\n' || sc.s[sc.i] == '\t' || sc.s[sc.i] == '\r') {
+	for sc.i < len(sc.s) {
+		// Most bytes are above ' ', so not JSON whitespace: one test tells.
+		if c := sc.s[sc.i]; c > ' ' || c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			return
+		}
 		sc.i++
 	}
 }
@@ -318,13 +323,13 @@ func (sc *tagScanner) view() (v string, escaped, ok bool) {
 // at a time; within the last seven bytes of s it may stop short of it (callers go on byte by byte).
 func plainRun(s string, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		q, b := w^(ones*'"'), w^(ones*'\\')
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, bs := w^(ones*'"'), w^(ones*'\\')
 		// A byte's high bit is set where it is below 0x20 or is a quote or backslash (x-ones sets it for
 		// x = 0, and only bytes above a flagged one can be flagged wrongly, so the lowest is right).
-		if m := ((w - ones*0x20) | (q - ones) | (b - ones)) &^ w & highs; m != 0 {
+		if m := ((w - ones*0x20) | (q - ones) | (bs - ones)) &^ w & highs; m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}

@@ -656,15 +656,15 @@ func compactUint(b []byte, i int) (v uint64, next int, ok bool) {
 	if i < 0 || i >= len(b) {
 		return 0, i, false
 	}
-	start := i
-	for ; i < len(b) && i-start < 19; i++ { // 19 digits never overflow
+	start, short := i, min(len(b), i+19) // 19 digits never overflow
+	for ; i < short; i++ {
 		d := uint64(b[i] - '0') // a byte below '0' wraps to a large d
 		if d > 9 {
 			break
 		}
 		v = v*10 + d
 	}
-	for ; i < len(b); i++ {
+	for ; i == short && i < len(b); i, short = i+1, short+1 {
 		d := uint64(b[i] - '0')
 		if d > 9 {
 			break
