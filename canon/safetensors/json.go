@@ -628,7 +628,8 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 			}
 		}
 	}
-	begin, next, ok := uint64(0), 0, i+len(offsets) <= len(b) && string(b[i:i+len(offsets)]) == offsets
+	// offsets in two parts of at most 16 bytes: each compared inline.
+	begin, next, ok := uint64(0), 0, i+len(offsets) <= len(b) && string(b[i:i+9]) == offsets[:9] && string(b[i+9:i+len(offsets)]) == offsets[9:]
 	if ok {
 		begin, next, ok = compactUint(b, i+len(offsets))
 	}
