@@ -368,7 +368,8 @@ var unetChannels = map[uint64]bool{320: true, 640: true, 1280: true}
 
 // isA1111TI reports whether a tensor name is one of the textual-inversion layouts A1111 loads.
 func isA1111TI(name string) bool {
-	return name == "emb_params" || name == "clip_l" || name == "clip_g" || strings.HasPrefix(name, "string_to_param")
+	return name == "emb_params" || name == "clip_l" || name == "clip_g" ||
+		name != "" && name[0] == 's' && strings.HasPrefix(name, "string_to_param") // the first byte rules out most names at once
 }
 
 // survey is what a model's tensors say, counted in one pass: how many names follow each naming
@@ -481,7 +482,11 @@ func (sv *survey) survey(m *canon.Model) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		sv.countName(t.Name)
-		switch rest, bundled := strings.CutPrefix(t.Name, "bundle_emb."); {
+		rest, bundled := "", false
+		if t.Name != "" && t.Name[0] == 'b' { // the first byte rules out most names at once
+			rest, bundled = strings.CutPrefix(t.Name, "bundle_emb.")
+		}
+		switch {
 		case bundled: // a LoRA bundled with embeddings: bundle_emb.NAME.<A1111 layout>
 			tok, sub, _ := strings.Cut(rest, ".")
 			if isA1111TI(sub) {
