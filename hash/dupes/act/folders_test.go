@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
@@ -50,6 +51,9 @@ func TestModelFolderIsOneMember(t *testing.T) {
 	if len(acted) != 1 || acted[0].Keeper != a || !slices.Equal(acted[0].Files, []string{a, c}) ||
 		len(acted[0].Members[1].Companions) != 2 {
 		t.Fatalf("groups acted on %+v, want a's folder kept over its copy c", acted)
+	}
+	if got := text(t, rep); !strings.Contains(got, "model folder: with 2 other files") {
+		t.Errorf("the text does not say the folder goes whole:\n%s", got)
 	}
 	r, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil || r.Failed > 0 || r.Deleted != 1 {

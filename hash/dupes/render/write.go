@@ -181,6 +181,9 @@ func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Kn
 	if m.Unsafe {
 		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
 	}
+	if n := len(m.Companions); n > 0 {
+		what = append(what, fmt.Sprintf("model folder: with %s", textfmt.Plural(n, "other file")))
+	}
 	return strings.Join(slices.DeleteFunc(append(what, describeMember(g, i, full, esc, knobs)...), func(s string) bool { return s == "" }), "; ")
 }
 
@@ -313,8 +316,6 @@ func keptBecause(why dupes.KeepReason, m dupes.Member, knobs Knobs) string {
 		return "kept: under the first folder given"
 	case dupes.ReasonDeeperPath:
 		return "kept: deepest path (the organised copy)"
-	case dupes.ReasonShortestPath:
-		return "kept: shortest path"
 	}
 	return "kept: first path"
 }
