@@ -45,6 +45,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
@@ -69,10 +70,14 @@ const (
 	LevelRun Level = "run"
 	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
 	LevelStructure Level = "structure"
+	// LevelDerived: a model and the copies derived from it (package hash/dupes/derived): rounded to
+	// a narrower dtype, a subset of its tensors, the same tensors in another container. Asked for by
+	// name only (it is not among the levels of the others); a report, never acted on.
+	LevelDerived Level = "derived"
 )
 
 // levelRank orders levels from the strictest.
-var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelRun: 3, LevelStructure: 4}
+var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelDerived: 3, LevelRun: 4, LevelStructure: 5}
 
 // ErrOtherFormat was wrapped by the error of an ONNX, PyTorch or NumPy model, which dupes left out.
 //
@@ -178,6 +183,11 @@ type Member struct {
 	// more than they: it is only ever a byte copy of an identical file, never kept over a safe one
 	// (ReasonSafe), and its metadata counts for nothing in KeepMostInfo.
 	Unsafe bool `json:"unsafe,omitempty"`
+	// Relation, RoundedTo and LeftOut say how a member of a derived group comes from its original
+	// (derived.Member): for derived groups only.
+	Relation  derived.Relation `json:"relation,omitempty"`
+	RoundedTo canon.DType      `json:"rounded_to,omitempty"`
+	LeftOut   *derived.LeftOut `json:"left_out,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -287,7 +297,7 @@ func (r *Report) Outcome() canon.Outcome {
 // deletion acts on.
 func (r *Report) ActsOn(g *Group, link bool) bool {
 	switch {
-	case g.Keeper == "" || len(g.Members) < 2:
+	case g.Keeper == "" || len(g.Members) < 2 || g.Level == LevelDerived:
 		return false
 	case link:
 		return g.Level == LevelBytes
@@ -454,6 +464,11 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	if s.level == LevelStructure || s.level == LevelRun {
 		s.structureGroups(ctx, live)
+	}
+	if s.level == LevelDerived {
+		if err := s.derivedGroups(ctx, live); err != nil {
+			return nil, err
+		}
 	}
 	s.skippedLate(live)
 	s.rep.TensorBytesRead = s.bytesRead.Load()
