@@ -29,7 +29,8 @@ func (s *finder) derivedGroups(ctx context.Context, live []*scanned) error {
 				}
 				return m.Tensors, nil
 			},
-			Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) { return f.dataSource(ctx) }})
+			Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) { return f.dataSource(ctx) }, Same: f.class,
+			Safetensors: !f.set && !f.virtual && !source.IsRemote(f.path) && (f.format == "" || f.format == canon.FormatSafetensors)})
 	}
 	// Of models holding the same tensors, the first given is the original: safetensors before other
 	// formats, then by path.

@@ -20,16 +20,21 @@ package derived
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
+	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -60,6 +65,13 @@ type Model struct {
 	// Open opens the model's tensor bytes: a reader, the offset of its data section in it, and a
 	// function that closes it.
 	Open func(ctx context.Context) (io.ReaderAt, int64, func(), error)
+	// Safetensors says that Path is a local safetensors file: its header is skimmed (safetensors.Skim)
+	// for names, shapes and offsets, without building its tensors (Tensors is the fallback).
+	Safetensors bool
+	// Same, when not 0, says that the models of the same Same hold the same tensors (names, dtypes,
+	// shapes, bytes), as the caller proved: Find compares the first of them alone and gives the others
+	// its relations, so that a thousand copies of one model cost one.
+	Same int
 }
 
 // LeftOut is what a subset leaves out of its original.
@@ -101,6 +113,117 @@ type info struct {
 	hashes []uint64 // sorted
 	key    uint64   // their multiset hash with the count
 	err    error
+	// bottom are the tensors with elements of the smallest hashes (up to keptEntries), where their
+	// bytes are: a sample needs no second reading of the header where the picks are among them.
+	bottom []entry
+}
+
+// entry is a tensor as a sample reads it: its (name, shape) hash, dtype and bytes.
+type entry struct {
+	h          uint64
+	dtype      canon.DType
+	begin, end uint64
+}
+
+// keptEntries is how many entries info keeps: the picks of a subset are among its original's
+// smallest unless the subset leaves out most of them.
+const keptEntries = 16
+
+// sink receives a header's entries (safetensors.Skim) or tensors and keeps their info.
+type sink struct {
+	hs     []uint64
+	bottom []entry
+}
+
+// add counts one tensor.
+func (s *sink) add(h uint64, dtype canon.DType, begin, end uint64) {
+	s.hs = append(s.hs, h)
+	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[keptEntries-1].h) || !values.Supported(dtype) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(s.bottom, h, func(e entry, h uint64) int { return cmp.Compare(e.h, h) })
+	if len(s.bottom) < keptEntries {
+		s.bottom = append(s.bottom, entry{})
+	}
+	copy(s.bottom[i+1:], s.bottom[i:])
+	s.bottom[i] = entry{h: h, dtype: dtype, begin: begin, end: end}
+}
+
+// Entry adds one header entry.
+func (s *sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	h := fnvBytes(name) ^ uint64(len(shape))*0x9e3779b97f4a7c15
+	for _, d := range shape {
+		h = mix(h ^ d)
+	}
+	s.add(mix(h), canon.DType(dtype), begin, end)
+}
+
+// Reset forgets the entries.
+func (s *sink) Reset() { s.hs, s.bottom = s.hs[:0], s.bottom[:0] }
+
+// info is the info of the tensors received.
+func (s *sink) info() info {
+	if len(s.hs) == 0 {
+		return info{err: io.EOF}
+	}
+	var sum uint64
+	for _, h := range s.hs {
+		sum += mix(h ^ 0x2545f4914f6cdd1d)
+	}
+	slices.Sort(s.hs)
+	return info{hashes: s.hs, key: mix(sum ^ uint64(len(s.hs))), bottom: s.bottom}
+}
+
+// summarize is m's info: its header skimmed, for a safetensors file, else its tensors.
+func summarize(ctx context.Context, m Model) info {
+	if m.Safetensors {
+		if in, ok := skimFile(m.Path); ok {
+			return in
+		}
+	}
+	ts, err := m.Tensors(ctx)
+	if err != nil {
+		return info{err: err}
+	}
+	var s sink
+	for i := range ts {
+		s.add(tensorHash(&ts[i]), ts[i].DType, ts[i].Begin, ts[i].End)
+	}
+	return s.info()
+}
+
+// skimFile skims the header of the safetensors file at path; false when it cannot.
+func skimFile(path string) (info, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return info{}, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	var n [8]byte
+	if err != nil || st.Size() < 8 {
+		return info{}, false
+	}
+	if _, err := f.ReadAt(n[:], 0); err != nil {
+		return info{}, false
+	}
+	hl := binary.LittleEndian.Uint64(n[:])
+	if hl > uint64(st.Size()-8) || hl > canon.MaxHeaderLen {
+		return info{}, false
+	}
+	h := make([]byte, hl)
+	if _, err := f.ReadAt(h, 8); err != nil {
+		return info{}, false
+	}
+	var s sink
+	var spans [][2]uint64
+	if _, ok := safetensors.Skim(h, st.Size()-8-int64(hl), &spans, &s); !ok {
+		return info{}, false
+	}
+	for i := range s.bottom { // the dtypes share h's memory
+		s.bottom[i].dtype = canon.DType(strings.Clone(string(s.bottom[i].dtype)))
+	}
+	return s.info(), true
 }
 
 // mix is SplitMix64's finaliser.
@@ -121,6 +244,15 @@ func fnv(s string) uint64 {
 	return h
 }
 
+// fnvBytes is fnv of b's bytes.
+func fnvBytes(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
 // tensorHash hashes a tensor's name and shape (not its dtype).
 func tensorHash(t *canon.Tensor) uint64 {
 	h := fnv(t.Name) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
@@ -134,23 +266,24 @@ func tensorHash(t *canon.Tensor) uint64 {
 // read is left out. The error is ctx's.
 func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 	infos := make([]info, len(models))
+	twins := map[int][]int{} // the first model of a Same → the others
+	firstOf := map[int]int{}
+	for i, m := range models {
+		if m.Same == 0 {
+			continue
+		}
+		if f, ok := firstOf[m.Same]; ok {
+			twins[f] = append(twins[f], i)
+			infos[i].err = errTwin
+		} else {
+			firstOf[m.Same] = i
+		}
+	}
 	pool.Run(ctx, workers, len(models), func(ctx context.Context, i int) error {
-		ts, err := models[i].Tensors(ctx)
-		if err != nil || len(ts) == 0 {
-			infos[i].err = err
-			if err == nil {
-				infos[i].err = io.EOF
-			}
+		if infos[i].err != nil {
 			return nil
 		}
-		hs := make([]uint64, len(ts))
-		var sum uint64
-		for j := range ts {
-			hs[j] = tensorHash(&ts[j])
-			sum += mix(hs[j] ^ 0x2545f4914f6cdd1d)
-		}
-		slices.Sort(hs)
-		infos[i] = info{hashes: hs, key: mix(sum ^ uint64(len(hs)))}
+		infos[i] = summarize(ctx, models[i])
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
@@ -203,7 +336,31 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 	for _, l := range links {
 		all = append(all, l...)
 	}
-	return groups(all), nil
+	return expand(groups(all), twins), nil
+}
+
+// errTwin marks a model that holds the same tensors as an earlier one (Model.Same).
+var errTwin = errors.New("the same tensors as another")
+
+// expand gives each member's twins (Model.Same) its relation; the original's are the same tensors.
+func expand(gs []Group, twins map[int][]int) []Group {
+	for i := range gs {
+		var more []Member
+		for j, m := range gs[i].Members {
+			for _, t := range twins[m.Index] {
+				x := m
+				x.Index = t
+				if j == 0 {
+					x = Member{Index: t, Relation: SameTensors}
+				}
+				more = append(more, x)
+			}
+		}
+		gs[i].Members = append(gs[i].Members, more...)
+		rest := gs[i].Members[1:]
+		sort.SliceStable(rest, func(a, b int) bool { return rest[a].Index < rest[b].Index })
+	}
+	return gs
 }
 
 // dedup is sorted hs without repeats.
@@ -263,31 +420,49 @@ func load(ctx context.Context, m Model) (*loaded, error) {
 // once, then closed), bucketed by their values rounded to each target's dtypes, then the candidates
 // verified in full, two models open at a time.
 func (j job) run(ctx context.Context, models []Model, infos []info) []link {
-	var picks []string
+	// The picks: the first target's smallest tensors (every model of the pool holds them).
+	var picks []uint64
+	for _, e := range infos[j.targets[0]].bottom[:min(len(infos[j.targets[0]].bottom), sampleTensors)] {
+		picks = append(picks, e.h)
+	}
+	if len(picks) == 0 {
+		return nil
+	}
 	samples := map[int][][]float64{}
 	dtypes := map[int][]canon.DType{}
 	for _, i := range j.pool {
 		if _, ok := samples[i]; ok || ctx.Err() != nil {
 			continue
 		}
-		l, err := load(ctx, models[i])
+		es, ok := pickEntries(infos[i].bottom, picks)
+		if !ok { // a subset's picks beyond its original's smallest: read the header again
+			ts, err := models[i].Tensors(ctx)
+			if err != nil {
+				continue
+			}
+			hs := make([]uint64, len(ts))
+			for k := range ts {
+				hs[k] = tensorHash(&ts[k])
+			}
+			all := make([]entry, len(ts))
+			for k := range ts {
+				all[k] = entry{h: hs[k], dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
+			}
+			if es, ok = pickEntries(all, picks); !ok {
+				continue
+			}
+		}
+		r, off, closer, err := models[i].Open(ctx)
 		if err != nil {
 			continue
 		}
-		if picks == nil {
-			picks = pickNames(l.ts) // the pool starts with a target
-			if len(picks) == 0 {
-				l.close()
-				return nil
-			}
-		}
-		if s, ok := l.sample(picks); ok {
+		if s, ok := sample(r, off, es); ok {
 			samples[i] = s
-			for _, n := range picks {
-				dtypes[i] = append(dtypes[i], l.byName[n].DType)
+			for _, e := range es {
+				dtypes[i] = append(dtypes[i], e.dtype)
 			}
 		}
-		l.close()
+		closer()
 	}
 	type bucketKey struct {
 		dts string
@@ -347,26 +522,17 @@ func (j job) run(ctx context.Context, models []Model, infos []info) []link {
 	return out
 }
 
-// pickNames are the names of up to sampleTensors tensors with elements, the smallest by their hash.
-func pickNames(ts []canon.Tensor) []string {
-	idx := make([]int, 0, len(ts))
-	for i := range ts {
-		if ts[i].Len() > 0 && values.Supported(ts[i].DType) {
-			idx = append(idx, i)
+// pickEntries are the entries of es with the hashes picks, in their order; false when one is not there.
+func pickEntries(es []entry, picks []uint64) ([]entry, bool) {
+	out := make([]entry, 0, len(picks))
+	for _, h := range picks {
+		k := slices.IndexFunc(es, func(e entry) bool { return e.h == h })
+		if k < 0 {
+			return nil, false
 		}
+		out = append(out, es[k])
 	}
-	sort.Slice(idx, func(a, b int) bool {
-		ha, hb := fnv(ts[idx[a]].Name), fnv(ts[idx[b]].Name)
-		if ha != hb {
-			return ha < hb
-		}
-		return ts[idx[a]].Name < ts[idx[b]].Name
-	})
-	var out []string
-	for _, i := range idx[:min(len(idx), sampleTensors)] {
-		out = append(out, ts[i].Name)
-	}
-	return out
+	return out, len(picks) > 0
 }
 
 func joinDTypes(dts []canon.DType) string {
@@ -378,20 +544,17 @@ func joinDTypes(dts []canon.DType) string {
 	return b.String()
 }
 
-// sample reads a few elements at the start and the middle of each picked tensor, as float64 values.
-func (l *loaded) sample(picks []string) ([][]float64, bool) {
-	out := make([][]float64, len(picks))
-	for i, n := range picks {
-		t := l.byName[n]
-		if t == nil || !values.Supported(t.DType) {
-			return nil, false
-		}
-		bits, ok := t.DType.Bits()
-		if !ok || bits%8 != 0 {
+// sample reads a few elements at the start and the middle of each tensor of es (in r, whose data
+// section starts at off), as float64 values.
+func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
+	out := make([][]float64, len(es))
+	for i, e := range es {
+		bits, ok := e.dtype.Bits()
+		if !ok || bits%8 != 0 || !values.Supported(e.dtype) {
 			return nil, false
 		}
 		size := int64(bits / 8)
-		count := int64(t.Len()) / size
+		count := int64(e.end-e.begin) / size
 		var vals []float64
 		for _, start := range []int64{0, count / 2} {
 			k := min(int64(sampleElements), count-start)
@@ -399,11 +562,11 @@ func (l *loaded) sample(picks []string) ([][]float64, bool) {
 				continue
 			}
 			buf := make([]byte, k*size)
-			if _, err := l.r.ReadAt(buf, l.off+int64(t.Begin)+start*size); err != nil {
+			if _, err := r.ReadAt(buf, off+int64(e.begin)+start*size); err != nil {
 				return nil, false
 			}
 			v := make([]float64, k)
-			if _, err := values.Decode(t.DType, v, buf); err != nil {
+			if _, err := values.Decode(e.dtype, v, buf); err != nil {
 				return nil, false
 			}
 			vals = append(vals, v...)
@@ -484,10 +647,7 @@ func verify(ctx context.Context, o, d *loaded) (Member, bool) {
 			}
 			continue
 		}
-		diff, err := values.CompareTensors(ctx, values.Tensor{DType: td.DType, R: d.r, Off: d.off + int64(td.Begin), Len: int64(td.Len())},
-			values.Tensor{DType: to.DType, R: o.r, Off: o.off + int64(to.Begin), Len: int64(to.Len())}, values.Options{Workers: 1})
-		if err != nil || diff.ExactRounding == nil || !*diff.ExactRounding || diff.Rounding == nil || diff.Rounding.Narrow != "a" ||
-			diff.Rounding.Saturated > 0 {
+		if !exactRounding(o, to, d, td) {
 			return Member{}, false
 		}
 		rounded[td.DType]++
@@ -506,6 +666,105 @@ func verify(ctx context.Context, o, d *loaded) (Member, bool) {
 		m.Relation, m.LeftOut = Subset, leftOut(o, d)
 	}
 	return m, true
+}
+
+// roundChunk is how many elements exactRounding reads at once.
+const roundChunk = 1 << 16
+
+// exactRounding reports whether every element of td (in d) is the round-to-nearest-even conversion
+// of to's (in o) to td's dtype, as PyTorch converts (values.Round: overflow to Inf or NaN as it
+// does); NaN matches NaN, −0 and +0 differ.
+func exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+	bo, ok1 := to.DType.Bits()
+	bd, ok2 := td.DType.Bits()
+	if !ok1 || !ok2 || bo%8 != 0 || bd%8 != 0 {
+		return false
+	}
+	so, sd := int64(bo/8), int64(bd/8)
+	n := int64(to.Len()) / so
+	if n != int64(td.Len())/sd {
+		return false
+	}
+	k := min(n, roundChunk)
+	ra, rb := make([]byte, k*so), make([]byte, k*sd)
+	va, vb := make([]float64, k), make([]float64, k)
+	for off := int64(0); off < n; off += roundChunk {
+		m := min(roundChunk, n-off)
+		if _, err := o.r.ReadAt(ra[:m*so], o.off+int64(to.Begin)+off*so); err != nil {
+			return false
+		}
+		if _, err := d.r.ReadAt(rb[:m*sd], d.off+int64(td.Begin)+off*sd); err != nil {
+			return false
+		}
+		if _, err := values.Decode(td.DType, vb[:m], rb[:m*sd]); err != nil {
+			return false
+		}
+		if table := roundTable(to.DType, td.DType); table != nil { // a 16-bit or 8-bit source: by its code
+			for i := range m {
+				c := uint32(ra[i*so])
+				if so == 2 {
+					c = uint32(binary.LittleEndian.Uint16(ra[i*2:]))
+				}
+				if !sameValue(table[c], vb[i]) {
+					return false
+				}
+			}
+			continue
+		}
+		if _, err := values.Decode(to.DType, va[:m], ra[:m*so]); err != nil {
+			return false
+		}
+		for i := range m {
+			r, ok := values.Round(td.DType, va[i])
+			if !ok || !sameValue(r, vb[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameValue reports whether a and b are the same value: the same bits, or both NaN.
+func sameValue(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// roundTables caches roundTable's tables by their two dtypes.
+var roundTables sync.Map
+
+// roundTable is, for a source dtype of 8 or 16 bits, each of its codes' value rounded to dtype to
+// (values.Round), indexed by the code; nil for wider sources.
+func roundTable(from, to canon.DType) []float64 {
+	bits, ok := from.Bits()
+	if !ok || (bits != 8 && bits != 16) {
+		return nil
+	}
+	key := [2]canon.DType{from, to}
+	if t, ok := roundTables.Load(key); ok {
+		return t.([]float64)
+	}
+	n := 1 << bits
+	raw := make([]byte, n*int(bits/8))
+	for c := range n {
+		if bits == 8 {
+			raw[c] = byte(c)
+		} else {
+			binary.LittleEndian.PutUint16(raw[2*c:], uint16(c))
+		}
+	}
+	t := make([]float64, n)
+	if _, err := values.Decode(from, t, raw); err != nil {
+		return nil
+	}
+	for c := range t {
+		r, ok := values.Round(to, t[c])
+		if !ok {
+			return nil
+		}
+		t[c] = r
+	}
+	roundTables.Store(key, t)
+	return t
 }
 
 // sameBytes reports whether two tensors hold the same bytes.
@@ -614,8 +873,8 @@ func groups(links []link) []Group {
 				break
 			}
 		}
-		if root < 0 {
-			continue
+		if root < 0 || !slices.ContainsFunc(from[root], func(l link) bool { return l.m.Relation != SameTensors }) {
+			continue // nothing derived: the same tensors alone are a content group's
 		}
 		g := Group{Members: []Member{{Index: root, Relation: Original}}}
 		ms := from[root]
