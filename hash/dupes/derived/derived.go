@@ -326,7 +326,7 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 	holding = nil
 	links := make([][]link, len(jobs))
 	pool.Run(ctx, workers, len(jobs), func(ctx context.Context, i int) error {
-		links[i] = jobs[i].run(ctx, models, infos)
+		links[i] = jobs[i].run(ctx, models, infos, workers)
 		return nil
 	})
 	if err := ctx.Err(); err != nil {
@@ -419,7 +419,7 @@ func load(ctx context.Context, m Model) (*loaded, error) {
 // run finds the links of the job: samples of every model at the targets' picks (each model opened
 // once, then closed), bucketed by their values rounded to each target's dtypes, then the candidates
 // verified in full, two models open at a time.
-func (j job) run(ctx context.Context, models []Model, infos []info) []link {
+func (j job) run(ctx context.Context, models []Model, infos []info, workers int) []link {
 	// The picks: the first target's smallest tensors (every model of the pool holds them).
 	var picks []uint64
 	for _, e := range infos[j.targets[0]].bottom[:min(len(infos[j.targets[0]].bottom), sampleTensors)] {
@@ -486,14 +486,15 @@ func (j job) run(ctx context.Context, models []Model, infos []info) []link {
 			}
 		}
 	}
-	var out []link
-	for _, d := range j.targets {
+	found := make([][]link, len(j.targets))
+	pool.Run(ctx, workers, len(j.targets), func(ctx context.Context, k int) error {
+		d := j.targets[k]
 		if samples[d] == nil {
-			continue
+			return nil
 		}
 		h, ok := roundedHash(samples[d], dtypes[d])
 		if !ok {
-			continue
+			return nil
 		}
 		var ld *loaded
 		for _, o := range buckets[bucketKey{joinDTypes(dtypes[d]), h}] {
@@ -511,13 +512,18 @@ func (j job) run(ctx context.Context, models []Model, infos []info) []link {
 			}
 			if m, ok := verify(ctx, lo, ld); ok {
 				m.Index = d
-				out = append(out, link{o: o, d: d, m: m})
+				found[k] = append(found[k], link{o: o, d: d, m: m})
 			}
 			lo.close()
 		}
 		if ld != nil {
 			ld.close()
 		}
+		return nil
+	})
+	var out []link
+	for _, f := range found {
+		out = append(out, f...)
 	}
 	return out
 }
@@ -635,6 +641,7 @@ func verify(ctx context.Context, o, d *loaded) (Member, bool) {
 		return Member{}, false
 	}
 	rounded := map[canon.DType]int{}
+	var sc scratch
 	for i := range d.ts {
 		td := &d.ts[i]
 		to := o.byName[td.Name]
@@ -642,12 +649,12 @@ func verify(ctx context.Context, o, d *loaded) (Member, bool) {
 			return Member{}, false
 		}
 		if td.DType == to.DType {
-			if !sameBytes(o, to, d, td) {
+			if !sc.sameBytes(o, to, d, td) {
 				return Member{}, false
 			}
 			continue
 		}
-		if !exactRounding(o, to, d, td) {
+		if !sc.exactRounding(o, to, d, td) {
 			return Member{}, false
 		}
 		rounded[td.DType]++
@@ -668,13 +675,35 @@ func verify(ctx context.Context, o, d *loaded) (Member, bool) {
 	return m, true
 }
 
+// scratch holds verify's buffers, reused from tensor to tensor.
+type scratch struct {
+	a, b   []byte
+	va, vb []float64
+}
+
+// grow is (*p)[:n], grown when it is shorter.
+func grow(p *[]byte, n int) []byte {
+	if cap(*p) < n {
+		*p = make([]byte, n)
+	}
+	return (*p)[:n]
+}
+
+// growF is grow for float64s.
+func growF(p *[]float64, n int) []float64 {
+	if cap(*p) < n {
+		*p = make([]float64, n)
+	}
+	return (*p)[:n]
+}
+
 // roundChunk is how many elements exactRounding reads at once.
 const roundChunk = 1 << 16
 
 // exactRounding reports whether every element of td (in d) is the round-to-nearest-even conversion
 // of to's (in o) to td's dtype, as PyTorch converts (values.Round: overflow to Inf or NaN as it
 // does); NaN matches NaN, −0 and +0 differ.
-func exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
 	bo, ok1 := to.DType.Bits()
 	bd, ok2 := td.DType.Bits()
 	if !ok1 || !ok2 || bo%8 != 0 || bd%8 != 0 {
@@ -686,8 +715,8 @@ func exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) boo
 		return false
 	}
 	k := min(n, roundChunk)
-	ra, rb := make([]byte, k*so), make([]byte, k*sd)
-	va, vb := make([]float64, k), make([]float64, k)
+	ra, rb := grow(&sc.a, int(k*so)), grow(&sc.b, int(k*sd))
+	va, vb := growF(&sc.va, int(k)), growF(&sc.vb, int(k))
 	for off := int64(0); off < n; off += roundChunk {
 		m := min(roundChunk, n-off)
 		if _, err := o.r.ReadAt(ra[:m*so], o.off+int64(to.Begin)+off*so); err != nil {
@@ -768,13 +797,13 @@ func roundTable(from, to canon.DType) []float64 {
 }
 
 // sameBytes reports whether two tensors hold the same bytes.
-func sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+func (sc *scratch) sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
 	n := int64(to.Len())
 	if n != int64(td.Len()) {
 		return false
 	}
 	const chunk = 1 << 20
-	a, b := make([]byte, min(n, chunk)), make([]byte, min(n, chunk))
+	a, b := grow(&sc.a, int(min(n, chunk))), grow(&sc.b, int(min(n, chunk)))
 	for off := int64(0); off < n; off += chunk {
 		k := min(chunk, n-off)
 		if _, err := o.r.ReadAt(a[:k], o.off+int64(to.Begin)+off); err != nil {
