@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
@@ -29,7 +30,7 @@ func (s *finder) derivedGroups(ctx context.Context, live []*scanned) error {
 				}
 				return m.Tensors, nil
 			},
-			Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) { return f.dataSource(ctx) }, Same: f.class,
+			Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) { return f.dataSource(ctx) }, Same: f.class, Summary: f.summary,
 			Safetensors: !f.set && !f.virtual && !source.IsRemote(f.path) && (f.format == "" || f.format == canon.FormatSafetensors)})
 	}
 	// Of models holding the same tensors, the first given is the original: safetensors before other
@@ -69,3 +70,29 @@ func permute[T any](xs []T, order []int) []T {
 	}
 	return out
 }
+
+// skimAlso is skim's keys, each entry also given to also.
+func skimAlso(h []byte, dataLen int64, scratch *[][2]uint64, also *derived.Sink) (keys, bool) {
+	s := &teeSink{keySink{k: keys{dataLen: dataLen}}, also}
+	n, ok := safetensors.Skim(h, dataLen, scratch, s)
+	if !ok {
+		also.Reset()
+		return s.k, false
+	}
+	s.k.metaKeys = n
+	s.k.finish()
+	return s.k, true
+}
+
+// teeSink is a keySink whose entries also go to a derived.Sink.
+type teeSink struct {
+	keySink
+	also *derived.Sink
+}
+
+func (s *teeSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	s.keySink.Entry(name, dtype, shape, begin, end)
+	s.also.Entry(name, dtype, shape, begin, end)
+}
+
+func (s *teeSink) Reset() { s.keySink.Reset(); s.also.Reset() }

@@ -413,6 +413,8 @@ type scanned struct {
 	// in groups).
 	metaKeys int
 	sidecars []lora.SidecarFile
+	// summary receives the header's entries as the skim reads them, for derivedGroups (nil otherwise).
+	summary *derived.Sink
 }
 
 // Find groups the models under roots by what they share. Roots are files, shard sets (their
@@ -517,7 +519,7 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 	errs := make([]error, len(paths))
 	var done atomic.Int64
 	pool.Run(ctx, s.workers, len(paths), func(ctx context.Context, i int) error {
-		files[i], errs[i] = scanHeader(ctx, paths[i], s.opt.Cache, &s.opt.Source)
+		files[i], errs[i] = scanHeader(ctx, paths[i], s.opt.Cache, &s.opt.Source, s.level == LevelDerived)
 		s.progress("headers", int(done.Add(1)), len(paths))
 		return nil
 	})
@@ -919,9 +921,12 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
-func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *source.Options) (*scanned, error) {
+func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *source.Options, derive bool) (*scanned, error) {
 	_, split := splitSet(path)
 	f := &scanned{path: path, set: isIndex(path) || split || source.IsRemote(path), opt: opt}
+	if derive {
+		f.summary = &derived.Sink{} // what the skim reads, for derivedGroups
+	}
 	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {

@@ -69,6 +69,10 @@ func (f *scanned) skimFile() (keys, bool, error) {
 			return keys{}, false, canon.PathError("read", f.path, err)
 		}
 	}
+	if f.summary != nil {
+		k, ok := skimAlso(b[8:8+n], f.size-8-int64(n), &sc.spans, f.summary)
+		return k, ok, nil
+	}
 	k, ok := skim(b[8:8+n], f.size-8-int64(n), &sc.spans, nil)
 	return k, ok, nil
 }

@@ -68,6 +68,8 @@ type Model struct {
 	// Safetensors says that Path is a local safetensors file: its header is skimmed (safetensors.Skim)
 	// for names, shapes and offsets, without building its tensors (Tensors is the fallback).
 	Safetensors bool
+	// Summary, when not nil, holds the model's header entries, received as its header was skimmed.
+	Summary *Sink
 	// Same, when not 0, says that the models of the same Same hold the same tensors (names, dtypes,
 	// shapes, bytes), as the caller proved: Find compares the first of them alone and gives the others
 	// its relations, so that a thousand copies of one model cost one.
@@ -129,14 +131,15 @@ type entry struct {
 // smallest unless the subset leaves out most of them.
 const keptEntries = 16
 
-// sink receives a header's entries (safetensors.Skim) or tensors and keeps their info.
-type sink struct {
+// Sink receives a model's header entries (it is a safetensors.SkimSink) and keeps what Find needs of
+// them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
+type Sink struct {
 	hs     []uint64
 	bottom []entry
 }
 
 // add counts one tensor.
-func (s *sink) add(h uint64, dtype canon.DType, begin, end uint64) {
+func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
 	s.hs = append(s.hs, h)
 	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[keptEntries-1].h) || !values.Supported(dtype) {
 		return
@@ -150,7 +153,7 @@ func (s *sink) add(h uint64, dtype canon.DType, begin, end uint64) {
 }
 
 // Entry adds one header entry.
-func (s *sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+func (s *Sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 	h := fnvBytes(name) ^ uint64(len(shape))*0x9e3779b97f4a7c15
 	for _, d := range shape {
 		h = mix(h ^ d)
@@ -159,10 +162,10 @@ func (s *sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 }
 
 // Reset forgets the entries.
-func (s *sink) Reset() { s.hs, s.bottom = s.hs[:0], s.bottom[:0] }
+func (s *Sink) Reset() { s.hs, s.bottom = s.hs[:0], s.bottom[:0] }
 
 // info is the info of the tensors received.
-func (s *sink) info() info {
+func (s *Sink) info() info {
 	if len(s.hs) == 0 {
 		return info{err: io.EOF}
 	}
@@ -176,6 +179,9 @@ func (s *sink) info() info {
 
 // summarize is m's info: its header skimmed, for a safetensors file, else its tensors.
 func summarize(ctx context.Context, m Model) info {
+	if m.Summary != nil && len(m.Summary.hs) > 0 {
+		return m.Summary.info()
+	}
 	if m.Safetensors {
 		if in, ok := skimFile(m.Path); ok {
 			return in
@@ -185,7 +191,7 @@ func summarize(ctx context.Context, m Model) info {
 	if err != nil {
 		return info{err: err}
 	}
-	var s sink
+	var s Sink
 	for i := range ts {
 		s.add(tensorHash(&ts[i]), ts[i].DType, ts[i].Begin, ts[i].End)
 	}
@@ -215,13 +221,10 @@ func skimFile(path string) (info, bool) {
 	if _, err := f.ReadAt(h, 8); err != nil {
 		return info{}, false
 	}
-	var s sink
+	var s Sink
 	var spans [][2]uint64
 	if _, ok := safetensors.Skim(h, st.Size()-8-int64(hl), &spans, &s); !ok {
 		return info{}, false
-	}
-	for i := range s.bottom { // the dtypes share h's memory
-		s.bottom[i].dtype = canon.DType(strings.Clone(string(s.bottom[i].dtype)))
 	}
 	return s.info(), true
 }
@@ -725,20 +728,24 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 		if _, err := d.r.ReadAt(rb[:m*sd], d.off+int64(td.Begin)+off*sd); err != nil {
 			return false
 		}
-		if _, err := values.Decode(td.DType, vb[:m], rb[:m*sd]); err != nil {
-			return false
-		}
-		if table := roundTable(to.DType, td.DType); table != nil { // a 16-bit or 8-bit source: by its code
+		if table := roundTable(to.DType, td.DType); table != nil && sd <= 2 { // by codes: the expected one, or both NaN
 			for i := range m {
 				c := uint32(ra[i*so])
 				if so == 2 {
 					c = uint32(binary.LittleEndian.Uint16(ra[i*2:]))
 				}
-				if !sameValue(table[c], vb[i]) {
+				got := uint32(rb[i*sd])
+				if sd == 2 {
+					got = uint32(binary.LittleEndian.Uint16(rb[i*2:]))
+				}
+				if got != table[c] && !bothNaN(td.DType, rb[i*sd:(i+1)*sd], table[c], sd) {
 					return false
 				}
 			}
 			continue
+		}
+		if _, err := values.Decode(td.DType, vb[:m], rb[:m*sd]); err != nil {
+			return false
 		}
 		if _, err := values.Decode(to.DType, va[:m], ra[:m*so]); err != nil {
 			return false
@@ -761,16 +768,17 @@ func sameValue(a, b float64) bool {
 // roundTables caches roundTable's tables by their two dtypes.
 var roundTables sync.Map
 
-// roundTable is, for a source dtype of 8 or 16 bits, each of its codes' value rounded to dtype to
-// (values.Round), indexed by the code; nil for wider sources.
-func roundTable(from, to canon.DType) []float64 {
+// roundTable is, for a source dtype of 8 or 16 bits, the code in dtype to of each of its codes' value
+// rounded (values.Encode: PyTorch's conversion), indexed by the code; nil for wider sources or a
+// value without a code.
+func roundTable(from, to canon.DType) []uint32 {
 	bits, ok := from.Bits()
 	if !ok || (bits != 8 && bits != 16) {
 		return nil
 	}
 	key := [2]canon.DType{from, to}
 	if t, ok := roundTables.Load(key); ok {
-		return t.([]float64)
+		return t.([]uint32)
 	}
 	n := 1 << bits
 	raw := make([]byte, n*int(bits/8))
@@ -781,19 +789,33 @@ func roundTable(from, to canon.DType) []float64 {
 			binary.LittleEndian.PutUint16(raw[2*c:], uint16(c))
 		}
 	}
-	t := make([]float64, n)
-	if _, err := values.Decode(from, t, raw); err != nil {
+	v := make([]float64, n)
+	if _, err := values.Decode(from, v, raw); err != nil {
 		return nil
 	}
-	for c := range t {
-		r, ok := values.Round(to, t[c])
+	t := make([]uint32, n)
+	for c := range v {
+		code, ok := values.Encode(to, v[c])
 		if !ok {
 			return nil
 		}
-		t[c] = r
+		t[c] = code
 	}
 	roundTables.Store(key, t)
 	return t
+}
+
+// bothNaN reports whether the element b (of dtype dt, size bytes) and the code want are both NaN.
+func bothNaN(dt canon.DType, b []byte, want uint32, size int64) bool {
+	var x, y [1]float64
+	w := []byte{byte(want), byte(want >> 8)}[:size]
+	if _, err := values.Decode(dt, x[:], b); err != nil {
+		return false
+	}
+	if _, err := values.Decode(dt, y[:], w); err != nil {
+		return false
+	}
+	return math.IsNaN(x[0]) && math.IsNaN(y[0])
 }
 
 // sameBytes reports whether two tensors hold the same bytes.
