@@ -60,13 +60,14 @@ const (
 type Model struct {
 	// Path names the model.
 	Path string
-	// Tensors reads the model's tensors (names, dtypes, shapes, offsets in its data section).
-	Tensors func(ctx context.Context) ([]canon.Tensor, error)
+	// Header reads the model's header for its tensors (names, dtypes, shapes, offsets in its data
+	// section).
+	Header func(ctx context.Context) (*canon.Model, error)
 	// Open opens the model's tensor bytes: a reader, the offset of its data section in it, and a
 	// function that closes it.
 	Open func(ctx context.Context) (io.ReaderAt, int64, func(), error)
 	// Safetensors says that Path is a local safetensors file: its header is skimmed (safetensors.Skim)
-	// for names, shapes and offsets, without building its tensors (Tensors is the fallback).
+	// for names, shapes and offsets, without building its tensors (Header is the fallback).
 	Safetensors bool
 	// Summary, when not nil, holds the model's header entries, received as its header was skimmed.
 	Summary *Sink
@@ -187,7 +188,7 @@ func summarize(ctx context.Context, m Model) info {
 			return in
 		}
 	}
-	ts, err := m.Tensors(ctx)
+	ts, err := tensorsOf(ctx, m)
 	if err != nil {
 		return info{err: err}
 	}
@@ -271,15 +272,15 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 	infos := make([]info, len(models))
 	twins := map[int][]int{} // the first model of a Same → the others
 	firstOf := map[int]int{}
-	for i, m := range models {
-		if m.Same == 0 {
-			continue
+	for i, m := range models { // the first of a Same stands for it: a safetensors file first
+		if f, ok := firstOf[m.Same]; m.Same != 0 && (!ok || m.Safetensors && !models[f].Safetensors) {
+			firstOf[m.Same] = i
 		}
-		if f, ok := firstOf[m.Same]; ok {
+	}
+	for i, m := range models {
+		if f := firstOf[m.Same]; m.Same != 0 && f != i {
 			twins[f] = append(twins[f], i)
 			infos[i].err = errTwin
-		} else {
-			firstOf[m.Same] = i
 		}
 	}
 	pool.Run(ctx, workers, len(models), func(ctx context.Context, i int) error {
@@ -339,7 +340,16 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 	for _, l := range links {
 		all = append(all, l...)
 	}
-	return expand(groups(all), twins), nil
+	return expand(groups(all, models), twins), nil
+}
+
+// tensorsOf is the tensors of m's header.
+func tensorsOf(ctx context.Context, m Model) ([]canon.Tensor, error) {
+	h, err := m.Header(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.Tensors, nil
 }
 
 // errTwin marks a model that holds the same tensors as an earlier one (Model.Same).
@@ -404,7 +414,7 @@ type loaded struct {
 }
 
 func load(ctx context.Context, m Model) (*loaded, error) {
-	ts, err := m.Tensors(ctx)
+	ts, err := tensorsOf(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +449,7 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		}
 		es, ok := pickEntries(infos[i].bottom, picks)
 		if !ok { // a subset's picks beyond its original's smallest: read the header again
-			ts, err := models[i].Tensors(ctx)
+			ts, err := tensorsOf(ctx, models[i])
 			if err != nil {
 				continue
 			}
@@ -886,7 +896,7 @@ func prefix(name string) string {
 // groups puts links into groups: the models linked together, each group's original the one derived
 // from nothing else (a same-tensors link goes both ways), the most tensors and widest dtypes first,
 // then the first given; its members are those linked to it.
-func groups(links []link) []Group {
+func groups(links []link, models []Model) []Group {
 	from := map[int][]link{} // original → links
 	derivedOf := map[int]bool{}
 	parent := map[int]int{}
@@ -917,11 +927,10 @@ func groups(links []link) []Group {
 	var out []Group
 	for _, c := range comps {
 		slices.Sort(c)
-		root := -1
+		root := -1 // of models holding the same tensors, a safetensors file first, then the first given
 		for _, x := range c {
-			if !derivedOf[x] && len(from[x]) > 0 {
+			if !derivedOf[x] && len(from[x]) > 0 && (root < 0 || models[x].Safetensors && !models[root].Safetensors) {
 				root = x
-				break
 			}
 		}
 		if root < 0 || !slices.ContainsFunc(from[root], func(l link) bool { return l.m.Relation != SameTensors }) {

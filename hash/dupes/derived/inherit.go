@@ -62,7 +62,7 @@ func Inherit(ctx context.Context, card *inspect.Card, spec string, src source.Op
 	models := make([]Model, len(paths))
 	for i, p := range paths {
 		models[i] = Model{Path: p, Safetensors: strings.EqualFold(filepath.Ext(p), ".safetensors"),
-			Tensors: func(ctx context.Context) ([]canon.Tensor, error) {
+			Header: func(ctx context.Context) (*canon.Model, error) {
 				o, err := source.Open(ctx, p, src)
 				if err != nil {
 					return nil, err
@@ -71,7 +71,7 @@ func Inherit(ctx context.Context, card *inspect.Card, spec string, src source.Op
 				if !o.Model.Valid() {
 					return nil, canon.ErrUnreadable
 				}
-				return o.Model.Tensors, nil
+				return o.Model, nil
 			},
 			Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 				o, err := source.Open(ctx, p, src)
