@@ -42,4 +42,3 @@ func (s *finder) derivedGroups(ctx context.Context, live []*scanned) error {
 	}
 	return nil
 }
-
