@@ -84,8 +84,13 @@ func Model(m *canon.Model) []finding.Finding {
 	for _, e := range m.Metadata {
 		switch {
 		case m.Format == canon.FormatGGUF && (e.Key == "tokenizer.chat_template" || strings.HasPrefix(e.Key, "tokenizer.chat_template.")) && e.Type == "string":
+			src, f := ggufTemplate(m, e)
+			if f != nil {
+				fs = append(fs, *f)
+				continue
+			}
 			// the string's bytes follow the key (u64 length and bytes), its type (u32) and its length (u64)
-			fs = append(fs, Template(e.Key, e.Value, e.Offset+8+int64(len(e.Key))+4+8)...)
+			fs = append(fs, Template(e.Key, src, e.Offset+8+int64(len(e.Key))+4+8)...)
 		case m.Format == canon.FormatGGUF:
 		case e.Key == "chat_template" || strings.HasSuffix(e.Key, ".chat_template"):
 			fs = append(fs, Template("metadata "+e.Key, e.Value, -1)...)
@@ -97,6 +102,32 @@ func Model(m *canon.Model) []finding.Finding {
 		fs = append(fs, onnxOps(m)...)
 	}
 	return fs
+}
+
+// ggufTemplate is the whole text of a GGUF chat template e (Metadata keeps the first gguf.MaxInline
+// bytes of a string): read from the file when longer, up to maxFile bytes. Past that, or when the file
+// cannot be read, the template is not analysed and the finding says so (a payload must not hide
+// behind a long prefix).
+func ggufTemplate(m *canon.Model, e canon.MetaEntry) (string, *finding.Finding) {
+	if m.GGUF == nil {
+		return e.Value, nil
+	}
+	kv := m.GGUF.KV(e.Key)
+	if kv == nil || !kv.Value.Truncated() {
+		return e.Value, nil
+	}
+	unread := &finding.Finding{Code: scan.CodeUnparsed, Severity: finding.SevWarning, Offset: e.Offset,
+		Message: fmt.Sprintf("chat template %s: %d bytes, too long to analyse", e.Key, kv.Value.Len()),
+		Hint:    templateHints[scan.CodeUnparsed]}
+	if kv.Value.Len() > maxFile {
+		return "", unread
+	}
+	src, err := m.GGUF.FullString(kv.Value)
+	if err != nil {
+		unread.Message = fmt.Sprintf("chat template %s: cannot be read whole: %v", e.Key, err)
+		return "", unread
+	}
+	return src, nil
 }
 
 // Template returns the findings of one chat template, found at where (a key, a file). base is the

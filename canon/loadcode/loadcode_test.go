@@ -102,3 +102,35 @@ func TestFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestRealCorpusSilent: the real third-party folders and files of the shared corpus give no finding
+// (skipped where the corpus is absent).
+func TestRealCorpusSilent(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "real", "writers-2026-11", "transformers-5.17", "hf-llama-sharded")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("the shared corpus is not here:", err)
+	}
+	if fs := Folder(dir); len(fs) != 0 {
+		t.Errorf("%s: %+v", dir, fs)
+	}
+}
+
+// TestGGUFLongTemplate: a payload behind more than gguf.MaxInline bytes of padding is still found
+// (Metadata keeps only the first MaxInline bytes of a string).
+func TestGGUFLongTemplate(t *testing.T) {
+	f := ggufw.Weights(false)
+	src := strings.Repeat("x", 1<<20+10) + `{{ x.__globals__ }}`
+	f.KVs = append(f.KVs, ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str(src)})
+	b := f.Build()
+	m, err := canon.Read(bytes.NewReader(b), int64(len(b)), "t.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Model(m)
+	if len(fs) != 1 || fs[0].Code != scan.CodePrivateAttribute {
+		t.Fatalf("%+v", fs)
+	}
+	if got := string(b[fs[0].Offset:][:11]); got != "__globals__" {
+		t.Errorf("offset %d points at %q", fs[0].Offset, got)
+	}
+}

@@ -162,7 +162,7 @@ func (r *renderer) applyFilter(name string, v any, args []any, kw *Map, sc *scop
 	case "lower":
 		return strings.ToLower(str(v)), nil
 	case "title":
-		return strings.Title(strings.ToLower(str(v))), nil //nolint:staticcheck // Python's str.title
+		return title(str(v)), nil
 	case "capitalize":
 		s := strings.ToLower(str(v))
 		for i, c := range s {
@@ -834,4 +834,24 @@ func listMethod(l []any, name string) fn {
 		}
 	}
 	return nil
+}
+
+// title is Python's str.title: the first letter of every run of letters upper-cased, the others lower-cased.
+func title(s string) string {
+	var b strings.Builder
+	prev := false
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			if prev {
+				b.WriteRune(unicode.ToLower(r))
+			} else {
+				b.WriteRune(unicode.ToUpper(r))
+			}
+			prev = true
+			continue
+		}
+		prev = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -48,6 +48,7 @@ type SyntaxError struct {
 	Msg    string
 }
 
+// Error is "offset N: why".
 func (e *SyntaxError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
 func errAt(off int, format string, args ...any) error {

@@ -32,9 +32,8 @@ func Parse(src string) (*Template, error) {
 }
 
 type parser struct {
-	segs  []segment
-	i     int
-	depth int
+	segs []segment
+	i    int
 }
 
 // blockEnds are the statements that end or divide a block.

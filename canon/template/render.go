@@ -6,7 +6,6 @@ import (
 	"html"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -32,6 +31,7 @@ type RenderError struct {
 	Err error
 }
 
+// Error is "offset N: why".
 func (e *RenderError) Error() string { return fmt.Sprintf("offset %d: %v", e.Pos, e.Err) }
 
 // Unwrap gives the cause.
@@ -886,5 +886,3 @@ func sortValues(l []any, reverse bool) {
 }
 
 func escape(s string) string { return html.EscapeString(s) }
-
-func itoa(i int) string { return strconv.Itoa(i) }

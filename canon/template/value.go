@@ -72,13 +72,6 @@ type namespace struct{ m *Map }
 // fn is a callable: a global, a bound method, a macro.
 type fn func(r *renderer, args []any, kw *Map) (any, error)
 
-// loopInfo is the loop variable of a for loop.
-type loopInfo struct {
-	index, length int
-	items         []any
-	body          func(items any) (string, error) // for a recursive loop
-}
-
 func truthy(v any) bool {
 	switch v := v.(type) {
 	case nil, undefined:

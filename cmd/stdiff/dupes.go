@@ -28,6 +28,7 @@ type dupesCmd struct {
 	DryRun         bool     `help:"With --delete or --link: check everything, change nothing, say what would be done (alone: nothing to do)."`
 	Full           bool     `help:"Shorten nothing: every metadata key a copy differs in, every model a note names."`
 	Quiet          bool     `short:"q" help:"Write no report: the exit status answers (errors still go to stderr)."`
+	Output         string   `short:"o" help:"Write the report to FILE (whole or not at all: a temporary file renamed over FILE) instead of standard output." placeholder:"FILE" type:"string"`
 	NoCache        bool     `help:"Neither read nor write the cache of what earlier scans learnt."`
 	ClearCache     bool     `help:"Delete the cache of what earlier scans learnt first."`
 	Paths          []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`

@@ -290,7 +290,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), stdout: stdout, errw: stderr, format: c.Format,
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
-	o.pal.On = o.format == "text" && colorWanted(c.Color)
+	o.pal.On = o.format == "text" && colorWanted(c.Color) && (toTerminal(cmd) || c.Color == "always")
 	memoryPolicy(cmd)
 	limit := timeLimit(cmd, c.Timeout)
 	if limit > 0 {
@@ -298,7 +298,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		o.ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	code = cmd.run(o)
+	code = runTo(o, cmd)
 	switch err := o.ctx.Err(); {
 	case errors.Is(err, context.DeadlineExceeded):
 		o.errorf("allow more time with --timeout, e.g. --timeout 10m (0: no limit)", "timed out after %s", limit)

@@ -504,15 +504,12 @@ func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 		return a.items(a.sets[n.Name][0])
 	}
 	s, ok := a.str(x)
-	if !ok {
+	if !ok || len(s) != 1 {
 		return nil, false
 	}
 	var out [][]string
-	for _, v := range s {
-		for _, r := range v {
-			out = append(out, []string{string(r)})
-		}
-		break
+	for _, r := range s[0] {
+		out = append(out, []string{string(r)})
 	}
 	return out, true
 }
