@@ -44,6 +44,10 @@ type Options struct {
 	// (SHA256, AutoV1, AutoV2, AutoV3, BLAKE3, CRC32; AutoV3 lower-case hex), reading src once.
 	// hash.FileHashesOf is the one stdiff uses; inspect computes no hash of its own.
 	FileHashes func(ctx context.Context, src canon.Source, m *canon.Model) (map[string]string, error)
+	// Inherit, when set, is called with each card made: it may fill in what is known of the model it
+	// is derived from (derived.Inherit in hash/dupes/derived is the one stdiff uses: the original's
+	// CivitAI name, ids, base model and triggers, their Sources saying so).
+	Inherit func(ctx context.Context, c *Card, spec string)
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
 	MaxTensors int
@@ -315,6 +319,9 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
 	c.Store = r.store
+	if opt.Inherit != nil {
+		defer opt.Inherit(ctx, c, spec)
+	}
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"io"
 	"path/filepath"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
 type inspectCmd struct {
@@ -30,7 +32,8 @@ func (c *inspectCmd) run(o *out) int {
 func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
 	o.src.OneFile = c.AsFiles
-	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html"}
+	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html",
+		Inherit: func(ctx context.Context, card *inspect.Card, spec string) { derived.Inherit(ctx, card, spec, o.src) }}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags}
 	if c.Short {
 		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})
