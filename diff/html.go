@@ -79,13 +79,18 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if !r.Identical {
 		verdict = "different"
 	}
+	companions, err := r.Companions.HTML(2)
+	if err != nil {
+		return err
+	}
 	var body bytes.Buffer
-	err := diffTemplate().Execute(&body, struct {
+	err = diffTemplate().Execute(&body, struct {
 		*Report
 		Says       string
 		Changes    []htmlChange
 		GGUFSource *htmlSource
-	}{r, verdict, changes, newHTMLSource(r)})
+		Files      htmltemplate.HTML // the companion files' section (package diff/companion)
+	}{r, verdict, changes, newHTMLSource(r), companions})
 	if err != nil {
 		return err
 	}
@@ -129,6 +134,7 @@ var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
 {{range .Metadata.Added}}<tr><td class="mono">{{.Key}}</td><td class="good">+ {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Changed}}<tr><td class="mono">{{.Key}}</td><td>{{if .Lines}}<pre>{{range .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>
 {{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{.Files}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li><code>{{.Code}}</code> {{.Message}}</li>{{end}}</ul>{{end}}
 `))
 })
