@@ -89,3 +89,29 @@ func TestHTMLShowsCompanionFiles(t *testing.T) {
 		t.Error("a value from a companion file is on the page unescaped")
 	}
 }
+
+// TestHTMLAndMarkdownShowPromptDiff: a changed chat template's prompt diff (--render) is on the HTML
+// page and in the Markdown as it is in the text (before: only the text and JSON had it).
+func TestHTMLAndMarkdownShowPromptDiff(t *testing.T) {
+	r := &Report{Schema: Schema, A: "a", B: "b", Categories: []Category{CategoryMetadata},
+		Metadata: MetadataReport{Changed: []MetaChange{{Key: "tokenizer.chat_template", Kind: "text",
+			Lines:  []Line{{Op: "-", Text: "{{ m.content }}"}, {Op: "+", Text: "<|{{ m.role }}|>{{ m.content }}"}},
+			Prompt: &PromptChange{Lines: []Line{{Op: "-", Text: "Hello⏎"}, {Op: "+", Text: "<|user|>Hello⏎"}}}}}}}
+	var h, m bytes.Buffer
+	if err := WriteHTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&m, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`prompt diff (rendered on a fixed conversation`, `<span class="good">&#43; &lt;|user|&gt;Hello⏎</span>`} {
+		if !strings.Contains(h.String(), want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	for _, want := range []string{"@@ prompt diff (rendered on a fixed conversation", "\n+ <|user|>Hello⏎\n", "\n- Hello⏎\n"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, m.String())
+		}
+	}
+}
