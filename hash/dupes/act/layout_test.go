@@ -157,6 +157,10 @@ type collection struct {
 	// infos are files that hold more than their tensors, folders model folders and folderModels their
 	// weights (addInfo).
 	infos, folders, folderModels []string
+	// values are the information of each file of addValues by its bytes' SHA-256, valuePaths those
+	// files.
+	values     map[[32]byte]string
+	valuePaths []string
 	// sidecars are the sidecar files made (their bytes are unique); stores the folders of programs'
 	// stores (Hugging Face cache repositories, ollama's models folder) and managed the scanned paths in
 	// them.
@@ -466,7 +470,10 @@ func bytesOf(t *testing.T, path string) []byte {
 // any file another scanned model needs (a path to the very same files aside); Reclaimable is exactly
 // what that deletion frees, each real file once; independent copies are still found. After --delete and
 // after --link, every sidecar's bytes are still in some file, every path of a store is as it was, its
-// links resolving, and every model of addMore still has a complete copy, byte for byte (checkSurvivors).
+// links resolving, every model of addMore still has a complete copy, byte for byte (checkSurvivors),
+// and the information of every file of addValues (big-endian files beside little-endian ones of the same
+// bytes, archives whose entry names collide, deflated strided views) is still held whole by some file
+// (checkValues).
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -582,15 +589,17 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 				t.Logf("scanned %v\ngroups %+v\nnotes %+v\nskipped %+v", c.scanned, rep.Groups, rep.Notes, rep.Skipped)
 				return
 			}
-			more, folders := c.contents(), c.folderStates()
+			more, folders, values := c.contents(), c.folderStates(), c.valueKeys()
 			checkDelete(t, c, rep, files)
 			c.checkSurvivors(more, "--delete")
 			c.checkFolders(folders, "--delete")
+			c.checkValues(values, "--delete")
 			c = newCollection(t, seed) // the same layout again, for --link
-			more, folders = c.contents(), c.folderStates()
+			more, folders, values = c.contents(), c.folderStates(), c.valueKeys()
 			checkLink(t, c, scan(t, c.scanned...))
 			c.checkSurvivors(more, "--link")
 			c.checkFolders(folders, "--link")
+			c.checkValues(values, "--link")
 		})
 	}
 }
@@ -612,6 +621,9 @@ func newCollection(t *testing.T, seed uint64) *collection {
 	}
 	for i := 0; i < 3+c.rng.IntN(6); i++ {
 		c.addInfo()
+	}
+	for i := 0; i < 2+c.rng.IntN(4); i++ {
+		c.addValues()
 	}
 	return c
 }
