@@ -79,13 +79,18 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if !r.Identical {
 		verdict = "different"
 	}
+	companions, err := r.Companions.HTML(2)
+	if err != nil {
+		return err
+	}
 	var body bytes.Buffer
-	err := diffTemplate().Execute(&body, struct {
+	err = diffTemplate().Execute(&body, struct {
 		*Report
 		Says       string
 		Changes    []htmlChange
 		GGUFSource *htmlSource
-	}{r, verdict, changes, newHTMLSource(r)})
+		Files      htmltemplate.HTML // the companion files' section (package diff/companion)
+	}{r, verdict, changes, newHTMLSource(r), companions})
 	if err != nil {
 		return err
 	}
@@ -102,7 +107,7 @@ func shapeString(s []uint64) string {
 
 // diffTemplate is the page's body, parsed at its first use (not at every start of stdiff).
 var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
-	return htmltemplate.Must(htmltemplate.New("diff").Parse(`
+	return htmltemplate.Must(htmltemplate.New("diff").Funcs(htmltemplate.FuncMap{"fold": func(l []Line) []Line { return Fold(l, 2) }}).Parse(`
 <p><strong class="{{if .Identical}}good{{else}}bad{{end}}">{{.Says}}</strong>{{range .Categories}} <code>{{.}}</code>{{end}}</p>
 <p class="muted">tensors: {{len .Tensors.Changed}} changed, {{len .Tensors.Added}} added, {{len .Tensors.Removed}} removed, {{len .Tensors.Renamed}} renamed, {{.Tensors.Unchanged}} unchanged · metadata: {{len .Metadata.Changed}} changed, {{len .Metadata.Added}} added, {{len .Metadata.Removed}} removed{{if .Verdict.Changed}} · <span class="bad">the reference reader's verdict changed</span>{{end}}</p>
 {{if .Changes}}<h2>Changed tensors</h2>
@@ -128,7 +133,9 @@ var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
 <table><tbody>{{range .Metadata.Removed}}<tr><td class="mono">{{.Key}}</td><td class="bad">− {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Added}}<tr><td class="mono">{{.Key}}</td><td class="good">+ {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Changed}}<tr><td class="mono">{{.Key}}</td><td>{{if .Lines}}<pre>{{range .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>
-{{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}{{with .Prompt}}{{if .Lines}}<p class="muted">prompt diff (rendered on a fixed conversation; ⏎ ends a line)</p><pre>{{range fold .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>
+{{end}}</pre>{{else if .Same}}<p class="muted">prompt unchanged (both render the same on a fixed conversation)</p>{{end}}{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{.Files}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li><code>{{.Code}}</code> {{.Message}}</li>{{end}}</ul>{{end}}
 `))
 })

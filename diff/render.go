@@ -554,12 +554,19 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, c := range long {
 			var body strings.Builder
-			for _, l := range Fold(c.Lines, 2) {
-				op := l.Op
-				if op == "…" {
-					op = "@@"
+			lines := func(ls []Line) {
+				for _, l := range Fold(ls, 2) {
+					op := l.Op
+					if op == "…" {
+						op = "@@"
+					}
+					fmt.Fprintf(&body, "%s %s\n", op, textfmt.Escape(l.Text))
 				}
-				fmt.Fprintf(&body, "%s %s\n", op, textfmt.Escape(l.Text))
+			}
+			lines(c.Lines)
+			if pr := c.Prompt; pr != nil && pr.Lines != nil { // the prompts' diff (Options.RenderTemplates)
+				body.WriteString("@@ prompt diff (rendered on a fixed conversation; ⏎ ends a line)\n")
+				lines(pr.Lines)
 			}
 			fence := markdown.Fence(body.String())
 			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)
