@@ -252,12 +252,15 @@ type ParamCount struct {
 // Params counts elements and bytes per dtype, in order of first appearance, plus a total (DType "").
 // Sub-byte dtypes are counted by element, so F4 weights count 2 per byte, and so are ggml's block
 // types: a Q4_K tensor of 256 elements counts 256 parameters in its 144 bytes. Tensors known by name
-// only (Tensor.NameOnly) are not counted.
+// only (Tensor.NameOnly) are not counted, nor are tensors that are not the model's weights (Roles):
+// a tied alias (its storage is counted once), optimizer and training state, graph constants;
+// ParamsApart counts those.
 func (m *Model) Params() (per []ParamCount, total ParamCount) {
 	idx := map[DType]int{}
+	roles, _ := m.Roles()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		if t.NameOnly() {
+		if t.NameOnly() || RoleAt(roles, i) != RoleWeight {
 			continue
 		}
 		k, ok := idx[t.DType]

@@ -119,7 +119,7 @@ const (
 )
 
 // pickleExts are the extensions of files torch.load or pickle.load are pointed at.
-var pickleExts = []string{".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib"}
+var pickleExts = []string{".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib", ".tar"} // checkpoint.pth.tar
 
 // picklish reports whether name ends as a pickle or PyTorch checkpoint is named.
 func picklish(name string) bool {

@@ -1,6 +1,7 @@
 package canon_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"strings"
@@ -40,6 +41,17 @@ func TestPicklesNotReadAsSafetensors(t *testing.T) {
 		}
 		if !named {
 			t.Errorf("%s: os.system not named: %+v", c.name, m.Findings)
+		}
+	}
+	// torch.save's tar format, whose first member (sys_info) starts with no pickle opcode
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	tw.WriteHeader(&tar.Header{Name: "sys_info", Size: int64(len(evil)), Mode: 0o644, Typeflag: tar.TypeReg})
+	tw.Write([]byte(evil))
+	tw.Close()
+	for _, name := range []string{"checkpoint.pth.tar", "model.pt"} {
+		if m := canon.ReadBytes(name, tb.Bytes()); m.Format != canon.FormatPyTorch || m.Torch.Format != torch.FormatTar || m.Valid() {
+			t.Errorf("%s: %s %+v", name, m.Format, m.Findings)
 		}
 	}
 	// not a pickle at all, named as one: not PyTorch, not a safetensors header

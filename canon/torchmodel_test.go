@@ -14,7 +14,7 @@ import (
 func torchZip(t *testing.T, pkl string) []byte {
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
-	for _, e := range [][2]string{{"m/data.pkl", pkl}, {"m/data/0", strings.Repeat("\x00", 24)}} {
+	for _, e := range [][2]string{{"m/data.pkl", pkl}, {"m/data/0", strings.Repeat("\x00", 24)}, {"m/version", "3\n"}} {
 		fw, err := w.CreateHeader(&zip.FileHeader{Name: e[0], Method: zip.Store})
 		if err != nil {
 			t.Fatal(err)

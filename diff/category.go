@@ -36,11 +36,15 @@ const (
 	CategoryVerdict Category = "verdict"
 	// CategoryNaN: NaN or Inf appeared in a tensor whose old side had none (of that kind).
 	CategoryNaN Category = "nan"
+	// CategoryCompanion: a file a loader reads beside the tensors of a folder model (config.json,
+	// generation_config.json, the tokenizer's files, a chat template, adapter_config.json, …) was
+	// added, removed or changed (Report.Companions).
+	CategoryCompanion Category = "companion"
 )
 
 // Categories lists every category in report order.
 var Categories = []Category{CategoryAdded, CategoryRemoved, CategoryRenamed, CategoryDType, CategoryShape,
-	CategoryData, CategoryValues, CategoryMetadata, CategoryVerdict, CategoryNaN}
+	CategoryData, CategoryValues, CategoryMetadata, CategoryVerdict, CategoryNaN, CategoryCompanion}
 
 // ParseCategories reads a list of category names, as `--fail-on` takes them (each may hold several
 // separated by commas: "shape,dtype,nan"), into the categories that make the outcome Found (Options.FailOn). The named

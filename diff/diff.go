@@ -7,19 +7,22 @@ package diff
 
 import (
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/namefold"
+
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/onnxsrc"
+	"github.com/stdiff/stdiff/diff/pattern"
 )
 
 // Options choose what Compare and Models look at, and what counts as a failure.
@@ -52,6 +55,9 @@ type Options struct {
 	// Progress, when set, is called by Models from reading goroutines with the number of tensor bytes
 	// just read, of either model.
 	Progress func(n int64)
+	// Xet makes Models also say how much of B is made of A's chunks under the Hub's chunker
+	// (Report.Xet): both must be local files, each read whole once more.
+	Xet bool
 	// RenderTemplates renders both sides of every changed chat template (tokenizer.chat_template and
 	// tokenizer.chat_template.NAME in GGUF, chat_template in metadata) on a fixed conversation, sandboxed
 	// and bounded (package canon/template), and adds the diff of the prompts (MetaChange.Prompt): what
@@ -106,7 +112,9 @@ type Change struct {
 	// NameB, Transform, Heads and MatchesUnder are set for a GGUF compared with its Hugging Face
 	// source (see SourceReport): NameB is the tensor's name on side b, Transform the conversion
 	// undone to compare the two (with Heads for TransformPermuteQK), and MatchesUnder, when the values
-	// differ under that transform but match under another, that other one.
+	// differ under that transform but match under another, that other one. For an ONNX export
+	// compared with its source (package onnxsrc), Name is the source tensor's name and NameB the
+	// initializer's, whichever side each is on, and Transform is TransformTranspose or absent.
 	NameB        string       `json:"name_b,omitempty"`
 	Transform    Transform    `json:"transform,omitempty"`
 	Heads        int          `json:"heads,omitempty"`
@@ -222,6 +230,11 @@ type Report struct {
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
 	Source *SourceReport `json:"gguf_source,omitempty"`
+	// Companions is how the files a loader reads beside the tensors differ (package diff/companion),
+	// when a side is a folder model (see Models); absent otherwise.
+	Companions *companiondiff.Report `json:"companions,omitempty"`
+	// Xet is set with Options.Xet: what of B an upload after A would not send again.
+	Xet *XetShare `json:"xet,omitempty"`
 }
 
 // Outcome is canon.Found when a category of FailOn occurred, else canon.Clean.
@@ -331,6 +344,10 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)}))
 	}
 	if !opt.MetadataOnly {
+		var aliases []Note
+		m.removed, m.added, aliases = aliasDrops(a.Model, b.Model, m.matched, m.removed, m.added)
+		r.Notes = append(r.Notes, aliases...)
+		r.Notes = append(r.Notes, m.notes...)
 		compareTensors(r, a, b, opt, m, read)
 		shardNotes(r, a.Model, b.Model, m.matched)
 	} else {
@@ -397,104 +414,17 @@ func categories(r *Report) []Category {
 }
 
 // ErrNoMatch is the error of a pattern that matches no name on either side.
-var ErrNoMatch = errors.New("matches nothing")
+var ErrNoMatch = pattern.ErrNoMatch
 
-// PatternError is a pattern of Options that filters nothing: it is malformed (Err is
-// path.ErrBadPattern) or matches no name on either side (Err is ErrNoMatch). A typo in a filter must not
-// pass for "identical, 0 tensors compared".
-type PatternError struct {
-	// Option is the Options field holding the pattern: "Tensors" or "IgnoreKeys".
-	Option  string
-	Pattern string
-	Err     error
-}
-
-// Error names the pattern and what is wrong with it.
-func (e *PatternError) Error() string {
-	what := map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option]
-	if errors.Is(e.Err, ErrNoMatch) {
-		return fmt.Sprintf("%s pattern %q matches no %s in either model", what, e.Pattern, what)
-	}
-	return fmt.Sprintf("%s pattern %q: %v", what, e.Pattern, e.Err)
-}
-
-// Unwrap gives ErrNoMatch or path.ErrBadPattern.
-func (e *PatternError) Unwrap() error { return e.Err }
-
-// Problem is what is wrong with the pattern, without the pattern: "matches no tensor in either
-// model", "is not a valid pattern: syntax error in pattern".
-func (e *PatternError) Problem() string {
-	if errors.Is(e.Err, ErrNoMatch) {
-		return "matches no " + map[string]string{"Tensors": "tensor", "IgnoreKeys": "metadata key"}[e.Option] + " in either model"
-	}
-	return fmt.Sprintf("is not a valid pattern: %v", e.Err)
-}
-
-// Hint says how to write a pattern that matches. lists, when set, says how the caller's users list the
-// names a pattern is matched against (stdiff's: "`stdiff inspect --full old.safetensors` lists them"):
-// it ends the hint for a pattern that matches nothing.
-func (e *PatternError) Hint(lists string) string {
-	if !errors.Is(e.Err, ErrNoMatch) {
-		return `patterns are globs: * any run of characters, ? one character, [abc] or [a-z] one of them; \ quotes the next character`
-	}
-	if lists == "" {
-		return "a pattern matches whole names (* any run of characters, ? one character)"
-	}
-	return "a pattern matches whole names (* any run of characters, ? one character); " + lists
-}
+// PatternError is a pattern of Options that filters nothing (package pattern says how).
+type PatternError = pattern.Error
 
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
 // matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
 // *PatternError for the first, in the order of the options. Patterns of a part the options leave out
 // (Tensors with MetadataOnly, IgnoreKeys with IgnoreMetadata) are checked for syntax only.
 func (opt Options) CheckPatterns(a, b *canon.Model) error {
-	tensorNames := func(yield func(string) bool) {
-		for _, m := range []*canon.Model{a, b} {
-			for i := range m.Tensors {
-				if !yield(m.Tensors[i].Name) {
-					return
-				}
-			}
-		}
-	}
-	metaKeys := func(yield func(string) bool) {
-		for _, m := range []*canon.Model{a, b} {
-			for i := range m.Metadata {
-				if !yield(m.Metadata[i].Key) {
-					return
-				}
-			}
-		}
-	}
-	for _, set := range []struct {
-		option   string
-		patterns []string
-		used     bool
-		names    func(yield func(string) bool)
-	}{
-		{"Tensors", opt.Tensors, !opt.MetadataOnly, tensorNames},
-		{"IgnoreKeys", opt.IgnoreKeys, !opt.IgnoreMetadata, metaKeys},
-	} {
-		for _, p := range set.patterns {
-			if _, err := path.Match(p, ""); err != nil {
-				return &PatternError{Option: set.option, Pattern: p, Err: err}
-			}
-			if !set.used {
-				continue
-			}
-			found := false
-			for name := range set.names {
-				if ok, _ := path.Match(p, name); ok {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return &PatternError{Option: set.option, Pattern: p, Err: ErrNoMatch}
-			}
-		}
-	}
-	return nil
+	return pattern.Check(a, b, opt.Tensors, opt.IgnoreKeys, !opt.MetadataOnly, !opt.IgnoreMetadata)
 }
 
 func matchAny(patterns []string, s string) bool {
@@ -524,6 +454,10 @@ func describe(s Side, i int) Tensor {
 type matching struct {
 	matched        [][2]int
 	removed, added []int
+	// onnx, when set, is how an ONNX export's tensors pair with its source's (transposes undone);
+	// notes are the notes of that pairing.
+	onnx  *onnxsrc.Sided
+	notes []Note
 }
 
 func matchTensors(a, b *canon.Model, opt Options) matching {
@@ -582,7 +516,11 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 		if ta.DType != tb.DType {
 			fields = append(fields, "dtype")
 		}
-		if !equalShape(ta.Shape, tb.Shape) {
+		shapeA, shapeB := ta.Shape, tb.Shape
+		if m.onnx != nil {
+			shapeA, shapeB = m.onnx.Shapes(k, shapeA, shapeB)
+		}
+		if !equalShape(shapeA, shapeB) {
 			fields = append(fields, "shape")
 		}
 		if ta.Len() != tb.Len() {
@@ -610,6 +548,15 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 			sum = &SummaryChange{From: *a.Stats[i], To: *b.Stats[j]}
 		}
 		ch := Change{Name: ta.Name, Fields: fields, Old: describe(a, i), New: describe(b, j), Values: vals, Summary: sum}
+		if ta.Name != tb.Name {
+			ch.NameB = tb.Name
+			if m.onnx != nil && m.onnx.Side == 0 { // an ONNX export on side a: named by its source
+				ch.Name, ch.NameB = tb.Name, ta.Name
+			}
+		}
+		if m.onnx != nil && m.onnx.Transposed[k] {
+			ch.Transform = TransformTranspose
+		}
 		if len(fields) == 1 && fields[0] == "data" {
 			ch.ValuesEqual = equalValues(ta.DType, vals)
 		}
@@ -750,7 +697,7 @@ func findRenames(r *Report, a, b Side, removed, added []int, read *bytesRead) ([
 // numbers appends the numbers template finds in a name.
 func numbers(dst []int, name string) []int {
 	var tmp [64]byte
-	_, dst = appendTemplate(tmp[:0], dst, name)
+	_, dst = namefold.AppendTemplate(tmp[:0], dst, name)
 	return dst
 }
 
@@ -821,14 +768,18 @@ func (opt Options) keptKey(a, b *canon.Model, key string) bool {
 	}
 	_, inA := a.Meta(key)
 	_, inB := b.Meta(key)
-	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB)
+	return !matchAny(lora.BookkeepingKeys, key) || (inA && !inB && holdsFormat(b))
 }
+
+// holdsFormat reports whether m is a safetensors model, whose loaders read the format key: its removal
+// matters there only (a PyTorch or ONNX file converted from safetensors has no place for it).
+func holdsFormat(m *canon.Model) bool { return m.Format == canon.FormatSafetensors || m.Format == "" }
 
 func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 	for _, k := range lora.BookkeepingKeys {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
-		if !opt.ignoresKey(k) && inB && (inA != inB || va != vb) {
+		if !opt.ignoresKey(k) && (inB || !holdsFormat(b)) && (inA != inB || va != vb) {
 			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
 		}
 	}

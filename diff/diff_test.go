@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/stdiff/stdiff/canon/delta"
 	"io"
 	"math/rand"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stdiff/stdiff/canon/delta"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -405,22 +406,6 @@ func TestFiltersAndVolatile(t *testing.T) {
 	r = Compare(a, fixture(t, "retitled.safetensors", false), Options{IgnoreKeys: []string{"modelspec.title"}})
 	if !r.Identical {
 		t.Error("ignoring the only changed key still reports a difference")
-	}
-}
-
-func TestTemplateAndRanges(t *testing.T) {
-	for name, want := range map[string]string{
-		"layers.12.mlp.weight":                         "layers.{}.mlp.weight",
-		"lora_unet_down_blocks_0_attentions_1_proj_in": "lora_unet_down_blocks_{}_attentions_{}_proj_in",
-		"conv1d.weight":                                "conv1d.weight",
-		"7":                                            "{}",
-	} {
-		if got, _ := template(name); got != want {
-			t.Errorf("template(%q) = %q, want %q", name, got, want)
-		}
-	}
-	if got := ranges([]int{0, 1, 2, 3, 5, 7, 8, 10, 11, 12}); got != "0..3,5,7,8,10..12" {
-		t.Errorf("ranges: %s", got)
 	}
 }
 

@@ -2,13 +2,13 @@ package diff
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/namefold"
 )
 
 // Group is a set of tensors that changed the same way and whose names differ only in numbers, such as
@@ -61,43 +61,6 @@ type FieldChange struct {
 	Old   string `json:"old"`
 	New   string `json:"new"`
 }
-
-// template replaces each number that stands alone between separators (layers.12.mlp, blocks_3_attn)
-// with {} and returns the numbers, so names that differ only there share a template. A brace of the
-// name itself is doubled ({ becomes {{), so that a name holding "{}" is not taken for a template.
-func template(name string) (string, []int) {
-	b, nums := appendTemplate(nil, nil, name)
-	return string(b), nums
-}
-
-// appendTemplate appends name's template to dst and its numbers to nums.
-func appendTemplate(dst []byte, nums []int, name string) ([]byte, []int) {
-	last := 0 // name[last:i] is still to copy
-	for i := 0; i < len(name); i++ {
-		if name[i] == '{' {
-			dst = append(dst, name[last:i+1]...)
-			last = i // the brace is copied again with what follows: doubled
-			continue
-		}
-		if name[i] < '0' || name[i] > '9' || (i > 0 && !isSep(name[i-1])) {
-			continue
-		}
-		j, n := i, 0
-		for j < len(name) && name[j] >= '0' && name[j] <= '9' {
-			n = n*10 + int(name[j]-'0')
-			j++
-		}
-		if j-i <= 9 && (j == len(name) || isSep(name[j])) {
-			nums = append(nums, n)
-			dst = append(append(dst, name[last:i]...), "{}"...)
-			last = j
-		}
-		i = j - 1
-	}
-	return append(dst, name[last:]...), nums
-}
-
-func isSep(c byte) bool { return c == '.' || c == '_' || c == '-' || c == '/' }
 
 // appendShape appends a shape as text: [2, 3].
 func appendShape(dst []byte, s []uint64) []byte {
@@ -188,7 +151,7 @@ func (g *grouper) close(at int) {
 // template adds name's template to the key as a field and its numbers to g.nums.
 func (g *grouper) template(name string) {
 	at := g.open()
-	g.buf, g.nums = appendTemplate(g.buf, g.nums, name)
+	g.buf, g.nums = namefold.AppendTemplate(g.buf, g.nums, name)
 	g.close(at)
 }
 
@@ -315,7 +278,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 		case Renamed:
 			gr.Tensor, gr.Confirmed = what, confirmed
 			if gr.Count > 1 { // the numbers are the same on both sides
-				gr.Pattern, gr.To = foldPattern(fields[1], gr.Names), foldPattern(fields[2], gr.Names)
+				gr.Pattern, gr.To = namefold.Fold(fields[1], gr.Names), namefold.Fold(fields[2], gr.Names)
 			}
 		case Changed, Requantized:
 			gr.Changes = p.changes
@@ -329,7 +292,7 @@ func groupChanges(t *TensorReport, tolerance bool) []Group {
 			gr.Tensor = what
 		}
 		if kind != Renamed && gr.Count > 1 {
-			gr.Pattern = foldPattern(fields[1], gr.Names)
+			gr.Pattern = namefold.Fold(fields[1], gr.Names)
 		}
 	}
 	rank := map[ChangeKind]int{Removed: 0, Added: 1, Changed: 2, Requantized: 3, Renamed: 4}
@@ -366,63 +329,4 @@ func moreChanged(x, y *values.Diff) bool {
 		return d.RelL2
 	}
 	return rank(x) > rank(y)
-}
-
-// foldPattern fills a template's placeholders with the numbers the names have there: a constant
-// number as itself, a run as {0..31}, anything else as {0,2,5..7}. Every name has the template (for
-// renames, the same numbers as the new names have in theirs).
-func foldPattern(tmpl string, names []string) string {
-	var all []int // the numbers of each name, one after the other
-	var scratch []byte
-	for _, name := range names {
-		scratch, all = appendTemplate(scratch[:0], all, name)
-	}
-	per := len(all) / len(names)
-	var b strings.Builder
-	p := 0 // placeholders so far
-	for i := 0; i < len(tmpl); i++ {
-		if tmpl[i] != '{' || i+1 == len(tmpl) {
-			b.WriteByte(tmpl[i])
-			continue
-		}
-		i++
-		if tmpl[i] == '{' { // a brace of the name
-			b.WriteByte('{')
-			continue
-		}
-		nums := make([]int, len(names))
-		for k := range names {
-			nums[k] = all[k*per+p]
-		}
-		p++
-		slices.Sort(nums)
-		nums = slices.Compact(nums)
-		if len(nums) == 1 {
-			b.WriteString(strconv.Itoa(nums[0]))
-			continue
-		}
-		b.WriteString("{" + ranges(nums) + "}")
-	}
-	return b.String()
-}
-
-// ranges writes sorted numbers as runs: 0..3,7,9..12.
-func ranges(nums []int) string {
-	var parts []string
-	for i := 0; i < len(nums); {
-		j := i
-		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
-			j++
-		}
-		switch {
-		case j-i >= 2:
-			parts = append(parts, fmt.Sprintf("%d..%d", nums[i], nums[j]))
-		case j > i:
-			parts = append(parts, strconv.Itoa(nums[i]), strconv.Itoa(nums[j]))
-		default:
-			parts = append(parts, strconv.Itoa(nums[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

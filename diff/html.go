@@ -19,8 +19,15 @@ type htmlChange struct {
 	What   string  // old → new, for the fields that changed but data
 	RelL2  float64 // -1 when not compared by value
 	Bar    int     // the bar's width in percent of the largest rel L2
-	Stats  string  // max |a−b|, cosine, share differing, NaN
-	Sorted string  // RelL2 as a sortable key
+	Stats  string  // the values as the text says them (rounding verdict, NaN, Inf), max |a−b|, cosine, share differing
+	Sorted string  // RelL2 as a sortable key; above every rel L2 for a tensor with new NaN or Inf
+	// NewNaN says how many NaN and Inf appeared ("5 new NaN"), for a tensor whose old side had
+	// none: its row stands out and sorts first, whatever its rel L2 (computed over finite values).
+	NewNaN string
+	// Rounding is the exact-rounding verdict of a comparison across dtypes ("" when none was checked),
+	// and RoundingExact whether it holds.
+	Rounding      string
+	RoundingExact bool
 }
 
 // WriteHTML writes the report as one page: the verdict, the changed tensors in a table that sorts by
@@ -51,14 +58,19 @@ func WriteHTML(w io.Writer, r *Report) error {
 				top = max(top, v.RelL2)
 			}
 			h.Stats = fmt.Sprintf("max |a−b| %.3g · cos %.6f · %.1f%% differ", v.MaxAbsDiff, v.Cosine, 100*v.DiffFraction)
-			if v.NaNA != v.NaNB {
-				h.Stats += fmt.Sprintf(" · NaN %d → %d", v.NaNA, v.NaNB)
+			if nf := v.NonFinite(); nf != "" {
+				h.Stats = nf + " · " + h.Stats
 			}
+			h.NewNaN = v.NewNonFinite()
+			h.Rounding, h.RoundingExact = roundingText(v), v.ExactRounding != nil && *v.ExactRounding
 		}
 		changes[i] = h
 	}
 	for i := range changes {
 		changes[i].Sorted = fmt.Sprintf("%.9g", changes[i].RelL2)
+		if changes[i].NewNaN != "" {
+			changes[i].Sorted = "1e300" // new NaN or Inf first when sorted by rel L2, most changed first
+		}
 		if top > 0 && changes[i].RelL2 > 0 {
 			changes[i].Bar = max(1, int(100*changes[i].RelL2/top))
 		}
@@ -67,13 +79,18 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if !r.Identical {
 		verdict = "different"
 	}
+	companions, err := r.Companions.HTML(2)
+	if err != nil {
+		return err
+	}
 	var body bytes.Buffer
-	err := diffTemplate().Execute(&body, struct {
+	err = diffTemplate().Execute(&body, struct {
 		*Report
 		Says       string
 		Changes    []htmlChange
 		GGUFSource *htmlSource
-	}{r, verdict, changes, newHTMLSource(r)})
+		Files      htmltemplate.HTML // the companion files' section (package diff/companion)
+	}{r, verdict, changes, newHTMLSource(r), companions})
 	if err != nil {
 		return err
 	}
@@ -90,12 +107,12 @@ func shapeString(s []uint64) string {
 
 // diffTemplate is the page's body, parsed at its first use (not at every start of stdiff).
 var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
-	return htmltemplate.Must(htmltemplate.New("diff").Parse(`
+	return htmltemplate.Must(htmltemplate.New("diff").Funcs(htmltemplate.FuncMap{"fold": func(l []Line) []Line { return Fold(l, 2) }}).Parse(`
 <p><strong class="{{if .Identical}}good{{else}}bad{{end}}">{{.Says}}</strong>{{range .Categories}} <code>{{.}}</code>{{end}}</p>
 <p class="muted">tensors: {{len .Tensors.Changed}} changed, {{len .Tensors.Added}} added, {{len .Tensors.Removed}} removed, {{len .Tensors.Renamed}} renamed, {{.Tensors.Unchanged}} unchanged · metadata: {{len .Metadata.Changed}} changed, {{len .Metadata.Added}} added, {{len .Metadata.Removed}} removed{{if .Verdict.Changed}} · <span class="bad">the reference reader's verdict changed</span>{{end}}</p>
 {{if .Changes}}<h2>Changed tensors</h2>
 <table><thead><tr><th><button type="button" data-sort="name" data-list="changed">tensor</button></th><th>what changed</th><th><button type="button" data-sort="rel" data-list="changed">rel L2</button></th><th>values</th></tr></thead>
-<tbody id="changed">{{range .Changes}}<tr data-name="{{.Name}}" data-rel="{{.Sorted}}"><td class="mono">{{.Name}}</td><td>{{.What}}</td><td class="num">{{if ge .RelL2 0.0}}{{printf "%.3g" .RelL2}} <span class="barbox" aria-hidden="true"><span class="bar" style="width:{{.Bar}}%"></span></span>{{else}}—{{end}}</td><td>{{.Stats}}</td></tr>
+<tbody id="changed">{{range .Changes}}<tr data-name="{{.Name}}" data-rel="{{.Sorted}}"{{if .NewNaN}} class="alarm" data-new-nan="{{.NewNaN}}"{{end}}><td class="mono">{{.Name}}{{if .NameB}} <span class="muted">as {{.NameB}}{{if and .Transform (ne (print .Transform) "none")}}, {{.Transform}} undone{{end}}</span>{{end}}</td><td>{{.What}}</td><td class="num">{{if .NewNaN}}<strong class="bad">{{.NewNaN}}</strong>{{if ge .RelL2 0.0}}<br><span class="muted">finite: {{printf "%.3g" .RelL2}}</span>{{end}}{{else if ge .RelL2 0.0}}{{printf "%.3g" .RelL2}} <span class="barbox" aria-hidden="true"><span class="bar" style="width:{{.Bar}}%"></span></span>{{else}}—{{end}}</td><td>{{if .Rounding}}<span class="{{if .RoundingExact}}good{{else}}bad{{end}}">{{.Rounding}}</span> · {{end}}{{.Stats}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if .Tensors.Added}}<h2>Added</h2><ul>{{range .Tensors.Added}}<li class="mono">{{.Name}} <span class="muted">{{.DType}}</span></li>{{end}}</ul>{{end}}
 {{if .Tensors.Removed}}<h2>Removed</h2><ul>{{range .Tensors.Removed}}<li class="mono">{{.Name}} <span class="muted">{{.DType}}</span></li>{{end}}</ul>{{end}}
@@ -116,7 +133,9 @@ var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
 <table><tbody>{{range .Metadata.Removed}}<tr><td class="mono">{{.Key}}</td><td class="bad">− {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Added}}<tr><td class="mono">{{.Key}}</td><td class="good">+ {{.Value}}</td></tr>{{end}}
 {{range .Metadata.Changed}}<tr><td class="mono">{{.Key}}</td><td>{{if .Lines}}<pre>{{range .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>
-{{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{end}}</pre>{{else}}<span class="bad">{{.Old}}</span> → <span class="good">{{.New}}</span>{{end}}{{with .Prompt}}{{if .Lines}}<p class="muted">prompt diff (rendered on a fixed conversation; ⏎ ends a line)</p><pre>{{range fold .Lines}}<span class="{{if eq .Op "-"}}bad{{else if eq .Op "+"}}good{{else}}muted{{end}}">{{.Op}} {{.Text}}</span>
+{{end}}</pre>{{else if .Same}}<p class="muted">prompt unchanged (both render the same on a fixed conversation)</p>{{end}}{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+{{.Files}}
 {{if .Notes}}<h2>Notes</h2><ul>{{range .Notes}}<li><code>{{.Code}}</code> {{.Message}}</li>{{end}}</ul>{{end}}
 `))
 })

@@ -10,6 +10,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/ggufsrc"
+	"github.com/stdiff/stdiff/diff/onnxsrc"
 	"github.com/stdiff/stdiff/hash"
 	"github.com/zeebo/blake3"
 )
@@ -35,7 +36,22 @@ import (
 // summarised), and a tensor whose digests
 // differ shows how its value summary moved (Change.Summary, note scope.snapshot); a tolerance is then
 // refused (ErrSnapshotTolerance). Models leaves a and b open.
+//
+// Of two folder models (source.Opened.Folder, or snapshots of folder models) Models also compares the
+// files a loader reads beside the tensors (Report.Companions, category CategoryCompanion), whatever
+// the scope options: config.json by key path, templates as line diffs, tokenizer.json by what changed
+// in it.
 func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
+	r, err := models(ctx, a, b, opt)
+	if err != nil {
+		return nil, err
+	}
+	addCompanions(r, a, b)
+	return r, nil
+}
+
+// models is Models without the companion files.
+func models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, error) {
 	opened := []*source.Opened{a, b}
 	for _, o := range opened {
 		if !o.Model.HeaderParsed {
@@ -61,6 +77,12 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 		return nil, &canon.ReadError{Name: name, Err: ErrSnapshotTolerance, Hint: "compare with the model itself to apply a tolerance, or leave the tolerance out"}
 	}
 	m := matchTensors(a.Model, b.Model, opt)
+	if side := onnxsrc.Side(a.Model, b.Model); side >= 0 && !opt.MetadataOnly && !opt.HeaderOnly && !a.Remote && !b.Remote && !snapshots {
+		var err error
+		if m, err = onnxMatching(ctx, a, b, side, opt); err != nil {
+			return nil, err
+		}
+	}
 	var r *Report
 	switch remote := a.Remote || b.Remote; {
 	case opt.MetadataOnly:
@@ -101,6 +123,12 @@ func Models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 	}
 	if err := ggufDetails(ctx, r, a.Model, b.Model, opt); err != nil {
 		return nil, err
+	}
+	if opt.Xet {
+		var err error
+		if r.Xet, err = xetShare(ctx, a, b, opt); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -162,16 +190,24 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 		ta, tb := &ma.Tensors[p[0]], &mb.Tensors[p[1]]
 		same := ta.DType == tb.DType && ta.Len() == tb.Len()
 		byValue := !read.bigEndian && decodes(ta.DType) && decodes(tb.DType)
+		shapeA, shapeB := ta.Shape, tb.Shape
+		if m.onnx != nil {
+			shapeA, shapeB = m.onnx.Shapes(k, shapeA, shapeB)
+		}
 		switch {
 		case ta.NameOnly() || tb.NameOnly(): // a shard is missing: there are no bytes to read
-		case !equalShape(ta.Shape, tb.Shape) || !same && !byValue:
+		case !equalShape(shapeA, shapeB) || !same && !byValue:
 		case !a.Model.InFile(ta, a.Source.Size()) || !b.Model.InFile(tb, b.Source.Size()):
 			read.missing++
 			read.missingPair[k] = true
 		case same && ta.Len() == 0: // nothing to read
 			read.compared[k], read.results[k] = true, values.Comparison{Equal: true}
 		default:
-			pairs = push(pairs, values.Pair{A: values.TensorOf(a.Source, a.Model, ta), B: values.TensorOf(b.Source, b.Model, tb), BytesOnly: same && (bytesDecide || !byValue)})
+			pair := values.Pair{A: values.TensorOf(a.Source, a.Model, ta), B: values.TensorOf(b.Source, b.Model, tb), BytesOnly: same && (bytesDecide || !byValue)}
+			if m.onnx != nil {
+				m.onnx.Undo(k, &pair, ta.Shape, tb.Shape)
+			}
+			pairs = push(pairs, pair)
 			index = push(index, k)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff/onnxsrc"
 )
 
 // NoteCode names a note: a difference between the models that does not count (layout, formatting,
@@ -57,6 +58,10 @@ const (
 	NoteTensorOrder = NoteCode(delta.Order)
 	// NoteOffsets: the tensor data is laid out at other offsets.
 	NoteOffsets = NoteCode(delta.Offsets)
+	// NoteAliasDropped: Key, only in a, is a tied alias of Old (on both sides), as conversions drop.
+	NoteAliasDropped NoteCode = "tensors.alias-dropped"
+	// NoteAliasAdded: Key, only in b, is a tied alias of Old (on both sides).
+	NoteAliasAdded NoteCode = "tensors.alias-added"
 	// NoteKeyOrder: the metadata keys are in another order.
 	NoteKeyOrder = NoteCode(delta.KeyOrder)
 )
@@ -164,8 +169,14 @@ func newNote(n Note) Note {
 		n.Message = "tensors are listed in a different order in the header"
 	case NoteOffsets:
 		n.Message = "tensor data is laid out differently (other offsets)"
+	case NoteAliasDropped:
+		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is dropped: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
+	case NoteAliasAdded:
+		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is added: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
 	case NoteKeyOrder:
 		n.Message = "metadata keys are in a different order"
+	case NoteGraphConstants, NotePairedByValue, NoteGraphCopy, NoteGraphShared:
+		n.Message = onnxsrc.Message(onnxsrc.NoteCode(n.Code), n.Count, n.Key, n.Old, n.New)
 	}
 	return n
 }

@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"fmt"
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"io"
 	"strconv"
 	"strings"
@@ -97,6 +98,12 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 			t.metaChange(c, width)
 		}
 	}
+	if lines := r.Companions.Text(t.opt.Palette, t.opt.Context); len(lines) > 0 {
+		t.printf("\n%s\n%s\n", t.opt.Palette.Bold(companiondiff.Heading), strings.Join(lines, "\n"))
+	}
+	if r.Xet != nil {
+		t.xet(r.Xet)
+	}
 	if len(r.Notes) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
 		for _, n := range r.Notes {
@@ -122,6 +129,7 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 			renames[rn.From] = rn.To
 		}
 	}
+	pairedAs := pairedAs(r)
 	var shared string // what the group before says; a million alike groups share one text
 	for i := range r.Tensors.Groups {
 		g := &r.Tensors.Groups[i]
@@ -129,6 +137,9 @@ func (t *textWriter) tensorRows(r *Report) [][3]string {
 			shared = t.groupText(g, r.Tolerance != nil)
 		}
 		what := shared
+		if as := pairedAs[g.Pattern]; as != "" && g.Count == 1 {
+			what += t.opt.Palette.Dim(as)
+		}
 		if !t.opt.Full {
 			name := textfmt.Escape(g.Pattern)
 			if g.Kind == Renamed {
@@ -409,6 +420,9 @@ func Summary(r *Report) string {
 		if r.MetadataCompared {
 			scope = append(scope, fmt.Sprintf("%d metadata keys", m.Unchanged))
 		}
+		if c := r.Companions; c != nil && c.Compared {
+			scope = append(scope, fmt.Sprintf("%d files beside the tensors", c.Unchanged))
+		}
 		what := "identical"
 		switch {
 		case !r.Identical:
@@ -450,6 +464,9 @@ func Summary(r *Report) string {
 	}
 	if v := &r.Verdict; v.Changed {
 		parts = append(parts, "verdict: "+v.A.String()+" → "+v.B.String())
+	}
+	if s := r.Companions.Summary(); s != "" {
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, " · ") + notRead
 }
@@ -494,7 +511,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 			d := c.Values
 			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", markdown.Code(c.Name), num(d.RelL2), num(d.MaxAbsDiff),
-				coords(c.Old.Shape, d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
+				coords(valuesShape(c), d.MaxAbsDiffIndex), num(d.MeanAbsDiff), cosine(d.Cosine), percent(d.DiffFraction), nonFinite(d))
 		}
 	}
 	if r.Source != nil {
@@ -537,17 +554,25 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, c := range long {
 			var body strings.Builder
-			for _, l := range Fold(c.Lines, 2) {
-				op := l.Op
-				if op == "…" {
-					op = "@@"
+			lines := func(ls []Line) {
+				for _, l := range Fold(ls, 2) {
+					op := l.Op
+					if op == "…" {
+						op = "@@"
+					}
+					fmt.Fprintf(&body, "%s %s\n", op, textfmt.Escape(l.Text))
 				}
-				fmt.Fprintf(&body, "%s %s\n", op, textfmt.Escape(l.Text))
+			}
+			lines(c.Lines)
+			if pr := c.Prompt; pr != nil && pr.Lines != nil { // the prompts' diff (Options.RenderTemplates)
+				body.WriteString("@@ prompt diff (rendered on a fixed conversation; ⏎ ends a line)\n")
+				lines(pr.Lines)
 			}
 			fence := markdown.Fence(body.String())
 			p("\n<details><summary><code>%s</code></summary>\n\n%sdiff\n%s%s\n\n</details>\n", markdown.HTML(c.Key), fence, body.String(), fence)
 		}
 	}
+	r.Companions.Markdown(p)
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {

@@ -128,7 +128,7 @@ func mostChanged(r *Report) []*Change {
 func statRow(c *Change) []string {
 	d := c.Values
 	at := ""
-	if s := coords(c.Old.Shape, d.MaxAbsDiffIndex); s != "" {
+	if s := coords(valuesShape(c), d.MaxAbsDiffIndex); s != "" {
 		at = "at " + s
 	}
 	row := []string{"rel L2 " + num(d.RelL2), "max |a−b| " + num(d.MaxAbsDiff), at, "mean |a−b| " + num(d.MeanAbsDiff),

@@ -33,6 +33,10 @@ type Options struct {
 	All bool
 	// Canonical: Run keeps each model's canonical form (File.Canonical).
 	Canonical bool
+	// Xet: Run computes each file's Xet hash too (File.Xet), and how much of each file after the first
+	// is made of the chunks of those before it; alone (without Content, All or Canonical) it reads any
+	// regular file as bytes, a model or not. All computes it too, for local files.
+	Xet bool
 	// Source tunes how Run and Verify open models (the Hub's endpoint and token, HTTP limits).
 	Source source.Options
 	// BareKind is what Verify takes a manifest's bare hash lines (`<hex>  <path>`, as sha256sum and

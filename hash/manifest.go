@@ -12,8 +12,10 @@ import (
 //
 //	<kind>:<value>  <path>
 //
-// kind is st1 or ct1 (structure and content IDs) or an ecosystem hash name (sha256, autov1, autov2,
-// autov3, blake3, crc32). It also reads the manifests other tools write:
+// kind is st1 or ct1 (structure and content IDs), cf1 (a folder model's companion files ID: the
+// files a loader reads beside the tensors, see package canon/companion), an ecosystem hash name
+// (sha256, autov1, autov2, autov3, blake3, crc32) or xet (the Hugging Face Hub's Xet hash). It also
+// reads the manifests other tools write:
 //
 //	<hex>  <path>                  sha256sum, b3sum (text mode)
 //	<hex> *<path>                  sha256sum -b (binary mode)
@@ -35,7 +37,8 @@ type ManifestEntry struct {
 // kinds are the kinds a manifest may hold, in the order stdiff prints them, with their names in messages.
 var kinds = []struct{ kind, name string }{
 	{"st1", "structure ID"}, {"ct1", "content ID"}, {"sha256", "SHA256"}, {"autov1", "AutoV1"},
-	{"autov2", "AutoV2"}, {"autov3", "AutoV3"}, {"blake3", "BLAKE3"}, {"crc32", "CRC32"},
+	{"autov2", "AutoV2"}, {"autov3", "AutoV3"}, {"blake3", "BLAKE3"}, {"crc32", "CRC32"}, {"xet", "Xet hash"},
+	{"cf1", "companion files ID"},
 }
 
 // Kinds a manifest may hold, in the order stdiff prints them.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -46,6 +47,8 @@ type File struct {
 	ContentID *Hex
 	// Ecosystem is nil unless asked for (Options.All).
 	Ecosystem *Ecosystem
+	// Xet is nil unless asked for (Options.Xet).
+	Xet *Xet
 	// Findings are those of the hashes embedded in the metadata (see VerifyEmbedded), with Options.All.
 	Findings []canon.Finding
 	// Canonical is the canonical form the structure ID hashes (with Options.Content, the content form the
@@ -56,10 +59,18 @@ type File struct {
 	HeaderErr, ContentErr error
 	// Err is why the model could not be opened or read.
 	Err error
+	// CompanionsID identifies the files a loader reads beside the tensors of a folder model
+	// (companion.ID: config.json, the tokenizer's files, …); "" for a model not named by its folder.
+	CompanionsID Hex
 
+	// bytesOnly: the file was read as bytes, for its Xet hash alone (see Options.Xet): it has no IDs.
+	bytesOnly bool
 	// tensors are the digests of the model's tensors by name, when its content ID was computed (for
 	// the check of a snapshot, which names the tensors that changed).
 	tensors map[string][32]byte
+	// companions are the folder model's companion files (for the check of a snapshot, which names
+	// those that changed).
+	companions []companion.File
 }
 
 // Run opens each spec (a file, a shard set, a URL or hf://, as canon/source opens them) and computes
@@ -69,7 +80,18 @@ type File struct {
 func Run(ctx context.Context, specs []string, opt Options) *Report {
 	r := &Report{Schema: Schema, Files: make([]File, 0, len(specs))}
 	for _, spec := range specs {
-		r.Files = append(r.Files, hashFile(ctx, spec, opt, opt.All && namesShard(spec)))
+		if opt.xetOnly() {
+			r.Files = append(r.Files, xetFile(ctx, spec, opt))
+			continue
+		}
+		f := hashFile(ctx, spec, opt, opt.All && namesShard(spec))
+		if opt.Xet || opt.All && isLocalFile(spec) { // the Hub's hash rides with the ecosystem hashes of a local file
+			addXet(ctx, &f, opt)
+		}
+		r.Files = append(r.Files, f)
+	}
+	if opt.Xet || opt.All {
+		shareXet(r.Files)
 	}
 	return r
 }
@@ -141,6 +163,9 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 		f.Size, f.MTime = fs.Size(), st.ModTime().UTC()
 	}
 	f.Valid, f.RefErr = m.Valid(), m.RefErr
+	if opened.Folder != "" {
+		f.CompanionsID, f.companions = Hex(companion.ID(opened.Companions)), opened.Companions
+	}
 	switch {
 	case !m.HeaderParsed:
 		f.HeaderErr = HeaderError(m)
@@ -243,6 +268,9 @@ func HeaderError(m *canon.Model) error {
 	return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %v", what, m.RefErr)}
 }
 
+// errNotFolder is why a model has no companion files ID.
+var errNotFolder = errors.New("it is not named by its folder (a save_pretrained, PEFT or diffusers folder, or a Hugging Face cache folder), whose files beside the tensors the ID covers")
+
 // errNoAutoV1 is why a file under AutoV1MinSize bytes has no AutoV1.
 var errNoAutoV1 = fmt.Errorf("it hashes file bytes 0x100000 to 0x110000, and the file has fewer than %s bytes", textfmt.Thousands(AutoV1MinSize))
 
@@ -256,6 +284,19 @@ func (f *File) Hash(kind string) (string, error) {
 			return "", f.HeaderErr
 		}
 		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+	case "cf1":
+		switch {
+		case f.CompanionsID == "":
+			return "", errNotFolder
+		case f.StructureID == "": // a manifest identifies the tensors first
+			return "", f.HeaderErr
+		}
+		return strings.TrimPrefix(string(f.CompanionsID), companion.IDPrefix), nil
+	case "xet":
+		if f.Xet == nil {
+			return "", nil
+		}
+		return f.Xet.Hash, nil
 	case "ct1":
 		if f.ContentID == nil {
 			return "", nil
@@ -362,7 +403,10 @@ type fileRecord struct {
 	ReferenceError *refErrorRecord `json:"reference_error"`
 	StructureID    Hex             `json:"structure_id"`
 	ContentID      *Hex            `json:"content_id,omitempty"`
+	CompanionsID   Hex             `json:"companions_id,omitempty"`
 	*Ecosystem
+	XetHash  string          `json:"xet_hash,omitempty"`
+	Xet      *Xet            `json:"xet,omitempty"`
 	Findings []canon.Finding `json:"findings,omitempty"`
 }
 
@@ -387,7 +431,13 @@ func (f *File) record() any {
 	if f.Err != nil {
 		return errorRecord{Path: f.Path, Error: f.Err.Error()}
 	}
-	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, Ecosystem: f.Ecosystem}
+	if f.bytesOnly {
+		return f.xetRecord()
+	}
+	r := fileRecord{Path: f.Path, Valid: f.Valid, StructureID: f.StructureID, ContentID: f.ContentID, CompanionsID: f.CompanionsID, Ecosystem: f.Ecosystem, Xet: f.Xet}
+	if f.Xet != nil {
+		r.XetHash = f.Xet.Hash
+	}
 	if f.Size >= 0 {
 		size, mtime := f.Size, f.MTime.Format(time.RFC3339Nano)
 		r.Size, r.MTime = &size, &mtime

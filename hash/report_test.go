@@ -87,10 +87,10 @@ func TestVerifyCodes(t *testing.T) {
 		bad      []string
 	}{
 		{"same", valid, full, "", "", nil},
-		{"metadata edited", retitled.Build(), full, ChangeHeader, "header changed (metadata or formatting); the data section is the same", []string{"sha256", "autov2", "blake3", "crc32"}},
-		{"data re-ordered", reordered.Build(), full, ChangeLayout, "data layout changed (tensor order or gaps); every tensor is the same", []string{"sha256", "autov2", "autov3", "blake3", "crc32"}},
-		{"tensor bytes", retrained.Build(), full, ChangeContent, "tensor bytes changed; names, dtypes and shapes are the same", []string{"ct1", "sha256", "autov2", "autov3", "blake3", "crc32"}},
-		{"shape", reshaped.Build(), full, ChangeStructure, "structure changed: tensor names, dtypes, shapes or count differ", []string{"st1", "ct1", "sha256", "autov2", "autov3", "blake3", "crc32"}},
+		{"metadata edited", retitled.Build(), full, ChangeHeader, "header changed (metadata or formatting); the data section is the same", []string{"sha256", "autov2", "blake3", "crc32", "xet"}},
+		{"data re-ordered", reordered.Build(), full, ChangeLayout, "data layout changed (tensor order or gaps); every tensor is the same", []string{"sha256", "autov2", "autov3", "blake3", "crc32", "xet"}},
+		{"tensor bytes", retrained.Build(), full, ChangeContent, "tensor bytes changed; names, dtypes and shapes are the same", []string{"ct1", "sha256", "autov2", "autov3", "blake3", "crc32", "xet"}},
+		{"shape", reshaped.Build(), full, ChangeStructure, "structure changed: tensor names, dtypes, shapes or count differ", []string{"st1", "ct1", "sha256", "autov2", "autov3", "blake3", "crc32", "xet"}},
 		{"file hashes and content ID", retitled.Build(), keep(full, "ct1", "sha256"), ChangeFile, "file bytes changed; every tensor is the same (metadata or layout edited)", []string{"sha256"}},
 		{"file hashes only", retitled.Build(), keep(full, "sha256", "crc32"), ChangeFile, "file bytes changed (sha256, crc32 differ)", []string{"sha256", "crc32"}},
 		{"autov1 of a small file", valid, "autov1:e3b0c442  " + path + "\n", UnavailableAutoV1, "no AutoV1: it hashes file bytes 0x100000 to 0x110000, and the file has fewer than 1,114,112 bytes", nil},
@@ -284,8 +284,8 @@ func TestDuplicatesAcrossShards(t *testing.T) {
 	}
 }
 
-// TestMarkdownShowsEcosystemHashes: with All, the Markdown table has a column per ecosystem hash, "—"
-// where the file has none (AutoV1 of a small file).
+// TestMarkdownShowsEcosystemHashes: with All, the Markdown table has a column per ecosystem hash and
+// the Xet hash, "—" where the file has none (AutoV1 of a small file).
 func TestMarkdownShowsEcosystemHashes(t *testing.T) {
 	paths := writeFiles(t, sample().Build())
 	r := Run(t.Context(), paths, Options{Content: true, All: true})
@@ -295,8 +295,8 @@ func TestMarkdownShowsEcosystemHashes(t *testing.T) {
 	}
 	lines := strings.Split(b.String(), "\n")
 	e := r.Files[0].Ecosystem
-	if lines[0] != "| file | structure ID | content ID | SHA256 | AutoV1 | AutoV2 | AutoV3 | BLAKE3 | CRC32 |" ||
-		!strings.Contains(lines[2], "| `"+e.SHA256+"` | — | `"+e.AutoV2+"` | `"+string(e.AutoV3)+"` | `"+e.BLAKE3+"` | `"+e.CRC32+"` |") {
+	if lines[0] != "| file | structure ID | content ID | SHA256 | AutoV1 | AutoV2 | AutoV3 | BLAKE3 | CRC32 | Xet hash |" ||
+		!strings.Contains(lines[2], "| `"+e.SHA256+"` | — | `"+e.AutoV2+"` | `"+string(e.AutoV3)+"` | `"+e.BLAKE3+"` | `"+e.CRC32+"` | `"+r.Files[0].Xet.Hash+"` |") {
 		t.Errorf("Markdown:\n%s", b.String())
 	}
 }

@@ -3,9 +3,12 @@ package hash
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
@@ -119,5 +122,15 @@ func Snapshot(ctx context.Context, spec, out string, opt Options) (s *snapshot.S
 	if !o.Remote {
 		files = append([]string{spec}, o.Files()...)
 	}
-	return snapshot.New(m, name, digests, stats), files, nil
+	s = snapshot.New(m, name, digests, stats)
+	if o.Folder != "" { // a folder model: the files a loader reads beside its tensors are part of it
+		for _, f := range o.Companions {
+			if !utf8.ValidString(f.Path) {
+				return nil, nil, &canon.ReadError{Name: m.Name, Err: fmt.Errorf("companion file %q: its name is not valid UTF-8, which a snapshot (JSON) cannot record", f.Path)}
+			}
+		}
+		s.Companions = append([]companion.File{}, o.Companions...)
+		s.Seal()
+	}
+	return s, files, nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
 )
@@ -45,6 +46,13 @@ const (
 	// ChangeFile: whole-file hashes differ (Mismatched lists them); when the content ID was checked
 	// too, every tensor is the same.
 	ChangeFile Code = "change.file"
+	// ChangeCompanion: the companion files ID differs (a folder model's config.json, tokenizer
+	// files, chat template… were added, removed or changed) and the tensors are as the manifest says.
+	// A snapshot's check names the files (Files).
+	ChangeCompanion Code = "change.companion"
+	// UnavailableCompanion: the manifest has a companion files ID and the model has none (it is no
+	// longer named by its folder).
+	UnavailableCompanion Code = "unavailable.companion"
 	// ChangeVerdict: the reference reader's verdict on the model is not the one its snapshot recorded
 	// (valid or rejected, and the error kind), and its IDs match (VerifySnapshot).
 	ChangeVerdict Code = "change.verdict"
@@ -62,7 +70,7 @@ const (
 )
 
 // unavailable is the code of each kind a file may be unable to have.
-var unavailable = map[string]Code{"st1": UnavailableStructure, "ct1": UnavailableContent, "autov1": UnavailableAutoV1, "autov3": UnavailableAutoV3}
+var unavailable = map[string]Code{"st1": UnavailableStructure, "ct1": UnavailableContent, "cf1": UnavailableCompanion, "autov1": UnavailableAutoV1, "autov3": UnavailableAutoV3}
 
 // VerifyResult is the check of one file. Err set means it could not be opened or read; it then failed.
 type VerifyResult struct {
@@ -79,6 +87,9 @@ type VerifyResult struct {
 	// Tensors name the tensors that changed (their bytes differ, or they are on one side only), in
 	// name order, when a snapshot was checked (VerifySnapshot) and the content differs.
 	Tensors []string `json:"tensors,omitempty"`
+	// Files name the companion files that changed (added, removed or other digests), in path order,
+	// when a snapshot of a folder model was checked.
+	Files []string `json:"files,omitempty"`
 	// Why is, for an unavailable.* code, why the file cannot have that hash.
 	Why error `json:"-"`
 	// Err is why the file could not be opened or read.
@@ -97,11 +108,12 @@ type verifyRecord struct {
 	Checked    []string `json:"checked"`
 	Mismatched []string `json:"mismatched,omitempty"`
 	Tensors    []string `json:"tensors,omitempty"`
+	Files      []string `json:"files,omitempty"`
 	Error      string   `json:"error,omitempty"`
 }
 
 func (v *VerifyResult) record() verifyRecord {
-	r := verifyRecord{Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched, Tensors: v.Tensors}
+	r := verifyRecord{Path: v.Path, OK: v.OK, Code: v.Code, Reason: v.Reason, Checked: v.Checked, Mismatched: v.Mismatched, Tensors: v.Tensors, Files: v.Files}
 	if v.Err != nil {
 		r.Error = v.Err.Error()
 	}
@@ -226,9 +238,9 @@ func Verify(ctx context.Context, manifest io.Reader, opt Options) (*VerifyReport
 // snapshot, the model it names (see VerifySnapshot). Its errors are *canon.ReadError
 // values naming the manifest, with the hint of a ManifestError.
 func VerifyManifest(ctx context.Context, path string, opt Options) (*VerifyReport, error) {
-	f, err := os.Open(path)
+	f, _, err := canon.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
-		return nil, canon.PathError("open", path, err)
+		return nil, err
 	}
 	defer f.Close()
 	head := make([]byte, 256)
@@ -256,13 +268,19 @@ func verifyFile(ctx context.Context, path string, want map[string]string, opt Op
 	for _, k := range Kinds {
 		if _, ok := want[k]; ok {
 			v.Checked = append(v.Checked, k)
-			all = all || (k != "st1" && k != "ct1")
+			all = all || (k != "st1" && k != "ct1" && k != "xet" && k != "cf1")
 		}
 	}
 	_, opt.Content = want["ct1"]
+	_, opt.Xet = want["xet"]
 	opt.All, opt.Canonical = all, false
-	wholeFileOnly := !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1")
-	f := hashFile(ctx, path, opt, wholeFileOnly || (all && namesShard(path)))
+	wholeFileOnly := !slices.Contains(v.Checked, "st1") && !slices.Contains(v.Checked, "ct1") && !slices.Contains(v.Checked, "cf1")
+	var f File
+	if opt.xetOnly() {
+		f = xetFile(ctx, path, opt)
+	} else if f = hashFile(ctx, path, opt, wholeFileOnly || (all && namesShard(path))); opt.Xet {
+		addXet(ctx, &f, opt)
+	}
 	if f.Err != nil {
 		v.Err = f.Err
 		return v, &f
@@ -294,6 +312,8 @@ func changeCode(checked, bad []string) Code {
 		return ChangeStructure
 	case has(bad, "ct1"):
 		return ChangeContent
+	case has(bad, "cf1"):
+		return ChangeCompanion
 	case has(bad, "autov3") && has(checked, "ct1"):
 		return ChangeLayout
 	case has(checked, "autov3") && !has(bad, "autov3"):
@@ -304,11 +324,17 @@ func changeCode(checked, bad []string) Code {
 
 // changeReason is a change code in words.
 func changeReason(c Code, checked, bad []string) string {
+	also := ""
+	if c != ChangeCompanion && slices.Contains(bad, "cf1") {
+		also = "; " + companionsChanged
+	}
 	switch c {
 	case ChangeStructure:
-		return "structure changed: tensor names, dtypes, shapes or count differ"
+		return "structure changed: tensor names, dtypes, shapes or count differ" + also
 	case ChangeContent:
-		return "tensor bytes changed; names, dtypes and shapes are the same"
+		return "tensor bytes changed; names, dtypes and shapes are the same" + also
+	case ChangeCompanion:
+		return companionsChanged
 	case ChangeLayout:
 		return "data layout changed (tensor order or gaps); every tensor is the same"
 	case ChangeHeader:
@@ -319,6 +345,9 @@ func changeReason(c Code, checked, bad []string) string {
 	}
 	return "file bytes changed (" + strings.Join(bad, ", ") + " differ)"
 }
+
+// companionsChanged is ChangeCompanion in words.
+const companionsChanged = "files beside the tensors changed (config.json, tokenizer, chat template…)"
 
 // VerifySnapshot checks the model the snapshot at path was made of (its recorded path: absolute, or
 // relative to the snapshot's folder; or its URL) against the snapshot's structure and content IDs and
@@ -337,7 +366,19 @@ func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyRepor
 		target = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
 	}
 	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, ContentPrefix)}
+	if s.Companions != nil { // a folder model: the files beside its tensors are checked too
+		want["cf1"] = strings.TrimPrefix(companion.ID(s.Companions), companion.IDPrefix)
+	}
 	v, f := verifyFile(ctx, target, want, opt)
+	if slices.Contains(v.Mismatched, "cf1") {
+		v.Files = changedFiles(s.Companions, f.companions)
+		if len(v.Files) > 0 && v.Code == ChangeCompanion {
+			v.Reason = "files beside the tensors changed: " + strings.Join(v.Files[:min(len(v.Files), 3)], ", ")
+			if len(v.Files) > 3 {
+				v.Reason += fmt.Sprintf(" and %d more", len(v.Files)-3)
+			}
+		}
+	}
 	if f.tensors != nil && !v.OK {
 		v.Tensors = changedTensors(s, f.tensors)
 		if len(v.Tensors) > 0 {
@@ -376,6 +417,27 @@ func verifyVerdict(v *VerifyResult, recorded snapshot.Verdict, f *File) {
 	case v.Code != "":
 		v.Reason += "; " + why
 	}
+}
+
+// changedFiles names, in path order, the companion files whose digests differ between a snapshot's
+// (recorded) and the model's (got), and those on one side only.
+func changedFiles(recorded, got []companion.File) []string {
+	digests := map[string]string{}
+	for _, f := range recorded {
+		digests[f.Path] = f.Digest
+	}
+	var out []string
+	for _, f := range got {
+		if d, ok := digests[f.Path]; !ok || d != f.Digest {
+			out = append(out, f.Path)
+		}
+		delete(digests, f.Path)
+	}
+	for p := range digests {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // changedTensors names, in name order, the tensors whose digests differ from the snapshot's, and

@@ -82,11 +82,24 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			continue
 		}
 		kinds := []string{"st1"}
+		if f.bytesOnly {
+			kinds = nil
+		}
 		if f.ContentID != nil {
 			kinds = append(kinds, "ct1")
 		}
 		if f.Ecosystem != nil {
-			kinds = append(kinds, Kinds[2:]...)
+			for _, k := range Kinds[2:] {
+				if k != "xet" && k != "cf1" {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+		if f.Xet != nil {
+			kinds = append(kinds, "xet")
+		}
+		if f.CompanionsID != "" {
+			kinds = append(kinds, "cf1")
 		}
 		if !head {
 			head = true

@@ -100,6 +100,8 @@ th button { border: 0; padding: 0; font-weight: bold; background: none; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .barbox { display: inline-block; width: 6rem; vertical-align: middle; }
 .bar { display: block; height: .7rem; background: var(--accent); min-width: 1px; }
+tr.alarm td { background: color-mix(in srgb, var(--bad) 14%, transparent); }
+tr.alarm td:first-child { border-left: 4px solid var(--bad); }
 [hidden] { display: none !important; }
 `
 

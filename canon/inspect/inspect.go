@@ -25,6 +25,7 @@ import (
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 )
 
 // Schema is the version of a card's JSON, its first field.
@@ -43,6 +44,10 @@ type Options struct {
 	// (SHA256, AutoV1, AutoV2, AutoV3, BLAKE3, CRC32; AutoV3 lower-case hex), reading src once.
 	// hash.FileHashesOf is the one stdiff uses; inspect computes no hash of its own.
 	FileHashes func(ctx context.Context, src canon.Source, m *canon.Model) (map[string]string, error)
+	// Inherit, when set, is called with each card made: it may fill in what is known of the model it
+	// is derived from (derived.Inherit in hash/dupes/derived is the one stdiff uses: the original's
+	// CivitAI name, ids, base model and triggers, their Sources saying so).
+	Inherit func(ctx context.Context, c *Card, spec string)
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
 	MaxTensors int
@@ -73,6 +78,10 @@ type Card struct {
 	TensorCount int    `json:"tensor_count"`
 	Params      Params `json:"params"`
 	ParamsTotal uint64 `json:"params_total"`
+	// ParamsApart counts, per role, the tensors that are not the model's weights and that Params
+	// leaves out (canon.Model.ParamsApart): tied aliases (a storage counts once), optimizer and
+	// training state of a checkpoint, graph constants. Empty when every tensor is a weight.
+	ParamsApart []canon.RoleCount `json:"params_apart"`
 	// Metadata is `__metadata__` in file order (a JSON object).
 	Metadata Metadata `json:"metadata"`
 	// Info is what the LoRA conventions and the tensors say the model is (for GGUF, also what the
@@ -102,6 +111,10 @@ type Card struct {
 	// snapshot names it; absent for a model. A snapshot records no layout: HeaderLen and DataLen are 0.
 	SnapshotOf string `json:"snapshot_of,omitempty"`
 	Verified   bool   `json:"-"`
+	// Store is, for a local file that is a store's blob (a Hugging Face cache repository's
+	// blobs/ETAG, the cache's shared blob store, ollama's blobs), where it lies: which store, the hash
+	// its name claims and the snapshot files that refer to it (see store.Locate); absent otherwise.
+	Store *store.Blob `json:"store,omitempty"`
 }
 
 // Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
@@ -125,6 +138,17 @@ type Tensor struct {
 	// Shard is the file of a shard set that holds the tensor ("" for a model in one file). A tensor of
 	// a missing shard (the one its index names) is known by this and its name only: DType "", Shape [].
 	Shard string `json:"shard,omitempty"`
+	// TensorRole, for a tensor that is not a weight of the model, says what it is (in JSON its fields
+	// are the tensor's: role, alias_of); nil for a weight.
+	*TensorRole
+}
+
+// TensorRole is what a tensor that is not a weight of the model is.
+type TensorRole struct {
+	// Role is canon.Role: alias, optimizer, training, constant.
+	Role canon.Role `json:"role"`
+	// AliasOf names the tensor an alias views.
+	AliasOf string `json:"alias_of,omitempty"`
 }
 
 // Metadata is metadata in file order; its JSON is an object with the keys in that order.
@@ -183,6 +207,8 @@ type read struct {
 	verified bool
 	// snapshotOf is the model a snapshot was made of ("" for a model).
 	snapshotOf string
+	// store is where a store's blob lies (store.Locate), nil for another file.
+	store *store.Blob
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -207,6 +233,13 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	named := spec // what the name is derived from: the file a folder holds, a snapshot's model
 	if !o.Remote && m.Shards == nil {
 		named = m.Name
+	}
+	var where *store.Blob
+	if !o.Remote && o.Snapshot == nil {
+		where = store.Locate(spec)
+	}
+	if p := where.Snapshot(); p != "" && m.Shards == nil {
+		named = p // a blob's name is a hash: it is named as the snapshot file that refers to it is
 	}
 	if o.Snapshot != nil && opt.Verify {
 		return nil, &canon.ReadError{Name: spec, Err: errors.New("is a snapshot: it holds no bytes to verify hashes against"), Hint: "verify the model itself"}
@@ -233,7 +266,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where}
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
@@ -273,7 +306,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
+		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
 	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header
@@ -285,9 +318,17 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	if c.SnapshotOf != "" {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
+	c.Store = r.store
+	if opt.Inherit != nil {
+		defer opt.Inherit(ctx, c, spec)
+	}
 	if c.Metadata == nil {
 		c.Metadata = Metadata{}
 	}
+	if c.ParamsApart == nil {
+		c.ParamsApart = []canon.RoleCount{}
+	}
+	roles, aliasOf := m.Roles()
 	tensors := m.Tensors
 	if opt.MaxTensors > 0 && len(tensors) > opt.MaxTensors {
 		tensors = tensors[:opt.MaxTensors]
@@ -302,6 +343,12 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		c.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: shape, DataOffsets: [2]uint64{t.Begin, t.End}, Bytes: t.Len()}
 		if shards != nil {
 			c.Tensors[i].Shard = shards[i]
+		}
+		if r := canon.RoleAt(roles, i); r != canon.RoleWeight {
+			c.Tensors[i].TensorRole = &TensorRole{Role: r}
+			if aliasOf[i] >= 0 {
+				c.Tensors[i].AliasOf = m.Tensors[aliasOf[i]].Name
+			}
 		}
 	}
 	return c, nil

@@ -74,6 +74,7 @@ type Row struct {
 // the report's Errors too.
 func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	paths, errs := source.Walk(ctx, roots, source.WalkOptions{AllFormats: true})
+	paths = oncePerModel(paths) // a cache's blob and its snapshots' links to it are one model
 	r := &ShortReport{Schema: ShortSchema, Files: make([]Row, len(paths)), Errors: errs}
 	workers := opt.Workers
 	if workers <= 0 {

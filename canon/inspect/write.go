@@ -141,6 +141,9 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	default:
 		row("size", "%s (no readable header)", textfmt.Bytes(uint64(c.FileSize)))
 	}
+	for _, r := range storeRows(c.Store, opt.Full) {
+		row(r[0], "%s", textfmt.Escape(r[1]))
+	}
 	row("tensors", "%d", c.TensorCount)
 	if len(c.Params) > 0 {
 		parts := make([]string, 0, len(c.Params))
@@ -148,6 +151,9 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			parts = append(parts, fmt.Sprintf("%s %s", textfmt.Escape(string(pc.DType)), textfmt.Thousands(pc.Elements)))
 		}
 		row("parameters", "%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))
+	}
+	if a := apartText(c.ParamsApart); a != "" {
+		row("apart", "%s", a)
 	}
 	if c.GGUF != nil {
 		writeGGUFText(b, c.GGUF, opt, row)
@@ -405,7 +411,7 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 		{"rank", rank}, {"base model", info.BaseModel}, {"triggers", strings.Join(info.Triggers, ", ")},
 		{"guessed triggers", strings.Join(info.GuessedTriggers, ", ")}, {"preferred weight", weight},
 		{"verdict", verdict}, {"size", textfmt.Bytes(uint64(c.FileSize))}, {"snapshot of", c.SnapshotOf}, {"tensors", fmt.Sprint(c.TensorCount)},
-		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}} {
+		{"parameters", fmt.Sprintf("%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))}, {"apart", apartText(c.ParamsApart)}} {
 		if kv[1] != "" {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 		}
@@ -416,6 +422,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 			}
 			fmt.Fprintf(b, "| CivitAI | [%s](%s) |\n", ids, u)
 		}
+	}
+	for _, kv := range storeRows(c.Store, true) {
+		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 	}
 	if c.GGUF != nil {
 		for _, kv := range ggufRows(c.GGUF) {
@@ -619,4 +628,26 @@ func WriteShortJSONL(w io.Writer, r *ShortReport) error {
 		records[i] = &r.Files[i]
 	}
 	return textfmt.WriteRecords(w, r.Schema, records...)
+}
+
+// roleWords names a role's tensors in the text of a card.
+var roleWords = map[canon.Role]string{canon.RoleAlias: "tied aliases", canon.RoleOptimizer: "optimizer state",
+	canon.RoleTraining: "training state", canon.RoleConstant: "graph constants"}
+
+// apartText is the tensors counted apart from the parameters, in words: "tied aliases 1 (128) ·
+// optimizer state 21 (712)", tensors then elements; "" when there are none.
+func apartText(apart []canon.RoleCount) string {
+	parts := make([]string, 0, len(apart))
+	for _, a := range apart {
+		w := roleWords[a.Role]
+		if w == "" {
+			w = string(a.Role)
+		}
+		elements := "elements"
+		if a.Elements == 1 {
+			elements = "element"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s %s)", w, textfmt.Plural(a.Tensors, "tensor"), textfmt.Thousands(a.Elements), elements))
+	}
+	return strings.Join(parts, " · ")
 }

@@ -234,7 +234,8 @@ func splitEnding(match string) int {
 // LoRA's modules end alike), each taken when no longer ending ends with it. FuzzPart checks it against splitPart.
 func (sv *survey) part(name string) (module string, p part) {
 	match := name
-	if strings.Contains(match, ".default") { // PEFT's adapter name, kept by some savers
+	// PEFT's adapter name, kept by some savers: it starts at a '.', so not before the first.
+	if dot := strings.IndexByte(match, '.'); dot >= 0 && strings.Contains(match[dot:], ".default") {
 		match = strings.TrimSuffix(strings.ReplaceAll(match, ".default.", "."), ".default")
 	}
 	x := partIndex()
@@ -367,7 +368,8 @@ var unetChannels = map[uint64]bool{320: true, 640: true, 1280: true}
 
 // isA1111TI reports whether a tensor name is one of the textual-inversion layouts A1111 loads.
 func isA1111TI(name string) bool {
-	return name == "emb_params" || name == "clip_l" || name == "clip_g" || strings.HasPrefix(name, "string_to_param")
+	return name == "emb_params" || name == "clip_l" || name == "clip_g" ||
+		name != "" && name[0] == 's' && strings.HasPrefix(name, "string_to_param") // the first byte rules out most names at once
 }
 
 // survey is what a model's tensors say, counted in one pass: how many names follow each naming
@@ -381,6 +383,12 @@ type survey struct {
 	head                string
 	headCounts          nameCounts
 	headFlux, headJoint bool
+	// headEnds says which words an LLM's layer name has before a '.' the head ends with (llmEnds).
+	headEnds llmEnds
+	// tails are what the last few parts of names from their first '.' on said (a module's tensors end
+	// alike), tailNext the one to replace next.
+	tails    [4]tailWords
+	tailNext int
 	// a1111TI counts A1111 textual-inversion tensors; loose counts tensors of no adapter module
 	// (alphas, a checkpoint's weights).
 	a1111TI, loose int
@@ -474,7 +482,11 @@ func (sv *survey) survey(m *canon.Model) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
 		sv.countName(t.Name)
-		switch rest, bundled := strings.CutPrefix(t.Name, "bundle_emb."); {
+		rest, bundled := "", false
+		if t.Name != "" && t.Name[0] == 'b' { // the first byte rules out most names at once
+			rest, bundled = strings.CutPrefix(t.Name, "bundle_emb.")
+		}
+		switch {
 		case bundled: // a LoRA bundled with embeddings: bundle_emb.NAME.<A1111 layout>
 			tok, sub, _ := strings.Cut(rest, ".")
 			if isA1111TI(sub) {
@@ -536,10 +548,62 @@ func (sv *survey) countName(name string) {
 		sv.head, sv.headCounts = head, nameCounts{}
 		sv.headCounts.countPrefixes(head)
 		sv.headFlux, sv.headJoint = blocksOf(head)
+		sv.headEnds = llmEndsOf(name[:dot])
 	}
 	sv.add(&sv.headCounts)
-	flux, joint := blocksOf(name[dot:])
-	sv.countWords(flux || sv.headFlux, joint || sv.headJoint, name)
+	tail := sv.wordsOf(name[dot:])
+	switch {
+	case tail.flux || sv.headFlux:
+		sv.flux++
+	case tail.joint || sv.headJoint:
+		sv.sd3++
+	case tail.llm || sv.headEnds.follows(tail.s):
+		// llmLayer(name), the head's '.' looked at through what the head ends with: the words before a
+		// later '.' hold no '.', so they lie in the tail.
+		sv.llm++
+	}
+}
+
+// tailWords is what the part of a name from its first '.' on says: blocksOf's words, and llmLayer's
+// at its later '.'s.
+type tailWords struct {
+	s                string
+	flux, joint, llm bool
+}
+
+// wordsOf returns what tail says, remembered for the next few names.
+func (sv *survey) wordsOf(tail string) *tailWords {
+	for i := range sv.tails {
+		if t := &sv.tails[i]; t.s == tail {
+			return t
+		}
+	}
+	t := &sv.tails[sv.tailNext]
+	sv.tailNext = (sv.tailNext + 1) % len(sv.tails)
+	t.s = tail
+	t.flux, t.joint = blocksOf(tail)
+	t.llm = llmLayer(tail)
+	return t
+}
+
+// llmEnds says which of the words llmLayer looks for before a '.' a name's part ends with.
+type llmEnds struct{ selfAttn, mlp, attn bool }
+
+// llmEndsOf is what s ends with.
+func llmEndsOf(s string) llmEnds {
+	return llmEnds{strings.HasSuffix(s, "self_attn"), strings.HasSuffix(s, "mlp"), strings.HasSuffix(s, "attn")}
+}
+
+// follows reports whether after (which starts with '.') makes an LLM's layer name with a part ending
+// as e says: llmLayer's test at one '.'.
+func (e llmEnds) follows(after string) bool {
+	c := byte(0)
+	if len(after) > 1 {
+		c = after[1]
+	}
+	return c == 'q' && e.selfAttn && strings.HasPrefix(after, ".q_proj") ||
+		c == 'g' && e.mlp && strings.HasPrefix(after, ".gate_proj") ||
+		c == 'c' && e.attn && strings.HasPrefix(after, ".c_attn")
 }
 
 // dottedStem reports whether s is the part before the first '.' of a beginning countPrefixes looks

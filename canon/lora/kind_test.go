@@ -345,7 +345,8 @@ func FuzzCountName(f *testing.F) {
 		"x.joint_blocks.0\nx.double_blocks\nmodel.layers.0.self_attn.q_proj.weight\nmodel.layers.0.self_attn.q_proj.lora_A.weight\n" +
 		"base_model.model.x.lora_A.weight\nconditioner.embedders.1.model\nunet.down\ntransformer.h.0.attn.c_attn.weight\n" +
 		"a.self_attn.q_proj\na.mlp.gate_proj\nlora_unet_down_blocks_0.x\nlora_unet_down_blocks_.x\nlora_te_text_model_encoder_layers_7.x\n" +
-		"double_blocks.x\nx_double.x\nq.x\n.x\nx.\n..\n")
+		"double_blocks.x\nx_double.x\nq.x\n.x\nx.\n..\n" +
+		"x_self_attn.q_proj.weight\nmlp.gate_proj\nh_attn.c_attn\nself_attn.q_projx\nself_attn.\nmlp.g\nx.y.default\n")
 	f.Fuzz(func(t *testing.T, names string) {
 		var memo, each survey
 		for _, name := range strings.Split(names, "\n") {

@@ -1,11 +1,10 @@
 package lora
 
 import (
+	"encoding/binary"
 	"encoding/json"
-	"hash/maphash"
 	"math/bits"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -34,9 +33,12 @@ func tagSummary(s string, n int) (dirs, top []string, ok bool) {
 	return dirs, mostFrequent(counts, n), true
 }
 
-// scanTopTags is tagSummary's fast path for at most one folder whose tags are distinct, trimmed, and
-// counted in plain integers: ok is false for anything else, valid or not. Tags are told apart by
-// 64-bit hashes (tagSet): two that share one send the input to the general path.
+// scanTopTags is tagSummary's fast path for at most one folder whose tags are trimmed and counted in
+// plain integers: ok is false for anything else, valid or not. A tag that comes again sends the input
+// to the general path (the last of a repeated tag counts, as in encoding/json) when it was ever among
+// the best so far (topSeen); one that never was is out of the top of every count, its last included:
+// the best only get better. So only the few tags that were ever among the best are remembered, not
+// every tag.
 func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 	if !utf8.ValidString(s) {
 		return nil, nil, false
@@ -52,14 +54,12 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 	if !ok || !sc.byte(':') || !sc.byte('{') {
 		return nil, nil, false
 	}
-	set := tagSets.Get().(*tagSet)
-	defer tagSets.Put(set)
-	set.reset((len(s) - sc.i) / 24) // some 25 bytes a tag
 	best := make([]tagCount, 0, n+1)
+	var seen topSeen
 	if !sc.byte('}') {
 		for {
 			tag, escaped, ok := sc.view()
-			if !ok || !sc.byte(':') || spaced(tag) || !set.add(tag) {
+			if !ok || !sc.byte(':') || spaced(tag) || seen.has(tag) {
 				return nil, nil, false
 			}
 			c, ok := sc.count()
@@ -71,6 +71,7 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 					x.tag = strings.Clone(tag) // a view of sc.buf
 				}
 				best = insertTop(best, x, n)
+				seen.add(x.tag)
 			}
 			if sc.byte('}') {
 				break
@@ -129,59 +130,39 @@ func insertTop(top []tagCount, x tagCount, n int) []tagCount {
 	return top[:min(len(top), n)]
 }
 
-// tagSet is a set of the 64-bit hashes of tags, an open-addressed table; tagSets keeps them for reuse.
-type tagSet struct {
-	seed  maphash.Seed
-	slots []uint64 // 0 is an empty slot
-	n     int
+// topSeen is the tags that were ever among the best of scanTopTags: a few, looked up in a filter of
+// their lengths and end bytes before they are compared.
+type topSeen struct {
+	filter [1024 / 64]uint64
+	tags   []string
 }
 
-var tagSets = sync.Pool{New: func() any { return &tagSet{seed: maphash.MakeSeed()} }}
-
-// reset empties the set, with room for about hint hashes.
-func (ts *tagSet) reset(hint int) {
-	size := 64
-	for size < 2*hint {
-		size <<= 1
+// key is where tag's bit is in the filter.
+func (ts *topSeen) key(tag string) uint {
+	if tag == "" {
+		return 0
 	}
-	if cap(ts.slots) < size {
-		ts.slots = make([]uint64, size)
-	}
-	ts.slots = ts.slots[:size]
-	clear(ts.slots)
-	ts.n = 0
+	return (uint(len(tag))*131 + uint(tag[0])*31 + uint(tag[len(tag)-1])) % 1024
 }
 
-// add adds tag's hash to the set; it reports false when the hash is there already.
-func (ts *tagSet) add(tag string) bool {
-	if 2*(ts.n+1) > len(ts.slots) {
-		old := ts.slots
-		ts.slots, ts.n = make([]uint64, 2*len(old)), 0
-		for _, h := range old {
-			if h != 0 {
-				ts.insert(h)
-			}
-		}
-	}
-	h := maphash.String(ts.seed, tag)
-	if h == 0 {
-		h = 1
-	}
-	return ts.insert(h)
+// add remembers tag (which must not change afterwards).
+func (ts *topSeen) add(tag string) {
+	k := ts.key(tag)
+	ts.filter[k/64] |= 1 << (k % 64)
+	ts.tags = append(ts.tags, tag)
 }
 
-func (ts *tagSet) insert(h uint64) bool {
-	mask := uint64(len(ts.slots) - 1)
-	for k := h & mask; ; k = (k + 1) & mask {
-		switch ts.slots[k] {
-		case 0:
-			ts.slots[k] = h
-			ts.n++
+// has reports whether tag was added.
+func (ts *topSeen) has(tag string) bool {
+	if k := ts.key(tag); ts.filter[k/64]&(1<<(k%64)) == 0 {
+		return false
+	}
+	for _, t := range ts.tags {
+		if t == tag {
 			return true
-		case h:
-			return false
 		}
 	}
+	return false
 }
 
 // tagFrequency reads kohya's ss_tag_frequency, {"<folder>": {"<tag>": <count>, …}, …}, exactly as
@@ -262,7 +243,11 @@ type tagScanner struct {
 }
 
 func (sc *tagScanner) ws() {
-	for sc.i < len(sc.s) && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\n' || sc.s[sc.i] == '\t' || sc.s[sc.i] == '\r') {
+	for sc.i < len(sc.s) {
+		// Most bytes are above ' ', so not JSON whitespace: one test tells.
+		if c := sc.s[sc.i]; c > ' ' || c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			return
+		}
 		sc.i++
 	}
 }
@@ -292,11 +277,14 @@ func (sc *tagScanner) count() (float64, bool) {
 		sc.i++
 	}
 	n := sc.i - start
-	if n == 0 || n > 1 && sc.s[start] == '0' || sc.i < len(sc.s) && strings.IndexByte("0123456789.eE", sc.s[sc.i]) >= 0 {
+	if n == 0 || n > 1 && sc.s[start] == '0' || sc.i < len(sc.s) && numberGoesOn(sc.s[sc.i]) {
 		return 0, false
 	}
 	return float64(v), true
 }
+
+// numberGoesOn reports whether c may continue a JSON number after its integer digits.
+func numberGoesOn(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' }
 
 // str reads a JSON string.
 func (sc *tagScanner) str() (string, bool) {
@@ -335,13 +323,13 @@ func (sc *tagScanner) view() (v string, escaped, ok bool) {
 // at a time; within the last seven bytes of s it may stop short of it (callers go on byte by byte).
 func plainRun(s string, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		q, b := w^(ones*'"'), w^(ones*'\\')
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, bs := w^(ones*'"'), w^(ones*'\\')
 		// A byte's high bit is set where it is below 0x20 or is a quote or backslash (x-ones sets it for
 		// x = 0, and only bytes above a flagged one can be flagged wrongly, so the lowest is right).
-		if m := ((w - ones*0x20) | (q - ones) | (b - ones)) &^ w & highs; m != 0 {
+		if m := ((w - ones*0x20) | (q - ones) | (bs - ones)) &^ w & highs; m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}

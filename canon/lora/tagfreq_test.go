@@ -23,6 +23,9 @@ func FuzzTagFrequency(f *testing.F) {
 		`{"d": {"\ud800": 1}}`, `{"d": {"t": 1, "\u0074": 3}}`, `{"d": {"b": 2, "a": 2, "c": 1}}`, `{"d": {"t": 1, "t ": 4}}`,
 		`{"d": {"t": 1}, "e": {"t": 2}}`, ` { "d" : { "t" : 1 , "u" : 2 } } `, `{"d": {}}`, `{} x`, `{"d": {"t": 1}}}`, `{"d": {"t": 1}} x`, `{"d": {"t": -1}}`, `{"d": {"t": 1e2}}`, `{"d": null}`,
 		"{\"d\": {\"\xff\": 1}}", `{"d": {" t ": 1, "t": 2}}`, `{"d": {"t": 123456789012345678}}`,
+		// a repeated tag first out of the top five, then in it; first in it, then out (topSeen)
+		`{"d": {"a": 9, "b": 8, "c": 7, "d": 6, "e": 5, "f": 1, "f": 10}}`, `{"d": {"f": 10, "a": 9, "b": 8, "c": 7, "d": 6, "e": 5, "f": 1}}`,
+		`{"d": {"f": 10, "a": 9, "b": 8, "c": 7, "d": 6, "e": 5, "g": 4, "\u0066": 1}}`,
 		stfile.KohyaSDXL(3).Metadata[len(stfile.KohyaSDXL(3).Metadata)-1].Value} {
 		f.Add(s)
 	}

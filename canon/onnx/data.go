@@ -164,7 +164,7 @@ func (t *Tensor) typed(rd *reader, want uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes in a typed field, more than the %d stdiff decodes", want, MaxTyped)
 	}
 	bits, _ := t.DataType.Bits()
-	out := make([]byte, 0, want)
+	var out []byte // allocated once the field is known to hold want bytes' worth of elements
 	count := 0
 	put := func(v uint64) error {
 		count++
@@ -212,6 +212,20 @@ func (t *Tensor) typed(rd *reader, want uint64) ([]byte, error) {
 			return nil, fmt.Errorf("int32_data holds %s values", t.DataType.Name())
 		}
 	}
+	// The dims claim want bytes; the field's own length bounds how many elements it holds (a varint
+	// takes at least a byte). A claim the field cannot meet is refused before anything is allocated.
+	per := max(bits/8, 1)
+	most := uint64(t.End - t.Start)
+	switch {
+	case t.pieces != nil:
+		most = uint64(len(t.pieces))
+	case fixed > 0:
+		most /= uint64(fixed)
+	}
+	if most < want/per {
+		return nil, fmt.Errorf("its typed field holds at most %d elements (%d bytes), its type and dims need %d bytes", most, t.End-t.Start, want)
+	}
+	out = make([]byte, 0, want)
 	if t.pieces != nil {
 		for _, at := range t.pieces {
 			fd, _, err := rd.next(at, t.msgEnd)

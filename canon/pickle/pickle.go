@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Limits on what a pickle may make Read keep.
@@ -38,6 +39,29 @@ const (
 	// MaxFindings is the most globals, opcodes and rejections of one kind a Pickle keeps.
 	MaxFindings = 100
 )
+
+// Budget is what the pickles of one file may make Read keep, in bytes (objects, items, strings, memo
+// entries, counted as they are made): a file of a few kilobytes that builds millions of objects, or
+// claims a string of gigabytes, runs out of it. One Budget may be shared by every pickle of a file.
+// Left goes below zero when it is spent; the pickle then fails with ErrTooLarge.
+type Budget struct {
+	Left int64
+}
+
+// Spend takes n bytes from the budget and reports whether any were left for them.
+func (b *Budget) Spend(n int64) bool {
+	if b == nil {
+		return true
+	}
+	b.Left -= n
+	return b.Left >= 0
+}
+
+// DefaultBudget is the budget Read gives a pickle read without one.
+const DefaultBudget = 64 << 20
+
+// costObject is what one Object costs the budget: its size and a little for the allocator.
+const costObject = int64(unsafe.Sizeof(Object{})) + 16
 
 // ErrTooLarge is wrapped by a FormatError when a pickle exceeds one of the limits.
 var ErrTooLarge = errors.New("over a limit")
@@ -292,18 +316,25 @@ var weightsOnlyOps = func() (a [256]bool) {
 }()
 
 // Read runs the machine on the pickle that starts at byte off of r and may not run past byte
-// limit, and returns it when it reaches STOP. Offsets in the result and in errors are r's.
+// limit, and returns it when it reaches STOP. Offsets in the result and in errors are r's. It may
+// keep DefaultBudget bytes; ReadBudget takes a budget.
 func Read(r io.ReaderAt, off, limit int64) (*Pickle, error) {
+	return ReadBudget(r, off, limit, &Budget{Left: DefaultBudget})
+}
+
+// ReadBudget is Read within budget b, which it spends (nil: no budget beyond the Max limits).
+func ReadBudget(r io.ReaderAt, off, limit int64, b *Budget) (*Pickle, error) {
 	if limit < off {
 		limit = off
 	}
 	m := &machine{
-		in:   bufio.NewReaderSize(io.NewSectionReader(r, off, limit-off), 64<<10),
-		pos:  off,
-		end:  limit,
-		memo: map[uint32]*Object{},
-		seen: map[string]int{},
-		p:    &Pickle{Offset: off},
+		in:     bufio.NewReaderSize(io.NewSectionReader(r, off, limit-off), 64<<10),
+		pos:    off,
+		end:    limit,
+		memo:   map[uint32]*Object{},
+		seen:   map[string]int{},
+		p:      &Pickle{Offset: off},
+		budget: b,
 	}
 	if err := m.run(); err != nil {
 		return m.p, err
@@ -323,6 +354,7 @@ type machine struct {
 	seen   map[string]int // global name → index in p.Globals
 	opSeen [256]bool
 	p      *Pickle
+	budget *Budget
 }
 
 func (m *machine) fail(format string, args ...any) error {
@@ -331,6 +363,10 @@ func (m *machine) fail(format string, args ...any) error {
 
 func (m *machine) tooLarge(format string, args ...any) error {
 	return &FormatError{Offset: m.opOff, Op: m.op, Msg: fmt.Sprintf(format, args...), Err: ErrTooLarge}
+}
+
+func (m *machine) overBudget() error {
+	return m.tooLarge("the pickle builds more than its budget of memory (a few times the file's size)")
 }
 
 func (m *machine) eof() error {
@@ -347,6 +383,9 @@ func (m *machine) reject(format string, args ...any) {
 func (m *machine) read(n uint64) ([]byte, error) {
 	if n > uint64(m.end-m.pos) {
 		return nil, m.eof()
+	}
+	if !m.budget.Spend(int64(n)) {
+		return nil, m.overBudget()
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(m.in, b); err != nil {
@@ -432,12 +471,17 @@ func (m *machine) popMark() ([]*Object, error) {
 	}
 	b := m.marks[len(m.marks)-1]
 	m.marks = m.marks[:len(m.marks)-1]
+	m.budget.Spend(8 * int64(len(m.stack)-b))
 	items := append([]*Object(nil), m.stack[b:]...)
 	m.stack = m.stack[:b]
 	return items, nil
 }
 
-func (m *machine) obj(k Kind) *Object { return &Object{Kind: k, Offset: m.opOff} }
+// obj makes an object and spends its cost; run checks the budget after every opcode.
+func (m *machine) obj(k Kind) *Object {
+	m.budget.Spend(costObject)
+	return &Object{Kind: k, Offset: m.opOff}
+}
 
 func (m *machine) global(module, name string) *Object {
 	full := module + "." + name
@@ -458,8 +502,11 @@ func allowedGlobal(o *Object) bool {
 }
 
 func (m *machine) memoPut(idx uint32, o *Object) error {
-	if _, ok := m.memo[idx]; !ok && len(m.memo) >= MaxMemo {
-		return m.tooLarge("more than %d memo entries", MaxMemo)
+	if _, ok := m.memo[idx]; !ok {
+		if len(m.memo) >= MaxMemo {
+			return m.tooLarge("more than %d memo entries", MaxMemo)
+		}
+		m.budget.Spend(48)
 	}
 	m.memo[idx] = o
 	return nil
@@ -469,6 +516,7 @@ func (m *machine) addItems(dst *Object, items []*Object) error {
 	if len(dst.Items)+len(items) > MaxItems {
 		return m.tooLarge("a container with more than %d items", MaxItems)
 	}
+	m.budget.Spend(16 * int64(len(items))) // the slice grows by doubling
 	dst.Items = append(dst.Items, items...)
 	return nil
 }
@@ -488,6 +536,7 @@ func (m *machine) setItems(dst *Object, kv []*Object) error {
 			return m.fail("%s to a %s", OpName(m.op), kindName(dst.Kind))
 		}
 	}
+	m.budget.Spend(16 * int64(len(kv)))
 	for i := 0; i < len(kv); i += 2 {
 		dst.Keys = append(dst.Keys, kv[i])
 		dst.Vals = append(dst.Vals, kv[i+1])
@@ -519,6 +568,9 @@ func (m *machine) run() error {
 		if err != nil {
 			return err
 		}
+		if m.budget != nil && m.budget.Left < 0 {
+			return m.overBudget()
+		}
 		if done {
 			m.p.End = m.pos
 			return nil
@@ -534,6 +586,7 @@ func (m *machine) pushInt(v int64) error {
 
 func (m *machine) pushStr(k Kind, b []byte) error {
 	o := m.obj(k)
+	m.budget.Spend(int64(len(b)))
 	o.Str = string(b)
 	return m.push(o)
 }

@@ -579,7 +579,7 @@ func entryError(b []byte, pos int) *jsonError {
 func (p *parser) compactTensor(t *rawTensor) bool {
 	b, i := p.b, p.i
 	const open, shape, offsets = `{"dtype":"`, `","shape":[`, `,"data_offsets":[`
-	if !hasAt(b, i, open) {
+	if !(i+len(open) <= len(b) && string(b[i:i+len(open)]) == open) { // constants compared a word at a time
 		return false
 	}
 	i += len(open)
@@ -603,7 +603,7 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 	case "F8_E4M3":
 		dt = "F8_E4M3"
 	}
-	if !hasAt(b, i, shape) || !Known(dt) {
+	if !(i+len(shape) <= len(b) && string(b[i:i+len(shape)]) == shape) || !Known(dt) {
 		return false
 	}
 	i += len(shape)
@@ -628,7 +628,8 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 			}
 		}
 	}
-	begin, next, ok := uint64(0), 0, hasAt(b, i, offsets)
+	// offsets in two parts of at most 16 bytes: each compared inline.
+	begin, next, ok := uint64(0), 0, i+len(offsets) <= len(b) && string(b[i:i+9]) == offsets[:9] && string(b[i+9:i+len(offsets)]) == offsets[9:]
 	if ok {
 		begin, next, ok = compactUint(b, i+len(offsets))
 	}
@@ -638,7 +639,7 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 	} else {
 		ok = false
 	}
-	if !ok || !hasAt(b, next, "]}") {
+	if !ok || !(next+2 <= len(b) && string(b[next:next+2]) == "]}") {
 		p.shapes = p.shapes[:first]
 		return false
 	}
@@ -656,9 +657,16 @@ func compactUint(b []byte, i int) (v uint64, next int, ok bool) {
 	if i < 0 || i >= len(b) {
 		return 0, i, false
 	}
-	start := i
-	for ; i < len(b); i++ {
+	start, short := i, min(len(b), i+19) // 19 digits never overflow
+	for ; i < short; i++ {
 		d := uint64(b[i] - '0') // a byte below '0' wraps to a large d
+		if d > 9 {
+			break
+		}
+		v = v*10 + d
+	}
+	for ; i == short && i < len(b); i, short = i+1, short+1 {
+		d := uint64(b[i] - '0')
 		if d > 9 {
 			break
 		}
@@ -1012,7 +1020,7 @@ func (p *parser) parseString() (string, bool) {
 			}
 			n, w := len(buf), binary.LittleEndian.Uint64(b[i:])
 			binary.LittleEndian.PutUint64(buf[n:n+8], w)
-			if m := hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+			if m := special(w); m != 0 {
 				k := bits.TrailingZeros64(m) >> 3
 				buf, i = buf[:n+k], i+k
 				break
@@ -1124,7 +1132,7 @@ func plainRun(b []byte, i int) int {
 		w := binary.LittleEndian.Uint64(b[i:])
 		// The lowest byte these masks flag is always a match (only bytes above a match can be flagged
 		// wrongly), so it is the first.
-		if m := hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+		if m := special(w); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
@@ -1138,6 +1146,12 @@ const lsb, msb = 0x0101010101010101, 0x8080808080808080
 func hasByte(w uint64, c byte) uint64 {
 	x := w ^ (lsb * uint64(c))
 	return (x - lsb) &^ x & msb
+}
+
+// special is hasByteLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\') in fewer steps: a byte of
+// w^c has its high bit where w's byte has, so each &^ x is one &^ w.
+func special(w uint64) uint64 {
+	return ((w - lsb*0x20) | (w ^ lsb*'"' - lsb) | (w ^ lsb*'\\' - lsb)) &^ w & msb
 }
 
 // hasByteLess is non-zero when a byte of w is below n (n <= 128).

@@ -1,8 +1,10 @@
 package safetensors
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -82,6 +84,43 @@ func TestLayoutWalkedOnce(t *testing.T) {
 		kinds[strings.Fields(got)[0]]++
 		if got != want {
 			t.Fatalf("header %s, %d data bytes: verdict %v, the reference's walk says %v", h.String(), len(data), m.RefErr, walked.RefErr)
+		}
+	}
+}
+
+// TestSpecial checks special, the one-step mask of a word's '"', '\\' and control bytes, against the
+// three masks it stands for, on words of every byte at every place among others.
+func TestSpecial(t *testing.T) {
+	fill := []byte{'a', 0x00, 0x1f, 0x20, '"', '\\', 0x7f, 0x80, 0xff, '!', '#', '[', ']'}
+	for _, f := range fill {
+		for c := 0; c < 256; c++ {
+			for at := 0; at < 8; at++ {
+				var b [8]byte
+				for k := range b {
+					b[k] = f
+				}
+				b[at] = byte(c)
+				w := binary.LittleEndian.Uint64(b[:])
+				if got, want := special(w), hasByteLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\'); got != want {
+					t.Fatalf("special(%x) = %x, want %x", w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCompactUint: compactUint reads what strconv.ParseUint reads of a plain integer, at every length
+// around the 19 digits it reads without overflow checks, and refuses what overflows.
+func TestCompactUint(t *testing.T) {
+	for _, s := range []string{"0", "7", "10", "01", "1566680", "9999999999999999999", "10000000000000000000",
+		"18446744073709551615", "18446744073709551616", "18446744073709551620", "99999999999999999999", "184467440737095516150",
+		"1234567890123456789", "12345678901234567890", "1e5", "1.5", "-1", ""} {
+		want, err := strconv.ParseUint(s, 10, 64)
+		wantOK := err == nil && (s == "0" || s[0] != '0')
+		b := []byte(s + "]")
+		v, next, ok := compactUint(b, 0)
+		if ok != wantOK || ok && (v != want || next != len(s)) {
+			t.Errorf("compactUint(%q) = %d, %d, %v; want %d, %d, %v", s, v, next, ok, want, len(s), wantOK)
 		}
 	}
 }

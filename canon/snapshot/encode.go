@@ -26,6 +26,9 @@ func (s *Snapshot) encode(b []byte) []byte {
 	b = appendString(append(b, `,"digest":`...), s.Digest)
 	b = appendJSON(append(b, `,"verdict":`...), s.Verdict)
 	b = appendJSON(append(b, `,"findings":`...), s.Findings)
+	if s.Companions != nil {
+		b = appendJSON(append(b, `,"companions":`...), s.Companions)
+	}
 	b = append(b, `,"metadata":[`...)
 	for i := range s.Metadata {
 		b = appendJSON(append(b, ",\n"[1-min(i, 1):]...), &s.Metadata[i])

@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/zeebo/blake3"
@@ -68,8 +69,13 @@ type Snapshot struct {
 	// the offset null, as in every report stdiff writes; Read reads -1 there (as snapshots were
 	// written before) as null, and refuses any other negative offset.
 	Findings []canon.Finding `json:"findings"`
-	Metadata []Meta          `json:"metadata"`
-	Tensors  []Tensor        `json:"tensors"`
+	// Companions are the files a loader reads beside the tensors of a folder model (package
+	// companion: small ones whole, a tokenizer.json by its summary, each by its digest), in path
+	// order; nil (absent from the file) for a model named by a file, and in snapshots written before
+	// stdiff recorded them. The digest covers them when they are there.
+	Companions []companion.File `json:"companions,omitempty"`
+	Metadata   []Meta           `json:"metadata"`
+	Tensors    []Tensor         `json:"tensors"`
 }
 
 // sealedFinding is a finding as the digest covers it: encoding/json's form of the struct, a whole-file
@@ -201,6 +207,10 @@ func (s *Snapshot) digest() string {
 		sealed = []sealedFinding{}
 	}
 	str(string(appendJSON(nil, sealed)))
+	if s.Companions != nil { // absent before stdiff recorded them: those snapshots keep their digest
+		str("companions")
+		str(string(appendJSON(nil, s.Companions)))
+	}
 	num(int64(len(s.Metadata)))
 	for _, e := range s.Metadata {
 		str(e.Key)
@@ -480,6 +490,14 @@ func (s *Snapshot) check() error {
 			return fmt.Errorf("finding %s: reference kind %q is not an error kind", f.Code, f.RefKind)
 		case f.Offset < -1:
 			return fmt.Errorf("finding %s: offset %d is not a byte offset", f.Code, f.Offset)
+		}
+	}
+	for i, f := range s.Companions {
+		if i > 0 && s.Companions[i-1].Path >= f.Path {
+			return fmt.Errorf("companion file %q is out of order or repeated", f.Path)
+		}
+		if !strings.HasPrefix(f.Digest, "b3:") {
+			return fmt.Errorf("companion file %q: digest %q is not b3:…", f.Path, f.Digest)
 		}
 	}
 	for i := range s.Metadata {

@@ -40,7 +40,7 @@ func listHub(ctx context.Context, a hfAddr, endpoint string, opt HTTPOptions) ([
 		var link string
 		err := retry(ctx, opt, func() error {
 			var err error
-			entries, link, err = listPage(ctx, client, next, opt)
+			entries, link, err = listPage[struct{ Type, Path string }](ctx, client, next, opt)
 			return err
 		})
 		if err != nil {
@@ -59,7 +59,7 @@ func listHub(ctx context.Context, a hfAddr, endpoint string, opt HTTPOptions) ([
 }
 
 // listPage fetches one page of a listing: its entries and its Link header.
-func listPage(ctx context.Context, client *http.Client, pageURL string, opt HTTPOptions) (entries []struct{ Type, Path string }, link string, err error) {
+func listPage[E any](ctx context.Context, client *http.Client, pageURL string, opt HTTPOptions) (entries []E, link string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.readLimit(1<<20)) // a page is a few hundred KiB
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pageURL, nil)

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/snapshot"
@@ -82,7 +83,13 @@ type Opened struct {
 	// Snapshot is the snapshot the model was read from (Options.Snapshots), nil for a model: its
 	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
 	Snapshot *snapshot.Snapshot
-	closers  []io.Closer
+	// Folder is the folder the model was opened as (a save_pretrained, PEFT or diffusers folder, its
+	// model_index.json, or the snapshot of a Hugging Face cache folder), "" for a model named by a
+	// file, an index or a URL; Companions are the files a loader reads beside its tensors there
+	// (package companion), in path order. A snapshot of a folder model carries its Companions too.
+	Folder     string
+	Companions []companion.File
+	closers    []io.Closer
 	// index is the local index a set, or a pipeline (its model_index.json), was opened with ("" for
 	// none): one of Files.
 	index string
@@ -165,17 +172,26 @@ func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	}
 	st, err := os.Stat(spec)
 	if err != nil {
+		if dir, rev, ok := CacheRev(spec); ok && errors.Is(err, fs.ErrNotExist) {
+			return openCache(ctx, dir, rev, opt)
+		}
 		return nil, canon.PathError("stat", spec, err)
 	}
 	if st.IsDir() && fileExists(filepath.Join(spec, PipelineFile)) {
-		return openPipeline(ctx, spec, localRepo{ctx, spec}, 1)
+		o, err := openPipeline(ctx, spec, localRepo{ctx, spec}, 1)
+		return withCompanions(o, err, spec, "")
 	}
 	if st.IsDir() {
-		return openFolder(ctx, spec, opt)
+		o, err := openFolder(ctx, spec, opt)
+		if errors.Is(err, ErrNoModel) && IsCache(spec) {
+			return openCache(ctx, spec, "", opt)
+		}
+		return withCompanions(o, err, spec, "")
 	}
 	base := filepath.Base(spec)
 	if base == PipelineFile {
-		return openPipeline(ctx, filepath.Dir(spec), localRepo{ctx, filepath.Dir(spec)}, 1)
+		o, err := openPipeline(ctx, filepath.Dir(spec), localRepo{ctx, filepath.Dir(spec)}, 1)
+		return withCompanions(o, err, filepath.Dir(spec), "")
 	}
 	if strings.HasSuffix(base, ".index.json") {
 		return openLocalSet(spec, spec, nil)
@@ -241,7 +257,7 @@ func openSnapshot(path string) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Opened{Model: s.Model(path), Source: canon.SourceOf(strings.NewReader(""), 0, path), Snapshot: s}, nil
+	return &Opened{Model: s.Model(path), Source: canon.SourceOf(strings.NewReader(""), 0, path), Snapshot: s, Companions: s.Companions}, nil
 }
 
 // noteLoneSplit notes that a GGUF file read on its own says it is one file of a split model: its name

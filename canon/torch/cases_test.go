@@ -35,8 +35,16 @@ func stateDict() string {
 // evil is a pickle that would run os.system("touch pwned").
 const evil = "\x80\x02cos\nsystem\nX\x0b\x00\x00\x00touch pwned\x85R."
 
-// zipFile builds a torch.save-like archive from entries (name, content) under prefix "archive".
+// zipFile builds a torch.save-like archive from entries (name, content) under prefix "archive",
+// with a version record after them unless one is given (PyTorch refuses an archive without).
 func zipFile(t testing.TB, entries ...string) []byte {
+	versioned := false
+	for i := 0; i < len(entries); i += 2 {
+		versioned = versioned || strings.EqualFold(entries[i], "version") || entries[i] == "-version"
+	}
+	if !versioned {
+		entries = append(entries, "version", "3\n")
+	}
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
 	for i := 0; i < len(entries); i += 2 {

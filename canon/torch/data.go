@@ -1,6 +1,7 @@
 package torch
 
 import (
+	"bytes"
 	"compress/flate"
 	"errors"
 	"fmt"
@@ -22,6 +23,10 @@ type Data struct {
 
 	mu       sync.Mutex
 	inflated map[int]*inflater // per compressed tensor, a reader at some position
+	// gathered is the inflated storage bytes a strided view of a deflated storage reads (tensor
+	// gatheredAt), kept for the reads that follow
+	gathered   []byte
+	gatheredAt int
 }
 
 type inflater struct {
@@ -49,10 +54,16 @@ func (f *File) readable(t *Tensor) (int64, bool) {
 	return int64(n), true
 }
 
+// compressed reports whether a tensor's storage is a deflated entry: its bytes are inflated as
+// they are read, a strided view's gathered from its storage inflated (see maxGather).
 func (f *File) compressed(t *Tensor) bool {
 	s := f.storage(t.Storage)
-	return s != nil && s.Compressed && t.Contiguous && t.StorageOffset == 0
+	return s != nil && s.Compressed && s.dataStart >= 0
 }
+
+// maxGather is the most bytes of a deflated storage inflated at once to gather a strided view of
+// it; a larger view is an error when read (never compared as if it were empty).
+const maxGather = 64 << 20
 
 func (f *File) storage(key string) *Storage {
 	for i := range f.Storages {
@@ -73,7 +84,7 @@ func (d *Data) DataRange(i int) (begin, end int64) {
 
 // Data returns the tensors' bytes (see Data) read through r, the file f was read from.
 func (f *File) Data(r io.ReaderAt) *Data {
-	d := &Data{f: f, r: r, starts: make([]int64, len(f.Tensors)), inflated: map[int]*inflater{}}
+	d := &Data{f: f, r: r, starts: make([]int64, len(f.Tensors)), inflated: map[int]*inflater{}, gatheredAt: -1}
 	for i := range f.Tensors {
 		d.starts[i] = d.size
 		if n, ok := f.readable(&f.Tensors[i]); ok {
@@ -118,14 +129,59 @@ func (d *Data) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// readTensor reads bytes [at, at+len(p)) of tensor i in row-major order.
+// readTensor reads bytes [at, at+len(p)) of tensor i in row-major order, little-endian: a
+// big-endian tensor's elements are read whole and swapped, so its values, not its bytes, are what
+// comparisons and content IDs see.
 func (d *Data) readTensor(i int, p []byte, at int64) error {
 	t := &d.f.Tensors[i]
+	w := swapWidth(t)
+	if !t.BigEndian || w <= 1 {
+		return d.readNative(i, p, at)
+	}
+	lo, hi := at-at%w, at+int64(len(p))
+	if r := hi % w; r != 0 {
+		hi += w - r
+	}
+	buf := make([]byte, hi-lo)
+	if err := d.readNative(i, buf, lo); err != nil {
+		return err
+	}
+	for e := 0; e+int(w) <= len(buf); e += int(w) {
+		x := buf[e : e+int(w)]
+		for a, b := 0, len(x)-1; a < b; a, b = a+1, b-1 {
+			x[a], x[b] = x[b], x[a]
+		}
+	}
+	copy(p, buf[at-lo:])
+	return nil
+}
+
+// swapWidth is the width of the numbers a tensor's elements are made of (a complex element is
+// two), what byte order reverses.
+func swapWidth(t *Tensor) int64 {
+	es, _ := sizeOf(t.DType)
+	if t.DType == "C64" || t.DType == "C128" || t.DType == "C32" {
+		es /= 2
+	}
+	return es
+}
+
+// readNative reads bytes [at, at+len(p)) of tensor i in row-major order, in the file's byte order.
+func (d *Data) readNative(i int, p []byte, at int64) error {
+	t := &d.f.Tensors[i]
+	src, base := d.r, t.Offset
 	if d.f.compressed(t) {
-		return d.readInflated(i, p, at)
+		if t.Contiguous {
+			return d.readInflated(i, p, at)
+		}
+		b, err := d.gather(i)
+		if err != nil {
+			return err
+		}
+		src, base = bytes.NewReader(b), 0
 	}
 	if t.Contiguous {
-		_, err := d.r.ReadAt(p, t.Offset+at)
+		_, err := src.ReadAt(p, base+at)
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -143,13 +199,41 @@ func (d *Data) readTensor(i int, p []byte, at int64) error {
 			so += idx[j] * t.Stride[j]
 		}
 		var el [16]byte
-		if _, err := d.r.ReadAt(el[:es], t.Offset+so*es); err != nil && err != io.EOF {
+		if _, err := src.ReadAt(el[:es], base+so*es); err != nil && err != io.EOF {
 			return err
 		}
 		c := copy(p, el[within:es])
 		p, at = p[c:], at+int64(c)
 	}
 	return nil
+}
+
+// gather returns the bytes of tensor i's deflated storage that its view reaches, from its storage
+// offset, inflating them the first time.
+func (d *Data) gather(i int) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gatheredAt == i {
+		return d.gathered, nil
+	}
+	t := &d.f.Tensors[i]
+	if t.Size > maxGather {
+		return nil, fmt.Errorf("%s is a strided view of %d bytes of a deflated storage; stdiff gathers at most %d", t.Name, t.Size, maxGather)
+	}
+	rc, skip, err := d.openEntry(t)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if _, err := io.CopyN(io.Discard, rc, skip); err != nil {
+		return nil, fmt.Errorf("inflating %s: %w", t.Name, err)
+	}
+	b := make([]byte, t.Size)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return nil, fmt.Errorf("inflating %s: %w", t.Name, err)
+	}
+	d.gathered, d.gatheredAt = b, i
+	return b, nil
 }
 
 // readInflated reads a deflated .npz entry's array bytes, inflating from the start of the entry
@@ -179,12 +263,14 @@ func (d *Data) readInflated(i int, p []byte, at int64) error {
 	return nil
 }
 
-// openEntry opens the deflated entry of a compressed tensor; skip is the length of its .npy header.
+// openEntry opens the deflated entry of a compressed tensor; skip is where the tensor's first
+// element is in it (past an .npy header, at its storage offset).
 func (d *Data) openEntry(t *Tensor) (io.ReadCloser, int64, error) {
 	s := d.f.storage(t.Storage)
 	if s == nil || s.dataStart < 0 {
 		return nil, 0, fmt.Errorf("%s: its entry cannot be read", t.Name)
 	}
+	es, _ := sizeOf(t.DType)
 	fr := flate.NewReader(io.NewSectionReader(d.r, s.entryOffset, s.entrySize))
-	return fr, s.dataStart, nil
+	return fr, s.dataStart + t.StorageOffset*es, nil
 }

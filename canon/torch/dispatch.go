@@ -100,10 +100,7 @@ func tarNumber(s []byte) (int64, bool) {
 		neg, t = t[0] == '-', t[1:]
 	}
 	if len(t) >= 2 && t[0] == '0' && (t[1] == 'o' || t[1] == 'O') {
-		t = t[2:]
-		if strings.HasPrefix(t, "_") {
-			t = t[1:]
-		}
+		t = strings.TrimPrefix(t[2:], "_")
 	}
 	if t == "" || t[0] == '_' || t[len(t)-1] == '_' || strings.Contains(t, "__") {
 		return 0, false
@@ -175,15 +172,17 @@ func (e *ioErrs) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// dispatch reads the file as torch.load would pick its format (see above), through r wrapped so
-// that a read error is kept in f.ReadErr.
-func (f *File) dispatch(r io.ReaderAt) {
+// dispatch reads the file whose first bytes are head (up to 512) as torch.load would pick its
+// format (see above), through r wrapped so that a read error is kept in f.ReadErr.
+func (f *File) dispatch(r io.ReaderAt, head []byte) {
 	er := &ioErrs{r: r}
 	defer func() { f.ReadErr = er.err }()
 	r = er
-	head := make([]byte, min(f.Size, 512))
-	n, _ := r.ReadAt(head, 0)
-	head = head[:n]
+	if int64(len(head)) < min(f.Size, 512) { // the first read fell short: again, to keep its error
+		head = make([]byte, min(f.Size, 512))
+		n, _ := r.ReadAt(head, 0)
+		head = head[:n]
+	}
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
 		f.readZip(r)

@@ -218,3 +218,15 @@ func zipFileRaw(t testing.TB, entries ...string) []byte {
 	w.Close()
 	return buf.Bytes()
 }
+
+// TestZipVersion: PyTorch refuses an archive without a version record it can read (found as miniz
+// finds it: VERSION will do).
+func TestZipVersion(t *testing.T) {
+	for entries, valid := range map[[2]string]bool{{"version", "3\n"}: true, {"VERSION", "3\n"}: true, {".data/version", "3"}: true,
+		{"version", "x3"}: false, {"-version", ""}: false} {
+		f := read(zipFile(t, "data.pkl", "\x80\x02}.", entries[0], entries[1]))
+		if f.Valid() != valid || (!valid && codes(f)[torch.CodeZipVersion] != 1) {
+			t.Errorf("%q: %+v", entries, f.Findings)
+		}
+	}
+}

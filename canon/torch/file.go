@@ -68,6 +68,7 @@ const (
 	CodeZipMalformed      = "zip-malformed"           // error: the central directory cannot be read
 	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
 	CodeZipDuplicate      = "zip-duplicate-name"      // error: two entries whose names are equal, or equal but for case
+	CodeZipVersion        = "zip-no-version"          // error: no version record PyTorch can read
 	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
 	CodeZipEncrypted      = "zip-encrypted"           // error
 	CodeZipMethod         = "zip-unsupported-method"  // error
@@ -88,6 +89,7 @@ const (
 	CodeNumpyDType        = "numpy-unsupported-dtype" // warning: structured or string dtypes are not listed
 	CodeTooDeep           = "nesting-too-deep"        // warning: the object tree is deeper than MaxDepth
 	CodeTreeTooLarge      = "object-tree-too-large"   // warning: the object tree has too many values to list
+	CodeOverBudget        = "read-over-budget"        // error: the file claims more than stdiff reads within its memory budget
 )
 
 // Limits.
@@ -118,6 +120,9 @@ type Tensor struct {
 	// or missing; Size is the number of bytes of the storage it covers.
 	Offset int64 `json:"offset"`
 	Size   int64 `json:"size"`
+	// BigEndian says its bytes in the file are big-endian (a .pt whose byteorder is "big", an .npy
+	// of descr '>f4'…); Data gives them little-endian.
+	BigEndian bool `json:"big_endian,omitempty"`
 	// Aliases are the other tensors that share its storage (tied weights).
 	Aliases []string `json:"aliases,omitempty"`
 }
@@ -175,6 +180,34 @@ type File struct {
 	// ReadErr is the first error reading the file (other than its end): the file could not be read,
 	// and the findings say nothing about it.
 	ReadErr error
+
+	// budget is what reading the file may keep: its pickles' objects, inflated entries, the names
+	// and values listed (see budgetFor).
+	budget *pickle.Budget
+	// listBudget is what the names and values listed may take (see listBudgetFor).
+	listBudget *pickle.Budget
+}
+
+// Budget: reading a file keeps at most baseBudget bytes plus budgetPerByte for each byte of the file
+// (pickle objects, inflated pickles and headers, tensor names and values), so memory follows the
+// bytes present, not the sizes the file claims.
+const (
+	baseBudget    = 40 << 20
+	budgetPerByte = 16
+)
+
+// listBudgetFor is what the tensor names, aliases and values listed may take: a few times the file's
+// size, so a small file whose memo shares long keys along many paths lists a few of them, not
+// gigabytes of names.
+func listBudgetFor(size int64) *pickle.Budget {
+	return &pickle.Budget{Left: 8<<20 + 4*min(max(size, 0), 1<<60)}
+}
+
+func budgetFor(size int64) *pickle.Budget {
+	if size > (1<<62)/budgetPerByte {
+		return &pickle.Budget{Left: 1 << 62}
+	}
+	return &pickle.Budget{Left: baseBudget + budgetPerByte*max(size, 0)}
 }
 
 // Valid reports whether torch.load(weights_only=True) (for NumPy: numpy.load(allow_pickle=False))
@@ -202,7 +235,7 @@ const hintUnsafe = "do not load this file with pickle or torch.load(weights_only
 // base is added to the offsets of findings (for pickles inflated from a compressed entry, -1
 // makes every offset -1).
 func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compressed bool) (*pickle.Pickle, error) {
-	p, err := pickle.Read(r, off, limit)
+	p, err := pickle.ReadBudget(r, off, limit, f.budget)
 	fix := func(o int64) int64 {
 		if compressed {
 			return -1
@@ -316,7 +349,7 @@ var legacyMagic = []byte("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x
 // Read reads the file of size bytes that r holds. It always returns a File: what could not be read
 // is a finding.
 func Read(r io.ReaderAt, size int64, name string) *File {
-	f := &File{Name: name, Size: size}
+	f := &File{Name: name, Size: size, budget: budgetFor(size), listBudget: listBudgetFor(size)}
 	head := make([]byte, min(size, 512))
 	n, _ := r.ReadAt(head, 0)
 	head = head[:n]
@@ -324,7 +357,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 		f.add(CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
 		return f
 	}
-	f.dispatch(r)
+	f.dispatch(r, head)
 	f.link()
 	return f
 }
@@ -350,13 +383,24 @@ func (f *File) link() {
 		for i, ti := range ts {
 			names[i] = f.Tensors[ti].Name
 		}
+		// Every tensor names every other (by index: names may repeat): n² aliases, within the
+		// list budget, so a storage that thousands of views share costs what the file allows.
 		for _, ti := range ts {
-			for _, n := range names {
-				if n != f.Tensors[ti].Name {
-					f.Tensors[ti].Aliases = append(f.Tensors[ti].Aliases, n)
+			if !f.listBudget.Spend(16 * int64(len(ts))) {
+				f.add(CodeTreeTooLarge, finding.SevWarning, -1, "", "%d tensors share storage %s: stdiff lists their aliases only within its budget", len(ts), k)
+				break
+			}
+			for _, tj := range ts {
+				if tj != ti {
+					f.Tensors[ti].Aliases = append(f.Tensors[ti].Aliases, f.Tensors[tj].Name)
 				}
 			}
 		}
-		f.add(CodeSharedStorage, finding.SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s share storage %s (tied weights)", strings.Join(names, ", "), k)
+		shown := names
+		more := ""
+		if len(shown) > 8 {
+			shown, more = shown[:8], fmt.Sprintf(" and %d more", len(names)-8)
+		}
+		f.add(CodeSharedStorage, finding.SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s%s share storage %s (tied weights)", strings.Join(shown, ", "), more, k)
 	}
 }

@@ -16,7 +16,8 @@ const legacyMagicNumber = "119547037146038801333356"
 // readPickles reads a file that starts with a pickle: torch.save's legacy format when the first
 // pickle is its magic number, else a bare pickle.
 func (f *File) readPickles(r io.ReaderAt) {
-	first, err := pickle.Read(r, 0, f.Size)
+	probe := *f.budget // scanPickle reads the first pickle again, spending the file's budget
+	first, err := pickle.ReadBudget(r, 0, f.Size, &probe)
 	if err != nil && len(f.Findings) == 0 && (first == nil || len(first.Globals) == 0) {
 		if h := f.head(r); len(h) == 0 || strings.IndexByte(pickleStart, h[0]) < 0 {
 			f.add(CodeNotPyTorch, finding.SevError, 0, "", "not a PyTorch, NumPy or pickle file")

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/finding"
 )
@@ -52,11 +53,22 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 		f.add(CodeNumpyHeader, finding.SevError, fo(off+6), entry, "unknown .npy version %d.%d", major, pre[7])
 		return
 	}
-	if hlen > end-start || hlen > 1<<20 {
+	if hlen > end-start {
 		f.add(CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header claims %d bytes; %d remain", hlen, end-start)
 		return
 	}
+	// numpy.load(allow_pickle=False) refuses a header longer than max_header_size (10000) characters
+	// ("Header info length … is large and may not be safe to load securely"): bytes in versions 1 and
+	// 2 (latin-1), characters in version 3 (UTF-8).
+	if hlen > 4*maxNPYHeader {
+		f.add(CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header is %d bytes; numpy.load refuses headers over %d characters", hlen, maxNPYHeader)
+		return
+	}
 	hb, _ := readAt(r, start, int(hlen))
+	if n := npyHeaderChars(hb, major); n > maxNPYHeader {
+		f.add(CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header is %d characters; numpy.load refuses headers over %d", n, maxNPYHeader)
+		return
+	}
 	h, err := parseNPYHeader(string(hb))
 	if err != "" {
 		f.add(CodeNumpyHeader, finding.SevError, fo(start), entry, "the .npy header cannot be read: %s", err)
@@ -103,6 +115,12 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 		f.add(CodeTruncatedData, finding.SevError, data, entry, "%s needs %d bytes at %d; %d remain", orRoot(name), size, data, end-data)
 		return
 	}
+	// A deflated entry is read only as far as its header: what it holds is what its size says
+	// (numpy reads the array through zipfile, which stops there and checks the CRC).
+	if compressed && z != nil && size > z.size-min(uint64(data-off), z.size) {
+		f.add(CodeTruncatedData, finding.SevError, -1, entry, "%s needs %d bytes after its header; the entry holds %d", orRoot(name), size, z.size-min(uint64(data-off), z.size))
+		return
+	}
 	stride := make([]int64, len(h.shape))
 	acc := int64(1)
 	for i := range h.shape {
@@ -112,7 +130,7 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 		}
 		stride[j], acc = acc, acc*max(h.shape[j], 1)
 	}
-	t := Tensor{Name: name, DType: dt, Shape: h.shape, Stride: stride, Contiguous: contiguous(h.shape, stride), Storage: name, Offset: fo(data), Size: int64(size)}
+	t := Tensor{Name: name, DType: dt, Shape: h.shape, Stride: stride, Contiguous: contiguous(h.shape, stride), Storage: name, Offset: fo(data), Size: int64(size), BigEndian: order == '>'}
 	if !t.Contiguous {
 		f.add(CodeNonContiguous, finding.SevInfo, fo(start), entry, "%s is stored in Fortran (column-major) order", name)
 	}
@@ -122,6 +140,18 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 		s.entryOffset, s.entrySize, s.dataStart = z.dataOffset, int64(z.csize), data-off
 	}
 	f.Storages = append(f.Storages, s)
+}
+
+// maxNPYHeader is numpy's _MAX_HEADER_SIZE, the default max_header_size of numpy.load.
+const maxNPYHeader = 10000
+
+// npyHeaderChars is the length of a header as numpy measures it: once decoded, latin-1 (one
+// character a byte) before version 3, UTF-8 from it.
+func npyHeaderChars(b []byte, major byte) int {
+	if major >= 3 {
+		return utf8.RuneCount(b)
+	}
+	return len(b)
 }
 
 // parseNPYHeader reads the Python dict literal of an .npy header: 'descr', 'fortran_order' and

@@ -26,7 +26,7 @@ func pythonWithTorch() string {
 	return ""
 }
 
-var update = flag.Bool("update", false, "re-record testdata/oracle-verdicts.txt and the files in testdata/oracle with Debian's python3-torch (testdata/oracle.py)")
+var update = flag.Bool("update", false, "re-record testdata/oracle-verdicts.txt and the files in testdata/oracle with Debian's python3-torch (testdata/oracle.py), and testdata/numpy-oracle.txt with python3-numpy")
 
 const (
 	oracleDir      = "testdata/oracle"

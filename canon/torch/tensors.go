@@ -97,7 +97,10 @@ type walker struct {
 	refs     map[string]storageRef // storage key → what the pickle says of it
 	refOrder []string
 	deep     bool
-	budget   int // visits left: a tree that shares values through the memo is walked within it
+	budget   int  // visits left: a tree that shares values through the memo is walked within it
+	full     bool // the walk stopped: its budget or the file's is spent
+	// pathBytes is how many bytes of paths the walk may build (most are dropped at once)
+	pathBytes int64
 }
 
 // maxVisits is how many values the walk for tensors visits at most, counting a value shared
@@ -108,7 +111,8 @@ const maxVisits = 1 << 22
 const maxMetadata = 10000
 
 func newWalker(f *File, entry string) *walker {
-	return &walker{f: f, entry: entry, onPath: map[*pickle.Object]bool{}, refs: map[string]storageRef{}, budget: maxVisits}
+	return &walker{f: f, entry: entry, onPath: map[*pickle.Object]bool{}, refs: map[string]storageRef{}, budget: maxVisits,
+		pathBytes: 32<<20 + 8*min(f.Size, 1<<58)}
 }
 
 func join(path, k string) string {
@@ -174,10 +178,11 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 	if w.onPath[o] {
 		return
 	}
-	if w.budget -= 1 + len(o.Items); w.budget < 0 {
-		if w.budget+1+len(o.Items) >= 0 {
-			w.f.add(CodeTreeTooLarge, finding.SevWarning, o.Offset, w.entry, "the object tree has more than %d values (shared through the memo); what lies beyond is not listed", maxVisits)
-		}
+	// A visit costs its items and the path it builds: a tree that shares long keys through the memo
+	// makes long paths on every path to a value.
+	w.pathBytes -= int64(len(path))
+	if w.budget -= 1 + len(o.Items); w.budget < 0 || w.pathBytes < 0 {
+		w.tooLarge(o)
 		return
 	}
 	w.onPath[o] = true
@@ -202,9 +207,31 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 		}
 	default:
 		if path != "" && len(w.f.Metadata) < maxMetadata {
-			w.f.Metadata = append(w.f.Metadata, Meta{Key: path, Value: repr(o, 0)})
+			v := repr(o, 0)
+			if w.keep(o, 64+len(path)+len(v)) {
+				w.f.Metadata = append(w.f.Metadata, Meta{Key: path, Value: v})
+			}
 		}
 	}
+}
+
+// tooLarge notes, once, that the walk stopped: the tree has more values than it visits, or what it
+// lists (names, values) is over the file's budget.
+func (w *walker) tooLarge(o *pickle.Object) {
+	if w.full {
+		return
+	}
+	w.full, w.budget = true, -1
+	w.f.add(CodeTreeTooLarge, finding.SevWarning, o.Offset, w.entry, "the object tree has more values (shared through the memo) or longer names than stdiff lists within its budget; what lies beyond is not listed")
+}
+
+// keep spends n bytes of the file's budget on what the walk lists; false when it is spent.
+func (w *walker) keep(o *pickle.Object, n int) bool {
+	if w.full || !w.f.listBudget.Spend(int64(n)) || !w.f.budget.Spend(int64(n)) {
+		w.tooLarge(o)
+		return false
+	}
+	return true
 }
 
 func orRoot(path string) string {
@@ -345,7 +372,8 @@ func (w *walker) tensor(path string, o *pickle.Object) {
 	} else if prev.dtype.name != dt.name {
 		w.f.add(CodeStorageSize, finding.SevWarning, o.Offset, w.entry, "%s views storage %s as %s, another tensor as %s", orRoot(path), ref.key, dt.name, prev.dtype.name)
 	}
-	t := Tensor{Name: path, DType: dt.name, Shape: shape, Stride: stride, Storage: ref.key, StorageOffset: ref.offset + off.Int, Offset: -1}
+	t := Tensor{Name: path, DType: dt.name, Shape: shape, Stride: stride, Storage: ref.key, StorageOffset: ref.offset + off.Int, Offset: -1,
+		BigEndian: w.f.ByteOrder == "big"}
 	t.Contiguous = contiguous(shape, stride)
 	extent, ok := extentOf(shape, stride)
 	if !ok {
@@ -358,6 +386,9 @@ func (w *walker) tensor(path string, o *pickle.Object) {
 		return
 	}
 	t.Size = int64(c)
+	if !w.keep(o, 256+len(path)+32*len(shape)) {
+		return
+	}
 	if !t.Contiguous {
 		w.f.add(CodeNonContiguous, finding.SevInfo, o.Offset, w.entry, "%s has strides %v, not row-major for shape %v", orRoot(path), stride, shape)
 	}

@@ -1,6 +1,7 @@
 package torch
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
@@ -79,22 +80,27 @@ func (f *File) centralDirectory(r io.ReaderAt) ([]zipEntry, bool) {
 		f.add(CodeZipMalformed, finding.SevError, eocdOff, "", "the central directory (%d entries, %d bytes at %d) does not fit the file", count, cdSize, cdOff)
 		return nil, false
 	}
-	cd, ok := readAt(r, int64(cdOff), int(cdSize))
-	if !ok {
-		f.add(CodeZipMalformed, finding.SevError, int64(cdOff), "", "the central directory cannot be read")
-		return nil, false
-	}
-	entries := make([]zipEntry, 0, count)
+	// The directory is read in chunks as its entries are parsed, never allocated at the size the
+	// end record claims (a sparse file may claim gigabytes of zeros): an entry that is not where the
+	// directory says ends it.
+	cd := bufio.NewReaderSize(io.NewSectionReader(r, int64(cdOff), int64(cdSize)), 64<<10)
+	entries := make([]zipEntry, 0, min(count, 1024))
 	p := 0
 	for i := uint64(0); i < count; i++ {
 		at := int64(cdOff) + int64(p)
-		if len(cd)-p < 46 || string(cd[p:p+4]) != "PK\x01\x02" {
+		var fixed [46]byte
+		if _, err := io.ReadFull(cd, fixed[:]); err != nil || string(fixed[:4]) != "PK\x01\x02" {
 			f.add(CodeZipMalformed, finding.SevError, at, "", "central directory entry %d is not where the directory says", i)
 			break
 		}
-		h := cd[p:]
-		nl, xl, cl := int(le16(h[28:])), int(le16(h[30:])), int(le16(h[32:]))
-		if len(h) < 46+nl+xl+cl {
+		nl, xl, cl := int(le16(fixed[28:])), int(le16(fixed[30:])), int(le16(fixed[32:]))
+		if !f.budget.Spend(int64(256 + nl + xl)) {
+			f.add(CodeOverBudget, finding.SevError, at, "", "the central directory lists more entries (%d) than stdiff reads within its budget", count)
+			break
+		}
+		h := make([]byte, 46+nl+xl+cl)
+		copy(h, fixed[:])
+		if _, err := io.ReadFull(cd, h[46:]); err != nil {
 			f.add(CodeZipMalformed, finding.SevError, at, "", "central directory entry %d runs past the directory", i)
 			break
 		}
@@ -179,7 +185,7 @@ func (f *File) open(r io.ReaderAt, z *zipEntry, limit int64, check bool) (io.Rea
 	}
 	sec := io.NewSectionReader(r, z.dataOffset, int64(z.csize))
 	if z.method == 0 {
-		if check {
+		if check && z.size <= MaxInflate { // PyTorch checks no CRC: a huge entry is not read twice
 			h := crc32.NewIEEE()
 			if _, err := io.Copy(h, sec); err != nil || h.Sum32() != z.crc {
 				f.badCRC(z, h.Sum32())
@@ -192,10 +198,16 @@ func (f *File) open(r io.ReaderAt, z *zipEntry, limit int64, check bool) (io.Rea
 	} else {
 		limit = int64(z.size)
 	}
+	if limit > f.budget.Left {
+		f.add(CodeOverBudget, finding.SevError, z.header, z.name, "%s inflates to %d bytes, more than stdiff reads within its budget for this file (%d)", z.name, limit, max(f.budget.Left, 0))
+		return nil, 0, 0, false
+	}
 	fr := flate.NewReader(sec)
 	defer fr.Close()
 	var buf bytes.Buffer
+	buf.Grow(int(limit) + bytes.MinRead) // within the budget: one allocation, not a doubling series
 	n, err := io.Copy(&buf, io.LimitReader(fr, limit))
+	f.budget.Spend(int64(buf.Cap()))
 	if err != nil && n < limit {
 		f.add(CodeZipMalformed, finding.SevError, z.dataOffset, z.name, "%s cannot be inflated: %v", z.name, err)
 		return nil, 0, 0, false
@@ -231,9 +243,17 @@ func (f *File) readZip(r io.ReaderAt) {
 	dir := newZipDir(names)
 	if npy == len(entries) {
 		f.Format = FormatNPZ
+		last := map[string]int{}
+		for i := range entries {
+			last[entries[i].name] = i
+		}
 		for i := range entries {
 			z := &entries[i]
-			rr, off, end, ok := f.open(r, z, MaxInflate, false)
+			if last[z.name] != i {
+				continue // numpy.load reads a name through zipfile, where the last entry of a name wins
+			}
+			// a deflated entry is inflated as far as its header (an object array's pickle: a little more)
+			rr, off, end, ok := f.open(r, z, npzHeaderInflate, false)
 			if ok {
 				f.readNPY(rr, off, end, z.name, strings.TrimSuffix(z.name, ".npy"), z.method != 0, z)
 			}
@@ -255,6 +275,9 @@ func (f *File) readZip(r io.ReaderAt) {
 		return nil
 	}
 	data := locate("data.pkl")
+	if data != nil {
+		f.checkVersion(r, locate)
+	}
 	switch {
 	case torchScript(entries, prefix):
 		f.Format = FormatTorchScript
@@ -316,6 +339,7 @@ func (f *File) readZip(r io.ReaderAt) {
 				s.Offset = se.dataOffset
 			} else {
 				s.Compressed = true
+				s.entryOffset, s.entrySize = se.dataOffset, int64(se.csize)
 			}
 			f.checkRecordSize(se, k, ref)
 			s.Numel = s.Size / max(ref.dtype.size, 1)
@@ -324,6 +348,10 @@ func (f *File) readZip(r io.ReaderAt) {
 		f.place(z.name)
 	}
 }
+
+// npzHeaderInflate is how much of a deflated .npz entry is inflated to read its header: numpy's
+// largest header and more; the array is inflated as it is read (see Data).
+const npzHeaderInflate = 64 << 10
 
 // torchScript reports whether torch.load takes the archive for TorchScript, which it refuses under
 // weights_only since 2.6 (CVE-2025-32434): _is_torchscript_zip, "constants.pkl" in
@@ -352,4 +380,28 @@ func (f *File) checkRecordSize(se *zipEntry, key string, ref storageRef) {
 	}
 	f.add(CodeStorageSize, finding.SevError, se.header, se.name, "storage %s is %d bytes; the pickle declares %s, and torch.load (2.10 and later) refuses the difference", key, se.size, declared).Hint =
 		"the file was altered or damaged; do not load it"
+}
+
+// checkVersion refuses an archive without the version record PyTorchFileReader requires before it
+// unpickles anything (.data/version, else version, found as miniz finds them; TORCH_CHECK in
+// caffe2/serialize/inline_container.cc's init), or whose version std::stoull cannot read.
+func (f *File) checkVersion(r io.ReaderAt, locate func(string) *zipEntry) {
+	v := locate(".data/version")
+	if v == nil {
+		v = locate("version")
+	}
+	if v == nil {
+		f.add(CodeZipVersion, finding.SevError, -1, "", "the archive has no %s/version record; PyTorch refuses it", f.Prefix)
+		return
+	}
+	rr, off, end, ok := f.open(r, v, 64, false)
+	if !ok {
+		return
+	}
+	b, _ := readAt(rr, off, int(min(end-off, 64)))
+	t := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	t = strings.TrimPrefix(strings.TrimPrefix(t, "+"), "-")
+	if t == "" || t[0] < '0' || t[0] > '9' {
+		f.add(CodeZipVersion, finding.SevError, v.dataOffset, v.name, "the version record %q is no number; PyTorch refuses the archive", b)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 )
@@ -731,4 +732,30 @@ func (r *roundCheck) result() *Rounding {
 	}
 	return &Rounding{From: r.wide.dt, To: r.narrow.dt, Narrow: side, Mismatches: r.mismatches,
 		FirstMismatch: r.first, Saturated: r.saturated, MaxULP: r.maxULP, MaxAbsDeviation: r.maxDev}
+}
+
+// NonFinite is the NaN and Inf counts of both sides, where either has any: "NaN 0 → 5 · Inf 1 → 1";
+// "" when both are finite throughout.
+func (d *Diff) NonFinite() string {
+	var parts []string
+	if d.NaNA > 0 || d.NaNB > 0 {
+		parts = append(parts, fmt.Sprintf("NaN %d → %d", d.NaNA, d.NaNB))
+	}
+	if d.InfA > 0 || d.InfB > 0 {
+		parts = append(parts, fmt.Sprintf("Inf %d → %d", d.InfA, d.InfB))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// NewNonFinite says how many NaN and Inf the new side has where the old had none: "5 new NaN, 2 new
+// Inf"; "" when none appeared.
+func (d *Diff) NewNonFinite() string {
+	var parts []string
+	if d.NaNA == 0 && d.NaNB > 0 {
+		parts = append(parts, fmt.Sprintf("%d new NaN", d.NaNB))
+	}
+	if d.InfA == 0 && d.InfB > 0 {
+		parts = append(parts, fmt.Sprintf("%d new Inf", d.InfB))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -14,6 +14,7 @@ type checkCmd struct {
 	Values  bool     `help:"Also read every tensor's values: NaN and Inf (errors), weights all zero, constant or subnormal (warnings); statistics per tensor in JSON."`
 	Full    bool     `help:"List every finding (text shows the first 3 of a code, then how many more)."`
 	Quiet   bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
+	Output  string   `short:"o" help:"Write the report to FILE (whole or not at all: a temporary file renamed over FILE) instead of standard output." placeholder:"FILE" type:"string"`
 	AsFiles bool     `help:"Check each FILE as the one file it is: a shard without its set (as the pre-commit hook checks staged files)."`
 	Files   []string `arg:"" name:"FILE" help:"Model files to check." type:"string"`
 }

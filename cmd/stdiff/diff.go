@@ -21,15 +21,17 @@ type diffCmd struct {
 	Atol           float64  `help:"Absolute tolerance: a tensor whose values all have |a−b| ≤ atol + rtol·|b| is equal within tolerance." placeholder:"X"`
 	Rtol           float64  `help:"Relative tolerance (see --atol)." placeholder:"Y"`
 	EqualNaN       bool     `name:"equal-nan" help:"Count NaN as equal to NaN (with --atol/--rtol)."`
-	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, nan (default: any difference); a changed reference verdict (verdict) always counts unless the list has -verdict, and -NAME leaves NAME out." placeholder:"LIST" sep:"none"`
+	FailOn         []string `help:"Exit 1 only when one of these occurs: added, removed, renamed, dtype, shape, data, values, metadata, nan, companion (a file beside the tensors of a folder model: config.json, tokenizer, chat template…) (default: any difference); a changed reference verdict (verdict) always counts unless the list has -verdict, and -NAME leaves NAME out." placeholder:"LIST" sep:"none"`
 	Full           bool     `help:"List every tensor instead of folding alike changes into one line."`
 	IgnoreMetadata bool     `help:"Compare tensors only."`
 	MetadataOnly   bool     `help:"Compare metadata only."`
 	IgnoreKey      []string `help:"Leave out metadata keys matching PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
 	IgnoreVolatile bool     `help:"Leave out keys that change on every training run: session ids, timestamps, commit and weight hashes, __spacer."`
 	Tensor         []string `help:"Compare only tensors whose names match PATTERN (glob; repeatable; one that matches nothing is an error)." placeholder:"PATTERN"`
+	Xet            bool     `help:"Also say how much of B is made of A's chunks under the Hugging Face Hub's chunker: what an upload of B after A would not send (both local files, each read whole once more)."`
 	Render         bool     `help:"Render both sides of a changed chat template on a fixed conversation (system, user, assistant, user; generation prompt), sandboxed, and diff the prompts: what the model will now see."`
 	Quiet          bool     `short:"q" help:"Print nothing; exit status only (0 identical, 1 different); stops at the first difference."`
+	Output         string   `short:"o" help:"Write the report to FILE (whole or not at all: a temporary file renamed over FILE) instead of standard output." placeholder:"FILE" type:"string"`
 	A              string   `arg:"" name:"A" help:"The old model." type:"string"`
 	B              string   `arg:"" name:"B" help:"The new model." type:"string"`
 }
@@ -70,7 +72,7 @@ func (c *diffCmd) run(o *out) int {
 	failOn, _ := diff.ParseCategories(c.FailOn) // Validate checked the names
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
 		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, HeaderOnly: c.HeaderOnly, Content: c.Content, FailOn: failOn,
-		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Flags: cliFlags,
+		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Xet: c.Xet, Flags: cliFlags,
 		RenderTemplates: c.Render}
 	stop := func() {}
 	if !c.HeaderOnly && !c.MetadataOnly {

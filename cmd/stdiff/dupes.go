@@ -18,8 +18,8 @@ import (
 )
 
 type dupesCmd struct {
-	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights)." enum:"bytes,content,renamed,run,structure" default:"renamed"`
-	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the oldest), newest, oldest or path:PREFIX (one under PREFIX). Whatever the rule, a safe file is kept over a pickle torch refuses and safetensors over another format; where only the path differs, a copy under the PATH given first, then the deeper path (Loras/characters/x over downloads/x). Each group says why its copy is kept." default:"most-info" placeholder:"RULE"`
+	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights); or derived (renamed, and also each model with the copies derived from it: rounded to F16, BF16 or FP8, a subset of its tensors such as an EMA-pruned checkpoint, the same tensors in another container; a report: --delete and --link leave them)." enum:"bytes,content,renamed,run,structure,derived" default:"renamed"`
+	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the copy under the PATH given first, then the deeper path — Loras/characters/x over downloads/x — then the oldest), newest, oldest or path:PREFIX (one under PREFIX). Whatever the rule, a safe file is kept over a pickle torch refuses and safetensors over another format; then, where the rule leaves a tie, the first PATH's copy, then the deeper path. Each group says why its copy is kept." default:"most-info" placeholder:"RULE"`
 	PrintDeletable bool     `help:"Print the files --delete would delete, one per line, for xargs." xor:"act"`
 	Null           bool     `short:"0" help:"With --print-deletable: end each path with a NUL byte (xargs -0)."`
 	Link           bool     `help:"Replace each byte-identical copy with a hard link to the copy kept (same filesystem only)." xor:"act"`
@@ -28,6 +28,7 @@ type dupesCmd struct {
 	DryRun         bool     `help:"With --delete or --link: check everything, change nothing, say what would be done (alone: nothing to do)."`
 	Full           bool     `help:"Shorten nothing: every metadata key a copy differs in, every model a note names."`
 	Quiet          bool     `short:"q" help:"Write no report: the exit status answers (errors still go to stderr)."`
+	Output         string   `short:"o" help:"Write the report to FILE (whole or not at all: a temporary file renamed over FILE) instead of standard output." placeholder:"FILE" type:"string"`
 	NoCache        bool     `help:"Neither read nor write the cache of what earlier scans learnt."`
 	ClearCache     bool     `help:"Delete the cache of what earlier scans learnt first."`
 	Paths          []string `arg:"" optional:"" name:"PATH" help:"Folders (searched recursively) and files." type:"string"`

@@ -1,18 +1,20 @@
 package main
 
 import (
+	"context"
 	"io"
 	"path/filepath"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
 type inspectCmd struct {
 	AsFiles bool     `name:"as-files" help:"Read each model named as the one file it is: a shard without its set (as check --as-files does)."`
 	Full    bool     `help:"Fold and shorten nothing: every tensor (text lists the first 10), every metadata value and hash whole, every finding."`
-	Short   bool     `help:"One row per file (name, kind, base, rank, size, triggers); folders are searched for .safetensors and .gguf files (and ollama's blobs)."`
+	Short   bool     `help:"One row per file (name, kind, base, rank, size, triggers), as wide as the terminal (COLUMNS when set; 120 columns when piped); folders are searched for .safetensors and .gguf files (and ollama's blobs); a Hugging Face cache's model is listed once, by the snapshot refs/main names."`
 	Verify  bool     `help:"Also read the data and verify the hashes embedded in the metadata (sshs_model_hash, modelspec.hash_sha256) and those a .civitai.info records."`
 	Quiet   bool     `short:"q" help:"Print no report; exit status only (errors still go to stderr)."`
 	Output  string   `short:"o" help:"Write the report to FILE (whole or not at all) instead of standard output; a gallery's images are then referenced relative to FILE." placeholder:"FILE" type:"string"`
@@ -30,7 +32,8 @@ func (c *inspectCmd) run(o *out) int {
 func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
 	o.src.OneFile = c.AsFiles
-	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html"}
+	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html",
+		Inherit: func(ctx context.Context, card *inspect.Card, spec string) { derived.Inherit(ctx, card, spec, o.src) }}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags}
 	if c.Short {
 		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})

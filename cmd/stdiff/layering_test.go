@@ -32,6 +32,7 @@ func TestLayering(t *testing.T) {
 		{"canon/finding", []string{"canon", "hash", "diff", "cmd"}, "a finding is vocabulary every format package uses: it depends on none"},
 		{"canon/safetensors", []string{"canon$", "hash", "diff", "cmd"}, "a format package returns its own header type, which canon adapts into Model"},
 		{"diff/ggufsrc", []string{"diff$", "hash", "cmd"}, "the GGUF-against-source comparison returns its own result types, which diff adapts into its Report"},
+		{"diff/onnxsrc", []string{"diff$", "hash", "cmd"}, "the ONNX-against-source pairing returns its own result types, which diff adapts into its Report"},
 	}
 	root := filepath.Join("..", "..")
 	for _, r := range rules {

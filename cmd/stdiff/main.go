@@ -212,11 +212,16 @@ func newParser(c *cli, stdout, stderr io.Writer, version string) (*kong.Kong, er
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": version})
 }
 
+// interruptGrace is how long the work has to end after Ctrl-C or SIGTERM before the process ends
+// without it.
+const interruptGrace = 2 * time.Second
+
 // exitPanic carries kong's exit request (after --help or --version) out of the parser.
 type exitPanic int
 
 // run is the whole program; it returns the exit status. Ctrl-C (or SIGTERM) cancels the command's
-// context; a second one ends the process at once.
+// context, and ends the process interruptGrace later if the work has not ended by then; a second one
+// ends the process at once.
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	bi, _ := debug.ReadBuildInfo()
 	if len(args) == 1 && (args[0] == "version" || args[0] == "--version") {
@@ -226,7 +231,21 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	context.AfterFunc(ctx, stop)
+	returned := make(chan struct{})
+	defer close(returned) // before stop, which ends ctx too
+	context.AfterFunc(ctx, func() {
+		stop()
+		// Work checks ctx as it goes and ends within moments; a call blocked in the system (a stalled
+		// disk or mount) does not, and the process ends without it.
+		time.AfterFunc(interruptGrace, func() {
+			select {
+			case <-returned:
+			default:
+				fmt.Fprintln(stderr, "stdiff: interrupted")
+				os.Exit(exitTrouble)
+			}
+		})
+	})
 	var c cli
 	parser, err := newParser(&c, stdout, stderr, versionString(version, revision, bi))
 	if err != nil {
@@ -290,7 +309,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), stdout: stdout, errw: stderr, format: c.Format,
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
-	o.pal.On = o.format == "text" && colorWanted(c.Color)
+	o.pal.On = o.format == "text" && colorWanted(c.Color) && (toTerminal(cmd) || c.Color == "always")
 	memoryPolicy(cmd)
 	limit := timeLimit(cmd, c.Timeout)
 	if limit > 0 {
@@ -298,7 +317,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		o.ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	code = cmd.run(o)
+	code = runTo(o, cmd)
 	switch err := o.ctx.Err(); {
 	case errors.Is(err, context.DeadlineExceeded):
 		o.errorf("allow more time with --timeout, e.g. --timeout 10m (0: no limit)", "timed out after %s", limit)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,9 +188,13 @@ func toFile(o *out, path, what string, run func(o *out) int) int {
 // pipedWidth is the width of a table written anywhere but to a terminal.
 const pipedWidth = 120
 
-// tableWidth is the widest a table's line may be: the terminal's width when standard output is a
-// terminal, else pipedWidth.
+// tableWidth is the widest a table's line may be: COLUMNS when it is set to a whole number of at least
+// 20 (as ls and other GNU tools honour it, on a terminal or not), else the terminal's width when
+// standard output is a terminal, else pipedWidth.
 func tableWidth(o *out) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n >= 20 {
+		return n
+	}
 	if f, ok := o.stdout.(*os.File); ok {
 		if w := terminalWidth(f); w > 0 {
 			return w

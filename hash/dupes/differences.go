@@ -125,7 +125,12 @@ func compare(a, b *canon.Model) *Differences {
 	d.Metadata.Removed = append(d.Metadata.Removed, removed...)
 	d.Metadata.Changed = append(d.Metadata.Changed, changed...)
 	if len(added)+len(removed)+len(changed) > 0 {
-		return d // other metadata is another header: how it is laid out says nothing more
+		// Other metadata is another header: how it is laid out says nothing more, but for a file
+		// against a set of shards.
+		if len(a.Shards) != len(b.Shards) {
+			d.Layout = append(d.Layout, delta.Sharding)
+		}
+		return d
 	}
 	names := canon.NewNameIndex(b.Tensors)
 	var matched [][2]int

@@ -45,6 +45,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
@@ -69,10 +70,14 @@ const (
 	LevelRun Level = "run"
 	// LevelStructure: the same architecture (names, dtypes, shapes); the weights differ.
 	LevelStructure Level = "structure"
+	// LevelDerived: a model and the copies derived from it (package hash/dupes/derived): rounded to
+	// a narrower dtype, a subset of its tensors, the same tensors in another container. Asked for by
+	// name only (it is not among the levels of the others); a report, never acted on.
+	LevelDerived Level = "derived"
 )
 
 // levelRank orders levels from the strictest.
-var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelRun: 3, LevelStructure: 4}
+var levelRank = map[Level]int{LevelBytes: 0, LevelContent: 1, LevelRenamed: 2, LevelDerived: 3, LevelRun: 4, LevelStructure: 5}
 
 // ErrOtherFormat was wrapped by the error of an ONNX, PyTorch or NumPy model, which dupes left out.
 //
@@ -178,6 +183,11 @@ type Member struct {
 	// more than they: it is only ever a byte copy of an identical file, never kept over a safe one
 	// (ReasonSafe), and its metadata counts for nothing in KeepMostInfo.
 	Unsafe bool `json:"unsafe,omitempty"`
+	// Relation, RoundedTo and LeftOut say how a member of a derived group comes from its original
+	// (derived.Member): for derived groups only.
+	Relation  derived.Relation `json:"relation,omitempty"`
+	RoundedTo canon.DType      `json:"rounded_to,omitempty"`
+	LeftOut   *derived.LeftOut `json:"left_out,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -287,7 +297,7 @@ func (r *Report) Outcome() canon.Outcome {
 // deletion acts on.
 func (r *Report) ActsOn(g *Group, link bool) bool {
 	switch {
-	case g.Keeper == "" || len(g.Members) < 2:
+	case g.Keeper == "" || len(g.Members) < 2 || g.Level == LevelDerived:
 		return false
 	case link:
 		return g.Level == LevelBytes
@@ -403,6 +413,8 @@ type scanned struct {
 	// in groups).
 	metaKeys int
 	sidecars []lora.SidecarFile
+	// summary receives the header's entries as the skim reads them, for derivedGroups (nil otherwise).
+	summary *derived.Sink
 }
 
 // Find groups the models under roots by what they share. Roots are files, shard sets (their
@@ -455,6 +467,11 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if s.level == LevelStructure || s.level == LevelRun {
 		s.structureGroups(ctx, live)
 	}
+	if s.level == LevelDerived {
+		if err := s.derivedGroups(ctx, live); err != nil {
+			return nil, err
+		}
+	}
 	s.skippedLate(live)
 	s.rep.TensorBytesRead = s.bytesRead.Load()
 	<-diffsDone // the sidecars' differences go into the differences
@@ -502,7 +519,7 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 	errs := make([]error, len(paths))
 	var done atomic.Int64
 	pool.Run(ctx, s.workers, len(paths), func(ctx context.Context, i int) error {
-		files[i], errs[i] = scanHeader(ctx, paths[i], s.opt.Cache, &s.opt.Source)
+		files[i], errs[i] = scanHeader(ctx, paths[i], s.opt.Cache, &s.opt.Source, s.level == LevelDerived)
 		s.progress("headers", int(done.Add(1)), len(paths))
 		return nil
 	})
@@ -904,9 +921,12 @@ func groupBy(fs []*scanned, key func(*scanned) string) [][]*scanned {
 
 // scanHeader reads a model's header (a file, a shard set named by its index, or a URL) and what the
 // scan keeps of it. A model the reference rejects, or that cannot be read, is skipped: the error says why.
-func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *source.Options) (*scanned, error) {
+func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *source.Options, derive bool) (*scanned, error) {
 	_, split := splitSet(path)
 	f := &scanned{path: path, set: isIndex(path) || split || source.IsRemote(path), opt: opt}
+	if derive {
+		f.summary = &derived.Sink{} // what the skim reads, for derivedGroups
+	}
 	if !source.IsRemote(path) {
 		st, err := os.Stat(path)
 		if err != nil {

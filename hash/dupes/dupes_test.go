@@ -248,7 +248,7 @@ func TestCutShortWhileCompared(t *testing.T) {
 			if err := os.WriteFile(p, f.Build(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			s, err := scanHeader(context.Background(), p, nil, &source.Options{})
+			s, err := scanHeader(context.Background(), p, nil, &source.Options{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -133,10 +133,12 @@ func TestKeeperWhenOnlyThePathDiffers(t *testing.T) {
 	dir := t.TempDir()
 	b := stfile.File{Seed: 5, Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{4, 4}}}}.Build()
 	lib, dl := filepath.Join(dir, "Loras", "characters", "x.safetensors"), filepath.Join(dir, "downloads", "x.safetensors")
+	// The library's copy is the newer, as cp leaves it: the path still decides (the oldest first kept
+	// the download, and a first --delete emptied the library).
 	when := time.Now().Add(-time.Hour)
-	for _, p := range []string{lib, dl} {
+	for i, p := range []string{dl, lib} {
 		mustWrite(t, p, b)
-		if err := os.Chtimes(p, when, when); err != nil {
+		if err := os.Chtimes(p, when, when.Add(time.Duration(i)*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}

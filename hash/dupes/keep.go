@@ -161,12 +161,17 @@ func (r KeepRule) criteria() []criterion {
 		}
 		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, mostInfo, oldest)
 	default:
-		out = append(out, mostInfo, oldest)
+		// The copies' information first, then where the user keeps them: a copy made by cp into the
+		// library is newer than the download it came from, and the library's is the one to keep.
+		out = append(out, mostInfo)
 	}
-	return append(out,
+	out = append(out,
 		criterion{ReasonFirstRoot, func(a, b *scanned) int { return sign(b.root, a.root) }},
-		criterion{ReasonDeeperPath, func(a, b *scanned) int { return sign(a.depth(), b.depth()) }},
-		criterion{ReasonFirstPath, func(a, b *scanned) int { return strings.Compare(b.path, a.path) }})
+		criterion{ReasonDeeperPath, func(a, b *scanned) int { return sign(a.depth(), b.depth()) }})
+	if r.Kind == KeepMostInfo || r.Kind == "" {
+		out = append(out, oldest)
+	}
+	return append(out, criterion{ReasonFirstPath, func(a, b *scanned) int { return strings.Compare(b.path, a.path) }})
 }
 
 func absPath(p string) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
 // headBytes is how much of a file the first read takes: the 8-byte length and, for most files, the
@@ -39,9 +40,9 @@ func (f *scanned) skimFile() (keys, bool, error) {
 	if f.size < 8 {
 		return keys{}, false, nil
 	}
-	file, err := os.Open(f.path)
+	file, _, err := canon.OpenRegular(f.path, os.O_RDONLY)
 	if err != nil {
-		return keys{}, false, canon.PathError("open", f.path, err)
+		return keys{}, false, err
 	}
 	defer file.Close()
 	sc := scratchPool.Get().(*scratch)
@@ -69,7 +70,7 @@ func (f *scanned) skimFile() (keys, bool, error) {
 			return keys{}, false, canon.PathError("read", f.path, err)
 		}
 	}
-	k, ok := skim(b[8:8+n], f.size-8-int64(n), &sc.spans, nil)
+	k, ok := skim(b[8:8+n], f.size-8-int64(n), &sc.spans, nil, f.summary)
 	return k, ok, nil
 }
 
@@ -113,9 +114,9 @@ func (f *scanned) rescan(ctx context.Context) error {
 // reader's for a PyTorch, NumPy or ONNX model (virtual).
 func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 	if !f.set && !f.virtual {
-		file, err := os.Open(f.path)
+		file, _, err := canon.OpenRegular(f.path, os.O_RDONLY)
 		if err != nil {
-			return nil, 0, nil, canon.PathError("open", f.path, err)
+			return nil, 0, nil, err
 		}
 		if st, err := file.Stat(); err != nil || st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
 			file.Close()
@@ -444,7 +445,7 @@ func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
 	}
 	ts := make([]canon.Tensor, 0, len(h)/96+1)
 	var spans [][2]uint64
-	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts); !ok || !utf8.Valid(h) || safetensors.HasControlOrTab(h) {
+	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts, nil); !ok || !utf8.Valid(h) || safetensors.HasControlOrTab(h) {
 		src.Close()
 		return nil, nil, nil
 	}
@@ -771,11 +772,15 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 }
 
 // skim reads the keys of a safetensors header with safetensors.Skim (see it), or, when collect is not
-// nil, its tensors into collect (then the keys are not worked out: lightModel needs the tensors alone).
-func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor) (keys, bool) {
-	s := &keySink{k: keys{dataLen: dataLen, collect: collect}}
+// nil, its tensors into collect (then the keys are not worked out: lightModel needs the tensors alone);
+// each entry also to also, when not nil (derivedGroups).
+func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor, also *derived.Sink) (keys, bool) {
+	s := &keySink{k: keys{dataLen: dataLen, collect: collect}, also: also}
 	n, ok := safetensors.Skim(h, dataLen, scratch, s)
 	if !ok {
+		if also != nil {
+			also.Reset()
+		}
 		return s.k, false
 	}
 	s.k.metaKeys = n
@@ -785,10 +790,16 @@ func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor
 }
 
 // keySink turns the entries safetensors.Skim reads into keys, or collects them as tensors.
-type keySink struct{ k keys }
+type keySink struct {
+	k    keys
+	also *derived.Sink
+}
 
 // Entry adds one tensor entry.
 func (s *keySink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	if s.also != nil {
+		s.also.Entry(name, dtype, shape, begin, end)
+	}
 	if s.k.collect == nil {
 		s.k.add(hashBytes(name), hashBytes(dtype), shape, begin, end)
 		return
@@ -800,6 +811,9 @@ func (s *keySink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 
 // Reset starts the keys again: Skim reads the header another way.
 func (s *keySink) Reset() {
+	if s.also != nil {
+		s.also.Reset()
+	}
 	s.k = keys{dataLen: s.k.dataLen, collect: s.k.collect}
 	if s.k.collect != nil {
 		*s.k.collect = (*s.k.collect)[:0]

@@ -41,8 +41,8 @@ func TestSkimKeys(t *testing.T) {
 		h, dataLen := b[8:8+n], int64(len(b))-8-int64(n)
 		var spans [][2]uint64
 		var ts []canon.Tensor
-		k, ok := skim(h, dataLen, &spans, nil)
-		if _, collected := skim(h, dataLen, &spans, &ts); collected != ok {
+		k, ok := skim(h, dataLen, &spans, nil, nil)
+		if _, collected := skim(h, dataLen, &spans, &ts, nil); collected != ok {
 			t.Fatalf("skim reads the header (%v) but not its tensors (%v)", ok, collected)
 		}
 		if !ok || !utf8.Valid(h) || safetensors.HasControlOrTab(h) {

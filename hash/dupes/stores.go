@@ -1,84 +1,18 @@
 package dupes
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
+import "github.com/stdiff/stdiff/canon/store"
 
-	"github.com/stdiff/stdiff/canon/source"
-)
-
-// Store names a program whose files a path lies among: it keeps them in a layout of its own (the Hugging
-// Face cache's snapshots are links to its blobs; ollama's manifests name its blobs), so deleting,
-// replacing or moving one breaks that program. Codes are stable and safe to match in scripts.
-type Store string
+// Store names a program whose files a path lies among (store.Store: the layouts are canon/store's,
+// which inspect shares). Codes are stable and safe to match in scripts.
+type Store = store.Store
 
 // Stores.
 const (
-	// StoreHuggingFace: a repository folder of the Hugging Face cache (models--ORG--NAME,
-	// datasets--…, spaces--…, holding blobs/ and snapshots/): its snapshots/REV/… links and its blobs.
-	StoreHuggingFace Store = "huggingface-cache"
-	// StoreOllama: ollama's models folder (holding blobs/ and manifests/): its blobs/sha256-HEX.
-	StoreOllama Store = "ollama"
+	// StoreHuggingFace: the Hugging Face cache (store.HuggingFace).
+	StoreHuggingFace = store.HuggingFace
+	// StoreOllama: ollama's models folder (store.Ollama).
+	StoreOllama = store.Ollama
 )
 
-// ManagedBy says which program's store the local path lies in, "" for none. It goes by the store's
-// layout on disk (the path's folders and their siblings), not by environment variables, so that a
-// store anywhere is known; links in the path are not followed (a link elsewhere to a store's file is
-// the user's own).
-func ManagedBy(path string) Store {
-	if source.IsRemote(path) {
-		return ""
-	}
-	abs := absPath(path)
-	parts := strings.Split(filepath.ToSlash(abs), "/")
-	isDir := func(elem ...string) bool {
-		st, err := os.Stat(filepath.FromSlash(strings.Join(elem, "/")))
-		return err == nil && st.IsDir()
-	}
-	for i, p := range parts {
-		if !strings.HasPrefix(p, "models--") && !strings.HasPrefix(p, "datasets--") && !strings.HasPrefix(p, "spaces--") {
-			continue
-		}
-		rest := len(parts) - i - 1 // below the repository folder
-		if (rest >= 3 && parts[i+1] == "snapshots" || rest == 2 && parts[i+1] == "blobs") &&
-			isDir(append(parts[:i+1:i+1], "blobs")...) && isDir(append(parts[:i+1:i+1], "snapshots")...) {
-			return StoreHuggingFace
-		}
-	}
-	if n := len(parts); n >= 3 && parts[n-2] == "blobs" && isOllamaBlob(parts[n-1]) && isDir(append(parts[:n-2:n-2], "manifests")...) {
-		return StoreOllama
-	}
-	return ""
-}
-
-// isOllamaBlob reports whether name is an ollama blob's: sha256-HEX (sha256:HEX in older versions),
-// 64 hex digits.
-func isOllamaBlob(name string) bool {
-	hex, ok := strings.CutPrefix(name, "sha256-")
-	if !ok {
-		if hex, ok = strings.CutPrefix(name, "sha256:"); !ok {
-			return false
-		}
-	}
-	if len(hex) != 64 {
-		return false
-	}
-	for _, c := range hex {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// Describe is the store in words: "the Hugging Face cache", "ollama".
-func (s Store) Describe() string {
-	switch s {
-	case StoreHuggingFace:
-		return "the Hugging Face cache"
-	case StoreOllama:
-		return "ollama"
-	}
-	return string(s)
-}
+// ManagedBy says which program's store the local path lies in, "" for none (store.ManagedBy).
+func ManagedBy(path string) Store { return store.ManagedBy(path) }

@@ -9,7 +9,7 @@ set -uo pipefail
 rounds=${1:-1}
 shift || true
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(collection header gguf ggufsrc ggufsrc-f32 hash dupes values snapshot torch onnx)
+[ ${#scripts[@]} -gt 0 ] || scripts=(collection header gguf ggufsrc ggufsrc-f32 hash dupes values snapshot torch onnx xet)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export STDIFF_BENCH_MEDIANS="$tmp/medians"
 for ((r = 1; r <= rounds; r++)); do

@@ -3,7 +3,9 @@
 // listed by the tree API, /api/models/ORG/REPO/tree/REVISION?recursive=true, a few entries a page,
 // the next page named by a Link header, as the Hub pages. A repository or revision that is not there
 // is a 404 with the Hub's X-Error-Code (RepoNotFound, RevisionNotFound), a missing file an
-// EntryNotFound. Only tests import it.
+// EntryNotFound. A recorded answer of the real tree API, Root/ORG/REPO/REVISION.tree.json (a JSON array
+// of its entries, with their lfs and xetHash), is served instead of the folder's listing, paged the
+// same way. Only tests import it.
 package hubtest
 
 import (
@@ -120,6 +122,24 @@ func (h *Hub) tree(w http.ResponseWriter, r *http.Request, org, repo, rev string
 	if !ok {
 		return
 	}
+	var all []any
+	if b, err := os.ReadFile(filepath.Join(h.Root, org, repo, filepath.FromSlash(rev)+".tree.json")); err == nil {
+		var recorded []json.RawMessage
+		if err := json.Unmarshal(b, &recorded); err != nil {
+			http.Error(w, "bad recorded tree: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		for _, e := range recorded {
+			all = append(all, e)
+		}
+	} else {
+		all = listFolder(dir)
+	}
+	h.page(w, r, all)
+}
+
+// listFolder is the tree API's entries of the files and folders under dir, sorted by path.
+func listFolder(dir string) []any {
 	var all []entry
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
@@ -136,6 +156,15 @@ func (h *Hub) tree(w http.ResponseWriter, r *http.Request, org, repo, rev string
 		return nil
 	})
 	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	out := make([]any, len(all))
+	for i := range all {
+		out[i] = all[i]
+	}
+	return out
+}
+
+// page answers with one page of all, PageSize entries, naming the next page in a Link header.
+func (h *Hub) page(w http.ResponseWriter, r *http.Request, all []any) {
 	size := h.PageSize
 	if size <= 0 {
 		size = 2

@@ -151,6 +151,9 @@ zip_of("case-evil-upper-zip.pt", [("archive/data.pkl", which("archive/data.pkl")
 zip_of("only-upper-zip.pt", [("archive/DATA.PKL", which("archive/DATA.PKL"))] + version)
 zip_of("only-upper-evil-zip.pt", [("archive/DATA.PKL", pickle.dumps(System(), protocol=2))] + version)
 zip_of("dup-exact-zip.pt", [("archive/data.pkl", which("first")), ("archive/data.pkl", which("second"))] + version)
+zip_of("no-version-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/byteorder", b"little")])
+zip_of("upper-version-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/VERSION", b"3\n")])
+zip_of("bad-version-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/version", b"x3\n")])
 zip_of("code-dir-zip.pt", [("archive/data.pkl", which("archive/data.pkl")), ("archive/code/x.py", b"x")] + version)
 
 # a state dict {"w": 2 floats on storage 0}, then variants: SETITEM on the tensor, records of other sizes

@@ -157,12 +157,20 @@ type collection struct {
 	// infos are files that hold more than their tensors, folders model folders and folderModels their
 	// weights (addInfo).
 	infos, folders, folderModels []string
+	// values are the information of each file of addValues by its bytes' SHA-256, valuePaths those
+	// files.
+	values     map[[32]byte]string
+	valuePaths []string
 	// sidecars are the sidecar files made (their bytes are unique); stores the folders of programs'
 	// stores (Hugging Face cache repositories, ollama's models folder) and managed the scanned paths in
 	// them.
 	sidecars []string
 	stores   []string
 	managed  map[string]bool
+	// seed made the collection (odd: scanned at LevelDerived); derivations are addDerived's originals
+	// and the copies derived from them.
+	seed        uint64
+	derivations [][2]string
 }
 
 // sidecar writes a sidecar with bytes no other file has at path, or a symbolic link at path to the
@@ -466,12 +474,15 @@ func bytesOf(t *testing.T, path string) []byte {
 // any file another scanned model needs (a path to the very same files aside); Reclaimable is exactly
 // what that deletion frees, each real file once; independent copies are still found. After --delete and
 // after --link, every sidecar's bytes are still in some file, every path of a store is as it was, its
-// links resolving, and every model of addMore still has a complete copy, byte for byte (checkSurvivors).
+// links resolving, every model of addMore still has a complete copy, byte for byte (checkSurvivors),
+// and the information of every file of addValues (big-endian files beside little-endian ones of the same
+// bytes, archives whose entry names collide, deflated strided views) is still held whole by some file
+// (checkValues).
 func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			c := newCollection(t, seed)
-			rep := scan(t, c.scanned...)
+			rep := c.scan()
 			info := map[realFile]fileInfo{}
 			files := map[string]map[realFile]bool{}
 			for _, p := range c.scanned {
@@ -505,6 +516,12 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 					for _, o := range g.Members {
 						grouped[f.Path][o.Path] = true
 					}
+				}
+				if g.Level == dupes.LevelDerived { // a report: never acted on (addDerived's models survive)
+					if g.Reclaimable != 0 || rep.ActsOn(&g, false) || rep.ActsOn(&g, true) || g.Keeper != g.Members[0].Path {
+						t.Errorf("derived group acted on or without its original first: %+v", g)
+					}
+					continue
 				}
 				if g.Level == dupes.LevelStructure || g.Level == dupes.LevelRun {
 					if g.Reclaimable != 0 || g.Keeper != "" {
@@ -578,19 +595,26 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 					t.Errorf("copies %s and %s not in one bytes group", a, b)
 				}
 			}
+			for _, d := range c.derivations {
+				if c.seed%2 == 1 && !groupedAt(rep, dupes.LevelDerived, d[0], d[1]) {
+					t.Errorf("%s, derived from %s, not in its derived group", d[1], d[0])
+				}
+			}
 			if t.Failed() {
 				t.Logf("scanned %v\ngroups %+v\nnotes %+v\nskipped %+v", c.scanned, rep.Groups, rep.Notes, rep.Skipped)
 				return
 			}
-			more, folders := c.contents(), c.folderStates()
+			more, folders, values := c.contents(), c.folderStates(), c.valueKeys()
 			checkDelete(t, c, rep, files)
 			c.checkSurvivors(more, "--delete")
 			c.checkFolders(folders, "--delete")
+			c.checkValues(values, "--delete")
 			c = newCollection(t, seed) // the same layout again, for --link
-			more, folders = c.contents(), c.folderStates()
-			checkLink(t, c, scan(t, c.scanned...))
+			more, folders, values = c.contents(), c.folderStates(), c.valueKeys()
+			checkLink(t, c, c.scan())
 			c.checkSurvivors(more, "--link")
 			c.checkFolders(folders, "--link")
+			c.checkValues(values, "--link")
 		})
 	}
 }
@@ -603,7 +627,7 @@ func isLink(path string) bool {
 
 // newCollection makes the random collection of seed.
 func newCollection(t *testing.T, seed uint64) *collection {
-	c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0)), managed: map[string]bool{}}
+	c := &collection{t: t, dir: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 0)), managed: map[string]bool{}, seed: seed}
 	for i := 0; i < 12+c.rng.IntN(10); i++ {
 		c.add()
 	}
@@ -613,7 +637,28 @@ func newCollection(t *testing.T, seed uint64) *collection {
 	for i := 0; i < 3+c.rng.IntN(6); i++ {
 		c.addInfo()
 	}
+	for i := 0; i < 2+c.rng.IntN(4); i++ {
+		c.addValues()
+	}
+	for i := 0; i < c.rng.IntN(3); i++ {
+		c.addDerived()
+	}
 	return c
+}
+
+// scan scans the collection: at LevelDerived for odd seeds' collections that have derived copies
+// (addDerived), else at LevelStructure.
+func (c *collection) scan() *dupes.Report {
+	c.t.Helper()
+	level := dupes.LevelStructure
+	if c.seed%2 == 1 {
+		level = dupes.LevelDerived
+	}
+	rep, err := dupes.Find(context.Background(), c.scanned, dupes.Options{Level: level})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return rep
 }
 
 // fileState is a real file's bytes and where it was seen.
@@ -835,7 +880,7 @@ func checkLink(t *testing.T, c *collection, rep *dupes.Report) {
 	}
 	keepers := map[string]uint64{}
 	for _, g := range rep.Groups {
-		if g.Keeper != "" {
+		if g.Keeper != "" && g.Level != dupes.LevelDerived { // a derived group's original is no keeper: never acted on
 			var st syscall.Stat_t
 			syscall.Stat(g.Keeper, &st)
 			keepers[g.Keeper] = uint64(st.Ino)

@@ -13,6 +13,7 @@ import (
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
 // TextOptions tune WriteText.
@@ -190,6 +191,9 @@ func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Kn
 // describeMember is what describe says of member i of g but its format and safety.
 func describeMember(g dupes.Group, i int, full bool, esc func(string) string, knobs Knobs) []string {
 	m := g.Members[i]
+	if g.Level == dupes.LevelDerived {
+		return []string{derivedWords(m, esc)}
+	}
 	if i == 0 && g.Keeper != "" {
 		return []string{keptBecause(g.KeeperReason, m, knobs)}
 	}
@@ -383,6 +387,9 @@ func heading(g dupes.Group, bold func(string) string, knobs Knobs) string {
 			return fmt.Sprintf("%s  %d files with the same tensor bytes under the same names, in other shapes or formats (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
 		}
 		return fmt.Sprintf("%s  %d files with the same tensors under other names (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
+	case dupes.LevelDerived:
+		return fmt.Sprintf("%s  a model and %s derived from it (%s leaves them)", bold(string(g.Level)),
+			copies(len(g.Members)-1), knobs.name(KnobDelete))
 	case dupes.LevelRun:
 		return fmt.Sprintf("%s  %d files saved by one training run (%s), different weights", bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))
 	}
@@ -396,7 +403,7 @@ func summary(r *dupes.Report) string {
 		counts[g.Level]++
 	}
 	var parts []string
-	for _, l := range []dupes.Level{dupes.LevelBytes, dupes.LevelContent, dupes.LevelRenamed, dupes.LevelRun, dupes.LevelStructure} {
+	for _, l := range []dupes.Level{dupes.LevelBytes, dupes.LevelContent, dupes.LevelRenamed, dupes.LevelDerived, dupes.LevelRun, dupes.LevelStructure} {
 		if counts[l] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
 		}
@@ -407,4 +414,42 @@ func summary(r *dupes.Report) string {
 	}
 	return fmt.Sprintf("%s scanned: %s, %s reclaimable; %s of tensor data read", textfmt.Plural(r.Files, "model"), found,
 		textfmt.Bytes(uint64(r.Reclaimable)), textfmt.Bytes(uint64(r.TensorBytesRead)))
+}
+
+// derivedWords says how member m of a derived group comes from its original: "original", "rounded
+// to F16", "subset: 1,024 tensors left out (model_ema.*), rounded to F16", "same tensors".
+func derivedWords(m dupes.Member, esc func(string) string) string {
+	var w string
+	switch m.Relation {
+	case derived.Original:
+		return "original"
+	case derived.SameTensors:
+		return "same tensors, another container or metadata"
+	case derived.Subset:
+		w = fmt.Sprintf("subset: %s left out", textfmt.Plural(m.LeftOut.Count, "tensor"))
+		if len(m.LeftOut.Names) > 0 {
+			names := make([]string, len(m.LeftOut.Names))
+			for i, n := range m.LeftOut.Names {
+				names[i] = esc(n)
+			}
+			w += " (" + strings.Join(names, ", ")
+			if m.LeftOut.Count > len(names) && !strings.HasSuffix(names[len(names)-1], "*") {
+				w += ", …"
+			}
+			w += ")"
+		}
+		if m.RoundedTo != "" {
+			w += ", rounded to " + string(m.RoundedTo)
+		}
+		return w
+	}
+	return "rounded to " + string(m.RoundedTo)
+}
+
+// copies is "1 copy", "2 copies".
+func copies(n int) string {
+	if n == 1 {
+		return "1 copy"
+	}
+	return fmt.Sprintf("%d copies", n)
 }

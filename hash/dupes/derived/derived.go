@@ -1,0 +1,949 @@
+// Package derived finds the models derived from others among many: a copy whose every tensor is the
+// exact round-to-nearest-even conversion of the original's to a narrower float dtype (F16, BF16, FP8:
+// rounded), one that holds some of the original's tensors and leaves the others out (a checkpoint with
+// its model_ema.* pruned: subset, possibly rounded too), or one that holds the same tensors in another
+// container or with other metadata (same-tensors). The original is the side with more information:
+// the wider dtypes, the more tensors.
+//
+// It is staged so that a large collection stays fast. Models are compared by their headers first:
+// tensor names and shapes, whatever the dtypes (a model derived from another has the other's names
+// and shapes, or some of them). Only models whose names and shapes match, or are a part of another's,
+// have values read: a few elements of up to four tensors, rounded to the narrower side's dtypes and
+// hashed, so that the models of one architecture with other weights (a thousand LoRAs of one base and
+// rank) are told apart without comparing each with each. Only pairs whose samples agree are read in
+// full, tensor by tensor, and a pair is derived only when every tensor is the exact conversion. Unrelated
+// models of the same shapes are never grouped.
+//
+// A derived group is a report: package dupes puts it beside its duplicate groups, and package act
+// never deletes across it.
+package derived
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/pool"
+	"github.com/stdiff/stdiff/canon/safetensors"
+	"github.com/stdiff/stdiff/canon/values"
+)
+
+// Relation is how a member of a derived group comes from its original.
+type Relation string
+
+// Relations.
+const (
+	// Original is the group's original: the model the others are derived from.
+	Original Relation = "original"
+	// Rounded: every tensor is the original's, or its exact round-to-nearest-even conversion to a
+	// narrower float dtype (Member.RoundedTo says which).
+	Rounded Relation = "rounded"
+	// Subset: the original's tensors minus some (Member.LeftOut says which), each the same or its
+	// exact conversion to a narrower dtype.
+	Subset Relation = "subset"
+	// SameTensors: the same tensors (names, dtypes, shapes, values) in another container or with
+	// other metadata.
+	SameTensors Relation = "same-tensors"
+)
+
+// Model is one model as Find sees it.
+type Model struct {
+	// Path names the model.
+	Path string
+	// Header reads the model's header for its tensors (names, dtypes, shapes, offsets in its data
+	// section).
+	Header func(ctx context.Context) (*canon.Model, error)
+	// Open opens the model's tensor bytes: a reader, the offset of its data section in it, and a
+	// function that closes it.
+	Open func(ctx context.Context) (io.ReaderAt, int64, func(), error)
+	// Safetensors says that Path is a local safetensors file: its header is skimmed (safetensors.Skim)
+	// for names, shapes and offsets, without building its tensors (Header is the fallback).
+	Safetensors bool
+	// Summary, when not nil, holds the model's header entries, received as its header was skimmed.
+	Summary *Sink
+	// Same, when not 0, says that the models of the same Same hold the same tensors (names, dtypes,
+	// shapes, bytes), as the caller proved: Find compares the first of them alone and gives the others
+	// its relations, so that a thousand copies of one model cost one.
+	Same int
+}
+
+// LeftOut is what a subset leaves out of its original.
+type LeftOut struct {
+	// Count is how many of the original's tensors it leaves out.
+	Count int `json:"count"`
+	// Names are a few of them, as prefixes where a whole prefix is left out ("model_ema.*").
+	Names []string `json:"names"`
+}
+
+// Member is one model of a derived group.
+type Member struct {
+	// Index is the model's index in the slice given to Find.
+	Index int
+	// Relation is how it comes from the group's original (Original for the original itself).
+	Relation Relation
+	// RoundedTo is the narrower dtype its tensors were rounded to ("" when none was); where tensors
+	// were rounded to several, the one of the most tensors.
+	RoundedTo canon.DType
+	// LeftOut is what a subset leaves out (nil for others).
+	LeftOut *LeftOut
+}
+
+// Group is an original and the models derived from it, the original first, the others in the order
+// they were given.
+type Group struct {
+	Members []Member
+}
+
+// sampleTensors and sampleElements bound the values read of a candidate: a few elements at the
+// start and the middle of up to sampleTensors tensors.
+const (
+	sampleTensors  = 4
+	sampleElements = 16
+)
+
+// info is what Find keeps of a model after its header: the hashes of its tensors' (name, shape).
+type info struct {
+	hashes []uint64 // sorted
+	key    uint64   // their multiset hash with the count
+	err    error
+	// bottom are the tensors with elements of the smallest hashes (up to keptEntries), where their
+	// bytes are: a sample needs no second reading of the header where the picks are among them.
+	bottom []entry
+}
+
+// entry is a tensor as a sample reads it: its (name, shape) hash, dtype and bytes.
+type entry struct {
+	h          uint64
+	dtype      canon.DType
+	begin, end uint64
+}
+
+// keptEntries is how many entries info keeps: the picks of a subset are among its original's
+// smallest unless the subset leaves out most of them.
+const keptEntries = 16
+
+// Sink receives a model's header entries (it is a safetensors.SkimSink) and keeps what Find needs of
+// them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
+type Sink struct {
+	hs     []uint64
+	bottom []entry
+}
+
+// add counts one tensor.
+func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
+	s.hs = append(s.hs, h)
+	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[keptEntries-1].h) || !values.Supported(dtype) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(s.bottom, h, func(e entry, h uint64) int { return cmp.Compare(e.h, h) })
+	if len(s.bottom) < keptEntries {
+		s.bottom = append(s.bottom, entry{})
+	}
+	copy(s.bottom[i+1:], s.bottom[i:])
+	s.bottom[i] = entry{h: h, dtype: dtype, begin: begin, end: end}
+}
+
+// Entry adds one header entry.
+func (s *Sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	h := fnvBytes(name) ^ uint64(len(shape))*0x9e3779b97f4a7c15
+	for _, d := range shape {
+		h = mix(h ^ d)
+	}
+	s.add(mix(h), canon.DType(dtype), begin, end)
+}
+
+// Reset forgets the entries.
+func (s *Sink) Reset() { s.hs, s.bottom = s.hs[:0], s.bottom[:0] }
+
+// info is the info of the tensors received.
+func (s *Sink) info() info {
+	if len(s.hs) == 0 {
+		return info{err: io.EOF}
+	}
+	var sum uint64
+	for _, h := range s.hs {
+		sum += mix(h ^ 0x2545f4914f6cdd1d)
+	}
+	slices.Sort(s.hs)
+	return info{hashes: s.hs, key: mix(sum ^ uint64(len(s.hs))), bottom: s.bottom}
+}
+
+// summarize is m's info: its header skimmed, for a safetensors file, else its tensors.
+func summarize(ctx context.Context, m Model) info {
+	if m.Summary != nil && len(m.Summary.hs) > 0 {
+		return m.Summary.info()
+	}
+	if m.Safetensors {
+		if in, ok := skimFile(m.Path); ok {
+			return in
+		}
+	}
+	ts, err := tensorsOf(ctx, m)
+	if err != nil {
+		return info{err: err}
+	}
+	var s Sink
+	for i := range ts {
+		s.add(tensorHash(&ts[i]), ts[i].DType, ts[i].Begin, ts[i].End)
+	}
+	return s.info()
+}
+
+// skimFile skims the header of the safetensors file at path; false when it cannot.
+func skimFile(path string) (info, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return info{}, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	var n [8]byte
+	if err != nil || st.Size() < 8 {
+		return info{}, false
+	}
+	if _, err := f.ReadAt(n[:], 0); err != nil {
+		return info{}, false
+	}
+	hl := binary.LittleEndian.Uint64(n[:])
+	if hl > uint64(st.Size()-8) || hl > canon.MaxHeaderLen {
+		return info{}, false
+	}
+	h := make([]byte, hl)
+	if _, err := f.ReadAt(h, 8); err != nil {
+		return info{}, false
+	}
+	var s Sink
+	var spans [][2]uint64
+	if _, ok := safetensors.Skim(h, st.Size()-8-int64(hl), &spans, &s); !ok {
+		return info{}, false
+	}
+	return s.info(), true
+}
+
+// mix is SplitMix64's finaliser.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// fnv hashes s.
+func fnv(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
+// fnvBytes is fnv of b's bytes.
+func fnvBytes(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
+// tensorHash hashes a tensor's name and shape (not its dtype).
+func tensorHash(t *canon.Tensor) uint64 {
+	h := fnv(t.Name) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
+	for _, d := range t.Shape {
+		h = mix(h ^ d)
+	}
+	return mix(h)
+}
+
+// Find finds the derived groups among models, using up to workers goroutines. A model that cannot be
+// read is left out. The error is ctx's.
+func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
+	infos := make([]info, len(models))
+	twins := map[int][]int{} // the first model of a Same → the others
+	firstOf := map[int]int{}
+	for i, m := range models { // the first of a Same stands for it: a safetensors file first
+		if f, ok := firstOf[m.Same]; m.Same != 0 && (!ok || m.Safetensors && !models[f].Safetensors) {
+			firstOf[m.Same] = i
+		}
+	}
+	for i, m := range models {
+		if f := firstOf[m.Same]; m.Same != 0 && f != i {
+			twins[f] = append(twins[f], i)
+			infos[i].err = errTwin
+		}
+	}
+	pool.Run(ctx, workers, len(models), func(ctx context.Context, i int) error {
+		if infos[i].err != nil {
+			return nil
+		}
+		infos[i] = summarize(ctx, models[i])
+		return nil
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Structures: models of the same names and shapes.
+	byKey := map[uint64][]int{}
+	var keys []uint64
+	for i := range infos {
+		if infos[i].err != nil {
+			continue
+		}
+		k := infos[i].key
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], i)
+	}
+	// Supersets: the structures whose tensors include all of another's, found through the tensor of
+	// the smallest hash (every superset holds it).
+	holding := map[uint64][]uint64{} // tensor hash → structures holding it
+	for _, k := range keys {
+		for _, h := range dedup(infos[byKey[k][0]].hashes) {
+			holding[h] = append(holding[h], k)
+		}
+	}
+	var jobs []job
+	for _, k := range keys {
+		rep := infos[byKey[k][0]].hashes
+		pool := slices.Clone(byKey[k])
+		for _, o := range holding[rep[0]] {
+			if o != k && len(infos[byKey[o][0]].hashes) > len(rep) && contains(infos[byKey[o][0]].hashes, rep) {
+				pool = append(pool, byKey[o]...)
+			}
+		}
+		if len(pool) > 1 {
+			jobs = append(jobs, job{targets: byKey[k], pool: pool})
+		}
+	}
+	holding = nil
+	links := make([][]link, len(jobs))
+	pool.Run(ctx, workers, len(jobs), func(ctx context.Context, i int) error {
+		links[i] = jobs[i].run(ctx, models, infos, workers)
+		return nil
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var all []link
+	for _, l := range links {
+		all = append(all, l...)
+	}
+	return expand(groups(all, models), twins), nil
+}
+
+// tensorsOf is the tensors of m's header.
+func tensorsOf(ctx context.Context, m Model) ([]canon.Tensor, error) {
+	h, err := m.Header(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return h.Tensors, nil
+}
+
+// errTwin marks a model that holds the same tensors as an earlier one (Model.Same).
+var errTwin = errors.New("the same tensors as another")
+
+// expand gives each member's twins (Model.Same) its relation; the original's are the same tensors.
+func expand(gs []Group, twins map[int][]int) []Group {
+	for i := range gs {
+		var more []Member
+		for j, m := range gs[i].Members {
+			for _, t := range twins[m.Index] {
+				x := m
+				x.Index = t
+				if j == 0 {
+					x = Member{Index: t, Relation: SameTensors}
+				}
+				more = append(more, x)
+			}
+		}
+		gs[i].Members = append(gs[i].Members, more...)
+		rest := gs[i].Members[1:]
+		sort.SliceStable(rest, func(a, b int) bool { return rest[a].Index < rest[b].Index })
+	}
+	return gs
+}
+
+// dedup is sorted hs without repeats.
+func dedup(hs []uint64) []uint64 { return slices.Compact(slices.Clone(hs)) }
+
+// contains reports whether the sorted multiset big holds every element of the sorted sub.
+func contains(big, sub []uint64) bool {
+	i := 0
+	for _, h := range sub {
+		for i < len(big) && big[i] < h {
+			i++
+		}
+		if i == len(big) || big[i] != h {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
+// job compares the models of one structure (targets: the candidates to be derived) with the models of
+// the pool (targets and those of supersets: the candidates to be originals).
+type job struct{ targets, pool []int }
+
+// link says that model d is derived from model o.
+type link struct {
+	o, d int
+	m    Member
+}
+
+// loaded is a model's tensors, by name, and its open bytes.
+type loaded struct {
+	ts     []canon.Tensor
+	byName map[string]*canon.Tensor
+	r      io.ReaderAt
+	off    int64
+	close  func()
+}
+
+func load(ctx context.Context, m Model) (*loaded, error) {
+	ts, err := tensorsOf(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	r, off, closer, err := m.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &loaded{ts: ts, byName: make(map[string]*canon.Tensor, len(ts)), r: r, off: off, close: closer}
+	for i := range ts {
+		l.byName[ts[i].Name] = &ts[i]
+	}
+	return l, nil
+}
+
+// run finds the links of the job: samples of every model at the targets' picks (each model opened
+// once, then closed), bucketed by their values rounded to each target's dtypes, then the candidates
+// verified in full, two models open at a time.
+func (j job) run(ctx context.Context, models []Model, infos []info, workers int) []link {
+	// The picks: the first target's smallest tensors (every model of the pool holds them).
+	var picks []uint64
+	for _, e := range infos[j.targets[0]].bottom[:min(len(infos[j.targets[0]].bottom), sampleTensors)] {
+		picks = append(picks, e.h)
+	}
+	if len(picks) == 0 {
+		return nil
+	}
+	samples := map[int][][]float64{}
+	dtypes := map[int][]canon.DType{}
+	for _, i := range j.pool {
+		if _, ok := samples[i]; ok || ctx.Err() != nil {
+			continue
+		}
+		es, ok := pickEntries(infos[i].bottom, picks)
+		if !ok { // a subset's picks beyond its original's smallest: read the header again
+			ts, err := tensorsOf(ctx, models[i])
+			if err != nil {
+				continue
+			}
+			hs := make([]uint64, len(ts))
+			for k := range ts {
+				hs[k] = tensorHash(&ts[k])
+			}
+			all := make([]entry, len(ts))
+			for k := range ts {
+				all[k] = entry{h: hs[k], dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
+			}
+			if es, ok = pickEntries(all, picks); !ok {
+				continue
+			}
+		}
+		r, off, closer, err := models[i].Open(ctx)
+		if err != nil {
+			continue
+		}
+		if s, ok := sample(r, off, es); ok {
+			samples[i] = s
+			for _, e := range es {
+				dtypes[i] = append(dtypes[i], e.dtype)
+			}
+		}
+		closer()
+	}
+	type bucketKey struct {
+		dts string
+		h   uint64
+	}
+	buckets := map[bucketKey][]int{}
+	done := map[string]bool{}
+	for _, d := range j.targets {
+		dts := dtypes[d]
+		key := joinDTypes(dts)
+		if samples[d] == nil || done[key] {
+			continue
+		}
+		done[key] = true
+		for _, o := range j.pool {
+			if samples[o] == nil || !narrowerAll(dts, dtypes[o]) {
+				continue
+			}
+			if h, ok := roundedHash(samples[o], dts); ok {
+				buckets[bucketKey{key, h}] = append(buckets[bucketKey{key, h}], o)
+			}
+		}
+	}
+	found := make([][]link, len(j.targets))
+	pool.Run(ctx, workers, len(j.targets), func(ctx context.Context, k int) error {
+		d := j.targets[k]
+		if samples[d] == nil {
+			return nil
+		}
+		h, ok := roundedHash(samples[d], dtypes[d])
+		if !ok {
+			return nil
+		}
+		var ld *loaded
+		for _, o := range buckets[bucketKey{joinDTypes(dtypes[d]), h}] {
+			if o == d || ctx.Err() != nil {
+				continue
+			}
+			if ld == nil {
+				if ld, _ = load(ctx, models[d]); ld == nil {
+					break
+				}
+			}
+			lo, err := load(ctx, models[o])
+			if err != nil {
+				continue
+			}
+			if m, ok := verify(ctx, lo, ld); ok {
+				m.Index = d
+				found[k] = append(found[k], link{o: o, d: d, m: m})
+			}
+			lo.close()
+		}
+		if ld != nil {
+			ld.close()
+		}
+		return nil
+	})
+	var out []link
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
+}
+
+// pickEntries are the entries of es with the hashes picks, in their order; false when one is not there.
+func pickEntries(es []entry, picks []uint64) ([]entry, bool) {
+	out := make([]entry, 0, len(picks))
+	for _, h := range picks {
+		k := slices.IndexFunc(es, func(e entry) bool { return e.h == h })
+		if k < 0 {
+			return nil, false
+		}
+		out = append(out, es[k])
+	}
+	return out, len(picks) > 0
+}
+
+func joinDTypes(dts []canon.DType) string {
+	var b strings.Builder
+	for _, d := range dts {
+		b.WriteString(string(d))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// sample reads a few elements at the start and the middle of each tensor of es (in r, whose data
+// section starts at off), as float64 values.
+func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
+	out := make([][]float64, len(es))
+	for i, e := range es {
+		bits, ok := e.dtype.Bits()
+		if !ok || bits%8 != 0 || !values.Supported(e.dtype) {
+			return nil, false
+		}
+		size := int64(bits / 8)
+		count := int64(e.end-e.begin) / size
+		var vals []float64
+		for _, start := range []int64{0, count / 2} {
+			k := min(int64(sampleElements), count-start)
+			if k <= 0 {
+				continue
+			}
+			buf := make([]byte, k*size)
+			if _, err := r.ReadAt(buf, off+int64(e.begin)+start*size); err != nil {
+				return nil, false
+			}
+			v := make([]float64, k)
+			if _, err := values.Decode(e.dtype, v, buf); err != nil {
+				return nil, false
+			}
+			vals = append(vals, v...)
+		}
+		out[i] = vals
+	}
+	return out, true
+}
+
+// narrowerAll reports whether each of from has to's dtype or a wider float one.
+func narrowerAll(to, from []canon.DType) bool {
+	if len(to) != len(from) {
+		return false
+	}
+	for i := range to {
+		if !narrowerOrSame(to[i], from[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// narrowerOrSame reports whether a tensor of dtype to can be derived from one of dtype from: the same
+// dtype, or both floats with to the narrower.
+func narrowerOrSame(to, from canon.DType) bool {
+	if to == from {
+		return true
+	}
+	if !values.IsFloat(to) || !values.IsFloat(from) || strings.HasPrefix(string(to), "C") || strings.HasPrefix(string(from), "C") {
+		return false
+	}
+	bt, ok1 := to.Bits()
+	bf, ok2 := from.Bits()
+	return ok1 && ok2 && bt < bf
+}
+
+// roundedHash hashes sample s rounded to dts (one per tensor).
+func roundedHash(s [][]float64, dts []canon.DType) (uint64, bool) {
+	h := uint64(0x9e3779b97f4a7c15)
+	var b [8]byte
+	for i, vals := range s {
+		for _, v := range vals {
+			if values.IsFloat(dts[i]) {
+				r, ok := values.Round(dts[i], v)
+				if !ok {
+					return 0, false
+				}
+				v = r
+			}
+			bits := math.Float64bits(v)
+			if math.IsNaN(v) {
+				bits = 0x7ff8000000000000
+			}
+			binary.LittleEndian.PutUint64(b[:], bits)
+			h = mix(h ^ binary.LittleEndian.Uint64(b[:]))
+		}
+		h = mix(h ^ uint64(i+1))
+	}
+	return h, true
+}
+
+// verify reads every tensor of d beside o's of the same name and says how d comes from o: ok only
+// when each is the same bytes or the exact conversion to a narrower float dtype.
+func verify(ctx context.Context, o, d *loaded) (Member, bool) {
+	if len(d.ts) > len(o.ts) {
+		return Member{}, false
+	}
+	rounded := map[canon.DType]int{}
+	var sc scratch
+	for i := range d.ts {
+		td := &d.ts[i]
+		to := o.byName[td.Name]
+		if to == nil || !slices.Equal(to.Shape, td.Shape) || !narrowerOrSame(td.DType, to.DType) {
+			return Member{}, false
+		}
+		if td.DType == to.DType {
+			if !sc.sameBytes(o, to, d, td) {
+				return Member{}, false
+			}
+			continue
+		}
+		if !sc.exactRounding(o, to, d, td) {
+			return Member{}, false
+		}
+		rounded[td.DType]++
+	}
+	m := Member{Relation: SameTensors}
+	best := 0
+	for dt, n := range rounded {
+		if n > best || (n == best && dt < m.RoundedTo) {
+			m.RoundedTo, best = dt, n
+		}
+	}
+	if best > 0 {
+		m.Relation = Rounded
+	}
+	if len(d.ts) < len(o.ts) {
+		m.Relation, m.LeftOut = Subset, leftOut(o, d)
+	}
+	return m, true
+}
+
+// scratch holds verify's buffers, reused from tensor to tensor.
+type scratch struct {
+	a, b   []byte
+	va, vb []float64
+}
+
+// grow is (*p)[:n], grown when it is shorter.
+func grow(p *[]byte, n int) []byte {
+	if cap(*p) < n {
+		*p = make([]byte, n)
+	}
+	return (*p)[:n]
+}
+
+// growF is grow for float64s.
+func growF(p *[]float64, n int) []float64 {
+	if cap(*p) < n {
+		*p = make([]float64, n)
+	}
+	return (*p)[:n]
+}
+
+// roundChunk is how many elements exactRounding reads at once.
+const roundChunk = 1 << 16
+
+// exactRounding reports whether every element of td (in d) is the round-to-nearest-even conversion
+// of to's (in o) to td's dtype, as PyTorch converts (values.Round: overflow to Inf or NaN as it
+// does); NaN matches NaN, −0 and +0 differ.
+func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+	bo, ok1 := to.DType.Bits()
+	bd, ok2 := td.DType.Bits()
+	if !ok1 || !ok2 || bo%8 != 0 || bd%8 != 0 {
+		return false
+	}
+	so, sd := int64(bo/8), int64(bd/8)
+	n := int64(to.Len()) / so
+	if n != int64(td.Len())/sd {
+		return false
+	}
+	k := min(n, roundChunk)
+	ra, rb := grow(&sc.a, int(k*so)), grow(&sc.b, int(k*sd))
+	va, vb := growF(&sc.va, int(k)), growF(&sc.vb, int(k))
+	for off := int64(0); off < n; off += roundChunk {
+		m := min(roundChunk, n-off)
+		if _, err := o.r.ReadAt(ra[:m*so], o.off+int64(to.Begin)+off*so); err != nil {
+			return false
+		}
+		if _, err := d.r.ReadAt(rb[:m*sd], d.off+int64(td.Begin)+off*sd); err != nil {
+			return false
+		}
+		if table := roundTable(to.DType, td.DType); table != nil && sd <= 2 { // by codes: the expected one, or both NaN
+			for i := range m {
+				c := uint32(ra[i*so])
+				if so == 2 {
+					c = uint32(binary.LittleEndian.Uint16(ra[i*2:]))
+				}
+				got := uint32(rb[i*sd])
+				if sd == 2 {
+					got = uint32(binary.LittleEndian.Uint16(rb[i*2:]))
+				}
+				if got != table[c] && !bothNaN(td.DType, rb[i*sd:(i+1)*sd], table[c], sd) {
+					return false
+				}
+			}
+			continue
+		}
+		if _, err := values.Decode(td.DType, vb[:m], rb[:m*sd]); err != nil {
+			return false
+		}
+		if _, err := values.Decode(to.DType, va[:m], ra[:m*so]); err != nil {
+			return false
+		}
+		for i := range m {
+			r, ok := values.Round(td.DType, va[i])
+			if !ok || !sameValue(r, vb[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameValue reports whether a and b are the same value: the same bits, or both NaN.
+func sameValue(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// roundTables caches roundTable's tables by their two dtypes.
+var roundTables sync.Map
+
+// roundTable is, for a source dtype of 8 or 16 bits, the code in dtype to of each of its codes' value
+// rounded (values.Encode: PyTorch's conversion), indexed by the code; nil for wider sources or a
+// value without a code.
+func roundTable(from, to canon.DType) []uint32 {
+	bits, ok := from.Bits()
+	if !ok || (bits != 8 && bits != 16) {
+		return nil
+	}
+	key := [2]canon.DType{from, to}
+	if t, ok := roundTables.Load(key); ok {
+		return t.([]uint32)
+	}
+	n := 1 << bits
+	raw := make([]byte, n*int(bits/8))
+	for c := range n {
+		if bits == 8 {
+			raw[c] = byte(c)
+		} else {
+			binary.LittleEndian.PutUint16(raw[2*c:], uint16(c))
+		}
+	}
+	v := make([]float64, n)
+	if _, err := values.Decode(from, v, raw); err != nil {
+		return nil
+	}
+	t := make([]uint32, n)
+	for c := range v {
+		code, ok := values.Encode(to, v[c])
+		if !ok {
+			return nil
+		}
+		t[c] = code
+	}
+	roundTables.Store(key, t)
+	return t
+}
+
+// bothNaN reports whether the element b (of dtype dt, size bytes) and the code want are both NaN.
+func bothNaN(dt canon.DType, b []byte, want uint32, size int64) bool {
+	var x, y [1]float64
+	w := []byte{byte(want), byte(want >> 8)}[:size]
+	if _, err := values.Decode(dt, x[:], b); err != nil {
+		return false
+	}
+	if _, err := values.Decode(dt, y[:], w); err != nil {
+		return false
+	}
+	return math.IsNaN(x[0]) && math.IsNaN(y[0])
+}
+
+// sameBytes reports whether two tensors hold the same bytes.
+func (sc *scratch) sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+	n := int64(to.Len())
+	if n != int64(td.Len()) {
+		return false
+	}
+	const chunk = 1 << 20
+	a, b := grow(&sc.a, int(min(n, chunk))), grow(&sc.b, int(min(n, chunk)))
+	for off := int64(0); off < n; off += chunk {
+		k := min(chunk, n-off)
+		if _, err := o.r.ReadAt(a[:k], o.off+int64(to.Begin)+off); err != nil {
+			return false
+		}
+		if _, err := d.r.ReadAt(b[:k], d.off+int64(td.Begin)+off); err != nil {
+			return false
+		}
+		if !bytes.Equal(a[:k], b[:k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxNames is how many names (or prefixes) a LeftOut lists.
+const maxNames = 5
+
+// leftOut is what d leaves out of o: whole prefixes (up to the first dot) where none of a prefix's
+// tensors is in d, else names.
+func leftOut(o, d *loaded) *LeftOut {
+	kept := map[string]bool{}
+	for i := range d.ts {
+		kept[prefix(d.ts[i].Name)] = true
+	}
+	lo := &LeftOut{Names: []string{}}
+	seen := map[string]bool{}
+	var names []string
+	for i := range o.ts {
+		n := o.ts[i].Name
+		if d.byName[n] != nil {
+			continue
+		}
+		lo.Count++
+		p := prefix(n)
+		switch {
+		case p != n && !kept[p]:
+			n = p + ".*"
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	lo.Names = append(lo.Names, names[:min(len(names), maxNames)]...)
+	return lo
+}
+
+// prefix is a name up to its first dot (the name itself without one).
+func prefix(name string) string {
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// groups puts links into groups: the models linked together, each group's original the one derived
+// from nothing else (a same-tensors link goes both ways), the most tensors and widest dtypes first,
+// then the first given; its members are those linked to it.
+func groups(links []link, models []Model) []Group {
+	from := map[int][]link{} // original → links
+	derivedOf := map[int]bool{}
+	parent := map[int]int{}
+	var find func(int) int
+	find = func(x int) int {
+		if p, ok := parent[x]; ok && p != x {
+			r := find(p)
+			parent[x] = r
+			return r
+		}
+		parent[x] = x
+		return x
+	}
+	for _, l := range links {
+		from[l.o] = append(from[l.o], l)
+		if l.m.Relation != SameTensors {
+			derivedOf[l.d] = true
+		}
+		a, b := find(l.o), find(l.d)
+		if a != b {
+			parent[max(a, b)] = min(a, b)
+		}
+	}
+	comps := map[int][]int{}
+	for x := range parent {
+		comps[find(x)] = append(comps[find(x)], x)
+	}
+	var out []Group
+	for _, c := range comps {
+		slices.Sort(c)
+		root := -1 // of models holding the same tensors, a safetensors file first, then the first given
+		for _, x := range c {
+			if !derivedOf[x] && len(from[x]) > 0 && (root < 0 || models[x].Safetensors && !models[root].Safetensors) {
+				root = x
+			}
+		}
+		if root < 0 || !slices.ContainsFunc(from[root], func(l link) bool { return l.m.Relation != SameTensors }) {
+			continue // nothing derived: the same tensors alone are a content group's
+		}
+		g := Group{Members: []Member{{Index: root, Relation: Original}}}
+		ms := from[root]
+		sort.Slice(ms, func(i, j int) bool { return ms[i].d < ms[j].d })
+		for _, l := range ms {
+			g.Members = append(g.Members, l.m)
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Members[0].Index < out[j].Members[0].Index })
+	return out
+}
