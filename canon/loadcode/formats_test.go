@@ -103,3 +103,37 @@ func TestKeras(t *testing.T) {
 		t.Error("a torch file taken for Keras")
 	}
 }
+
+// TestONNXPythonFunc: a custom-domain node carrying a func_name attribute is an onnx-python-op error
+// naming the function, whatever its operator is called. testdata/pyop.onnx was written by Debian's
+// python3-onnx 1.12: helper.make_node('PyOp', ['x'], ['y'], domain='ai.onnx.contrib', func_name='evil').
+func TestONNXPythonFunc(t *testing.T) {
+	b, err := os.ReadFile("testdata/pyop.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr := onnxw.Cat(onnxw.LenField(1, []byte("func_name")), onnxw.LenField(4, []byte("run_me")), onnxw.VarintField(20, 3))
+	other := onnxw.Cat(onnxw.LenField(1, []byte("mode")), onnxw.LenField(4, []byte("fast")), onnxw.VarintField(20, 3))
+	node := onnxw.Cat(onnxw.LenField(4, []byte("Innocent")), onnxw.LenField(1, []byte("x")), onnxw.LenField(2, []byte("y")),
+		onnxw.LenField(5, other), onnxw.LenField(5, attr), onnxw.LenField(7, []byte("my.company")))
+	g := onnxw.Cat(onnxw.LenField(1, node), onnxw.LenField(2, []byte("g")))
+	w := onnxw.Cat(onnxw.VarintField(1, 8), onnxw.LenField(7, g),
+		onnxw.LenField(8, onnxw.Cat(onnxw.LenField(1, []byte("my.company")), onnxw.VarintField(2, 1))))
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"pyop.onnx", b, `error onnx-python-op: operator ai.onnx.contrib.PyOp runs the Python function "evil" when the model runs`},
+		{"onnxw", w, `error onnx-python-op: operator my.company.Innocent runs the Python function "run_me" when the model runs`},
+	} {
+		fs := Model(&canon.Model{Format: canon.FormatONNX, ONNX: mustONNX(t, c.b)})
+		var got []string
+		for _, x := range fs {
+			got = append(got, string(x.Severity)+" "+x.Code+": "+x.Message)
+		}
+		if strings.Join(got, "\n") != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, strings.Join(got, "\n"), c.want)
+		}
+	}
+}

@@ -24,8 +24,18 @@ var pythonOps = map[string]bool{"PythonOp": true, "PythonOpGrad": true, "PyOp": 
 func onnxOps(m *canon.Model) []finding.Finding {
 	custom := map[string][]string{}
 	var fs []finding.Finding
+	named := map[string]bool{}
+	for _, pf := range m.ONNX.PythonFuncs {
+		named[pf.Op] = true
+		fs = append(fs, finding.Finding{Code: CodeONNXPythonOp, Severity: finding.SevError, Offset: -1,
+			Message: fmt.Sprintf("operator %s runs the Python function %q when the model runs", pf.Op, pf.Func),
+			Hint:    "do not run this model outside a sandbox: the Python function comes from whoever registers the operator"})
+	}
 	for _, oc := range m.ONNX.Ops {
 		domain, op := splitOp(m, oc.Op)
+		if named[oc.Op] {
+			continue
+		}
 		if pythonOps[op] || domain == "ai.onnx.contrib" && strings.HasPrefix(op, "Py") {
 			fs = append(fs, finding.Finding{Code: CodeONNXPythonOp, Severity: finding.SevError, Offset: -1,
 				Message: fmt.Sprintf("operator %s (%d nodes) runs a Python function when the model runs", oc.Op, oc.Count),

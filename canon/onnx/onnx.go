@@ -124,6 +124,15 @@ type OpCount struct {
 	Count int    `json:"count"`
 }
 
+// PythonFunc is a custom-domain node naming the Python function it runs (its func_name attribute).
+type PythonFunc struct {
+	Op   string `json:"op"`   // domain-qualified operator
+	Func string `json:"func"` // the func_name attribute's value
+}
+
+// MaxPythonFuncs bounds File.PythonFuncs.
+const MaxPythonFuncs = 64
+
 // KV is one metadata_props entry.
 type KV struct {
 	Key   string `json:"key"`
@@ -224,6 +233,9 @@ type File struct {
 	// Ops counts the nodes of every graph (subgraphs too) per operator, in operator order.
 	Ops   []OpCount
 	Nodes int
+	// PythonFuncs are the nodes of a custom domain that carry a func_name attribute (the Python
+	// function an ai.onnx.contrib PyOp runs), in file order, at most MaxPythonFuncs.
+	PythonFuncs []PythonFunc `json:"python_funcs,omitempty"`
 	// Tensors are the initializers in file order (a subgraph's after the node that holds it).
 	Tensors []Tensor
 	// Findings are the problems found, in the order found.
@@ -483,6 +495,17 @@ func (p *parser) node(start, end int64, prefix string) error {
 	}
 	p.ops[op]++
 	p.f.Nodes++
+	if domain != "" && domain != "ai.onnx" && len(p.f.PythonFuncs) < MaxPythonFuncs {
+		for _, a := range attrs {
+			fn, err := p.funcName(a)
+			if err != nil {
+				return err
+			}
+			if fn != "" {
+				p.f.PythonFuncs = append(p.f.PythonFuncs, PythonFunc{Op: op, Func: fn})
+			}
+		}
+	}
 	owner := name
 	if owner == "" && len(outputs) > 0 {
 		owner = outputs[0]
@@ -493,6 +516,28 @@ func (p *parser) node(start, end int64, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// funcName returns the string value of an AttributeProto named func_name, "" for any other attribute.
+// AttributeProto fields (onnx.proto): name 1, s 4 (bytes, bounded by MaxString).
+func (p *parser) funcName(fd field) (string, error) {
+	var name string
+	var s field
+	var hasS bool
+	err := p.rd.each(fd.Start, fd.End, func(g field) error {
+		var err error
+		switch {
+		case g.Num == 1 && g.Type == wireLen: // name
+			name, err = p.str(g)
+		case g.Num == 4 && g.Type == wireLen: // s
+			s, hasS = g, true
+		}
+		return err
+	})
+	if err != nil || name != "func_name" || !hasS {
+		return "", err
+	}
+	return p.str(s)
 }
 
 // attribute reads an AttributeProto of a node: a Constant's tensor (named by the node's output), and
