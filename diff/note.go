@@ -142,7 +142,7 @@ func newNote(n Note) Note {
 	case NoteBytesMissing:
 		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
 	case NoteBigEndian:
-		n.Message = "a model is big-endian GGUF: tensor bytes compared, not their values"
+		n.Message = "a model is big-endian: tensor bytes compared, not their values"
 	case NoteSnapshot:
 		n.Message = "a model is a snapshot: tensor bytes compared by digest, values by their summaries (not element-wise), layout not compared"
 	case NoteStoppedEarly:
