@@ -30,7 +30,7 @@ const (
 	// NoteBytesMissing: Count tensors lie past the end of their file (a truncated download): their bytes
 	// were not compared.
 	NoteBytesMissing NoteCode = "scope.bytes-missing"
-	// NoteBigEndian: a model is a big-endian GGUF file: its tensors were compared by their bytes, not
+	// NoteBigEndian: a model is big-endian (a GGUF file, a NumPy or PyTorch file): its tensors were compared by their bytes, not
 	// by value (Report.ValuesCompared is false).
 	NoteBigEndian NoteCode = "scope.big-endian"
 	// NoteSnapshot: a model is a snapshot: tensor bytes were compared by their digests, and the
