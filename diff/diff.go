@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/linediff"
 	"github.com/stdiff/stdiff/diff/namefold"
 
 	"github.com/stdiff/stdiff/canon"
@@ -185,7 +186,7 @@ type MetaChange struct {
 	// GGUF, "array" (KindArray: summarised, Array says how the elements differ).
 	Kind string `json:"kind"`
 	// Lines is the line diff for kinds text and json.
-	Lines []Line `json:"lines,omitempty"`
+	Lines []linediff.Line `json:"lines,omitempty"`
 	// OldType and NewType are a GGUF value's type on each side (absent for safetensors): a value
 	// that keeps its text but changes its type (uint32 → uint64) is a change.
 	OldType string `json:"old_type,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/diff/linediff"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -420,7 +421,7 @@ func TestLineDiffFolds(t *testing.T) {
 	if c.Kind != "text" {
 		t.Fatalf("kind %s", c.Kind)
 	}
-	f := Fold(c.Lines, 2)
+	f := linediff.Fold(c.Lines, 2)
 	var ops []string
 	for _, l := range f {
 		ops = append(ops, l.Op)
@@ -445,8 +446,8 @@ func TestLineDiffFolds(t *testing.T) {
 		b.WriteString(extra + `}}`)
 		return b.String()
 	}
-	if c := changeOf("ss_tag_frequency", tags(`"new": 1`), tags(`"new": 2`)); c.Kind != "json" || len(Fold(c.Lines, 2)) > 12 {
-		t.Errorf("long JSON value: kind %s, %d folded lines", c.Kind, len(Fold(c.Lines, 2)))
+	if c := changeOf("ss_tag_frequency", tags(`"new": 1`), tags(`"new": 2`)); c.Kind != "json" || len(linediff.Fold(c.Lines, 2)) > 12 {
+		t.Errorf("long JSON value: kind %s, %d folded lines", c.Kind, len(linediff.Fold(c.Lines, 2)))
 	}
 	// Too many lines to diff quickly: summarised.
 	many := strings.Repeat("line\n", maxDiffLines)

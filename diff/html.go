@@ -11,6 +11,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/htmlpage"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff/linediff"
 )
 
 // htmlChange is a changed tensor as the page's table shows it.
@@ -107,7 +108,7 @@ func shapeString(s []uint64) string {
 
 // diffTemplate is the page's body, parsed at its first use (not at every start of stdiff).
 var diffTemplate = sync.OnceValue(func() *htmltemplate.Template {
-	return htmltemplate.Must(htmltemplate.New("diff").Funcs(htmltemplate.FuncMap{"fold": func(l []Line) []Line { return Fold(l, 2) }}).Parse(`
+	return htmltemplate.Must(htmltemplate.New("diff").Funcs(htmltemplate.FuncMap{"fold": func(l []linediff.Line) []linediff.Line { return linediff.Fold(l, 2) }}).Parse(`
 <p><strong class="{{if .Identical}}good{{else}}bad{{end}}">{{.Says}}</strong>{{range .Categories}} <code>{{.}}</code>{{end}}</p>
 <p class="muted">tensors: {{len .Tensors.Changed}} changed, {{len .Tensors.Added}} added, {{len .Tensors.Removed}} removed, {{len .Tensors.Renamed}} renamed, {{.Tensors.Unchanged}} unchanged · metadata: {{len .Metadata.Changed}} changed, {{len .Metadata.Added}} added, {{len .Metadata.Removed}} removed{{if .Verdict.Changed}} · <span class="bad">the reference reader's verdict changed</span>{{end}}</p>
 {{if .Changes}}<h2>Changed tensors</h2>

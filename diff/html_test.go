@@ -8,6 +8,7 @@ import (
 	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/values"
 	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/linediff"
 )
 
 // TestHTMLShowsNaNAndRounding: a tensor with five new NaNs (rel L2 0 over its finite values) stands
@@ -95,8 +96,8 @@ func TestHTMLShowsCompanionFiles(t *testing.T) {
 func TestHTMLAndMarkdownShowPromptDiff(t *testing.T) {
 	r := &Report{Schema: Schema, A: "a", B: "b", Categories: []Category{CategoryMetadata},
 		Metadata: MetadataReport{Changed: []MetaChange{{Key: "tokenizer.chat_template", Kind: "text",
-			Lines:  []Line{{Op: "-", Text: "{{ m.content }}"}, {Op: "+", Text: "<|{{ m.role }}|>{{ m.content }}"}},
-			Prompt: &PromptChange{Lines: []Line{{Op: "-", Text: "Hello⏎"}, {Op: "+", Text: "<|user|>Hello⏎"}}}}}}}
+			Lines:  []linediff.Line{{Op: "-", Text: "{{ m.content }}"}, {Op: "+", Text: "<|{{ m.role }}|>{{ m.content }}"}},
+			Prompt: &PromptChange{Lines: []linediff.Line{{Op: "-", Text: "Hello⏎"}, {Op: "+", Text: "<|user|>Hello⏎"}}}}}}}
 	var h, m bytes.Buffer
 	if err := WriteHTML(&h, r); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,10 @@ package diff
 
 import (
 	"fmt"
-	"github.com/stdiff/stdiff/canon/delta"
 	"strconv"
 	"strings"
+
+	"github.com/stdiff/stdiff/canon/delta"
 
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff/onnxsrc"

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	chat "github.com/stdiff/stdiff/canon/template"
+	"github.com/stdiff/stdiff/diff/linediff"
 )
 
 // PromptChange is how the prompt a changed chat template gives differs (Options.RenderTemplates):
@@ -13,7 +14,7 @@ type PromptChange struct {
 	// model sees.
 	Same bool `json:"same"`
 	// Lines is the line diff of the two prompts (nil when Same or when one could not be rendered).
-	Lines []Line `json:"lines,omitempty"`
+	Lines []linediff.Line `json:"lines,omitempty"`
 	// OldError and NewError say why a template could not be rendered ("" when it could).
 	OldError string `json:"old_error,omitempty"`
 	NewError string `json:"new_error,omitempty"`

@@ -3,10 +3,12 @@ package diff
 import (
 	"cmp"
 	"fmt"
-	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"io"
 	"strconv"
 	"strings"
+
+	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/linediff"
 
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -307,7 +309,7 @@ func (t *textWriter) metaChange(c MetaChange, width int) {
 		t.printf("  %s %-*s  %s → %s\n", mark, width, key, t.opt.Palette.Red(ValueSummary(c.Old)), t.opt.Palette.Green(ValueSummary(c.New)))
 	default:
 		t.printf("  %s %-*s  %s\n", mark, width, key, t.opt.Palette.Dim(c.Kind+" diff"))
-		for _, l := range Fold(c.Lines, t.opt.Context) {
+		for _, l := range linediff.Fold(c.Lines, t.opt.Context) {
 			text := textfmt.Escape(l.Text)
 			switch l.Op {
 			case "-":
@@ -340,7 +342,7 @@ func (t *textWriter) prompt(p *PromptChange) {
 		t.printf("      %s\n", t.opt.Palette.Dim("prompt unchanged (both render the same on a fixed conversation)"))
 	default:
 		t.printf("      %s\n", t.opt.Palette.Dim("prompt diff (rendered on a fixed conversation; ⏎ ends a line)"))
-		for _, l := range Fold(p.Lines, t.opt.Context) {
+		for _, l := range linediff.Fold(p.Lines, t.opt.Context) {
 			text := textfmt.Escape(l.Text)
 			switch l.Op {
 			case "-":
@@ -554,8 +556,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, c := range long {
 			var body strings.Builder
-			lines := func(ls []Line) {
-				for _, l := range Fold(ls, 2) {
+			lines := func(ls []linediff.Line) {
+				for _, l := range linediff.Fold(ls, 2) {
 					op := l.Op
 					if op == "…" {
 						op = "@@"

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/diff/linediff"
 )
 
 // Report is how two models' companion files differ.
@@ -52,7 +52,7 @@ type Change struct {
 	// Keys are the changes of a JSON file, by key path, in path order.
 	Keys []KeyChange `json:"keys,omitempty"`
 	// Lines is the line diff of a text file (a chat template), unfolded.
-	Lines []Line `json:"lines,omitempty"`
+	Lines []linediff.Line `json:"lines,omitempty"`
 	// Tokenizer is how a tokenizer.json changed.
 	Tokenizer *TokenizerChange `json:"tokenizer,omitempty"`
 	// Detail says why a change has no finer account ("a binary file: compared by its digest"; a
@@ -80,13 +80,7 @@ type KeyChange struct {
 	New string `json:"new,omitempty"`
 	// Lines is the line diff of a long or multi-line string (a chat template in
 	// tokenizer_config.json), or of a long array or object, one value a line.
-	Lines []Line `json:"lines,omitempty"`
-}
-
-// Line is one line of a line diff: Op is " " (same), "-" (old only) or "+" (new only).
-type Line struct {
-	Op   string `json:"op"`
-	Text string `json:"text"`
+	Lines []linediff.Line `json:"lines,omitempty"`
 }
 
 // Compare compares two models' companion files (each in path order, as companion.ReadDir gives them).
@@ -276,61 +270,13 @@ const maxDiffLines = 50000
 
 // LineDiff is a line diff of two texts (go-diff's line mode, deterministic: no time limit), or nil
 // past maxDiffLines lines.
-func LineDiff(old, new string) []Line {
+func LineDiff(old, new string) []linediff.Line {
 	if strings.Count(old, "\n")+strings.Count(new, "\n") > maxDiffLines {
 		return nil
 	}
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 0
-	old, new = strings.TrimSuffix(old, "\n")+"\n", strings.TrimSuffix(new, "\n")+"\n"
-	ca, cb, lines := dmp.DiffLinesToChars(old, new)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-	out := []Line{}
-	for _, d := range diffs {
-		op := " "
-		switch d.Type {
-		case diffmatchpatch.DiffDelete:
-			op = "-"
-		case diffmatchpatch.DiffInsert:
-			op = "+"
-		}
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l != "" {
-				out = append(out, Line{Op: op, Text: strings.TrimSuffix(l, "\n")})
-			}
-		}
-	}
-	return out
-}
-
-// Fold keeps the changed lines of a diff with context lines around them; each longer run of unchanged
-// lines becomes one Line with Op "…" whose Text says how many were left out.
-func Fold(lines []Line, context int) []Line {
-	keep := make([]bool, len(lines))
-	for i, l := range lines {
-		if l.Op != " " {
-			for k := max(0, i-context); k <= min(len(lines)-1, i+context); k++ {
-				keep[k] = true
-			}
-		}
-	}
-	var out []Line
-	for i := 0; i < len(lines); {
-		if keep[i] {
-			out = append(out, lines[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(lines) && !keep[j] {
-			j++
-		}
-		text := fmt.Sprintf("%d unchanged lines", j-i)
-		if j-i == 1 {
-			text = "1 unchanged line"
-		}
-		out = append(out, Line{Op: "…", Text: text})
-		i = j
+	out := linediff.Of(strings.TrimSuffix(old, "\n"), strings.TrimSuffix(new, "\n"))
+	if out == nil {
+		out = []linediff.Line{}
 	}
 	return out
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	htmltemplate "html/template"
 	"sync"
+
+	"github.com/stdiff/stdiff/diff/linediff"
 )
 
 // htmlKey is a key change as the page shows it.
 type htmlKey struct {
 	KeyChange
-	Shown []Line // Lines folded
+	Shown []linediff.Line // Lines folded
 }
 
 // htmlChange is a changed file as the page shows it.
@@ -17,8 +19,8 @@ type htmlChange struct {
 	Change
 	HTMLKeys     []htmlKey
 	Settings     []htmlKey
-	Shown        []Line   // Lines folded
-	TokenizerSay []string // tokenizerText's lines
+	Shown        []linediff.Line // Lines folded
+	TokenizerSay []string        // tokenizerText's lines
 }
 
 // HTML renders the changes for the HTML diff page: a section with a list of the files (removed,
@@ -37,7 +39,7 @@ func (r *Report) HTML(context int) (htmltemplate.HTML, error) {
 			}
 			h := htmlKey{KeyChange: k}
 			if k.Lines != nil {
-				h.Shown = Fold(k.Lines, context)
+				h.Shown = linediff.Fold(k.Lines, context)
 			}
 			out = append(out, h)
 		}
@@ -47,7 +49,7 @@ func (r *Report) HTML(context int) (htmltemplate.HTML, error) {
 	for i, c := range r.Changed {
 		h := htmlChange{Change: c, HTMLKeys: keys(c.Keys)}
 		if c.Lines != nil {
-			h.Shown = Fold(c.Lines, context)
+			h.Shown = linediff.Fold(c.Lines, context)
 		}
 		if c.Tokenizer != nil {
 			h.TokenizerSay = tokenizerText(c.Tokenizer)

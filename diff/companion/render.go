@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff/linediff"
 )
 
 // Heading is the heading of the companion files in a text report.
@@ -97,9 +98,9 @@ func short(v string) string {
 }
 
 // lineText renders a line diff, unchanged runs folded.
-func lineText(p textfmt.Palette, lines []Line, context int, ind string) []string {
+func lineText(p textfmt.Palette, lines []linediff.Line, context int, ind string) []string {
 	var out []string
-	for _, l := range Fold(lines, context) {
+	for _, l := range linediff.Fold(lines, context) {
 		text := textfmt.Escape(l.Text)
 		switch l.Op {
 		case "-":
