@@ -40,13 +40,19 @@ func (a *analyzer) product(l, r []string) ([]string, bool) {
 	var out []string
 	for _, p := range l {
 		for _, q := range r {
-			if len(p)+len(q) > maxFolded {
+			a.bytes -= len(p) + len(q)
+			if len(p)+len(q) > maxFolded || a.bytes < 0 {
+				a.inexact = true
 				return nil, false
+			}
+			if len(out) == maxVariants {
+				a.inexact = true
+				return out, true
 			}
 			out = append(out, p+q)
 		}
 	}
-	return a.cap(out), true
+	return out, true
 }
 
 // orWild is str's values of x, or wildStr (noting it) when x cannot be folded.
@@ -269,6 +275,9 @@ func (a *analyzer) binary(x *template.Binary) ([]string, bool) {
 				return nil, false
 			}
 			out[i] = strings.Repeat(v, int(max(c, 0)))
+			if a.bytes -= len(out[i]); a.bytes < 0 {
+				return nil, false
+			}
 		}
 		return out, true
 	case "%":
@@ -526,7 +535,7 @@ func (a *analyzer) mapStr(x template.Expr, f func(string) (string, bool)) ([]str
 	out := make([]string, 0, len(s))
 	for _, v := range s {
 		r, ok := f(v)
-		if !ok {
+		if a.bytes -= len(r); !ok || a.bytes < 0 || len(r) > maxFolded*4 {
 			return nil, false
 		}
 		out = append(out, r)

@@ -14,8 +14,10 @@ import (
 const (
 	// CodePrivateAttribute: the template reads an attribute whose name starts with an underscore
 	// (x.__class__, x['__globals__'], x|attr('__init__'), '{0.__class__}'.format(x)), written out or
-	// built from literals (by ~, +, |join, |format, escapes): a way out of the template's data into
-	// the renderer's objects, the start of every published chat-template payload.
+	// built from literals as Python would compute it (~, +, *, % and |format, str.format, |join,
+	// string filters and methods, slices, dict and namespace items, macro arguments, escapes; %c of
+	// a variable counts as a possible underscore): a way out of the template's data into the
+	// renderer's objects, the start of every published chat-template payload.
 	CodePrivateAttribute = "chat-template-private-attribute"
 	// CodeComputedAttribute: an attribute whose name is known only when the template runs (|attr of a
 	// variable, str.format on a computed string): it may be built into a private one.
@@ -24,8 +26,9 @@ const (
 	// for (cycler, joiner, lipsum, self, config, request, session, url_for); reading an attribute of one
 	// is an error, naming one a warning.
 	CodeGlobalInternals = "chat-template-global-internals"
-	// CodeExhaustion: nested loops or repetition past a bound (MaxIterations): rendering would
-	// exhaust the machine.
+	// CodeExhaustion: nested loops, repetition or a size (range, lipsum, padding and wrapping
+	// widths, format widths) past a bound (MaxIterations): rendering would exhaust the machine (an
+	// error). A warning at offset 0 when the template takes more work to analyse than foldBudget.
 	CodeExhaustion = "chat-template-exhaustion"
 	// CodeUnparsed: the template is not Jinja this package can parse, so nothing can be said of it.
 	CodeUnparsed = "chat-template-unparsed"
@@ -73,7 +76,7 @@ func Analyze(src string) []Issue {
 // Tree reports what Analyze does, for a parsed template.
 func Tree(t *template.Template) []Issue {
 	a := &analyzer{sets: map[string][]template.Expr{}, loops: map[string][]template.Expr{}, opaque: map[string]bool{},
-		bound: map[string]bool{}, seen: map[string]bool{}, macros: map[string]*template.Macro{}}
+		bound: map[string]bool{}, seen: map[string]bool{}, macros: map[string]*template.Macro{}, folds: 10000, bytes: 1 << 20}
 	a.collect(t.Nodes)
 	a.macroArgs(t.Nodes)
 	a.nodes(t.Nodes, 1)
@@ -91,6 +94,10 @@ type analyzer struct {
 	macros map[string]*template.Macro
 	seen   map[string]bool // issue keys already reported
 	folds  int             // fold steps left for one expression (bounds the work)
+	bytes  int             // bytes of folded strings left for one expression
+	// spent counts the fold steps and bytes of the whole template: past foldBudget, nothing more
+	// is folded (names are then computed, sizes unknown)
+	spent int
 	// inexact is set while folding when a value was left out (it depends on data, or there were
 	// too many) or holds a wild marker
 	inexact bool
@@ -343,7 +350,7 @@ func (a *analyzer) nodes(nodes []template.Node, mult float64) {
 				a.expr(n.Cond)
 			}
 			m := mult
-			a.folds = 10000
+			a.reset()
 			if c, ok := a.count(n.Iter); ok {
 				m *= c
 				if m > MaxIterations && mult <= MaxIterations && c <= MaxIterations {
@@ -409,9 +416,23 @@ func shown(v string) string {
 	return strconv.Quote(strings.NewReplacer(string(wildChar), "?", string(wildStr), "…").Replace(v))
 }
 
+// foldBudget bounds the work of folding one template: fold steps plus bytes of folded strings.
+const foldBudget = 4_000_000
+
+// reset starts the fold budget of one expression. Past foldBudget for the template, it says so
+// once (a warning: what the template builds is no longer followed).
+func (a *analyzer) reset() {
+	a.spent += 10000 - max(a.folds, 0) + 1<<20 - max(a.bytes, 0)
+	a.folds, a.bytes = 10000, 1<<20
+	if a.spent > foldBudget {
+		a.folds, a.bytes = 0, 0
+		a.add(CodeExhaustion, false, 0, "the template takes more than %d steps to analyse: the names it builds are not all followed", foldBudget)
+	}
+}
+
 // fold starts folding one expression.
 func (a *analyzer) fold(x template.Expr) ([]string, bool) {
-	a.folds = 10000
+	a.reset()
 	a.inexact = false
 	return a.str(x)
 }
@@ -543,7 +564,7 @@ func (a *analyzer) expr(x template.Expr) {
 					a.attrName(x.Args[0], "|"+x.Name)
 				}
 			case "map":
-				a.folds = 10000
+				a.reset()
 				if len(x.Args) > 1 {
 					if v, ok := a.str(x.Args[0]); ok && len(v) == 1 && v[0] == "attr" {
 						a.attrName(x.Args[1], "|map('attr')")
@@ -568,7 +589,7 @@ func (a *analyzer) expr(x template.Expr) {
 			a.fold(x) // widths past the bound
 		}
 		if x.Op == "*" || x.Op == "**" {
-			a.folds = 10000
+			a.reset()
 			l, okl := a.num(x.L)
 			r, okr := a.num(x.R)
 			var sl, sr []string
@@ -611,7 +632,7 @@ func (a *analyzer) expr(x template.Expr) {
 // sizes reports a call or filter asked for a size past MaxIterations: range(), lipsum(), padding
 // and wrapping widths, batches.
 func (a *analyzer) sizes(x template.Expr) {
-	a.folds = 10000
+	a.reset()
 	switch x := x.(type) {
 	case *template.Call:
 		switch fn := x.Fn.(type) {
