@@ -445,7 +445,7 @@ func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 				if x.Name == "unique" {
 					var u [][]string
 					for i, v := range it {
-						if i == 0 || strings.ToLower(v[0]) != strings.ToLower(it[i-1][0]) {
+						if i == 0 || !strings.EqualFold(v[0], it[i-1][0]) {
 							u = append(u, v)
 						}
 					}
