@@ -1,7 +1,6 @@
 package companion_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,41 +110,6 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-// TestSummarize: what each kind of file says, read from what Parse kept: a config's model type and
-// architectures, a diffusers class, an adapter's type, rank and base, a chat template (a *.jinja file,
-// or a chat_template string or list in JSON, not an empty one), a tokenizer's sizes; nothing for a
-// file that did not parse or says none of these.
-func TestSummarize(t *testing.T) {
-	for _, c := range []struct{ path, in, want string }{
-		{"config.json", `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "rope_theta": 1e4}`, `{"model_type":"llama","architectures":["LlamaForCausalLM"]}`},
-		{"unet/config.json", `{"_class_name": "UNet2DConditionModel", "_diffusers_version": "0.30.0"}`, `{"class":"UNet2DConditionModel"}`},
-		{"model_index.json", `{"_class_name": "FluxPipeline", "tokenizer_class": "no"}`, `{"class":"FluxPipeline"}`},
-		{"tokenizer_config.json", `{"tokenizer_class": "LlamaTokenizer", "chat_template": [{"name": "default", "template": "x"}]}`, `{"class":"LlamaTokenizer","chat_template":true}`},
-		{"tokenizer_config.json", `{"chat_template": ""}`, `{}`},
-		{"chat_template.json", `{"chat_template": "{{ x }}"}`, `{"chat_template":true}`},
-		{"preprocessor_config.json", `{"image_processor_type": "CLIPImageProcessor"}`, `{"class":"CLIPImageProcessor"}`},
-		{"adapter_config.json", `{"peft_type": "LORA", "r": 16, "base_model_name_or_path": "meta-llama/Llama-3.2-1B"}`, `{"peft_type":"LORA","rank":16,"base_model":"meta-llama/Llama-3.2-1B"}`},
-		{"adapter_config.json", `{"peft_type": "LORA", "r": 1.5, "base_model_name_or_path": null}`, `{"peft_type":"LORA"}`},
-		{"config.json", `{"architectures": "not a list", "model_type": 7}`, `{}`},
-		{"config.json", `[1, 2]`, `{}`},
-		{"config.json", `{"a":`, `{}`},
-		{"additional_chat_templates/tool_use.jinja", "{{ tools }}", `{"chat_template":true}`},
-		{"chat_template.jinja", "", `{}`},
-		{"merges.txt", "a b\n", `{}`},
-		{"tokenizer.json", `{"added_tokens":[{"id":3,"content":"<s>","special":true}],"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]}}`,
-			`{"tokenizer":{"model":"BPE","vocab":3,"merges":1,"added_tokens":1}}`},
-		{"tokenizer.model", "\x00\x01", `{}`},
-	} {
-		kind, _ := companion.KindOf(c.path)
-		f := companion.File{Path: c.path, Kind: kind}
-		companion.Parse(&f, []byte(c.in))
-		b, _ := json.Marshal(companion.Summarize(&f))
-		if string(b) != c.want {
-			t.Errorf("%s %s: %s, want %s", c.path, c.in, b, c.want)
-		}
-	}
-}
-
 // TestParseNeverFails: what does not parse is a File with Problem, compared by its digest.
 func TestParseNeverFails(t *testing.T) {
 	for _, c := range []struct {
@@ -172,6 +136,5 @@ func FuzzParse(f *testing.F) {
 		if !strings.HasPrefix(file.Digest, "b3:") {
 			t.Fatalf("digest %q", file.Digest)
 		}
-		companion.Summarize(&file)
 	})
 }

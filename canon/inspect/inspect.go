@@ -22,7 +22,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
-	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
@@ -95,11 +94,6 @@ type Card struct {
 	// PyTorch is what a PyTorch checkpoint or NumPy file says besides its tensors (absent for other
 	// formats).
 	PyTorch *PyTorch `json:"pytorch,omitempty"`
-	// Companions are the files a loader reads beside the tensors of a folder model (a
-	// save_pretrained, PEFT or diffusers folder, a Hugging Face cache folder, a Hub repository named
-	// without a path, or a snapshot of one: see source.Opened.Folder), in path order, each with what it
-	// says; absent for a model named by its file, and for a folder without any.
-	Companions []Companion `json:"companions,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -131,31 +125,6 @@ type Info struct {
 	DeclaredRank *int64 `json:"declared_rank"`
 	// DeclaredAlpha is ss_network_alpha as a number, nil when absent or not a finite number.
 	DeclaredAlpha *float64 `json:"declared_alpha"`
-}
-
-// Companion is one of the files beside a folder model's tensors (package companion): its path in the
-// folder (slash-separated), kind, size, digest (as in the folder's cf1: ID), why it was not read as
-// its kind (Problem), and what it says (companion.Summary, its fields inline in JSON).
-type Companion struct {
-	Path    string         `json:"path"`
-	Kind    companion.Kind `json:"kind"`
-	Size    int64          `json:"size"`
-	Digest  string         `json:"digest"`
-	Problem string         `json:"problem,omitempty"`
-	companion.Summary
-}
-
-// companionsOf is the card's list of a folder model's companion files.
-func companionsOf(files []companion.File) []Companion {
-	if len(files) == 0 {
-		return nil
-	}
-	out := make([]Companion, len(files))
-	for i := range files {
-		f := &files[i]
-		out[i] = Companion{Path: f.Path, Kind: f.Kind, Size: f.Size, Digest: f.Digest, Problem: f.Problem, Summary: companion.Summarize(f)}
-	}
-	return out
 }
 
 // Tensor is one tensor entry of the header.
@@ -240,8 +209,6 @@ type read struct {
 	snapshotOf string
 	// store is where a store's blob lies (store.Locate), nil for another file.
 	store *store.Blob
-	// companions are a folder model's companion files (source.Opened.Companions).
-	companions []companion.File
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -299,7 +266,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where, companions: o.Companions}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where}
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
@@ -351,7 +318,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	if c.SnapshotOf != "" {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
-	c.Store, c.Companions = r.store, companionsOf(r.companions)
+	c.Store = r.store
 	if opt.Inherit != nil {
 		defer opt.Inherit(ctx, c, spec)
 	}

@@ -49,7 +49,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	t := &textCard{b: bufio.NewWriter(w), c: c, opt: opt, p: opt.Palette}
 	fmt.Fprintf(t.b, "%s\n", t.p.Bold(textfmt.Escape(c.Path)))
 	steps := []func(){t.identity, t.description, t.network, t.hashes, t.verdict, t.size, t.store, t.counts, t.formatRows,
-		t.companions, t.metadata, t.tensors, t.findings}
+		t.metadata, t.tensors, t.findings}
 	if !c.HeaderParsed { // nothing the header would say
 		steps = steps[4:]
 	}
@@ -233,78 +233,6 @@ func (t *textCard) formatRows() {
 			t.row(r[0], "%s", textfmt.Escape(r[1]))
 		}
 	}
-}
-
-// FoldedCompanions is how many companion files the text card lists unless TextOptions.Full is set.
-const FoldedCompanions = 20
-
-// companions writes a folder model's companion files, one a line: path, size and what it says.
-func (t *textCard) companions() {
-	c, p, opt := t.c, t.p, t.opt
-	if len(c.Companions) == 0 {
-		return
-	}
-	var total int64
-	for _, f := range c.Companions {
-		total += f.Size
-	}
-	t.row("files", "%d beside the tensors (%s)", len(c.Companions), textfmt.Bytes(uint64(total)))
-	shown := c.Companions
-	if !opt.Full && len(shown) > FoldedCompanions {
-		shown = shown[:FoldedCompanions]
-	}
-	paths, sizes := make([]string, len(shown)), make([]string, len(shown))
-	for i, f := range shown {
-		paths[i], sizes[i] = textfmt.Escape(f.Path), textfmt.Bytes(uint64(f.Size))
-	}
-	pathW, sizeW := columnWidth(paths, maxNameWidth), columnWidth(sizes, 12)
-	for i, f := range shown {
-		line := fmt.Sprintf("    %s  %*s", column(paths[i], pathW, opt.Full), sizeW, sizes[i])
-		if says := companionSays(&f); says != "" {
-			line += "  " + textfmt.Escape(says)
-		}
-		if f.Problem != "" {
-			line += "  " + p.Dim("("+textfmt.Escape(f.Problem)+")")
-		}
-		fmt.Fprintln(t.b, line)
-	}
-	if n := len(c.Companions) - len(shown); n > 0 {
-		fmt.Fprintf(t.b, "    %s\n", p.Dim(fmt.Sprintf("… %d more", n)+opt.asks("Full", " (%s lists all)")))
-	}
-}
-
-// companionSays is what a companion file says, in one line (not escaped) of words joined by " · ":
-// model type and architectures, class, adapter, chat template, tokenizer sizes; "" where it says none
-// of these.
-func companionSays(f *Companion) string {
-	var w []string
-	add := func(s string) {
-		if s != "" {
-			w = append(w, s)
-		}
-	}
-	add(f.ModelType)
-	add(strings.Join(f.Architectures, ", "))
-	add(f.Class)
-	add(f.PEFTType)
-	if f.Rank > 0 {
-		add("rank " + strconv.FormatInt(f.Rank, 10))
-	}
-	if f.BaseModel != "" {
-		add("base " + f.BaseModel)
-	}
-	if f.ChatTemplate {
-		add("chat template")
-	}
-	if tk := f.Tokenizer; tk != nil {
-		add(tk.Model)
-		add(counted(textfmt.Thousands(uint64(max(tk.Vocab, 0))), "token"))
-		if tk.Merges > 0 {
-			add(counted(textfmt.Thousands(uint64(tk.Merges)), "merge"))
-		}
-		add(counted(strconv.Itoa(tk.AddedTokens), "added token"))
-	}
-	return strings.Join(w, " · ")
 }
 
 // metadata writes the metadata: the keys that matter (every key with Full), one a line, values
@@ -596,15 +524,6 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 		for _, kv := range torchRows(c.PyTorch) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 		}
-	}
-	for _, f := range c.Companions { // the files beside the tensors: a row each
-		says := textfmt.Bytes(uint64(f.Size))
-		for _, s := range []string{companionSays(&f), f.Problem} {
-			if s != "" {
-				says += " · " + s
-			}
-		}
-		fmt.Fprintf(b, "| file %s | %s |\n", markdown.Text(f.Path), markdown.Text(says))
 	}
 	if len(c.Findings) > 0 {
 		b.WriteString("\n")
