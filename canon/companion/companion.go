@@ -8,9 +8,7 @@
 // merges and added tokens by count and digest, the rest whole) and, for a file read now, its whole
 // vocabulary and merges, so that a diff can name the tokens that changed.
 //
-// It reads local files (ReadDir) and never prints; a repository on the Hub is read by package
-// canon/source, which picks the same files from its listing (Select) and parses each downloaded file as
-// ReadFile does (Parse). What changed between two sets of files is package
+// It reads local files only and never prints. What changed between two sets of files is package
 // diff/companion's job; snapshots record File values as they are.
 package companion
 
@@ -106,39 +104,6 @@ func KindOf(rel string) (Kind, bool) {
 
 // Is reports whether rel (see KindOf) is a companion file.
 func Is(rel string) bool { _, ok := KindOf(rel); return ok }
-
-// Select picks the companion files of a model among the files of its folder (or of a repository's
-// revision), given as slash-separated paths relative to it, walked to any depth: the ones ReadDir reads
-// in a folder of those files, in path order. Those are the files directly at the top and in its
-// additional_chat_templates folder; when the top holds model_index.json (a diffusers pipeline) also
-// those in each folder directly under the top and in its additional_chat_templates folder. A path with
-// a part that begins with "." is hidden and left out.
-func Select(paths []string) []string {
-	pipeline := slices.Contains(paths, "model_index.json")
-	var out []string
-	for _, p := range paths {
-		parts := strings.Split(p, "/")
-		if slices.ContainsFunc(parts, func(s string) bool { return s == "" || strings.HasPrefix(s, ".") }) || !Is(p) {
-			continue
-		}
-		switch len(parts) {
-		case 1:
-		case 2:
-			if parts[0] != TemplateDir && !pipeline {
-				continue
-			}
-		case 3:
-			if !pipeline || parts[0] == TemplateDir || parts[1] != TemplateDir {
-				continue
-			}
-		default:
-			continue
-		}
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // File is one companion file as read: what identifies it and what a comparison needs. It is recorded
 // in snapshots as it is (but Full).

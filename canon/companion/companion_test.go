@@ -3,7 +3,6 @@ package companion_test
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -63,50 +62,6 @@ func TestReadDir(t *testing.T) {
 	}
 	if companion.ID(nil) == "" {
 		t.Error("a folder without companion files has no ID")
-	}
-}
-
-// TestSelect: of a folder's files walked to any depth, Select picks exactly the ones ReadDir reads
-// there, with and without a pipeline's model_index.json (hidden files and folders, deeper folders and
-// other files left out), so that a repository on the Hub, known by its listing, has the same companion
-// files as its download.
-func TestSelect(t *testing.T) {
-	files := []string{"config.json", "README.md", "tokenizer.json", "chat_template.jinja", ".hidden/config.json", ".config.json",
-		"additional_chat_templates/tool_use.jinja", "additional_chat_templates/config.json", "additional_chat_templates/notes.txt",
-		"additional_chat_templates/additional_chat_templates/x.jinja",
-		"unet/config.json", "unet/diffusion_pytorch_model.safetensors", "unet/additional_chat_templates/a.jinja", "unet/deep/config.json",
-		"scheduler/scheduler_config.json", ".git/config.json", "text_encoder/.cache/config.json", "a/b/c/config.json"}
-	for _, pipeline := range []bool{false, true} {
-		dir := t.TempDir()
-		all := files
-		if pipeline {
-			all = append(slices.Clone(files), "model_index.json")
-		}
-		for _, rel := range all {
-			p := filepath.Join(dir, filepath.FromSlash(rel))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		read, err := companion.ReadDir(dir, companion.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []string
-		for _, f := range read {
-			want = append(want, f.Path)
-		}
-		shuffled := slices.Clone(all)
-		slices.Reverse(shuffled)
-		if got := companion.Select(shuffled); !slices.Equal(got, want) {
-			t.Errorf("pipeline %v: Select %q, ReadDir %q", pipeline, got, want)
-		}
-		if pipeline && len(want) != 9 || !pipeline && len(want) != 5 {
-			t.Errorf("pipeline %v: ReadDir read %q", pipeline, want)
-		}
 	}
 }
 

@@ -26,29 +26,29 @@ const (
 // page named by the response's Link header (rel="next"), as huggingface_hub's paginate follows it.
 // The token goes as opt says, to the endpoint only. Its error is an *HTTPError (within the error
 // chain) when the API answered with an error status.
-func listHub(ctx context.Context, a hfAddr, endpoint string, opt HTTPOptions) ([]hubEntry, error) {
+func listHub(ctx context.Context, a hfAddr, endpoint string, opt HTTPOptions) ([]string, error) {
 	opt.defaults()
 	client, _ := newClient(opt)
 	defer client.CloseIdleConnections()
-	var files []hubEntry
+	var files []string
 	next := a.tree(endpoint)
 	for page := 0; next != ""; page++ {
 		if page == maxListPages || len(files) > maxListEntries {
 			return nil, fmt.Errorf("the listing has over %d pages or %d files", maxListPages, maxListEntries)
 		}
-		var entries []hubEntry
+		var entries []struct{ Type, Path string }
 		var link string
 		err := retry(ctx, opt, func() error {
 			var err error
-			entries, link, err = listPage[hubEntry](ctx, client, next, opt)
+			entries, link, err = listPage[struct{ Type, Path string }](ctx, client, next, opt)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range entries {
-			if e.Type == "file" && safePath(e.Path) && e.Size >= 0 {
-				files = append(files, e)
+			if e.Type == "file" && safePath(e.Path) {
+				files = append(files, e.Path)
 			}
 		}
 		if next, err = nextPage(next, link); err != nil {
@@ -56,23 +56,6 @@ func listHub(ctx context.Context, a hfAddr, endpoint string, opt HTTPOptions) ([
 		}
 	}
 	return files, nil
-}
-
-// hubEntry is an entry of the Hub's tree API answer: a file or a folder, its path and its size in
-// bytes.
-type hubEntry struct {
-	Type string `json:"type"`
-	Path string `json:"path"`
-	Size int64  `json:"size"`
-}
-
-// pathsOf lists the paths of entries.
-func pathsOf(entries []hubEntry) []string {
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = e.Path
-	}
-	return out
 }
 
 // listPage fetches one page of a listing: its entries and its Link header.

@@ -84,11 +84,9 @@ type Opened struct {
 	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
 	Snapshot *snapshot.Snapshot
 	// Folder is the folder the model was opened as (a save_pretrained, PEFT or diffusers folder, its
-	// model_index.json, or the snapshot of a Hugging Face cache folder), or the hf:// address of a
-	// repository on the Hub named without a path (when the endpoint lists its files); "" for a model
-	// named by a file, an index or a URL. Companions are the files a loader reads beside its tensors
-	// there (package companion), in path order; a repository's are those its download would have, read
-	// the same way. A snapshot of a folder model carries its Companions too.
+	// model_index.json, or the snapshot of a Hugging Face cache folder), "" for a model named by a
+	// file, an index or a URL; Companions are the files a loader reads beside its tensors there
+	// (package companion), in path order. A snapshot of a folder model carries its Companions too.
 	Folder     string
 	Companions []companion.File
 	closers    []io.Closer
@@ -159,8 +157,7 @@ func IsRemote(spec string) bool {
 // holding a diffusers pipeline's model_index.json, or that file (one model made of its components, see
 // JoinComponents); an http(s) URL; or hf://ORG/REPO[@REVISION][/PATH] (on opt.Endpoint, with
 // opt.Token; without a PATH, the repository's model.safetensors, else what its file list holds: its
-// index, its pipeline, its only model; and, as of a folder, the files beside its tensors, see
-// Opened.Folder). Only headers (and those files) are read. ctx bounds the opening and, for remote
+// index, its pipeline, its only model). Only headers are read. ctx bounds the opening and, for remote
 // models, every later read of the Source; once it is done, Open fails at once with an error wrapping
 // ctx.Err(). Errors are *canon.ReadError values.
 func Open(ctx context.Context, spec string, opt Options) (*Opened, error) {
@@ -554,54 +551,42 @@ func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) 
 	if a.path != "" {
 		return openRemoteURL(ctx, a.resolve(opt.endpoint())+"/"+escapePath(a.path), httpOpt)
 	}
-	o, files, listed, err := openRepo(ctx, spec, a, opt.endpoint(), httpOpt)
-	if err != nil {
-		return nil, err
-	}
-	return withHubCompanions(ctx, o, spec, a, opt.endpoint(), httpOpt, files, listed)
+	return openRepo(ctx, spec, a, opt.endpoint(), httpOpt)
 }
 
 // openRepo opens the model of a repository on the Hub, named without a path: model.safetensors, as
 // the Hub's clients look first; else, from the list of its files (the tree API), its
 // model.safetensors.index.json, its diffusers pipeline (model_index.json), or its only model. A
-// repository or revision the Hub does not have is said so. listed is true when the tree API was
-// asked (files is then its answer, nil when the endpoint has no such API).
-func openRepo(ctx context.Context, spec string, a hfAddr, endpoint string, opt HTTPOptions) (o *Opened, files []hubEntry, listed bool, err error) {
+// repository or revision the Hub does not have is said so.
+func openRepo(ctx context.Context, spec string, a hfAddr, endpoint string, opt HTTPOptions) (*Opened, error) {
 	withheld, base := withheldToken(opt), a.resolve(endpoint)
-	o, err = openRemoteURL(ctx, base+"/model.safetensors", opt)
+	o, err := openRemoteURL(ctx, base+"/model.safetensors", opt)
 	if hubMissing(a, err) != "" {
-		return nil, nil, false, hubError(spec, a, err, withheld)
+		return nil, hubError(spec, a, err, withheld)
 	}
 	if err == nil || !notFound(err) {
-		return o, nil, false, err
+		return o, err
 	}
-	files, err = listHub(ctx, a, endpoint, opt)
+	files, err := listHub(ctx, a, endpoint, opt)
 	switch {
 	case hubMissing(a, err) != "":
-		return nil, nil, true, hubError(spec, a, err, withheld)
+		return nil, hubError(spec, a, err, withheld)
 	case err != nil && notFound(err): // an endpoint without the tree API: look for the index, as clients did before it
 		o, err := openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
 		if err != nil && notFound(err) {
-			return nil, nil, true, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json, and the endpoint lists no files"),
+			return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json, and the endpoint lists no files"),
 				Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
 		}
-		return o, nil, true, err
+		return o, err
 	case err != nil:
-		return nil, nil, true, listError(ctx, spec, err, withheld, opt)
+		var he *HTTPError
+		hint := ""
+		if errors.As(err, &he) {
+			hint = httpHint(he, withheld)
+		}
+		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("listing its files: %w", netError(ctx, err, opt.Timeout)), Hint: hint}
 	}
-	o, err = openListed(ctx, spec, base, pathsOf(files), opt)
-	return o, files, true, err
-}
-
-// listError is the error of a listing of the Hub that failed for another reason than a repository
-// or revision it does not have.
-func listError(ctx context.Context, spec string, err error, withheld bool, opt HTTPOptions) error {
-	var he *HTTPError
-	hint := ""
-	if errors.As(err, &he) {
-		hint = httpHint(he, withheld)
-	}
-	return &canon.ReadError{Name: spec, Err: fmt.Errorf("listing its files: %w", netError(ctx, err, opt.Timeout)), Hint: hint}
+	return openListed(ctx, spec, base, files, opt)
 }
 
 // openListed opens the model of a repository from the list of its files (see openRepo).
