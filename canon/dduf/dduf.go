@@ -114,14 +114,20 @@ func (f *File) add(code string, sev finding.Severity, off int64, entry, format s
 	return &f.Findings[len(f.Findings)-1]
 }
 
-// Sniff reports whether r, an archive of size bytes, is a DDUF file: a zip archive whose central
-// directory names model_index.json at the root. It reads the end of the file and the directory.
-func Sniff(r io.ReaderAt, size int64) bool {
+// Sniff reports whether r, a file of size bytes shown as name, is a DDUF file: a zip archive named
+// *.dduf, or whose central directory names model_index.json at the root (for those it reads the
+// end of the file and the directory).
+func Sniff(r io.ReaderAt, size int64, name string) bool {
 	head, ok := zipdir.ReadAt(r, 0, 4)
 	if !ok || string(head) != "PK\x03\x04" {
 		return false
 	}
-	d := zipdir.Reader{Size: size, Add: func(string, finding.Severity, int64, string, string, ...any) *finding.Finding { return &finding.Finding{} }}
+	if strings.EqualFold(path.Ext(name), ".dduf") {
+		return true
+	}
+	d := zipdir.Reader{Size: size, Add: func(string, finding.Severity, int64, string, string, ...any) *finding.Finding {
+		return &finding.Finding{}
+	}}
 	entries, _ := d.Entries(r)
 	for _, e := range entries {
 		if e.Name == IndexFile {

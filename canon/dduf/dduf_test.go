@@ -183,11 +183,14 @@ func TestMembersInPlace(t *testing.T) {
 			t.Errorf("member %d %s: not its bytes in place", i, m.Name)
 		}
 	}
-	if !Sniff(bytes.NewReader(b), int64(len(b))) {
+	if !Sniff(bytes.NewReader(b), int64(len(b)), "x") {
 		t.Error("Sniff says no to a DDUF file")
 	}
-	if z := ddufw.Write([]ddufw.Member{{Name: "archive/data.pkl", Data: []byte("x")}}); Sniff(bytes.NewReader(z), int64(len(z))) {
+	if z := ddufw.Write([]ddufw.Member{{Name: "archive/data.pkl", Data: []byte("x")}}); Sniff(bytes.NewReader(z), int64(len(z)), "x.zip") {
 		t.Error("Sniff says yes to a zip without model_index.json")
+	}
+	if z := ddufw.Write([]ddufw.Member{{Name: "unet/config.json", Data: []byte("{}")}}); !Sniff(bytes.NewReader(z), int64(len(z)), "dir/X.DDUF") {
+		t.Error("Sniff says no to a zip named .dduf")
 	}
 }
 

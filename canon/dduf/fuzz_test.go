@@ -25,6 +25,6 @@ func FuzzRead(f *testing.F) {
 		if d.Valid() && len(d.Members) == 0 {
 			t.Fatal("a valid file without members")
 		}
-		Sniff(r, int64(len(b)))
+		Sniff(r, int64(len(b)), "x.dduf")
 	})
 }

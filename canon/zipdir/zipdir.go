@@ -174,13 +174,23 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 
 // localHeader finds where an entry's data starts and checks the local header against the central one.
 func (d *Reader) localHeader(r io.ReaderAt, z *Entry) {
-	lh, ok := ReadAt(r, z.Header, 30)
+	// One read for the fixed part and the name the central directory gives (one range request
+	// over HTTP), another only when the local header's name is another length.
+	lh, ok := ReadAt(r, z.Header, 30+len(z.Name))
+	if !ok {
+		lh, ok = ReadAt(r, z.Header, 30)
+	}
 	if z.Header < 0 || !ok || string(lh[:4]) != "PK\x03\x04" {
 		d.Add(CodeMalformed, finding.SevError, z.Central, z.Name, "the local header of %s is not at byte %d, where the central directory says", z.Name, z.Header)
 		return
 	}
 	nl, xl := int64(le16(lh[26:])), int64(le16(lh[28:]))
-	name, _ := ReadAt(r, z.Header+30, int(nl))
+	var name []byte
+	if int(nl) == len(lh)-30 {
+		name = lh[30:]
+	} else {
+		name, _ = ReadAt(r, z.Header+30, int(nl))
+	}
 	if string(name) != z.Name {
 		d.Add(CodeLocalHeader, finding.SevWarning, z.Header, z.Name, "the local header names %q, the central directory %q", name, z.Name)
 	}
