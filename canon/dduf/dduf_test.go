@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon/internal/ddufw"
+	"github.com/stdiff/stdiff/canon/dduf/ddufw"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.dduf from the cases")

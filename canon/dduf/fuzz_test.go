@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon/internal/ddufw"
+	"github.com/stdiff/stdiff/canon/dduf/ddufw"
 )
 
 // FuzzRead: any bytes read as a DDUF file give findings, never a panic, a hang or an allocation the

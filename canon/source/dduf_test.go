@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/internal/ddufw"
+	"github.com/stdiff/stdiff/canon/dduf/ddufw"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/source/hubtest"
 	"github.com/stdiff/stdiff/canon/stfile"
