@@ -40,6 +40,10 @@ const IndexFile = "model_index.json"
 // MaxIndexSize is the largest model_index.json read.
 const MaxIndexSize = 16 << 20
 
+// MaxDirectory is the memory the central directory's names may take (about 256 bytes an entry
+// besides its name): a pipeline has tens of members.
+const MaxDirectory = 64 << 20
+
 // Finding codes. They are part of stdiff's contract with scripts: add, never rename. Zip defects
 // (encryption, a malformed directory, data past the end) are package zipdir's codes.
 const (
@@ -116,7 +120,8 @@ func (f *File) add(code string, sev finding.Severity, off int64, entry, format s
 
 // Sniff reports whether r, a file of size bytes shown as name, is a DDUF file: a zip archive named
 // *.dduf, or whose central directory names model_index.json at the root (for those it reads the
-// end of the file and the directory).
+// end of the file and the directory, none of the local headers: a PyTorch checkpoint's thousands
+// of entries cost one pass over its directory).
 func Sniff(r io.ReaderAt, size int64, name string) bool {
 	head, ok := zipdir.ReadAt(r, 0, 4)
 	if !ok || string(head) != "PK\x03\x04" {
@@ -125,7 +130,7 @@ func Sniff(r io.ReaderAt, size int64, name string) bool {
 	if strings.EqualFold(path.Ext(name), ".dduf") {
 		return true
 	}
-	d := zipdir.Reader{Size: size, Add: func(string, finding.Severity, int64, string, string, ...any) *finding.Finding {
+	d := zipdir.Reader{Size: size, NamesOnly: true, Budget: &zipdir.Budget{Left: MaxDirectory}, Add: func(string, finding.Severity, int64, string, string, ...any) *finding.Finding {
 		return &finding.Finding{}
 	}}
 	entries, _ := d.Entries(r)
@@ -141,7 +146,7 @@ func Sniff(r io.ReaderAt, size int64, name string) bool {
 // model_index.json. Every defect is a finding; Valid is the verdict.
 func Read(r io.ReaderAt, size int64) *File {
 	f := &File{Size: size}
-	d := zipdir.Reader{Size: size, Add: f.add, Reads: "DDUF members are stored, never compressed"}
+	d := zipdir.Reader{Size: size, Add: f.add, Reads: "DDUF members are stored, never compressed", Budget: &zipdir.Budget{Left: MaxDirectory}}
 	entries, _ := d.Entries(r)
 	seen := map[string]int{}
 	folders := map[string]int64{} // folder → the first member's local header

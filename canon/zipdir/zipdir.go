@@ -59,6 +59,18 @@ type Reader struct {
 	// Reads says which compression methods the format's reader accepts, in the message of a
 	// CodeMethod finding: "PyTorch reads stored and deflated entries".
 	Reads string
+	// NamesOnly lists the entries without reading their local headers (a sniffer's look at the
+	// names): DataOffset stays -1.
+	NamesOnly bool
+}
+
+// Budget is a Spender of Left bytes.
+type Budget struct{ Left int64 }
+
+// Spend takes n bytes and reports whether any were left for them.
+func (b *Budget) Spend(n int64) bool {
+	b.Left -= n
+	return b.Left >= 0
 }
 
 func le16(b []byte) uint16 { return binary.LittleEndian.Uint16(b) }
@@ -166,7 +178,9 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 			extra = extra[4+n:]
 		}
 		p += 46 + nl + xl + cl
-		d.localHeader(r, &z)
+		if !d.NamesOnly {
+			d.localHeader(r, &z)
+		}
 		entries = append(entries, z)
 	}
 	return entries, len(entries) > 0
