@@ -56,6 +56,9 @@ func (r ddufRepo) open(p string) (*Opened, error) {
 		return nil, err
 	}
 	name := r.src.Name() + "/" + p
+	if strings.HasSuffix(p, ".index.json") { // a sharded component: its shards are members beside the index
+		return r.openSet(p, name)
+	}
 	m, err := canon.Read(s, s.Size(), name)
 	if err != nil {
 		return nil, err
@@ -65,6 +68,37 @@ func (r ddufRepo) open(p string) (*Opened, error) {
 	}
 	return &Opened{Model: m, Source: canon.SourceOf(s, s.Size(), name)}, nil
 }
+
+// openSet opens the shard set whose index is member p, its shards the members of p's folder, as
+// a local set is opened: a shard not in the archive leaves the model known in part.
+func (r ddufRepo) openSet(p, name string) (*Opened, error) {
+	b, err := r.read(p)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := ParseIndex(name, b)
+	if err != nil {
+		return nil, err
+	}
+	dir := path.Dir(p)
+	m, set, err := ReadSet(name, idx, idx.Shards, func(shard string) (canon.Source, error) {
+		s, err := r.section(path.Join(dir, shard))
+		if err != nil {
+			return nil, missingMember{err}
+		}
+		return canon.SourceOf(s, s.Size(), r.src.Name()+"/"+path.Join(dir, shard)), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Opened{Model: m, Source: set, closers: []io.Closer{set}}, nil
+}
+
+// missingMember is the error of a shard the archive does not hold.
+type missingMember struct{ error }
+
+func (e missingMember) Unwrap() error        { return e.error }
+func (e missingMember) Is(target error) bool { return target == ErrMissingShard }
 
 // remote is true so that openPipeline treats the members as it treats a Hub revision's files (no
 // local index file, no dangling links); openDDUF sets Opened.Remote from the archive itself.

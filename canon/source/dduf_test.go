@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -162,5 +163,42 @@ func TestDDUFRemote(t *testing.T) {
 	got := tensorBytes(t, o)
 	if w := big[len(big)-4<<20:]; !bytes.Equal(got["unet/conv_in.weight"], w) {
 		t.Error("unet/conv_in.weight: not the member's bytes")
+	}
+}
+
+// TestDDUFShardedComponent: a component saved as a shard set (its index and shards, as FLUX's
+// transformer is) reads from the archive as from the folder.
+func TestDDUFShardedComponent(t *testing.T) {
+	ms := slices.DeleteFunc(ddufw.Pipeline(), func(m ddufw.Member) bool { return m.Name == "unet/diffusion_pytorch_model.safetensors" })
+	for name, b := range stfile.ShardedWeights(3) {
+		name = strings.Replace(name, "model", "diffusion_pytorch_model", 1)
+		if strings.HasSuffix(name, ".json") {
+			b = bytes.ReplaceAll(b, []byte(`"model-`), []byte(`"diffusion_pytorch_model-`))
+		}
+		ms = append(ms, ddufw.Member{Name: "unet/" + name, Data: b})
+	}
+	slices.SortFunc(ms, func(a, b ddufw.Member) int { return strings.Compare(a.Name, b.Name) })
+	dir := t.TempDir()
+	p := filepath.Join(dir, "p.dduf")
+	os.WriteFile(p, ddufw.Write(ms), 0o644)
+	ddufw.WriteFolder(filepath.Join(dir, "p"), ms)
+	a, err := source.Open(t.Context(), p, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := source.Open(t.Context(), filepath.Join(dir, "p"), source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !a.Model.Valid() || len(a.Model.Tensors) != len(b.Model.Tensors) || len(a.Model.Tensors) < 10 {
+		t.Fatalf("valid %v (%v); %d tensors from the DDUF, %d from the folder", a.Model.Valid(), a.Model.RefErr, len(a.Model.Tensors), len(b.Model.Tensors))
+	}
+	ab, bb := tensorBytes(t, a), tensorBytes(t, b)
+	for k, v := range bb {
+		if !bytes.Equal(ab[k], v) {
+			t.Errorf("%s: other bytes from the DDUF", k)
+		}
 	}
 }
