@@ -232,3 +232,30 @@ func TestReferenceVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonExport reads testdata/export-zip64.dduf, written by testdata/export.py as
+// huggingface_hub's export_folder_as_dduf writes (Python's zipfile, stored, zip64 extra fields in
+// every local header) from ddufw.Pipeline's folder: valid, each member the file's bytes in place.
+func TestPythonExport(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "export-zip64.dduf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Read(bytes.NewReader(b), int64(len(b)))
+	if !f.Valid() || f.Class != "StableDiffusionPipeline" {
+		t.Fatalf("valid %v, class %q, findings %+v", f.Valid(), f.Class, f.Findings)
+	}
+	want := ddufw.Pipeline()
+	if len(f.Members) != len(want) {
+		t.Fatalf("%d members, want %d", len(f.Members), len(want))
+	}
+	for _, w := range want {
+		m := f.Member(w.Name)
+		if m == nil || !bytes.Equal(b[m.Offset:m.Offset+m.Size], w.Data) {
+			t.Errorf("%s: not its bytes in place", w.Name)
+		}
+	}
+	if xl := int(b[28]) | int(b[29])<<8; xl == 0 {
+		t.Error("the first local header has no extra field: not the zip64 layout export_folder_as_dduf writes")
+	}
+}
