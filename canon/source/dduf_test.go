@@ -159,6 +159,15 @@ func TestDDUFRemote(t *testing.T) {
 	if n > 4<<10+65557+8<<10 {
 		t.Errorf("read %d bytes of a %d-byte archive: more than its directory and headers", n, len(file))
 	}
+	// a repository whose one model is the DDUF file, named without a path
+	whole, err := source.Open(t.Context(), "hf://org/sd", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	if whole.Model.DDUF == nil || len(whole.Model.Tensors) != 8 {
+		t.Errorf("hf://org/sd: DDUF %v, %d tensors", whole.Model.DDUF != nil, len(whole.Model.Tensors))
+	}
 	// The tensor bytes read on demand are the archive's.
 	got := tensorBytes(t, o)
 	if w := big[len(big)-4<<20:]; !bytes.Equal(got["unet/conv_in.weight"], w) {
