@@ -120,6 +120,10 @@ func openDDUF(src interface {
 	o, err := openPipeline(context.Background(), src.Name(), r, 1)
 	var re *canon.ReadError
 	if err != nil && errors.As(err, &re) {
+		if m.Valid() { // the rules' findings say why when it is not
+			m.AddFinding(canon.Finding{Code: canon.CodePipeline, Severity: canon.SevInfo, Offset: -1,
+				Message: "a DDUF file whose pipeline is not read as one model: " + re.Err.Error(), Hint: re.Hint})
+		}
 		return bare, nil
 	}
 	if err != nil {

@@ -106,6 +106,18 @@ func TestDDUFInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o2.Close()
+	// valid, but no component has weights: the archive alone, with a note saying so
+	sched := filepath.Join(dir, "sched.dduf")
+	os.WriteFile(sched, ddufw.Write([]ddufw.Member{{Name: "model_index.json", Data: []byte(`{"_class_name": "X", "scheduler": ["diffusers", "PNDMScheduler"]}`)},
+		{Name: "scheduler/scheduler_config.json", Data: []byte(`{}`)}}), 0o644)
+	o3, err := source.Open(t.Context(), sched, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o3.Close()
+	if !o3.Model.Valid() || len(o3.Model.Tensors) != 0 || len(o3.Model.Findings) != 1 || !strings.Contains(o3.Model.Findings[0].Message, "without .safetensors weights") {
+		t.Errorf("valid %v, %d tensors, findings %+v", o3.Model.Valid(), len(o3.Model.Tensors), o3.Model.Findings)
+	}
 	if o2.Model.Valid() || o2.Model.Format != canon.FormatDDUF || len(o2.Model.Tensors) != 0 || o2.Model.RefErr.Kind != "dduf-no-model-index" {
 		t.Errorf("format %s, %d tensors, verdict %v", o2.Model.Format, len(o2.Model.Tensors), o2.Model.RefErr)
 	}
