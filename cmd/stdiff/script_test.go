@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,14 +149,30 @@ func TestScripts(t *testing.T) {
 					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
 				}
 			},
-			// dduf NAME [FOLDER [COMPONENT=SEED…]]: a small diffusers pipeline as a DDUF file (canon/dduf/ddufw),
-			// and the same pipeline as FOLDER, whose COMPONENT's weights have other values (another seed)
+			// dduf [-reorder] [-config] NAME [FOLDER [COMPONENT=SEED…]]: a small diffusers pipeline as a DDUF
+			// file (canon/dduf/ddufw), its members in reverse order (-reorder: other bytes, the same
+			// pipeline) or with another unet/config.json (-config); and the same pipeline as FOLDER, whose
+			// COMPONENT's weights have other values (another seed)
 			"dduf": func(ts *testscript.TestScript, neg bool, args []string) {
-				ts.Check(os.WriteFile(ts.MkAbs(args[0]), ddufw.Write(ddufw.Pipeline()), 0o644))
+				ms := ddufw.Pipeline()
+				for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+					switch args[0] {
+					case "-reorder":
+						slices.Reverse(ms)
+					case "-config":
+						for i := range ms {
+							if ms[i].Name == "unet/config.json" {
+								ms[i].Data = []byte(`{"in_channels": 9}`)
+							}
+						}
+					}
+					args = args[1:]
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), ddufw.Write(ms), 0o644))
 				if len(args) < 2 {
 					return
 				}
-				ms := ddufw.Pipeline()
+				ms = ddufw.Pipeline()
 				for _, a := range args[2:] {
 					comp, seed, _ := strings.Cut(a, "=")
 					n, err := strconv.ParseInt(seed, 10, 64)
