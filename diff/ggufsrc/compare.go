@@ -606,14 +606,14 @@ func runSrcJobs(ctx context.Context, jobs []*srcJob, opt Options) ([]srcResult, 
 			m := &merges[ref.job]
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			m.sumSq += ps.SumSquaredDiff()
 			m.pending[ref.seq] = ps
-			for {
+			for { // in band order, whatever order the bands end in: the sums are the same bit for bit
 				q, ok := m.pending[m.next]
 				if !ok {
 					break
 				}
 				delete(m.pending, m.next)
+				m.sumSq += q.SumSquaredDiff()
 				if m.total == nil {
 					m.total = q
 				} else {
