@@ -277,11 +277,12 @@ func (e *FormatError) Error() string {
 // field is ir_version (1 to 100) followed by another field of ModelProto. ONNX has no magic number;
 // every ONNX writer puts ir_version first.
 func Sniff(b []byte) bool {
-	if len(b) < 4 || b[0] != 0x08 || b[1] == 0 || b[1] > 100 {
+	if len(b) < 4 || b[0] != tag(modelIRVersion, wireVarint) || b[1] == 0 || b[1] > 100 {
 		return false
 	}
-	switch b[2] { // the next field's tag: producer_name, producer_version, domain, model_version, doc_string, graph, opset_import
-	case 0x12, 0x1a, 0x22, 0x28, 0x32, 0x3a, 0x42:
+	switch b[2] { // the next field's tag
+	case tag(modelProducerName, wireLen), tag(modelProducerVersion, wireLen), tag(modelDomain, wireLen),
+		tag(modelModelVersion, wireVarint), tag(modelDocString, wireLen), tag(modelGraph, wireLen), tag(modelOpsetImport, wireLen):
 		return true
 	}
 	return false
@@ -378,33 +379,33 @@ func (p *parser) model(start, end int64) error {
 	return p.rd.each(start, end, func(fd field) error {
 		var err error
 		switch {
-		case fd.Num == 1 && fd.Type == wireVarint:
+		case fd.Num == modelIRVersion && fd.Type == wireVarint:
 			p.f.IRVersion = int64(fd.Value)
-		case fd.Num == 2 && fd.Type == wireLen:
+		case fd.Num == modelProducerName && fd.Type == wireLen:
 			p.f.ProducerName, err = p.str(fd)
-		case fd.Num == 3 && fd.Type == wireLen:
+		case fd.Num == modelProducerVersion && fd.Type == wireLen:
 			p.f.ProducerVersion, err = p.str(fd)
-		case fd.Num == 4 && fd.Type == wireLen:
+		case fd.Num == modelDomain && fd.Type == wireLen:
 			p.f.Domain, err = p.str(fd)
-		case fd.Num == 5 && fd.Type == wireVarint:
+		case fd.Num == modelModelVersion && fd.Type == wireVarint:
 			p.f.ModelVersion = int64(fd.Value)
-		case fd.Num == 7 && fd.Type == wireLen:
+		case fd.Num == modelGraph && fd.Type == wireLen:
 			p.sawGraph = true
 			err = p.graph(fd.Start, fd.End, "", true)
-		case fd.Num == 8 && fd.Type == wireLen:
+		case fd.Num == modelOpsetImport && fd.Type == wireLen:
 			var o Opset
 			err = p.rd.each(fd.Start, fd.End, func(g field) error {
 				var err error
 				switch {
-				case g.Num == 1 && g.Type == wireLen:
+				case g.Num == opsetDomain && g.Type == wireLen:
 					o.Domain, err = p.str(g)
-				case g.Num == 2 && g.Type == wireVarint:
+				case g.Num == opsetVersion && g.Type == wireVarint:
 					o.Version = int64(g.Value)
 				}
 				return err
 			})
 			p.f.Opsets = append(p.f.Opsets, o)
-		case fd.Num == 14 && fd.Type == wireLen:
+		case fd.Num == modelMetadataProps && fd.Type == wireLen:
 			var kv KV
 			kv.Key, kv.Value, err = p.entry(fd)
 			p.f.Metadata = append(p.f.Metadata, kv)
@@ -418,9 +419,9 @@ func (p *parser) entry(fd field) (key, value string, err error) {
 	err = p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == entryKey && g.Type == wireLen:
 			key, err = p.str(g)
-		case g.Num == 2 && g.Type == wireLen:
+		case g.Num == entryValue && g.Type == wireLen:
 			value, err = p.str(g)
 		}
 		return err
@@ -438,18 +439,18 @@ func (p *parser) graph(start, end int64, prefix string, main bool) error {
 	return p.rd.each(start, end, func(fd field) error {
 		var err error
 		switch {
-		case fd.Num == 1 && fd.Type == wireLen:
+		case fd.Num == graphNode && fd.Type == wireLen:
 			err = p.node(fd.Start, fd.End, prefix)
-		case fd.Num == 2 && fd.Type == wireLen && main:
+		case fd.Num == graphName && fd.Type == wireLen && main:
 			p.f.GraphName, err = p.str(fd)
-		case fd.Num == 5 && fd.Type == wireLen:
+		case fd.Num == graphInitializer && fd.Type == wireLen:
 			_, err = p.tensor(fd, prefix, "initializer", "")
-		case fd.Num == 15 && fd.Type == wireLen:
+		case fd.Num == graphSparseInitializer && fd.Type == wireLen:
 			err = p.sparse(fd, prefix)
-		case (fd.Num == 11 || fd.Num == 12) && fd.Type == wireLen && main:
+		case (fd.Num == graphInput || fd.Num == graphOutput) && fd.Type == wireLen && main:
 			var v Value
 			v, err = p.valueInfo(fd)
-			if fd.Num == 11 {
+			if fd.Num == graphInput {
 				p.f.Inputs = append(p.f.Inputs, v)
 			} else {
 				p.f.Outputs = append(p.f.Outputs, v)
@@ -472,16 +473,16 @@ func (p *parser) node(start, end int64, prefix string) error {
 		var err error
 		var s string
 		switch {
-		case fd.Num == 2 && fd.Type == wireLen:
+		case fd.Num == nodeOutput && fd.Type == wireLen:
 			s, err = p.str(fd)
 			outputs = append(outputs, s)
-		case fd.Num == 3 && fd.Type == wireLen:
+		case fd.Num == nodeName && fd.Type == wireLen:
 			name, err = p.str(fd)
-		case fd.Num == 4 && fd.Type == wireLen:
+		case fd.Num == nodeOpType && fd.Type == wireLen:
 			opType, err = p.str(fd)
-		case fd.Num == 7 && fd.Type == wireLen:
+		case fd.Num == nodeDomain && fd.Type == wireLen:
 			domain, err = p.str(fd)
-		case fd.Num == 5 && fd.Type == wireLen:
+		case fd.Num == nodeAttribute && fd.Type == wireLen:
 			attrs = append(attrs, fd)
 		}
 		return err
@@ -519,7 +520,6 @@ func (p *parser) node(start, end int64, prefix string) error {
 }
 
 // funcName returns the string value of an AttributeProto named func_name, "" for any other attribute.
-// AttributeProto fields (onnx.proto): name 1, s 4 (bytes, bounded by MaxString).
 func (p *parser) funcName(fd field) (string, error) {
 	var name string
 	var s field
@@ -527,9 +527,9 @@ func (p *parser) funcName(fd field) (string, error) {
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen: // name
+		case g.Num == attrName && g.Type == wireLen:
 			name, err = p.str(g)
-		case g.Num == 4 && g.Type == wireLen: // s
+		case g.Num == attrS && g.Type == wireLen: // bounded by MaxString
 			s, hasS = g, true
 		}
 		return err
@@ -552,13 +552,13 @@ func (p *parser) attribute(fd field, prefix, owner string, constant bool, output
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == attrName && g.Type == wireLen:
 			name, err = p.str(g)
-		case (g.Num == 5 || g.Num == 10) && g.Type == wireLen:
+		case (g.Num == attrT || g.Num == attrTensors) && g.Type == wireLen:
 			tensors = append(tensors, g)
-		case (g.Num == 6 || g.Num == 11) && g.Type == wireLen:
+		case (g.Num == attrG || g.Num == attrGraphs) && g.Type == wireLen:
 			graphs = append(graphs, g)
-		case (g.Num == 22 || g.Num == 23) && g.Type == wireLen:
+		case (g.Num == attrSparseTensor || g.Num == attrSparseTensors) && g.Type == wireLen:
 			sparse = append(sparse, g)
 		}
 		return err
@@ -606,11 +606,11 @@ func (p *parser) sparse(fd field, prefix string) error {
 	var dims []int64
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == sparseValues && g.Type == wireLen:
 			values = &g
-		case g.Num == 2 && g.Type == wireLen:
+		case g.Num == sparseIndices && g.Type == wireLen:
 			indices = &g
-		case g.Num == 3:
+		case g.Num == sparseDims:
 			return p.ints(g, &dims)
 		}
 		return nil
@@ -668,19 +668,19 @@ func (p *parser) tensor(fd field, prefix, kind, name string) (int, error) {
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1:
+		case g.Num == tensorDims:
 			err = p.ints(g, &t.Dims)
-		case g.Num == 2 && g.Type == wireVarint:
+		case g.Num == tensorDataType && g.Type == wireVarint:
 			t.DataType = DataType(int32(g.Value))
-		case g.Num == 8 && g.Type == wireLen:
+		case g.Num == tensorName && g.Type == wireLen:
 			var own string
 			own, err = p.str(g)
 			if name == "" {
 				name = prefix + own
 			}
-		case g.Num == 9 && g.Type == wireLen:
+		case g.Num == tensorRawData && g.Type == wireLen:
 			t.Where, t.Start, t.End = InRaw, g.Start, g.End
-		case g.Num == 13 && g.Type == wireLen:
+		case g.Num == tensorExternalData && g.Type == wireLen:
 			if t.External == nil {
 				t.External = &External{Offset: -1, Length: -1}
 			}
@@ -688,9 +688,10 @@ func (p *parser) tensor(fd field, prefix, kind, name string) (int, error) {
 			if k, v, err = p.entry(g); err == nil {
 				err = t.External.set(k, v, g.At)
 			}
-		case g.Num == 14 && g.Type == wireVarint:
-			external = g.Value == 1
-		case g.Num == 4 || g.Num == 5 || g.Num == 7 || g.Num == 10 || g.Num == 11:
+		case g.Num == tensorDataLocation && g.Type == wireVarint:
+			external = g.Value == dataLocationExternal
+		case g.Num == tensorFloatData || g.Num == tensorInt32Data || g.Num == tensorInt64Data || g.Num == tensorDoubleData ||
+			g.Num == tensorUint64Data:
 			if len(typed) == maxPieces {
 				return &wireError{g.At, fmt.Errorf("a tensor with more than %d elements written one by one", maxPieces)}
 			}
@@ -753,9 +754,9 @@ func (p *parser) valueInfo(fd field) (Value, error) {
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == valueInfoName && g.Type == wireLen:
 			v.Name, err = p.str(g)
-		case g.Num == 2 && g.Type == wireLen:
+		case g.Num == valueInfoType && g.Type == wireLen:
 			err = p.typeProto(g, &v)
 		}
 		return err
@@ -767,15 +768,15 @@ func (p *parser) valueInfo(fd field) (Value, error) {
 func (p *parser) typeProto(fd field, v *Value) error {
 	return p.rd.each(fd.Start, fd.End, func(g field) error {
 		switch {
-		case (g.Num == 1 || g.Num == 8) && g.Type == wireLen: // tensor_type, sparse_tensor_type
+		case (g.Num == typeTensor || g.Num == typeSparseTensor) && g.Type == wireLen:
 			return p.rd.each(g.Start, g.End, func(h field) error {
 				switch {
-				case h.Num == 1 && h.Type == wireVarint:
+				case h.Num == tensorTypeElemType && h.Type == wireVarint:
 					v.Type = DataType(int32(h.Value)).Name()
-				case h.Num == 2 && h.Type == wireLen:
+				case h.Num == tensorTypeShape && h.Type == wireLen:
 					v.Shape = []string{}
 					return p.rd.each(h.Start, h.End, func(d field) error {
-						if d.Num != 1 || d.Type != wireLen {
+						if d.Num != shapeDim || d.Type != wireLen {
 							return nil
 						}
 						if len(v.Shape) >= MaxDims {
@@ -785,9 +786,9 @@ func (p *parser) typeProto(fd field, v *Value) error {
 						err := p.rd.each(d.Start, d.End, func(x field) error {
 							var err error
 							switch {
-							case x.Num == 1 && x.Type == wireVarint:
+							case x.Num == dimValue && x.Type == wireVarint:
 								dim = strconv.FormatInt(int64(x.Value), 10)
-							case x.Num == 2 && x.Type == wireLen:
+							case x.Num == dimParam && x.Type == wireLen:
 								dim, err = p.str(x)
 							}
 							return err
@@ -798,11 +799,11 @@ func (p *parser) typeProto(fd field, v *Value) error {
 				}
 				return nil
 			})
-		case g.Num == 4 && g.Type == wireLen:
+		case g.Num == typeSequence && g.Type == wireLen:
 			v.Type = "sequence"
-		case g.Num == 5 && g.Type == wireLen:
+		case g.Num == typeMap && g.Type == wireLen:
 			v.Type = "map"
-		case g.Num == 9 && g.Type == wireLen:
+		case g.Num == typeOptional && g.Type == wireLen:
 			v.Type = "optional"
 		}
 		return nil
