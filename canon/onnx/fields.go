@@ -14,6 +14,11 @@ const (
 	modelGraph           = 7  // ModelProto.graph (GraphProto)
 	modelOpsetImport     = 8  // ModelProto.opset_import (repeated OperatorSetIdProto)
 	modelMetadataProps   = 14 // ModelProto.metadata_props (repeated StringStringEntryProto)
+	modelFunctions       = 25 // ModelProto.functions (repeated FunctionProto)
+
+	functionName   = 1  // FunctionProto.name
+	functionNode   = 7  // FunctionProto.node (repeated NodeProto)
+	functionDomain = 10 // FunctionProto.domain
 
 	opsetDomain  = 1 // OperatorSetIdProto.domain
 	opsetVersion = 2 // OperatorSetIdProto.version (int64)
@@ -35,10 +40,10 @@ const (
 	nodeDomain    = 7 // NodeProto.domain
 
 	attrName          = 1  // AttributeProto.name
+	attrI             = 3  // AttributeProto.i (int64)
 	attrS             = 4  // AttributeProto.s (bytes)
 	attrT             = 5  // AttributeProto.t (TensorProto)
 	attrG             = 6  // AttributeProto.g (GraphProto)
-	attrStrings       = 9  // AttributeProto.strings (repeated bytes)
 	attrTensors       = 10 // AttributeProto.tensors (repeated TensorProto)
 	attrGraphs        = 11 // AttributeProto.graphs (repeated GraphProto)
 	attrSparseTensor  = 22 // AttributeProto.sparse_tensor (SparseTensorProto)
