@@ -76,8 +76,8 @@ type PairResult struct {
 // The comparison runs in its own orientation (the GGUF file and its source, values compared with
 // the source as side a); orient turns what it found to a and b as the models were given, in one place.
 func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*Result, error) {
-	opened := [2]*source.Opened{a, b}
-	c, err := newComparison(opened[side], opened[1-side], opt)
+	g, h := Sides(side, a, b)
+	c, err := newComparison(g, h, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 		return nil, err
 	}
 	if opt.ReadValues { // the files read are still the files opened
-		for _, o := range opened {
+		for _, o := range [2]*source.Opened{a, b} {
 			if err := o.Unchanged(); err != nil {
 				return nil, err
 			}
@@ -102,6 +102,15 @@ func Compare(ctx context.Context, a, b *source.Opened, side int, opt Options) (*
 	}
 	c.orient(side)
 	return c.res, nil
+}
+
+// Sides turns a pair in a comparison's own orientation (the GGUF's, then its source's) into the
+// models' (a's, then b's) for a GGUF on side side, and back: the one place a and b are chosen.
+func Sides[T any](side int, gguf, src T) (T, T) {
+	if side == 1 {
+		return src, gguf
+	}
+	return gguf, src
 }
 
 // comparison is a GGUF file (g) being compared with its Hugging Face source (h), and what it found
@@ -382,9 +391,7 @@ func (c *comparison) orient(side int) {
 	c.sr.GGUF = []string{"a", "b"}[side]
 	for k := range c.res.Pairs {
 		sp, pr := &c.sr.Pairs[k], &c.res.Pairs[k]
-		if side == 1 {
-			sp.Name, sp.NameB = sp.NameB, sp.Name
-		}
+		sp.Name, sp.NameB = Sides(side, sp.Name, sp.NameB)
 		if pr.Values == nil {
 			continue
 		}
