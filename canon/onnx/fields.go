@@ -33,6 +33,7 @@ const (
 	graphOutput            = 12 // GraphProto.output (repeated ValueInfoProto)
 	graphSparseInitializer = 15 // GraphProto.sparse_initializer (repeated SparseTensorProto)
 
+	nodeInput     = 1 // NodeProto.input (repeated string)
 	nodeOutput    = 2 // NodeProto.output (repeated string)
 	nodeName      = 3 // NodeProto.name
 	nodeOpType    = 4 // NodeProto.op_type

@@ -133,6 +133,18 @@ type PythonFunc struct {
 	Func string `json:"func"` // the func_name attribute's value, or module.class_name[.compute]
 }
 
+// Use is a reading of an initializer by a node of the main graph.
+type Use struct {
+	Node  string // the node's name (torch.onnx.export names it by the module that made it: /layer.0/fc/MatMul)
+	Op    string // its operator, domain-qualified when not of the default domain
+	Input int    // which of its inputs the initializer is, from 0
+	// TransB is a Gemm's transB attribute: its input 1 is read transposed.
+	TransB bool
+}
+
+// MaxUses bounds the readings of one initializer File.Uses keeps.
+const MaxUses = 16
+
 // MaxPythonFuncs bounds File.PythonFuncs and File.EPContexts.
 const MaxPythonFuncs = 64
 
@@ -264,6 +276,9 @@ type File struct {
 	FunctionOps []OpCount `json:"function_ops,omitempty"`
 	// Tensors are the initializers in file order (a subgraph's after the node that holds it).
 	Tensors []Tensor
+	// Uses are, per initializer of the main graph (by name), the main graph's nodes that read it, in
+	// graph order, at most MaxUses of each: what a comparison with the model's source pairs by.
+	Uses map[string][]Use `json:"-"`
 	// Findings are the problems found, in the order found.
 	Findings []finding.Finding
 }
@@ -335,6 +350,14 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 		f.malformed(err)
 	}
 	f.Ops, f.FunctionOps = opCounts(p.ops), opCounts(p.funcOps)
+	for _, t := range f.Tensors {
+		if u, ok := p.reads[t.Name]; ok {
+			if f.Uses == nil {
+				f.Uses = map[string][]Use{}
+			}
+			f.Uses[t.Name] = u
+		}
+	}
 	if !p.sawGraph && err == nil {
 		f.add(CodeNoGraph, finding.SevError, -1, "the model has no graph", "")
 	}
@@ -392,6 +415,7 @@ type parser struct {
 	funcOps  map[string]int // the operators of the nodes of the model's functions
 	depth    int
 	sawGraph bool
+	reads    map[string][]Use // what the main graph's nodes read, by name (File.Uses)
 }
 
 var errDepth = errors.New("messages nested deeper than stdiff reads")
@@ -476,7 +500,7 @@ func (p *parser) graph(start, end int64, prefix string, main bool) error {
 		var err error
 		switch {
 		case fd.Num == graphNode && fd.Type == wireLen:
-			err = p.node(fd.Start, fd.End, prefix)
+			err = p.node(fd.Start, fd.End, prefix, main)
 		case fd.Num == graphName && fd.Type == wireLen && main:
 			p.f.GraphName, err = p.str(fd)
 		case fd.Num == graphInitializer && fd.Type == wireLen:
@@ -496,11 +520,48 @@ func (p *parser) graph(start, end int64, prefix string, main bool) error {
 	})
 }
 
+// uses notes what node n (of operator op, of the main graph) reads, at most MaxUses readings of each
+// name; Read keeps those of initializers in File.Uses.
+func (p *parser) uses(n *nodeHead, op string) error {
+	transB := false
+	if op == "Gemm" {
+		for _, a := range n.attrs {
+			var name string
+			var i int64
+			err := p.rd.each(a.Start, a.End, func(g field) error {
+				var err error
+				switch {
+				case g.Num == attrName && g.Type == wireLen:
+					name, err = p.str(g)
+				case g.Num == attrI && g.Type == wireVarint:
+					i = int64(g.Value)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if name == "transB" {
+				transB = i != 0
+			}
+		}
+	}
+	if p.reads == nil {
+		p.reads = map[string][]Use{}
+	}
+	for k, in := range n.inputs {
+		if in != "" && len(p.reads[in]) < MaxUses {
+			p.reads[in] = append(p.reads[in], Use{Node: n.name, Op: op, Input: k, TransB: transB})
+		}
+	}
+	return nil
+}
+
 // nodeHead is what a NodeProto says of itself: its operator, name and outputs, and its attributes
 // (not read yet).
 type nodeHead struct {
 	opType, domain, name string
-	outputs              []string
+	inputs, outputs      []string
 	attrs                []field
 }
 
@@ -515,8 +576,9 @@ func (n *nodeHead) op() string {
 // custom reports whether the node's domain is not the default one ("" or ai.onnx).
 func (n *nodeHead) custom() bool { return n.domain != "" && n.domain != "ai.onnx" }
 
-// nodeHead reads a NodeProto's operator, name, outputs and attribute fields.
-func (p *parser) nodeHead(start, end int64) (nodeHead, error) {
+// nodeHead reads a NodeProto's operator, name, outputs and attribute fields, and its inputs when
+// inputs is set.
+func (p *parser) nodeHead(start, end int64, inputs bool) (nodeHead, error) {
 	var n nodeHead
 	err := p.rd.each(start, end, func(fd field) error {
 		var err error
@@ -525,6 +587,9 @@ func (p *parser) nodeHead(start, end int64) (nodeHead, error) {
 		case fd.Num == nodeOutput && fd.Type == wireLen:
 			s, err = p.str(fd)
 			n.outputs = append(n.outputs, s)
+		case fd.Num == nodeInput && fd.Type == wireLen && inputs:
+			s, err = p.str(fd)
+			n.inputs = append(n.inputs, s)
 		case fd.Num == nodeName && fd.Type == wireLen:
 			n.name, err = p.str(fd)
 		case fd.Num == nodeOpType && fd.Type == wireLen:
@@ -540,19 +605,25 @@ func (p *parser) nodeHead(start, end int64) (nodeHead, error) {
 }
 
 // node reads a NodeProto: it counts its operator, notes the code and files it names, and reads the
-// tensors and graphs its attributes hold.
-func (p *parser) node(start, end int64, prefix string) error {
+// tensors and graphs its attributes hold; main says whether it is a node of the main graph, whose
+// readings of initializers are kept (File.Uses).
+func (p *parser) node(start, end int64, prefix string, main bool) error {
 	if err := p.enter(start); err != nil {
 		return err
 	}
 	defer func() { p.depth-- }()
-	n, err := p.nodeHead(start, end)
+	n, err := p.nodeHead(start, end, main)
 	if err != nil {
 		return err
 	}
 	op := n.op()
 	p.ops[op]++
 	p.f.Nodes++
+	if main {
+		if err := p.uses(&n, op); err != nil {
+			return err
+		}
+	}
 	if err := p.codeRefs(&n, op); err != nil {
 		return err
 	}
@@ -597,7 +668,7 @@ func (p *parser) function(fd field) error {
 		p.f.Functions = append(p.f.Functions, fn.op())
 	}
 	for _, g := range nodes {
-		n, err := p.nodeHead(g.Start, g.End)
+		n, err := p.nodeHead(g.Start, g.End, false)
 		if err != nil {
 			return err
 		}
