@@ -1,6 +1,7 @@
 package onnxsrc
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,8 +104,8 @@ func (g *graph) pairByName(loose []int, paired []bool, res *Result) []int {
 		s := &g.sm.Tensors[j]
 		tr := TransformNone
 		switch {
-		case sameShape(t.Shape, s.Shape):
-		case len(t.Shape) == 2 && sameShape(transposed(t.Shape), s.Shape):
+		case slices.Equal(t.Shape, s.Shape):
+		case len(t.Shape) == 2 && slices.Equal(transposed(t.Shape), s.Shape):
 			tr = TransformTranspose
 		default:
 			rest = append(rest, i)
@@ -193,17 +194,4 @@ func (g *graph) orient(res *Result, onnxDigest [2]map[int][32]byte, srcDigest ma
 			p.How = ByShape
 		}
 	}
-}
-
-// sameShape reports whether two shapes are equal.
-func sameShape(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -133,7 +133,7 @@ func TestMatchSkipsOptimizerState(t *testing.T) {
 	}
 }
 
-// TestMatchFollowsTheGraph: each initializer of make_twins.py's exports pairs with the source tensor
+// TestMatchFollowsTheGraph: each initializer of make.py's twins exports pairs with the source tensor
 // its reader names (/layer0/MatMul reads layer0.weight), transposed as a MatMul reads a Linear weight
 // (conv1d: Gemm reads GPT-2's Conv1D weight as it is), whatever other source tensor its bytes equal;
 // the values then differ exactly where numpy says the initializer does not hold that tensor so

@@ -308,6 +308,12 @@ func (a *analyzer) member(x *template.Attr) ([]string, bool) {
 			}
 		}
 	}
+	return a.strAll(vals)
+}
+
+// strAll folds each of vals, the values a name may have: the values they may take, none when one of
+// them cannot be folded or there are none.
+func (a *analyzer) strAll(vals []template.Expr) ([]string, bool) {
 	if len(vals) == 0 {
 		return nil, false
 	}

@@ -340,19 +340,7 @@ func (a *analyzer) str(x template.Expr) ([]string, bool) {
 			return []string{strconv.FormatInt(v, 10)}, true
 		}
 	case *template.Name:
-		vals := a.sets[x.Name]
-		if len(vals) == 0 {
-			return nil, false
-		}
-		var out []string
-		for _, v := range vals {
-			s, ok := a.str(v)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s...)
-		}
-		return cap16(out), true
+		return a.strAll(a.sets[x.Name])
 	case *template.Binary:
 		switch x.Op {
 		case "*":
