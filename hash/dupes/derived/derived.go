@@ -15,7 +15,8 @@
 // models of the same shapes are never grouped.
 //
 // A derived group is a report: package dupes puts it beside its duplicate groups, and package act
-// never deletes across it.
+// deletes across it only when asked by name (its Options.Derived), keeping the original, after Check
+// has proved the relation again.
 package derived
 
 import (
@@ -656,6 +657,9 @@ func verify(ctx context.Context, o, d *loaded) (Member, bool) {
 	rounded := map[canon.DType]int{}
 	var sc scratch
 	for i := range d.ts {
+		if ctx.Err() != nil {
+			return Member{}, false
+		}
 		td := &d.ts[i]
 		to := o.byName[td.Name]
 		if to == nil || !slices.Equal(to.Shape, td.Shape) || !narrowerOrSame(td.DType, to.DType) {
@@ -946,4 +950,26 @@ func groups(links []link, models []Model) []Group {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Members[0].Index < out[j].Members[0].Index })
 	return out
+}
+
+// Check says how the model d comes from the model o, reading every tensor of both (r and dr hold their
+// bytes, as the models' DataOffset places them): ok only when d is derived from o by Find's rules
+// (each of its tensors one of o's, the same bytes or their exact conversion to a narrower float dtype).
+// Package act calls it just before it deletes a derived copy, so that the relation a scan found is
+// proved again on the files as they are then.
+func Check(ctx context.Context, o *canon.Model, r io.ReaderAt, d *canon.Model, dr io.ReaderAt) (Member, bool) {
+	lo := &loaded{ts: o.Tensors, byName: make(map[string]*canon.Tensor, len(o.Tensors)), r: r, off: o.DataOffset()}
+	ld := &loaded{ts: d.Tensors, byName: make(map[string]*canon.Tensor, len(d.Tensors)), r: dr, off: d.DataOffset()}
+	for _, l := range []*loaded{lo, ld} {
+		for i := range l.ts {
+			if l.byName[l.ts[i].Name] != nil { // a name twice: no relation by name
+				return Member{}, false
+			}
+			l.byName[l.ts[i].Name] = &l.ts[i]
+		}
+	}
+	if len(ld.ts) == 0 || ctx.Err() != nil {
+		return Member{}, false
+	}
+	return verify(ctx, lo, ld)
 }
