@@ -27,11 +27,14 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/bits"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
@@ -156,7 +159,13 @@ func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
 
 // Entry adds one header entry.
 func (s *Sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
-	h := fnvBytes(name) ^ uint64(len(shape))*0x9e3779b97f4a7c15
+	s.EntryHashed(HashBytes(name), dtype, shape, begin, end)
+}
+
+// EntryHashed adds one header entry whose name's HashBytes is name: a caller that hashes names
+// anyway (package dupes) hashes each once.
+func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end uint64) {
+	h := name ^ uint64(len(shape))*0x9e3779b97f4a7c15
 	for _, d := range shape {
 		h = mix(h ^ d)
 	}
@@ -240,27 +249,24 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// fnv hashes s.
-func fnv(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * 1099511628211
+// HashBytes is a fast 64-bit hash of b (package dupes hashes names with it too): a multiply-rotate
+// step per eight bytes, then mix.
+func HashBytes(b []byte) uint64 {
+	h := uint64(len(b)) ^ 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b))*0xff51afd7ed558ccd, 31)
+		b = b[8:]
 	}
-	return h
-}
-
-// fnvBytes is fnv of b's bytes.
-func fnvBytes(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h = (h ^ uint64(c)) * 1099511628211
+	var tail uint64
+	for i, c := range b {
+		tail |= uint64(c) << (8 * i)
 	}
-	return h
+	return mix(h ^ tail*0xc4ceb9fe1a85ec53)
 }
 
 // tensorHash hashes a tensor's name and shape (not its dtype).
 func tensorHash(t *canon.Tensor) uint64 {
-	h := fnv(t.Name) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
+	h := HashBytes(unsafe.Slice(unsafe.StringData(t.Name), len(t.Name))) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
 	for _, d := range t.Shape {
 		h = mix(h ^ d)
 	}
@@ -412,6 +418,8 @@ type loaded struct {
 	r      io.ReaderAt
 	off    int64
 	close  func()
+	// data is the data section, when held whole (mapped, or read at once); nil: r is read.
+	data []byte
 }
 
 func load(ctx context.Context, m Model) (*loaded, error) {
@@ -424,10 +432,38 @@ func load(ctx context.Context, m Model) (*loaded, error) {
 		return nil, err
 	}
 	l := &loaded{ts: ts, byName: make(map[string]*canon.Tensor, len(ts)), r: r, off: off, close: closer}
+	var end uint64
 	for i := range ts {
 		l.byName[ts[i].Name] = &ts[i]
+		end = max(end, ts[i].End)
+	}
+	if f, ok := r.(*os.File); ok && end > 0 { // mapped: no copy of what is compared, no read per tensor
+		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
+			l.data, l.close = data[off:], func() { unmap(); closer() }
+		}
+	}
+	if l.data == nil && end > 0 && end <= wholeRead { // one read, not two per tensor (a LoRA has thousands)
+		buf := make([]byte, end)
+		if _, err := r.ReadAt(buf, off); err == nil {
+			l.data = buf
+		}
 	}
 	return l, nil
+}
+
+// wholeRead is the largest data section load reads at once (each verification holds two).
+const wholeRead = 32 << 20
+
+// at is n bytes of l's data section from off: a part of it where l holds it, else read into buf.
+func (l *loaded) at(buf []byte, off int64) ([]byte, error) {
+	if l.data != nil {
+		if off < 0 || off > int64(len(l.data))-int64(len(buf)) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return l.data[off : off+int64(len(buf))], nil
+	}
+	_, err := l.r.ReadAt(buf, l.off+off)
+	return buf, err
 }
 
 // run finds the links of the job: samples of every model at the targets' picks (each model opened
@@ -650,7 +686,18 @@ func roundedHash(s [][]float64, dts []canon.DType) (uint64, bool) {
 
 // verify reads every tensor of d beside o's of the same name and says how d comes from o: ok only
 // when each is the same bytes or the exact conversion to a narrower float dtype.
-func verify(ctx context.Context, o, d *loaded) (Member, bool) {
+func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
+	if o.data != nil || d.data != nil { // a mapped file cut short while it is read faults: not derived
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				if _, fault := r.(interface{ Addr() uintptr }); !fault {
+					panic(r)
+				}
+				ok = false
+			}
+		}()
+	}
 	if len(d.ts) > len(o.ts) {
 		return Member{}, false
 	}
@@ -736,25 +783,26 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 	va, vb := growF(&sc.va, int(k)), growF(&sc.vb, int(k))
 	for off := int64(0); off < n; off += roundChunk {
 		m := min(roundChunk, n-off)
-		if _, err := o.r.ReadAt(ra[:m*so], o.off+int64(to.Begin)+off*so); err != nil {
-			return false
-		}
-		if _, err := d.r.ReadAt(rb[:m*sd], d.off+int64(td.Begin)+off*sd); err != nil {
+		ra, err1 := o.at(ra[:m*so], int64(to.Begin)+off*so)
+		rb, err2 := d.at(rb[:m*sd], int64(td.Begin)+off*sd)
+		if err1 != nil || err2 != nil {
 			return false
 		}
 		if table := roundTable(to.DType, td.DType); table != nil && sd <= 2 { // by codes: the expected one, or both NaN
-			for i := range m {
+			for i := int64(0); i < m; {
+				k := mismatch(table, ra[i*so:m*so], rb[i*sd:m*sd], so, sd)
+				if k < 0 {
+					break
+				}
+				i += k
 				c := uint32(ra[i*so])
 				if so == 2 {
 					c = uint32(binary.LittleEndian.Uint16(ra[i*2:]))
 				}
-				got := uint32(rb[i*sd])
-				if sd == 2 {
-					got = uint32(binary.LittleEndian.Uint16(rb[i*2:]))
-				}
-				if got != table[c] && !bothNaN(td.DType, rb[i*sd:(i+1)*sd], table[c], sd) {
+				if !bothNaN(td.DType, rb[i*sd:(i+1)*sd], table[c], sd) {
 					return false
 				}
+				i++
 			}
 			continue
 		}
@@ -772,6 +820,46 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 		}
 	}
 	return true
+}
+
+// mismatch is the index of the first element of b (codes of sd bytes) that is not table's code for
+// a's element (of so bytes) at the same index, -1 when there is none: a loop of its own for each size,
+// the commonest without bounds checks.
+func mismatch(table []uint32, a, b []byte, so, sd int64) int64 {
+	switch {
+	case so == 2 && sd == 1 && len(table) == 1<<16:
+		t := (*[1 << 16]uint32)(table)
+		a = a[:2*len(b)]
+		for i := range b {
+			if t[binary.LittleEndian.Uint16(a[2*i:])] != uint32(b[i]) {
+				return int64(i)
+			}
+		}
+	case so == 2 && sd == 2 && len(table) == 1<<16:
+		t := (*[1 << 16]uint32)(table)
+		n := len(b) / 2
+		a = a[:2*n]
+		for i := range n {
+			if t[binary.LittleEndian.Uint16(a[2*i:])] != uint32(binary.LittleEndian.Uint16(b[2*i:])) {
+				return int64(i)
+			}
+		}
+	default:
+		for i := int64(0); i*sd < int64(len(b)); i++ {
+			c := uint32(a[i*so])
+			if so == 2 {
+				c = uint32(binary.LittleEndian.Uint16(a[i*2:]))
+			}
+			got := uint32(b[i*sd])
+			if sd == 2 {
+				got = uint32(binary.LittleEndian.Uint16(b[i*2:]))
+			}
+			if got != table[c] {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // sameValue reports whether a and b are the same value: the same bits, or both NaN.
@@ -842,13 +930,9 @@ func (sc *scratch) sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.T
 	a, b := grow(&sc.a, int(min(n, chunk))), grow(&sc.b, int(min(n, chunk)))
 	for off := int64(0); off < n; off += chunk {
 		k := min(chunk, n-off)
-		if _, err := o.r.ReadAt(a[:k], o.off+int64(to.Begin)+off); err != nil {
-			return false
-		}
-		if _, err := d.r.ReadAt(b[:k], d.off+int64(td.Begin)+off); err != nil {
-			return false
-		}
-		if !bytes.Equal(a[:k], b[:k]) {
+		x, err1 := o.at(a[:k], int64(to.Begin)+off)
+		y, err2 := d.at(b[:k], int64(td.Begin)+off)
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
 			return false
 		}
 	}
