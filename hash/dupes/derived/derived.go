@@ -423,24 +423,34 @@ type loaded struct {
 }
 
 func load(ctx context.Context, m Model) (*loaded, error) {
-	ts, err := tensorsOf(ctx, m)
-	if err != nil {
-		return nil, err
-	}
 	r, off, closer, err := m.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{ts: ts, byName: make(map[string]*canon.Tensor, len(ts)), r: r, off: off, close: closer}
-	var end uint64
-	for i := range ts {
-		l.byName[ts[i].Name] = &ts[i]
-		end = max(end, ts[i].End)
-	}
-	if f, ok := r.(*os.File); ok && end > 0 { // mapped: no copy of what is compared, no read per tensor
+	l := &loaded{r: r, off: off, close: closer}
+	if f, ok := r.(*os.File); ok { // mapped: no copy of what is compared, no read per tensor
 		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
 			l.data, l.close = data[off:], func() { unmap(); closer() }
+			if m.Safetensors && off >= 8 { // the header from the mapping too, not read again
+				l.ts, l.byName = skimMapped(data[8:off], int64(len(data))-off)
+			}
 		}
+	}
+	if l.ts == nil {
+		if l.ts, err = tensorsOf(ctx, m); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	if l.byName == nil {
+		l.byName = make(map[string]*canon.Tensor, len(l.ts))
+		for i := range l.ts {
+			l.byName[l.ts[i].Name] = &l.ts[i]
+		}
+	}
+	var end uint64
+	for i := range l.ts {
+		end = max(end, l.ts[i].End)
 	}
 	if l.data == nil && end > 0 && end <= wholeRead { // one read, not two per tensor (a LoRA has thousands)
 		buf := make([]byte, end)
@@ -450,6 +460,52 @@ func load(ctx context.Context, m Model) (*loaded, error) {
 	}
 	return l, nil
 }
+
+// skimMapped is the tensors of the safetensors header h, mapped, and the same by name; nil when Skim
+// cannot read it or the mapping faults (a file cut short). Their names are parts of the mapping, read
+// only under verify's guard, and copied where they outlive it (leftOut).
+func skimMapped(h []byte, dataLen int64) (ts []canon.Tensor, byName map[string]*canon.Tensor) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			ts, byName = nil, nil
+		}
+	}()
+	var c collector
+	var spans [][2]uint64
+	if _, ok := safetensors.Skim(h, dataLen, &spans, &c); !ok || len(c.ts) == 0 {
+		return nil, nil
+	}
+	byName = make(map[string]*canon.Tensor, len(c.ts))
+	for i := range c.ts {
+		byName[c.ts[i].Name] = &c.ts[i]
+	}
+	return c.ts, byName
+}
+
+// collector is a safetensors.SkimSink that keeps the tensors: names and dtypes are parts of the
+// header, shapes parts of one slice.
+type collector struct {
+	ts     []canon.Tensor
+	shapes []uint64
+}
+
+// Entry adds one tensor.
+func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	if cap(c.shapes)-len(c.shapes) < len(shape) {
+		c.shapes = make([]uint64, 0, max(1024, 2*len(shape)))
+	}
+	k := len(c.shapes)
+	c.shapes = append(c.shapes, shape...)
+	c.ts = append(c.ts, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
+		DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
+}
+
+// Reset forgets the tensors.
+func (c *collector) Reset() { c.ts = c.ts[:0] }
 
 // wholeRead is the largest data section load reads at once (each verification holds two).
 const wholeRead = 32 << 20
@@ -484,35 +540,9 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		if _, ok := samples[i]; ok || ctx.Err() != nil {
 			continue
 		}
-		es, ok := pickEntries(infos[i].bottom, picks)
-		if !ok { // a subset's picks beyond its original's smallest: read the header again
-			ts, err := tensorsOf(ctx, models[i])
-			if err != nil {
-				continue
-			}
-			hs := make([]uint64, len(ts))
-			for k := range ts {
-				hs[k] = tensorHash(&ts[k])
-			}
-			all := make([]entry, len(ts))
-			for k := range ts {
-				all[k] = entry{h: hs[k], dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
-			}
-			if es, ok = pickEntries(all, picks); !ok {
-				continue
-			}
+		if s, dts := j.sampleOf(ctx, models, infos, i, picks); s != nil {
+			samples[i], dtypes[i] = s, dts
 		}
-		r, off, closer, err := models[i].Open(ctx)
-		if err != nil {
-			continue
-		}
-		if s, ok := sample(r, off, es); ok {
-			samples[i] = s
-			for _, e := range es {
-				dtypes[i] = append(dtypes[i], e.dtype)
-			}
-		}
-		closer()
 	}
 	type bucketKey struct {
 		dts string
@@ -731,7 +761,7 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 		}
 	}
 	if best > 0 {
-		m.Relation = Rounded
+		m.Relation, m.RoundedTo = Rounded, canon.DType(strings.Clone(string(m.RoundedTo))) // it may be a part of a mapped header
 	}
 	if len(d.ts) < len(o.ts) {
 		m.Relation, m.LeftOut = Subset, leftOut(o, d)
@@ -965,7 +995,7 @@ func leftOut(o, d *loaded) *LeftOut {
 		}
 		if !seen[n] {
 			seen[n] = true
-			names = append(names, n)
+			names = append(names, strings.Clone(n)) // a name may be a part of a mapped header
 		}
 	}
 	sort.Strings(names)
@@ -1056,4 +1086,37 @@ func Check(ctx context.Context, o *canon.Model, r io.ReaderAt, d *canon.Model, d
 		return Member{}, false
 	}
 	return verify(ctx, lo, ld)
+}
+
+// sampleOf reads model i's sample at picks (the entries of those hashes), and their dtypes; nil when
+// it cannot.
+func (j job) sampleOf(ctx context.Context, models []Model, infos []info, i int, picks []uint64) ([][]float64, []canon.DType) {
+	es, ok := pickEntries(infos[i].bottom, picks)
+	if !ok { // a subset's picks beyond its original's smallest: read the header again
+		ts, err := tensorsOf(ctx, models[i])
+		if err != nil {
+			return nil, nil
+		}
+		all := make([]entry, len(ts))
+		for k := range ts {
+			all[k] = entry{h: tensorHash(&ts[k]), dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
+		}
+		if es, ok = pickEntries(all, picks); !ok {
+			return nil, nil
+		}
+	}
+	r, off, closer, err := models[i].Open(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	defer closer()
+	s, ok := sample(r, off, es)
+	if !ok {
+		return nil, nil
+	}
+	dts := make([]canon.DType, len(es))
+	for k, e := range es {
+		dts[k] = e.dtype
+	}
+	return s, dts
 }
