@@ -486,11 +486,12 @@ func skimMapped(h []byte, dataLen int64) (ts []canon.Tensor, byName map[string]*
 	return c.ts, byName
 }
 
-// collector is a safetensors.SkimSink that keeps the tensors: names and dtypes are parts of the
-// header, shapes parts of one slice.
+// collector is a safetensors.SkimSink that keeps the tensors: names are parts of the header, shapes
+// parts of one slice, dtypes copied once each.
 type collector struct {
 	ts     []canon.Tensor
 	shapes []uint64
+	dtypes []canon.DType
 }
 
 // Entry adds one tensor.
@@ -501,7 +502,20 @@ func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 	k := len(c.shapes)
 	c.shapes = append(c.shapes, shape...)
 	c.ts = append(c.ts, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
-		DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
+		DType: c.dtype(dtype), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
+}
+
+// dtype is dtype as a string of its own (dtypes outlive the mapping: roundTable keeps them), the
+// same for every tensor of that dtype.
+func (c *collector) dtype(dtype []byte) canon.DType {
+	for _, d := range c.dtypes {
+		if string(d) == string(dtype) {
+			return d
+		}
+	}
+	d := canon.DType(dtype)
+	c.dtypes = append(c.dtypes, d)
+	return d
 }
 
 // Reset forgets the tensors.
@@ -761,7 +775,7 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 		}
 	}
 	if best > 0 {
-		m.Relation, m.RoundedTo = Rounded, canon.DType(strings.Clone(string(m.RoundedTo))) // it may be a part of a mapped header
+		m.Relation = Rounded
 	}
 	if len(d.ts) < len(o.ts) {
 		m.Relation, m.LeftOut = Subset, leftOut(o, d)
