@@ -19,7 +19,10 @@ import (
 // it and skims its header from the mapping).
 func mappedModel(t *testing.T, path string) Model {
 	return Model{Path: path, Safetensors: true,
-		Header: func(ctx context.Context) (*canon.Model, error) { t.Fatal("the header is skimmed from the mapping"); return nil, nil },
+		Header: func(ctx context.Context) (*canon.Model, error) {
+			t.Fatal("the header is skimmed from the mapping")
+			return nil, nil
+		},
 		Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 			f, err := os.Open(path)
 			if err != nil {
