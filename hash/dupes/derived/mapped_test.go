@@ -20,8 +20,8 @@ import (
 func mappedModel(t *testing.T, path string) Model {
 	return Model{Path: path, Safetensors: true,
 		Header: func(ctx context.Context) (*canon.Model, error) {
-			t.Fatal("the header is skimmed from the mapping")
-			return nil, nil
+			t.Error("the header is skimmed from the mapping")
+			return nil, canon.ErrUnreadable
 		},
 		Open: func(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 			f, err := os.Open(path)
