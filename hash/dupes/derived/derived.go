@@ -322,6 +322,23 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 		}
 	}
 	var jobs []job
+	cache := &sampleCache{m: map[[2]uint64]*cachedSample{}}
+	picksOf := map[uint64][]uint64{} // a structure → the picks of its job
+	bySize := slices.Clone(keys)     // subsets first: a superset samples at its subset's picks, the two jobs sharing its samples
+	slices.SortStableFunc(bySize, func(a, b uint64) int {
+		return cmp.Compare(len(infos[byKey[a][0]].hashes), len(infos[byKey[b][0]].hashes))
+	})
+	for _, k := range bySize {
+		rep := infos[byKey[k][0]].hashes
+		if picksOf[k] == nil {
+			picksOf[k] = smallest(infos[byKey[k][0]])
+		}
+		for _, o := range holding[rep[0]] {
+			if _, ok := picksOf[o]; !ok && o != k && len(infos[byKey[o][0]].hashes) > len(rep) && contains(infos[byKey[o][0]].hashes, rep) {
+				picksOf[o] = picksOf[k]
+			}
+		}
+	}
 	for _, k := range keys {
 		rep := infos[byKey[k][0]].hashes
 		pool := slices.Clone(byKey[k])
@@ -331,8 +348,11 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 			}
 		}
 		if len(pool) > 1 {
-			jobs = append(jobs, job{targets: byKey[k], pool: pool})
+			jobs = append(jobs, job{targets: byKey[k], pool: pool, key: k, cache: cache})
 		}
+	}
+	for i := range jobs {
+		jobs[i].picks = picksOf[jobs[i].key]
 	}
 	holding = nil
 	links := make([][]link, len(jobs))
@@ -403,7 +423,37 @@ func contains(big, sub []uint64) bool {
 
 // job compares the models of one structure (targets: the candidates to be derived) with the models of
 // the pool (targets and those of supersets: the candidates to be originals).
-type job struct{ targets, pool []int }
+type job struct {
+	targets, pool []int
+	key           uint64
+	// picks are the (name, shape) hashes of the tensors sampled: those of the smallest hashes of a
+	// subset's, where the structure has subsets that are candidates too (they hold them all), so
+	// that its models are sampled once for both; else its own.
+	picks []uint64
+	cache *sampleCache
+}
+
+// sampleCache keeps each model's sample at some picks, read once whichever job asks first.
+type sampleCache struct {
+	mu sync.Mutex
+	m  map[[2]uint64]*cachedSample
+}
+
+// cachedSample is a model's sample at some picks, and their dtypes (vals nil: none could be read).
+type cachedSample struct {
+	once   sync.Once
+	vals   [][]float64
+	dtypes []canon.DType
+}
+
+// smallest are the hashes of the first sampleTensors entries of in's bottom.
+func smallest(in info) []uint64 {
+	var out []uint64
+	for _, e := range in.bottom[:min(len(in.bottom), sampleTensors)] {
+		out = append(out, e.h)
+	}
+	return out
+}
 
 // link says that model d is derived from model o.
 type link struct {
@@ -540,13 +590,14 @@ func (l *loaded) at(buf []byte, off int64) ([]byte, error) {
 // once, then closed), bucketed by their values rounded to each target's dtypes, then the candidates
 // verified in full, two models open at a time.
 func (j job) run(ctx context.Context, models []Model, infos []info, workers int) []link {
-	// The picks: the first target's smallest tensors (every model of the pool holds them).
-	var picks []uint64
-	for _, e := range infos[j.targets[0]].bottom[:min(len(infos[j.targets[0]].bottom), sampleTensors)] {
-		picks = append(picks, e.h)
-	}
+	// The picks: tensors every model of the pool holds (j.picks).
+	picks := j.picks
 	if len(picks) == 0 {
 		return nil
+	}
+	picked := mix(uint64(len(picks)))
+	for _, h := range picks {
+		picked = mix(picked ^ h)
 	}
 	samples := map[int][][]float64{}
 	dtypes := map[int][]canon.DType{}
@@ -554,8 +605,16 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		if _, ok := samples[i]; ok || ctx.Err() != nil {
 			continue
 		}
-		if s, dts := j.sampleOf(ctx, models, infos, i, picks); s != nil {
-			samples[i], dtypes[i] = s, dts
+		j.cache.mu.Lock()
+		c := j.cache.m[[2]uint64{uint64(i), picked}]
+		if c == nil {
+			c = &cachedSample{}
+			j.cache.m[[2]uint64{uint64(i), picked}] = c
+		}
+		j.cache.mu.Unlock()
+		c.once.Do(func() { c.vals, c.dtypes = j.sampleOf(ctx, models, infos, i, picks) })
+		if c.vals != nil {
+			samples[i], dtypes[i] = c.vals, c.dtypes
 		}
 	}
 	type bucketKey struct {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
@@ -73,5 +74,47 @@ func TestMappedHeadersOutlived(t *testing.T) {
 			gs[0].Members[1].Relation != Rounded || gs[0].Members[1].RoundedTo != "F8_E5M2" {
 			t.Fatalf("round %d: %v, %+v", round, err, gs)
 		}
+	}
+}
+
+// TestSampledOnce: a model that is a candidate original for a subset's job and a candidate of its own
+// structure's job is sampled once (the superset's job samples at the subset's picks): five models,
+// an F32 original, its copy with a tensor left out and three unrelated models of the original's
+// structure, are opened seven times in all, five samples and the two of the one verification (each
+// sampled twice, eleven).
+func TestSampledOnce(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, seed int, names ...string) string {
+		var f stfile.File
+		for _, n := range names {
+			var data []byte
+			for i := range 64 {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(math.Sin(float64(i*seed+len(n))))))
+			}
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{8, 8}, Data: data})
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, f.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	all := []string{"a.weight", "bb.weight", "ccc.weight", "dddd.weight"}
+	paths := []string{write("orig.safetensors", 3, all...), write("pruned.safetensors", 3, all[:3]...),
+		write("x.safetensors", 5, all...), write("y.safetensors", 7, all...), write("z.safetensors", 11, all...)}
+	var opens atomic.Int64
+	models := make([]Model, len(paths))
+	for i, p := range paths {
+		m := mappedModel(t, p)
+		open := m.Open
+		m.Open = func(ctx context.Context) (io.ReaderAt, int64, func(), error) { opens.Add(1); return open(ctx) }
+		models[i] = m
+	}
+	gs, err := Find(t.Context(), models, 2)
+	if err != nil || len(gs) != 1 || len(gs[0].Members) != 2 || gs[0].Members[0].Index != 0 || gs[0].Members[1].Relation != Subset {
+		t.Fatalf("%v, %+v", err, gs)
+	}
+	if n := opens.Load(); n != 7 {
+		t.Errorf("%d opens, want 7 (5 samples, 2 for the verification)", n)
 	}
 }
