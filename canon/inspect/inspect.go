@@ -98,6 +98,9 @@ type Card struct {
 	// PyTorch is what a PyTorch checkpoint or NumPy file says besides its tensors (absent for other
 	// formats).
 	PyTorch *PyTorch `json:"pytorch,omitempty"`
+	// DDUF is what a DDUF file says besides its tensors: its pipeline and components (absent for
+	// other formats).
+	DDUF *DDUF `json:"dduf,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -310,7 +313,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
+		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m), DDUF: ddufCard(m),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
 	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header

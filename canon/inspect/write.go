@@ -168,6 +168,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 			row(r[0], "%s", textfmt.Escape(r[1]))
 		}
 	}
+	if c.DDUF != nil {
+		for _, r := range ddufRows(c.DDUF) {
+			row(r[0], "%s", textfmt.Escape(r[1]))
+		}
+	}
 	switch {
 	case len(c.Metadata) > 0:
 		shown, folded := lora.SplitMetadata(c.Metadata)

@@ -84,7 +84,7 @@ type Opened struct {
 	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
 	Snapshot *snapshot.Snapshot
 	// Folder is the folder the model was opened as (a save_pretrained, PEFT or diffusers folder, its
-	// model_index.json, or the snapshot of a Hugging Face cache folder), "" for a model named by a
+	// model_index.json, a local DDUF file, or the snapshot of a Hugging Face cache folder), "" for a model named by a
 	// file, an index or a URL; Companions are the files a loader reads beside its tensors there
 	// (package companion), in path order. A snapshot of a folder model carries its Companions too.
 	Folder     string
@@ -331,6 +331,9 @@ func openSingle(src interface {
 	if err != nil {
 		src.Close()
 		return nil, err
+	}
+	if m.DDUF != nil {
+		return openDDUF(src, m, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	if m.ONNX != nil {

@@ -143,7 +143,7 @@ func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, erro
 		o.Close()
 		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: err}
 	}
-	if (!f.set && m.FileSize != f.size) || dataLenOf(m) != f.dataLen {
+	if (!f.set && fileSizeOf(m) != f.size) || dataLenOf(m) != f.dataLen {
 		o.Close()
 		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
@@ -544,8 +545,14 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 	if (m.Shards > 0) != (mo.Model.Shards != nil) {
 		return false, nil, nil, &canon.ReadError{Name: m.Path, Op: "read", Err: canon.ErrChanged}
 	}
+	if (ko.Model.DDUF != nil || mo.Model.DDUF != nil) && companion.ID(ko.Companions) != companion.ID(mo.Companions) {
+		return false, nil, nil, nil // a DDUF file's configs and tokenizer files are inside it: the same, or no copy
+	}
 	files := []string{m.Path}
 	for _, sh := range mo.Model.Shards { // a set named by its first file lists that file once
+		if mo.Model.DDUF != nil {
+			break // a DDUF file's components are members of it, not files
+		}
 		if p := filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)); filepath.Clean(p) != filepath.Clean(m.Path) {
 			files = append(files, p)
 		}
