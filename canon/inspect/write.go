@@ -155,6 +155,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	if a := apartText(c.ParamsApart); a != "" {
 		row("apart", "%s", a)
 	}
+	writeCompanionsText(b, c, opt, row)
 	if c.GGUF != nil {
 		writeGGUFText(b, c.GGUF, opt, row)
 	}
