@@ -14,7 +14,7 @@ import (
 // was not read as its kind.
 func Summary(f File) string {
 	if f.Problem != "" {
-		return f.Problem
+		return strings.Join(strings.Fields(f.Problem), " ")
 	}
 	if f.Tokenizer != nil {
 		t := f.Tokenizer
@@ -25,7 +25,7 @@ func Summary(f File) string {
 		if n := len(t.AddedTokens); n > 0 {
 			s += ", " + textfmt.Plural(n, "added token")
 		}
-		return s
+		return strings.Join(strings.Fields(s), " ")
 	}
 	if f.Kind != KindJSON || f.Text == "" {
 		return ""
@@ -44,7 +44,7 @@ func Summary(f File) string {
 	}
 	var parts []string
 	add := func(s string) {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = strings.Join(strings.Fields(s), " "); s != "" { // one line, whatever the file holds
 			parts = append(parts, s)
 		}
 	}
