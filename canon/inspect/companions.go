@@ -69,3 +69,17 @@ func writeCompanionsText(b *bufio.Writer, c *Card, opt TextOptions, row func(lab
 		fmt.Fprintln(b, line)
 	}
 }
+
+// companionRows are the Markdown card's rows of the files beside the tensors: "file" and the path,
+// size and summary of each.
+func companionRows(files []CompanionFile) [][2]string {
+	rows := make([][2]string, 0, len(files))
+	for _, f := range files {
+		v := f.Path + " (" + textfmt.Bytes(uint64(f.Size)) + ")"
+		if f.Summary != "" {
+			v += ": " + f.Summary
+		}
+		rows = append(rows, [2]string{"file", v})
+	}
+	return rows
+}

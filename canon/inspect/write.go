@@ -427,6 +427,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	for _, kv := range storeRows(c.Store, true) {
 		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 	}
+	for _, kv := range companionRows(c.Companions) {
+		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+	}
 	if c.GGUF != nil {
 		for _, kv := range ggufRows(c.GGUF) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
