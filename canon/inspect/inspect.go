@@ -49,6 +49,10 @@ type Options struct {
 	// is derived from (derived.Inherit in hash/dupes/derived is the one stdiff uses: the original's
 	// CivitAI name, ids, base model and triggers, their Sources saying so).
 	Inherit func(ctx context.Context, c *Card, spec string)
+	// InheritShort, when set, is called with the rows Short made: it may fill in, for each model
+	// without a sidecar of its own, what the row of the model it is derived from says (derived.InheritRows
+	// is the one stdiff uses), setting Row.DerivedFrom.
+	InheritShort func(ctx context.Context, r *ShortReport)
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
 	MaxTensors int

@@ -600,7 +600,7 @@ func shortCells(r *ShortReport, full bool) ([][]string, []int) {
 		if f.Family == lora.FamilyUnknown {
 			family = ""
 		}
-		cells[i] = []string{textfmt.Escape(f.Name), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
+		cells[i] = []string{textfmt.Escape(f.Name + f.FromOriginal()), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
 		for k, limit := range shortLimits {
 			if limit > 0 && !full && utf8.RuneCountInString(cells[i][k]) > limit {
 				cells[i][k] = column(cells[i][k], limit, false)

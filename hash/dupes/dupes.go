@@ -72,7 +72,8 @@ const (
 	LevelStructure Level = "structure"
 	// LevelDerived: a model and the copies derived from it (package hash/dupes/derived): rounded to
 	// a narrower dtype, a subset of its tensors, the same tensors in another container. Asked for by
-	// name only (it is not among the levels of the others); a report, never acted on.
+	// name only (it is not among the levels of the others); acted on only by package act's
+	// Options.Derived, which keeps the original.
 	LevelDerived Level = "derived"
 )
 
