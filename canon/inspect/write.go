@@ -48,8 +48,8 @@ const FoldedTensors = 10
 func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	t := &textCard{b: bufio.NewWriter(w), c: c, opt: opt, p: opt.Palette}
 	fmt.Fprintf(t.b, "%s\n", t.p.Bold(textfmt.Escape(c.Path)))
-	steps := []func(){t.identity, t.description, t.network, t.hashes, t.verdict, t.size, t.store, t.counts, t.formatRows,
-		t.metadata, t.tensors, t.findings}
+	steps := []func(){t.identity, t.description, t.network, t.hashes, t.verdict, t.size, t.store, t.counts, t.companions,
+		t.formatRows, t.metadata, t.tensors, t.findings}
 	if !c.HeaderParsed { // nothing the header would say
 		steps = steps[4:]
 	}
@@ -217,7 +217,10 @@ func (t *textCard) counts() {
 	}
 }
 
-// formatRows writes what a GGUF, ONNX or PyTorch file says besides its tensors.
+// companions writes the files beside a folder model's tensors (Card.Companions).
+func (t *textCard) companions() { writeCompanionsText(t.b, t.c, t.opt, t.row) }
+
+// formatRows writes what a GGUF, ONNX, PyTorch or DDUF file says besides its tensors.
 func (t *textCard) formatRows() {
 	c := t.c
 	if c.GGUF != nil {
@@ -230,6 +233,11 @@ func (t *textCard) formatRows() {
 	}
 	if c.PyTorch != nil {
 		for _, r := range torchRows(c.PyTorch) {
+			t.row(r[0], "%s", textfmt.Escape(r[1]))
+		}
+	}
+	if c.DDUF != nil {
+		for _, r := range ddufRows(c.DDUF) {
 			t.row(r[0], "%s", textfmt.Escape(r[1]))
 		}
 	}
@@ -510,6 +518,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	for _, kv := range storeRows(c.Store, true) {
 		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 	}
+	for _, kv := range companionRows(c.Companions) {
+		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+	}
 	if c.GGUF != nil {
 		for _, kv := range ggufRows(c.GGUF) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
@@ -680,7 +691,7 @@ func shortCells(r *ShortReport, full bool) ([][]string, []int) {
 		if f.Family == lora.FamilyUnknown {
 			family = ""
 		}
-		cells[i] = []string{textfmt.Escape(f.Name), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
+		cells[i] = []string{textfmt.Escape(f.Name + f.FromOriginal()), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
 		for k, limit := range shortLimits {
 			if limit > 0 && !full && utf8.RuneCountInString(cells[i][k]) > limit {
 				cells[i][k] = column(cells[i][k], limit, false)
