@@ -22,6 +22,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
@@ -122,6 +123,11 @@ type Card struct {
 	// blobs/ETAG, the cache's shared blob store, ollama's blobs), where it lies: which store, the hash
 	// its name claims and the snapshot files that refer to it (see store.Locate); absent otherwise.
 	Store *store.Blob `json:"store,omitempty"`
+	// Companions are the files a loader reads beside the tensors of a folder model (a
+	// save_pretrained, PEFT or diffusers folder, the Hugging Face cache's snapshot, an hf:// repository,
+	// or a snapshot of one), in path order; absent for a model named by its file and for a folder
+	// without any.
+	Companions []CompanionFile `json:"companions,omitempty"`
 }
 
 // Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
@@ -216,6 +222,8 @@ type read struct {
 	snapshotOf string
 	// store is where a store's blob lies (store.Locate), nil for another file.
 	store *store.Blob
+	// companions are the files beside a folder model's tensors (source.Opened.Companions).
+	companions []companion.File
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -273,7 +281,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where, companions: o.Companions}
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
@@ -326,6 +334,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
 	c.Store = r.store
+	c.Companions = companionsOf(r.companions)
 	if opt.Inherit != nil {
 		defer opt.Inherit(ctx, c, spec)
 	}

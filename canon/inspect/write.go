@@ -155,6 +155,7 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	if a := apartText(c.ParamsApart); a != "" {
 		row("apart", "%s", a)
 	}
+	writeCompanionsText(b, c, opt, row)
 	if c.GGUF != nil {
 		writeGGUFText(b, c.GGUF, opt, row)
 	}
@@ -429,6 +430,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 		}
 	}
 	for _, kv := range storeRows(c.Store, true) {
+		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+	}
+	for _, kv := range companionRows(c.Companions) {
 		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 	}
 	if c.GGUF != nil {
