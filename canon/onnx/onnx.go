@@ -138,6 +138,7 @@ type Use struct {
 	Node  string // the node's name (torch.onnx.export names it by the module that made it: /layer.0/fc/MatMul)
 	Op    string // its operator, domain-qualified when not of the default domain
 	Input int    // which of its inputs the initializer is, from 0
+	At    int    // the node's place among the main graph's nodes, from 0 (the order a runtime may run them)
 	// TransB is a Gemm's transB attribute: its input 1 is read transposed.
 	TransB bool
 }
@@ -416,6 +417,7 @@ type parser struct {
 	depth    int
 	sawGraph bool
 	reads    map[string][]Use // what the main graph's nodes read, by name (File.Uses)
+	mainAt   int              // main-graph nodes seen
 }
 
 var errDepth = errors.New("messages nested deeper than stdiff reads")
@@ -551,9 +553,10 @@ func (p *parser) uses(n *nodeHead, op string) error {
 	}
 	for k, in := range n.inputs {
 		if in != "" && len(p.reads[in]) < MaxUses {
-			p.reads[in] = append(p.reads[in], Use{Node: n.name, Op: op, Input: k, TransB: transB})
+			p.reads[in] = append(p.reads[in], Use{Node: n.name, Op: op, Input: k, TransB: transB, At: p.mainAt})
 		}
 	}
+	p.mainAt++
 	return nil
 }
 

@@ -195,3 +195,95 @@ func (g *graph) orient(res *Result, onnxDigest [2]map[int][32]byte, srcDigest ma
 		}
 	}
 }
+
+// family is a source tensor's name with each run of digits replaced by "#" (layer.#.fc.weight), and
+// its numbers: the tensors of one family are the same weight of numbered layers.
+func family(name string) (string, []int) {
+	var b strings.Builder
+	var nums []int
+	for i := 0; i < len(name); {
+		if name[i] < '0' || name[i] > '9' {
+			b.WriteByte(name[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(name[i:j])
+		if err != nil {
+			n = -1
+		}
+		nums = append(nums, n)
+		b.WriteByte('#')
+		i = j
+	}
+	return b.String(), nums
+}
+
+// order re-pairs, by the graph's order, the initializers paired by value whose nodes name no module
+// (torch.onnx.export before 1.13 named a node MatMul_12, other exporters leave names out): the
+// weights of numbered layers of one shape (layer.0.fc.weight, layer.1.fc.weight), read the same way,
+// are read in the order of their numbers, so the k-th such initializer the graph reads is the k-th
+// layer's. A pairing by value that contradicts it (two layers' weights exchanged) becomes a pairing
+// by the graph, whose values then differ, unless the values match either way.
+func (g *graph) order(res *Result, onnxDigest [2]map[int][32]byte, srcDigest map[int][32]byte) {
+	type member struct {
+		pair int // index into res.Pairs
+		at   int // the first node reading it
+		nums []int
+	}
+	groups := map[string][]member{}
+	var keys []string
+	for n, p := range res.Pairs {
+		if p.How != ByValue {
+			continue
+		}
+		t := &g.om.Tensors[p.ONNX]
+		uses := g.uses[t.Name]
+		r := g.reading(t.Name)
+		if len(uses) == 0 || r == "" || expected(uses) != "" {
+			continue
+		}
+		s := &g.sm.Tensors[p.Source]
+		fam, nums := family(s.Name)
+		if len(nums) == 0 {
+			continue
+		}
+		k := fam + "|" + r + "|" + key(t.DType, t.Shape) + string(p.Transform)
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], member{n, uses[0].At, nums})
+	}
+	for _, k := range keys {
+		ms := groups[k]
+		if len(ms) < 2 {
+			continue
+		}
+		byGraph := slices.Clone(ms)
+		slices.SortStableFunc(byGraph, func(a, b member) int { return a.at - b.at })
+		byName := slices.Clone(ms)
+		slices.SortStableFunc(byName, func(a, b member) int { return slices.Compare(a.nums, b.nums) })
+		sources := make([]int, len(byName))
+		for i, m := range byName {
+			sources[i] = res.Pairs[m.pair].Source
+		}
+		for i, m := range byGraph {
+			p := &res.Pairs[m.pair]
+			if p.Source == sources[i] {
+				continue
+			}
+			k1 := 0
+			if p.Transform == TransformTranspose {
+				k1 = 1
+			}
+			d, ok := onnxDigest[k1][p.ONNX]
+			p.Source = sources[i]
+			if sd, known := srcDigest[p.Source]; !ok || !known || sd != d {
+				p.How = ByGraph
+			}
+		}
+	}
+}

@@ -8,7 +8,9 @@
 // Match pairs by name first, then by the graph (a node named after its module, /layer0/MatMul, reads
 // that module's weight: layer0.weight), then by value: the BLAKE3 of each unpaired tensor's bytes, and
 // of the bytes of its transpose (a 2-D tensor), keyed by dtype and shape, so a faithful export pairs
-// in one pass over the bytes (never a comparison of every tensor with every other). A square weight's
+// in one pass over the bytes (never a comparison of every tensor with every other). Where no module
+// names the nodes (MatMul_3), the weights of numbered layers (layer.0, layer.1) paired by value are
+// re-paired in the graph's order of their numbers: the first such initializer read is layer.0's. A square weight's
 // orientation is the one the exporter gives the others its operator reads (a MatMul reads a Linear
 // weight transposed): equal bytes in the other orientation are a different model, not a match. What is left pairs
 // by shape (as is, or transposed), in file order: an edited weight is still paired with its source,
@@ -276,6 +278,8 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 
 	// The orientation of each square weight the graph reads: as the exporter stores the others.
 	g.orient(res, onnxDigest, srcDigest)
+	// Numbered layers whose nodes name no module: in the graph's order.
+	g.order(res, onnxDigest, srcDigest)
 
 	// Shared: a source tensor whose values an initializer paired already holds (the exporter keeps one
 	// initializer of tensors with equal values: the LayerNorm weights of every layer, all ones).

@@ -3,6 +3,7 @@ package onnxsrc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -191,4 +192,59 @@ func tensorOf(o *source.Opened, i int, tr Transform) values.Tensor {
 		vt = values.Tensor{DType: vt.DType, R: Transposed(vt, t.Shape), Len: vt.Len}
 	}
 	return vt
+}
+
+// TestMatchFollowsTheGraphOrder: in make.py's twins exports with their nodes named as torch.onnx.export
+// named them before 1.13 (MatMul_3), no module names a reader; each initializer still pairs with the
+// source tensor the same export with module names says it stands for (the graph reads layer0 before
+// layer1), so the swapped export's two weights differ from their sources, as numpy says
+// (twins-oracle.json), and the faithful one's equal theirs.
+func TestMatchFollowsTheGraphOrder(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "torchexport", "twins-oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oracle map[string]map[string][3]string // export → initializer → reader, tensor it holds, transform
+	if err := json.Unmarshal(b, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	for unnamed, named := range map[string]string{"twins-unnamed.onnx": "twins.onnx", "twins-unnamed-swapped.onnx": "twins-swapped.onnx"} {
+		o, s := open(t, unnamed), open(t, "twins.safetensors")
+		res, err := Match(t.Context(), o, s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.UnpairedONNX)+len(res.UnpairedSource)+len(res.Copies)+len(res.Shared) != 0 {
+			t.Errorf("%s: unpaired %v %v, copies %v, shared %v", unnamed, res.UnpairedONNX, res.UnpairedSource, res.Copies, res.Shared)
+		}
+		for _, p := range res.Pairs {
+			name, src := o.Model.Tensors[p.ONNX].Name, s.Model.Tensors[p.Source].Name
+			held, reader := oracle[unnamed][name], strings.TrimPrefix(oracle[named][name][0], "/")
+			if strings.Contains(held[0], "/") || !strings.Contains(reader, "/") {
+				t.Fatalf("%s: %s read by %q, in %s by %q", unnamed, name, held[0], named, reader)
+			}
+			if want := reader[:strings.LastIndexByte(reader, '/')] + ".weight"; src != want || p.Transform != TransformTranspose {
+				t.Errorf("%s: %s pairs with %s %s, want %s transpose", unnamed, name, src, p.Transform, want)
+			}
+			same := held[1] == src && Transform(held[2]) == p.Transform
+			c, err := values.CompareTensors(t.Context(), tensorOf(o, p.ONNX, p.Transform), tensorOf(s, p.Source, TransformNone), values.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if equal := c.Differing == 0; equal != same || (unnamed == "twins-unnamed-swapped.onnx" && src != "proj.weight" && same) {
+				t.Errorf("%s: %s against %s: values equal %v, numpy says %v", unnamed, name, src, equal, same)
+			}
+		}
+	}
+}
+
+// TestFamily: a name's digit runs become # and its numbers.
+func TestFamily(t *testing.T) {
+	for name, want := range map[string]string{"layer.10.fc.weight": "layer.#.fc.weight [10]", "h.2.mlp.c_fc.weight": "h.#.mlp.c_fc.weight [2]",
+		"emb.weight": "emb.weight []", "blocks.1.attn.3.w": "blocks.#.attn.#.w [1 3]"} {
+		fam, nums := family(name)
+		if got := fmt.Sprint(fam, " ", nums); got != want {
+			t.Errorf("family(%q) = %s, want %s", name, got, want)
+		}
+	}
 }

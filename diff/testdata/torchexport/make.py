@@ -25,6 +25,9 @@ tied to its head, saved as:
                         alone each initializer still equals a source tensor (the other layer's)
   twins-untransposed.onnx twins.onnx with layer0's initializer replaced by layer0.weight as it is, not
                         transposed: the MatMul now computes x·W, not x·Wᵀ, yet the bytes equal the source's
+  twins-unnamed.onnx, twins-unnamed-swapped.onnx  twins.onnx and twins-swapped.onnx with their
+                        nodes named as torch.onnx.export named them before 1.13 (MatMul_3): no module
+                        names a node, the graph's order is all that says which layer an initializer is
   conv1d.safetensors, conv1d.onnx  a model of GPT-2's Conv1D layers (y = x·W + b, W stored [in, out]):
                         the exporter keeps W as it is for the Gemm that reads it, square or not
   twins-oracle.json     what numpy says each initializer of each export holds, and onnx's node names
@@ -221,6 +224,12 @@ for k, init in enumerate(m.graph.initializer):
         m.graph.initializer[k].CopyFrom(numpy_helper.from_array(sd["layer0.weight"].numpy(), init.name))
 onnx.save(m, "twins-untransposed.onnx")
 
+for name in ("twins", "twins-swapped"):  # node names as torch.onnx.export wrote them before 1.13
+    m = onnx.load(name + ".onnx")
+    for k, n in enumerate(m.graph.node):
+        n.name = "%s_%d" % (n.op_type, k)
+    onnx.save(m, name.replace("twins", "twins-unnamed") + ".onnx")
+
 class Conv1D(nn.Module):  # transformers' GPT-2 Conv1D: the weight is [in, out]
     def __init__(self, nf, nx):
         super().__init__()
@@ -247,7 +256,8 @@ save_safetensors("conv1d.safetensors", gpt.state_dict())
 export_twins(gpt, "conv1d.onnx")
 
 oracle = {}
-for name in ("twins.onnx", "twins-swapped.onnx", "twins-untransposed.onnx", "conv1d.onnx"):
+for name in ("twins.onnx", "twins-swapped.onnx", "twins-untransposed.onnx", "twins-unnamed.onnx",
+             "twins-unnamed-swapped.onnx", "conv1d.onnx"):
     g = onnx.load(name).graph
     readers = {i: n.name for n in g.node for i in n.input}
     held = {}
