@@ -48,11 +48,11 @@ const FoldedTensors = 10
 func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	t := &textCard{b: bufio.NewWriter(w), c: c, opt: opt, p: opt.Palette}
 	fmt.Fprintf(t.b, "%s\n", t.p.Bold(textfmt.Escape(c.Path)))
-	steps := []func(){t.identity, t.description, t.network, t.hashes, t.verdict, t.size, t.store, t.counts, t.companions,
-		t.formatRows, t.metadata, t.tensors, t.findings}
-	if !c.HeaderParsed { // nothing the header would say
-		steps = steps[4:]
+	var steps []func()
+	if c.HeaderParsed { // what the header says the model is
+		steps = append(steps, t.identity, t.description, t.network, t.hashes)
 	}
+	steps = append(steps, t.verdict, t.size, t.store, t.counts, t.companions, t.formatRows, t.metadata, t.tensors, t.findings)
 	for _, step := range steps {
 		step()
 	}
