@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,40 @@ func TestHubCompanionLies(t *testing.T) {
 				t.Errorf("error %q, want it to say %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestHubListsLinkedFiles: the fake Hub lists a file that is a link (a revision made of the Hugging
+// Face cache's links into its blobs) at the size of the file it leads to, as the Hub lists its files,
+// not the link's own: the listing's sizes are the files'.
+func TestHubListsLinkedFiles(t *testing.T) {
+	_, root, opt := fakeHub(t)
+	blobs := filepath.Join(root, "blobs")
+	writeTree(t, blobs, map[string][]byte{"m": modelOf(1, 4, "x"), "c": []byte(`{"model_type": "llama", "rope_theta": 10000, "padding": "` + strings.Repeat("x", 300) + `"}`)})
+	rev := filepath.Join(root, "org/linked/main")
+	writeTree(t, rev, map[string][]byte{"README.md": []byte("# a model")})
+	for name, blob := range map[string]string{"model.safetensors": "m", "config.json": "c"} {
+		if err := os.Symlink(filepath.Join(blobs, blob), filepath.Join(rev, name)); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+	}
+	files, err := source.ListHubFiles(t.Context(), "hf://org/linked", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		st, err := os.Stat(filepath.Join(rev, f.Path))
+		if err != nil || f.Size != st.Size() {
+			t.Errorf("%s listed at %d bytes, the file is %v", f.Path, f.Size, st)
+		}
+	}
+	o, err := source.Open(t.Context(), "hf://org/linked", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	local, err := companion.ReadDir(rev, companion.Options{})
+	if err != nil || companion.ID(o.Companions) != companion.ID(local) {
+		t.Errorf("companions %+v, the folder's %+v (%v)", o.Companions, local, err)
 	}
 }
