@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -177,8 +178,9 @@ func InheritRows(ctx context.Context, r *inspect.ShortReport, src source.Options
 		rows := byDir[d]
 		own := make([]bool, len(rows))
 		n := 0
+		names := sidecarNames(d)
 		for k, i := range rows {
-			if own[k] = len(lora.SidecarFiles(r.Files[i].Path)) > 0; own[k] {
+			if own[k] = hasSidecar(r.Files[i].Path, names); own[k] {
 				n++
 			}
 		}
@@ -223,4 +225,43 @@ func InheritRows(ctx context.Context, r *inspect.ShortReport, src source.Options
 			}
 		}
 	}
+}
+
+// sidecarNames are the names in folder dir that may be sidecars: its regular files, and its links
+// (to be followed). One listing of a folder instead of a look-up of every sidecar ending for each of
+// its models: a folder of 1,000 LoRAs without sidecars costs one read, not 12,000 failed stats.
+func sidecarNames(dir string) map[string]fs.FileMode {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	names := make(map[string]fs.FileMode, len(entries))
+	for _, e := range entries {
+		if t := e.Type(); t.IsRegular() || t&fs.ModeSymlink != 0 {
+			names[e.Name()] = t
+		}
+	}
+	return names
+}
+
+// hasSidecar reports whether the model at path has a sidecar (lora.SidecarFiles), names being its
+// folder's (sidecarNames); nil names (the folder could not be listed) asks the file system.
+func hasSidecar(path string, names map[string]fs.FileMode) bool {
+	if names == nil {
+		return len(lora.SidecarFiles(path)) > 0
+	}
+	for _, e := range lora.SidecarEndings {
+		p := lora.SidecarPath(path, e)
+		t, ok := names[filepath.Base(p)]
+		switch {
+		case !ok || p == path:
+		case t.IsRegular():
+			return true
+		default: // a link: followed, as SidecarFiles does
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return true
+			}
+		}
+	}
+	return false
 }
