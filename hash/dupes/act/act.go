@@ -576,10 +576,11 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 }
 
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
-// graph), a checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+// graph), a DDUF file (every member of the archive, its tensors' files' metadata included), a
+// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
 func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
-	return m.ONNX != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
 }
 
 // sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
