@@ -323,8 +323,6 @@ func readString(src string, k int) (string, int, error) {
 				b.WriteByte('\t')
 			case 'r':
 				b.WriteByte('\r')
-			case '0':
-				b.WriteByte(0)
 			case 'a':
 				b.WriteByte(7)
 			case 'b':
@@ -334,6 +332,17 @@ func readString(src string, k int) (string, int, error) {
 			case 'v':
 				b.WriteByte(11)
 			case '\n':
+			case 'N': // \N{LOW LINE}: a character by its Unicode name, in any case
+				end := strings.IndexByte(src[j:], '}')
+				if j >= len(src) || src[j] != '{' || end < 0 {
+					return "", 0, errAt(j, "bad \\N escape")
+				}
+				r, ok := asciiNames[strings.ToUpper(src[j+1:j+end])]
+				if !ok {
+					r = utf8.RuneError
+				}
+				b.WriteRune(r)
+				j += end + 1
 			case 'x', 'u', 'U':
 				n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
 				if j+n > len(src) {

@@ -72,8 +72,9 @@ func Analyze(src string) []Issue {
 
 // Tree reports what Analyze does, for a parsed template.
 func Tree(t *template.Template) []Issue {
-	a := &analyzer{sets: map[string][]template.Expr{}, bound: map[string]bool{}, seen: map[string]bool{}}
+	a := &analyzer{sets: map[string][]template.Expr{}, bound: map[string]bool{}, seen: map[string]bool{}, macros: map[string]*template.Macro{}}
 	a.collect(t.Nodes)
+	a.macroArgs(t.Nodes)
 	a.nodes(t.Nodes, 1)
 	return a.issues
 }
@@ -84,6 +85,8 @@ type analyzer struct {
 	bound  map[string]bool            // names the template binds (set, for, macro, parameters)
 	seen   map[string]bool            // issue keys already reported
 	folds  int                        // fold steps left for one expression (bounds the work)
+	macros map[string]*template.Macro // the macros the template defines, by name
+	iter   template.Expr              // the iterable of the loop being checked (its range is counted there)
 }
 
 func (a *analyzer) add(code string, isErr bool, pos int, format string, args ...any) {
@@ -114,8 +117,11 @@ func (a *analyzer) collect(nodes []template.Node) {
 		case *template.Set:
 			for _, v := range n.Vars {
 				a.bound[v] = true
-				if n.Attr == "" && len(n.Vars) == 1 {
+				switch {
+				case n.Attr == "" && len(n.Vars) == 1:
 					a.sets[v] = append(a.sets[v], n.X)
+				case len(n.Vars) == 1: // {% set ns.x = … %}
+					a.sets[v+"."+n.Attr] = append(a.sets[v+"."+n.Attr], n.X)
 				}
 			}
 		case *template.SetBlock:
@@ -125,6 +131,12 @@ func (a *analyzer) collect(nodes []template.Node) {
 			a.bound[n.Name] = true
 			for _, p := range n.Params {
 				a.bound[p] = true
+			}
+			a.macros[n.Name] = n
+			for i, d := range n.Defaults {
+				if d != nil && i < len(n.Params) {
+					a.sets[n.Params[i]] = append(a.sets[n.Params[i]], d)
+				}
 			}
 			a.collect(n.Body)
 		case *template.CallBlock:
@@ -153,6 +165,7 @@ func (a *analyzer) nodes(nodes []template.Node, mult float64) {
 			}
 			a.nodes(n.Else, mult)
 		case *template.For:
+			a.iter = n.Iter
 			a.expr(n.Iter)
 			if n.Cond != nil {
 				a.expr(n.Cond)
@@ -327,21 +340,15 @@ func (a *analyzer) str(x template.Expr) ([]string, bool) {
 			return []string{strconv.FormatInt(v, 10)}, true
 		}
 	case *template.Name:
-		vals := a.sets[x.Name]
-		if len(vals) == 0 {
-			return nil, false
-		}
-		var out []string
-		for _, v := range vals {
-			s, ok := a.str(v)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s...)
-		}
-		return cap16(out), true
+		return a.strAll(a.sets[x.Name])
 	case *template.Binary:
-		if x.Op != "~" && x.Op != "+" {
+		switch x.Op {
+		case "*":
+			return a.repeated(x)
+		case "%":
+			return a.percent(x)
+		case "~", "+":
+		default:
 			return nil, false
 		}
 		l, ok1 := a.str(x.L)
@@ -372,11 +379,18 @@ func (a *analyzer) str(x template.Expr) ([]string, bool) {
 			return a.str(x.Items[0])
 		}
 	case *template.Index:
+		if v, ok := a.item(x.X, x.Key); ok {
+			return a.str(v)
+		}
 		s, ok := a.str(x.X)
 		n, ok2 := a.num(x.Key)
 		if ok && ok2 && len(s) == 1 && n >= 0 && int(n) < len(s[0]) {
 			return []string{s[0][int(n) : int(n)+1]}, true
 		}
+	case *template.Slice:
+		return a.sliced(x)
+	case *template.Attr:
+		return a.member(x)
 	case *template.Filter:
 		switch x.Name {
 		case "join":
@@ -417,6 +431,8 @@ func (a *analyzer) str(x template.Expr) ([]string, bool) {
 					v = strings.ToUpper(v)
 				case "trim":
 					v = strings.TrimSpace(v)
+				case "title", "capitalize":
+					v = caseOf(x.Name, v)
 				case "reverse":
 					r := []rune(v)
 					for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
@@ -463,12 +479,21 @@ func (a *analyzer) str(x template.Expr) ([]string, bool) {
 				return nil, false
 			}
 			return a.joined(items, sep[0])
-		case "lower", "upper", "strip", "replace", "format":
+		case "format":
+			return a.strFormat(at.X, x)
+		case "get":
+			if len(x.Args) > 0 {
+				if v, ok := a.item(at.X, x.Args[0]); ok {
+					return a.str(v)
+				}
+			}
+			return nil, false
+		case "lower", "upper", "strip", "replace":
 			s, ok := a.str(at.X)
 			if !ok {
 				return nil, false
 			}
-			if at.Name == "format" || at.Name == "replace" {
+			if at.Name == "replace" {
 				return nil, false
 			}
 			for i := range s {
@@ -536,32 +561,6 @@ func cap16(s []string) []string {
 		return s[:maxVariants]
 	}
 	return s
-}
-
-// percentFormat applies Python's % formatting for %s, %d and %%: what |format does.
-func percentFormat(f string, args [][]string) ([]string, bool) {
-	var b strings.Builder
-	k := 0
-	for i := 0; i < len(f); i++ {
-		if f[i] != '%' || i+1 >= len(f) {
-			b.WriteByte(f[i])
-			continue
-		}
-		i++
-		switch f[i] {
-		case '%':
-			b.WriteByte('%')
-		case 's', 'd', 'r', 'c':
-			if k >= len(args) {
-				return nil, false
-			}
-			b.WriteString(args[k][0])
-			k++
-		default:
-			return nil, false
-		}
-	}
-	return []string{b.String()}, true
 }
 
 // private reports whether an attribute name, or a dotted path of them, has a part starting with an
@@ -655,6 +654,12 @@ func (a *analyzer) expr(x template.Expr) {
 		a.expr(x.Hi)
 		a.expr(x.Step)
 	case *template.Call:
+		if fn, ok := x.Fn.(*template.Name); ok && !a.bound[fn.Name] {
+			a.exhausts(fn.Name, x.Off, x.Args, x.Kw)
+			if c, ok := a.count(x); ok && c > MaxIterations && fn.Name == "range" && x != a.iter {
+				a.add(CodeExhaustion, true, x.Off, "range() of %.3g items (more than %d)", c, MaxIterations)
+			}
+		}
 		if at, ok := x.Fn.(*template.Attr); ok && (at.Name == "format" || at.Name == "format_map") {
 			a.folds = 10000
 			if vals, ok := a.str(at.X); ok {
@@ -676,6 +681,7 @@ func (a *analyzer) expr(x template.Expr) {
 			a.expr(k.X)
 		}
 	case *template.Filter:
+		a.exhausts(x.Name, x.Off, x.Args, x.Kw)
 		switch {
 		case x.Name == "attr":
 			if len(x.Args) > 0 {
