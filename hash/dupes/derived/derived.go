@@ -933,7 +933,18 @@ func mismatch(table []uint32, a, b []byte, so, sd int64) int64 {
 	case so == 2 && sd == 1 && len(table) == 1<<16:
 		t := (*[1 << 16]uint32)(table)
 		a = a[:2*len(b)]
-		for i := range b {
+		i := 0
+		for ; i+8 <= len(b); i += 8 { // eight at a time, one branch: a mismatch is rare
+			x, y := a[2*i:2*i+16:2*i+16], b[i:i+8:i+8]
+			d := (t[uint16(x[0])|uint16(x[1])<<8] ^ uint32(y[0])) | (t[uint16(x[2])|uint16(x[3])<<8] ^ uint32(y[1])) |
+				(t[uint16(x[4])|uint16(x[5])<<8] ^ uint32(y[2])) | (t[uint16(x[6])|uint16(x[7])<<8] ^ uint32(y[3])) |
+				(t[uint16(x[8])|uint16(x[9])<<8] ^ uint32(y[4])) | (t[uint16(x[10])|uint16(x[11])<<8] ^ uint32(y[5])) |
+				(t[uint16(x[12])|uint16(x[13])<<8] ^ uint32(y[6])) | (t[uint16(x[14])|uint16(x[15])<<8] ^ uint32(y[7]))
+			if d != 0 {
+				break
+			}
+		}
+		for ; i < len(b); i++ {
 			if t[binary.LittleEndian.Uint16(a[2*i:])] != uint32(b[i]) {
 				return int64(i)
 			}
