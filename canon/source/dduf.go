@@ -111,13 +111,13 @@ func (ddufRepo) remote() bool { return true }
 // weights) is opened as what canon.Read made of it: its findings, no tensors. A local DDUF file's
 // companion files (configs, tokenizer files) are its members, as a folder's are its files, and
 // Opened.Folder is the file's path.
-func openDDUF(src interface {
+func openDDUF(ctx context.Context, src interface {
 	canon.Source
 	io.Closer
 }, m *canon.Model, remote bool) (*Opened, error) {
 	bare := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	r := ddufRepo{src: src, f: m.DDUF}
-	o, err := openPipeline(context.Background(), src.Name(), r, 1)
+	o, err := openPipeline(ctx, src.Name(), r, 1)
 	var re *canon.ReadError
 	if err != nil && errors.As(err, &re) {
 		if m.Valid() { // the rules' findings say why when it is not

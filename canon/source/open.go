@@ -294,7 +294,7 @@ func openFileModel(ctx context.Context, path string, buf []byte) (*Opened, error
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, false, buf)
+	return openSingle(ctx, src, false, buf)
 }
 
 // OpenOne opens the one file spec names, a local path or a URL (http(s), or hf://ORG/REPO[@REV]/PATH),
@@ -320,12 +320,12 @@ func OpenOne(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, true, nil)
+	return openSingle(ctx, src, true, nil)
 }
 
 // openSingle reads the header of one opened source, into buf when it fits (canon.ReadInto); on
 // failure it closes the source.
-func openSingle(src interface {
+func openSingle(ctx context.Context, src interface {
 	canon.Source
 	io.Closer
 }, remote bool, buf []byte) (*Opened, error) {
@@ -335,7 +335,7 @@ func openSingle(src interface {
 		return nil, err
 	}
 	if m.DDUF != nil {
-		return openDDUF(src, m, remote)
+		return openDDUF(ctx, src, m, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	if m.ONNX != nil {
@@ -706,7 +706,7 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	if err != nil {
 		return nil, err
 	}
-	o, err = openSingle(src, true, nil)
+	o, err = openSingle(ctx, src, true, nil)
 	if err == nil {
 		noteLoneSplit(o.Model)
 	}
