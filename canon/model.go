@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/torch"
@@ -23,7 +24,7 @@ const (
 )
 
 // formats are the formats Read reads.
-var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX, FormatPyTorch, FormatNumPy}
+var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX, FormatPyTorch, FormatNumPy, FormatDDUF}
 
 // Known reports whether f is a format Read reads (a snapshot names one).
 func (f Format) Known() bool { return slices.Contains(formats, f) }
@@ -167,6 +168,9 @@ type Model struct {
 	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
 	// in the space of its torch.Data (from 0).
 	Torch *torch.File
+	// DDUF is the DDUF file as package dduf reads it (its members, model_index.json's components);
+	// nil otherwise. package source reads it as the pipeline it holds.
+	DDUF *dduf.File
 
 	// kept counts Findings per code, for add.
 	kept map[string]int

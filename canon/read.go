@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/safetensors"
@@ -53,6 +54,9 @@ func ReadInto(r io.ReaderAt, size int64, name string, buf []byte) (*Model, error
 	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
 	// pickle does; a safetensors file whose header length begins with the same bytes is read as
 	// safetensors.
+	if bytes.HasPrefix(head, []byte("PK\x03\x04")) && dduf.Sniff(r, size, name) { // a zip archive named .dduf or with model_index.json at its root, before PyTorch's zips
+		return readDDUF(r, size, name)
+	}
 	if torch.Candidate(head) && !startsSafetensors(r, head, size) {
 		if _, ok := torch.SniffReader(r, size); ok {
 			return readTorch(r, size, name)

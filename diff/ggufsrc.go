@@ -70,10 +70,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 	case a.Snapshot != nil || b.Snapshot != nil:
 		notRead = NotReadSnapshot
 	}
-	g := a
-	if side == 1 {
-		g = b
-	}
+	g, _ := ggufsrc.Sides(side, a, b)
 	readValues := notRead == "" && !g.Model.BigEndian()
 	keep := func(names ...string) bool {
 		if len(opt.Tensors) == 0 {
@@ -104,18 +101,16 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		r.Tolerance = &tol
 	}
 
-	sides := [2]Side{{Model: a.Model}, {Model: b.Model}}
+	sa, sb := Side{Model: a.Model}, Side{Model: b.Model}
+	gs, hs := ggufsrc.Sides(side, sa, sb) // Sides is its own inverse
 	both := 0
 	for k, pr := range res.Pairs {
 		sp := &sr.Pairs[k]
-		gd, hd := describe(sides[side], pr.GGUF), describe(sides[1-side], pr.Source[0])
+		gd, hd := describe(gs, pr.GGUF), describe(hs, pr.Source[0])
 		if n := len(pr.Source); n > 1 { // stacked experts: the source's as one tensor
 			hd.Name, hd.Shape, hd.Bytes = pr.SourceName, append([]uint64{uint64(n)}, hd.Shape...), hd.Bytes*uint64(n)
 		}
-		old, new := gd, hd
-		if side == 1 {
-			old, new = hd, gd
-		}
+		old, new := ggufsrc.Sides(side, gd, hd)
 		ch := Change{Name: sp.Name, NameB: sp.NameB, Old: old, New: new, Transform: sp.Transform, Heads: sp.Heads}
 		switch sp.Status {
 		case PairShape:
@@ -144,17 +139,14 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		}
 	}
 
-	removed, added := res.UnpairedSource, res.UnpairedGGUF
-	if side == 0 {
-		removed, added = res.UnpairedGGUF, res.UnpairedSource
-	}
+	removed, added := ggufsrc.Sides(side, res.UnpairedGGUF, res.UnpairedSource)
 	for _, i := range removed {
-		if t := describe(sides[0], i); keep(t.Name) {
+		if t := describe(sa, i); keep(t.Name) {
 			r.Tensors.Removed = append(r.Tensors.Removed, t)
 		}
 	}
 	for _, j := range added {
-		if t := describe(sides[1], j); keep(t.Name) {
+		if t := describe(sb, j); keep(t.Name) {
 			r.Tensors.Added = append(r.Tensors.Added, t)
 		}
 	}
@@ -171,9 +163,8 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 				r.Metadata.Unchanged++
 				continue
 			}
-			vals := [2]string{}
-			vals[side], vals[1-side] = ck.GGUF, ck.Config
-			r.Metadata.Changed = append(r.Metadata.Changed, MetaChange{Key: ck.Key, Old: vals[0], New: vals[1], Kind: "value"})
+			old, new := ggufsrc.Sides(side, ck.GGUF, ck.Config)
+			r.Metadata.Changed = append(r.Metadata.Changed, MetaChange{Key: ck.Key, Old: old, New: new, Kind: "value"})
 		}
 	} else {
 		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))

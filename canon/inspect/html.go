@@ -149,7 +149,7 @@ var galleryTemplate = sync.OnceValue(func() *template.Template {
 <div class="cards" id="cards">
 {{range .Cards}}<article class="card" data-name="{{.Name}} {{.Path}} {{range .Triggers}}{{.}} {{end}}" data-base="{{.Base}}" data-kind="{{.Kind}}" data-size="{{.Size}}">
 {{if .Image}}<img loading="lazy" decoding="async" src="{{.Image}}" alt="preview of {{.Name}}">{{else}}<div class="noimg"></div>{{end}}
-<h2>{{if .Name}}{{.Name}}{{else}}{{.Path}}{{end}}</h2>
+<h2>{{if .Name}}{{.Name}}{{else}}{{.Path}}{{end}}{{with .FromOriginal}}<span class="muted" title="name, base model, CivitAI ids, trigger words and preview of the model it is derived from">{{.}}</span>{{end}}</h2>
 <dl>
 <dt>is</dt><dd>{{.What}}</dd>
 {{if .Base}}<dt>base</dt><dd>{{.Base}}{{if and .BaseModel (ne .BaseModel .Base)}} <span class="muted">({{.BaseModel}})</span>{{end}}</dd>{{end}}

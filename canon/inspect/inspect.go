@@ -22,6 +22,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
@@ -48,6 +49,10 @@ type Options struct {
 	// is derived from (derived.Inherit in hash/dupes/derived is the one stdiff uses: the original's
 	// CivitAI name, ids, base model and triggers, their Sources saying so).
 	Inherit func(ctx context.Context, c *Card, spec string)
+	// InheritShort, when set, is called with the rows Short made: it may fill in, for each model
+	// without a sidecar of its own, what the row of the model it is derived from says (derived.InheritRows
+	// is the one stdiff uses), setting Row.DerivedFrom.
+	InheritShort func(ctx context.Context, r *ShortReport)
 	// MaxTensors, when above 0, is how many tensors a card lists (the first ones, in header order);
 	// Card.TensorCount still counts them all. 0 lists every tensor.
 	MaxTensors int
@@ -94,6 +99,9 @@ type Card struct {
 	// PyTorch is what a PyTorch checkpoint or NumPy file says besides its tensors (absent for other
 	// formats).
 	PyTorch *PyTorch `json:"pytorch,omitempty"`
+	// DDUF is what a DDUF file says besides its tensors: its pipeline and components (absent for
+	// other formats).
+	DDUF *DDUF `json:"dduf,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -115,6 +123,11 @@ type Card struct {
 	// blobs/ETAG, the cache's shared blob store, ollama's blobs), where it lies: which store, the hash
 	// its name claims and the snapshot files that refer to it (see store.Locate); absent otherwise.
 	Store *store.Blob `json:"store,omitempty"`
+	// Companions are the files a loader reads beside the tensors of a folder model (a
+	// save_pretrained, PEFT or diffusers folder, the Hugging Face cache's snapshot, an hf:// repository,
+	// or a snapshot of one), in path order; absent for a model named by its file and for a folder
+	// without any.
+	Companions []CompanionFile `json:"companions,omitempty"`
 }
 
 // Info is lora.Info as the card shows it, with the rank and alpha the metadata declares as numbers.
@@ -209,6 +222,8 @@ type read struct {
 	snapshotOf string
 	// store is where a store's blob lies (store.Locate), nil for another file.
 	store *store.Blob
+	// companions are the files beside a folder model's tensors (source.Opened.Companions).
+	companions []companion.File
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -266,7 +281,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
-	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where}
+	r := &read{m: m, info: lora.Derive(m, sidecars, named), snapshotOf: named, store: where, companions: o.Companions}
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
@@ -306,7 +321,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m),
+		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m), DDUF: ddufCard(m),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
 	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header
@@ -319,6 +334,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		c.HeaderLen, c.DataLen = 0, 0
 	}
 	c.Store = r.store
+	c.Companions = companionsOf(r.companions)
 	if opt.Inherit != nil {
 		defer opt.Inherit(ctx, c, spec)
 	}

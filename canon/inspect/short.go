@@ -61,6 +61,10 @@ type Row struct {
 	// Findings are what was found wrong in the model (its card's findings), for pages that list them;
 	// nil unless Options.Images was set.
 	Findings []canon.Finding `json:"-"`
+	// DerivedFrom is the path of the model this one is derived from (Options.InheritShort), whose
+	// name, base model, CivitAI ids, trigger words and preview the row shows, this model having no
+	// sidecar of its own; "" for none.
+	DerivedFrom string `json:"derived_from,omitempty"`
 	// Error is Err's message: the model could not be read, and nothing else here holds.
 	Error string `json:"error,omitempty"`
 	Err   error  `json:"-"`
@@ -114,7 +118,20 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 			r.Errors = append(r.Errors, err)
 		}
 	}
+	if opt.InheritShort != nil && ctx.Err() == nil {
+		opt.InheritShort(ctx, r)
+	}
 	return r
+}
+
+// FromOriginal is how the table and the gallery mark what a row inherits: " (from dreamy_v3)", the
+// original's file name without its extension; "" for a row that inherits nothing.
+func (r Row) FromOriginal() string {
+	if r.DerivedFrom == "" {
+		return ""
+	}
+	base := filepath.Base(r.DerivedFrom)
+	return " (from " + strings.TrimSuffix(base, filepath.Ext(base)) + ")"
 }
 
 // listings are the names in the folders of a walk's files, lower-cased, read once (a folder whose

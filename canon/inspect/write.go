@@ -44,203 +44,295 @@ func (o TextOptions) asks(option, format string) string {
 const FoldedTensors = 10
 
 // WriteText writes the card for a terminal: what the model is, in a few aligned lines, its metadata,
-// its first tensors and its findings.
+// its first tensors and its findings. Each step below writes one section, in this order.
 func WriteText(w io.Writer, c *Card, opt TextOptions) error {
-	b := bufio.NewWriter(w)
-	p, info := opt.Palette, &c.Info
-	fmt.Fprintf(b, "%s\n", p.Bold(textfmt.Escape(c.Path)))
-	row := func(label, format string, args ...any) {
-		fmt.Fprintf(b, "  %-11s %s\n", label, fmt.Sprintf(format, args...))
+	t := &textCard{b: bufio.NewWriter(w), c: c, opt: opt, p: opt.Palette}
+	fmt.Fprintf(t.b, "%s\n", t.p.Bold(textfmt.Escape(c.Path)))
+	var steps []func()
+	if c.HeaderParsed { // what the header says the model is
+		steps = append(steps, t.identity, t.description, t.network, t.hashes)
 	}
-	from := func(field string) string {
-		if src := info.Sources[field]; src != "" {
-			return p.Dim("  (" + textfmt.Escape(src) + ")")
-		}
-		return ""
+	steps = append(steps, t.verdict, t.size, t.store, t.counts, t.companions, t.formatRows, t.metadata, t.tensors, t.findings)
+	for _, step := range steps {
+		step()
 	}
-	if c.HeaderParsed {
-		row("name", "%s%s", textfmt.Escape(info.Name), from("name"))
-		row("is", "%s", strings.Join(what(&info.Info), " · "))
-		if info.BaseModel != "" {
-			row("base model", "%s%s", textfmt.Escape(info.BaseModel), from("base_model"))
+	return t.b.Flush()
+}
+
+// textCard is a card being written as text (WriteText), one section a step.
+type textCard struct {
+	b   *bufio.Writer
+	c   *Card
+	opt TextOptions
+	p   textfmt.Palette
+}
+
+// row writes a labelled row: the label in its column, then the value.
+func (t *textCard) row(label, format string, args ...any) {
+	fmt.Fprintf(t.b, "  %-11s %s\n", label, fmt.Sprintf(format, args...))
+}
+
+// from is the aside naming where an Info field came from ("  (sidecar …)"), "" when unsaid.
+func (t *textCard) from(field string) string {
+	if src := t.c.Info.Sources[field]; src != "" {
+		return t.p.Dim("  (" + textfmt.Escape(src) + ")")
+	}
+	return ""
+}
+
+// identity writes what the model is: its name, kind, base model, trigger words, CivitAI page,
+// preferred weight and author.
+func (t *textCard) identity() {
+	info := &t.c.Info
+	t.row("name", "%s%s", textfmt.Escape(info.Name), t.from("name"))
+	t.row("is", "%s", strings.Join(what(&info.Info), " · "))
+	if info.BaseModel != "" {
+		t.row("base model", "%s%s", textfmt.Escape(info.BaseModel), t.from("base_model"))
+	}
+	groups := info.TriggerGroups()
+	for i, g := range groups {
+		label, src := "triggers", textfmt.Escape(g.Source)
+		if g.Derived { // guessed from the training data, not declared by anyone
+			label = "guessed"
 		}
-		for i, g := range info.TriggerGroups() {
-			label, src := "triggers", textfmt.Escape(g.Source)
-			if g.Derived { // guessed from the training data, not declared by anyone
-				label = "guessed"
+		if i > 0 && !g.Derived == !groups[i-1].Derived {
+			label = ""
+		}
+		words := make([]string, len(g.Words))
+		for k, w := range g.Words {
+			words[k] = textfmt.Escape(w)
+		}
+		t.row(label, "%s%s", strings.Join(words, ", "), t.p.Dim("  ("+src+")"))
+	}
+	if u := info.CivitAI.URL(); u != "" {
+		t.row("civitai", "%s%s", u, t.from("civitai.model_id"))
+	}
+	if info.PreferredWeight != nil {
+		t.row("weight", "%s%s", strconv.FormatFloat(*info.PreferredWeight, 'g', -1, 64), t.from("preferred_weight"))
+	}
+	if info.Author != "" {
+		t.row("author", "%s%s", textfmt.Escape(info.Author), t.from("author"))
+	}
+}
+
+// description writes the description. It is prose, often CivitAI's HTML: shown as text, a row per
+// paragraph with Full, else its paragraphs joined by ¶ on one row.
+func (t *textCard) description() {
+	lines := textfmt.Paragraphs(t.c.Info.Description)
+	if !t.opt.Full {
+		if len(lines) > 0 {
+			t.row("about", "%s", textfmt.Shorten(strings.Join(lines, " ¶ "), 100))
+		}
+		return
+	}
+	label := "about"
+	for _, line := range lines {
+		t.row(label, "%s", textfmt.Escape(line))
+		label = ""
+	}
+}
+
+// network writes the training network's module, dim and alpha, where the metadata declares them.
+func (t *textCard) network() {
+	info := &t.c.Info
+	if info.NetworkModule != "" || info.Info.DeclaredRank != "" {
+		t.row("network", "%s", strings.TrimLeft(strings.Join([]string{textfmt.Escape(info.NetworkModule),
+			labelled("dim", info.Info.DeclaredRank), labelled("alpha", info.Info.DeclaredAlpha)}, " "), " "))
+	}
+}
+
+// hashes writes the hashes a trainer embedded, and whether they were verified against the file.
+func (t *textCard) hashes() {
+	info, c, p := &t.c.Info, t.c, t.p
+	if len(info.EmbeddedHashes) == 0 {
+		return
+	}
+	var hs []string
+	for _, k := range lora.EmbeddedHashKeys {
+		if v, ok := info.EmbeddedHashes[k.Key]; ok {
+			if len(v) > 14 && !t.opt.Full {
+				v = v[:12] + "…"
 			}
-			if i > 0 && !g.Derived == !info.TriggerGroups()[i-1].Derived {
-				label = ""
-			}
-			words := make([]string, len(g.Words))
-			for k, w := range g.Words {
-				words[k] = textfmt.Escape(w)
-			}
-			row(label, "%s%s", strings.Join(words, ", "), p.Dim("  ("+src+")"))
-		}
-		if u := info.CivitAI.URL(); u != "" {
-			row("civitai", "%s%s", u, from("civitai.model_id"))
-		}
-		if info.PreferredWeight != nil {
-			row("weight", "%s%s", strconv.FormatFloat(*info.PreferredWeight, 'g', -1, 64), from("preferred_weight"))
-		}
-		if info.Author != "" {
-			row("author", "%s%s", textfmt.Escape(info.Author), from("author"))
-		}
-		// A description is prose, often CivitAI's HTML: shown as text, a row per paragraph with Full,
-		// else its paragraphs joined by ¶ on one row.
-		if lines := textfmt.Paragraphs(info.Description); opt.Full {
-			label := "about"
-			for _, line := range lines {
-				row(label, "%s", textfmt.Escape(line))
-				label = ""
-			}
-		} else if len(lines) > 0 {
-			row("about", "%s", textfmt.Shorten(strings.Join(lines, " ¶ "), 100))
-		}
-		if info.NetworkModule != "" || info.Info.DeclaredRank != "" {
-			row("network", "%s", strings.TrimLeft(strings.Join([]string{textfmt.Escape(info.NetworkModule),
-				labelled("dim", info.Info.DeclaredRank), labelled("alpha", info.Info.DeclaredAlpha)}, " "), " "))
-		}
-		if len(info.EmbeddedHashes) > 0 {
-			var hs []string
-			for _, k := range lora.EmbeddedHashKeys {
-				if v, ok := info.EmbeddedHashes[k.Key]; ok {
-					if len(v) > 14 && !opt.Full {
-						v = v[:12] + "…"
-					}
-					hs = append(hs, fmt.Sprintf("%s %s", k.Key, textfmt.Escape(v)))
-				}
-			}
-			note := p.Dim("  (not verified" + opt.asks("Verify", ": %s") + ")")
-			switch {
-			case c.Verified && c.FindingCounts[canon.CodeHashMismatch] > 0:
-				note = "  " + p.Red("(verified: does not match the file, see findings)")
-			case c.Verified:
-				note = "  " + p.Green("(verified: matches the file)")
-			}
-			row("hashes", "%s%s", strings.Join(hs, ", "), note)
+			hs = append(hs, fmt.Sprintf("%s %s", k.Key, textfmt.Escape(v)))
 		}
 	}
-	if c.Valid {
-		row("verdict", "%s", p.Green("valid"))
+	note := p.Dim("  (not verified" + t.opt.asks("Verify", ": %s") + ")")
+	switch {
+	case c.Verified && c.FindingCounts[canon.CodeHashMismatch] > 0:
+		note = "  " + p.Red("(verified: does not match the file, see findings)")
+	case c.Verified:
+		note = "  " + p.Green("(verified: matches the file)")
+	}
+	t.row("hashes", "%s%s", strings.Join(hs, ", "), note)
+}
+
+// verdict writes the reference reader's verdict.
+func (t *textCard) verdict() {
+	if t.c.Valid {
+		t.row("verdict", "%s", t.p.Green("valid"))
 	} else {
-		row("verdict", "%s (%s)", p.Red("invalid"), c.refKind())
+		t.row("verdict", "%s (%s)", t.p.Red("invalid"), t.c.refKind())
 	}
+}
+
+// size writes the model's size, as its kind of source measures it.
+func (t *textCard) size() {
+	c, p := t.c, t.p
 	switch {
 	case c.SnapshotOf != "":
-		row("snapshot", "of %s %s", textfmt.Escape(c.SnapshotOf), p.Dim("(its header and digests; size "+textfmt.Bytes(uint64(c.FileSize))+")"))
+		t.row("snapshot", "of %s %s", textfmt.Escape(c.SnapshotOf), p.Dim("(its header and digests; size "+textfmt.Bytes(uint64(c.FileSize))+")"))
 	case c.Shards > 0:
-		row("size", "%s of tensor data in %s", textfmt.Bytes(uint64(c.FileSize)), textfmt.Plural(c.Shards, "shard"))
+		t.row("size", "%s of tensor data in %s", textfmt.Bytes(uint64(c.FileSize)), textfmt.Plural(c.Shards, "shard"))
 	case c.ONNX != nil:
-		row("size", "%s (tensor data %s, external data included)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
+		t.row("size", "%s (tensor data %s, external data included)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
 	case c.PyTorch != nil:
-		row("size", "%s (tensor data %s)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
+		t.row("size", "%s (tensor data %s)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Bytes(uint64(c.DataLen)))
 	case c.HeaderParsed:
-		row("size", "%s (header %s B, data %s B)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Thousands(c.HeaderLen), textfmt.Thousands(uint64(c.DataLen)))
+		t.row("size", "%s (header %s B, data %s B)", textfmt.Bytes(uint64(c.FileSize)), textfmt.Thousands(c.HeaderLen), textfmt.Thousands(uint64(c.DataLen)))
 	default:
-		row("size", "%s (no readable header)", textfmt.Bytes(uint64(c.FileSize)))
+		t.row("size", "%s (no readable header)", textfmt.Bytes(uint64(c.FileSize)))
 	}
-	for _, r := range storeRows(c.Store, opt.Full) {
-		row(r[0], "%s", textfmt.Escape(r[1]))
+}
+
+// store writes where a store's blob lies (Card.Store).
+func (t *textCard) store() {
+	for _, r := range storeRows(t.c.Store, t.opt.Full) {
+		t.row(r[0], "%s", textfmt.Escape(r[1]))
 	}
-	row("tensors", "%d", c.TensorCount)
+}
+
+// counts writes the tensor count, the parameters per dtype and the tensors counted apart.
+func (t *textCard) counts() {
+	c := t.c
+	t.row("tensors", "%d", c.TensorCount)
 	if len(c.Params) > 0 {
 		parts := make([]string, 0, len(c.Params))
 		for _, pc := range c.Params {
 			parts = append(parts, fmt.Sprintf("%s %s", textfmt.Escape(string(pc.DType)), textfmt.Thousands(pc.Elements)))
 		}
-		row("parameters", "%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))
+		t.row("parameters", "%s (%s)", textfmt.Thousands(c.ParamsTotal), strings.Join(parts, " · "))
 	}
 	if a := apartText(c.ParamsApart); a != "" {
-		row("apart", "%s", a)
+		t.row("apart", "%s", a)
 	}
+}
+
+// companions writes the files beside a folder model's tensors (Card.Companions).
+func (t *textCard) companions() { writeCompanionsText(t.b, t.c, t.opt, t.row) }
+
+// formatRows writes what a GGUF, ONNX, PyTorch or DDUF file says besides its tensors.
+func (t *textCard) formatRows() {
+	c := t.c
 	if c.GGUF != nil {
-		writeGGUFText(b, c.GGUF, opt, row)
+		writeGGUFText(t.b, c.GGUF, t.opt, t.row)
 	}
 	if c.ONNX != nil {
 		for _, r := range onnxRows(c.ONNX) {
-			row(r[0], "%s", textfmt.Escape(r[1]))
+			t.row(r[0], "%s", textfmt.Escape(r[1]))
 		}
 	}
 	if c.PyTorch != nil {
 		for _, r := range torchRows(c.PyTorch) {
-			row(r[0], "%s", textfmt.Escape(r[1]))
+			t.row(r[0], "%s", textfmt.Escape(r[1]))
 		}
 	}
+	if c.DDUF != nil {
+		for _, r := range ddufRows(c.DDUF) {
+			t.row(r[0], "%s", textfmt.Escape(r[1]))
+		}
+	}
+}
+
+// metadata writes the metadata: the keys that matter (every key with Full), one a line, values
+// shortened unless Full.
+func (t *textCard) metadata() {
+	c, p, opt := t.c, t.p, t.opt
 	switch {
 	case len(c.Metadata) > 0:
-		shown, folded := lora.SplitMetadata(c.Metadata)
-		if opt.Full {
-			shown, folded = c.Metadata, 0
-		}
-		if len(shown) == 0 { // none that matter (a GGUF file's: summarised in the rows above)
-			if aside := opt.asks("Full", "(%s lists them)"); aside != "" {
-				row("metadata", "%s  %s", textfmt.Plural(len(c.Metadata), "key"), p.Dim(aside))
-			} else {
-				row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
-			}
-			break
-		}
-		row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
-		keys := make([]string, len(shown))
-		for i, e := range shown {
-			keys[i] = textfmt.Escape(e.Key)
-		}
-		width := columnWidth(keys, maxKeyWidth)
-		for i, e := range shown {
-			v := metaValueText(e.Value)
-			if opt.Full {
-				v = textfmt.Escape(e.Value)
-			}
-			fmt.Fprintf(b, "    %s  %s\n", column(keys[i], width, opt.Full), v)
-		}
-		if folded > 0 {
-			fmt.Fprintf(b, "    %s\n", p.Dim(fmt.Sprintf("… %d more", folded)+opt.asks("Full", " (%s lists all)")))
-		}
 	case c.HasMetadata:
-		row("metadata", "empty")
+		t.row("metadata", "empty")
+		return
 	default:
-		row("metadata", "none")
+		t.row("metadata", "none")
+		return
 	}
-	if len(c.Tensors) > 0 {
-		shown := c.Tensors
-		if !opt.Full && len(shown) > FoldedTensors {
-			shown = shown[:FoldedTensors]
-		}
-		fmt.Fprintf(b, "  %s\n", p.Dim("tensors (header order)"))
-		names := make([]string, len(shown))
-		for i, t := range shown {
-			names[i] = textfmt.Escape(t.Name)
-		}
-		nameW := columnWidth(names, maxNameWidth)
-		if !opt.Full {
-			names = shortenApart(names, nameW)
-		}
-		// a name still too long is one kept whole: on a line of its own
-		whole := func(name string) bool { return utf8.RuneCountInString(name) > nameW }
-		for i, t := range shown {
-			if t.DType == "" { // known by name only: its shard is missing
-				fmt.Fprintf(b, "    %s  %s\n", column(names[i], nameW, whole(names[i])), p.Dim("? (in "+textfmt.Escape(t.Shard)+", missing)"))
-				continue
-			}
-			fmt.Fprintf(b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, whole(names[i])), textfmt.Escape(string(t.DType)), shapeText(t.Shape), textfmt.Bytes(t.Bytes))
-		}
-		if n := c.TensorCount - len(shown); n > 0 {
-			fmt.Fprintf(b, "    … %d more%s\n", n, opt.asks("Full", " (%s lists all)"))
-		}
+	shown, folded := lora.SplitMetadata(c.Metadata)
+	if opt.Full {
+		shown, folded = c.Metadata, 0
 	}
+	if len(shown) == 0 { // none that matter (a GGUF file's: summarised in the rows above)
+		if aside := opt.asks("Full", "(%s lists them)"); aside != "" {
+			t.row("metadata", "%s  %s", textfmt.Plural(len(c.Metadata), "key"), p.Dim(aside))
+		} else {
+			t.row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
+		}
+		return
+	}
+	t.row("metadata", "%s", textfmt.Plural(len(c.Metadata), "key"))
+	keys := make([]string, len(shown))
+	for i, e := range shown {
+		keys[i] = textfmt.Escape(e.Key)
+	}
+	width := columnWidth(keys, maxKeyWidth)
+	for i, e := range shown {
+		v := metaValueText(e.Value)
+		if opt.Full {
+			v = textfmt.Escape(e.Value)
+		}
+		fmt.Fprintf(t.b, "    %s  %s\n", column(keys[i], width, opt.Full), v)
+	}
+	if folded > 0 {
+		fmt.Fprintf(t.b, "    %s\n", p.Dim(fmt.Sprintf("… %d more", folded)+opt.asks("Full", " (%s lists all)")))
+	}
+}
+
+// tensors writes the tensors in header order, the first FoldedTensors unless Full, names shortened
+// apart to a column.
+func (t *textCard) tensors() {
+	c, p, opt := t.c, t.p, t.opt
+	if len(c.Tensors) == 0 {
+		return
+	}
+	shown := c.Tensors
+	if !opt.Full && len(shown) > FoldedTensors {
+		shown = shown[:FoldedTensors]
+	}
+	fmt.Fprintf(t.b, "  %s\n", p.Dim("tensors (header order)"))
+	names := make([]string, len(shown))
+	for i, x := range shown {
+		names[i] = textfmt.Escape(x.Name)
+	}
+	nameW := columnWidth(names, maxNameWidth)
+	if !opt.Full {
+		names = shortenApart(names, nameW)
+	}
+	// a name still too long is one kept whole: on a line of its own
+	whole := func(name string) bool { return utf8.RuneCountInString(name) > nameW }
+	for i, x := range shown {
+		if x.DType == "" { // known by name only: its shard is missing
+			fmt.Fprintf(t.b, "    %s  %s\n", column(names[i], nameW, whole(names[i])), p.Dim("? (in "+textfmt.Escape(x.Shard)+", missing)"))
+			continue
+		}
+		fmt.Fprintf(t.b, "    %s  %-7s %-20s %s\n", column(names[i], nameW, whole(names[i])), textfmt.Escape(string(x.DType)), shapeText(x.Shape), textfmt.Bytes(x.Bytes))
+	}
+	if n := c.TensorCount - len(shown); n > 0 {
+		fmt.Fprintf(t.b, "    … %d more%s\n", n, opt.asks("Full", " (%s lists all)"))
+	}
+}
+
+// findings writes how many findings there are, then each (folded by code unless Full).
+func (t *textCard) findings() {
+	c := t.c
 	if len(c.Findings) == 0 {
-		row("findings", "none")
-	} else {
-		total := 0
-		for _, n := range c.FindingCounts {
-			total += n
-		}
-		row("findings", "%s", textfmt.Thousands(uint64(total)))
-		check.WriteFindings(b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: p, Full: opt.Full, Flags: opt.Flags})
+		t.row("findings", "none")
+		return
 	}
-	return b.Flush()
+	total := 0
+	for _, n := range c.FindingCounts {
+		total += n
+	}
+	t.row("findings", "%s", textfmt.Thousands(uint64(total)))
+	check.WriteFindings(t.b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: t.p, Full: t.opt.Full, Flags: t.opt.Flags})
 }
 
 // The widest a column of metadata keys and of tensor names grows: longer ones are shortened in the
@@ -426,6 +518,9 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	for _, kv := range storeRows(c.Store, true) {
 		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
 	}
+	for _, kv := range companionRows(c.Companions) {
+		fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
+	}
 	if c.GGUF != nil {
 		for _, kv := range ggufRows(c.GGUF) {
 			fmt.Fprintf(b, "| %s | %s |\n", kv[0], markdown.Text(kv[1]))
@@ -596,7 +691,7 @@ func shortCells(r *ShortReport, full bool) ([][]string, []int) {
 		if f.Family == lora.FamilyUnknown {
 			family = ""
 		}
-		cells[i] = []string{textfmt.Escape(f.Name), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
+		cells[i] = []string{textfmt.Escape(f.Name + f.FromOriginal()), kind, family, textfmt.Escape(lora.NormalBase(f.BaseModel)), rank, textfmt.Bytes(uint64(f.Size))}
 		for k, limit := range shortLimits {
 			if limit > 0 && !full && utf8.RuneCountInString(cells[i][k]) > limit {
 				cells[i][k] = column(cells[i][k], limit, false)

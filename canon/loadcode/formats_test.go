@@ -137,3 +137,36 @@ func TestONNXPythonFunc(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXCodeAttributes: the attributes of nodes outside the default domain that name code or
+// files (testdata/make_onnx.py wrote the models with python3-onnx 1.12): ONNX Runtime's PyOp names the
+// module, class and method it runs; an EPContext node's precompiled context is named, embedded or in
+// a file, and a file outside the model's folder is an error; a model's own function is no custom
+// code (torch.onnx writes them: torch-functions.onnx is torch 1.13's), but a custom operator its body
+// uses is.
+func TestONNXCodeAttributes(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"ortpyop.onnx", []string{`error onnx-python-op: operator pyopfloat.PyOp runs the Python function "mymodule.CustomFnWrapperModule.compute" when the model runs`}},
+		{"epcontext.onnx", []string{
+			`warning onnx-ep-context: EPContext node "qnn_ctx" loads a precompiled context for QNNExecutionProvider from the file "model_ctx.bin", in place of ONNX nodes`,
+			`warning onnx-ep-context: EPContext node "trt_ctx" carries a precompiled context of 56 bytes for TensorrtExecutionProvider, loaded in place of ONNX nodes`,
+			`error onnx-ep-context-outside: an EPContext node loads a precompiled context for an execution provider from "../../elsewhere/ctx.bin", outside the model's folder`}},
+		{"localfunc.onnx", []string{`warning onnx-custom-domain: operators of the custom domain my.company: SecretOp`}},
+		{"torch-functions.onnx", nil},
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range Model(&canon.Model{Format: canon.FormatONNX, ONNX: mustONNX(t, b)}) {
+			got = append(got, string(x.Severity)+" "+x.Code+": "+x.Message)
+		}
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.file, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+}

@@ -46,12 +46,19 @@ const (
 	// CodeONNXPythonOp: a Python operator (PythonOp, PyOp, or any ai.onnx.contrib operator that names
 	// a Python function): running the model runs Python code.
 	CodeONNXPythonOp = "onnx-python-op"
+	// CodeONNXEPContext: an EPContext node (ONNX Runtime): a graph compiled ahead of time for one
+	// execution provider (QNN, OpenVINO, TensorRT…), embedded in the node or in the file beside the
+	// model it names, which the provider loads in place of ONNX nodes.
+	CodeONNXEPContext = "onnx-ep-context"
+	// CodeONNXEPContextOutside: an EPContext node naming a file outside the model's folder (an
+	// absolute path, a .. part), as external data may not.
+	CodeONNXEPContextOutside = "onnx-ep-context-outside"
 )
 
 // Codes lists every code of this package's findings, the chat-template ones included.
 var Codes = []string{scan.CodePrivateAttribute, scan.CodeComputedAttribute, scan.CodeGlobalInternals,
 	scan.CodeExhaustion, scan.CodeUnparsed, CodeRemoteCode, CodeRemoteCodeOtherRepo, CodeHydraTarget,
-	CodeHydraTargetUnsafe, CodeONNXCustomDomain, CodeONNXPythonOp, CodeKerasArchive, CodeKerasForeignModule, CodeKerasLambda}
+	CodeHydraTargetUnsafe, CodeONNXCustomDomain, CodeONNXPythonOp, CodeONNXEPContext, CodeONNXEPContextOutside, CodeKerasArchive, CodeKerasForeignModule, CodeKerasLambda}
 
 // Known reports whether code is one of Codes.
 func Known(code string) bool { return slices.Contains(Codes, code) }

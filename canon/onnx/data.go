@@ -186,27 +186,27 @@ func (t *Tensor) typed(rd *reader, want uint64) ([]byte, error) {
 	}
 	var fixed int // bytes per element of a fixed-size field, 0 for varints
 	switch t.Field {
-	case 4:
+	case tensorFloatData:
 		fixed = 4
 		if t.DataType != Float && t.DataType != Complex64 {
 			return nil, fmt.Errorf("float_data holds %s values", t.DataType.Name())
 		}
 		bits = 32
-	case 10:
+	case tensorDoubleData:
 		fixed = 8
 		if t.DataType != Double && t.DataType != Complex128 {
 			return nil, fmt.Errorf("double_data holds %s values", t.DataType.Name())
 		}
 		bits = 64
-	case 7:
+	case tensorInt64Data:
 		if t.DataType != Int64 {
 			return nil, fmt.Errorf("int64_data holds %s values", t.DataType.Name())
 		}
-	case 11:
+	case tensorUint64Data:
 		if t.DataType != Uint64 && t.DataType != Uint32 {
 			return nil, fmt.Errorf("uint64_data holds %s values", t.DataType.Name())
 		}
-	case 5:
+	case tensorInt32Data:
 		switch t.DataType {
 		case Float, Double, Int64, Uint64, Uint32, Complex64, Complex128, String:
 			return nil, fmt.Errorf("int32_data holds %s values", t.DataType.Name())

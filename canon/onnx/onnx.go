@@ -124,14 +124,45 @@ type OpCount struct {
 	Count int    `json:"count"`
 }
 
-// PythonFunc is a custom-domain node naming the Python function it runs (its func_name attribute).
+// PythonFunc is a node outside the default domain naming the Python code it runs: its func_name
+// attribute (ai.onnx.contrib's Python operators, ONNX Runtime's PythonOp), or the module, class_name
+// and compute attributes of ONNX Runtime's PyOp (it imports module, makes a class_name and calls its
+// compute), as module.class_name.compute.
 type PythonFunc struct {
 	Op   string `json:"op"`   // domain-qualified operator
-	Func string `json:"func"` // the func_name attribute's value
+	Func string `json:"func"` // the func_name attribute's value, or module.class_name[.compute]
 }
 
-// MaxPythonFuncs bounds File.PythonFuncs.
+// Use is a reading of an initializer by a node of the main graph.
+type Use struct {
+	Node  string // the node's name (torch.onnx.export names it by the module that made it: /layer.0/fc/MatMul)
+	Op    string // its operator, domain-qualified when not of the default domain
+	Input int    // which of its inputs the initializer is, from 0
+	At    int    // the node's place among the main graph's nodes, from 0 (the order a runtime may run them)
+	// TransB is a Gemm's transB attribute: its input 1 is read transposed.
+	TransB bool
+}
+
+// MaxUses bounds the readings of one initializer File.Uses keeps.
+const MaxUses = 16
+
+// MaxPythonFuncs bounds File.PythonFuncs and File.EPContexts.
 const MaxPythonFuncs = 64
+
+// MaxFunctions bounds File.Functions.
+const MaxFunctions = 1 << 14
+
+// EPContext is an EPContext node (ONNX Runtime's com.microsoft domain): a graph an execution provider
+// (QNN, OpenVINO, TensorRT, …) compiled ahead of time, which the provider loads instead of the nodes:
+// from the file its ep_cache_context attribute names (embed_mode 0), or from the attribute itself.
+type EPContext struct {
+	Node   string `json:"node,omitempty"`
+	Source string `json:"source,omitempty"` // the source attribute: the provider that wrote it
+	// File is the file ep_cache_context names (embed_mode 0), "" when the context is embedded.
+	File string `json:"file,omitempty"`
+	// Bytes is the length of an embedded context.
+	Bytes int64 `json:"bytes,omitempty"`
+}
 
 // KV is one metadata_props entry.
 type KV struct {
@@ -236,8 +267,19 @@ type File struct {
 	// PythonFuncs are the nodes of a custom domain that carry a func_name attribute (the Python
 	// function an ai.onnx.contrib PyOp runs), in file order, at most MaxPythonFuncs.
 	PythonFuncs []PythonFunc `json:"python_funcs,omitempty"`
+	// EPContexts are the EPContext nodes, in file order, at most MaxPythonFuncs.
+	EPContexts []EPContext `json:"ep_contexts,omitempty"`
+	// Functions are the model's own functions (ModelProto.functions), domain-qualified as Ops names
+	// operators ("pkg.onnxscript.torch_lib.aten_add"): nodes of their operators run the function's
+	// nodes, no code from outside the model. At most MaxFunctions.
+	Functions []string `json:"functions,omitempty"`
+	// FunctionOps counts the nodes of the model's functions per operator, as Ops counts the graphs'.
+	FunctionOps []OpCount `json:"function_ops,omitempty"`
 	// Tensors are the initializers in file order (a subgraph's after the node that holds it).
 	Tensors []Tensor
+	// Uses are, per initializer of the main graph (by name), the main graph's nodes that read it, in
+	// graph order, at most MaxUses of each: what a comparison with the model's source pairs by.
+	Uses map[string][]Use `json:"-"`
 	// Findings are the problems found, in the order found.
 	Findings []finding.Finding
 }
@@ -277,11 +319,12 @@ func (e *FormatError) Error() string {
 // field is ir_version (1 to 100) followed by another field of ModelProto. ONNX has no magic number;
 // every ONNX writer puts ir_version first.
 func Sniff(b []byte) bool {
-	if len(b) < 4 || b[0] != 0x08 || b[1] == 0 || b[1] > 100 {
+	if len(b) < 4 || b[0] != tag(modelIRVersion, wireVarint) || b[1] == 0 || b[1] > 100 {
 		return false
 	}
-	switch b[2] { // the next field's tag: producer_name, producer_version, domain, model_version, doc_string, graph, opset_import
-	case 0x12, 0x1a, 0x22, 0x28, 0x32, 0x3a, 0x42:
+	switch b[2] { // the next field's tag
+	case tag(modelProducerName, wireLen), tag(modelProducerVersion, wireLen), tag(modelDomain, wireLen),
+		tag(modelModelVersion, wireVarint), tag(modelDocString, wireLen), tag(modelGraph, wireLen), tag(modelOpsetImport, wireLen):
 		return true
 	}
 	return false
@@ -299,7 +342,7 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	if !Sniff(head) {
 		return nil, &FormatError{0, "it does not start with an ONNX ModelProto's ir_version"}
 	}
-	p := &parser{rd: newReader(r, size), f: f, ops: map[string]int{}}
+	p := &parser{rd: newReader(r, size), f: f, ops: map[string]int{}, funcOps: map[string]int{}}
 	err := p.model(0, size)
 	if p.rd.Err != nil {
 		return nil, p.rd.Err
@@ -307,10 +350,15 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	if err != nil {
 		f.malformed(err)
 	}
-	for op, n := range p.ops {
-		f.Ops = append(f.Ops, OpCount{op, n})
+	f.Ops, f.FunctionOps = opCounts(p.ops), opCounts(p.funcOps)
+	for _, t := range f.Tensors {
+		if u, ok := p.reads[t.Name]; ok {
+			if f.Uses == nil {
+				f.Uses = map[string][]Use{}
+			}
+			f.Uses[t.Name] = u
+		}
 	}
-	sort.Slice(f.Ops, func(i, j int) bool { return f.Ops[i].Op < f.Ops[j].Op })
 	if !p.sawGraph && err == nil {
 		f.add(CodeNoGraph, finding.SevError, -1, "the model has no graph", "")
 	}
@@ -329,6 +377,16 @@ func (f *File) malformed(err error) {
 		off = we.Offset
 	}
 	f.add(CodeMalformed, finding.SevError, off, "the protobuf cannot be read: "+errText(err), "the file is damaged or cut short: export or download it again")
+}
+
+// opCounts lists counts per operator in operator order (nil for none).
+func opCounts(ops map[string]int) []OpCount {
+	var out []OpCount
+	for op, n := range ops {
+		out = append(out, OpCount{op, n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Op < out[j].Op })
+	return out
 }
 
 // errText is an error's message without the offset a wireError puts first (findings carry it).
@@ -355,8 +413,11 @@ type parser struct {
 	rd       *reader
 	f        *File
 	ops      map[string]int
+	funcOps  map[string]int // the operators of the nodes of the model's functions
 	depth    int
 	sawGraph bool
+	reads    map[string][]Use // what the main graph's nodes read, by name (File.Uses)
+	mainAt   int              // main-graph nodes seen
 }
 
 var errDepth = errors.New("messages nested deeper than stdiff reads")
@@ -378,33 +439,35 @@ func (p *parser) model(start, end int64) error {
 	return p.rd.each(start, end, func(fd field) error {
 		var err error
 		switch {
-		case fd.Num == 1 && fd.Type == wireVarint:
+		case fd.Num == modelIRVersion && fd.Type == wireVarint:
 			p.f.IRVersion = int64(fd.Value)
-		case fd.Num == 2 && fd.Type == wireLen:
+		case fd.Num == modelProducerName && fd.Type == wireLen:
 			p.f.ProducerName, err = p.str(fd)
-		case fd.Num == 3 && fd.Type == wireLen:
+		case fd.Num == modelProducerVersion && fd.Type == wireLen:
 			p.f.ProducerVersion, err = p.str(fd)
-		case fd.Num == 4 && fd.Type == wireLen:
+		case fd.Num == modelDomain && fd.Type == wireLen:
 			p.f.Domain, err = p.str(fd)
-		case fd.Num == 5 && fd.Type == wireVarint:
+		case fd.Num == modelModelVersion && fd.Type == wireVarint:
 			p.f.ModelVersion = int64(fd.Value)
-		case fd.Num == 7 && fd.Type == wireLen:
+		case fd.Num == modelGraph && fd.Type == wireLen:
 			p.sawGraph = true
 			err = p.graph(fd.Start, fd.End, "", true)
-		case fd.Num == 8 && fd.Type == wireLen:
+		case fd.Num == modelOpsetImport && fd.Type == wireLen:
 			var o Opset
 			err = p.rd.each(fd.Start, fd.End, func(g field) error {
 				var err error
 				switch {
-				case g.Num == 1 && g.Type == wireLen:
+				case g.Num == opsetDomain && g.Type == wireLen:
 					o.Domain, err = p.str(g)
-				case g.Num == 2 && g.Type == wireVarint:
+				case g.Num == opsetVersion && g.Type == wireVarint:
 					o.Version = int64(g.Value)
 				}
 				return err
 			})
 			p.f.Opsets = append(p.f.Opsets, o)
-		case fd.Num == 14 && fd.Type == wireLen:
+		case fd.Num == modelFunctions && fd.Type == wireLen:
+			err = p.function(fd)
+		case fd.Num == modelMetadataProps && fd.Type == wireLen:
 			var kv KV
 			kv.Key, kv.Value, err = p.entry(fd)
 			p.f.Metadata = append(p.f.Metadata, kv)
@@ -418,9 +481,9 @@ func (p *parser) entry(fd field) (key, value string, err error) {
 	err = p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == entryKey && g.Type == wireLen:
 			key, err = p.str(g)
-		case g.Num == 2 && g.Type == wireLen:
+		case g.Num == entryValue && g.Type == wireLen:
 			value, err = p.str(g)
 		}
 		return err
@@ -438,18 +501,18 @@ func (p *parser) graph(start, end int64, prefix string, main bool) error {
 	return p.rd.each(start, end, func(fd field) error {
 		var err error
 		switch {
-		case fd.Num == 1 && fd.Type == wireLen:
-			err = p.node(fd.Start, fd.End, prefix)
-		case fd.Num == 2 && fd.Type == wireLen && main:
+		case fd.Num == graphNode && fd.Type == wireLen:
+			err = p.node(fd.Start, fd.End, prefix, main)
+		case fd.Num == graphName && fd.Type == wireLen && main:
 			p.f.GraphName, err = p.str(fd)
-		case fd.Num == 5 && fd.Type == wireLen:
+		case fd.Num == graphInitializer && fd.Type == wireLen:
 			_, err = p.tensor(fd, prefix, "initializer", "")
-		case fd.Num == 15 && fd.Type == wireLen:
+		case fd.Num == graphSparseInitializer && fd.Type == wireLen:
 			err = p.sparse(fd, prefix)
-		case (fd.Num == 11 || fd.Num == 12) && fd.Type == wireLen && main:
+		case (fd.Num == graphInput || fd.Num == graphOutput) && fd.Type == wireLen && main:
 			var v Value
 			v, err = p.valueInfo(fd)
-			if fd.Num == 11 {
+			if fd.Num == graphInput {
 				p.f.Inputs = append(p.f.Inputs, v)
 			} else {
 				p.f.Outputs = append(p.f.Outputs, v)
@@ -459,85 +522,272 @@ func (p *parser) graph(start, end int64, prefix string, main bool) error {
 	})
 }
 
-// node reads a NodeProto: it counts its operator, and reads the tensors and graphs its attributes hold.
-func (p *parser) node(start, end int64, prefix string) error {
-	if err := p.enter(start); err != nil {
-		return err
+// uses notes what node n (of operator op, of the main graph) reads, at most MaxUses readings of each
+// name; Read keeps those of initializers in File.Uses.
+func (p *parser) uses(n *nodeHead, op string) error {
+	transB := false
+	if op == "Gemm" {
+		for _, a := range n.attrs {
+			var name string
+			var i int64
+			err := p.rd.each(a.Start, a.End, func(g field) error {
+				var err error
+				switch {
+				case g.Num == attrName && g.Type == wireLen:
+					name, err = p.str(g)
+				case g.Num == attrI && g.Type == wireVarint:
+					i = int64(g.Value)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if name == "transB" {
+				transB = i != 0
+			}
+		}
 	}
-	defer func() { p.depth-- }()
-	var opType, domain, name string
-	var outputs []string
-	var attrs []field
+	if p.reads == nil {
+		p.reads = map[string][]Use{}
+	}
+	for k, in := range n.inputs {
+		if in != "" && len(p.reads[in]) < MaxUses {
+			p.reads[in] = append(p.reads[in], Use{Node: n.name, Op: op, Input: k, TransB: transB, At: p.mainAt})
+		}
+	}
+	p.mainAt++
+	return nil
+}
+
+// nodeHead is what a NodeProto says of itself: its operator, name and outputs, and its attributes
+// (not read yet).
+type nodeHead struct {
+	opType, domain, name string
+	inputs, outputs      []string
+	attrs                []field
+}
+
+// op is the node's operator, domain-qualified when not of the default domain.
+func (n *nodeHead) op() string {
+	if n.custom() {
+		return n.domain + "." + n.opType
+	}
+	return n.opType
+}
+
+// custom reports whether the node's domain is not the default one ("" or ai.onnx).
+func (n *nodeHead) custom() bool { return n.domain != "" && n.domain != "ai.onnx" }
+
+// nodeHead reads a NodeProto's operator, name, outputs and attribute fields, and its inputs when
+// inputs is set.
+func (p *parser) nodeHead(start, end int64, inputs bool) (nodeHead, error) {
+	var n nodeHead
 	err := p.rd.each(start, end, func(fd field) error {
 		var err error
 		var s string
 		switch {
-		case fd.Num == 2 && fd.Type == wireLen:
+		case fd.Num == nodeOutput && fd.Type == wireLen:
 			s, err = p.str(fd)
-			outputs = append(outputs, s)
-		case fd.Num == 3 && fd.Type == wireLen:
-			name, err = p.str(fd)
-		case fd.Num == 4 && fd.Type == wireLen:
-			opType, err = p.str(fd)
-		case fd.Num == 7 && fd.Type == wireLen:
-			domain, err = p.str(fd)
-		case fd.Num == 5 && fd.Type == wireLen:
-			attrs = append(attrs, fd)
+			n.outputs = append(n.outputs, s)
+		case fd.Num == nodeInput && fd.Type == wireLen && inputs:
+			s, err = p.str(fd)
+			n.inputs = append(n.inputs, s)
+		case fd.Num == nodeName && fd.Type == wireLen:
+			n.name, err = p.str(fd)
+		case fd.Num == nodeOpType && fd.Type == wireLen:
+			n.opType, err = p.str(fd)
+		case fd.Num == nodeDomain && fd.Type == wireLen:
+			n.domain, err = p.str(fd)
+		case fd.Num == nodeAttribute && fd.Type == wireLen:
+			n.attrs = append(n.attrs, fd)
 		}
 		return err
 	})
+	return n, err
+}
+
+// node reads a NodeProto: it counts its operator, notes the code and files it names, and reads the
+// tensors and graphs its attributes hold; main says whether it is a node of the main graph, whose
+// readings of initializers are kept (File.Uses).
+func (p *parser) node(start, end int64, prefix string, main bool) error {
+	if err := p.enter(start); err != nil {
+		return err
+	}
+	defer func() { p.depth-- }()
+	n, err := p.nodeHead(start, end, main)
 	if err != nil {
 		return err
 	}
-	op := opType
-	if domain != "" && domain != "ai.onnx" {
-		op = domain + "." + opType
-	}
+	op := n.op()
 	p.ops[op]++
 	p.f.Nodes++
-	if domain != "" && domain != "ai.onnx" && len(p.f.PythonFuncs) < MaxPythonFuncs {
-		for _, a := range attrs {
-			fn, err := p.funcName(a)
-			if err != nil {
-				return err
-			}
-			if fn != "" {
-				p.f.PythonFuncs = append(p.f.PythonFuncs, PythonFunc{Op: op, Func: fn})
-			}
+	if main {
+		if err := p.uses(&n, op); err != nil {
+			return err
 		}
 	}
-	owner := name
-	if owner == "" && len(outputs) > 0 {
-		owner = outputs[0]
+	if err := p.codeRefs(&n, op); err != nil {
+		return err
 	}
-	for _, a := range attrs {
-		if err := p.attribute(a, prefix, owner, op == "Constant", outputs); err != nil {
+	owner := n.name
+	if owner == "" && len(n.outputs) > 0 {
+		owner = n.outputs[0]
+	}
+	for _, a := range n.attrs {
+		if err := p.attribute(a, prefix, owner, op == "Constant", n.outputs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// funcName returns the string value of an AttributeProto named func_name, "" for any other attribute.
-// AttributeProto fields (onnx.proto): name 1, s 4 (bytes, bounded by MaxString).
-func (p *parser) funcName(fd field) (string, error) {
-	var name string
-	var s field
-	var hasS bool
+// function reads a FunctionProto of ModelProto.functions: its name, and its nodes, counted in
+// FunctionOps and searched for the code and files they name (their attributes' tensors and graphs are
+// no initializers of the model).
+func (p *parser) function(fd field) error {
+	if err := p.enter(fd.Start); err != nil {
+		return err
+	}
+	defer func() { p.depth-- }()
+	var fn nodeHead // a function is named as a node's operator is
+	var nodes []field
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen: // name
-			name, err = p.str(g)
-		case g.Num == 4 && g.Type == wireLen: // s
-			s, hasS = g, true
+		case g.Num == functionName && g.Type == wireLen:
+			fn.opType, err = p.str(g)
+		case g.Num == functionDomain && g.Type == wireLen:
+			fn.domain, err = p.str(g)
+		case g.Num == functionNode && g.Type == wireLen:
+			nodes = append(nodes, g)
 		}
 		return err
 	})
-	if err != nil || name != "func_name" || !hasS {
+	if err != nil {
+		return err
+	}
+	if len(p.f.Functions) < MaxFunctions {
+		p.f.Functions = append(p.f.Functions, fn.op())
+	}
+	for _, g := range nodes {
+		n, err := p.nodeHead(g.Start, g.End, false)
+		if err != nil {
+			return err
+		}
+		op := n.op()
+		p.funcOps[op]++
+		if err := p.codeRefs(&n, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// codeAttr is an attribute codeRefs reads: its string's field, or its int.
+type codeAttr struct {
+	s          field
+	hasS, hasI bool
+	i          int64
+}
+
+// codeAttrNames are the attributes of a node outside the default domain that name code or files
+// the runtime loads: func_name (a Python function: ai.onnx.contrib, ONNX Runtime's PythonOp and
+// PythonOpGrad), module, class_name and compute (ONNX Runtime's PyOp), and an EPContext node's
+// ep_cache_context, embed_mode and source.
+var codeAttrNames = map[string]bool{"func_name": true, "module": true, "class_name": true, "compute": true,
+	"ep_cache_context": true, "embed_mode": true, "source": true}
+
+// codeRefs notes what a node outside the default domain names that runs code or is loaded: the
+// Python function it runs (PythonFuncs), the precompiled context of an EPContext node (EPContexts).
+func (p *parser) codeRefs(n *nodeHead, op string) error {
+	if !n.custom() || len(p.f.PythonFuncs) >= MaxPythonFuncs && len(p.f.EPContexts) >= MaxPythonFuncs {
+		return nil
+	}
+	attrs, err := p.codeAttrs(n.attrs)
+	if err != nil {
+		return err
+	}
+	text := func(name string) (string, error) {
+		if a := attrs[name]; a.hasS {
+			return p.str(a.s)
+		}
+		return "", nil
+	}
+	fn, err := text("func_name")
+	if err == nil && fn == "" {
+		fn, err = pyOpTarget(text)
+	}
+	if err != nil {
+		return err
+	}
+	if fn != "" && len(p.f.PythonFuncs) < MaxPythonFuncs {
+		p.f.PythonFuncs = append(p.f.PythonFuncs, PythonFunc{Op: op, Func: fn})
+	}
+	if n.opType != "EPContext" || len(p.f.EPContexts) >= MaxPythonFuncs {
+		return nil
+	}
+	e := EPContext{Node: n.name}
+	if e.Source, err = text("source"); err != nil {
+		return err
+	}
+	if mode := attrs["embed_mode"]; mode.hasI && mode.i == 0 { // a file's name (embed_mode is 1 by default)
+		if e.File, err = text("ep_cache_context"); err != nil {
+			return err
+		}
+	} else if ctx := attrs["ep_cache_context"]; ctx.hasS {
+		e.Bytes = ctx.s.End - ctx.s.Start
+	}
+	p.f.EPContexts = append(p.f.EPContexts, e)
+	return nil
+}
+
+// codeAttrs reads the attributes named in codeAttrNames: a string's field (not its bytes: an
+// embedded EPContext may be large) or an int.
+func (p *parser) codeAttrs(fds []field) (map[string]codeAttr, error) {
+	attrs := map[string]codeAttr{}
+	for _, fd := range fds {
+		var name string
+		var a codeAttr
+		err := p.rd.each(fd.Start, fd.End, func(g field) error {
+			var err error
+			switch {
+			case g.Num == attrName && g.Type == wireLen:
+				name, err = p.str(g)
+			case g.Num == attrS && g.Type == wireLen:
+				a.s, a.hasS = g, true
+			case g.Num == attrI && g.Type == wireVarint:
+				a.i, a.hasI = int64(g.Value), true
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if codeAttrNames[name] {
+			attrs[name] = a
+		}
+	}
+	return attrs, nil
+}
+
+// pyOpTarget is what ONNX Runtime's PyOp runs, module.class_name[.compute], from its attributes; ""
+// without a module.
+func pyOpTarget(text func(string) (string, error)) (string, error) {
+	mod, err := text("module")
+	if err != nil || mod == "" {
 		return "", err
 	}
-	return p.str(s)
+	for _, k := range []string{"class_name", "compute"} {
+		v, err := text(k)
+		if err != nil {
+			return "", err
+		}
+		if v != "" {
+			mod += "." + v
+		}
+	}
+	return mod, nil
 }
 
 // attribute reads an AttributeProto of a node: a Constant's tensor (named by the node's output), and
@@ -552,13 +802,13 @@ func (p *parser) attribute(fd field, prefix, owner string, constant bool, output
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == attrName && g.Type == wireLen:
 			name, err = p.str(g)
-		case (g.Num == 5 || g.Num == 10) && g.Type == wireLen:
+		case (g.Num == attrT || g.Num == attrTensors) && g.Type == wireLen:
 			tensors = append(tensors, g)
-		case (g.Num == 6 || g.Num == 11) && g.Type == wireLen:
+		case (g.Num == attrG || g.Num == attrGraphs) && g.Type == wireLen:
 			graphs = append(graphs, g)
-		case (g.Num == 22 || g.Num == 23) && g.Type == wireLen:
+		case (g.Num == attrSparseTensor || g.Num == attrSparseTensors) && g.Type == wireLen:
 			sparse = append(sparse, g)
 		}
 		return err
@@ -606,11 +856,11 @@ func (p *parser) sparse(fd field, prefix string) error {
 	var dims []int64
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == sparseValues && g.Type == wireLen:
 			values = &g
-		case g.Num == 2 && g.Type == wireLen:
+		case g.Num == sparseIndices && g.Type == wireLen:
 			indices = &g
-		case g.Num == 3:
+		case g.Num == sparseDims:
 			return p.ints(g, &dims)
 		}
 		return nil
@@ -668,19 +918,19 @@ func (p *parser) tensor(fd field, prefix, kind, name string) (int, error) {
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1:
+		case g.Num == tensorDims:
 			err = p.ints(g, &t.Dims)
-		case g.Num == 2 && g.Type == wireVarint:
+		case g.Num == tensorDataType && g.Type == wireVarint:
 			t.DataType = DataType(int32(g.Value))
-		case g.Num == 8 && g.Type == wireLen:
+		case g.Num == tensorName && g.Type == wireLen:
 			var own string
 			own, err = p.str(g)
 			if name == "" {
 				name = prefix + own
 			}
-		case g.Num == 9 && g.Type == wireLen:
+		case g.Num == tensorRawData && g.Type == wireLen:
 			t.Where, t.Start, t.End = InRaw, g.Start, g.End
-		case g.Num == 13 && g.Type == wireLen:
+		case g.Num == tensorExternalData && g.Type == wireLen:
 			if t.External == nil {
 				t.External = &External{Offset: -1, Length: -1}
 			}
@@ -688,9 +938,10 @@ func (p *parser) tensor(fd field, prefix, kind, name string) (int, error) {
 			if k, v, err = p.entry(g); err == nil {
 				err = t.External.set(k, v, g.At)
 			}
-		case g.Num == 14 && g.Type == wireVarint:
-			external = g.Value == 1
-		case g.Num == 4 || g.Num == 5 || g.Num == 7 || g.Num == 10 || g.Num == 11:
+		case g.Num == tensorDataLocation && g.Type == wireVarint:
+			external = g.Value == dataLocationExternal
+		case g.Num == tensorFloatData || g.Num == tensorInt32Data || g.Num == tensorInt64Data || g.Num == tensorDoubleData ||
+			g.Num == tensorUint64Data:
 			if len(typed) == maxPieces {
 				return &wireError{g.At, fmt.Errorf("a tensor with more than %d elements written one by one", maxPieces)}
 			}
@@ -753,9 +1004,9 @@ func (p *parser) valueInfo(fd field) (Value, error) {
 	err := p.rd.each(fd.Start, fd.End, func(g field) error {
 		var err error
 		switch {
-		case g.Num == 1 && g.Type == wireLen:
+		case g.Num == valueInfoName && g.Type == wireLen:
 			v.Name, err = p.str(g)
-		case g.Num == 2 && g.Type == wireLen:
+		case g.Num == valueInfoType && g.Type == wireLen:
 			err = p.typeProto(g, &v)
 		}
 		return err
@@ -767,15 +1018,15 @@ func (p *parser) valueInfo(fd field) (Value, error) {
 func (p *parser) typeProto(fd field, v *Value) error {
 	return p.rd.each(fd.Start, fd.End, func(g field) error {
 		switch {
-		case (g.Num == 1 || g.Num == 8) && g.Type == wireLen: // tensor_type, sparse_tensor_type
+		case (g.Num == typeTensor || g.Num == typeSparseTensor) && g.Type == wireLen:
 			return p.rd.each(g.Start, g.End, func(h field) error {
 				switch {
-				case h.Num == 1 && h.Type == wireVarint:
+				case h.Num == tensorTypeElemType && h.Type == wireVarint:
 					v.Type = DataType(int32(h.Value)).Name()
-				case h.Num == 2 && h.Type == wireLen:
+				case h.Num == tensorTypeShape && h.Type == wireLen:
 					v.Shape = []string{}
 					return p.rd.each(h.Start, h.End, func(d field) error {
-						if d.Num != 1 || d.Type != wireLen {
+						if d.Num != shapeDim || d.Type != wireLen {
 							return nil
 						}
 						if len(v.Shape) >= MaxDims {
@@ -785,9 +1036,9 @@ func (p *parser) typeProto(fd field, v *Value) error {
 						err := p.rd.each(d.Start, d.End, func(x field) error {
 							var err error
 							switch {
-							case x.Num == 1 && x.Type == wireVarint:
+							case x.Num == dimValue && x.Type == wireVarint:
 								dim = strconv.FormatInt(int64(x.Value), 10)
-							case x.Num == 2 && x.Type == wireLen:
+							case x.Num == dimParam && x.Type == wireLen:
 								dim, err = p.str(x)
 							}
 							return err
@@ -798,11 +1049,11 @@ func (p *parser) typeProto(fd field, v *Value) error {
 				}
 				return nil
 			})
-		case g.Num == 4 && g.Type == wireLen:
+		case g.Num == typeSequence && g.Type == wireLen:
 			v.Type = "sequence"
-		case g.Num == 5 && g.Type == wireLen:
+		case g.Num == typeMap && g.Type == wireLen:
 			v.Type = "map"
-		case g.Num == 9 && g.Type == wireLen:
+		case g.Num == typeOptional && g.Type == wireLen:
 			v.Type = "optional"
 		}
 		return nil

@@ -333,6 +333,12 @@ func FuzzRead(f *testing.F) {
 	f.Add(modelOf(tensorProto("c", Int4, []int64{3}, lField(5, cat(varint(0x21), varint(3))))))
 	f.Add(modelOf(tensorProto("claim", Float, []int64{1 << 26}, lField(4, make([]byte, 16))))) // dims claim 256 MiB, the field holds 4 floats
 	f.Add(modelOf(tensorProto("w", Float, []int64{2}, lField(13, cat(lField(1, []byte("location")), lField(2, []byte("w.bin")))), vField(14, 1))))
+	seeds, _ := filepath.Glob("../loadcode/testdata/*.onnx") // custom-domain nodes, EPContext, functions
+	for _, p := range seeds {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Read(bytes.NewReader(b), int64(len(b)), "f.onnx")
 		if err != nil {
@@ -370,5 +376,35 @@ func TestTypedClaim(t *testing.T) {
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 1<<20 {
 		t.Errorf("%d bytes allocated for a %d-byte model", a, len(b))
+	}
+}
+
+// TestCodeRefs: what nodes outside the default domain name (package loadcode's fixtures, written by
+// python3-onnx 1.12 and torch 1.13): the model's functions and their nodes' operators, ONNX Runtime's
+// PyOp target, EPContext nodes embedded or naming a file.
+func TestCodeRefs(t *testing.T) {
+	read := func(name string) *File {
+		b, err := os.ReadFile(filepath.Join("..", "loadcode", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Read(bytes.NewReader(b), int64(len(b)), name)
+		if err != nil || !f.Valid() {
+			t.Fatalf("%s: %v %+v", name, err, f.Findings)
+		}
+		return f
+	}
+	f := read("torch-functions.onnx")
+	if !reflect.DeepEqual(f.Functions, []string{"__main__.M", "torch.nn.modules.activation.GELU", "torch.nn.modules.linear.Linear"}) ||
+		!reflect.DeepEqual(f.Ops, []OpCount{{"__main__.M", 1}}) || f.Nodes != 1 || len(f.FunctionOps) != 8 || len(f.Tensors) != 2 {
+		t.Errorf("functions %v, ops %v, nodes %d, function ops %v, %d tensors", f.Functions, f.Ops, f.Nodes, f.FunctionOps, len(f.Tensors))
+	}
+	if f := read("ortpyop.onnx"); !reflect.DeepEqual(f.PythonFuncs, []PythonFunc{{"pyopfloat.PyOp", "mymodule.CustomFnWrapperModule.compute"}}) {
+		t.Errorf("PyOp: %+v", f.PythonFuncs)
+	}
+	want := []EPContext{{Node: "qnn_ctx", Source: "QNNExecutionProvider", File: "model_ctx.bin"},
+		{Node: "trt_ctx", Source: "TensorrtExecutionProvider", Bytes: 56}, {File: "../../elsewhere/ctx.bin"}}
+	if f := read("epcontext.onnx"); !reflect.DeepEqual(f.EPContexts, want) || len(f.PythonFuncs) != 0 {
+		t.Errorf("EPContext: %+v, Python %+v", f.EPContexts, f.PythonFuncs)
 	}
 }

@@ -623,414 +623,570 @@ func (m *machine) pushLong(b []byte) error {
 	return m.push(o)
 }
 
+// step runs opcode op and reports whether it was STOP, which ends the pickle. Every other opcode
+// is run by the step of its family (steps).
 func (m *machine) step(op byte) (bool, error) {
-	switch op {
-	case opProto:
-		v, err := m.uint(1)
-		if err != nil {
-			return false, err
-		}
-		m.p.Protocol = int(v)
-	case opFrame:
-		if _, err := m.uint(8); err != nil {
-			return false, err
-		}
-	case opStop:
+	if op == opStop {
 		o, err := m.pop()
 		if err != nil {
 			return false, err
 		}
 		m.p.Root = o
 		return true, nil
+	}
+	run := steps[op]
+	if run == nil {
+		return false, m.fail("unknown opcode")
+	}
+	return false, run(m, op)
+}
+
+// steps is the step that runs each opcode but STOP, one function per family of opcodes; nil for an
+// opcode the pickle module does not define. (A key given twice does not compile.)
+var steps = [256]func(*machine, byte) error{
+	// framing and protocol
+	opProto: (*machine).stepFraming,
+	opFrame: (*machine).stepFraming,
+	// the stack and its marks
+	opMark:    (*machine).stepStack,
+	opPop:     (*machine).stepStack,
+	opPopMark: (*machine).stepStack,
+	opDup:     (*machine).stepStack,
+	// the memo
+	opGet:        (*machine).stepMemo,
+	opBinGet:     (*machine).stepMemo,
+	opLongBinGet: (*machine).stepMemo,
+	opPut:        (*machine).stepMemo,
+	opBinPut:     (*machine).stepMemo,
+	opLongBinPut: (*machine).stepMemo,
+	opMemoize:    (*machine).stepMemo,
+	// constants and numbers
+	opNone:     (*machine).stepConst,
+	opNewTrue:  (*machine).stepConst,
+	opNewFalse: (*machine).stepConst,
+	opBinInt:   (*machine).stepBinNumber,
+	opBinInt1:  (*machine).stepBinNumber,
+	opBinInt2:  (*machine).stepBinNumber,
+	opLong1:    (*machine).stepBinNumber,
+	opLong4:    (*machine).stepBinNumber,
+	opBinFloat: (*machine).stepBinNumber,
+	opInt:      (*machine).stepTextNumber,
+	opLong:     (*machine).stepTextNumber,
+	opFloat:    (*machine).stepTextNumber,
+	// strings, bytes and buffers
+	opString:         (*machine).stepTextString,
+	opUnicode:        (*machine).stepTextString,
+	opBinString:      (*machine).stepBinString,
+	opShortBinString: (*machine).stepBinString,
+	opBinBytes:       (*machine).stepBinString,
+	opShortBinBytes:  (*machine).stepBinString,
+	opBinUnicode:     (*machine).stepBinString,
+	opShortBinUni:    (*machine).stepBinString,
+	opBinUnicode8:    (*machine).stepBinString,
+	opBinBytes8:      (*machine).stepBinString,
+	opByteArray8:     (*machine).stepBinString,
+	opNextBuffer:     (*machine).stepBuffer,
+	opReadonlyBuffer: (*machine).stepBuffer,
+	// containers: made empty or from the stack, then filled
+	opEmptyTuple: (*machine).stepEmpty,
+	opEmptyList:  (*machine).stepEmpty,
+	opEmptyDict:  (*machine).stepEmpty,
+	opEmptySet:   (*machine).stepEmpty,
+	opTuple:      (*machine).stepCollect,
+	opList:       (*machine).stepCollect,
+	opFrozenSet:  (*machine).stepCollect,
+	opTuple1:     (*machine).stepCollect,
+	opTuple2:     (*machine).stepCollect,
+	opTuple3:     (*machine).stepCollect,
+	opDict:       (*machine).stepCollect,
+	opAppend:     (*machine).stepAppend,
+	opAppends:    (*machine).stepAppend,
+	opAddItems:   (*machine).stepAppend,
+	opSetItem:    (*machine).stepSetItem,
+	opSetItems:   (*machine).stepSetItem,
+	// globals
+	opGlobal:      (*machine).stepGlobal,
+	opStackGlobal: (*machine).stepGlobal,
+	opExt1:        (*machine).stepGlobal,
+	opExt2:        (*machine).stepGlobal,
+	opExt4:        (*machine).stepGlobal,
+	// calls and BUILD, recorded, never made
+	opInst:     (*machine).stepConstruct,
+	opObj:      (*machine).stepConstruct,
+	opReduce:   (*machine).stepCall,
+	opNewObj:   (*machine).stepCall,
+	opNewObjEx: (*machine).stepCall,
+	opBuild:    (*machine).stepBuild,
+	// persistent ids
+	opPersID:    (*machine).stepPersistent,
+	opBinPersID: (*machine).stepPersistent,
+}
+
+// emptyKind is the kind of object an opcode that makes an empty container makes.
+var emptyKind = [256]Kind{opEmptyTuple: Tuple, opEmptyList: List, opEmptyDict: Dict, opEmptySet: Set}
+
+// stepFraming runs PROTO (the protocol is kept) and FRAME (its length is read and dropped: frames
+// only group opcodes).
+func (m *machine) stepFraming(op byte) error {
+	if op == opFrame {
+		_, err := m.uint(8)
+		return err
+	}
+	v, err := m.uint(1) // PROTO
+	if err != nil {
+		return err
+	}
+	m.p.Protocol = int(v)
+	return nil
+}
+
+// stepStack runs MARK, POP, POP_MARK and DUP.
+func (m *machine) stepStack(op byte) error {
+	switch op {
 	case opMark:
 		if len(m.marks) >= MaxMarks {
-			return false, m.tooLarge("more than %d marks open at once", MaxMarks)
+			return m.tooLarge("more than %d marks open at once", MaxMarks)
 		}
 		m.marks = append(m.marks, len(m.stack))
+		return nil
 	case opPop:
 		if len(m.stack) == m.base() && len(m.marks) > 0 { // pops the mark, as pickle.py does
 			m.marks = m.marks[:len(m.marks)-1]
-			return false, nil
+			return nil
 		}
 		_, err := m.pop()
-		return false, err
+		return err
 	case opPopMark:
 		_, err := m.popMark()
-		return false, err
-	case opDup:
+		return err
+	}
+	o, err := m.top() // DUP
+	if err != nil {
+		return err
+	}
+	return m.push(o)
+}
+
+// stepMemo runs GET, BINGET and LONG_BINGET (a memo entry pushed), PUT, BINPUT and LONG_BINPUT (the
+// top of the stack stored at an index) and MEMOIZE (stored at the next index).
+func (m *machine) stepMemo(op byte) error {
+	switch op {
+	case opMemoize:
 		o, err := m.top()
 		if err != nil {
-			return false, err
+			return err
 		}
-		return false, m.push(o)
-	case opNone:
-		return false, m.push(m.obj(None))
-	case opNewTrue, opNewFalse:
-		o := m.obj(Bool)
-		if op == opNewTrue {
-			o.Int = 1
+		return m.memoPut(uint32(len(m.memo)), o)
+	case opGet, opBinGet, opLongBinGet:
+		idx, err := m.memoIndex(op)
+		if err != nil {
+			return err
 		}
-		return false, m.push(o)
+		o, ok := m.memo[idx]
+		if !ok {
+			return m.fail("memo entry %d was never stored", idx)
+		}
+		return m.push(o)
+	}
+	idx, err := m.memoIndex(op) // PUT, BINPUT, LONG_BINPUT
+	if err != nil {
+		return err
+	}
+	o, err := m.top()
+	if err != nil {
+		return err
+	}
+	return m.memoPut(idx, o)
+}
+
+// stepConst runs NONE, NEWTRUE and NEWFALSE.
+func (m *machine) stepConst(op byte) error {
+	if op == opNone {
+		return m.push(m.obj(None))
+	}
+	o := m.obj(Bool)
+	if op == opNewTrue {
+		o.Int = 1
+	}
+	return m.push(o)
+}
+
+// stepBinNumber runs the opcodes whose number is binary: BININT, BININT1, BININT2, LONG1, LONG4 and
+// BINFLOAT.
+func (m *machine) stepBinNumber(op byte) error {
+	switch op {
 	case opBinInt:
 		v, err := m.uint(4)
 		if err != nil {
-			return false, err
+			return err
 		}
-		return false, m.pushInt(int64(int32(uint32(v))))
+		return m.pushInt(int64(int32(uint32(v))))
 	case opBinInt1, opBinInt2:
 		v, err := m.uint(int(argSize[op]))
 		if err != nil {
-			return false, err
+			return err
 		}
-		return false, m.pushInt(int64(v))
+		return m.pushInt(int64(v))
 	case opLong1, opLong4:
 		n, err := m.uint(int(argSize[op]))
 		if err != nil {
-			return false, err
+			return err
 		}
 		b, err := m.read(n)
 		if err != nil {
-			return false, err
+			return err
 		}
-		return false, m.pushLong(b)
-	case opInt, opLong:
-		s, err := m.line()
-		if err != nil {
-			return false, err
-		}
-		s = strings.TrimSuffix(s, "L")
-		switch s {
-		case "00":
-			o := m.obj(Bool)
-			return false, m.push(o)
-		case "01":
-			o := m.obj(Bool)
-			o.Int = 1
-			return false, m.push(o)
-		}
-		if v, err := strconv.ParseInt(s, 0, 64); err == nil {
-			return false, m.pushInt(v)
-		}
-		if n, ok := new(big.Int).SetString(s, 10); ok {
-			o := m.obj(Int)
-			o.BigInt = n.String()
-			return false, m.push(o)
-		}
-		return false, m.fail("%q is not an integer", s)
-	case opFloat:
-		s, err := m.line()
-		if err != nil {
-			return false, err
-		}
+		return m.pushLong(b)
+	}
+	b, err := m.read(8) // BINFLOAT: big-endian
+	if err != nil {
+		return err
+	}
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	o := m.obj(Float)
+	o.Float = math.Float64frombits(v)
+	return m.push(o)
+}
+
+// stepTextNumber runs the opcodes whose number is a line of text: INT and LONG (where "00" and "01"
+// are protocol 0's False and True) and FLOAT.
+func (m *machine) stepTextNumber(op byte) error {
+	s, err := m.line()
+	if err != nil {
+		return err
+	}
+	if op == opFloat {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return false, m.fail("%q is not a float", s)
+			return m.fail("%q is not a float", s)
 		}
 		o := m.obj(Float)
 		o.Float = v
-		return false, m.push(o)
-	case opBinFloat:
-		b, err := m.read(8)
-		if err != nil {
-			return false, err
+		return m.push(o)
+	}
+	s = strings.TrimSuffix(s, "L")
+	switch s {
+	case "00":
+		return m.push(m.obj(Bool))
+	case "01":
+		o := m.obj(Bool)
+		o.Int = 1
+		return m.push(o)
+	}
+	if v, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return m.pushInt(v)
+	}
+	if n, ok := new(big.Int).SetString(s, 10); ok {
+		o := m.obj(Int)
+		o.BigInt = n.String()
+		return m.push(o)
+	}
+	return m.fail("%q is not an integer", s)
+}
+
+// stepTextString runs STRING (a quoted, escaped line: bytes) and UNICODE (a line: text).
+func (m *machine) stepTextString(op byte) error {
+	s, err := m.line()
+	if err != nil {
+		return err
+	}
+	if op == opUnicode {
+		return m.pushStr(String, []byte(s))
+	}
+	if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
+		return m.fail("the STRING argument is not quoted")
+	}
+	u, err := strconv.Unquote(`"` + strings.ReplaceAll(s[1:len(s)-1], `"`, `\"`) + `"`)
+	if err != nil {
+		u = s[1 : len(s)-1]
+	}
+	return m.pushStr(Bytes, []byte(u))
+}
+
+// stepBinString runs the opcodes of a counted string: its length (argSize bytes), then its bytes,
+// text for the BINUNICODE family (invalid UTF-8 replaced), bytes for the others.
+func (m *machine) stepBinString(op byte) error {
+	n, err := m.uint(int(argSize[op]))
+	if err != nil {
+		return err
+	}
+	if op == opBinString && int32(uint32(n)) < 0 {
+		return m.fail("a negative BINSTRING length")
+	}
+	b, err := m.read(n)
+	if err != nil {
+		return err
+	}
+	k := Bytes
+	if op == opBinUnicode || op == opShortBinUni || op == opBinUnicode8 {
+		k = String
+		if !utf8.Valid(b) {
+			b = []byte(strings.ToValidUTF8(string(b), "\uFFFD"))
 		}
-		var v uint64
-		for _, c := range b {
-			v = v<<8 | uint64(c)
-		}
-		o := m.obj(Float)
-		o.Float = math.Float64frombits(v)
-		return false, m.push(o)
-	case opString:
-		s, err := m.line()
-		if err != nil {
-			return false, err
-		}
-		if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
-			return false, m.fail("the STRING argument is not quoted")
-		}
-		u, err := strconv.Unquote(`"` + strings.ReplaceAll(s[1:len(s)-1], `"`, `\"`) + `"`)
-		if err != nil {
-			u = s[1 : len(s)-1]
-		}
-		return false, m.pushStr(Bytes, []byte(u))
-	case opUnicode:
-		s, err := m.line()
-		if err != nil {
-			return false, err
-		}
-		return false, m.pushStr(String, []byte(s))
-	case opBinString, opShortBinString, opBinBytes, opShortBinBytes, opBinUnicode, opShortBinUni,
-		opBinUnicode8, opBinBytes8, opByteArray8:
-		n, err := m.uint(int(argSize[op]))
-		if err != nil {
-			return false, err
-		}
-		if op == opBinString && int32(uint32(n)) < 0 {
-			return false, m.fail("a negative BINSTRING length")
-		}
-		b, err := m.read(n)
-		if err != nil {
-			return false, err
-		}
-		k := Bytes
-		if op == opBinUnicode || op == opShortBinUni || op == opBinUnicode8 {
-			k = String
-			if !utf8.Valid(b) {
-				b = []byte(strings.ToValidUTF8(string(b), "\uFFFD"))
-			}
-		}
-		return false, m.pushStr(k, b)
-	case opNextBuffer:
-		return false, m.push(m.obj(Bytes))
-	case opReadonlyBuffer:
-		_, err := m.top()
-		return false, err
-	case opEmptyTuple:
-		return false, m.push(m.obj(Tuple))
-	case opEmptyList:
-		return false, m.push(m.obj(List))
-	case opEmptyDict:
-		return false, m.push(m.obj(Dict))
-	case opEmptySet:
-		return false, m.push(m.obj(Set))
-	case opTuple, opList, opFrozenSet:
-		items, err := m.popMark()
-		if err != nil {
-			return false, err
-		}
-		o := m.obj(seqKind[op])
-		o.Items = items
-		return false, m.push(o)
+	}
+	return m.pushStr(k, b)
+}
+
+// stepBuffer runs NEXT_BUFFER (an out-of-band buffer, pushed as empty bytes) and READONLY_BUFFER
+// (the top of the stack kept as it is).
+func (m *machine) stepBuffer(op byte) error {
+	if op == opNextBuffer {
+		return m.push(m.obj(Bytes))
+	}
+	_, err := m.top()
+	return err
+}
+
+// stepEmpty runs EMPTY_TUPLE, EMPTY_LIST, EMPTY_DICT and EMPTY_SET.
+func (m *machine) stepEmpty(op byte) error {
+	return m.push(m.obj(emptyKind[op]))
+}
+
+// stepCollect runs the opcodes that make a container of values on the stack: TUPLE, LIST,
+// FROZENSET and DICT (the values above the mark), TUPLE1, TUPLE2 and TUPLE3 (the top one to three).
+func (m *machine) stepCollect(op byte) error {
+	switch op {
 	case opTuple1, opTuple2, opTuple3:
 		n := int(op-opTuple1) + 1
 		if len(m.stack)-m.base() < n {
-			return false, m.fail("the stack holds fewer than %d values", n)
+			return m.fail("the stack holds fewer than %d values", n)
 		}
 		o := m.obj(Tuple)
 		o.Items = append([]*Object(nil), m.stack[len(m.stack)-n:]...)
 		m.stack = m.stack[:len(m.stack)-n]
-		return false, m.push(o)
+		return m.push(o)
 	case opDict:
 		items, err := m.popMark()
 		if err != nil {
-			return false, err
+			return err
 		}
 		o := m.obj(Dict)
 		if err := m.setItems(o, items); err != nil {
-			return false, err
+			return err
 		}
-		return false, m.push(o)
-	case opAppend, opAppends, opAddItems:
-		var items []*Object
+		return m.push(o)
+	}
+	items, err := m.popMark() // TUPLE, LIST, FROZENSET
+	if err != nil {
+		return err
+	}
+	o := m.obj(seqKind[op])
+	o.Items = items
+	return m.push(o)
+}
+
+// stepAppend runs APPEND (the top value), APPENDS (the values above the mark) to a list, and
+// ADDITEMS to a set; to anything else but a call's result the pickle is malformed, and to a call's
+// result the weights-only unpickler refuses it.
+func (m *machine) stepAppend(op byte) error {
+	var items []*Object
+	var err error
+	if op == opAppend {
+		var it *Object
+		if it, err = m.pop(); err != nil {
+			return err
+		}
+		items = []*Object{it}
+	} else if items, err = m.popMark(); err != nil {
+		return err
+	}
+	dst, err := m.top()
+	if err != nil {
+		return err
+	}
+	want := List
+	if op == opAddItems {
+		want = Set
+	}
+	if dst.Kind != want {
+		m.reject("%s to a %s", OpName(op), kindName(dst.Kind))
+		if dst.Kind != Call {
+			return m.fail("%s to a %s", OpName(op), kindName(dst.Kind))
+		}
+	}
+	return m.addItems(dst, items)
+}
+
+// stepSetItem runs SETITEM (the top key and value) and SETITEMS (the pairs above the mark); setItems
+// says where they may go.
+func (m *machine) stepSetItem(op byte) error {
+	var kv []*Object
+	if op == opSetItem {
+		v, err := m.pop()
+		if err != nil {
+			return err
+		}
+		k, err := m.pop()
+		if err != nil {
+			return err
+		}
+		kv = []*Object{k, v}
+	} else {
 		var err error
-		if op == opAppend {
-			var it *Object
-			if it, err = m.pop(); err != nil {
-				return false, err
-			}
-			items = []*Object{it}
-		} else if items, err = m.popMark(); err != nil {
-			return false, err
+		if kv, err = m.popMark(); err != nil {
+			return err
 		}
-		dst, err := m.top()
-		if err != nil {
-			return false, err
-		}
-		want := List
-		if op == opAddItems {
-			want = Set
-		}
-		if dst.Kind != want {
-			m.reject("%s to a %s", OpName(op), kindName(dst.Kind))
-			if dst.Kind != Call {
-				return false, m.fail("%s to a %s", OpName(op), kindName(dst.Kind))
-			}
-		}
-		return false, m.addItems(dst, items)
-	case opSetItem, opSetItems:
-		var kv []*Object
-		if op == opSetItem {
-			v, err := m.pop()
-			if err != nil {
-				return false, err
-			}
-			k, err := m.pop()
-			if err != nil {
-				return false, err
-			}
-			kv = []*Object{k, v}
-		} else {
-			var err error
-			if kv, err = m.popMark(); err != nil {
-				return false, err
-			}
-		}
-		dst, err := m.top()
-		if err != nil {
-			return false, err
-		}
-		return false, m.setItems(dst, kv)
+	}
+	dst, err := m.top()
+	if err != nil {
+		return err
+	}
+	return m.setItems(dst, kv)
+}
+
+// stepGlobal runs the opcodes that name a global: GLOBAL (two lines), STACK_GLOBAL (two str on the
+// stack) and EXT1, EXT2, EXT4 (an extension code, named as copyreg's registry entry).
+func (m *machine) stepGlobal(op byte) error {
+	switch op {
 	case opGlobal:
 		mod, err := m.line()
 		if err != nil {
-			return false, err
+			return err
 		}
 		name, err := m.line()
 		if err != nil {
-			return false, err
+			return err
 		}
-		return false, m.push(m.global(mod, name))
+		return m.push(m.global(mod, name))
 	case opStackGlobal:
 		name, err := m.pop()
 		if err != nil {
-			return false, err
+			return err
 		}
 		mod, err := m.pop()
 		if err != nil {
-			return false, err
+			return err
 		}
 		if mod.Kind != String || name.Kind != String {
-			return false, m.fail("STACK_GLOBAL of a %s and a %s, not two str", kindName(mod.Kind), kindName(name.Kind))
+			return m.fail("STACK_GLOBAL of a %s and a %s, not two str", kindName(mod.Kind), kindName(name.Kind))
 		}
-		return false, m.push(m.global(mod.Str, name.Str))
-	case opInst:
+		return m.push(m.global(mod.Str, name.Str))
+	}
+	v, err := m.uint(int(argSize[op])) // EXT1, EXT2, EXT4
+	if err != nil {
+		return err
+	}
+	return m.push(m.global("copyreg", "_extension_registry["+strconv.FormatUint(v, 10)+"]"))
+}
+
+// stepConstruct runs protocol 0's instance opcodes, recorded as calls: INST (the class named by two
+// lines, the arguments above the mark) and OBJ (the class and arguments above the mark).
+func (m *machine) stepConstruct(op byte) error {
+	if op == opInst {
 		mod, err := m.line()
 		if err != nil {
-			return false, err
+			return err
 		}
 		name, err := m.line()
 		if err != nil {
-			return false, err
+			return err
 		}
 		args, err := m.popMark()
 		if err != nil {
-			return false, err
+			return err
 		}
 		o := m.obj(Call)
 		o.Func = m.global(mod, name)
 		o.Args = &Object{Kind: Tuple, Offset: m.opOff, Items: args}
-		return false, m.push(o)
-	case opObj:
-		items, err := m.popMark()
-		if err != nil {
-			return false, err
+		return m.push(o)
+	}
+	items, err := m.popMark() // OBJ
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return m.fail("OBJ without a class")
+	}
+	o := m.obj(Call)
+	o.Func = items[0]
+	o.Args = &Object{Kind: Tuple, Offset: m.opOff, Items: items[1:]}
+	return m.push(o)
+}
+
+// stepCall runs REDUCE, NEWOBJ and NEWOBJ_EX (whose keyword arguments become the call's State),
+// recorded as calls. A callee that is not a global is refused (a global outside the allowlist is
+// already a finding of its own).
+func (m *machine) stepCall(op byte) error {
+	var kwargs *Object
+	var err error
+	if op == opNewObjEx {
+		if kwargs, err = m.pop(); err != nil {
+			return err
 		}
-		if len(items) == 0 {
-			return false, m.fail("OBJ without a class")
-		}
-		o := m.obj(Call)
-		o.Func = items[0]
-		o.Args = &Object{Kind: Tuple, Offset: m.opOff, Items: items[1:]}
-		return false, m.push(o)
-	case opReduce, opNewObj, opNewObjEx:
-		var kwargs *Object
-		var err error
-		if op == opNewObjEx {
-			if kwargs, err = m.pop(); err != nil {
-				return false, err
-			}
-		}
-		args, err := m.pop()
-		if err != nil {
-			return false, err
-		}
-		fn, err := m.pop()
-		if err != nil {
-			return false, err
-		}
-		if !allowedGlobal(fn) {
-			if fn.Kind == Global {
-				// the global is already a finding; torch stops there
-			} else {
-				m.reject("%s calls a %s, not an allowed global", OpName(op), kindName(fn.Kind))
-			}
-		}
-		if args.Kind != Tuple && op != opReduce {
-			return false, m.fail("%s arguments are a %s, not a tuple", OpName(op), kindName(args.Kind))
-		}
-		o := m.obj(Call)
-		o.Func, o.Args = fn, args
-		if kwargs != nil {
-			o.State = kwargs
-		}
-		return false, m.push(o)
-	case opBuild:
-		state, err := m.pop()
-		if err != nil {
-			return false, err
-		}
-		inst, err := m.top()
-		if err != nil {
-			return false, err
-		}
-		if !buildTarget(inst) {
-			m.reject("BUILD of a %s value, not a tensor, parameter or OrderedDict", kindName(inst.Kind))
-		}
-		inst.State = state
-	case opPersID:
+	}
+	args, err := m.pop()
+	if err != nil {
+		return err
+	}
+	fn, err := m.pop()
+	if err != nil {
+		return err
+	}
+	if !allowedGlobal(fn) && fn.Kind != Global {
+		m.reject("%s calls a %s, not an allowed global", OpName(op), kindName(fn.Kind))
+	}
+	if args.Kind != Tuple && op != opReduce {
+		return m.fail("%s arguments are a %s, not a tuple", OpName(op), kindName(args.Kind))
+	}
+	o := m.obj(Call)
+	o.Func, o.Args = fn, args
+	if kwargs != nil {
+		o.State = kwargs
+	}
+	return m.push(o)
+}
+
+// stepBuild runs BUILD: the state is recorded on the object below it, refused unless buildTarget
+// allows it.
+func (m *machine) stepBuild(byte) error {
+	state, err := m.pop()
+	if err != nil {
+		return err
+	}
+	inst, err := m.top()
+	if err != nil {
+		return err
+	}
+	if !buildTarget(inst) {
+		m.reject("BUILD of a %s value, not a tensor, parameter or OrderedDict", kindName(inst.Kind))
+	}
+	inst.State = state
+	return nil
+}
+
+// stepPersistent runs PERSID (a line) and BINPERSID (the top value): a persistent id, kept as it is;
+// the weights-only unpickler accepts only an int, an empty tuple or a tuple that starts with
+// "storage".
+func (m *machine) stepPersistent(op byte) error {
+	if op == opPersID {
 		s, err := m.line()
 		if err != nil {
-			return false, err
+			return err
 		}
 		o := m.obj(Persistent)
 		o.PID = &Object{Kind: String, Offset: m.opOff, Str: s}
-		return false, m.push(o)
-	case opBinPersID:
-		pid, err := m.pop()
-		if err != nil {
-			return false, err
-		}
-		switch {
-		case pid.Kind == Int:
-		case pid.Kind == Tuple && len(pid.Items) == 0:
-		case pid.Kind == Tuple:
-			if s, _ := pid.Items[0].Text(); s != "storage" {
-				m.reject("a persistent id that is not a storage")
-			}
-		default:
-			m.reject("a persistent id that is a %s, not a tuple", kindName(pid.Kind))
-		}
-		o := m.obj(Persistent)
-		o.PID = pid
-		return false, m.push(o)
-	case opGet, opBinGet, opLongBinGet:
-		idx, err := m.memoIndex(op)
-		if err != nil {
-			return false, err
-		}
-		o, ok := m.memo[idx]
-		if !ok {
-			return false, m.fail("memo entry %d was never stored", idx)
-		}
-		return false, m.push(o)
-	case opPut, opBinPut, opLongBinPut:
-		idx, err := m.memoIndex(op)
-		if err != nil {
-			return false, err
-		}
-		o, err := m.top()
-		if err != nil {
-			return false, err
-		}
-		return false, m.memoPut(idx, o)
-	case opMemoize:
-		o, err := m.top()
-		if err != nil {
-			return false, err
-		}
-		return false, m.memoPut(uint32(len(m.memo)), o)
-	case opExt1, opExt2, opExt4:
-		v, err := m.uint(int(argSize[op]))
-		if err != nil {
-			return false, err
-		}
-		o := m.global("copyreg", "_extension_registry["+strconv.FormatUint(v, 10)+"]")
-		return false, m.push(o)
-	default:
-		return false, m.fail("unknown opcode")
+		return m.push(o)
 	}
-	return false, nil
+	pid, err := m.pop()
+	if err != nil {
+		return err
+	}
+	switch {
+	case pid.Kind == Int:
+	case pid.Kind == Tuple && len(pid.Items) == 0:
+	case pid.Kind == Tuple:
+		if s, _ := pid.Items[0].Text(); s != "storage" {
+			m.reject("a persistent id that is not a storage")
+		}
+	default:
+		m.reject("a persistent id that is a %s, not a tuple", kindName(pid.Kind))
+	}
+	o := m.obj(Persistent)
+	o.PID = pid
+	return m.push(o)
 }
 
 func (m *machine) memoIndex(op byte) (uint32, error) {

@@ -84,9 +84,11 @@ type Opened struct {
 	// Model is the snapshot's (snapshot.Snapshot.Model) and its Source holds no byte.
 	Snapshot *snapshot.Snapshot
 	// Folder is the folder the model was opened as (a save_pretrained, PEFT or diffusers folder, its
-	// model_index.json, or the snapshot of a Hugging Face cache folder), "" for a model named by a
+	// model_index.json, a local DDUF file, or the snapshot of a Hugging Face cache folder), "" for a model named by a
 	// file, an index or a URL; Companions are the files a loader reads beside its tensors there
-	// (package companion), in path order. A snapshot of a folder model carries its Companions too.
+	// (package companion), in path order. A snapshot of a folder model carries its Companions too. An
+	// hf:// repository named without a path is a folder model too: Folder is its address, and its
+	// Companions are read from the Hub's listing of it.
 	Folder     string
 	Companions []companion.File
 	closers    []io.Closer
@@ -292,7 +294,7 @@ func openFileModel(ctx context.Context, path string, buf []byte) (*Opened, error
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, false, buf)
+	return openSingle(ctx, src, false, buf)
 }
 
 // OpenOne opens the one file spec names, a local path or a URL (http(s), or hf://ORG/REPO[@REV]/PATH),
@@ -318,12 +320,12 @@ func OpenOne(ctx context.Context, spec string, opt Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openSingle(src, true, nil)
+	return openSingle(ctx, src, true, nil)
 }
 
 // openSingle reads the header of one opened source, into buf when it fits (canon.ReadInto); on
 // failure it closes the source.
-func openSingle(src interface {
+func openSingle(ctx context.Context, src interface {
 	canon.Source
 	io.Closer
 }, remote bool, buf []byte) (*Opened, error) {
@@ -331,6 +333,9 @@ func openSingle(src interface {
 	if err != nil {
 		src.Close()
 		return nil, err
+	}
+	if m.DDUF != nil {
+		return openDDUF(ctx, src, m, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	if m.ONNX != nil {
@@ -558,35 +563,53 @@ func openRemote(ctx context.Context, spec string, opt Options) (*Opened, error) 
 // the Hub's clients look first; else, from the list of its files (the tree API), its
 // model.safetensors.index.json, its diffusers pipeline (model_index.json), or its only model. A
 // repository or revision the Hub does not have is said so.
+//
+// The files a loader reads beside the tensors (config.json, the tokenizer's…) are read from the
+// listing as a local folder's are (withHubCompanions): the repository is a folder model. An endpoint
+// without the tree API lists none: its model is then not a folder model (Opened.Folder is "").
 func openRepo(ctx context.Context, spec string, a hfAddr, endpoint string, opt HTTPOptions) (*Opened, error) {
 	withheld, base := withheldToken(opt), a.resolve(endpoint)
 	o, err := openRemoteURL(ctx, base+"/model.safetensors", opt)
 	if hubMissing(a, err) != "" {
 		return nil, hubError(spec, a, err, withheld)
 	}
-	if err == nil || !notFound(err) {
-		return o, err
+	if err != nil && !notFound(err) {
+		return nil, err
 	}
-	files, err := listHub(ctx, a, endpoint, opt)
+	files, lerr := listHub(ctx, a, endpoint, opt)
 	switch {
-	case hubMissing(a, err) != "":
-		return nil, hubError(spec, a, err, withheld)
-	case err != nil && notFound(err): // an endpoint without the tree API: look for the index, as clients did before it
+	case hubMissing(a, lerr) != "":
+		if o != nil {
+			o.Close()
+		}
+		return nil, hubError(spec, a, lerr, withheld)
+	case lerr != nil && notFound(lerr): // an endpoint without the tree API: look for the index, as clients did before it
+		if o != nil {
+			return o, nil
+		}
 		o, err := openRemoteURL(ctx, base+"/model.safetensors.index.json", opt)
 		if err != nil && notFound(err) {
 			return nil, &canon.ReadError{Name: spec, Err: errors.New("the repository has neither model.safetensors nor model.safetensors.index.json, and the endpoint lists no files"),
 				Hint: "name the file: hf://ORG/REPO/path/to/file.safetensors (or .gguf)"}
 		}
 		return o, err
-	case err != nil:
+	case lerr != nil:
+		if o != nil {
+			o.Close()
+		}
 		var he *HTTPError
 		hint := ""
-		if errors.As(err, &he) {
+		if errors.As(lerr, &he) {
 			hint = httpHint(he, withheld)
 		}
-		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("listing its files: %w", netError(ctx, err, opt.Timeout)), Hint: hint}
+		return nil, &canon.ReadError{Name: spec, Err: fmt.Errorf("listing its files: %w", netError(ctx, lerr, opt.Timeout)), Hint: hint}
 	}
-	return openListed(ctx, spec, base, files, opt)
+	if o == nil {
+		if o, err = openListed(ctx, spec, base, files, opt); err != nil {
+			return nil, err
+		}
+	}
+	return withHubCompanions(ctx, o, spec, base, files, opt)
 }
 
 // openListed opens the model of a repository from the list of its files (see openRepo).
@@ -683,7 +706,7 @@ func openRemoteURL(ctx context.Context, rawURL string, opt HTTPOptions) (*Opened
 	if err != nil {
 		return nil, err
 	}
-	o, err = openSingle(src, true, nil)
+	o, err = openSingle(ctx, src, true, nil)
 	if err == nil {
 		noteLoneSplit(o.Model)
 	}

@@ -133,8 +133,8 @@ func readSmall(src canon.Source) ([]byte, error) {
 }
 
 // modelsAmong picks the models among a repository's files (slash-separated paths): each
-// *.safetensors.index.json, each .safetensors or .gguf file, and for the shards of a set the set once
-// (its first shard, when no index beside it names the set), in path order.
+// *.safetensors.index.json, each .safetensors, .gguf or .dduf file, and for the shards of a set the
+// set once (its first shard, when no index beside it names the set), in path order.
 func modelsAmong(files []string) []string {
 	has := map[string]bool{}
 	for _, f := range files {
@@ -161,7 +161,7 @@ func modelsAmong(files []string) []string {
 			}
 			continue
 		}
-		if strings.HasSuffix(lower, ".safetensors.index.json") || strings.HasSuffix(lower, ".safetensors") || strings.HasSuffix(lower, ".gguf") {
+		if strings.HasSuffix(lower, ".safetensors.index.json") || strings.HasSuffix(lower, ".safetensors") || strings.HasSuffix(lower, ".gguf") || strings.HasSuffix(lower, ".dduf") {
 			out = append(out, f)
 		}
 	}

@@ -23,7 +23,7 @@ type WalkOptions struct {
 }
 
 // otherFormats are the extensions WalkOptions.AllFormats adds.
-var otherFormats = map[string]bool{".bin": true, ".pt": true, ".pth": true, ".ckpt": true, ".npy": true, ".npz": true, ".onnx": true}
+var otherFormats = map[string]bool{".dduf": true, ".bin": true, ".pt": true, ".pth": true, ".ckpt": true, ".npy": true, ".npz": true, ".onnx": true}
 
 // Walk expands the folders among roots into the models under them, recursively, in path order:
 // .safetensors and .gguf files (the name only picks the candidates; reading them tells their format),

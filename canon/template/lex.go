@@ -308,7 +308,7 @@ func tokenize(src string, k int, closer string) ([]token, int, error) {
 
 // readString reads the Python string literal at src[k] (quote included) and decodes its escapes as
 // Jinja does (Python's unicode-escape codec). unknown is true when a \N{NAME} escape names a
-// character outside charNames: the string then holds U+FFFD in its place.
+// character outside asciiNames and controlNames: the string then holds U+FFFD in its place.
 func readString(src string, k int) (s string, unknown bool, end int, err error) {
 	q := src[k]
 	var b strings.Builder
@@ -385,41 +385,20 @@ func readString(src string, k int) (s string, unknown bool, end int, err error) 
 	return "", false, 0, errAt(k, "unclosed string")
 }
 
-// charNames are the Unicode names of the printable ASCII characters other than letters and digits
-// (and of the controls templates write), for \N{NAME} escapes.
-var charNames = map[string]rune{"SPACE": ' ', "EXCLAMATION MARK": '!', "QUOTATION MARK": '"',
-	"NUMBER SIGN": '#', "DOLLAR SIGN": '$', "PERCENT SIGN": '%', "AMPERSAND": '&', "APOSTROPHE": '\'',
-	"LEFT PARENTHESIS": '(', "RIGHT PARENTHESIS": ')', "ASTERISK": '*', "PLUS SIGN": '+', "COMMA": ',',
-	"HYPHEN-MINUS": '-', "FULL STOP": '.', "SOLIDUS": '/', "COLON": ':', "SEMICOLON": ';',
-	"LESS-THAN SIGN": '<', "EQUALS SIGN": '=', "GREATER-THAN SIGN": '>', "QUESTION MARK": '?',
-	"COMMERCIAL AT": '@', "LEFT SQUARE BRACKET": '[', "REVERSE SOLIDUS": '\\', "RIGHT SQUARE BRACKET": ']',
-	"CIRCUMFLEX ACCENT": '^', "LOW LINE": '_', "GRAVE ACCENT": '`', "LEFT CURLY BRACKET": '{',
-	"VERTICAL LINE": '|', "RIGHT CURLY BRACKET": '}', "TILDE": '~',
-	"NULL": 0, "NUL": 0, "CHARACTER TABULATION": '\t', "LINE FEED": '\n', "LF": '\n', "NEW LINE": '\n',
-	"CARRIAGE RETURN": '\r', "CR": '\r'}
-
-var digitNames = []string{"ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"}
+// controlNames are the names of the controls templates write, beside asciiNames, for \N{NAME}
+// escapes.
+var controlNames = map[string]rune{"NULL": 0, "NUL": 0, "CHARACTER TABULATION": '\t', "LINE FEED": '\n',
+	"LF": '\n', "NEW LINE": '\n', "CARRIAGE RETURN": '\r', "CR": '\r'}
 
 // charName is the ASCII character a \N{NAME} escape names (Python matches names in any case), or
 // false for a name outside ASCII or unknown.
 func charName(name string) (rune, bool) {
 	name = strings.ToUpper(name)
-	if r, ok := charNames[name]; ok {
+	if r, ok := asciiNames[name]; ok {
 		return r, true
 	}
-	for prefix, base := range map[string]rune{"LATIN SMALL LETTER ": 'a', "LATIN CAPITAL LETTER ": 'A'} {
-		if l, ok := strings.CutPrefix(name, prefix); ok && len(l) == 1 && l[0] >= 'A' && l[0] <= 'Z' {
-			return base + rune(l[0]-'A'), true
-		}
-	}
-	if d, ok := strings.CutPrefix(name, "DIGIT "); ok {
-		for i, n := range digitNames {
-			if d == n {
-				return '0' + rune(i), true
-			}
-		}
-	}
-	return 0, false
+	r, ok := controlNames[name]
+	return r, ok
 }
 
 // newlines turns \r\n and \r into \n, as Jinja does in text and string literals.

@@ -35,6 +35,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
+	"github.com/stdiff/stdiff/canon/zipdir"
 )
 
 // Format names what a file is.
@@ -65,15 +66,15 @@ const (
 	CodeTorchScript       = "torchscript-archive"     // error: weights_only refuses TorchScript
 	CodeTarFormat         = "pytorch-tar-format"      // error: the oldest torch.save format, not read
 	CodeOtherArchive      = "not-pytorch-archive"     // error: a zip archive without data.pkl
-	CodeZipMalformed      = "zip-malformed"           // error: the central directory cannot be read
+	CodeZipMalformed      = zipdir.CodeMalformed      // error: the central directory cannot be read
 	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
 	CodeZipDuplicate      = "zip-duplicate-name"      // error: two entries whose names are equal, or equal but for case
 	CodeZipVersion        = "zip-no-version"          // error: no version record PyTorch can read
 	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
-	CodeZipEncrypted      = "zip-encrypted"           // error
-	CodeZipMethod         = "zip-unsupported-method"  // error
-	CodeZipFlags          = "zip-unusual-flags"       // warning
-	CodeZipLocalHeader    = "zip-local-header"        // warning: local and central headers disagree
+	CodeZipEncrypted      = zipdir.CodeEncrypted      // error
+	CodeZipMethod         = zipdir.CodeMethod         // error
+	CodeZipFlags          = zipdir.CodeFlags          // warning
+	CodeZipLocalHeader    = zipdir.CodeLocalHeader    // warning: local and central headers disagree
 	CodeLegacyMagic       = "legacy-bad-magic"        // error
 	CodeLegacyProtocol    = "legacy-bad-protocol"     // error
 	CodeStorageMissing    = "storage-missing"         // error: a tensor's storage is not in the file

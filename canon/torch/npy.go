@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/zipdir"
 )
 
 // numpyDTypes maps NumPy's type characters and sizes to safetensors' names.
@@ -25,7 +26,7 @@ type npyHeader struct {
 
 // readNPY reads an .npy array at [off, end) of r as tensor name. compressed says the bytes come
 // from a deflated .npz entry (offsets are then not the file's).
-func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compressed bool, z *zipEntry) {
+func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compressed bool, z *zipdir.Entry) {
 	fo := func(o int64) int64 {
 		if compressed {
 			return -1
@@ -117,8 +118,8 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	}
 	// A deflated entry is read only as far as its header: what it holds is what its size says
 	// (numpy reads the array through zipfile, which stops there and checks the CRC).
-	if compressed && z != nil && size > z.size-min(uint64(data-off), z.size) {
-		f.add(CodeTruncatedData, finding.SevError, -1, entry, "%s needs %d bytes after its header; the entry holds %d", orRoot(name), size, z.size-min(uint64(data-off), z.size))
+	if compressed && z != nil && size > z.Size-min(uint64(data-off), z.Size) {
+		f.add(CodeTruncatedData, finding.SevError, -1, entry, "%s needs %d bytes after its header; the entry holds %d", orRoot(name), size, z.Size-min(uint64(data-off), z.Size))
 		return
 	}
 	stride := make([]int64, len(h.shape))
@@ -137,7 +138,7 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	f.Tensors = append(f.Tensors, t)
 	s := Storage{Key: name, DType: dt, Numel: int64(n), Offset: fo(data), Size: int64(size), Entry: entry, Compressed: compressed, dataStart: -1}
 	if compressed && z != nil {
-		s.entryOffset, s.entrySize, s.dataStart = z.dataOffset, int64(z.csize), data-off
+		s.entryOffset, s.entrySize, s.dataStart = z.DataOffset, int64(z.CSize), data-off
 	}
 	f.Storages = append(f.Storages, s)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/zipdir"
 )
 
 // PyTorch finds an archive's records with miniz (caffe2/serialize/inline_container.cc getRecord →
@@ -105,7 +106,7 @@ func (d *zipDir) locate(name string) int {
 // collisions reports every group of entries whose names are equal, or equal but for case: torch
 // reads one of them (the one miniz's search lands on), Python's zipfile the last, other readers
 // the first, so the archive means different things to different loaders.
-func (f *File) collisions(entries []zipEntry, d *zipDir) {
+func (f *File) collisions(entries []zipdir.Entry, d *zipDir) {
 	for i := 0; i < len(d.sorted); {
 		j := i + 1
 		for j < len(d.sorted) && mzCompare(d.names[d.sorted[j]], d.names[d.sorted[i]]) == 0 {
@@ -128,7 +129,7 @@ func (f *File) collisions(entries []zipEntry, d *zipDir) {
 					kind = "but for case"
 				}
 			}
-			x := f.add(CodeZipDuplicate, finding.SevError, entries[first].central, read,
+			x := f.add(CodeZipDuplicate, finding.SevError, entries[first].Central, read,
 				"%d entries are named alike (%s, equal %s); PyTorch reads %s, other zip readers another", j-i, strings.Join(quoteAll(group), ", "), kind, read)
 			x.Hint = "the archive means different things to different loaders; do not load it"
 		}

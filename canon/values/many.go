@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"reflect"
 	"runtime"
 	"sort"
 	"sync"
@@ -152,44 +154,120 @@ func (c *comparing) finish(err error) error {
 
 // compareBytes is the first pass: the pairs of scan, chunk by chunk, a pair's chunks skipped once one
 // of them differs. A pair that differs and is compared by bytes only is reported at once. It returns
-// which pairs of scan differ.
+// which pairs of scan differ. Small pairs whose bytes follow each other on both sides (as a file's
+// tensors do) are read as one run, one read a side for many pairs: a header of 50,000 small tensors
+// costs a few hundred reads, not 100,000.
 func (c *comparing) compareBytes(ctx context.Context, scan []scanItem) ([]atomic.Bool, error) {
 	pairs, opt := c.pairs, c.opt
-	starts := make([]int, len(scan)+1)
 	widest := int64(0)
-	for k, s := range scan {
-		starts[k+1] = starts[k] + int((s.n+s.chunk-1)/s.chunk)
+	for _, s := range scan {
 		widest = max(widest, s.chunk)
 	}
+	runs := byteRuns(pairs, scan, widest)
+	starts := make([]int, len(runs)+1) // run i is read in chunks starts[i]..starts[i+1]-1
+	for i, r := range runs {
+		starts[i+1] = starts[i] + 1
+		if s := scan[r.k0]; r.k1 == r.k0+1 {
+			starts[i+1] = starts[i] + int((s.n+s.chunk-1)/s.chunk)
+		}
+	}
 	differs := make([]atomic.Bool, len(scan))
-	err := pool.RunWith(ctx, workersFor(opt, 2*widest), starts[len(scan)], func() [2][]byte {
+	err := pool.RunWith(ctx, workersFor(opt, 2*widest), starts[len(runs)], func() [2][]byte {
 		return [2][]byte{make([]byte, widest), make([]byte, widest)}
 	}, func(_ context.Context, buf [2][]byte, j int) error {
-		k := sort.Search(len(scan), func(k int) bool { return starts[k+1] > j })
-		s := scan[k]
-		if differs[k].Load() {
+		i := sort.Search(len(runs), func(i int) bool { return starts[i+1] > j })
+		r := runs[i]
+		if r.k1 == r.k0+1 && differs[r.k0].Load() {
 			return nil
 		}
-		off := int64(j-starts[k]) * s.chunk
-		n := min(s.chunk, s.n-off)
+		s := scan[r.k0]
+		off := int64(j-starts[i]) * s.chunk // within a pair read in chunks; 0 for a run
+		n := r.n - off
+		if r.k1 == r.k0+1 {
+			n = min(n, s.chunk)
+		}
 		p := pairs[s.pair]
 		a, b := buf[0][:n], buf[1][:n]
 		if err := readAt(p.A, a, off); err != nil {
-			return err
+			return c.readErrorOf(r, scan, buf, err)
 		}
 		if err := readAt(p.B, b, off); err != nil {
-			return err
+			return c.readErrorOf(r, scan, buf, err)
 		}
-		c.owed[s.pair].Add(2 * n)
-		if opt.Progress != nil {
-			opt.Progress(2 * n)
-		}
-		if !bytes.Equal(a, b) && differs[k].CompareAndSwap(false, true) && (p.BytesOnly || !Supported(p.A.DType)) {
-			c.report(s.pair, Comparison{}) // bytes only: known now
+		at := int64(0)
+		for k := r.k0; k < r.k1; k++ {
+			s := scan[k]
+			m := min(s.n, n-at) // a pair read in chunks is longer than its chunk
+			c.owed[s.pair].Add(2 * m)
+			if opt.Progress != nil {
+				opt.Progress(2 * m)
+			}
+			q := pairs[s.pair]
+			if !bytes.Equal(a[at:at+m], b[at:at+m]) && differs[k].CompareAndSwap(false, true) && (q.BytesOnly || !Supported(q.A.DType)) {
+				c.report(s.pair, Comparison{}) // bytes only: known now
+			}
+			at += m
 		}
 		return nil
 	})
 	return differs, err
+}
+
+// readErrorOf is the error of run r whose read failed with err: for a run of several pairs, the error
+// of the first pair whose own bytes cannot be read, so that the error names the tensor at fault.
+func (c *comparing) readErrorOf(r byteRun, scan []scanItem, buf [2][]byte, err error) error {
+	if r.k1 == r.k0+1 {
+		return err
+	}
+	for k := r.k0; k < r.k1; k++ {
+		p := c.pairs[scan[k].pair]
+		for side, t := range []Tensor{p.A, p.B} {
+			if e := readAt(t, buf[side][:t.Len], 0); e != nil {
+				return e
+			}
+		}
+	}
+	return err
+}
+
+// byteRun is scan[k0:k1], n bytes a side: one pair (read in chunks when longer than one), or
+// consecutive pairs of at most a chunk each whose bytes follow each other in the same readers on both
+// sides, read at once.
+type byteRun struct {
+	k0, k1 int
+	n      int64
+}
+
+// byteRuns cuts scan, in order, into runs of at most limit bytes (a pair longer than a chunk is a run
+// of its own, whatever its length).
+func byteRuns(pairs []Pair, scan []scanItem, limit int64) []byteRun {
+	runs := make([]byteRun, 0, len(scan)/16+1)
+	for k := 0; k < len(scan); {
+		s := scan[k]
+		head, n, m := pairs[s.pair], s.n, 1
+		for s.n <= s.chunk && k+m < len(scan) {
+			next := scan[k+m]
+			q := pairs[next.pair]
+			if next.n > next.chunk || n+next.n > limit || q.A.Off != head.A.Off+n || q.B.Off != head.B.Off+n ||
+				!sameReader(q.A.R, head.A.R) || !sameReader(q.B.R, head.B.R) {
+				break
+			}
+			n += next.n
+			m++
+		}
+		runs = append(runs, byteRun{k0: k, k1: k + m, n: n})
+		k += m
+	}
+	return runs
+}
+
+// sameReader reports whether x and y are the same reader (false when they cannot be compared).
+func sameReader(x, y io.ReaderAt) bool {
+	if x == nil || y == nil {
+		return false
+	}
+	tx := reflect.TypeOf(x)
+	return tx == reflect.TypeOf(y) && tx.Comparable() && x == y
 }
 
 // credit tells Progress of the n bytes of pair read by value that the comparison of bytes did not.

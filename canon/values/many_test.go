@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -244,5 +245,66 @@ func TestCompareAllBytesOnly(t *testing.T) {
 	// ones, then the pair across dtypes (BytesOnly does not apply).
 	if want := []int{1, 2, 4, 5, 8, 9, 0, 6, 7, 3}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("reported %v, want %v (%v)", got, want, err)
+	}
+}
+
+// TestCompareAllRuns: many small tensors laid end to end in one reader a side (as a file's are) are
+// read in runs; each pair is still judged on its own bytes, a change at either end of a run is found,
+// and a side cut short names the offset of the first tensor it cuts, not the run's.
+func TestCompareAllRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var a, b []byte
+	var lens []int64
+	for range 3000 {
+		n := 4 * int64(r.IntN(40)) // F32, 0 to 39 elements
+		lens = append(lens, n)
+		for range n {
+			x := byte(r.Uint32())
+			a, b = append(a, x), append(b, x)
+		}
+	}
+	changed := map[int]bool{}
+	var off int64
+	for i, n := range lens {
+		if n > 0 && (i%97 == 0 || i == len(lens)-1 || r.IntN(50) == 0) {
+			b[off+int64(r.IntN(int(n)))] ^= 0x40 // the sign or exponent of one element
+			changed[i] = true
+		}
+		off += n
+	}
+	pairsOf := func(rb io.ReaderAt) []Pair {
+		var pairs []Pair
+		off, ra := int64(0), byteReader(a)
+		for _, n := range lens {
+			pairs = append(pairs, Pair{A: Tensor{DType: "F32", R: ra, Off: off, Len: n}, B: Tensor{DType: "F32", R: rb, Off: off, Len: n}})
+			off += n
+		}
+		return pairs
+	}
+	for _, workers := range []int{1, 2, 5} {
+		pairs := pairsOf(byteReader(b))
+		got := map[int]bool{}
+		err := CompareAll(context.Background(), pairs, Options{Workers: workers}, func(i int, c Comparison) bool {
+			if c.Equal == changed[i] || !c.Equal && c.Diff == nil {
+				t.Errorf("workers %d: pair %d: equal %v, diff %v; changed %v", workers, i, c.Equal, c.Diff != nil, changed[i])
+			}
+			got[i] = true
+			return true
+		})
+		if err != nil || len(got) != len(pairs) {
+			t.Fatalf("workers %d: %d of %d pairs reported, err %v", workers, len(got), len(pairs), err)
+		}
+	}
+	// Cut side b inside tensor k: the error names tensor k's bytes, past the start of its run.
+	k, cut := 2000, int64(0)
+	for lens[k] == 0 {
+		k++
+	}
+	for _, n := range lens[:k] {
+		cut += n
+	}
+	err := CompareAll(context.Background(), pairsOf(byteReader(b[:cut+2])), Options{Workers: 1}, func(int, Comparison) bool { return true })
+	if want := fmt.Sprintf("at offset %d:", cut); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("cut inside tensor %d: error %v, want one %q", k, err, want)
 	}
 }

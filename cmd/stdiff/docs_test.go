@@ -32,7 +32,7 @@ var docsGuides = []struct{ file, what string }{
 	{"identities.md", "structure and content IDs, ecosystem hashes, manifests, and the canonical forms byte for byte"},
 	{"snapshots.md", "snapshots: what the file records and how diff, inspect and hash --check use it"},
 	{"gguf.md", "GGUF: llama.cpp's verdict, quantisation, tokenizers, a GGUF against its source model"},
-	{"formats.md", "ONNX, PyTorch checkpoints and NumPy"},
+	{"formats.md", "ONNX, PyTorch checkpoints, NumPy and DDUF"},
 	{"pages.md", "the HTML pages of --format html"},
 	{"ci.md", "CI: the pre-commit hook and the GitHub action"},
 	{"at-scale.md", "millions of files: batch runners and JSONL records"},

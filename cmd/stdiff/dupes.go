@@ -18,7 +18,7 @@ import (
 )
 
 type dupesCmd struct {
-	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights); or derived (renamed, and also each model with the copies derived from it: rounded to F16, BF16 or FP8, a subset of its tensors such as an EMA-pruned checkpoint, the same tensors in another container; a report: --delete and --link leave them)." enum:"bytes,content,renamed,run,structure,derived" default:"renamed"`
+	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights); or derived (renamed, and also each model with the copies derived from it: rounded to F16, BF16 or FP8, a subset of its tensors such as an EMA-pruned checkpoint, the same tensors in another container; --delete deletes those copies, always keeping the original whatever --keep says, after reading both again; --link leaves them)." enum:"bytes,content,renamed,run,structure,derived" default:"renamed"`
 	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the copy under the PATH given first, then the deeper path — Loras/characters/x over downloads/x — then the oldest), newest, oldest or path:PREFIX (one under PREFIX). Whatever the rule, a safe file is kept over a pickle torch refuses and safetensors over another format; then, where the rule leaves a tie, the first PATH's copy, then the deeper path. Each group says why its copy is kept." default:"most-info" placeholder:"RULE"`
 	PrintDeletable bool     `help:"Print the files --delete would delete, one per line, for xargs." xor:"act"`
 	Null           bool     `short:"0" help:"With --print-deletable: end each path with a NUL byte (xargs -0)."`
@@ -44,6 +44,7 @@ func (c *dupesCmd) run(o *out) int {
 		return exitTrouble
 	}
 	opt := dupes.Options{Level: dupes.Level(c.Level), Keep: rule, Source: o.src}
+	derived := opt.Level == dupes.LevelDerived // asked for by name: --delete deletes derived copies, keeping their originals
 	path, err := dupecache.CachePath(os.Getenv("STDIFF_CACHE_DIR"))
 	if err != nil && (!c.NoCache || c.ClearCache) {
 		o.errorf("", "no cache folder: %v (set STDIFF_CACHE_DIR)", err)
@@ -94,7 +95,7 @@ func (c *dupesCmd) run(o *out) int {
 	text := withOptions(render.WriteText, render.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
-		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
+		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Derived: derived, Source: o.src})
 		if err != nil {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
@@ -112,7 +113,7 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
 			return exitTrouble
 		}
-		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Source: o.src})
+		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Derived: derived, Source: o.src})
 		if err != nil {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
@@ -124,7 +125,7 @@ func (c *dupesCmd) run(o *out) int {
 			return int(rep.Outcome())
 		}
 	}
-	done, err := act.Act(o.ctx, rep, act.Options{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Source: o.src})
+	done, err := act.Act(o.ctx, rep, act.Options{Delete: c.Delete, Link: c.Link, DryRun: c.DryRun, Derived: derived, Source: o.src})
 	if err != nil {
 		o.errorf("", "%s", textfmt.Escape(err.Error()))
 		return exitTrouble

@@ -43,7 +43,7 @@ func printHelp(opt kong.HelpOptions, kctx *kong.Context) error {
 }
 
 // modelHelp says what a model may be, at the end of every command's help.
-const modelHelp = "MODEL may be a safetensors or GGUF file, a folder holding one model\n(save_pretrained, PEFT, a diffusers component), a shard set (index, folder or\nany shard), a diffusers pipeline (its folder), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
+const modelHelp = "MODEL may be a safetensors, GGUF, PyTorch (.bin, .pt, .ckpt, a pickle), NumPy\n(.npy, .npz) or ONNX file, a folder holding one model (save_pretrained, PEFT,\na diffusers component), a shard set (index, folder or any shard), a diffusers\npipeline (its folder, or a .dduf file), an http(s) URL or\nhf://ORG/REPO[@REV][/PATH] (HF_ENDPOINT, HF_TOKEN).\n"
 
 // helpText is the end of a command's help: examples, the exit statuses, and what a model may be.
 func helpText(h commandHelp) string {

@@ -33,7 +33,8 @@ func (c *inspectCmd) report(o *out) int {
 	o.src.Snapshots = !c.Short // a snapshot stands for its model (folders are not searched for them)
 	o.src.OneFile = c.AsFiles
 	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html",
-		Inherit: func(ctx context.Context, card *inspect.Card, spec string) { derived.Inherit(ctx, card, spec, o.src) }}
+		Inherit:      func(ctx context.Context, card *inspect.Card, spec string) { derived.Inherit(ctx, card, spec, o.src) },
+		InheritShort: func(ctx context.Context, r *inspect.ShortReport) { derived.InheritRows(ctx, r, o.src, 0) }}
 	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags}
 	if c.Short {
 		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})

@@ -1,6 +1,7 @@
-// Command stdiff reads safetensors and GGUF model files and answers, from their headers and (when asked) their
-// bytes: what is this model, what changed between these two, is this file really loadable, and which of
-// these files are the same model.
+// Command stdiff reads model files (safetensors, GGUF, PyTorch checkpoints and pickles, NumPy, ONNX;
+// shard sets, model folders and remote files) and answers, from their headers and (when asked) their
+// bytes: what is this model, what changed between these two, is this file really loadable (and safe to
+// load), and which of these files are the same model.
 //
 // Exit status: 0 identical / valid / nothing found, 1 differences / defects / duplicates found,
 // 2 trouble (usage error, unreadable input, I/O error).
@@ -207,7 +208,7 @@ func writeVersionJSON(w io.Writer, v string) int {
 // newParser is stdiff's kong parser of the command line into c: the CLI's model, which --help and the
 // command pages (docs/, made by TestDocs) are written from.
 func newParser(c *cli, stdout, stderr io.Writer, version string) (*kong.Kong, error) {
-	return kong.New(c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check safetensors and GGUF models."),
+	return kong.New(c, kong.Name("stdiff"), kong.Description("Diff, hash, inspect and check models: safetensors, GGUF, PyTorch, NumPy and ONNX files, shard sets, folders, remote files."),
 		kong.Writers(stdout, stderr), kong.Exit(func(code int) { panic(exitPanic(code)) }), kong.Help(printHelp),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}), kong.Vars{"version": version})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/stdiff/stdiff/canon/dduf/ddufw"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/source/hubtest"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -146,6 +148,42 @@ func TestScripts(t *testing.T) {
 					name := fmt.Sprintf("%s-%05d-of-%05d.gguf", args[0], k+1, n)
 					ts.Check(os.WriteFile(ts.MkAbs(name), f.Build(), 0o644))
 				}
+			},
+			// dduf [-reorder] [-config] NAME [FOLDER [COMPONENT=SEED…]]: a small diffusers pipeline as a DDUF
+			// file (canon/dduf/ddufw), its members in reverse order (-reorder: other bytes, the same
+			// pipeline) or with another unet/config.json (-config); and the same pipeline as FOLDER, whose
+			// COMPONENT's weights have other values (another seed)
+			"dduf": func(ts *testscript.TestScript, neg bool, args []string) {
+				ms := ddufw.Pipeline()
+				for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+					switch args[0] {
+					case "-reorder":
+						slices.Reverse(ms)
+					case "-config":
+						for i := range ms {
+							if ms[i].Name == "unet/config.json" {
+								ms[i].Data = []byte(`{"in_channels": 9}`)
+							}
+						}
+					}
+					args = args[1:]
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), ddufw.Write(ms), 0o644))
+				if len(args) < 2 {
+					return
+				}
+				ms = ddufw.Pipeline()
+				for _, a := range args[2:] {
+					comp, seed, _ := strings.Cut(a, "=")
+					n, err := strconv.ParseInt(seed, 10, 64)
+					ts.Check(err)
+					for i := range ms {
+						if strings.HasPrefix(ms[i].Name, comp+"/") && strings.HasSuffix(ms[i].Name, ".safetensors") {
+							ms[i].Data = ddufw.Weights(comp, n)
+						}
+					}
+				}
+				ts.Check(ddufw.WriteFolder(ts.MkAbs(args[1]), ms))
 			},
 			// chatgguf NAME TEMPLATE: weights.gguf with the file TEMPLATE as its tokenizer.chat_template
 			"chatgguf": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -389,6 +389,9 @@ type srcPair struct {
 	hf        []int
 	transform Transform
 	heads     int
+	// shapeOK says the shapes correspond; result is how the values compare, nil where they were not.
+	shapeOK bool
+	result  *srcResult
 }
 
 // expectedTransform is what the converter does to a source tensor of arch, mapped to GGUF name gname.

@@ -5,9 +5,14 @@
 // graph's constants (Constant nodes' values): by name, such an export is a wall of removed and
 // added tensors.
 //
-// Match pairs by name first, then by value: the BLAKE3 of each unpaired tensor's bytes, and of the
-// bytes of its transpose (a 2-D tensor), keyed by dtype and shape, so a faithful export pairs in
-// one pass over the bytes (never a comparison of every tensor with every other). What is left pairs
+// Match pairs by name first, then by the graph (a node named after its module, /layer0/MatMul, reads
+// that module's weight: layer0.weight), then by value: the BLAKE3 of each unpaired tensor's bytes, and
+// of the bytes of its transpose (a 2-D tensor), keyed by dtype and shape, so a faithful export pairs
+// in one pass over the bytes (never a comparison of every tensor with every other). Where no module
+// names the nodes (MatMul_3), the weights of numbered layers (layer.0, layer.1) paired by value are
+// re-paired in the graph's order of their numbers: the first such initializer read is layer.0's. A square weight's
+// orientation is the one the exporter gives the others its operator reads (a MatMul reads a Linear
+// weight transposed): equal bytes in the other orientation are a different model, not a match. What is left pairs
 // by shape (as is, or transposed), in file order: an edited weight is still paired with its source,
 // and its values compared under the transform. Graph constants are kept apart. A tensor the graph
 // holds twice (a tied embedding and head, exported once as an initializer of its own name and once
@@ -77,7 +82,7 @@ func Message(code NoteCode, count int, key, old, new string) string {
 	case NoteGraphConstants:
 		return fmt.Sprintf("%s of the ONNX graph (Constant nodes) left out: not weights", plural(count, "constant"))
 	case NotePairedByValue:
-		return fmt.Sprintf("%s of the ONNX model paired with source tensors of other names by value or shape (%s transposed back)", plural(count, "initializer"), old)
+		return fmt.Sprintf("%s of the ONNX model paired with source tensors of other names by the graph, value or shape (%s transposed back)", plural(count, "initializer"), old)
 	case NoteGraphShared:
 		return fmt.Sprintf("%s of the source held by an initializer the exporter shares with another of equal values (the first, %s, by %s): not a difference",
 			plural(count, "tensor"), strconv.Quote(key), strconv.Quote(old))
@@ -103,6 +108,9 @@ const (
 	// ByShape: what was left once names and values paired, by shape (under the pair's transform), in
 	// file order: its values differ.
 	ByShape
+	// ByGraph: the node that reads the initializer names its source tensor: torch.onnx.export names a
+	// node after the module that made it (/layer0/MatMul reads layer0.weight).
+	ByGraph
 )
 
 // Pair is an initializer of the ONNX model and its source tensor (indices into the models' Tensors).
@@ -223,6 +231,14 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 			onnxDigest[0][jb.i] = digests[k]
 		}
 	}
+	srcDigest := map[int][32]byte{}
+	for k, jb := range jobs {
+		if jb.side == 1 {
+			srcDigest[jb.i] = digests[k]
+		}
+	}
+	g := newGraph(om, sm, keep)
+	loose = g.pairByName(loose, pairedS, res)
 	var left []int
 	for _, i := range loose {
 		t := &om.Tensors[i]
@@ -259,6 +275,11 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 			left = append(left, i)
 		}
 	}
+
+	// The orientation of each square weight the graph reads: as the exporter stores the others.
+	g.orient(res, onnxDigest, srcDigest)
+	// Numbered layers whose nodes name no module: in the graph's order.
+	g.order(res, onnxDigest, srcDigest)
 
 	// Shared: a source tensor whose values an initializer paired already holds (the exporter keeps one
 	// initializer of tensors with equal values: the LayerNorm weights of every layer, all ones).

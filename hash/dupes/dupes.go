@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx"
@@ -72,7 +73,8 @@ const (
 	LevelStructure Level = "structure"
 	// LevelDerived: a model and the copies derived from it (package hash/dupes/derived): rounded to
 	// a narrower dtype, a subset of its tensors, the same tensors in another container. Asked for by
-	// name only (it is not among the levels of the others); a report, never acted on.
+	// name only (it is not among the levels of the others); acted on only by package act's
+	// Options.Derived, which keeps the original.
 	LevelDerived Level = "derived"
 )
 
@@ -96,7 +98,7 @@ type invalidModel struct {
 
 func (e *invalidModel) Error() string {
 	name := map[canon.Format]string{canon.FormatGGUF: "GGUF", canon.FormatPyTorch: "PyTorch", canon.FormatNumPy: "NumPy",
-		canon.FormatONNX: "ONNX"}[e.format]
+		canon.FormatONNX: "ONNX", canon.FormatDDUF: "DDUF"}[e.format]
 	if name == "" {
 		name = "safetensors"
 	}
@@ -395,6 +397,10 @@ type scanned struct {
 	// model made of several files, which is never a copy to delete (part).
 	format                    canon.Format
 	virtual, unsafe, external bool
+	// inner is, for a DDUF file (a diffusers pipeline in one archive), the ID of the files its
+	// members hold beside the tensors (configs, tokenizer files: companion.ID): a copy of it at the
+	// content level has the same ones, so that deleting it loses none of them.
+	inner string
 	// companions are the other regular files of the model's folder when it is a model folder
 	// (folder.Lister): part of the model, deleted with it; folderSum is their digest (folder.Digest),
 	// once hasFolderSum: only models with equal ones are compared.
@@ -634,7 +640,7 @@ func (s *finder) compareContents(ctx context.Context, candidates []*scanned) err
 		if f.err != nil || !f.hasSample || (f.companions != nil && !f.hasFolderSum) {
 			return "\x00" + f.path // alone (a model folder that shares files with another model too)
 		}
-		return fmt.Sprintf("%s/%x/%s/%x", structureKey(f), f.sample, f.ident, f.folderSum)
+		return fmt.Sprintf("%s/%x/%s/%x/%s", structureKey(f), f.sample, f.ident, f.folderSum, f.inner)
 	}) {
 		if len(g) > 1 {
 			sampleGroups = append(sampleGroups, g)
@@ -964,7 +970,10 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		return nil, err
 	}
 	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
-	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || torchSet, unsafePickle(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || m.DDUF != nil || torchSet, unsafePickle(m)
+	if m.DDUF != nil {
+		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
+	}
 	if m.ONNX != nil {
 		for i := range m.ONNX.Tensors {
 			if t := &m.ONNX.Tensors[i]; t.Where == onnx.InExternal {
@@ -975,7 +984,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 			}
 		}
 	}
-	if (!f.set && m.FileSize != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
+	if (!f.set && fileSizeOf(m) != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
 		return nil, &canon.ReadError{Name: path, Op: "read", Err: canon.ErrChanged}
 	}
 	if f.set {
@@ -1159,11 +1168,20 @@ func onlyGlobals(m *canon.Model) bool {
 	return true
 }
 
+// fileSizeOf is the size of the file m was read from: a DDUF file's archive, whose Model is the
+// pipeline it holds (FileSize its components' data).
+func fileSizeOf(m *canon.Model) int64 {
+	if m.DDUF != nil {
+		return m.DDUF.Size
+	}
+	return m.FileSize
+}
+
 // dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
-// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) the space they lie in, one
-// tensor after another.
+// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) or from its members (DDUF)
+// the space they lie in, one tensor after another.
 func dataLenOf(m *canon.Model) int64 {
-	if m.Torch == nil && m.ONNX == nil {
+	if m.Torch == nil && m.ONNX == nil && m.DDUF == nil {
 		return m.DataLen()
 	}
 	var n uint64

@@ -1,11 +1,11 @@
 package dupes
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
 // The scan groups models by keys it can work out from a header without building a canon.Model (see
@@ -22,18 +22,7 @@ func mix(x uint64) uint64 {
 }
 
 // hashBytes is a fast 64-bit hash of b: a multiply-rotate step per eight bytes, then mix.
-func hashBytes(b []byte) uint64 {
-	h := uint64(len(b)) ^ 0x9e3779b97f4a7c15
-	for len(b) >= 8 {
-		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b))*0xff51afd7ed558ccd, 31)
-		b = b[8:]
-	}
-	var tail uint64
-	for i, c := range b {
-		tail |= uint64(c) << (8 * i)
-	}
-	return mix(h ^ tail*0xc4ceb9fe1a85ec53)
-}
+func hashBytes(b []byte) uint64 { return derived.HashBytes(b) }
 
 // hashString is hashBytes of s's bytes.
 func hashString(s string) uint64 { return hashBytes(unsafe.Slice(unsafe.StringData(s), len(s))) }

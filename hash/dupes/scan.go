@@ -143,7 +143,7 @@ func reopen(ctx context.Context, f *scanned) (*source.Opened, *canon.Model, erro
 		o.Close()
 		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: err}
 	}
-	if (!f.set && m.FileSize != f.size) || dataLenOf(m) != f.dataLen {
+	if (!f.set && fileSizeOf(m) != f.size) || dataLenOf(m) != f.dataLen {
 		o.Close()
 		return nil, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 	}
@@ -797,12 +797,16 @@ type keySink struct {
 
 // Entry adds one tensor entry.
 func (s *keySink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	if s.k.collect == nil {
+		nh := hashBytes(name)
+		if s.also != nil {
+			s.also.EntryHashed(nh, dtype, shape, begin, end)
+		}
+		s.k.add(nh, hashBytes(dtype), shape, begin, end)
+		return
+	}
 	if s.also != nil {
 		s.also.Entry(name, dtype, shape, begin, end)
-	}
-	if s.k.collect == nil {
-		s.k.add(hashBytes(name), hashBytes(dtype), shape, begin, end)
-		return
 	}
 	// names and dtypes share the header's memory, as canon.Read's do
 	*s.k.collect = append(*s.k.collect, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),

@@ -149,7 +149,7 @@ func listFolder(dir string) []any {
 		e := entry{Type: "file", Path: filepath.ToSlash(rel), OID: fmt.Sprintf("%040d", len(all))}
 		if d.IsDir() {
 			e.Type = "directory"
-		} else if info, err := d.Info(); err == nil {
+		} else if info, err := os.Stat(p); err == nil { // a link is listed as the file it leads to, as the Hub lists its files
 			e.Size = info.Size()
 		}
 		all = append(all, e)

@@ -15,12 +15,13 @@ const (
 	// CodePrivateAttribute: the template reads an attribute whose name starts with an underscore
 	// (x.__class__, x['__globals__'], x|attr('__init__'), '{0.__class__}'.format(x)), written out or
 	// built from literals as Python would compute it (~, +, *, % and |format, str.format, |join,
-	// string filters and methods, slices, dict and namespace items, macro arguments, escapes; %c of
-	// a variable counts as a possible underscore): a way out of the template's data into the
-	// renderer's objects, the start of every published chat-template payload.
+	// string filters and methods, slices, dict and namespace items, macro arguments, escapes): a way
+	// out of the template's data into the renderer's objects, the start of every published
+	// chat-template payload.
 	CodePrivateAttribute = "chat-template-private-attribute"
 	// CodeComputedAttribute: an attribute whose name is known only when the template runs (|attr of a
-	// variable, str.format on a computed string): it may be built into a private one.
+	// variable, str.format on a computed string): it may be built into a private one. Also an
+	// attribute or item whose name may start with an underscore made by %c of a variable.
 	CodeComputedAttribute = "chat-template-computed-attribute"
 	// CodeGlobalInternals: the template uses a Jinja or Flask global that chat templates have no use
 	// for (cycler, joiner, lipsum, self, config, request, session, url_for); reading an attribute of one
@@ -403,11 +404,14 @@ func private(name string) (definitely, maybe bool) {
 	return false, maybe
 }
 
-// dunderKey reports whether an item key starts with two underscores (or characters computed when
-// the template runs).
-func dunderKey(k string) bool {
+// dunderKey reports whether an item key starts with two underscores (definitely), or may (maybe:
+// one of them is a character computed when the template runs).
+func dunderKey(k string) (definitely, maybe bool) {
 	r := []rune(k)
-	return len(r) >= 2 && (r[0] == '_' || r[0] == wildChar) && (r[1] == '_' || r[1] == wildChar)
+	if len(r) < 2 || !(r[0] == '_' || r[0] == wildChar) || !(r[1] == '_' || r[1] == wildChar) {
+		return false, false
+	}
+	return r[0] == '_' && r[1] == '_', true
 }
 
 // shown is a folded value as a message shows it: ? for a character, … for a string computed when
@@ -450,7 +454,7 @@ func (a *analyzer) attrName(x template.Expr, how string) {
 			a.add(CodePrivateAttribute, true, template.Offset(x), "%s reads the private attribute %s", how, shown(v))
 			return
 		case maybe:
-			a.add(CodePrivateAttribute, true, template.Offset(x), "%s may read a private attribute: %s starts with a character %%c makes when the template runs", how, shown(v))
+			a.add(CodeComputedAttribute, false, template.Offset(x), "%s may read a private attribute: %s starts with a character %%c makes when the template runs", how, shown(v))
 			return
 		}
 	}
@@ -504,8 +508,11 @@ func (a *analyzer) expr(x template.Expr) {
 	case *template.Index:
 		if vals, ok := a.fold(x.Key); ok {
 			for _, v := range vals {
-				if dunderKey(v) {
+				if definitely, maybe := dunderKey(v); definitely {
 					a.add(CodePrivateAttribute, true, x.Off, "the template reads the private item %s", shown(v))
+					break
+				} else if maybe {
+					a.add(CodeComputedAttribute, false, x.Off, "the template may read a private item: %s starts with a character %%c makes when the template runs", shown(v))
 					break
 				}
 			}

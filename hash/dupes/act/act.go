@@ -20,10 +20,13 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
@@ -38,6 +41,14 @@ type Options struct {
 	Delete bool
 	// Link replaces every copy of a bytes group but its keeper with a hard link to the keeper.
 	Link bool
+	// Derived, with Delete, deletes the copies of derived groups too (dupes.LevelDerived: rounded to
+	// a narrower dtype, a subset), always keeping the group's original, the side with more
+	// information, whatever the keep rule. Set it only when the user asked for that level by name:
+	// without it derived groups are a report, never acted on. Link never acts on them (a derived
+	// copy holds other bytes than its original: a link would change what it loads as), nor does
+	// Delete on a member that holds the original's very tensors (relation same-tensors: its
+	// content group acts on it, under the keep rule).
+	Derived bool
 	// DryRun changes nothing: the report says what would be done (every check is made).
 	DryRun bool
 	// Source opens shard sets (as Find's Options.Source).
@@ -92,6 +103,14 @@ const (
 	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
 	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
 	SkipManaged SkipReason = "managed-store"
+	// SkipNotDerived: Options.Derived: checked again just before deleting, reading every tensor of
+	// both, the copy is not derived from its original as the scan said (or its file holds more than
+	// tensors, which deleting it would lose).
+	SkipNotDerived SkipReason = "not-derived"
+	// SkipDerivedSidecar: Options.Derived: the derived copy has a sidecar (To) and its original none of
+	// that kind. A derived copy's CivitAI record and preview are of its own file (another hash, another
+	// version): they are not moved to the original, and the copy stays with them.
+	SkipDerivedSidecar SkipReason = "derived-sidecar"
 	// SkipKeeperManaged: Link: the keeper lies in a program's store (Action.Store): no file is
 	// hard-linked to a store's, which the program may delete or count as its own.
 	SkipKeeperManaged SkipReason = "keeper-managed"
@@ -101,7 +120,7 @@ const (
 // not one in a program's store (SkipManaged), a URL, a copy already linked, or one that proved no copy.
 func (r SkipReason) Actionable() bool {
 	switch r {
-	case SkipManaged, SkipRemote, SkipLinked, SkipNotACopy:
+	case SkipManaged, SkipRemote, SkipLinked, SkipNotACopy, SkipNotDerived:
 		return false
 	}
 	return true
@@ -172,8 +191,9 @@ var ErrOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
 // group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
-// never touched, nor is any file linked to a keeper there, or a sidecar moved next to it. Only bytes and content groups are acted on (renamed and structure groups hold
-// other bytes); Link only on bytes groups. Just before it acts on a copy, it checks again that the
+// never touched, nor is any file linked to a keeper there, or a sidecar moved next to it. Only bytes and
+// content groups are acted on (renamed and structure groups hold other bytes), and with
+// Options.Derived the derived copies of derived groups, their original kept; Link only on bytes groups. Just before it acts on a copy, it checks again that the
 // keeper and the copy are as the scan saw them (size and modification time) and that the copy holds
 // the keeper's bytes (bytes groups) or tensors (content groups), reading both; a copy that fails is
 // left alone (OpSkip), a keeper that fails leaves its group alone. From that check to the action it
@@ -197,18 +217,27 @@ func Act(ctx context.Context, r *dupes.Report, opt Options) (*Report, error) {
 	if opt.Delete == opt.Link {
 		return nil, ErrOptions
 	}
-	a := &actor{ctx: ctx, opt: opt, rep: &Report{Schema: Schema, DryRun: opt.DryRun, Actions: []Action{}}}
+	a := &actor{ctx: ctx, opt: opt, rep: &Report{Schema: Schema, DryRun: opt.DryRun, Actions: []Action{}}, gone: map[string]string{}}
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		if !r.ActsOn(g, opt.Link) {
+		deriv := opt.Derived && opt.Delete && g.Level == dupes.LevelDerived && len(g.Members) > 1 && g.Members[0].Relation == derived.Original
+		if !r.ActsOn(g, opt.Link) && !deriv {
 			continue
+		}
+		k := &g.Members[0]
+		if deriv {
+			k = a.originalOf(g)
 		}
 		for j := 1; j < len(g.Members); j++ {
 			if ctx.Err() != nil {
 				a.rep.Interrupted = true
 				return a.rep, nil
 			}
-			if !a.member(g, &g.Members[0], &g.Members[j]) {
+			m := &g.Members[j]
+			if deriv && (m == k || m.Relation == derived.SameTensors || m.Relation == derived.Original || a.gone[m.Path] != "") {
+				continue // the original's twin is its content group's; a copy gone with its content group is gone
+			}
+			if !a.member(g, k, m) {
 				break // the keeper changed: the group is left alone
 			}
 		}
@@ -224,6 +253,21 @@ type actor struct {
 	ctx context.Context
 	opt Options
 	rep *Report
+	// gone are the copies deleted (in a dry run, to be deleted), each with its keeper.
+	gone map[string]string
+}
+
+// originalOf is the model derived group g keeps: its original, or where a content group of the same
+// run deleted the original for a twin holding the same tensors (its keep rule), that twin.
+func (a *actor) originalOf(g *dupes.Group) *dupes.Member {
+	if kept, ok := a.gone[g.Members[0].Path]; ok {
+		for j := range g.Members {
+			if g.Members[j].Path == kept && g.Members[j].Relation == derived.SameTensors {
+				return &g.Members[j]
+			}
+		}
+	}
+	return &g.Members[0]
 }
 
 // log records an action and tells Progress.
@@ -243,6 +287,7 @@ func (a *actor) log(act Action) {
 		switch act.Op {
 		case OpDelete:
 			a.rep.Deleted++
+			a.gone[act.Path] = act.Keeper
 		case OpLink:
 			a.rep.Linked++
 		case OpMoveSidecar:
@@ -333,11 +378,14 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 		skip(SkipChanged)
 		return true
 	}
-	same, files, err := a.verify(g, k, m)
+	same, files, lost, err := a.verify(g, k, m)
 	switch {
 	case err != nil:
 		base.Err = err
 		a.log(base)
+		return true
+	case !same && g.Level == dupes.LevelDerived:
+		skip(SkipNotDerived)
 		return true
 	case !same:
 		skip(SkipNotACopy)
@@ -373,6 +421,9 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	}
 	if d := m.Differences; d != nil {
 		base.MetadataLost = append(append([]string{}, d.Metadata.Added...), d.Metadata.Changed...)
+	}
+	if g.Level == dupes.LevelDerived {
+		base.MetadataLost = lost
 	}
 	base.Files = files
 	for _, f := range files {
@@ -469,47 +520,67 @@ func unchanged(m *dupes.Member) bool {
 	return m.Shards > 0 || st.Size() == m.Size
 }
 
-// verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, and
-// returns the files deleting m removes: its path, or a set's index and shards.
-func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, error) {
+// verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, or
+// for a derived group that m is derived from k as the scan said (derived.Check: every tensor read
+// again), and returns the files deleting m removes: its path, or a set's index and shards; for a
+// derived copy, also the metadata keys it has that k lacks or holds with another value.
+func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []string, error) {
 	if same, err := a.sameCompanions(k, m); err != nil || !same {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	if g.Level == dupes.LevelBytes && m.Shards == 0 && k.Shards == 0 {
 		same, err := diskfile.SameBytes(a.ctx, k.Path, m.Path)
-		return same, append([]string{m.Path}, m.Companions...), err
+		return same, append([]string{m.Path}, m.Companions...), nil, err
 	}
 	ko, err := a.open(k)
 	if err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	defer ko.Close()
 	mo, err := a.open(m)
 	if err != nil {
-		return false, nil, err
+		return false, nil, nil, err
 	}
 	defer mo.Close()
 	if (m.Shards > 0) != (mo.Model.Shards != nil) {
-		return false, nil, &canon.ReadError{Name: m.Path, Op: "read", Err: canon.ErrChanged}
+		return false, nil, nil, &canon.ReadError{Name: m.Path, Op: "read", Err: canon.ErrChanged}
+	}
+	if (ko.Model.DDUF != nil || mo.Model.DDUF != nil) && companion.ID(ko.Companions) != companion.ID(mo.Companions) {
+		return false, nil, nil, nil // a DDUF file's configs and tokenizer files are inside it: the same, or no copy
 	}
 	files := []string{m.Path}
 	for _, sh := range mo.Model.Shards { // a set named by its first file lists that file once
+		if mo.Model.DDUF != nil {
+			break // a DDUF file's components are members of it, not files
+		}
 		if p := filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)); filepath.Clean(p) != filepath.Clean(m.Path) {
 			files = append(files, p)
 		}
 	}
+	if g.Level == dupes.LevelDerived {
+		if moreThanTensors(mo) || !ko.Model.Valid() || !mo.Model.Valid() {
+			return false, nil, nil, nil // what the copy holds besides tensors would be lost
+		}
+		d, ok := derived.Check(a.ctx, ko.Model, ko.Source, mo.Model, mo.Source)
+		if !ok || d.Relation != m.Relation || d.RoundedTo != m.RoundedTo {
+			return false, nil, nil, a.ctx.Err()
+		}
+		added, _, changed := delta.Keys(delta.Metadata(ko.Model, mo.Model, func(string) bool { return false }))
+		return true, append(files, m.Companions...), append(added, changed...), errors.Join(ko.Unchanged(), mo.Unchanged())
+	}
 	if g.Level != dupes.LevelBytes && (moreThanTensors(ko) || moreThanTensors(mo)) {
-		return false, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
+		return false, nil, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
 	}
 	same, err := sameTensors(a.ctx, ko, mo)
-	return same, append(files, m.Companions...), err
+	return same, append(files, m.Companions...), nil, err
 }
 
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
-// graph), a checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+// graph), a DDUF file (every member of the archive, its tensors' files' metadata included), a
+// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
 func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
-	return m.ONNX != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
 }
 
 // sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
@@ -593,7 +664,10 @@ func (a *actor) sidecars(g *dupes.Group, k, m *dupes.Member) ([]lora.SidecarFile
 			continue // the keeper's own (one stem, or a link), or gone: it stays where it is
 		}
 		to := lora.SidecarPath(k.Path, s.Ending)
-		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) && g.Level == dupes.LevelDerived {
+			a.log(Action{Op: OpSkip, Level: g.Level, Path: m.Path, Keeper: k.Path, Reason: SkipDerivedSidecar, To: s.Path})
+			return nil, false
+		} else if errors.Is(err, fs.ErrNotExist) {
 			moves = append(moves, s)
 			continue
 		}

@@ -24,9 +24,9 @@ import (
 
 // derivedModel is an F32 model of seed (model.* and model_ema.*), its tensors rounded to dtype
 // ("F32": as they are), without model_ema.* when pruned.
-func derivedModel(seed uint64, dtype string, pruned bool) []byte {
+func derivedModel(seed uint64, dtype string, pruned bool, meta ...stfile.KV) []byte {
 	rng := rand.New(rand.NewPCG(seed, 37))
-	var f stfile.File
+	f := stfile.File{Metadata: meta}
 	for _, prefix := range []string{"model", "model_ema"} {
 		for _, name := range []string{"a.weight", "b.weight"} {
 			n := 32
@@ -122,4 +122,48 @@ func TestDerivedNeverActedOn(t *testing.T) {
 			t.Errorf("%s changed: %v", p, err)
 		}
 	}
+}
+
+// checkDeleteDerived is --level derived --delete (Options.Derived) on the collection scanned at
+// LevelDerived with the keep rule newest (addDerived's copies are newer than their originals): every
+// deletion in a derived group is one of addDerived's copies, kept by its own original, which is
+// still there byte for byte; every other model of c.more keeps a complete copy, every sidecar its
+// bytes, as after --delete alone.
+func checkDeleteDerived(t *testing.T, c *collection) {
+	t.Helper()
+	rep, err := dupes.Find(t.Context(), c.scanned, dupes.Options{Level: dupes.LevelDerived, Keep: dupes.KeepRule{Kind: dupes.KeepNewest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, folders, vals := c.contents(), c.folderStates(), c.valueKeys()
+	kept := keptState(t, c)
+	r, err := Act(t.Context(), rep, Options{Delete: true, Derived: true})
+	if err != nil || r.Failed > 0 || r.Interrupted {
+		t.Fatalf("act: %v, %+v", err, r)
+	}
+	kept.check(t, c, "--level derived --delete")
+	origOf := map[string]string{}
+	for _, d := range c.derivations {
+		origOf[d[1]] = d[0]
+	}
+	for _, a := range r.Actions { // a copy derived twice the same (byte copies) goes by its bytes group, its twin after
+		if a.Op != OpDelete || !a.Done {
+			continue
+		}
+		o := origOf[a.Path]
+		if a.Level == dupes.LevelDerived && (o == "" || a.Keeper != o) {
+			t.Errorf("--level derived --delete deleted %s keeping %s: not a derived copy of it", a.Path, a.Keeper)
+			continue
+		}
+		if o == "" {
+			continue
+		}
+		if got, err := os.ReadFile(o); err != nil || string(got) != string(before[o][0]) {
+			t.Errorf("%s went, and its original %s is not as it was: %v", a.Path, o, err)
+		}
+		delete(before, a.Path)
+	}
+	c.checkSurvivors(before, "--level derived --delete")
+	c.checkFolders(folders, "--level derived --delete")
+	c.checkValues(vals, "--level derived --delete")
 }

@@ -615,6 +615,9 @@ func TestDupesNeverDeleteTheLastCopy(t *testing.T) {
 			c.checkSurvivors(more, "--link")
 			c.checkFolders(folders, "--link")
 			c.checkValues(values, "--link")
+			if c.seed%2 == 1 && len(c.derivations) > 0 { // --level derived --delete, asked for by name
+				checkDeleteDerived(t, newCollection(t, seed))
+			}
 		})
 	}
 }

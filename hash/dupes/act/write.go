@@ -83,6 +83,7 @@ var skipWords = map[SkipReason]string{
 	SkipShardSet:        "a shard set: not linked",
 	SkipLinked:          "already a link to its keeper",
 	SkipSidecarKept:     "its sidecar differs from the keeper's",
+	SkipNotDerived:      "checked again, it is not derived from its original as the scan said",
 }
 
 // actLine is an action's verb and the rest of its line, names through esc.
@@ -97,6 +98,8 @@ func actLine(r *Report, a Action, esc func(string) string) (string, string) {
 		return verb, fmt.Sprintf("%s: its keeper is managed by %s: not linked to it", esc(a.Path), a.Store.Describe())
 	case a.Op == OpSkip && a.Reason == SkipManaged:
 		return verb, fmt.Sprintf("%s: managed by %s", esc(a.Path), a.Store.Describe())
+	case a.Op == OpSkip && a.Reason == SkipDerivedSidecar:
+		return verb, fmt.Sprintf("%s: its sidecar %s is its own and the original has none of its kind: not moved to the original", esc(a.Path), esc(a.To))
 	case a.Op == OpSkip && a.Reason == SkipSidecarKept:
 		return verb, fmt.Sprintf("%s: its sidecar %s differs from the keeper's", esc(a.Path), esc(a.To))
 	case a.Op == OpSkip:

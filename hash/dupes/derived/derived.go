@@ -15,7 +15,8 @@
 // models of the same shapes are never grouped.
 //
 // A derived group is a report: package dupes puts it beside its duplicate groups, and package act
-// never deletes across it.
+// deletes across it only when asked by name (its Options.Derived), keeping the original, after Check
+// has proved the relation again.
 package derived
 
 import (
@@ -26,11 +27,14 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/bits"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
@@ -155,7 +159,13 @@ func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
 
 // Entry adds one header entry.
 func (s *Sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
-	h := fnvBytes(name) ^ uint64(len(shape))*0x9e3779b97f4a7c15
+	s.EntryHashed(HashBytes(name), dtype, shape, begin, end)
+}
+
+// EntryHashed adds one header entry whose name's HashBytes is name: a caller that hashes names
+// anyway (package dupes) hashes each once.
+func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end uint64) {
+	h := name ^ uint64(len(shape))*0x9e3779b97f4a7c15
 	for _, d := range shape {
 		h = mix(h ^ d)
 	}
@@ -239,27 +249,24 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// fnv hashes s.
-func fnv(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * 1099511628211
+// HashBytes is a fast 64-bit hash of b (package dupes hashes names with it too): a multiply-rotate
+// step per eight bytes, then mix.
+func HashBytes(b []byte) uint64 {
+	h := uint64(len(b)) ^ 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b))*0xff51afd7ed558ccd, 31)
+		b = b[8:]
 	}
-	return h
-}
-
-// fnvBytes is fnv of b's bytes.
-func fnvBytes(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h = (h ^ uint64(c)) * 1099511628211
+	var tail uint64
+	for i, c := range b {
+		tail |= uint64(c) << (8 * i)
 	}
-	return h
+	return mix(h ^ tail*0xc4ceb9fe1a85ec53)
 }
 
 // tensorHash hashes a tensor's name and shape (not its dtype).
 func tensorHash(t *canon.Tensor) uint64 {
-	h := fnv(t.Name) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
+	h := HashBytes(unsafe.Slice(unsafe.StringData(t.Name), len(t.Name))) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
 	for _, d := range t.Shape {
 		h = mix(h ^ d)
 	}
@@ -315,6 +322,23 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 		}
 	}
 	var jobs []job
+	cache := &sampleCache{m: map[[2]uint64]*cachedSample{}}
+	picksOf := map[uint64][]uint64{} // a structure → the picks of its job
+	bySize := slices.Clone(keys)     // subsets first: a superset samples at its subset's picks, the two jobs sharing its samples
+	slices.SortStableFunc(bySize, func(a, b uint64) int {
+		return cmp.Compare(len(infos[byKey[a][0]].hashes), len(infos[byKey[b][0]].hashes))
+	})
+	for _, k := range bySize {
+		rep := infos[byKey[k][0]].hashes
+		if picksOf[k] == nil {
+			picksOf[k] = smallest(infos[byKey[k][0]])
+		}
+		for _, o := range holding[rep[0]] {
+			if _, ok := picksOf[o]; !ok && o != k && len(infos[byKey[o][0]].hashes) > len(rep) && contains(infos[byKey[o][0]].hashes, rep) {
+				picksOf[o] = picksOf[k]
+			}
+		}
+	}
 	for _, k := range keys {
 		rep := infos[byKey[k][0]].hashes
 		pool := slices.Clone(byKey[k])
@@ -324,8 +348,11 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 			}
 		}
 		if len(pool) > 1 {
-			jobs = append(jobs, job{targets: byKey[k], pool: pool})
+			jobs = append(jobs, job{targets: byKey[k], pool: pool, key: k, cache: cache})
 		}
+	}
+	for i := range jobs {
+		jobs[i].picks = picksOf[jobs[i].key]
 	}
 	holding = nil
 	links := make([][]link, len(jobs))
@@ -396,7 +423,37 @@ func contains(big, sub []uint64) bool {
 
 // job compares the models of one structure (targets: the candidates to be derived) with the models of
 // the pool (targets and those of supersets: the candidates to be originals).
-type job struct{ targets, pool []int }
+type job struct {
+	targets, pool []int
+	key           uint64
+	// picks are the (name, shape) hashes of the tensors sampled: those of the smallest hashes of a
+	// subset's, where the structure has subsets that are candidates too (they hold them all), so
+	// that its models are sampled once for both; else its own.
+	picks []uint64
+	cache *sampleCache
+}
+
+// sampleCache keeps each model's sample at some picks, read once whichever job asks first.
+type sampleCache struct {
+	mu sync.Mutex
+	m  map[[2]uint64]*cachedSample
+}
+
+// cachedSample is a model's sample at some picks, and their dtypes (vals nil: none could be read).
+type cachedSample struct {
+	once   sync.Once
+	vals   [][]float64
+	dtypes []canon.DType
+}
+
+// smallest are the hashes of the first sampleTensors entries of in's bottom.
+func smallest(in info) []uint64 {
+	var out []uint64
+	for _, e := range in.bottom[:min(len(in.bottom), sampleTensors)] {
+		out = append(out, e.h)
+	}
+	return out
+}
 
 // link says that model d is derived from model o.
 type link struct {
@@ -411,35 +468,136 @@ type loaded struct {
 	r      io.ReaderAt
 	off    int64
 	close  func()
+	// data is the data section, when held whole (mapped, or read at once); nil: r is read.
+	data []byte
 }
 
 func load(ctx context.Context, m Model) (*loaded, error) {
-	ts, err := tensorsOf(ctx, m)
-	if err != nil {
-		return nil, err
-	}
 	r, off, closer, err := m.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{ts: ts, byName: make(map[string]*canon.Tensor, len(ts)), r: r, off: off, close: closer}
-	for i := range ts {
-		l.byName[ts[i].Name] = &ts[i]
+	l := &loaded{r: r, off: off, close: closer}
+	if f, ok := r.(*os.File); ok { // mapped: no copy of what is compared, no read per tensor
+		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
+			l.data, l.close = data[off:], func() { unmap(); closer() }
+			if m.Safetensors && off >= 8 { // the header from the mapping too, not read again
+				l.ts, l.byName = skimMapped(data[8:off], int64(len(data))-off)
+			}
+		}
+	}
+	if l.ts == nil {
+		if l.ts, err = tensorsOf(ctx, m); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	if l.byName == nil {
+		l.byName = make(map[string]*canon.Tensor, len(l.ts))
+		for i := range l.ts {
+			l.byName[l.ts[i].Name] = &l.ts[i]
+		}
+	}
+	var end uint64
+	for i := range l.ts {
+		end = max(end, l.ts[i].End)
+	}
+	if l.data == nil && end > 0 && end <= wholeRead { // one read, not two per tensor (a LoRA has thousands)
+		buf := make([]byte, end)
+		if _, err := r.ReadAt(buf, off); err == nil {
+			l.data = buf
+		}
 	}
 	return l, nil
+}
+
+// skimMapped is the tensors of the safetensors header h, mapped, and the same by name; nil when Skim
+// cannot read it or the mapping faults (a file cut short). Their names are parts of the mapping, read
+// only under verify's guard, and copied where they outlive it (leftOut).
+func skimMapped(h []byte, dataLen int64) (ts []canon.Tensor, byName map[string]*canon.Tensor) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			ts, byName = nil, nil
+		}
+	}()
+	var c collector
+	var spans [][2]uint64
+	if _, ok := safetensors.Skim(h, dataLen, &spans, &c); !ok || len(c.ts) == 0 {
+		return nil, nil
+	}
+	byName = make(map[string]*canon.Tensor, len(c.ts))
+	for i := range c.ts {
+		byName[c.ts[i].Name] = &c.ts[i]
+	}
+	return c.ts, byName
+}
+
+// collector is a safetensors.SkimSink that keeps the tensors: names are parts of the header, shapes
+// parts of one slice, dtypes copied once each.
+type collector struct {
+	ts     []canon.Tensor
+	shapes []uint64
+	dtypes []canon.DType
+}
+
+// Entry adds one tensor.
+func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	if cap(c.shapes)-len(c.shapes) < len(shape) {
+		c.shapes = make([]uint64, 0, max(1024, 2*len(shape)))
+	}
+	k := len(c.shapes)
+	c.shapes = append(c.shapes, shape...)
+	c.ts = append(c.ts, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
+		DType: c.dtype(dtype), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
+}
+
+// dtype is dtype as a string of its own (dtypes outlive the mapping: roundTable keeps them), the
+// same for every tensor of that dtype.
+func (c *collector) dtype(dtype []byte) canon.DType {
+	for _, d := range c.dtypes {
+		if string(d) == string(dtype) {
+			return d
+		}
+	}
+	d := canon.DType(dtype)
+	c.dtypes = append(c.dtypes, d)
+	return d
+}
+
+// Reset forgets the tensors.
+func (c *collector) Reset() { c.ts = c.ts[:0] }
+
+// wholeRead is the largest data section load reads at once (each verification holds two).
+const wholeRead = 32 << 20
+
+// at is n bytes of l's data section from off: a part of it where l holds it, else read into buf.
+func (l *loaded) at(buf []byte, off int64) ([]byte, error) {
+	if l.data != nil {
+		if off < 0 || off > int64(len(l.data))-int64(len(buf)) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return l.data[off : off+int64(len(buf))], nil
+	}
+	_, err := l.r.ReadAt(buf, l.off+off)
+	return buf, err
 }
 
 // run finds the links of the job: samples of every model at the targets' picks (each model opened
 // once, then closed), bucketed by their values rounded to each target's dtypes, then the candidates
 // verified in full, two models open at a time.
 func (j job) run(ctx context.Context, models []Model, infos []info, workers int) []link {
-	// The picks: the first target's smallest tensors (every model of the pool holds them).
-	var picks []uint64
-	for _, e := range infos[j.targets[0]].bottom[:min(len(infos[j.targets[0]].bottom), sampleTensors)] {
-		picks = append(picks, e.h)
-	}
+	// The picks: tensors every model of the pool holds (j.picks).
+	picks := j.picks
 	if len(picks) == 0 {
 		return nil
+	}
+	picked := mix(uint64(len(picks)))
+	for _, h := range picks {
+		picked = mix(picked ^ h)
 	}
 	samples := map[int][][]float64{}
 	dtypes := map[int][]canon.DType{}
@@ -447,35 +605,17 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		if _, ok := samples[i]; ok || ctx.Err() != nil {
 			continue
 		}
-		es, ok := pickEntries(infos[i].bottom, picks)
-		if !ok { // a subset's picks beyond its original's smallest: read the header again
-			ts, err := tensorsOf(ctx, models[i])
-			if err != nil {
-				continue
-			}
-			hs := make([]uint64, len(ts))
-			for k := range ts {
-				hs[k] = tensorHash(&ts[k])
-			}
-			all := make([]entry, len(ts))
-			for k := range ts {
-				all[k] = entry{h: hs[k], dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
-			}
-			if es, ok = pickEntries(all, picks); !ok {
-				continue
-			}
+		j.cache.mu.Lock()
+		c := j.cache.m[[2]uint64{uint64(i), picked}]
+		if c == nil {
+			c = &cachedSample{}
+			j.cache.m[[2]uint64{uint64(i), picked}] = c
 		}
-		r, off, closer, err := models[i].Open(ctx)
-		if err != nil {
-			continue
+		j.cache.mu.Unlock()
+		c.once.Do(func() { c.vals, c.dtypes = j.sampleOf(ctx, models, infos, i, picks) })
+		if c.vals != nil {
+			samples[i], dtypes[i] = c.vals, c.dtypes
 		}
-		if s, ok := sample(r, off, es); ok {
-			samples[i] = s
-			for _, e := range es {
-				dtypes[i] = append(dtypes[i], e.dtype)
-			}
-		}
-		closer()
 	}
 	type bucketKey struct {
 		dts string
@@ -649,13 +789,27 @@ func roundedHash(s [][]float64, dts []canon.DType) (uint64, bool) {
 
 // verify reads every tensor of d beside o's of the same name and says how d comes from o: ok only
 // when each is the same bytes or the exact conversion to a narrower float dtype.
-func verify(ctx context.Context, o, d *loaded) (Member, bool) {
+func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
+	if o.data != nil || d.data != nil { // a mapped file cut short while it is read faults: not derived
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				if _, fault := r.(interface{ Addr() uintptr }); !fault {
+					panic(r)
+				}
+				ok = false
+			}
+		}()
+	}
 	if len(d.ts) > len(o.ts) {
 		return Member{}, false
 	}
 	rounded := map[canon.DType]int{}
 	var sc scratch
 	for i := range d.ts {
+		if ctx.Err() != nil {
+			return Member{}, false
+		}
 		td := &d.ts[i]
 		to := o.byName[td.Name]
 		if to == nil || !slices.Equal(to.Shape, td.Shape) || !narrowerOrSame(td.DType, to.DType) {
@@ -732,25 +886,26 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 	va, vb := growF(&sc.va, int(k)), growF(&sc.vb, int(k))
 	for off := int64(0); off < n; off += roundChunk {
 		m := min(roundChunk, n-off)
-		if _, err := o.r.ReadAt(ra[:m*so], o.off+int64(to.Begin)+off*so); err != nil {
-			return false
-		}
-		if _, err := d.r.ReadAt(rb[:m*sd], d.off+int64(td.Begin)+off*sd); err != nil {
+		ra, err1 := o.at(ra[:m*so], int64(to.Begin)+off*so)
+		rb, err2 := d.at(rb[:m*sd], int64(td.Begin)+off*sd)
+		if err1 != nil || err2 != nil {
 			return false
 		}
 		if table := roundTable(to.DType, td.DType); table != nil && sd <= 2 { // by codes: the expected one, or both NaN
-			for i := range m {
+			for i := int64(0); i < m; {
+				k := mismatch(table, ra[i*so:m*so], rb[i*sd:m*sd], so, sd)
+				if k < 0 {
+					break
+				}
+				i += k
 				c := uint32(ra[i*so])
 				if so == 2 {
 					c = uint32(binary.LittleEndian.Uint16(ra[i*2:]))
 				}
-				got := uint32(rb[i*sd])
-				if sd == 2 {
-					got = uint32(binary.LittleEndian.Uint16(rb[i*2:]))
-				}
-				if got != table[c] && !bothNaN(td.DType, rb[i*sd:(i+1)*sd], table[c], sd) {
+				if !bothNaN(td.DType, rb[i*sd:(i+1)*sd], table[c], sd) {
 					return false
 				}
+				i++
 			}
 			continue
 		}
@@ -768,6 +923,57 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 		}
 	}
 	return true
+}
+
+// mismatch is the index of the first element of b (codes of sd bytes) that is not table's code for
+// a's element (of so bytes) at the same index, -1 when there is none: a loop of its own for each size,
+// the commonest without bounds checks.
+func mismatch(table []uint32, a, b []byte, so, sd int64) int64 {
+	switch {
+	case so == 2 && sd == 1 && len(table) == 1<<16:
+		t := (*[1 << 16]uint32)(table)
+		a = a[:2*len(b)]
+		i := 0
+		for ; i+8 <= len(b); i += 8 { // eight at a time, one branch: a mismatch is rare
+			x, y := a[2*i:2*i+16:2*i+16], b[i:i+8:i+8]
+			d := (t[uint16(x[0])|uint16(x[1])<<8] ^ uint32(y[0])) | (t[uint16(x[2])|uint16(x[3])<<8] ^ uint32(y[1])) |
+				(t[uint16(x[4])|uint16(x[5])<<8] ^ uint32(y[2])) | (t[uint16(x[6])|uint16(x[7])<<8] ^ uint32(y[3])) |
+				(t[uint16(x[8])|uint16(x[9])<<8] ^ uint32(y[4])) | (t[uint16(x[10])|uint16(x[11])<<8] ^ uint32(y[5])) |
+				(t[uint16(x[12])|uint16(x[13])<<8] ^ uint32(y[6])) | (t[uint16(x[14])|uint16(x[15])<<8] ^ uint32(y[7]))
+			if d != 0 {
+				break
+			}
+		}
+		for ; i < len(b); i++ {
+			if t[binary.LittleEndian.Uint16(a[2*i:])] != uint32(b[i]) {
+				return int64(i)
+			}
+		}
+	case so == 2 && sd == 2 && len(table) == 1<<16:
+		t := (*[1 << 16]uint32)(table)
+		n := len(b) / 2
+		a = a[:2*n]
+		for i := range n {
+			if t[binary.LittleEndian.Uint16(a[2*i:])] != uint32(binary.LittleEndian.Uint16(b[2*i:])) {
+				return int64(i)
+			}
+		}
+	default:
+		for i := int64(0); i*sd < int64(len(b)); i++ {
+			c := uint32(a[i*so])
+			if so == 2 {
+				c = uint32(binary.LittleEndian.Uint16(a[i*2:]))
+			}
+			got := uint32(b[i*sd])
+			if sd == 2 {
+				got = uint32(binary.LittleEndian.Uint16(b[i*2:]))
+			}
+			if got != table[c] {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // sameValue reports whether a and b are the same value: the same bits, or both NaN.
@@ -838,13 +1044,9 @@ func (sc *scratch) sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.T
 	a, b := grow(&sc.a, int(min(n, chunk))), grow(&sc.b, int(min(n, chunk)))
 	for off := int64(0); off < n; off += chunk {
 		k := min(chunk, n-off)
-		if _, err := o.r.ReadAt(a[:k], o.off+int64(to.Begin)+off); err != nil {
-			return false
-		}
-		if _, err := d.r.ReadAt(b[:k], d.off+int64(td.Begin)+off); err != nil {
-			return false
-		}
-		if !bytes.Equal(a[:k], b[:k]) {
+		x, err1 := o.at(a[:k], int64(to.Begin)+off)
+		y, err2 := d.at(b[:k], int64(td.Begin)+off)
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
 			return false
 		}
 	}
@@ -877,7 +1079,7 @@ func leftOut(o, d *loaded) *LeftOut {
 		}
 		if !seen[n] {
 			seen[n] = true
-			names = append(names, n)
+			names = append(names, strings.Clone(n)) // a name may be a part of a mapped header
 		}
 	}
 	sort.Strings(names)
@@ -946,4 +1148,59 @@ func groups(links []link, models []Model) []Group {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Members[0].Index < out[j].Members[0].Index })
 	return out
+}
+
+// Check says how the model d comes from the model o, reading every tensor of both (r and dr hold their
+// bytes, as the models' DataOffset places them): ok only when d is derived from o by Find's rules
+// (each of its tensors one of o's, the same bytes or their exact conversion to a narrower float dtype).
+// Package act calls it just before it deletes a derived copy, so that the relation a scan found is
+// proved again on the files as they are then.
+func Check(ctx context.Context, o *canon.Model, r io.ReaderAt, d *canon.Model, dr io.ReaderAt) (Member, bool) {
+	lo := &loaded{ts: o.Tensors, byName: make(map[string]*canon.Tensor, len(o.Tensors)), r: r, off: o.DataOffset()}
+	ld := &loaded{ts: d.Tensors, byName: make(map[string]*canon.Tensor, len(d.Tensors)), r: dr, off: d.DataOffset()}
+	for _, l := range []*loaded{lo, ld} {
+		for i := range l.ts {
+			if l.byName[l.ts[i].Name] != nil { // a name twice: no relation by name
+				return Member{}, false
+			}
+			l.byName[l.ts[i].Name] = &l.ts[i]
+		}
+	}
+	if len(ld.ts) == 0 || ctx.Err() != nil {
+		return Member{}, false
+	}
+	return verify(ctx, lo, ld)
+}
+
+// sampleOf reads model i's sample at picks (the entries of those hashes), and their dtypes; nil when
+// it cannot.
+func (j job) sampleOf(ctx context.Context, models []Model, infos []info, i int, picks []uint64) ([][]float64, []canon.DType) {
+	es, ok := pickEntries(infos[i].bottom, picks)
+	if !ok { // a subset's picks beyond its original's smallest: read the header again
+		ts, err := tensorsOf(ctx, models[i])
+		if err != nil {
+			return nil, nil
+		}
+		all := make([]entry, len(ts))
+		for k := range ts {
+			all[k] = entry{h: tensorHash(&ts[k]), dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
+		}
+		if es, ok = pickEntries(all, picks); !ok {
+			return nil, nil
+		}
+	}
+	r, off, closer, err := models[i].Open(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	defer closer()
+	s, ok := sample(r, off, es)
+	if !ok {
+		return nil, nil
+	}
+	dts := make([]canon.DType, len(es))
+	for k, e := range es {
+		dts[k] = e.dtype
+	}
+	return s, dts
 }

@@ -388,7 +388,7 @@ func heading(g dupes.Group, bold func(string) string, knobs Knobs) string {
 		}
 		return fmt.Sprintf("%s  %d files with the same tensors under other names (%s leaves them)", bold(string(g.Level)), len(g.Members), knobs.name(KnobDelete))
 	case dupes.LevelDerived:
-		return fmt.Sprintf("%s  a model and %s derived from it (%s leaves them)", bold(string(g.Level)),
+		return fmt.Sprintf("%s  a model and %s derived from it (%s keeps the original)", bold(string(g.Level)),
 			copies(len(g.Members)-1), knobs.name(KnobDelete))
 	case dupes.LevelRun:
 		return fmt.Sprintf("%s  %d files saved by one training run (%s), different weights", bold(string(g.Level)), len(g.Members), textfmt.Escape(g.Run))

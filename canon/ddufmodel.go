@@ -1,0 +1,30 @@
+package canon
+
+import (
+	"io"
+
+	"github.com/stdiff/stdiff/canon/dduf"
+)
+
+// FormatDDUF: Hugging Face's one-file diffusers pipeline, a stored zip archive with model_index.json
+// at its root (package dduf).
+const FormatDDUF Format = "dduf"
+
+// readDDUF reads a DDUF file's directory and model_index.json with package dduf: a Model with no
+// tensors of its own, its findings and verdict the DDUF rules' (invalid when a finding is an error,
+// the kind being the first error's code). package source reads it as the pipeline it holds, each
+// component's weights in place.
+func readDDUF(r io.ReaderAt, size int64, name string) (*Model, error) {
+	f := dduf.Read(r, size)
+	m := &Model{Name: name, Format: FormatDDUF, FileSize: size, DDUF: f, HeaderParsed: len(f.Members) > 0}
+	for _, fd := range f.Findings {
+		if fd.Severity == SevError {
+			fd.RefKind = RefKind(fd.Code)
+			if m.RefErr == nil {
+				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
+			}
+		}
+		m.add(fd)
+	}
+	return m, nil
+}
