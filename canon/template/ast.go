@@ -92,6 +92,9 @@ type (
 	Const struct {
 		Off int
 		V   any
+		// Unknown: a string literal with a \N{NAME} escape this package cannot name (V holds U+FFFD
+		// in its place), so its value is not known exactly.
+		Unknown bool
 	}
 	// Name is a variable.
 	Name struct {

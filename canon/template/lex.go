@@ -23,6 +23,9 @@ type token struct {
 	kind tokKind
 	s    string // the name, the operator, the string's value (escapes decoded), the number's text
 	off  int    // byte offset in the template
+	// unknown: a string literal holding a \N{…} escape this package cannot name (s has U+FFFD
+	// in its place)
+	unknown bool
 }
 
 // segKind is the kind of a piece of the template's source.
@@ -245,7 +248,7 @@ func tokenize(src string, k int, closer string) ([]token, int, error) {
 			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
 				j++
 			}
-			toks = append(toks, token{tName, src[k:j], k})
+			toks = append(toks, token{kind: tName, s: src[k:j], off: k})
 			k = j
 		case c >= '0' && c <= '9':
 			j := k
@@ -271,14 +274,14 @@ func tokenize(src string, k int, closer string) ([]token, int, error) {
 					}
 				}
 			}
-			toks = append(toks, token{kind, strings.ReplaceAll(src[k:j], "_", ""), k})
+			toks = append(toks, token{kind: kind, s: strings.ReplaceAll(src[k:j], "_", ""), off: k})
 			k = j
 		case c == '\'' || c == '"':
-			s, j, err := readString(src, k)
+			s, unknown, j, err := readString(src, k)
 			if err != nil {
 				return nil, 0, err
 			}
-			toks = append(toks, token{tString, s, k})
+			toks = append(toks, token{kind: tString, s: s, off: k, unknown: unknown})
 			k = j
 		default:
 			found := false
@@ -290,7 +293,7 @@ func tokenize(src string, k int, closer string) ([]token, int, error) {
 					case ")", "]", "}":
 						depth--
 					}
-					toks = append(toks, token{tOp, op, k})
+					toks = append(toks, token{kind: tOp, s: op, off: k})
 					k += len(op)
 					found = true
 					break
@@ -303,8 +306,10 @@ func tokenize(src string, k int, closer string) ([]token, int, error) {
 	}
 }
 
-// readString reads the Python string literal at src[k] (quote included) and decodes its escapes.
-func readString(src string, k int) (string, int, error) {
+// readString reads the Python string literal at src[k] (quote included) and decodes its escapes as
+// Jinja does (Python's unicode-escape codec). unknown is true when a \N{NAME} escape names a
+// character outside asciiNames and controlNames: the string then holds U+FFFD in its place.
+func readString(src string, k int) (s string, unknown bool, end int, err error) {
 	q := src[k]
 	var b strings.Builder
 	j := k + 1
@@ -312,7 +317,7 @@ func readString(src string, k int) (string, int, error) {
 		c := src[j]
 		switch {
 		case c == q:
-			return newlines(b.String()), j + 1, nil
+			return newlines(b.String()), unknown, j + 1, nil
 		case c == '\\' && j+1 < len(src):
 			e := src[j+1]
 			j += 2
@@ -332,25 +337,26 @@ func readString(src string, k int) (string, int, error) {
 			case 'v':
 				b.WriteByte(11)
 			case '\n':
-			case 'N': // \N{LOW LINE}: a character by its Unicode name, in any case
+			case 'N':
 				end := strings.IndexByte(src[j:], '}')
-				if j >= len(src) || src[j] != '{' || end < 0 {
-					return "", 0, errAt(j, "bad \\N escape")
+				if j >= len(src) || src[j] != '{' || end < 0 || strings.IndexByte(src[j:j+end], q) >= 0 {
+					return "", false, 0, errAt(j, "malformed \\N character escape")
 				}
-				r, ok := asciiNames[strings.ToUpper(src[j+1:j+end])]
-				if !ok {
-					r = utf8.RuneError
+				if r, ok := charName(src[j+1 : j+end]); ok {
+					b.WriteRune(r)
+				} else {
+					b.WriteRune(utf8.RuneError)
+					unknown = true
 				}
-				b.WriteRune(r)
 				j += end + 1
 			case 'x', 'u', 'U':
 				n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
 				if j+n > len(src) {
-					return "", 0, errAt(j, "truncated escape")
+					return "", false, 0, errAt(j, "truncated escape")
 				}
 				v, err := strconv.ParseUint(src[j:j+n], 16, 32)
 				if err != nil || v > utf8.MaxRune {
-					return "", 0, errAt(j, "bad escape")
+					return "", false, 0, errAt(j, "bad escape")
 				}
 				b.WriteRune(rune(v))
 				j += n
@@ -376,7 +382,23 @@ func readString(src string, k int) (string, int, error) {
 			j++
 		}
 	}
-	return "", 0, errAt(k, "unclosed string")
+	return "", false, 0, errAt(k, "unclosed string")
+}
+
+// controlNames are the names of the controls templates write, beside asciiNames, for \N{NAME}
+// escapes.
+var controlNames = map[string]rune{"NULL": 0, "NUL": 0, "CHARACTER TABULATION": '\t', "LINE FEED": '\n',
+	"LF": '\n', "NEW LINE": '\n', "CARRIAGE RETURN": '\r', "CR": '\r'}
+
+// charName is the ASCII character a \N{NAME} escape names (Python matches names in any case), or
+// false for a name outside ASCII or unknown.
+func charName(name string) (rune, bool) {
+	name = strings.ToUpper(name)
+	if r, ok := asciiNames[name]; ok {
+		return r, true
+	}
+	r, ok := controlNames[name]
+	return r, ok
 }
 
 // newlines turns \r\n and \r into \n, as Jinja does in text and string literals.

@@ -820,11 +820,13 @@ func (e *exprParser) primary() (Expr, error) {
 		}
 		return &Name{Off: t.off, Name: t.s}, nil
 	case tString:
-		s := t.s
+		s, unknown := t.s, t.unknown
 		for e.peek().kind == tString { // adjacent literals join
-			s += e.next().s
+			n := e.next()
+			s += n.s
+			unknown = unknown || n.unknown
 		}
-		return &Const{Off: t.off, V: s}, nil
+		return &Const{Off: t.off, V: s, Unknown: unknown}, nil
 	case tInt:
 		v, err := strconv.ParseInt(t.s, 10, 64)
 		if err != nil {

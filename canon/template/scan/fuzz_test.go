@@ -13,6 +13,9 @@ func FuzzAnalyze(f *testing.F) {
 	for _, p := range payloads {
 		f.Add(p.src)
 	}
+	for _, p := range bypasses {
+		f.Add(p.src)
+	}
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "real", "*.jinja"))
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {

@@ -14,18 +14,22 @@ import (
 const (
 	// CodePrivateAttribute: the template reads an attribute whose name starts with an underscore
 	// (x.__class__, x['__globals__'], x|attr('__init__'), '{0.__class__}'.format(x)), written out or
-	// built from literals (by ~, +, |join, |format, escapes): a way out of the template's data into
-	// the renderer's objects, the start of every published chat-template payload.
+	// built from literals as Python would compute it (~, +, *, % and |format, str.format, |join,
+	// string filters and methods, slices, dict and namespace items, macro arguments, escapes): a way
+	// out of the template's data into the renderer's objects, the start of every published
+	// chat-template payload.
 	CodePrivateAttribute = "chat-template-private-attribute"
 	// CodeComputedAttribute: an attribute whose name is known only when the template runs (|attr of a
-	// variable, str.format on a computed string): it may be built into a private one.
+	// variable, str.format on a computed string): it may be built into a private one. Also an
+	// attribute or item whose name may start with an underscore made by %c of a variable.
 	CodeComputedAttribute = "chat-template-computed-attribute"
 	// CodeGlobalInternals: the template uses a Jinja or Flask global that chat templates have no use
 	// for (cycler, joiner, lipsum, self, config, request, session, url_for); reading an attribute of one
 	// is an error, naming one a warning.
 	CodeGlobalInternals = "chat-template-global-internals"
-	// CodeExhaustion: nested loops or repetition past a bound (MaxIterations): rendering would
-	// exhaust the machine.
+	// CodeExhaustion: nested loops, repetition or a size (range, lipsum, padding and wrapping
+	// widths, format widths) past a bound (MaxIterations): rendering would exhaust the machine (an
+	// error). A warning at offset 0 when the template takes more work to analyse than foldBudget.
 	CodeExhaustion = "chat-template-exhaustion"
 	// CodeUnparsed: the template is not Jinja this package can parse, so nothing can be said of it.
 	CodeUnparsed = "chat-template-unparsed"
@@ -72,7 +76,8 @@ func Analyze(src string) []Issue {
 
 // Tree reports what Analyze does, for a parsed template.
 func Tree(t *template.Template) []Issue {
-	a := &analyzer{sets: map[string][]template.Expr{}, bound: map[string]bool{}, seen: map[string]bool{}, macros: map[string]*template.Macro{}}
+	a := &analyzer{sets: map[string][]template.Expr{}, loops: map[string][]template.Expr{}, opaque: map[string]bool{},
+		bound: map[string]bool{}, seen: map[string]bool{}, macros: map[string]*template.Macro{}, folds: 10000, bytes: 1 << 20}
 	a.collect(t.Nodes)
 	a.macroArgs(t.Nodes)
 	a.nodes(t.Nodes, 1)
@@ -81,12 +86,22 @@ func Tree(t *template.Template) []Issue {
 
 type analyzer struct {
 	issues []Issue
-	sets   map[string][]template.Expr // every value a name is set to
+	// sets holds every value a name is set to (a macro's parameter: every argument passed to it;
+	// a namespace attribute "ns.x": every value set to it)
+	sets   map[string][]template.Expr
+	loops  map[string][]template.Expr // what a loop variable iterates over
+	opaque map[string]bool            // names also bound to values not followed (unpacked, a call block's)
 	bound  map[string]bool            // names the template binds (set, for, macro, parameters)
-	seen   map[string]bool            // issue keys already reported
-	folds  int                        // fold steps left for one expression (bounds the work)
-	macros map[string]*template.Macro // the macros the template defines, by name
-	iter   template.Expr              // the iterable of the loop being checked (its range is counted there)
+	macros map[string]*template.Macro
+	seen   map[string]bool // issue keys already reported
+	folds  int             // fold steps left for one expression (bounds the work)
+	bytes  int             // bytes of folded strings left for one expression
+	// spent counts the fold steps and bytes of the whole template: past foldBudget, nothing more
+	// is folded (names are then computed, sizes unknown)
+	spent int
+	// inexact is set while folding when a value was left out (it depends on data, or there were
+	// too many) or holds a wild marker
+	inexact bool
 }
 
 func (a *analyzer) add(code string, isErr bool, pos int, format string, args ...any) {
@@ -111,37 +126,51 @@ func (a *analyzer) collect(nodes []template.Node) {
 		case *template.For:
 			for _, v := range n.Vars {
 				a.bound[v] = true
+				if len(n.Vars) == 1 {
+					a.loops[v] = append(a.loops[v], n.Iter)
+				} else {
+					a.opaque[v] = true
+				}
 			}
 			a.collect(n.Body)
 			a.collect(n.Else)
 		case *template.Set:
-			for _, v := range n.Vars {
+			l, isTuple := n.X.(*template.List)
+			for i, v := range n.Vars {
 				a.bound[v] = true
 				switch {
-				case n.Attr == "" && len(n.Vars) == 1:
-					a.sets[v] = append(a.sets[v], n.X)
-				case len(n.Vars) == 1: // {% set ns.x = … %}
+				case n.Attr != "":
 					a.sets[v+"."+n.Attr] = append(a.sets[v+"."+n.Attr], n.X)
+				case len(n.Vars) == 1:
+					a.sets[v] = append(a.sets[v], n.X)
+				case isTuple && len(l.Items) == len(n.Vars):
+					a.sets[v] = append(a.sets[v], l.Items[i])
+				default:
+					a.opaque[v] = true
 				}
 			}
 		case *template.SetBlock:
 			a.bound[n.Var] = true
+			if x, ok := blockValue(n); ok {
+				a.sets[n.Var] = append(a.sets[n.Var], x)
+			} else {
+				a.opaque[n.Var] = true
+			}
 			a.collect(n.Body)
 		case *template.Macro:
 			a.bound[n.Name] = true
-			for _, p := range n.Params {
-				a.bound[p] = true
-			}
 			a.macros[n.Name] = n
-			for i, d := range n.Defaults {
-				if d != nil && i < len(n.Params) {
-					a.sets[n.Params[i]] = append(a.sets[n.Params[i]], d)
+			for i, p := range n.Params {
+				a.bound[p] = true
+				if i < len(n.Defaults) && n.Defaults[i] != nil {
+					a.sets[p] = append(a.sets[p], n.Defaults[i])
 				}
 			}
 			a.collect(n.Body)
 		case *template.CallBlock:
 			for _, p := range n.Params {
 				a.bound[p] = true
+				a.opaque[p] = true
 			}
 			a.collect(n.Body)
 		case *template.FilterBlock:
@@ -150,6 +179,158 @@ func (a *analyzer) collect(nodes []template.Node) {
 			a.collect(n.Body)
 		}
 	}
+}
+
+// blockValue is the expression a {% set x %}…{% endset %} block amounts to, when its body is text
+// and outputs only.
+func blockValue(n *template.SetBlock) (template.Expr, bool) {
+	var x template.Expr = &template.Const{Off: n.Off, V: ""}
+	for _, b := range n.Body {
+		switch b := b.(type) {
+		case *template.Text:
+			x = &template.Binary{Off: b.Off, Op: "~", L: x, R: &template.Const{Off: b.Off, V: b.S}}
+		case *template.Output:
+			x = &template.Binary{Off: b.Off, Op: "~", L: x, R: b.X}
+		default:
+			return nil, false
+		}
+	}
+	for _, f := range n.Filters {
+		x = &template.Filter{Off: f.Off, X: x, Name: f.Name, Args: f.Args, Kw: f.Kw}
+	}
+	return x, true
+}
+
+// macroArgs records the arguments every call of a macro passes as values of its parameters.
+func (a *analyzer) macroArgs(nodes []template.Node) {
+	if len(a.macros) == 0 {
+		return
+	}
+	eachExpr(nodes, func(x template.Expr) {
+		c, ok := x.(*template.Call)
+		if !ok {
+			return
+		}
+		n, ok := c.Fn.(*template.Name)
+		if !ok || a.macros[n.Name] == nil {
+			return
+		}
+		m := a.macros[n.Name]
+		for i, arg := range c.Args {
+			if i < len(m.Params) {
+				a.sets[m.Params[i]] = append(a.sets[m.Params[i]], arg)
+			}
+		}
+		for _, k := range c.Kw {
+			a.sets[k.Name] = append(a.sets[k.Name], k.X)
+		}
+	})
+}
+
+// eachExpr calls f on every expression of the template, sub-expressions included.
+func eachExpr(nodes []template.Node, f func(template.Expr)) {
+	var walk func(x template.Expr)
+	walk = func(x template.Expr) {
+		switch x := x.(type) {
+		case nil:
+			return
+		case *template.Attr:
+			walk(x.X)
+		case *template.Index:
+			walk(x.X)
+			walk(x.Key)
+		case *template.Slice:
+			walk(x.X)
+			walk(x.Lo)
+			walk(x.Hi)
+			walk(x.Step)
+		case *template.Call:
+			walk(x.Fn)
+			for _, e := range x.Args {
+				walk(e)
+			}
+			for _, k := range x.Kw {
+				walk(k.X)
+			}
+		case *template.Filter:
+			walk(x.X)
+			for _, e := range x.Args {
+				walk(e)
+			}
+			for _, k := range x.Kw {
+				walk(k.X)
+			}
+		case *template.Test:
+			walk(x.X)
+			for _, e := range x.Args {
+				walk(e)
+			}
+		case *template.Binary:
+			walk(x.L)
+			walk(x.R)
+		case *template.Unary:
+			walk(x.X)
+		case *template.Cond:
+			walk(x.Then)
+			walk(x.Test)
+			walk(x.Else)
+		case *template.List:
+			for _, e := range x.Items {
+				walk(e)
+			}
+		case *template.Dict:
+			for i := range x.Keys {
+				walk(x.Keys[i])
+				walk(x.Vals[i])
+			}
+		}
+		f(x)
+	}
+	var visit func(nodes []template.Node)
+	visit = func(nodes []template.Node) {
+		for _, n := range nodes {
+			switch n := n.(type) {
+			case *template.Output:
+				walk(n.X)
+			case *template.If:
+				for i, c := range n.Conds {
+					walk(c)
+					visit(n.Bodies[i])
+				}
+				visit(n.Else)
+			case *template.For:
+				walk(n.Iter)
+				walk(n.Cond)
+				visit(n.Body)
+				visit(n.Else)
+			case *template.Set:
+				walk(n.X)
+			case *template.SetBlock:
+				for _, f := range n.Filters {
+					walk(f)
+				}
+				visit(n.Body)
+			case *template.Macro:
+				for _, d := range n.Defaults {
+					walk(d)
+				}
+				visit(n.Body)
+			case *template.CallBlock:
+				walk(n.Call)
+				visit(n.Body)
+			case *template.FilterBlock:
+				for _, f := range n.Filters {
+					walk(f)
+				}
+				visit(n.Body)
+			case *template.Block:
+				visit(n.Body)
+			case *template.Do:
+				walk(n.X)
+			}
+		}
+	}
+	visit(nodes)
 }
 
 // nodes checks statements; mult is how many times they run at least, as far as constants say.
@@ -165,15 +346,15 @@ func (a *analyzer) nodes(nodes []template.Node, mult float64) {
 			}
 			a.nodes(n.Else, mult)
 		case *template.For:
-			a.iter = n.Iter
 			a.expr(n.Iter)
 			if n.Cond != nil {
 				a.expr(n.Cond)
 			}
 			m := mult
+			a.reset()
 			if c, ok := a.count(n.Iter); ok {
 				m *= c
-				if m > MaxIterations && mult <= MaxIterations {
+				if m > MaxIterations && mult <= MaxIterations && c <= MaxIterations {
 					a.add(CodeExhaustion, true, n.Off, "nested loops run %.3g times (more than %d)", m, MaxIterations)
 				}
 			}
@@ -209,384 +390,76 @@ func (a *analyzer) nodes(nodes []template.Node, mult float64) {
 	}
 }
 
-// count is how many items iterating x gives, when constants say: range() of constants, a constant
-// list or string.
-func (a *analyzer) count(x template.Expr) (float64, bool) {
-	switch x := x.(type) {
-	case *template.Call:
-		if n, ok := x.Fn.(*template.Name); ok && n.Name == "range" && !a.bound["range"] {
-			a.folds = 10000
-			var v [3]float64
-			for i, arg := range x.Args {
-				if i > 2 {
-					return 0, false
-				}
-				f, ok := a.num(arg)
-				if !ok {
-					return 0, false
-				}
-				v[i] = f
-			}
-			switch len(x.Args) {
-			case 1:
-				return max(v[0], 0), true
-			case 2:
-				return max(v[1]-v[0], 0), true
-			case 3:
-				if v[2] == 0 {
-					return 0, true
-				}
-				return max((v[1]-v[0])/v[2], 0), true
-			}
-		}
-	case *template.List:
-		return float64(len(x.Items)), true
-	case *template.Filter:
-		if x.Name == "list" || x.Name == "batch" {
-			return a.count(x.X)
-		}
-	}
-	return 0, false
-}
-
-// num folds a numeric constant expression.
-func (a *analyzer) num(x template.Expr) (float64, bool) {
-	a.folds--
-	if a.folds < 0 {
-		return 0, false
-	}
-	switch x := x.(type) {
-	case *template.Const:
-		switch v := x.V.(type) {
-		case int64:
-			return float64(v), true
-		case float64:
-			return v, true
-		case bool:
-			if v {
-				return 1, true
-			}
-			return 0, true
-		}
-	case *template.Unary:
-		if v, ok := a.num(x.X); ok {
-			if x.Op == "-" {
-				return -v, true
-			}
-			if x.Op == "+" {
-				return v, true
-			}
-		}
-	case *template.Binary:
-		l, ok1 := a.num(x.L)
-		r, ok2 := a.num(x.R)
-		if !ok1 || !ok2 {
-			return 0, false
-		}
-		switch x.Op {
-		case "+":
-			return l + r, true
-		case "-":
-			return l - r, true
-		case "*":
-			return l * r, true
-		case "**":
-			if r > 64 {
-				return 1e300, true
-			}
-			p := 1.0
-			for i := 0; i < int(r); i++ {
-				p *= l
-			}
-			return p, true
-		case "//", "/":
-			if r != 0 {
-				return l / r, true
-			}
-		}
-	case *template.Name:
-		if vals := a.sets[x.Name]; len(vals) == 1 {
-			return a.num(vals[0])
-		}
-	case *template.Filter:
-		if x.Name == "int" || x.Name == "float" || x.Name == "abs" {
-			return a.num(x.X)
-		}
-		if x.Name == "length" || x.Name == "count" {
-			if s, ok := a.str(x.X); ok && len(s) == 1 {
-				return float64(len(s[0])), true
-			}
-			return a.count(x.X)
-		}
-	}
-	return 0, false
-}
-
-// maxVariants bounds how many values str follows for one expression.
-const maxVariants = 16
-
-// str folds a string expression built from constants: the values it may take.
-func (a *analyzer) str(x template.Expr) ([]string, bool) {
-	a.folds--
-	if a.folds < 0 {
-		return nil, false
-	}
-	switch x := x.(type) {
-	case *template.Const:
-		switch v := x.V.(type) {
-		case string:
-			return []string{v}, true
-		case int64:
-			return []string{strconv.FormatInt(v, 10)}, true
-		}
-	case *template.Name:
-		return a.strAll(a.sets[x.Name])
-	case *template.Binary:
-		switch x.Op {
-		case "*":
-			return a.repeated(x)
-		case "%":
-			return a.percent(x)
-		case "~", "+":
-		default:
-			return nil, false
-		}
-		l, ok1 := a.str(x.L)
-		r, ok2 := a.str(x.R)
-		if !ok1 || !ok2 {
-			return nil, false
-		}
-		var out []string
-		for _, p := range l {
-			for _, q := range r {
-				out = append(out, p+q)
-			}
-		}
-		return cap16(out), true
-	case *template.Cond:
-		t, ok1 := a.str(x.Then)
-		var e []string
-		ok2 := true
-		if x.Else != nil {
-			e, ok2 = a.str(x.Else)
-		}
-		if !ok1 || !ok2 {
-			return nil, false
-		}
-		return cap16(append(t, e...)), true
-	case *template.List:
-		if len(x.Items) == 1 {
-			return a.str(x.Items[0])
-		}
-	case *template.Index:
-		if v, ok := a.item(x.X, x.Key); ok {
-			return a.str(v)
-		}
-		s, ok := a.str(x.X)
-		n, ok2 := a.num(x.Key)
-		if ok && ok2 && len(s) == 1 && n >= 0 && int(n) < len(s[0]) {
-			return []string{s[0][int(n) : int(n)+1]}, true
-		}
-	case *template.Slice:
-		return a.sliced(x)
-	case *template.Attr:
-		return a.member(x)
-	case *template.Filter:
-		switch x.Name {
-		case "join":
-			items, ok := a.items(x.X)
-			if !ok {
-				return nil, false
-			}
-			sep := []string{""}
-			if len(x.Args) > 0 {
-				if sep, ok = a.str(x.Args[0]); !ok {
-					return nil, false
-				}
-			}
-			return a.joined(items, sep[0])
-		case "format":
-			f, ok := a.str(x.X)
-			if !ok || len(f) != 1 {
-				return nil, false
-			}
-			args := make([][]string, len(x.Args))
-			for i, arg := range x.Args {
-				if args[i], ok = a.str(arg); !ok || len(args[i]) != 1 {
-					return nil, false
-				}
-			}
-			return percentFormat(f[0], args)
-		case "lower", "upper", "string", "trim", "e", "escape", "safe", "reverse", "replace", "title", "capitalize", "first", "last":
-			s, ok := a.str(x.X)
-			if !ok {
-				return nil, false
-			}
-			out := make([]string, len(s))
-			for i, v := range s {
-				switch x.Name {
-				case "lower":
-					v = strings.ToLower(v)
-				case "upper":
-					v = strings.ToUpper(v)
-				case "trim":
-					v = strings.TrimSpace(v)
-				case "title", "capitalize":
-					v = caseOf(x.Name, v)
-				case "reverse":
-					r := []rune(v)
-					for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-						r[i], r[j] = r[j], r[i]
-					}
-					v = string(r)
-				case "replace":
-					if len(x.Args) < 2 {
-						return nil, false
-					}
-					o, ok1 := a.str(x.Args[0])
-					n, ok2 := a.str(x.Args[1])
-					if !ok1 || !ok2 {
-						return nil, false
-					}
-					v = strings.ReplaceAll(v, o[0], n[0])
-				case "first", "last":
-					if v == "" {
-						return nil, false
-					}
-					if x.Name == "first" {
-						v = v[:1]
-					} else {
-						v = v[len(v)-1:]
-					}
-				}
-				out[i] = v
-			}
-			return out, true
-		}
-	case *template.Call:
-		at, ok := x.Fn.(*template.Attr)
-		if !ok {
-			return nil, false
-		}
-		switch at.Name {
-		case "join":
-			sep, ok := a.str(at.X)
-			if !ok || len(x.Args) != 1 {
-				return nil, false
-			}
-			items, ok := a.items(x.Args[0])
-			if !ok {
-				return nil, false
-			}
-			return a.joined(items, sep[0])
-		case "format":
-			return a.strFormat(at.X, x)
-		case "get":
-			if len(x.Args) > 0 {
-				if v, ok := a.item(at.X, x.Args[0]); ok {
-					return a.str(v)
-				}
-			}
-			return nil, false
-		case "lower", "upper", "strip", "replace":
-			s, ok := a.str(at.X)
-			if !ok {
-				return nil, false
-			}
-			if at.Name == "replace" {
-				return nil, false
-			}
-			for i := range s {
-				switch at.Name {
-				case "lower":
-					s[i] = strings.ToLower(s[i])
-				case "upper":
-					s[i] = strings.ToUpper(s[i])
-				case "strip":
-					s[i] = strings.TrimSpace(s[i])
-				}
-			}
-			return s, true
-		}
-	}
-	return nil, false
-}
-
-// items folds a constant list (or a string, a list of its characters).
-func (a *analyzer) items(x template.Expr) ([][]string, bool) {
-	if l, ok := x.(*template.List); ok {
-		out := make([][]string, len(l.Items))
-		for i, it := range l.Items {
-			s, ok := a.str(it)
-			if !ok {
-				return nil, false
-			}
-			out[i] = s
-		}
-		return out, true
-	}
-	if n, ok := x.(*template.Name); ok && len(a.sets[n.Name]) == 1 {
-		return a.items(a.sets[n.Name][0])
-	}
-	s, ok := a.str(x)
-	if !ok || len(s) != 1 {
-		return nil, false
-	}
-	var out [][]string
-	for _, r := range s[0] {
-		out = append(out, []string{string(r)})
-	}
-	return out, true
-}
-
-func (a *analyzer) joined(items [][]string, sep string) ([]string, bool) {
-	out := []string{""}
-	for i, it := range items {
-		var next []string
-		for _, p := range out {
-			for _, q := range it {
-				if i > 0 {
-					q = sep + q
-				}
-				next = append(next, p+q)
-			}
-		}
-		out = cap16(next)
-	}
-	return out, true
-}
-
-func cap16(s []string) []string {
-	if len(s) > maxVariants {
-		return s[:maxVariants]
-	}
-	return s
-}
-
 // private reports whether an attribute name, or a dotted path of them, has a part starting with an
-// underscore.
-func private(name string) bool {
+// underscore (definitely), or with a character computed when the template runs (maybe).
+func private(name string) (definitely, maybe bool) {
 	for _, p := range strings.Split(name, ".") {
-		if strings.HasPrefix(p, "_") {
-			return true
+		switch {
+		case strings.HasPrefix(p, "_"):
+			return true, false
+		case strings.HasPrefix(p, string(wildChar)):
+			maybe = true
 		}
 	}
-	return false
+	return false, maybe
+}
+
+// dunderKey reports whether an item key starts with two underscores (definitely), or may (maybe:
+// one of them is a character computed when the template runs).
+func dunderKey(k string) (definitely, maybe bool) {
+	r := []rune(k)
+	if len(r) < 2 || !(r[0] == '_' || r[0] == wildChar) || !(r[1] == '_' || r[1] == wildChar) {
+		return false, false
+	}
+	return r[0] == '_' && r[1] == '_', true
+}
+
+// shown is a folded value as a message shows it: ? for a character, … for a string computed when
+// the template runs.
+func shown(v string) string {
+	return strconv.Quote(strings.NewReplacer(string(wildChar), "?", string(wildStr), "…").Replace(v))
+}
+
+// foldBudget bounds the work of folding one template: fold steps plus bytes of folded strings.
+const foldBudget = 4_000_000
+
+// reset starts the fold budget of one expression. Past foldBudget for the template, it says so
+// once (a warning: what the template builds is no longer followed).
+func (a *analyzer) reset() {
+	a.spent += 10000 - max(a.folds, 0) + 1<<20 - max(a.bytes, 0)
+	a.folds, a.bytes = 10000, 1<<20
+	if a.spent > foldBudget {
+		a.folds, a.bytes = 0, 0
+		a.add(CodeExhaustion, false, 0, "the template takes more than %d steps to analyse: the names it builds are not all followed", foldBudget)
+	}
+}
+
+// fold starts folding one expression.
+func (a *analyzer) fold(x template.Expr) ([]string, bool) {
+	a.reset()
+	a.inexact = false
+	return a.str(x)
 }
 
 // attrName checks an attribute name given as an expression (|attr, map(attribute=…), …).
 func (a *analyzer) attrName(x template.Expr, how string) {
-	a.folds = 10000
-	vals, ok := a.str(x)
+	vals, ok := a.fold(x)
 	if !ok {
 		a.add(CodeComputedAttribute, false, template.Offset(x), "%s reads an attribute whose name is computed when the template runs", how)
 		return
 	}
 	for _, v := range vals {
-		if private(v) {
-			a.add(CodePrivateAttribute, true, template.Offset(x), "%s reads the private attribute %s", how, strconv.Quote(v))
+		switch definitely, maybe := private(v); {
+		case definitely:
+			a.add(CodePrivateAttribute, true, template.Offset(x), "%s reads the private attribute %s", how, shown(v))
+			return
+		case maybe:
+			a.add(CodeComputedAttribute, false, template.Offset(x), "%s may read a private attribute: %s starts with a character %%c makes when the template runs", how, shown(v))
 			return
 		}
+	}
+	if a.inexact {
+		a.add(CodeComputedAttribute, false, template.Offset(x), "%s reads an attribute whose name is computed when the template runs", how)
 	}
 }
 
@@ -629,15 +502,17 @@ func (a *analyzer) expr(x template.Expr) {
 		} else {
 			a.expr(x.X)
 		}
-		if private(x.Name) {
+		if p, _ := private(x.Name); p {
 			a.add(CodePrivateAttribute, true, x.Off, "the template reads the private attribute %s", x.Name)
 		}
 	case *template.Index:
-		a.folds = 10000
-		if vals, ok := a.str(x.Key); ok {
+		if vals, ok := a.fold(x.Key); ok {
 			for _, v := range vals {
-				if strings.HasPrefix(v, "__") {
-					a.add(CodePrivateAttribute, true, x.Off, "the template reads the private item %s", strconv.Quote(v))
+				if definitely, maybe := dunderKey(v); definitely {
+					a.add(CodePrivateAttribute, true, x.Off, "the template reads the private item %s", shown(v))
+					break
+				} else if maybe {
+					a.add(CodeComputedAttribute, false, x.Off, "the template may read a private item: %s starts with a character %%c makes when the template runs", shown(v))
 					break
 				}
 			}
@@ -654,25 +529,22 @@ func (a *analyzer) expr(x template.Expr) {
 		a.expr(x.Hi)
 		a.expr(x.Step)
 	case *template.Call:
-		if fn, ok := x.Fn.(*template.Name); ok && !a.bound[fn.Name] {
-			a.exhausts(fn.Name, x.Off, x.Args, x.Kw)
-			if c, ok := a.count(x); ok && c > MaxIterations && fn.Name == "range" && x != a.iter {
-				a.add(CodeExhaustion, true, x.Off, "range() of %.3g items (more than %d)", c, MaxIterations)
-			}
-		}
 		if at, ok := x.Fn.(*template.Attr); ok && (at.Name == "format" || at.Name == "format_map") {
-			a.folds = 10000
-			if vals, ok := a.str(at.X); ok {
-				for _, v := range vals {
-					if field, bad := fieldRef(v); bad {
-						a.add(CodePrivateAttribute, true, x.Off, "str.format reads the private attribute in {%s}", field)
-						break
-					}
+			vals, ok := a.fold(at.X)
+			bad := false
+			for _, v := range vals {
+				if field, b := fieldRef(v); b {
+					a.add(CodePrivateAttribute, true, x.Off, "str.format reads the private attribute in {%s}", field)
+					bad = true
+					break
 				}
-			} else {
+			}
+			if !bad && (!ok || a.inexact) {
 				a.add(CodeComputedAttribute, false, x.Off, "str.format on a string computed when the template runs may read any attribute")
 			}
+			a.fold(x) // widths past the bound
 		}
+		a.sizes(x)
 		a.expr(x.Fn)
 		for _, e := range x.Args {
 			a.expr(e)
@@ -681,7 +553,7 @@ func (a *analyzer) expr(x template.Expr) {
 			a.expr(k.X)
 		}
 	case *template.Filter:
-		a.exhausts(x.Name, x.Off, x.Args, x.Kw)
+		a.sizes(x)
 		switch {
 		case x.Name == "attr":
 			if len(x.Args) > 0 {
@@ -699,7 +571,7 @@ func (a *analyzer) expr(x template.Expr) {
 					a.attrName(x.Args[0], "|"+x.Name)
 				}
 			case "map":
-				a.folds = 10000
+				a.reset()
 				if len(x.Args) > 1 {
 					if v, ok := a.str(x.Args[0]); ok && len(v) == 1 && v[0] == "attr" {
 						a.attrName(x.Args[1], "|map('attr')")
@@ -720,8 +592,11 @@ func (a *analyzer) expr(x template.Expr) {
 			a.expr(e)
 		}
 	case *template.Binary:
+		if x.Op == "%" {
+			a.fold(x) // widths past the bound
+		}
 		if x.Op == "*" || x.Op == "**" {
-			a.folds = 10000
+			a.reset()
 			l, okl := a.num(x.L)
 			r, okr := a.num(x.R)
 			var sl, sr []string
@@ -757,6 +632,65 @@ func (a *analyzer) expr(x template.Expr) {
 		for i := range x.Keys {
 			a.expr(x.Keys[i])
 			a.expr(x.Vals[i])
+		}
+	}
+}
+
+// sizes reports a call or filter asked for a size past MaxIterations: range(), lipsum(), padding
+// and wrapping widths, batches.
+func (a *analyzer) sizes(x template.Expr) {
+	a.reset()
+	switch x := x.(type) {
+	case *template.Call:
+		switch fn := x.Fn.(type) {
+		case *template.Name:
+			switch {
+			case fn.Name == "range" && !a.bound["range"]:
+				if c, ok := a.count(x); ok && c > MaxIterations {
+					a.add(CodeExhaustion, true, x.Off, "range() of %.3g items (more than %d)", c, MaxIterations)
+				}
+			case fn.Name == "lipsum" && !a.bound["lipsum"]:
+				n, words := 5.0, 100.0
+				if e := arg(x.Args, x.Kw, 0, "n"); e != nil {
+					if v, ok := a.num(e); ok {
+						n = v
+					}
+				}
+				for i, name := range []string{"min", "max"} {
+					if e := arg(x.Args, x.Kw, 2+i, name); e != nil {
+						if v, ok := a.num(e); ok {
+							words = max(words, v)
+						}
+					}
+				}
+				if n*words > MaxIterations {
+					a.add(CodeExhaustion, true, x.Off, "lipsum() of %.3g words (more than %d)", n*words, MaxIterations)
+				}
+			}
+		case *template.Attr:
+			switch fn.Name {
+			case "center", "ljust", "rjust", "zfill":
+				a.size(arg(x.Args, nil, 0, ""), "str."+fn.Name+" to a width")
+			case "expandtabs":
+				a.size(arg(x.Args, x.Kw, 0, "tabsize"), "str.expandtabs to a tab size")
+			}
+		}
+	case *template.Filter:
+		switch x.Name {
+		case "center", "wordwrap":
+			a.size(arg(x.Args, x.Kw, 0, "width"), "|"+x.Name+" to a width")
+		case "indent":
+			if e := arg(x.Args, x.Kw, 0, "width"); e != nil {
+				if _, ok := a.num(e); ok {
+					a.size(e, "|indent by a width")
+				}
+			}
+		case "batch":
+			a.size(arg(x.Args, x.Kw, 0, "linecount"), "|batch into rows")
+		case "slice":
+			a.size(arg(x.Args, x.Kw, 0, "slices"), "|slice into columns")
+		case "format":
+			a.fold(x) // widths past the bound
 		}
 	}
 }

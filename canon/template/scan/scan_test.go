@@ -80,6 +80,97 @@ var payloads = []struct {
 	{"unparsed", `{% for x in %}`, CodeUnparsed, false},
 }
 
+// bypasses are the ways around the analysis an independent review of #35 found: names built from
+// literals in ways it did not fold (each an error now), sizes it did not evaluate.
+var bypasses = []struct {
+	name, src, code string
+	isErr           bool
+}{
+	// a. |format with %c and the other conversions
+	{"format %c", `{{ ()|attr('%c%c'|format(95,95) ~ 'class' ~ '%c%c'|format(95,95)) }}`, CodePrivateAttribute, true},
+	{"format %c string", `{{ ()|attr('%c%cclass%c%c'|format('_','_','_','_')) }}`, CodePrivateAttribute, true},
+	{"format %c variable", `{{ ()|attr('%c%c'|format(a,b) ~ 'class' ~ '%c%c'|format(a,b)) }}`, CodeComputedAttribute, false},
+	{"format %c variable item", `{{ x['%c%c'|format(a,a) ~ 'globals__'] }}`, CodeComputedAttribute, false},
+	{"format precision", `{{ ()|attr('%.9s'|format('__class__xyz')) }}`, CodePrivateAttribute, true},
+	{"format mapping key", `{{ ()|attr('%(a)s%(b)s'|format(a='__cla', b='ss__')) }}`, CodePrivateAttribute, true},
+	{"format %r inner", `{{ x[('%r'|format('__globals__'))[1:-1]] }}`, CodePrivateAttribute, true},
+	// b. escapes
+	{"escape N LOW LINE", `{{ ()|attr('\N{LOW LINE}\N{LOW LINE}class\N{LOW LINE}\N{LOW LINE}') }}`, CodePrivateAttribute, true},
+	{"escape N lower case", `{{ ()|attr('\N{low line}_cl\N{LATIN SMALL LETTER A}ss__') }}`, CodePrivateAttribute, true},
+	{"escape N unknown", `{{ ()|attr('\N{SNOWMAN}') }}`, CodeComputedAttribute, false},
+	{"escape U", `{{ ()|attr('\U0000005f\U0000005fclass__') }}`, CodePrivateAttribute, true},
+	// c. names folded from literals
+	{"repeat", `{{ ()|attr('_'*2 ~ 'class' ~ '_'*2) }}`, CodePrivateAttribute, true},
+	{"repeat left", `{{ ()|attr(2*'_' ~ 'class__') }}`, CodePrivateAttribute, true},
+	{"percent operator", `{{ ()|attr('__%s__' % 'class') }}`, CodePrivateAttribute, true},
+	{"percent tuple", `{{ ()|attr('%s%s' % ('__cla', 'ss__')) }}`, CodePrivateAttribute, true},
+	{"str format", `{{ ()|attr('__{}__'.format('class')) }}`, CodePrivateAttribute, true},
+	{"str format fill", `{{ ()|attr('{:_^9}'.format('class')) }}`, CodePrivateAttribute, true},
+	{"str format c", `{{ ()|attr('{:c}{:c}class__'.format(95, 95)) }}`, CodePrivateAttribute, true},
+	{"slice", `{{ ()|attr('x__class__'[1:]) }}`, CodePrivateAttribute, true},
+	{"reverse slice", `{{ ()|attr('__ssalc__'[::-1]) }}`, CodePrivateAttribute, true},
+	{"list index", `{{ ()|attr(['a', '__class__'][1]) }}`, CodePrivateAttribute, true},
+	{"split index", `{{ ()|attr('a,__class__'.split(',')[1]) }}`, CodePrivateAttribute, true},
+	{"dict item", `{{ ()|attr({'a':'__class__'}['a']) }}`, CodePrivateAttribute, true},
+	{"dict attribute", `{{ ()|attr({'a':'__class__'}.a) }}`, CodePrivateAttribute, true},
+	{"dict get", `{% set d = {'a':'__class__'} %}{{ ()|attr(d.get('a')) }}`, CodePrivateAttribute, true},
+	{"namespace set", `{% set ns = namespace(x='') %}{% set ns.x = '__class__' %}{{ ()|attr(ns.x) }}`, CodePrivateAttribute, true},
+	{"namespace init", `{% set ns = namespace(x='__class__') %}{{ ()|attr(ns.x) }}`, CodePrivateAttribute, true},
+	{"macro argument", `{% macro m(n) %}{{ ()|attr(n) }}{% endmacro %}{{ m('__class__') }}`, CodePrivateAttribute, true},
+	{"macro keyword", `{% macro m(n) %}{{ x[n] }}{% endmacro %}{{ m(n='__globals__') }}{{ m(messages) }}`, CodePrivateAttribute, true},
+	{"macro default", `{% macro m(n='__class__') %}{{ ()|attr(n) }}{% endmacro %}{{ m() }}`, CodePrivateAttribute, true},
+	{"loop over literals", `{% for n in ['role', '__class__'] %}{{ ()|attr(n) }}{% endfor %}`, CodePrivateAttribute, true},
+	{"set block", `{% set n %}__class__{% endset %}{{ ()|attr(n) }}`, CodePrivateAttribute, true},
+	{"tuple set", `{% set a, b = '__cla', 'ss__' %}{{ ()|attr(a ~ b) }}`, CodePrivateAttribute, true},
+	{"join sorted", `{{ ()|attr(['class', '__', '__']|sort|join) }}`, CodePrivateAttribute, true},
+	{"replace", `{{ ()|attr('xxclassxx'|replace('x', '_')) }}`, CodePrivateAttribute, true},
+	{"replace method", `{{ ()|attr('xxclassxx'.replace('x', '_')) }}`, CodePrivateAttribute, true},
+	{"upper", `{{ x['__globals__'|upper|lower] }}`, CodePrivateAttribute, true},
+	{"title capitalize", `{{ ()|attr('__class__'|title|capitalize) }}`, CodePrivateAttribute, true},
+	{"reverse filter", `{{ ()|attr('__ssalc__'|reverse) }}`, CodePrivateAttribute, true},
+	{"string", `{{ ()|attr(('__cl' ~ 'ass__')|string) }}`, CodePrivateAttribute, true},
+	{"center method", `{{ ()|attr('class'.center(9, '_')) }}`, CodePrivateAttribute, true},
+	{"truncate end", `{{ ()|attr('xxxxxxxxxxxxxxxx'|truncate(9, true, '__class__', 0)) }}`, CodePrivateAttribute, true},
+	{"indent string", `{{ ()|attr('class__'|indent('__', true)) }}`, CodePrivateAttribute, true},
+	{"default", `{{ ()|attr(undefined_name|default('__class__')) }}`, CodePrivateAttribute, true},
+	{"conditional", `{{ ()|attr('__class__' if x else messages) }}`, CodePrivateAttribute, true},
+	{"subscript repeat", `{{ x['_'*2 ~ 'globals' ~ '_'*2] }}`, CodePrivateAttribute, true},
+	{"map attribute built", `{{ messages|map(attribute='_'*2 ~ 'class__')|list }}`, CodePrivateAttribute, true},
+	{"str format attr built", `{{ ('{0.%s}' % '__class__').format(messages) }}`, CodePrivateAttribute, true},
+	{"computed stays a warning", `{{ ()|attr(y ~ '__class__') }}`, CodeComputedAttribute, false},
+	// d. sizes
+	{"center", `{{ 'a'|center(1e9) }}`, CodeExhaustion, true},
+	{"float repetition", `{{ 'a'*1e9 }}`, CodeExhaustion, true},
+	{"range list", `{{ range(1e9)|list }}`, CodeExhaustion, true},
+	{"range power", `{{ range(10**9) }}`, CodeExhaustion, true},
+	{"long repetition", `{{ 'x'*99999999 }}`, CodeExhaustion, true},
+	{"indent width", `{{ 'a'|indent(width=1e9) }}`, CodeExhaustion, true},
+	{"three loops", `{% for i in range(1000) %}{% for j in range(1000) %}{% for k in range(2) %}.{% endfor %}{% endfor %}{% endfor %}`, CodeExhaustion, true},
+	{"loop over repetition", `{% for i in range(2000) %}{% for c in 'x'*1000 %}.{% endfor %}{% endfor %}`, CodeExhaustion, true},
+	{"macro bound", `{% macro m(n) %}{% for i in range(n) %}.{% endfor %}{% endmacro %}{{ m(10**9) }}`, CodeExhaustion, true},
+	{"lipsum", `{{ lipsum(n=1e9) }}`, CodeExhaustion, true},
+	{"wordwrap", `{{ 'a'|wordwrap(1e9) }}`, CodeExhaustion, true},
+	{"format width", `{{ '%1000000000s'|format('a') }}`, CodeExhaustion, true},
+	{"format star width", `{{ '%*s'|format(10**9, 'a') }}`, CodeExhaustion, true},
+	{"str format width", `{{ '{:>1000000000}'.format(x) }}`, CodeExhaustion, true},
+	{"ljust", `{{ 'a'.ljust(2**40) }}`, CodeExhaustion, true},
+	{"batch fill", `{{ [1]|batch(1e9, 0)|list }}`, CodeExhaustion, true},
+}
+
+func TestAnalyzeBypasses(t *testing.T) {
+	for _, p := range bypasses {
+		t.Run(p.name, func(t *testing.T) {
+			issues := Analyze(p.src)
+			for _, is := range issues {
+				if is.Code == p.code && is.Error == p.isErr {
+					return
+				}
+			}
+			t.Errorf("want %s (error %v), got %+v", p.code, p.isErr, issues)
+		})
+	}
+}
+
 func TestAnalyzePayloads(t *testing.T) {
 	for _, p := range payloads {
 		t.Run(p.name, func(t *testing.T) {
@@ -109,6 +200,15 @@ func TestAnalyzeBenign(t *testing.T) {
 		`{%- generation -%}{{ message.content }}{%- endgeneration -%}`,
 		`{{ messages|selectattr('role', 'equalto', 'user')|list|length }}`,
 		`{% raw %}{{ ().__class__ }}{% endraw %}`,
+		`{{ '%d. %s'|format(loop.index, message.content) }}{{ '%-10s|%5.2f'|format(message.role, 1.5) }}`,
+		`{{ '{:>10}'.format(message.role) }}{{ '{0}: {1}'.format(message.role, message.content) }}`,
+		`{{ '-' * 80 }}{{ message.content|indent(4) }}{{ message.content|center(40) }}{{ message.content|wordwrap(80) }}`,
+		`{% set ns = namespace(sys='') %}{% set ns.sys = 'You are helpful.' %}{{ ns.sys }}{{ x[ns.sys] }}`,
+		`{% macro m(role) %}{{ message[role] }}{% endmacro %}{{ m('content') }}{{ m(key) }}`,
+		`{% for k in ['role', 'content'] %}{{ message[k] }}{% endfor %}{{ message['_id'] }}`,
+		`{{ messages[-1]['content'][::-1] }}{{ message.content[1:] }}{{ range(10)|list }}`,
+		`{{ 'Today is ' ~ strftime_now('%d %B %Y') }}{{ '%Y-%m-%d' }}{{ x|attr('role') }}`,
+		`{{ '\N{LOW LINE}\N{SNOWMAN}' }}`,
 	} {
 		if issues := Analyze(src); len(issues) > 0 {
 			t.Errorf("%q: %+v", src, issues)
