@@ -69,13 +69,13 @@ func customSamples(t reflect.Type) []any {
 	switch t {
 	case reflect.TypeOf(hash.File{}):
 		f := hash.File{}
-		fill(reflect.ValueOf(&f).Elem(), false)
+		fill(reflect.ValueOf(&f).Elem())
 		none := hash.Hex("")
 		bare := hash.File{Path: "p", Size: -1, Ecosystem: &hash.Ecosystem{}, Xet: &hash.Xet{}, ContentID: &none}
 		return []any{f, bare, hash.File{Path: "p", Size: -1}, errorSample{hash.File{Path: "p", Err: errors.New("e")}}}
 	case reflect.TypeOf(hash.VerifyResult{}):
 		v := hash.VerifyResult{}
-		fill(reflect.ValueOf(&v).Elem(), false)
+		fill(reflect.ValueOf(&v).Elem())
 		return []any{v, hash.VerifyResult{Path: "p"}, errorSample{hash.VerifyResult{Path: "p", Err: errors.New("e")}}}
 	case reflect.TypeOf(inspect.Count{}):
 		return []any{inspect.Count{N: 1}, inspect.Count{PerLayer: []uint64{1}}}
@@ -89,7 +89,7 @@ func customSamples(t reflect.Type) []any {
 		return []any{inspect.Params{{DType: "*", Elements: 1}}}
 	}
 	a := reflect.New(t).Elem()
-	fill(a, false)
+	fill(a)
 	samples := []any{a.Interface(), reflect.Zero(t).Interface()}
 	if a.Kind() == reflect.Struct { // each of the type's own floats NaN: those it writes as null when undefined
 		for i := 0; i < a.NumField(); i++ {
@@ -112,12 +112,12 @@ type errorSample struct{ v any }
 
 // fill sets every exported field of v: pointers, slices (one element) and maps (key "*") made, numbers
 // 1, strings "x", bools true.
-func fill(v reflect.Value, nan bool) {
+func fill(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.Type().Elem().Kind() != reflect.Interface {
 			v.Set(reflect.New(v.Type().Elem()))
-			fill(v.Elem(), nan)
+			fill(v.Elem())
 		}
 	case reflect.Struct:
 		if v.Type() == timeType {
@@ -126,19 +126,19 @@ func fill(v reflect.Value, nan bool) {
 		}
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), nan)
+				fill(v.Field(i))
 			}
 		}
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0), nan)
+		fill(v.Index(0))
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
 		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
 		if k.Kind() == reflect.String {
 			k.SetString("*")
 		}
-		fill(e, nan)
+		fill(e)
 		m.SetMapIndex(k, e)
 		v.Set(m)
 	case reflect.String:
@@ -150,11 +150,7 @@ func fill(v reflect.Value, nan bool) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		v.SetUint(1)
 	case reflect.Float32, reflect.Float64:
-		if nan {
-			v.SetFloat(math.NaN())
-		} else {
-			v.SetFloat(1)
-		}
+		v.SetFloat(1)
 	}
 }
 
@@ -599,17 +595,13 @@ func field(ft reflect.Type, path string, omit bool, meaning string, seen map[ref
 			var sub []docField
 			field(et, path+"[]", false, "", seen, d, &sub)
 			row("array of " + plural(sub[0].typ))
-			for _, s := range sub[1:] {
-				*out = append(*out, s)
-			}
+			*out = append(*out, sub[1:]...)
 		}
 	case reflect.Map:
 		var sub []docField
 		field(ft.Elem(), path+".*", false, "", seen, d, &sub)
 		row("object of " + plural(sub[0].typ))
-		for _, s := range sub[1:] {
-			*out = append(*out, s)
-		}
+		*out = append(*out, sub[1:]...)
 	case reflect.Struct:
 		if p := listedAt(ft, path); p != "" {
 			row(nullable("object", ptr && !omit) + " (fields as `" + p + "`)")
