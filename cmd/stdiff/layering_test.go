@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,5 +102,55 @@ func TestPackageSize(t *testing.T) {
 	}
 	if lines["diff"] == 0 {
 		t.Error("package diff not counted")
+	}
+}
+
+// TestFormatImports: the packages that answer the commands (what diff, hash, dupes, inspect and check
+// say) reach formats through canon's Model, not by a format package's name (#34: adding a format is its
+// package plus one registration line). The imports they still have, listed below, are the ones the
+// format registry is to remove; the list may only shrink: a new one fails here.
+func TestFormatImports(t *testing.T) {
+	const module = "github.com/stdiff/stdiff/"
+	commands := []string{"cmd/stdiff", "diff", "hash", "hash/dupes", "hash/dupes/act", "canon/inspect", "canon/check"}
+	formats := []string{"canon/gguf", "canon/onnx", "canon/torch", "canon/safetensors", "canon/pickle", "canon/dduf", "canon/zipdir"}
+	left := map[string]bool{ // package → format package, as of #34's start
+		"diff → canon/gguf": true, "hash/dupes → canon/gguf": true, "hash/dupes → canon/onnx": true,
+		"hash/dupes → canon/torch": true, "hash/dupes → canon/safetensors": true, "canon/inspect → canon/gguf": true,
+		"canon/inspect → canon/onnx": true, "canon/inspect → canon/torch": true, "canon/inspect → canon/pickle": true,
+	}
+	root := filepath.Join("..", "..")
+	seen := map[string]bool{}
+	for _, c := range commands {
+		files, err := filepath.Glob(filepath.Join(root, c, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", c, err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				rel, ok := strings.CutPrefix(p, module)
+				if !ok || !slices.Contains(formats, rel) {
+					continue
+				}
+				pair := c + " → " + rel
+				seen[pair] = true
+				if !left[pair] {
+					file, _ := filepath.Rel(root, path)
+					t.Errorf("%s imports the format package %s: reach the format through canon's Model (see #34)", file, rel)
+				}
+			}
+		}
+	}
+	for pair := range left {
+		if !seen[pair] {
+			t.Errorf("%s is gone: take it off the list", pair)
+		}
 	}
 }
