@@ -868,8 +868,8 @@ func contains(container, v any) (bool, error) {
 		return hasKey(c, str(v)), nil
 	case *namespace:
 		return hasKey(c.m, str(v)), nil
-	case nil, undefined:
-		return false, fmt.Errorf("argument of type %s is not iterable", typeName(c))
+	case undefined:
+		return false, nil // jinja2's Undefined iterates as empty
 	}
 	return false, fmt.Errorf("argument of type %s is not iterable", typeName(container))
 }

@@ -56,10 +56,14 @@ func TestRenderSandbox(t *testing.T) {
 	}
 }
 
-// TestRenderReal: every real template renders the fixed conversation, as transformers' renderer
-// does (testdata/real/*.prompt, recorded with Python's jinja2 by testdata/real/render.py).
+// TestRenderReal: every real template renders the fixed conversation as transformers' renderer
+// does (testdata/real/*.prompt, recorded with Python's jinja2 by testdata/real/render.py), or, where
+// the template raises on it (testdata/real/*.raises, the message Python gave), fails with that message.
 func TestRenderReal(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "real", "*.jinja"))
+	if len(files) == 0 {
+		t.Fatal("no real templates")
+	}
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		tpl, err := Parse(string(b))
@@ -68,11 +72,16 @@ func TestRenderReal(t *testing.T) {
 			continue
 		}
 		got, err := Render(tpl, Conversation(), Limits{})
-		want, rerr := os.ReadFile(strings.TrimSuffix(f, ".jinja") + ".prompt")
-		if rerr != nil {
-			if err != nil {
-				t.Logf("%s: %v (no recorded prompt)", f, err)
+		base := strings.TrimSuffix(f, ".jinja")
+		if raised, rerr := os.ReadFile(base + ".raises"); rerr == nil {
+			if err == nil || !strings.Contains(err.Error(), string(raised)) {
+				t.Errorf("%s: got %q, %v; Python raised %q", f, got, err, raised)
 			}
+			continue
+		}
+		want, rerr := os.ReadFile(base + ".prompt")
+		if rerr != nil {
+			t.Errorf("%s: neither .prompt nor .raises recorded (run testdata/real/render.py)", f)
 			continue
 		}
 		if err != nil {
@@ -82,5 +91,31 @@ func TestRenderReal(t *testing.T) {
 		if got != string(want) {
 			t.Errorf("%s: got\n%q\nwant\n%q", f, got, want)
 		}
+	}
+}
+
+// TestRenderInUndefined: `in` over an undefined name is false, as jinja2's Undefined iterates as
+// empty (Llama Guard 3's template tests `key not in excluded_category_keys` with no such variable);
+// over none it is an error, as in Python.
+func TestRenderInUndefined(t *testing.T) {
+	for src, want := range map[string]string{
+		"{{ 1 in nothing }}":       "False",
+		"{{ 'a' not in nothing }}": "True",
+	} {
+		tpl, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Render(tpl, Conversation(), Limits{})
+		if err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", src, got, err, want)
+		}
+	}
+	tpl, err := Parse("{{ 1 in none }}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(tpl, Conversation(), Limits{}); err == nil {
+		t.Error("1 in none: no error")
 	}
 }

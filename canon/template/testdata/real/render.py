@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Records what transformers' chat-template renderer gives for each template here on the fixed
-conversation of template.Conversation: NAME.prompt beside NAME.jinja (none when it raises).
+conversation of template.Conversation: NAME.prompt beside NAME.jinja, or, when the template raises
+(a raise_exception call or an error), NAME.raises holding the message.
 
 The environment is transformers' (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, the
 generation tag, raise_exception, strftime_now, its tojson), strftime_now at the fixed date Render uses.
@@ -47,13 +48,17 @@ data = dict(
 here = os.path.dirname(os.path.abspath(__file__))
 for path in sorted(glob.glob(os.path.join(here, "*.jinja"))):
     out = path[:-len(".jinja")] + ".prompt"
+    raises = path[:-len(".jinja")] + ".raises"
+    for stale in (out, raises):
+        if os.path.exists(stale):
+            os.remove(stale)
     try:
         with open(path, encoding="utf-8") as f:
             prompt = env.from_string(f.read()).render(**data)
     except Exception as e:
         print("%s: %s" % (os.path.basename(path), e), file=sys.stderr)
-        if os.path.exists(out):
-            os.remove(out)
+        with open(raises, "w", encoding="utf-8", newline="") as f:
+            f.write(str(e))
         continue
     with open(out, "w", encoding="utf-8", newline="") as f:
         f.write(prompt)
