@@ -566,13 +566,24 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 			return false, nil, nil, a.ctx.Err()
 		}
 		added, _, changed := delta.Keys(delta.Metadata(ko.Model, mo.Model, func(string) bool { return false }))
-		return true, append(files, m.Companions...), append(added, changed...), errors.Join(ko.Unchanged(), mo.Unchanged())
+		lost := append(added, changed...)
+		if mo.Model.GGUF != nil && slices.ContainsFunc(lost, functionalKV) {
+			return false, nil, nil, nil // a GGUF copy's tokenizer, chat template, hyperparameters are the model too
+		}
+		return true, append(files, m.Companions...), lost, errors.Join(ko.Unchanged(), mo.Unchanged())
 	}
 	if g.Level != dupes.LevelBytes && (moreThanTensors(ko) || moreThanTensors(mo)) {
 		return false, nil, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
 	}
 	same, err := sameTensors(a.ctx, ko, mo)
 	return same, append(files, m.Companions...), nil, err
+}
+
+// functionalKV reports whether a GGUF key a derived copy has (and its original lacks, or holds with
+// another value) is one llama.cpp reads (holds.Descriptive), other than general.file_type, which says
+// what the copy was rounded to: deleting the copy would lose it.
+func functionalKV(key string) bool {
+	return key != "general.file_type" && !holds.Descriptive(key)
 }
 
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its

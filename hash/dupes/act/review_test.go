@@ -1,0 +1,85 @@
+//go:build unix
+
+package act
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+		"github.com/stdiff/stdiff/hash/dupes"
+)
+
+// ggufDerived is a GGUF file holding derivedModel(seed, dtype, false)'s tensors (F32 or F16) under
+// their own names (as city96's diffusion-model GGUFs keep them), with kvs.
+func ggufDerived(seed uint64, dtype string, kvs ...ggufw.KV) []byte {
+	f := ggufw.File{KVs: kvs}
+	typ := map[string]gguf.GGMLType{"F32": gguf.TypeF32, "F16": gguf.TypeF16}[dtype]
+	rng := rand.New(rand.NewPCG(seed, 37))
+	for _, prefix := range []string{"model", "model_ema"} {
+		for _, name := range []string{"a.weight", "b.weight"} {
+			vals := make([]float64, 32)
+			for i := range vals {
+				vals[i] = float64(float32(rng.NormFloat64() / 8))
+			}
+			f.Tensors = append(f.Tensors, ggufw.Tensor{Name: prefix + "." + name, Type: typ, Dims: []int64{8, 4}, Data: encode(dtype, vals)})
+		}
+	}
+	return f.Build()
+}
+
+// TestReviewDerivedGGUFKeepsItsKVs: a GGUF file whose tensors are the F16 rounding of an original's
+// is a derived copy, but its key-value pairs that llama.cpp reads (a chat template, a tokenizer, the
+// architecture) are a part of the model (DESIGN: dupes never deletes a file whose loss loses any of
+// them): --level derived --delete leaves it (not-derived) unless its original is a GGUF file with the
+// same ones (general.file_type aside, and descriptive keys, reported as lost).
+func TestReviewDerivedGGUFKeepsItsKVs(t *testing.T) {
+	arch, tmpl := ggufw.KV{Key: "general.architecture", Val: ggufw.Str("flux")}, ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str("{{ messages }}")}
+	f32, f16 := ggufw.KV{Key: "general.file_type", Val: ggufw.U32(0)}, ggufw.KV{Key: "general.file_type", Val: ggufw.U32(1)}
+	name := ggufw.KV{Key: "general.name", Val: ggufw.Str("the f16 one")}
+	for _, c := range []struct {
+		name    string
+		orig    []byte
+		copy    []byte
+		deleted bool
+	}{
+		{"safetensors original", derivedModel(1, "F32", false), ggufDerived(1, "F16", arch, tmpl), false},
+		{"GGUF original without the template", ggufDerived(1, "F32", arch, f32), ggufDerived(1, "F16", arch, tmpl, f16), false},
+		{"GGUF original with another template", ggufDerived(1, "F32", arch, f32, ggufw.KV{Key: "tokenizer.chat_template", Val: ggufw.Str("{{ other }}")}),
+			ggufDerived(1, "F16", arch, tmpl, f16), false},
+		{"GGUF original with the same", ggufDerived(1, "F32", arch, tmpl, f32), ggufDerived(1, "F16", arch, tmpl, f16, name), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			orig, copy := filepath.Join(dir, "flux.gguf"), filepath.Join(dir, "flux-f16.gguf")
+			if c.orig[0] != 'G' {
+				orig = filepath.Join(dir, "flux.safetensors")
+			}
+			mustWrite(t, orig, c.orig)
+			mustWrite(t, copy, c.copy)
+			rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Level: dupes.LevelDerived})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Groups) != 1 || rep.Groups[0].Level != dupes.LevelDerived || rep.Groups[0].Keeper != orig {
+				t.Fatalf("want one derived group kept by %s: %+v", orig, rep.Groups)
+			}
+			r, err := Act(t.Context(), rep, Options{Delete: true, Derived: true})
+			if err != nil || len(r.Actions) != 1 {
+				t.Fatalf("%v, %+v", err, r)
+			}
+			a := r.Actions[0]
+			_, serr := os.Stat(copy)
+			if c.deleted && (a.Op != OpDelete || serr == nil || !slices.Equal(a.MetadataLost, []string{"general.name", "general.file_type"})) {
+				t.Errorf("want the copy deleted, general.name and general.file_type lost: %+v, %v", a, serr)
+			}
+			if !c.deleted && (a.Op != OpSkip || a.Reason != SkipNotDerived || serr != nil) {
+				t.Errorf("the GGUF copy and its key-value pairs went: %+v, %v", a, serr)
+			}
+		})
+	}
+}
