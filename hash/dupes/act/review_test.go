@@ -11,7 +11,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
-		"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes"
 )
 
 // ggufDerived is a GGUF file holding derivedModel(seed, dtype, false)'s tensors (F32 or F16) under
