@@ -11,7 +11,9 @@
 //   - every member is stored (compression method 0), not encrypted, its data within the file;
 //   - no two members share a name (Python's zipfile would read the last, others the first);
 //   - a member's name is a file at the root or in one folder below it ("unet/config.json"): not
-//     absolute, no "..", no backslash, no empty part, no directory entry;
+//     absolute, no "..", no backslash, no empty part, no directory entry, and the same to every zip
+//     reader (no NUL byte, which Python's zipfile cuts the name at, no Unicode Path extra field
+//     that renames it, which CPython 3.12 on reads): huggingface_hub keeps the last member of a name;
 //   - its extension is .json, .safetensors, .txt or .model (sentencepiece), exactly so cased;
 //   - model_index.json is at the root and holds a JSON object; each folder is a key of it and
 //     holds a config file (config.json, tokenizer_config.json, preprocessor_config.json or
@@ -49,7 +51,7 @@ const MaxDirectory = 64 << 20
 const (
 	CodeCompressed       = "dduf-compressed"        // error: a member is not stored
 	CodeDuplicate        = "dduf-duplicate-name"    // error: two members share a name
-	CodeEntryName        = "dduf-entry-name"        // error: absolute, "..", a backslash, more than one folder deep, a directory entry
+	CodeEntryName        = "dduf-entry-name"        // error: absolute, "..", a backslash, more than one folder deep, a directory entry, a NUL, another name to Python's zipfile
 	CodeFileType         = "dduf-file-type"         // error: an extension the DDUF rules do not allow
 	CodeNoIndex          = "dduf-no-model-index"    // error: no model_index.json at the root
 	CodeBadIndex         = "dduf-bad-model-index"   // error: model_index.json is not a JSON object
@@ -153,12 +155,27 @@ func Read(r io.ReaderAt, size int64) *File {
 	names := map[string]bool{}
 	for i := range entries {
 		e := &entries[i]
-		if j, dup := seen[e.Name]; dup {
+		// The name Python's zipfile gives the member (huggingface_hub reads it so, the last of a
+		// name winning): cut at a NUL, or a Unicode Path extra field's. Another than the name
+		// every other reader sees makes the file mean two things.
+		key := e.Name
+		if e.UnicodeName != "" {
+			key = e.UnicodeName
+		}
+		key, _, _ = strings.Cut(key, "\x00")
+		if key != e.Name {
+			f.add(CodeEntryName, finding.SevError, e.Central, e.Name, "member name %q is %q to Python's zipfile (a NUL byte, a Unicode Path extra field); zip readers differ on which member it is", e.Name, key).Hint =
+				"the file means different things to different loaders; export it again"
+		}
+		if j, dup := seen[key]; dup {
 			f.add(CodeDuplicate, finding.SevError, e.Central, e.Name, "%q is in the archive twice (entries %d and %d); zip readers differ on which one they load", e.Name, j, i).Hint =
 				"the file means different things to different loaders; export it again"
 			continue
 		}
-		seen[e.Name] = i
+		seen[key] = i
+		if key != e.Name {
+			continue
+		}
 		if e.Method != 0 {
 			f.add(CodeCompressed, finding.SevError, e.Header, e.Name, "%s is compressed (method %d); DDUF members are stored so that they can be read in place", e.Name, e.Method).Hint =
 				"export it again with huggingface_hub's export_folder_as_dduf"

@@ -10,6 +10,7 @@ package zipdir
 import (
 	"bufio"
 	"encoding/binary"
+	"hash/crc32"
 	"io"
 
 	"github.com/stdiff/stdiff/canon/finding"
@@ -42,6 +43,10 @@ type Entry struct {
 	// DataOffset is where the entry's data starts, -1 when it cannot be read (a local header that
 	// is not where the directory says, data past the end, encryption, an unsupported method).
 	DataOffset int64
+	// UnicodeName is the name an Info-ZIP Unicode Path extra field (0x7075, version 1) of its central
+	// header gives it, where the field's CRC-32 is that of Name: CPython's zipfile (3.12 on) names
+	// the entry by it, others by Name. "" when there is none.
+	UnicodeName string
 }
 
 // Spender is a memory budget (pickle.Budget is one): Spend takes n bytes and reports whether any
@@ -174,6 +179,9 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 				h := uint64(z.Header)
 				take(&h)
 				z.Header = int64(h)
+			}
+			if x := extra[4 : 4+n]; id == 0x7075 && len(x) > 5 && x[0] == 1 && le32(x[1:]) == crc32.ChecksumIEEE(h[46:46+nl]) {
+				z.UnicodeName = string(x[5:])
 			}
 			extra = extra[4+n:]
 		}
