@@ -54,7 +54,7 @@ func ReadInto(r io.ReaderAt, size int64, name string, buf []byte) (*Model, error
 	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
 	// pickle does; a safetensors file whose header length begins with the same bytes is read as
 	// safetensors.
-	if bytes.HasPrefix(head, []byte("PK\x03\x04")) && dduf.Sniff(r, size, name) { // a zip archive named .dduf or with model_index.json at its root, before PyTorch's zips
+	if (bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06"))) && dduf.Sniff(r, size, name) { // a zip archive named .dduf or with model_index.json at its root, before PyTorch's zips
 		return readDDUF(r, size, name)
 	}
 	if torch.Candidate(head) && !startsSafetensors(r, head, size) {

@@ -121,16 +121,19 @@ func (f *File) add(code string, sev finding.Severity, off int64, entry, format s
 }
 
 // Sniff reports whether r, a file of size bytes shown as name, is a DDUF file: a zip archive named
-// *.dduf, or whose central directory names model_index.json at the root (for those it reads the
+// *.dduf (an empty one too), or whose central directory names model_index.json at the root (for those it reads the
 // end of the file and the directory, none of the local headers: a PyTorch checkpoint's thousands
 // of entries cost one pass over its directory).
 func Sniff(r io.ReaderAt, size int64, name string) bool {
 	head, ok := zipdir.ReadAt(r, 0, 4)
-	if !ok || string(head) != "PK\x03\x04" {
+	if !ok || (string(head) != "PK\x03\x04" && string(head) != "PK\x05\x06") {
 		return false
 	}
 	if strings.EqualFold(path.Ext(name), ".dduf") {
-		return true
+		return true // an empty archive (its end record first) too: a DDUF file without model_index.json
+	}
+	if string(head) != "PK\x03\x04" {
+		return false
 	}
 	d := zipdir.Reader{Size: size, NamesOnly: true, Budget: &zipdir.Budget{Left: MaxDirectory}, Add: func(string, finding.Severity, int64, string, string, ...any) *finding.Finding {
 		return &finding.Finding{}
@@ -150,6 +153,10 @@ func Read(r io.ReaderAt, size int64) *File {
 	f := &File{Size: size}
 	d := zipdir.Reader{Size: size, Add: f.add, Reads: "DDUF members are stored, never compressed", Budget: &zipdir.Budget{Left: MaxDirectory}}
 	entries, _ := d.Entries(r)
+	if d.Rest != 0 {
+		f.add(zipdir.CodeMalformed, finding.SevError, size, "", "the central directory holds %d bytes after the %d entries its end record counts; Python's zipfile reads the directory to its size, other readers to the count", d.Rest, len(entries)).Hint =
+			"the file means different things to different loaders; export it again"
+	}
 	seen := map[string]int{}
 	folders := map[string]int64{} // folder → the first member's local header
 	names := map[string]bool{}

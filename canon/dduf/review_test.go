@@ -3,6 +3,7 @@ package dduf
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -84,4 +85,76 @@ func TestReviewHostile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eocdOf is the offset of the end of central directory record of a zip archive without a comment.
+func eocdOf(b []byte) int { return len(b) - 22 }
+
+// TestReviewDirectory: the central directory read as Python's zipfile reads it (huggingface_hub's
+// read_dduf_file lists members with it): by the directory's size, not the count alone; a count of
+// 0xFFFF without zip64 records is the count (Python writes one so for exactly 65,535 members); an
+// empty archive named .dduf is a DDUF file without model_index.json.
+func TestReviewDirectory(t *testing.T) {
+	// The end record counts one entry fewer than the directory holds: Python's zipfile lists the
+	// twelfth (vae's weights) as well, stdiff did not and called the pipeline valid without them.
+	b := ddufw.Write(ddufw.Pipeline())
+	e := eocdOf(b)
+	n := binary.LittleEndian.Uint16(b[e+10:])
+	binary.LittleEndian.PutUint16(b[e+8:], n-1)
+	binary.LittleEndian.PutUint16(b[e+10:], n-1)
+	if f := Read(bytes.NewReader(b), int64(len(b))); f.Valid() || !slices.Equal(codesOf(f), []string{"zip-malformed"}) {
+		t.Errorf("count one short: valid %v, findings %+v", f.Valid(), f.Findings)
+	}
+
+	// 65,535 members, no zip64 records (as Python's zipfile writes them): valid, every member listed.
+	ms := []ddufw.Member{{Name: IndexFile, Data: []byte(`{"_class_name": "Many"}`)}}
+	for i := range 0xFFFF - 1 {
+		ms = append(ms, ddufw.Member{Name: fmt.Sprintf("n%05d.txt", i)})
+	}
+	b = plainZip(ms)
+	if f := Read(bytes.NewReader(b), int64(len(b))); !f.Valid() || len(f.Members) != 0xFFFF {
+		t.Errorf("65,535 members without zip64: valid %v, %d members, findings %+v", f.Valid(), len(f.Members), f.Findings[:min(3, len(f.Findings))])
+	}
+	if dump := os.Getenv("REVIEW_DUMP"); dump != "" {
+		os.WriteFile(filepath.Join(dump, "count-65535.dduf"), b, 0o644)
+	}
+
+	// An empty archive (its end record alone, 22 bytes) named .dduf: a DDUF file huggingface_hub
+	// rejects (no model_index.json).
+	empty := append([]byte("PK\x05\x06"), make([]byte, 18)...)
+	if !Sniff(bytes.NewReader(empty), 22, "x.dduf") {
+		t.Error("Sniff says no to an empty zip archive named .dduf")
+	}
+	if f := Read(bytes.NewReader(empty), 22); f.Valid() || !slices.Equal(codesOf(f), []string{CodeNoIndex}) {
+		t.Errorf("empty archive: valid %v, findings %+v", f.Valid(), f.Findings)
+	}
+}
+
+// plainZip is a stored zip archive of ms as Python's zipfile writes one: no zip64 records unless
+// more than 65,535 entries (it writes none here), CRCs, no data descriptors.
+func plainZip(ms []ddufw.Member) []byte {
+	var b, cd []byte
+	le16 := binary.LittleEndian.AppendUint16
+	le32 := binary.LittleEndian.AppendUint32
+	for _, m := range ms {
+		off := len(b)
+		crc := crc32.ChecksumIEEE(m.Data)
+		b = le32(b, 0x04034b50)
+		b = le16(le16(le16(le16(le16(b, 20), 0), 0), 0), 0)
+		b = le32(le32(le32(b, crc), uint32(len(m.Data))), uint32(len(m.Data)))
+		b = le16(le16(b, uint16(len(m.Name))), 0)
+		b = append(append(b, m.Name...), m.Data...)
+		cd = le32(cd, 0x02014b50)
+		cd = le16(le16(le16(le16(le16(le16(cd, 20), 20), 0), 0), 0), 0)
+		cd = le32(le32(le32(cd, crc), uint32(len(m.Data))), uint32(len(m.Data)))
+		cd = le16(le16(le16(le16(le16(cd, uint16(len(m.Name))), 0), 0), 0), 0)
+		cd = le32(le32(cd, 0), uint32(off))
+		cd = append(cd, m.Name...)
+	}
+	cdOff := len(b)
+	b = append(b, cd...)
+	b = le32(b, 0x06054b50)
+	b = le16(le16(le16(le16(b, 0), 0), uint16(len(ms))), uint16(len(ms)))
+	b = le32(le32(b, uint32(len(cd))), uint32(cdOff))
+	return le16(b, 0)
 }

@@ -67,6 +67,10 @@ type Reader struct {
 	// NamesOnly lists the entries without reading their local headers (a sniffer's look at the
 	// names): DataOffset stays -1.
 	NamesOnly bool
+	// Rest is set by Entries, when it read every entry the end record counts: the bytes of the
+	// central directory after them, which Python's zipfile (reading the directory by its size)
+	// reads as more entries and miniz (by the count) leaves out. 0 in a well-formed archive.
+	Rest int64
 }
 
 // Budget is a Spender of Left bytes.
@@ -117,12 +121,10 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 	eocdOff := size - tail + int64(eocd)
 	e := buf[eocd:]
 	count, cdSize, cdOff := uint64(le16(e[10:])), uint64(le32(e[12:])), uint64(le32(e[16:]))
-	if count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF {
-		loc, ok := ReadAt(r, eocdOff-20, 20)
-		if !ok || string(loc[:4]) != "PK\x06\x07" {
-			d.Add(CodeMalformed, finding.SevError, eocdOff, "", "the zip64 end of central directory locator is missing")
-			return nil, false
-		}
+	// The zip64 records where the end record's fields say so and the locator is there; without
+	// it, the fields are what they say, as Python's zipfile, miniz and archive/zip read them
+	// (Python writes exactly 65,535 entries so, without zip64 records).
+	if loc, ok := ReadAt(r, eocdOff-20, 20); (count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF) && ok && string(loc[:4]) == "PK\x06\x07" {
 		off := int64(le64(loc[8:]))
 		rec, ok := ReadAt(r, off, 56)
 		if off < 0 || !ok || string(rec[:4]) != "PK\x06\x06" {
@@ -190,6 +192,9 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 			d.localHeader(r, &z)
 		}
 		entries = append(entries, z)
+	}
+	if uint64(len(entries)) == count {
+		d.Rest = int64(cdSize) - int64(p)
 	}
 	return entries, len(entries) > 0
 }
