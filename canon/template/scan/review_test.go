@@ -1,0 +1,38 @@
+package scan
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReviewBudgetFailsSafe: a template that spends the fold budget first (self's name set to
+// itself three times over, as TestAnalyzeBudget's) cannot hide a private attribute written as a
+// literal behind it: |attr('__class__'), an item ['__globals__'], a literal joined with ~ are still
+// errors, as they are without the padding; the analysis stays within the budget (about 2 s of CPU).
+func TestReviewBudgetFailsSafe(t *testing.T) {
+	pad := strings.Repeat("{% set x = x ~ x ~ x %}{% set x = x|replace('a', x) %}", 50) + strings.Repeat("{{ y[x] }}", 5000)
+	for _, payload := range []string{
+		"{{ ()|attr('__class__') }}",
+		"{{ x['__globals__'] }}",
+		"{{ x['__glo' ~ 'bals__'] }}",
+		"{{ ()|attr('__cla' ~ 'ss__')|attr('__base__') }}",
+		"{{ x|map(attribute='__class__')|list }}",
+	} {
+		for _, src := range []string{payload, pad + payload} {
+			start := time.Now()
+			issues := Analyze(src)
+			el := time.Since(start)
+			private := false
+			for _, is := range issues {
+				private = private || is.Code == CodePrivateAttribute && is.Error
+			}
+			if !private {
+				t.Errorf("%s (padded %v): no private-attribute error, issues %+v", payload, len(src) > len(payload), issues)
+			}
+			if el > time.Minute { // about 2 s of CPU; the wall clock of a loaded machine is more
+				t.Errorf("%s: %v to analyse", payload, el)
+			}
+		}
+	}
+}
