@@ -429,6 +429,16 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	for _, f := range files {
 		base.Freed += freedBy(f)
 	}
+	// Moving the sidecars may have taken a while (a copy across filesystems): the keeper and the
+	// copy are checked once more, immediately before the unlink.
+	if !kh.still() {
+		skip(SkipKeeperChanged)
+		return false
+	}
+	if !mh.still() {
+		skip(SkipChanged)
+		return true
+	}
 	if !a.opt.DryRun {
 		base.Err = removeAll(files, k)
 	}

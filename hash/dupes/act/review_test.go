@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
@@ -81,5 +82,39 @@ func TestReviewDerivedGGUFKeepsItsKVs(t *testing.T) {
 				t.Errorf("the GGUF copy and its key-value pairs went: %+v, %v", a, serr)
 			}
 		})
+	}
+}
+
+// TestReviewCopyReplacedAfterLastCheck: a copy replaced (a new file renamed over it, as a download
+// finishing does) after Act's checks, while it moves the copy's sidecar next to the keeper, stays:
+// Act checks again immediately before the unlink. It deleted the new file, unread.
+func TestReviewCopyReplacedAfterLastCheck(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
+	mtime := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	for _, p := range []string{a, b} {
+		mustWrite(t, p, loraFile(1, "").Build())
+		os.Chtimes(p, mtime, mtime)
+	}
+	mustWrite(t, filepath.Join(dir, "b.civitai.info"), []byte(`{"id": 1}`))
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Level: dupes.LevelBytes, Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: a}})
+	if err != nil || len(rep.Groups) != 1 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	fresh := loraFile(2, "").Build()
+	actHook = func(stage string) {
+		if stage == "act" {
+			tmp := filepath.Join(dir, ".download")
+			mustWrite(t, tmp, fresh)
+			os.Rename(tmp, b)
+		}
+	}
+	defer func() { actHook = nil }()
+	got, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || got.Deleted != 0 {
+		t.Errorf("%v %+v", err, got.Actions)
+	}
+	if on, err := os.ReadFile(b); err != nil || string(on) != string(fresh) {
+		t.Errorf("the file renamed over the copy went: %v", err)
 	}
 }
