@@ -48,3 +48,22 @@ func TestReviewMixedReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewTransposedTwins: a faithful export of two square Linear layers where one's weight is the
+// other's transpose (fc2.weight = fc1.weightᵀ; make.py's shared-right.onnx: MatMul_0 reads Aᵀ, MatMul_1
+// reads A) is the source, but pairing by value tries each initializer as it is first, pairs it with
+// the other layer (fc2.weight = Aᵀ as it is), and orient then finds both pairs transposed the wrong
+// way: two changed tensors, exit 1. A false difference, never a false identity; rare (weights equal
+// to another's transpose: symmetric ones pair either way).
+func TestReviewTransposedTwins(t *testing.T) {
+	t.Skip("REVIEW: orient demotes a by-value pair found in the other orientation to by shape instead of pairing again by value in the orientation it wants")
+	res, err := Match(t.Context(), openReview(t, "shared-right.onnx"), openReview(t, "source.safetensors"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Pairs {
+		if p.How == ByShape {
+			t.Errorf("%+v: by shape, though the export holds every weight as its reader wants it", p)
+		}
+	}
+}
