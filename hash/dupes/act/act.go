@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
@@ -414,6 +415,11 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 		a.log(base)
 		return true
 	}
+	if err := linkedOut(files); err != nil { // refused in a dry run too: its plan is a list to delete
+		base.Err = err
+		a.log(base)
+		return true
+	}
 	// Delete: the sidecars first, so that nothing only the copy has is lost.
 	later, ok := a.sidecars(g, k, m)
 	if !ok {
@@ -780,6 +786,9 @@ func removeAll(files []string, k *dupes.Member) error {
 			kept = append(kept, st)
 		}
 	}
+	if err := linkedOut(files); err != nil {
+		return err
+	}
 	for _, p := range files {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -796,6 +805,27 @@ func removeAll(files []string, k *dupes.Member) error {
 	}
 	if len(files) > 1 {
 		os.Remove(filepath.Dir(files[0])) // a model folder (or a set's) left empty goes too; one with other files stays
+	}
+	return nil
+}
+
+// linkedOut refuses files of which one lies outside the folder of the first (a model's file, a set's
+// index) through a symbolic link: a set's shards may lie in subfolders of its index's
+// ("sub/model-00001-of-00002.safetensors"), and one that links to a folder elsewhere would reach files
+// the user never named.
+func linkedOut(files []string) error {
+	base, err := filepath.EvalSymlinks(filepath.Dir(files[0]))
+	if err != nil {
+		return err
+	}
+	for _, p := range files[1:] {
+		d, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		if rel, err := filepath.Rel(base, d); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("%s lies outside %s, through a symbolic link: not deleted", p, filepath.Dir(files[0]))
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,5 +117,51 @@ func TestReviewCopyReplacedAfterLastCheck(t *testing.T) {
 	}
 	if on, err := os.ReadFile(b); err != nil || string(on) != string(fresh) {
 		t.Errorf("the file renamed over the copy went: %v", err)
+	}
+}
+
+// TestReviewSetThroughLinkedFolder: a downloaded set whose index names its shards in a subfolder
+// ("sub/…", which the index rules allow) that is a symbolic link to a folder outside the roots
+// scanned: deleting the set as a copy must not delete the files of that other folder, which the user
+// never named (another program's model, say); the set is left alone.
+func TestReviewSetThroughLinkedFolder(t *testing.T) {
+	dir := t.TempDir()
+	keep := writeSet(t, filepath.Join(dir, "keep"), 1, 2, "")
+	s1, s2, _ := shardSet(1, 2, "")
+	precious := filepath.Join(dir, "precious")
+	mustWrite(t, filepath.Join(precious, setShard1), s1)
+	mustWrite(t, filepath.Join(precious, setShard2), s2)
+	dl := filepath.Join(dir, "dl")
+	if err := os.MkdirAll(dl, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(precious, filepath.Join(dl, "sub")); err != nil {
+		t.Skip(err)
+	}
+	b, err := os.ReadFile(keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := strings.NewReplacer(`"`+setShard1+`"`, `"sub/`+setShard1+`"`, `"`+setShard2+`"`, `"sub/`+setShard2+`"`).Replace(string(b))
+	mustWrite(t, filepath.Join(dl, "model.safetensors.index.json"), []byte(idx))
+	rep, err := dupes.Find(t.Context(), []string{filepath.Join(dir, "keep"), dl}, dupes.Options{Level: dupes.LevelContent, Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: keep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, err := Act(t.Context(), rep, Options{Delete: true, DryRun: true})
+	if err != nil || len(dry.Deletable()) != 0 || dry.Failed != 1 {
+		t.Errorf("a dry run plans to delete %v: %v", dry.Deletable(), err)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Deleted != 0 || r.Failed != 1 || r.Outcome() != 2 {
+		t.Errorf("want the deletion refused (exit 2): %+v", r)
+	}
+	for _, name := range []string{setShard1, setShard2} {
+		if _, err := os.Stat(filepath.Join(precious, name)); err != nil {
+			t.Errorf("a file outside the roots went through a linked folder: %v", err)
+		}
 	}
 }
