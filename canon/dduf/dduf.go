@@ -153,6 +153,9 @@ func Read(r io.ReaderAt, size int64) *File {
 	f := &File{Size: size}
 	d := zipdir.Reader{Size: size, Add: f.add, Reads: "DDUF members are stored, never compressed", Budget: &zipdir.Budget{Left: MaxDirectory}}
 	entries, _ := d.Entries(r)
+	if d.Python != "" {
+		f.add(zipdir.CodeMalformed, finding.SevError, size, "", "%s", d.Python).Hint = "the file means different things to different loaders; export it again"
+	}
 	if d.Rest != 0 {
 		f.add(zipdir.CodeMalformed, finding.SevError, size, "", "the central directory holds %d bytes after the %d entries its end record counts; Python's zipfile reads the directory to its size, other readers to the count", d.Rest, len(entries)).Hint =
 			"the file means different things to different loaders; export it again"

@@ -158,3 +158,51 @@ func plainZip(ms []ddufw.Member) []byte {
 	b = le32(le32(b, uint32(len(cd))), uint32(cdOff))
 	return le16(b, 0)
 }
+
+// TestReviewLikePython: archives whose end records Python's zipfile reads otherwise than stdiff
+// (huggingface_hub lists DDUF members with it) are zip-malformed errors, not valid files whose
+// pipeline is another one to Python. concat: a benign archive's entries and directory where the end
+// record says, then a whole evil archive: Python shifts every offset by the bytes before the evil
+// archive ("concat", data before a self-extracting zip) and reads EvilPipeline (checked with Python
+// 3.11 and 3.13); stdiff read the benign directory and called the file valid.
+func TestReviewLikePython(t *testing.T) {
+	mk := func(index string, pad int) []byte {
+		return ddufw.Write([]ddufw.Member{{Name: IndexFile, Data: []byte(index)}, {Name: "unet/config.json", Data: []byte("{}")},
+			{Name: "unet/pad.txt", Data: bytes.Repeat([]byte("x"), pad)}})
+	}
+	benign := mk(`{"_class_name": "Benign", "unet": ["diffusers", "UNet2DConditionModel"]}`, 10)
+	evil := mk(`{"_class_name": "EvilPipeline", "unet": ["diffusers", "UNet2DConditionModel"]}`, 5000)
+	dir := func(b []byte) (int, int) {
+		e := eocdOf(b)
+		return int(binary.LittleEndian.Uint32(b[e+16:])), int(binary.LittleEndian.Uint32(b[e+12:]))
+	}
+	bo, bs := dir(benign)
+	eo, es := dir(evil)
+	if bs != es {
+		t.Fatalf("directories of %d and %d bytes", bs, es)
+	}
+	concat := append(append(append(slices.Clip(benign[:bo]), make([]byte, eo-bo)...), benign[bo:bo+bs]...), evil...)
+	if f := Read(bytes.NewReader(concat), int64(len(concat))); f.Valid() || f.Class != "Benign" || !slices.Contains(codesOf(f), "zip-malformed") {
+		t.Errorf("concat: valid %v, class %q, findings %+v", f.Valid(), f.Class, f.Findings)
+	}
+	if dump := os.Getenv("REVIEW_DUMP"); dump != "" {
+		os.WriteFile(filepath.Join(dump, "concat-go.dduf"), concat, 0o644)
+	}
+
+	// zip64 records before a plain end record (Python reads them whenever a locator sits before the
+	// end record), naming another directory: here none (0 entries), which Python lists.
+	b := slices.Clone(benign)
+	e := eocdOf(b)
+	rec := append([]byte("PK\x06\x06"), make([]byte, 52)...)
+	binary.LittleEndian.PutUint64(rec[48:], uint64(bo)) // the directory's offset; 0 entries, 0 bytes
+	loc := append([]byte("PK\x06\x07"), make([]byte, 16)...)
+	binary.LittleEndian.PutUint64(loc[8:], uint64(e))
+	binary.LittleEndian.PutUint32(loc[16:], 1)
+	z := append(append(append(slices.Clip(b[:e]), rec...), loc...), b[e:]...)
+	if f := Read(bytes.NewReader(z), int64(len(z))); f.Valid() || !slices.Contains(codesOf(f), "zip-malformed") {
+		t.Errorf("zip64 records before a plain end record: valid %v, findings %+v", f.Valid(), f.Findings)
+	}
+	if dump := os.Getenv("REVIEW_DUMP"); dump != "" {
+		os.WriteFile(filepath.Join(dump, "zip64-ignored.dduf"), z, 0o644)
+	}
+}
