@@ -169,12 +169,15 @@ func Read(r io.ReaderAt, size int64) *File {
 		// name winning): cut at a NUL, or a Unicode Path extra field's. Another than the name
 		// every other reader sees makes the file mean two things.
 		key := e.Name
-		if e.UnicodeName != "" {
+		switch {
+		case e.UnicodeName != "":
 			key = e.UnicodeName
+		case e.Flags&0x800 == 0:
+			key = cp437(e.Name)
 		}
 		key, _, _ = strings.Cut(key, "\x00")
 		if key != e.Name {
-			f.add(CodeEntryName, finding.SevError, e.Central, e.Name, "member name %q is %q to Python's zipfile (a NUL byte, a Unicode Path extra field); zip readers differ on which member it is", e.Name, key).Hint =
+			f.add(CodeEntryName, finding.SevError, e.Central, e.Name, "member name %q is %q to Python's zipfile (a NUL byte, a Unicode Path extra field, bytes past ASCII without the UTF-8 flag); zip readers differ on which member it is", e.Name, key).Hint =
 				"the file means different things to different loaders; export it again"
 		}
 		if j, dup := seen[key]; dup {
@@ -208,6 +211,24 @@ func Read(r io.ReaderAt, size int64) *File {
 	}
 	f.index(r, entries, seen, folders, names)
 	return f
+}
+
+// cp437Upper are the characters of code page 437's bytes 0x80–0xFF, as Python's cp437 codec decodes
+// them: Python's zipfile decodes a name without the UTF-8 flag so.
+const cp437Upper = "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u00a0"
+
+// cp437 is name as Python's zipfile reads a name without the UTF-8 flag.
+func cp437(name string) string {
+	var b strings.Builder
+	up := []rune(cp437Upper)
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x80 {
+			b.WriteByte(c)
+		} else {
+			b.WriteRune(up[c-0x80])
+		}
+	}
+	return b.String()
 }
 
 // checkName applies the DDUF rules to a member's name and reports whether it passes them.

@@ -206,3 +206,43 @@ func TestReviewLikePython(t *testing.T) {
 		os.WriteFile(filepath.Join(dump, "zip64-ignored.dduf"), z, 0o644)
 	}
 }
+
+// TestReviewNonUTF8Name: a member name with bytes past ASCII and no UTF-8 flag is another name to
+// Python's zipfile (it decodes such names as code page 437: "unet/café.txt" is "unet/caf├⌐.txt",
+// checked with Python 3.11): dduf-entry-name, as a NUL is. With the flag (as Python's zipfile and
+// archive/zip's CreateHeader write such names), valid.
+func TestReviewNonUTF8Name(t *testing.T) {
+	b := edit(func(ms []ddufw.Member) []ddufw.Member {
+		return append(ms, ddufw.Member{Name: "unet/café.txt", Data: []byte("x")})
+	})
+	utf8Flag := func(set bool) { // in every local and central header
+		for _, h := range []struct {
+			sig string
+			at  int
+		}{{"PK\x03\x04", 7}, {"PK\x01\x02", 9}} {
+			for i := 0; ; {
+				j := bytes.Index(b[i:], []byte(h.sig))
+				if j < 0 {
+					break
+				}
+				if set {
+					b[i+j+h.at] |= 0x08
+				} else {
+					b[i+j+h.at] &^= 0x08
+				}
+				i += j + 4
+			}
+		}
+	}
+	utf8Flag(true)
+	if f := Read(bytes.NewReader(b), int64(len(b))); !f.Valid() {
+		t.Fatalf("flagged UTF-8 name: %+v", f.Findings)
+	}
+	utf8Flag(false)
+	if dump := os.Getenv("REVIEW_DUMP"); dump != "" {
+		os.WriteFile(filepath.Join(dump, "cp437.dduf"), b, 0o644)
+	}
+	if f := Read(bytes.NewReader(b), int64(len(b))); f.Valid() || !slices.Equal(codesOf(f), []string{CodeEntryName}) {
+		t.Errorf("unflagged name: valid %v, findings %+v", f.Valid(), f.Findings)
+	}
+}
