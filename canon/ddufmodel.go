@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // FormatDDUF: Hugging Face's one-file diffusers pipeline, a stored zip archive with model_index.json
@@ -18,8 +19,8 @@ func readDDUF(r io.ReaderAt, size int64, name string) (*Model, error) {
 	f := dduf.Read(r, size)
 	m := &Model{Name: name, Format: FormatDDUF, FileSize: size, DDUF: f, HeaderParsed: len(f.Members) > 0}
 	for _, fd := range f.Findings {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}

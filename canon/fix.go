@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
@@ -193,7 +194,7 @@ func undo(f *os.File, start int64, runs [][2]int) {
 
 func notFixable(path string, m *Model) error {
 	for _, f := range m.Findings {
-		if f.Severity == SevError && f.Code != CodeNulPadding {
+		if f.Severity == finding.SevError && f.Code != CodeNulPadding {
 			return fmt.Errorf("%s: %w: %s (%s)", path, ErrNotFixable, f.Message, f.Code)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
@@ -260,7 +261,7 @@ type VerdictReport struct {
 type SideVerdict struct {
 	Valid bool `json:"valid"`
 	// Kind is the reference's error kind when it rejects the side; nil (JSON null) when it is valid.
-	Kind *canon.RefKind `json:"kind"`
+	Kind *finding.RefKind `json:"kind"`
 }
 
 func verdictOf(m *canon.Model) SideVerdict {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
 )
@@ -397,14 +398,14 @@ func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyRepor
 // verifyVerdict fails v when the reference's verdict on the model, f, is not the one the snapshot
 // recorded.
 func verifyVerdict(v *VerifyResult, recorded snapshot.Verdict, f *File) {
-	var kind canon.RefKind
+	var kind finding.RefKind
 	if f.RefErr != nil {
 		kind = f.RefErr.Kind
 	}
 	if f.Valid == recorded.Valid && kind == recorded.Kind {
 		return
 	}
-	say := func(valid bool, kind canon.RefKind) string {
+	say := func(valid bool, kind finding.RefKind) string {
 		if valid {
 			return "valid"
 		}

@@ -72,10 +72,6 @@ const (
 	CodeNoTensors          = "no-tensors"
 )
 
-// MaxFindingsPerCode is how many findings of one code a Header keeps (finding.MaxPerCode); past it,
-// findings of that code are only counted (Header.Omitted).
-const MaxFindingsPerCode = finding.MaxPerCode
-
 // Tensor is one tensor entry of a header.
 type Tensor struct {
 	Name string
@@ -139,9 +135,9 @@ type Header struct {
 	Metadata []Meta
 	// HasMetadata is true when `__metadata__` was present and not null.
 	HasMetadata bool
-	// Findings in the order of the checks that produced them: at most MaxFindingsPerCode of each code.
+	// Findings in the order of the checks that produced them: at most finding.MaxPerCode of each code.
 	Findings []finding.Finding
-	// Omitted counts, per code, the findings made past MaxFindingsPerCode and not kept (nil when none).
+	// Omitted counts, per code, the findings made past finding.MaxPerCode and not kept (nil when none).
 	Omitted map[string]int
 	// RefErr is nil when the reference reader accepts the file, else its error.
 	RefErr *RefError
@@ -158,7 +154,7 @@ func (m *Header) DataOffset() int64 { return 8 + int64(m.HeaderLen) }
 // DataLen is the length of the data section (negative when the file is shorter than its header says).
 func (m *Header) DataLen() int64 { return m.FileSize - m.DataOffset() }
 
-// add records a finding, or only counts it when MaxFindingsPerCode of its code are kept already.
+// add records a finding, or only counts it when finding.MaxPerCode of its code are kept already.
 func (m *Header) add(f finding.Finding) {
 	if m.room(f.Code) {
 		m.Findings = append(m.Findings, f)
@@ -172,7 +168,7 @@ func (m *Header) room(code string) bool {
 	if m.kept == nil {
 		m.kept = map[string]int{}
 	}
-	if m.kept[code] < MaxFindingsPerCode {
+	if m.kept[code] < finding.MaxPerCode {
 		return true
 	}
 	if m.Omitted == nil {

@@ -94,9 +94,9 @@ func TestShortFiles(t *testing.T) {
 	}
 }
 
-// TestFindingsCapped: past MaxFindingsPerCode findings of one code are counted, not kept.
+// TestFindingsCapped: past finding.MaxPerCode findings of one code are counted, not kept.
 func TestFindingsCapped(t *testing.T) {
-	n := safetensors.MaxFindingsPerCode + 5
+	n := finding.MaxPerCode + 5
 	var header strings.Builder
 	header.WriteString("{")
 	for i := range n {
@@ -112,7 +112,7 @@ func TestFindingsCapped(t *testing.T) {
 			kept++
 		}
 	}
-	if kept != safetensors.MaxFindingsPerCode || h.Omitted[safetensors.CodeUnknownDType] != 5 {
+	if kept != finding.MaxPerCode || h.Omitted[safetensors.CodeUnknownDType] != 5 {
 		t.Errorf("kept %d, omitted %v", kept, h.Omitted)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -286,8 +287,8 @@ func TestRel(t *testing.T) {
 // (its digest unchanged); any other negative offset is refused.
 func TestFindingOffsets(t *testing.T) {
 	s, _ := snap(t)
-	s.Findings = []canon.Finding{{Code: "incomplete-shard-set", Severity: canon.SevInfo, Offset: -1, Message: "whole"},
-		{Code: "nul-padding", Severity: canon.SevWarning, Offset: 8, Message: "at 8"}}
+	s.Findings = []finding.Finding{{Code: "incomplete-shard-set", Severity: finding.SevInfo, Offset: -1, Message: "whole"},
+		{Code: "nul-padding", Severity: finding.SevWarning, Offset: 8, Message: "at 8"}}
 	s.Seal()
 	b := write(t, s)
 	if !bytes.Contains(b, []byte(`"offset":null,"message":"whole"`)) || !bytes.Contains(b, []byte(`"offset":8,`)) || bytes.Contains(b, []byte(`"offset":-1`)) {
@@ -336,8 +337,8 @@ func TestSealedBeforeStillReads(t *testing.T) {
 // entry they are about; the snapshot keeps both, and reads back with its digest.
 func TestPickleFindingsReadBack(t *testing.T) {
 	s, _ := snap(t)
-	s.Findings = []canon.Finding{{Code: "pickle-unsafe-global", Severity: canon.SevError, Offset: 40, Message: "names os.system", Global: "os.system", Entry: "m/extra.pkl"},
-		{Code: "non-contiguous-tensor", Severity: canon.SevInfo, Offset: -1, Message: "w has strides [1 2]", Entry: "m/data.pkl"}}
+	s.Findings = []finding.Finding{{Code: "pickle-unsafe-global", Severity: finding.SevError, Offset: 40, Message: "names os.system", Global: "os.system", Entry: "m/extra.pkl"},
+		{Code: "non-contiguous-tensor", Severity: finding.SevInfo, Offset: -1, Message: "w has strides [1 2]", Entry: "m/data.pkl"}}
 	s.Seal()
 	b := write(t, s)
 	r, err := snapshot.Read(bytes.NewReader(b))
@@ -350,7 +351,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	s, _ := snap(f)
 	b := write(f, s)
 	f.Add(b)
-	s.Findings = []canon.Finding{{Code: "c", Severity: canon.SevInfo, Offset: -1, Message: "whole"}, {Code: "d", Severity: canon.SevError, Offset: 8, Message: "at 8", RefKind: "K"}}
+	s.Findings = []finding.Finding{{Code: "c", Severity: finding.SevInfo, Offset: -1, Message: "whole"}, {Code: "d", Severity: finding.SevError, Offset: 8, Message: "at 8", RefKind: "K"}}
 	s.Seal()
 	f.Add(write(f, s))
 	f.Add([]byte(`{"schema":"stdiff.snapshot/v1","tensors":[{"name":"a","blake3":"x"}]}`))
@@ -384,13 +385,13 @@ func TestReadRefusesForgedCodes(t *testing.T) {
 			s.Verdict = snapshot.Verdict{Kind: "InvalidOffset\x1b[2J", Message: "m"}
 		},
 		"finding code": func(s *snapshot.Snapshot) {
-			s.Findings = []canon.Finding{{Code: "x\x1b]0;title\x07", Severity: canon.SevError, Offset: -1, Message: "m"}}
+			s.Findings = []finding.Finding{{Code: "x\x1b]0;title\x07", Severity: finding.SevError, Offset: -1, Message: "m"}}
 		},
 		"finding severity": func(s *snapshot.Snapshot) {
-			s.Findings = []canon.Finding{{Code: "x", Severity: "error\x1b[1m", Offset: -1, Message: "m"}}
+			s.Findings = []finding.Finding{{Code: "x", Severity: "error\x1b[1m", Offset: -1, Message: "m"}}
 		},
 		"finding reference kind": func(s *snapshot.Snapshot) {
-			s.Findings = []canon.Finding{{Code: "x", Severity: canon.SevError, Offset: -1, Message: "m", RefKind: "K\u202e"}}
+			s.Findings = []finding.Finding{{Code: "x", Severity: finding.SevError, Offset: -1, Message: "m", RefKind: "K\u202e"}}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -404,7 +405,7 @@ func TestReadRefusesForgedCodes(t *testing.T) {
 	}
 	s, _ := snap(t) // stdiff's own codes read back
 	s.Verdict = snapshot.Verdict{Kind: "tensor.offset", Message: "m\x1b"}
-	s.Findings = []canon.Finding{{Code: "unknown-dtype", Severity: canon.SevWarning, Offset: 3, Message: "m\x1b", RefKind: canon.InvalidHeaderDeserialization}}
+	s.Findings = []finding.Finding{{Code: "unknown-dtype", Severity: finding.SevWarning, Offset: 3, Message: "m\x1b", RefKind: canon.InvalidHeaderDeserialization}}
 	s.Seal()
 	if _, err := snapshot.Read(bytes.NewReader(write(t, s))); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/source/hubtest"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -231,7 +232,7 @@ func TestLocalPipelineEdges(t *testing.T) {
 	}
 	var warned bool
 	for _, f := range o.Model.Findings {
-		warned = warned || (f.Code == canon.CodePipelineComponent && f.Severity == canon.SevWarning &&
+		warned = warned || (f.Code == canon.CodePipelineComponent && f.Severity == finding.SevWarning &&
 			f.Message == "unet has several weight files and none saved without a variant (diffusion_pytorch_model.fp16.safetensors, diffusion_pytorch_model.non_ema.safetensors): not read")
 	}
 	if !warned {
@@ -282,7 +283,7 @@ func TestLocalPipelineMissingBlob(t *testing.T) {
 	}
 	var found bool
 	for _, f := range m.Findings {
-		found = found || f.Code == canon.CodeMissingComponent && f.Severity == canon.SevError &&
+		found = found || f.Code == canon.CodeMissingComponent && f.Severity == finding.SevError &&
 			f.Message == "unet/diffusion_pytorch_model.safetensors is missing (a link to ../../blobs/b0, which is not there): the tensors of component unet are unknown"
 	}
 	if !found {

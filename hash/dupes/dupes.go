@@ -38,6 +38,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx"
@@ -1161,7 +1162,7 @@ func unsafePickle(m *canon.Model) bool {
 // onlyGlobals reports whether every error of m is about a pickle's globals.
 func onlyGlobals(m *canon.Model) bool {
 	for i := range m.Findings {
-		if fd := &m.Findings[i]; fd.Severity == canon.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
 			return false
 		}
 	}
