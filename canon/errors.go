@@ -7,25 +7,7 @@ import (
 	"syscall"
 
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/safetensors"
 )
-
-// The safetensors reference reader's error kinds, in the order its checks run.
-const (
-	HeaderTooSmall               = safetensors.HeaderTooSmall
-	HeaderTooLarge               = safetensors.HeaderTooLarge
-	InvalidHeaderLength          = safetensors.InvalidHeaderLength
-	InvalidHeader                = safetensors.InvalidHeader
-	InvalidHeaderDeserialization = safetensors.InvalidHeaderDeserialization
-	InvalidOffset                = safetensors.InvalidOffset
-	ValidationOverflow           = safetensors.ValidationOverflow
-	MisalignedSlice              = safetensors.MisalignedSlice
-	TensorInvalidInfo            = safetensors.TensorInvalidInfo
-	MetadataIncompleteBuffer     = safetensors.MetadataIncompleteBuffer
-)
-
-// MaxHeaderLen is the largest header length the reference reader accepts.
-const MaxHeaderLen = safetensors.MaxHeaderLen
 
 // RefError is the reference reader's verdict on an invalid file: its error kind, a message in the
 // spirit of the reference's own, and the byte offset in the file the error points at (-1 if none). For

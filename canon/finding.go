@@ -2,7 +2,6 @@ package canon
 
 import (
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // AddFinding records a finding made outside Read (opening a set, deriving LoRA info), keeping at most
@@ -58,44 +57,9 @@ func CountFindings(fs []finding.Finding, omitted map[string]int) map[string]int 
 	return n
 }
 
-// Finding codes. They are part of stdiff's contract with scripts: add, never rename. Those of the
-// safetensors format are package safetensors' own.
+// Finding codes of canon's own (sets, sidecars, indexes, pipelines). They are part of stdiff's
+// contract with scripts: add, never rename. Those of the safetensors format are package finding's.
 const (
-	CodeFileTooSmall       = safetensors.CodeFileTooSmall
-	CodeEmptyFile          = safetensors.CodeEmptyFile
-	CodeHeaderTooLarge     = safetensors.CodeHeaderTooLarge
-	CodeLFSPointer         = safetensors.CodeLFSPointer
-	CodeHTMLPage           = safetensors.CodeHTMLPage
-	CodeNotSafetensors     = safetensors.CodeNotSafetensors
-	CodeBigEndianLength    = safetensors.CodeBigEndianLength
-	CodeHeaderBeyondFile   = safetensors.CodeHeaderBeyondFile
-	CodeInvalidUTF8        = safetensors.CodeInvalidUTF8
-	CodeBOM                = safetensors.CodeBOM
-	CodeInvalidJSON        = safetensors.CodeInvalidJSON
-	CodeNulPadding         = safetensors.CodeNulPadding
-	CodeTrailingChars      = safetensors.CodeTrailingChars
-	CodeMetadataOutside    = safetensors.CodeMetadataOutside
-	CodeNotObject          = safetensors.CodeNotObject
-	CodeMetadataNotObject  = safetensors.CodeMetadataNotObject
-	CodeMetadataNotString  = safetensors.CodeMetadataNotString
-	CodeDuplicateMetadata  = safetensors.CodeDuplicateMetadata
-	CodeDuplicateMetaKey   = safetensors.CodeDuplicateMetaKey
-	CodeDuplicateTensor    = safetensors.CodeDuplicateTensor
-	CodeInvalidTensorEntry = safetensors.CodeInvalidTensorEntry
-	CodeUnknownDType       = safetensors.CodeUnknownDType
-	CodeOffsetNotZero      = safetensors.CodeOffsetNotZero
-	CodeOffsetGap          = safetensors.CodeOffsetGap
-	CodeOffsetOverlap      = safetensors.CodeOffsetOverlap
-	CodeOffsetReversed     = safetensors.CodeOffsetReversed
-	CodeShapeOverflow      = safetensors.CodeShapeOverflow
-	CodeMisalignedSlice    = safetensors.CodeMisalignedSlice
-	CodeSizeMismatch       = safetensors.CodeSizeMismatch
-	CodeTrailingBytes      = safetensors.CodeTrailingBytes
-	CodeTruncatedData      = safetensors.CodeTruncatedData
-	CodeOddTensorForm      = safetensors.CodeOddTensorForm
-	CodeUnknownField       = safetensors.CodeUnknownField
-	CodeLeadingSpace       = safetensors.CodeLeadingSpace
-	CodeNoTensors          = safetensors.CodeNoTensors
 	CodeHashMismatch       = "embedded-hash-mismatch"
 	CodeHashMatch          = "embedded-hash-verified"
 	CodeBadSidecar         = "bad-sidecar"

@@ -23,7 +23,7 @@ func TestFindingsFolded(t *testing.T) {
 	m := ReadBytes("many", file(h.String(), nil))
 
 	counts := m.FindingCounts()
-	for code, want := range map[string]int{CodeDuplicateTensor: n - 1, CodeInvalidTensorEntry: n, CodeUnknownDType: n} {
+	for code, want := range map[string]int{finding.CodeDuplicateTensor: n - 1, finding.CodeInvalidTensorEntry: n, finding.CodeUnknownDType: n} {
 		if counts[code] != want {
 			t.Errorf("%s: counted %d, want %d", code, counts[code], want)
 		}
@@ -42,7 +42,7 @@ func TestFindingsFolded(t *testing.T) {
 	}
 	// The last kept invalid entry is not the header's first, whose reason the strict verdict has: its
 	// reason is read again from the header.
-	bad := kept[CodeInvalidTensorEntry]
+	bad := kept[finding.CodeInvalidTensorEntry]
 	last := finding.MaxPerCode - 1
 	if want := fmt.Sprintf(`tensor "bad%d": invalid length 1, expected a tuple of size 2`, last); len(bad) != finding.MaxPerCode || bad[last].Message != want {
 		t.Fatalf("last kept invalid entry: %+v, want message %q", bad[len(bad)-1], want)
@@ -63,7 +63,7 @@ func TestFindingsFolded(t *testing.T) {
 	if odd != n || m.Tensor("a") == nil || m.Tensor("z") == nil {
 		t.Errorf("%d entries with an unknown dtype listed, want %d; a and z listed: %v %v", odd, n, m.Tensor("a") != nil, m.Tensor("z") != nil)
 	}
-	if m.Valid() || m.RefErr.Kind != InvalidHeaderDeserialization || !strings.Contains(m.RefErr.Message, "invalid length 1") {
+	if m.Valid() || m.RefErr.Kind != finding.InvalidHeaderDeserialization || !strings.Contains(m.RefErr.Message, "invalid length 1") {
 		t.Errorf("strict verdict: %v", m.RefErr)
 	}
 }

@@ -221,7 +221,7 @@ func TestSafetensorsNotGGUF(t *testing.T) {
 	if m := ReadBytes("base.gguf", b); m.Format != FormatSafetensors || !m.Valid() || m.GGUF != nil {
 		t.Errorf("format %q, verdict %v", m.Format, m.RefErr)
 	}
-	if m := ReadBytes("x", []byte("GGU")); m.Format != FormatSafetensors || m.RefErr.Kind != HeaderTooSmall {
+	if m := ReadBytes("x", []byte("GGU")); m.Format != FormatSafetensors || m.RefErr.Kind != finding.HeaderTooSmall {
 		t.Errorf("3 bytes: %q %v", m.Format, m.RefErr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/safetensors"
@@ -138,7 +139,7 @@ func startsSafetensors(r io.ReaderAt, head []byte, size int64) bool {
 		return false
 	}
 	n := binary.LittleEndian.Uint64(head)
-	if n == 0 || n > MaxHeaderLen || 8+int64(n) > size {
+	if n == 0 || n > finding.MaxHeaderLen || 8+int64(n) > size {
 		return false
 	}
 	b := make([]byte, 1)

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/diff/linediff"
 
 	"github.com/stdiff/stdiff/canon"
@@ -104,7 +105,7 @@ func TestVerdictIsADifference(t *testing.T) {
 	good, padded := fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false)
 	r := Compare(good, padded, Options{})
 	if r.Identical || !r.Verdict.Changed || !r.Verdict.A.Valid || r.Verdict.B.Valid || r.Verdict.B.Kind == nil ||
-		*r.Verdict.B.Kind != canon.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
+		*r.Verdict.B.Kind != finding.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
 		t.Fatalf("valid → NUL-padded: identical %v, verdict %+v, categories %v", r.Identical, r.Verdict, r.Categories)
 	}
 	if s := Summary(r); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
@@ -120,7 +121,7 @@ func TestVerdictIsADifference(t *testing.T) {
 		t.Errorf("same verdict on both sides: identical %v, verdict %+v", r.Identical, r.Verdict)
 	}
 	other := *padded.Model
-	other.RefErr = &canon.RefError{Kind: canon.MetadataIncompleteBuffer}
+	other.RefErr = &canon.RefError{Kind: finding.MetadataIncompleteBuffer}
 	if r := Compare(padded, Side{Model: &other}, Options{}); r.Identical || !r.Verdict.Changed {
 		t.Errorf("another error kind: identical %v, verdict %+v", r.Identical, r.Verdict)
 	}

@@ -70,7 +70,7 @@ func HasDataSection(m *canon.Model, size int64) bool {
 	if m.Shards != nil {
 		return true
 	}
-	return size >= 8 && m.HeaderLen <= canon.MaxHeaderLen && 8+int64(m.HeaderLen) <= size
+	return size >= 8 && m.HeaderLen <= finding.MaxHeaderLen && 8+int64(m.HeaderLen) <= size
 }
 
 const (

@@ -238,7 +238,7 @@ func notLocal(ctx context.Context, spec string, opt Options) *FixError {
 		if err != nil {
 			continue
 		}
-		if one.Model.FindingCounts()[canon.CodeNulPadding] > 0 {
+		if one.Model.FindingCounts()[finding.CodeNulPadding] > 0 {
 			e.Padded = append(e.Padded, shellWord(name))
 		}
 		one.Close()

@@ -47,11 +47,11 @@ func TestRunVerdicts(t *testing.T) {
 	if !base.Valid || base.ReferenceError != nil || len(base.Findings) != 0 || base.Outcome() != canon.Clean || base.TensorCount != 14 {
 		t.Errorf("base: %+v", base)
 	}
-	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != canon.InvalidHeaderDeserialization ||
-		len(nul.Findings) != 1 || nul.Findings[0].Code != canon.CodeNulPadding || nul.Findings[0].Offset < 0 || nul.Outcome() != canon.Found {
+	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != finding.InvalidHeaderDeserialization ||
+		len(nul.Findings) != 1 || nul.Findings[0].Code != finding.CodeNulPadding || nul.Findings[0].Offset < 0 || nul.Outcome() != canon.Found {
 		t.Errorf("nul-padded: %+v", nul)
 	}
-	if !rep.Valid || rep.FindingCounts[canon.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
+	if !rep.Valid || rep.FindingCounts[finding.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
 		t.Errorf("repeated (valid, warnings only): %+v", rep)
 	}
 	if !errors.Is(missing.Err, fs.ErrNotExist) || missing.Error == "" || missing.Findings == nil || missing.Outcome() != canon.Trouble {

@@ -1,75 +1,20 @@
 // Package safetensors reads the safetensors format: the 8-byte header length and the N header bytes
 // (a JSON parser that accepts exactly what the reference reader, huggingface/safetensors, accepts, and
 // keeps every entry in file order with its byte position), the reference's strict verdict beside
-// lenient findings (package finding's, with this format's codes), and a skimmer for callers that only
-// need names, dtypes and shapes fast. Read returns a Header, this package's view of a file; package
-// canon adapts it into its Model, as it does the other formats' headers.
+// lenient findings (package finding's, with this format's codes and the reference's error kinds, which
+// package finding declares so that commands name them without naming a format), and a skimmer for
+// callers that only need names, dtypes and shapes fast. Read returns a Header, this package's view of a
+// file; package canon adapts it into its Model, as it does the other formats' headers.
 //
 // It imports nothing of canon, hash or diff. It never prints, never reads the environment and opens no
 // file: the caller passes an io.ReaderAt. A header is never allocated before its length is checked
-// against MaxHeaderLen and the file's size.
+// against finding.MaxHeaderLen and the file's size.
 package safetensors
 
 import (
 	"math/bits"
 
 	"github.com/stdiff/stdiff/canon/finding"
-)
-
-// MaxHeaderLen is the largest header length the reference reader accepts.
-const MaxHeaderLen = 100_000_000
-
-// The reference reader's error kinds (its SafeTensorError variants), in the order its checks run.
-const (
-	HeaderTooSmall               finding.RefKind = "HeaderTooSmall"
-	HeaderTooLarge               finding.RefKind = "HeaderTooLarge"
-	InvalidHeaderLength          finding.RefKind = "InvalidHeaderLength"
-	InvalidHeader                finding.RefKind = "InvalidHeader"
-	InvalidHeaderDeserialization finding.RefKind = "InvalidHeaderDeserialization"
-	InvalidOffset                finding.RefKind = "InvalidOffset"
-	ValidationOverflow           finding.RefKind = "ValidationOverflow"
-	MisalignedSlice              finding.RefKind = "MisalignedSlice"
-	TensorInvalidInfo            finding.RefKind = "TensorInvalidInfo"
-	MetadataIncompleteBuffer     finding.RefKind = "MetadataIncompleteBuffer"
-)
-
-// Finding codes of the format. They are part of stdiff's contract with scripts: add, never rename.
-const (
-	CodeFileTooSmall       = "file-too-small"
-	CodeEmptyFile          = "empty-file"
-	CodeHeaderTooLarge     = "header-too-large"
-	CodeLFSPointer         = "lfs-pointer"
-	CodeHTMLPage           = "html-page"
-	CodeNotSafetensors     = "not-safetensors"
-	CodeBigEndianLength    = "big-endian-length"
-	CodeHeaderBeyondFile   = "header-beyond-file"
-	CodeInvalidUTF8        = "invalid-utf8"
-	CodeBOM                = "byte-order-mark"
-	CodeInvalidJSON        = "invalid-json"
-	CodeNulPadding         = "nul-padding"
-	CodeTrailingChars      = "trailing-characters"
-	CodeMetadataOutside    = "metadata-outside-object"
-	CodeNotObject          = "header-not-object"
-	CodeMetadataNotObject  = "metadata-not-object"
-	CodeMetadataNotString  = "metadata-not-string"
-	CodeDuplicateMetadata  = "duplicate-metadata-field"
-	CodeDuplicateMetaKey   = "duplicate-metadata-key"
-	CodeDuplicateTensor    = "duplicate-tensor-name"
-	CodeInvalidTensorEntry = "invalid-tensor-entry"
-	CodeUnknownDType       = "unknown-dtype"
-	CodeOffsetNotZero      = "offsets-not-from-zero"
-	CodeOffsetGap          = "offset-gap"
-	CodeOffsetOverlap      = "offset-overlap"
-	CodeOffsetReversed     = "offset-reversed"
-	CodeShapeOverflow      = "shape-overflow"
-	CodeMisalignedSlice    = "misaligned-slice"
-	CodeSizeMismatch       = "size-mismatch"
-	CodeTrailingBytes      = "trailing-bytes"
-	CodeTruncatedData      = "truncated-data"
-	CodeOddTensorForm      = "nonstandard-tensor-entry"
-	CodeUnknownField       = "unknown-tensor-field"
-	CodeLeadingSpace       = "leading-whitespace"
-	CodeNoTensors          = "no-tensors"
 )
 
 // Tensor is one tensor entry of a header.

@@ -405,7 +405,7 @@ func TestReadRefusesForgedCodes(t *testing.T) {
 	}
 	s, _ := snap(t) // stdiff's own codes read back
 	s.Verdict = snapshot.Verdict{Kind: "tensor.offset", Message: "m\x1b"}
-	s.Findings = []finding.Finding{{Code: "unknown-dtype", Severity: finding.SevWarning, Offset: 3, Message: "m\x1b", RefKind: canon.InvalidHeaderDeserialization}}
+	s.Findings = []finding.Finding{{Code: "unknown-dtype", Severity: finding.SevWarning, Offset: 3, Message: "m\x1b", RefKind: finding.InvalidHeaderDeserialization}}
 	s.Seal()
 	if _, err := snapshot.Read(bytes.NewReader(write(t, s))); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
@@ -56,7 +57,7 @@ func (f *scanned) skimFile() (keys, bool, error) {
 		return keys{}, false, canon.PathError("read", f.path, err)
 	}
 	n := binary.LittleEndian.Uint64(b)
-	if n < 2 || n > canon.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
+	if n < 2 || n > finding.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
 		return keys{}, false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
 	}
 	if 8+n > uint64(len(b)) {
@@ -434,7 +435,7 @@ func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
 		return nil, nil, err
 	}
 	hl := binary.LittleEndian.Uint64(n[:])
-	if hl > uint64(f.size-8) || hl > canon.MaxHeaderLen {
+	if hl > uint64(f.size-8) || hl > finding.MaxHeaderLen {
 		src.Close()
 		return nil, nil, nil
 	}
