@@ -20,6 +20,7 @@ import (
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/diff/linediff"
+	"github.com/stdiff/stdiff/diff/pattern"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -140,8 +141,8 @@ func TestCheckPatterns(t *testing.T) {
 		{Options{Tensors: []string{"layers.2.*", "lm_head.*"}}, "", nil}, // lm_head only in b
 		{Options{Tensors: []string{"norm.weight"}}, "", nil},             // only in a
 		{Options{IgnoreKeys: []string{"ss_epoch", "modelspec.*"}}, "", nil},
-		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", ErrNoMatch},
-		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", ErrNoMatch},
+		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", pattern.ErrNoMatch},
+		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", pattern.ErrNoMatch},
 		{Options{Tensors: []string{"layers.["}}, "layers.[", path.ErrBadPattern},
 		{Options{IgnoreKeys: []string{`ss_\`}}, `ss_\`, path.ErrBadPattern},
 		// a part left out: syntax only
@@ -150,7 +151,7 @@ func TestCheckPatterns(t *testing.T) {
 		{Options{IgnoreMetadata: true, IgnoreKeys: []string{"["}}, "[", path.ErrBadPattern},
 	} {
 		err := c.opt.CheckPatterns(a, b)
-		var pe *PatternError
+		var pe *pattern.Error
 		switch {
 		case c.err == nil && err != nil:
 			t.Errorf("%+v: %v", c.opt, err)
@@ -480,7 +481,7 @@ func BenchmarkCheckPatterns50k(b *testing.B) {
 	opt := Options{Tensors: []string{"*.q_proj.*", "layrs.*.weight"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := opt.CheckPatterns(m, m); !errors.Is(err, ErrNoMatch) {
+		if err := opt.CheckPatterns(m, m); !errors.Is(err, pattern.ErrNoMatch) {
 			b.Fatal(err)
 		}
 	}
