@@ -173,7 +173,7 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	case m.MissingShards() != nil:
 		f.HeaderErr = missingShardsError(m)
 	default:
-		f.StructureID = Hex(StructureID(m))
+		f.StructureID = Hex(canon.StructureID(m))
 	}
 	if content {
 		if f.ContentErr = f.HeaderErr; f.ContentErr == nil {
@@ -222,7 +222,7 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	if content {
 		id := Hex("")
 		if digests {
-			id = Hex(ContentID(m, d))
+			id = Hex(canon.ContentID(m, d))
 			f.tensors = make(map[string][32]byte, len(d))
 			for i := range d {
 				f.tensors[m.Tensors[i].Name] = d[i]
@@ -284,7 +284,7 @@ func (f *File) Hash(kind string) (string, error) {
 		if f.StructureID == "" {
 			return "", f.HeaderErr
 		}
-		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+		return strings.TrimPrefix(string(f.StructureID), canon.StructurePrefix), nil
 	case "cf1":
 		switch {
 		case f.CompanionsID == "":
@@ -305,7 +305,7 @@ func (f *File) Hash(kind string) (string, error) {
 		if *f.ContentID == "" {
 			return "", f.ContentErr
 		}
-		return strings.TrimPrefix(string(*f.ContentID), ContentPrefix), nil
+		return strings.TrimPrefix(string(*f.ContentID), canon.ContentPrefix), nil
 	}
 	e := f.Ecosystem
 	if e == nil {

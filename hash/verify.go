@@ -366,7 +366,7 @@ func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyRepor
 	if !source.IsRemote(target) && !filepath.IsAbs(filepath.FromSlash(target)) {
 		target = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
 	}
-	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, ContentPrefix)}
+	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, canon.StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, canon.ContentPrefix)}
 	if s.Companions != nil { // a folder model: the files beside its tensors are checked too
 		want["cf1"] = strings.TrimPrefix(companion.ID(s.Companions), companion.IDPrefix)
 	}

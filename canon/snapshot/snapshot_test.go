@@ -68,15 +68,15 @@ func TestRoundTrip(t *testing.T) {
 	if again := write(t, r); !bytes.Equal(again, b) {
 		t.Fatalf("read and written again, the bytes differ:\n%s\n%s", b, again)
 	}
-	if r.StructureID != hash.StructureID(m) {
-		t.Errorf("structure ID %s, hash says %s", r.StructureID, hash.StructureID(m))
+	if r.StructureID != canon.StructureID(m) {
+		t.Errorf("structure ID %s, hash says %s", r.StructureID, canon.StructureID(m))
 	}
 	got := r.Model("x.snap")
-	if hash.StructureID(got) != hash.StructureID(m) || len(got.Metadata) != 2 || got.Metadata[0].Key != "a" || !got.Valid() {
+	if canon.StructureID(got) != canon.StructureID(m) || len(got.Metadata) != 2 || got.Metadata[0].Key != "a" || !got.Valid() {
 		t.Errorf("the model of the snapshot is not the model: %+v", got)
 	}
-	if r.ContentID != hash.ContentID(got, r.Digests()) {
-		t.Errorf("content ID %s, hash says %s", r.ContentID, hash.ContentID(got, r.Digests()))
+	if r.ContentID != canon.ContentID(got, r.Digests()) {
+		t.Errorf("content ID %s, hash says %s", r.ContentID, canon.ContentID(got, r.Digests()))
 	}
 	w := r.Tensors[2] // tensors in name order: b, e, w
 	if w.Name != "w" || w.Values == nil || w.Values.NaN != 1 || w.Values.Count != 2 || w.Values.Max != 1 {
@@ -218,7 +218,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Snapshot == nil || o.Model.Name != path || hash.StructureID(o.Model) != hash.StructureID(m) {
+	if o.Snapshot == nil || o.Model.Name != path || canon.StructureID(o.Model) != canon.StructureID(m) {
 		t.Fatalf("opened %+v", o)
 	}
 	if o, err := source.Open(context.Background(), path, source.Options{}); err != nil || o.Snapshot != nil || o.Model.Valid() {
@@ -370,7 +370,7 @@ func FuzzReadSnapshot(f *testing.F) {
 			t.Fatal("written again, another digest")
 		}
 		m := s.Model("x")
-		if hash.StructureID(m) != s.StructureID {
+		if canon.StructureID(m) != s.StructureID {
 			t.Fatal("the model's structure ID is not the snapshot's")
 		}
 	})

@@ -132,7 +132,7 @@ func TestHubPipeline(t *testing.T) {
 	}
 	defer local.Close()
 	remoteID, localID := contentID(t, o), contentID(t, local)
-	if remoteID != localID || hash.StructureID(o.Model) != hash.StructureID(local.Model) {
+	if remoteID != localID || canon.StructureID(o.Model) != canon.StructureID(local.Model) {
 		t.Errorf("the pipeline on the Hub and on disk differ: %s, %s", remoteID, localID)
 	}
 	// The VAE's tensor reads the VAE's bytes.
@@ -148,7 +148,7 @@ func TestHubPipeline(t *testing.T) {
 	}
 	// Naming the model_index.json is naming the pipeline.
 	named, err := source.Open(t.Context(), filepath.Join(root, "org/sd/main/model_index.json"), source.Options{})
-	if err != nil || hash.StructureID(named.Model) != hash.StructureID(local.Model) {
+	if err != nil || canon.StructureID(named.Model) != canon.StructureID(local.Model) {
 		t.Errorf("model_index.json: %v", err)
 	}
 	named.Close()
@@ -160,7 +160,7 @@ func contentID(t *testing.T, o *source.Opened) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hash.ContentID(o.Model, d)
+	return canon.ContentID(o.Model, d)
 }
 
 // TestHubRepositories: a repository without model.safetensors opens its only model (a LoRA); with

@@ -19,7 +19,6 @@ import (
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
@@ -161,7 +160,7 @@ func (f *scanned) structureID(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.structure = hash.StructureID(m)
+	f.structure = canon.StructureID(m)
 	return nil
 }
 
