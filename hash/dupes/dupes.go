@@ -970,7 +970,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		return nil, err
 	}
 	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
-	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || m.DDUF != nil || torchSet, unsafePickle(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.InSpace || m.DDUF != nil || torchSet, unsafePickle(m)
 	if m.DDUF != nil {
 		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
 	}
@@ -1178,10 +1178,10 @@ func fileSizeOf(m *canon.Model) int64 {
 }
 
 // dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
-// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) or from its members (DDUF)
-// the space they lie in, one tensor after another.
+// whose bytes are read through its format's reader (InSpace: PyTorch, NumPy, ONNX) or from its members
+// (DDUF) the space they lie in, one tensor after another.
 func dataLenOf(m *canon.Model) int64 {
-	if m.Torch == nil && m.ONNX == nil && m.DDUF == nil {
+	if !m.InSpace && m.DDUF == nil {
 		return m.DataLen()
 	}
 	var n uint64
