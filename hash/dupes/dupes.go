@@ -38,7 +38,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
-	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
@@ -1080,7 +1079,7 @@ func (f *scanned) hashHeader() error {
 		return err
 	}
 	start := int64(8)
-	if _, isGGUF := gguf.Sniff(n[:]); isGGUF {
+	if f.format == canon.FormatGGUF { // its header is every byte before the data section, the magic too
 		start = 0
 	}
 	hb := make([]byte, f.size-f.dataLen-start)
