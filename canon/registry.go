@@ -1,9 +1,6 @@
 package canon
 
-import (
-	"io"
-	"slices"
-)
+import "io"
 
 // Input is a file as a format's Sniff and Read see it.
 type Input struct {
@@ -101,9 +98,6 @@ func Register(f FormatReader) {
 	registry = append(registry, f)
 	formats = append(formats, f.Format)
 }
-
-// Formats is every format Read reads, the built-in ones first.
-func Formats() []Format { return slices.Clone(formats) }
 
 // readerFor is the reader of the format in recognises.
 func readerFor(in *Input) *FormatReader {
