@@ -313,6 +313,17 @@ func (a *analyzer) binary(x *template.Binary) ([]string, bool) {
 func (a *analyzer) index(x *template.Index) ([]string, bool) {
 	save := a.inexact
 	if n, ok := a.num(x.Key); ok && n == math.Trunc(n) {
+		if l, ok := x.X.(*template.List); ok && math.Abs(n) <= float64(len(l.Items)) {
+			// a literal's item by a constant: that item alone, whatever the others (('__class__', x)[0]
+			// was computed, a warning, because x is)
+			i := int(n)
+			if i < 0 {
+				i += len(l.Items)
+			}
+			if i >= 0 && i < len(l.Items) {
+				return a.str(l.Items[i])
+			}
+		}
 		items, ok := a.items(x.X)
 		if ok {
 			i := int(n)

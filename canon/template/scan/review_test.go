@@ -36,3 +36,31 @@ func TestReviewBudgetFailsSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewLiteralItem: an item of a literal list or tuple taken by a constant index is that item,
+// whatever the others are: ()|attr(('__class__', x)[0]) is a private attribute (an error, exit 1), as
+// ()|attr('__class__') is; it was a computed attribute (a warning: "OK", exit 0) because x is data.
+func TestReviewLiteralItem(t *testing.T) {
+	for _, src := range []string{
+		"{{ ()|attr(('__class__', x)[0]) }}",
+		"{{ ()|attr([x, '__class__'][-1]) }}",
+		"{{ ()|attr(['__class__', x|replace('a', x)][0]) }}",
+		"{{ x[('__globals__', y)[0]] }}",
+	} {
+		private := false
+		for _, is := range Analyze(src) {
+			private = private || is.Code == CodePrivateAttribute && is.Error
+		}
+		if !private {
+			t.Errorf("%s: no private-attribute error: %+v", src, Analyze(src))
+		}
+	}
+	// the index past the literal, or of another item, is no private name
+	for _, src := range []string{"{{ ()|attr(('__class__', x)[1]) }}", "{{ ()|attr(('__class__', x)[2]) }}"} {
+		for _, is := range Analyze(src) {
+			if is.Code == CodePrivateAttribute {
+				t.Errorf("%s: %+v", src, is)
+			}
+		}
+	}
+}
