@@ -37,15 +37,23 @@ func TestReviewBudgetFailsSafe(t *testing.T) {
 	}
 }
 
-// TestReviewLiteralItem: an item of a literal list or tuple taken by a constant index is that item,
-// whatever the others are: ()|attr(('__class__', x)[0]) is a private attribute (an error, exit 1), as
-// ()|attr('__class__') is; it was a computed attribute (a warning: "OK", exit 0) because x is data.
+// TestReviewLiteralItem: an item of a literal list or tuple taken by a constant index (or |first,
+// |last; directly or through a name set to the literal) is that item, whatever the others are; a loop
+// over a literal takes the items that fold; x or y, x and y are one of the two:
+// ()|attr(('__class__', x)[0]) is a private attribute (an error, exit 1), as ()|attr('__class__') is;
+// each was a computed attribute (a warning: "OK", exit 0) because x is data.
 func TestReviewLiteralItem(t *testing.T) {
 	for _, src := range []string{
 		"{{ ()|attr(('__class__', x)[0]) }}",
 		"{{ ()|attr([x, '__class__'][-1]) }}",
 		"{{ ()|attr(['__class__', x|replace('a', x)][0]) }}",
 		"{{ x[('__globals__', y)[0]] }}",
+		"{{ ()|attr(('__class__', x)|first) }}",
+		"{{ ()|attr([x, '__class__']|last) }}",
+		"{{ ()|attr(x or '__class__') }}",
+		"{{ ()|attr(x and '__class__') }}",
+		"{% set t = ('__class__', x) %}{{ ()|attr(t[0]) }}",
+		"{% for n in ['__class__', x] %}{{ ()|attr(n) }}{% endfor %}",
 	} {
 		private := false
 		for _, is := range Analyze(src) {
