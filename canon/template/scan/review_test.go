@@ -72,3 +72,26 @@ func TestReviewLiteralItem(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewPartialLists: lists with one item that does not fold (data) still give their other items
+// to the filters that pass them on: each of these reaches __class__ whatever x is, and is a computed
+// attribute, a warning (check: OK, exit 0). items() is all or nothing; giving it partial lists means
+// checking every one of its callers (a join of a partial list must not fold to fewer values).
+func TestReviewPartialLists(t *testing.T) {
+	t.Skip("REVIEW: items() folds a list all or nothing; |join, |map, |select, |reverse, |sort of a literal with a data item are computed, warnings")
+	for _, src := range []string{
+		"{{ ()|attr(('__class__', x)|join('')) }}",
+		"{{ ()|attr(('__class__', x)|map('string')|first) }}",
+		"{{ ()|attr(('__class__', x)|select|first) }}",
+		"{{ ()|attr(['__class__', x]|reverse|last) }}",
+		"{{ ()|attr({'k': '__class__'}.get(x, '__class__')) }}",
+	} {
+		private := false
+		for _, is := range Analyze(src) {
+			private = private || is.Code == CodePrivateAttribute && is.Error
+		}
+		if !private {
+			t.Errorf("%s: no private-attribute error", src)
+		}
+	}
+}
