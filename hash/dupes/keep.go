@@ -73,18 +73,19 @@ type KeepReason string
 
 // Reasons for keeping a model.
 const (
-	ReasonSharesFiles KeepReason = "shares-files"  // it shares files with other models: it must stay
-	ReasonPartOfModel KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
-	ReasonLocal       KeepReason = "local"         // the others are URLs
-	ReasonSafe        KeepReason = "safe"          // the others' pickles name globals torch refuses
-	ReasonSafetensors KeepReason = "safetensors"   // a safetensors file, the others another format
-	ReasonPathPrefix  KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
-	ReasonMostInfo    KeepReason = "most-info"     // it carries the most metadata keys and sidecars
-	ReasonNewest      KeepReason = "newest"        // it was modified last
-	ReasonOldest      KeepReason = "oldest"        // it was modified first
-	ReasonFirstRoot   KeepReason = "first-root"    // it lies under the earliest of the roots given
-	ReasonDeeperPath  KeepReason = "deeper-path"   // its path lies deeper inside its root
-	ReasonFirstPath   KeepReason = "first-path"    // nothing else tells the models apart: the first path
+	ReasonSharesFiles KeepReason = "shares-files"    // it shares files with other models: it must stay
+	ReasonPartOfModel KeepReason = "part-of-model"   // it is one file of a model made of several: it must stay
+	ReasonLocal       KeepReason = "local"           // the others are URLs
+	ReasonSafe        KeepReason = "safe"            // the others' pickles name globals torch refuses
+	ReasonSafetensors KeepReason = "safetensors"     // a safetensors file, the others another format
+	ReasonPathPrefix  KeepReason = "path-prefix"     // it is under the KeepPath rule's prefix
+	ReasonMostInfo    KeepReason = "most-info"       // it carries the most metadata keys and sidecars
+	ReasonNewest      KeepReason = "newest"          // it was modified last
+	ReasonOldest      KeepReason = "oldest"          // it was modified first
+	ReasonPipeline    KeepReason = "pipeline-folder" // a diffusers pipeline folder, the others DDUF files of its very files
+	ReasonFirstRoot   KeepReason = "first-root"      // it lies under the earliest of the roots given
+	ReasonDeeperPath  KeepReason = "deeper-path"     // its path lies deeper inside its root
+	ReasonFirstPath   KeepReason = "first-path"      // nothing else tells the models apart: the first path
 	// ReasonShortestPath was given when the shortest path decided.
 	//
 	// Deprecated: the path decides by root, then depth (ReasonFirstRoot, ReasonDeeperPath): the
@@ -129,7 +130,7 @@ func (f *scanned) info() int {
 
 // isSafetensors reports whether the model is a safetensors file or set.
 func (f *scanned) isSafetensors() bool {
-	return f.format == "" || f.format == canon.FormatSafetensors
+	return f.format == "" || f.format == canon.FormatSafetensors || f.format == canon.FormatDDUF // a DDUF file's weights are safetensors files
 }
 
 // depth is how many folders deep the model's path lies.
@@ -148,22 +149,26 @@ func (r KeepRule) criteria() []criterion {
 	}
 	mostInfo := criterion{ReasonMostInfo, func(a, b *scanned) int { return sign(a.info(), b.info()) }}
 	oldest := criterion{ReasonOldest, func(a, b *scanned) int { return sign(b.mtime, a.mtime) }}
+	// A pipeline's folder over a DDUF file of it (only they are ever grouped together): every
+	// diffusers version and the tools built on its layout load the folder, and deleting the DDUF
+	// file is one unlink. After the rule's own criterion, so that a rule that names one wins.
+	folder := criterion{ReasonPipeline, func(a, b *scanned) int { return boolRank(a.pipeline, b.pipeline) }}
 	switch r.Kind {
 	case KeepNewest:
-		out = append(out, criterion{ReasonNewest, func(a, b *scanned) int { return sign(a.mtime, b.mtime) }}, mostInfo)
+		out = append(out, criterion{ReasonNewest, func(a, b *scanned) int { return sign(a.mtime, b.mtime) }}, folder, mostInfo)
 	case KeepOldest:
-		out = append(out, oldest, mostInfo)
+		out = append(out, oldest, folder, mostInfo)
 	case KeepPath:
 		prefix := absPath(r.Prefix)
 		under := func(f *scanned) bool {
 			p := absPath(f.path)
 			return p == prefix || strings.HasPrefix(p, strings.TrimSuffix(prefix, string(filepath.Separator))+string(filepath.Separator))
 		}
-		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, mostInfo, oldest)
+		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, folder, mostInfo, oldest)
 	default:
 		// The copies' information first, then where the user keeps them: a copy made by cp into the
 		// library is newer than the download it came from, and the library's is the one to keep.
-		out = append(out, mostInfo)
+		out = append(out, folder, mostInfo)
 	}
 	out = append(out,
 		criterion{ReasonFirstRoot, func(a, b *scanned) int { return sign(b.root, a.root) }},

@@ -30,6 +30,7 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
+	"github.com/stdiff/stdiff/hash/dupes/internal/pipeline"
 )
 
 // Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
@@ -255,6 +256,8 @@ type actor struct {
 	rep *Report
 	// gone are the copies deleted (in a dry run, to be deleted), each with its keeper.
 	gone map[string]string
+	// listed are the files of the pipeline folder verify compared last, as it listed them.
+	listed []pipeline.File
 }
 
 // originalOf is the model derived group g keeps: its original, or where a content group of the same
@@ -429,7 +432,14 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	for _, f := range files {
 		base.Freed += freedBy(f)
 	}
-	if !a.opt.DryRun {
+	switch {
+	case a.opt.DryRun:
+	case m.Pipeline:
+		if base.Err = removeFolder(filepath.Dir(m.Path), a.listed, k); errors.Is(base.Err, errFolderChanged) {
+			skip(SkipChanged)
+			return true
+		}
+	default:
 		base.Err = removeAll(files, k)
 	}
 	a.log(base)
@@ -517,7 +527,7 @@ func unchanged(m *dupes.Member) bool {
 	if err != nil || !st.ModTime().Equal(m.ModTime) {
 		return false
 	}
-	return m.Shards > 0 || st.Size() == m.Size
+	return m.Shards > 0 || m.Pipeline || st.Size() == m.Size // a pipeline folder's files are compared by verify
 }
 
 // verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, or
@@ -525,6 +535,9 @@ func unchanged(m *dupes.Member) bool {
 // again), and returns the files deleting m removes: its path, or a set's index and shards; for a
 // derived copy, also the metadata keys it has that k lacks or holds with another value.
 func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []string, error) {
+	if k.Pipeline || m.Pipeline {
+		return a.samePipeline(g, k, m)
+	}
 	if same, err := a.sameCompanions(k, m); err != nil || !same {
 		return false, nil, nil, err
 	}
