@@ -37,7 +37,9 @@ const (
 
 // Difference is a file that one side has and the other lacks or holds with other bytes.
 type Difference struct {
-	Name   string `json:"name"`
+	// Name is the file's path in the folder, slash-separated: the member's name in the archive.
+	Name string `json:"name"`
+	// Change is how the two sides differ: folder-only, archive-only, other-bytes or not-a-file.
 	Change Change `json:"change"`
 }
 
