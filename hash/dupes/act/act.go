@@ -434,6 +434,9 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	}
 	switch {
 	case a.opt.DryRun:
+	case k.Pipeline && !folderStill(filepath.Dir(k.Path), a.listed, nil):
+		skip(SkipKeeperChanged) // the pipeline folder kept is no longer what the copy was compared with
+		return false
 	case m.Pipeline:
 		if base.Err = removeFolder(filepath.Dir(m.Path), a.listed, k); errors.Is(base.Err, errFolderChanged) {
 			skip(SkipChanged)

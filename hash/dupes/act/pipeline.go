@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/stdiff/stdiff/hash/dupes"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/pipeline"
 )
 
@@ -42,10 +43,10 @@ func (a *actor) samePipeline(g *dupes.Group, k, m *dupes.Member) (bool, []string
 	if err != nil || !weights || len(diffs) > 0 {
 		return false, nil, nil, err
 	}
+	a.listed = files
 	if !m.Pipeline {
 		return true, []string{m.Path}, nil, nil
 	}
-	a.listed = files
 	out := []string{m.Path}
 	for _, f := range files {
 		if p := filepath.Join(dir, filepath.FromSlash(f.Name)); p != filepath.Clean(m.Path) {
@@ -74,12 +75,7 @@ func removeFolder(dir string, listed []pipeline.File, k *dupes.Member) error {
 	if err := os.Rename(dir, tmp); err != nil {
 		return err
 	}
-	files, odd, err := pipeline.List(tmp)
-	same := err == nil && len(odd) == 0 && slices.EqualFunc(files, listed, func(a, b pipeline.File) bool {
-		return a.Name == b.Name && os.SameFile(a.Info, b.Info) && a.Info.Size() == b.Info.Size() &&
-			a.Info.ModTime().Equal(b.Info.ModTime()) && !kept.has(a.Info)
-	})
-	if !same {
+	if !folderStill(tmp, listed, kept) {
 		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("the folder changed since it was compared, and moving it back failed: it is whole at %s: %w", tmp, err)
 		}
@@ -89,4 +85,14 @@ func removeFolder(dir string, listed []pipeline.File, k *dupes.Member) error {
 		return fmt.Errorf("deleting the folder moved aside to %s (what is left of it is there): %w", tmp, err)
 	}
 	return nil
+}
+
+// folderStill reports whether the files under dir are those listed (pipeline.List): the same names,
+// files, sizes, modification and change times, nothing else beside them, none of them one of kept.
+func folderStill(dir string, listed []pipeline.File, kept realFiles) bool {
+	files, odd, err := pipeline.List(dir)
+	return err == nil && len(odd) == 0 && len(listed) > 0 && slices.EqualFunc(files, listed, func(a, b pipeline.File) bool {
+		return a.Name == b.Name && os.SameFile(a.Info, b.Info) && a.Info.Size() == b.Info.Size() &&
+			a.Info.ModTime().Equal(b.Info.ModTime()) && diskfile.ChangeTime(a.Info) == diskfile.ChangeTime(b.Info) && !kept.has(a.Info)
+	})
 }

@@ -191,7 +191,8 @@ func TestDDUFAndFolderNotCopies(t *testing.T) {
 // TestDDUFFolderChangedAfterScan (issue 34, item 6): what changes after the scan is found before
 // anything goes, and the group is left whole. A folder file edited after the scan (same size, so
 // that only its bytes tell) makes the DDUF file no copy; one edited between the last check and the
-// deletion (actHook) sends the folder, moved aside, back where it was, every file in it.
+// deletion (actHook) sends the folder, moved aside, back where it was, every file in it, and when the
+// folder is the keeper, leaves the DDUF file (keeper-changed).
 func TestDDUFFolderChangedAfterScan(t *testing.T) {
 	dir := t.TempDir()
 	folder := pipelineDir(t, filepath.Join(dir, "folders"), "pipe", nil)
@@ -240,6 +241,19 @@ func TestDDUFFolderChangedAfterScan(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(dir, "folders")); len(left) != 1 {
 		t.Errorf("beside the folder: %v", left)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Error(err)
+	}
+	// The folder kept, edited between the check and the deletion of the DDUF file: it stays.
+	mustWrite(t, vae, b)
+	rep, err = dupes.Find(t.Context(), []string{dir}, dupes.Options{})
+	if err != nil || len(pipelineGroups(rep)) != 1 {
+		t.Fatalf("%v, %+v", err, rep.Groups)
+	}
+	r, err = Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || r.Deleted != 0 || len(r.Actions) != 1 || r.Actions[0].Reason != SkipKeeperChanged {
+		t.Errorf("the folder kept edited before the deletion: %v, %+v", err, r.Actions)
 	}
 	if _, err := os.Stat(file); err != nil {
 		t.Error(err)
