@@ -101,6 +101,22 @@ func TestDDUFAndItsFolder(t *testing.T) {
 	if r, err := Act(t.Context(), rep, Options{Link: true}); err != nil || r.Linked != 0 || slices.ContainsFunc(r.Actions, func(a Action) bool { return a.Path == file }) {
 		t.Errorf("link: %v, %+v", err, r)
 	}
+	// A report that calls them byte copies (edited by hand) links nothing either way.
+	for _, keeper := range []int{0, 1} {
+		bytesGroup := g
+		bytesGroup.Level, bytesGroup.Members = dupes.LevelBytes, []dupes.Member{g.Members[keeper], g.Members[1-keeper]}
+		bytesGroup.Keeper, bytesGroup.Files = bytesGroup.Members[0].Path, []string{bytesGroup.Members[0].Path, bytesGroup.Members[1].Path}
+		r, err := Act(t.Context(), &dupes.Report{Groups: []dupes.Group{bytesGroup}}, Options{Link: true})
+		if err != nil || r.Linked != 0 || r.Failed != 0 {
+			t.Errorf("link as bytes, keeping %s: %v, %+v", bytesGroup.Keeper, err, r.Actions)
+		}
+	}
+	if st, err := os.Stat(index); err != nil || st.Size() != int64(len(ddufw.Index)) {
+		t.Errorf("model_index.json: %v", err)
+	}
+	if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() || st.Size() != g.Members[1].Size {
+		t.Errorf("the DDUF file: %v", err)
+	}
 	r, err := Act(t.Context(), rep, Options{Delete: true})
 	if err != nil || r.Deleted != 1 || r.Actions[0].Path != file || !slices.Equal(r.Actions[0].Files, []string{file}) {
 		t.Fatalf("delete: %v, %+v", err, r)
