@@ -17,7 +17,9 @@ type KeepKind string
 // models is kept first (it must stay), then one file of a model made of several (a shard, a
 // pipeline's component: it must stay too), a local model before a URL, a model that is safe to load
 // before one whose pickle names globals torch.load(weights_only=True) refuses (Member.Unsafe), and
-// a safetensors file before another format holding the same content. Then the rule's own order, and
+// a safetensors file (or a DDUF file, whose weights are safetensors files) before another format
+// holding the same content. Then the rule's own order, its own criterion first (none for KeepMostInfo)
+// and then a diffusers pipeline folder before a DDUF file of its very files (ReasonPipeline), and
 // last, where nothing but the path tells the copies apart, the path: a model under an earlier root
 // given to Find (the folder named first is the library), then the deeper path inside its root (the
 // organised copy, Loras/characters/x, over downloads/x), then the first path in byte order.

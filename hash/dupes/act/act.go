@@ -87,7 +87,8 @@ const (
 	// SkipKeeperChanged: the keeper changed or went since the scan: its whole group is left alone.
 	SkipKeeperChanged SkipReason = "keeper-changed"
 	// SkipNotACopy: checked again just before acting, the copy does not hold the keeper's bytes (for a
-	// bytes group) or tensors (for a content group).
+	// bytes group) or tensors (for a content group), or a pipeline folder and a DDUF file do not hold
+	// the same files, name for name and byte for byte (or the DDUF rules reject the DDUF file).
 	SkipNotACopy SkipReason = "not-a-copy"
 	// SkipRemote: a URL; nothing can be done to it.
 	SkipRemote SkipReason = "remote"
@@ -211,7 +212,9 @@ var ErrOptions = errors.New("act: give one of Delete and Link")
 //
 // Each action is whole or not done: a link is made under a temporary name in the copy's folder,
 // checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
-// filesystems); a deletion is one unlink per file. Act stops between actions once ctx is done and
+// filesystems); a deletion is one unlink per file, but a diffusers pipeline folder's (a content group
+// with DDUF files of its very files: dupes.Member.Pipeline), which moves aside in one rename, is
+// listed again (moved back when a file changed) and then deleted. Act stops between actions once ctx is done and
 // returns what it did (Interrupted). The error is ErrOptions for bad options; failures of single
 // actions are in the report.
 func Act(ctx context.Context, r *dupes.Report, opt Options) (*Report, error) {
