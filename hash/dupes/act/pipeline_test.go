@@ -328,3 +328,59 @@ func TestHostileDDUFNeverACopy(t *testing.T) {
 		})
 	}
 }
+
+// TestExportedDDUFAndItsFolder (issue 34, item 6): the DDUF file huggingface_hub's
+// export_folder_as_dduf way of writing made (Python's zipfile, zip64 local headers:
+// canon/dduf/testdata/export-zip64.dduf, from ddufw's pipeline folder) groups with that folder, and
+// goes whole.
+func TestExportedDDUFAndItsFolder(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "canon", "dduf", "testdata", "export-zip64.dduf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	folder := pipelineDir(t, dir, "pipe", nil)
+	file := filepath.Join(dir, "export.dduf")
+	mustWrite(t, file, b)
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs := pipelineGroups(rep); len(gs) != 1 || !slices.Equal(gs[0].Files, []string{filepath.Join(folder, "model_index.json"), file}) {
+		t.Fatalf("groups %+v, notes %+v", rep.Groups, rep.Notes)
+	}
+	if r, err := Act(t.Context(), rep, Options{Delete: true}); err != nil || r.Deleted != 1 || r.Actions[0].Path != file {
+		t.Fatalf("act: %v, %+v", err, r)
+	}
+}
+
+// TestDDUFCopiesAndTheirFolder (issue 34, item 6): a byte copy of a DDUF file and an archive of the
+// same members in another order join the folder's group (each holds its very files); the bytes group
+// of the two identical files is inside it, so --delete deletes each DDUF file once, keeping the folder.
+func TestDDUFCopiesAndTheirFolder(t *testing.T) {
+	dir := t.TempDir()
+	folder := pipelineDir(t, dir, "pipe", nil)
+	a := pipelineFile(t, dir, "a.dduf", nil)
+	b := pipelineFile(t, dir, "b.dduf", func(ms []ddufw.Member) []ddufw.Member { slices.Reverse(ms); return ms })
+	e := pipelineFile(t, dir, "e.dduf", nil)
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(folder, "model_index.json")
+	if gs := pipelineGroups(rep); len(gs) != 1 || !slices.Equal(gs[0].Files, []string{index, a, b, e}) || rep.Reclaimable != gs[0].Reclaimable {
+		t.Fatalf("groups %+v, %d reclaimable", rep.Groups, rep.Reclaimable)
+	}
+	r, err := Act(t.Context(), rep, Options{Delete: true})
+	if err != nil || r.Deleted != 3 || r.Failed != 0 || r.Skipped != 0 {
+		t.Fatalf("act: %v, %+v", err, r.Actions)
+	}
+	for _, p := range []string{a, b, e} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(folder, "unet", "diffusion_pytorch_model.safetensors")); err != nil {
+		t.Error(err)
+	}
+}
