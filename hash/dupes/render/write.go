@@ -183,7 +183,7 @@ func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Kn
 		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
 	}
 	if n := len(m.Companions); n > 0 && m.Pipeline {
-		what = append(what, fmt.Sprintf("diffusers pipeline folder: with %s, deleted whole", textfmt.Plural(n, "other file")))
+		what = append(what, fmt.Sprintf("diffusers pipeline folder: with %s%s", textfmt.Plural(n, "other file"), map[bool]string{true: ", deleted whole"}[i > 0]))
 	} else if n > 0 {
 		what = append(what, fmt.Sprintf("model folder: with %s", textfmt.Plural(n, "other file")))
 	}
