@@ -384,3 +384,36 @@ func TestDDUFCopiesAndTheirFolder(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPipelineFolderWithALink (issue 34, item 6): a pipeline folder with a symbolic link among its
+// files (to a file of the same bytes) is no copy of a DDUF file, whose members are files: the note
+// says not-a-file, and nothing is deleted.
+func TestPipelineFolderWithALink(t *testing.T) {
+	dir := t.TempDir()
+	folder := pipelineDir(t, filepath.Join(dir, "folders"), "pipe", nil)
+	file := pipelineFile(t, filepath.Join(dir, "files"), "pipe.dduf", nil)
+	vocab := filepath.Join(folder, "tokenizer", "vocab.txt")
+	outside := filepath.Join(t.TempDir(), "vocab.txt")
+	mustWrite(t, outside, []byte("a\nb\n"))
+	if err := os.Remove(vocab); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, outside, vocab)
+	rep, err := dupes.Find(t.Context(), []string{dir}, dupes.Options{Keep: dupes.KeepRule{Kind: dupes.KeepPath, Prefix: filepath.Join(dir, "files")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []dupes.FileDifference{{Name: "tokenizer/vocab.txt", Change: "not-a-file"}}
+	if len(pipelineGroups(rep)) != 0 || len(rep.Notes) != 1 || !slices.Equal(rep.Notes[0].Files, want) {
+		t.Fatalf("groups %+v, notes %+v", rep.Groups, rep.Notes)
+	}
+	if r, err := Act(t.Context(), rep, Options{Delete: true}); err != nil || r.Deleted != 0 {
+		t.Errorf("act: %v, %+v", err, r)
+	}
+	if _, err := os.Stat(filepath.Join(folder, "model_index.json")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Error(err)
+	}
+}

@@ -171,8 +171,12 @@ func (a *Archive) Compare(ctx context.Context, dir string, files []File, odd []D
 		inFolder[f.Name] = f
 	}
 	weightsSame := true
+	odds := map[string]bool{}
+	for _, d := range odd {
+		odds[d.Name], weightsSame = true, weightsSame && !IsWeights(d.Name)
+	}
 	for _, n := range a.names {
-		if _, ok := inFolder[n]; !ok {
+		if _, ok := inFolder[n]; !ok && !odds[n] { // a link of a member's name is said once, not-a-file
 			diffs = append(diffs, Difference{Name: n, Change: ArchiveOnly})
 			weightsSame = weightsSame && !IsWeights(n)
 		}
