@@ -592,12 +592,8 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 
 // rootIndex is the index of the first of roots that path is or lies under (len(roots) for none).
 func rootIndex(roots []string, path string) int {
-	p := absPath(path)
-	for i, r := range roots {
-		r = absPath(r)
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
-			return i
-		}
+	if i := slices.IndexFunc(roots, func(r string) bool { return diskfile.Under(path, r) }); i >= 0 {
+		return i
 	}
 	return len(roots)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // KeepKind is a rule for choosing the model of a group to keep.
@@ -161,11 +162,7 @@ func (r KeepRule) criteria() []criterion {
 	case KeepOldest:
 		out = append(out, oldest, folder, mostInfo)
 	case KeepPath:
-		prefix := absPath(r.Prefix)
-		under := func(f *scanned) bool {
-			p := absPath(f.path)
-			return p == prefix || strings.HasPrefix(p, strings.TrimSuffix(prefix, string(filepath.Separator))+string(filepath.Separator))
-		}
+		under := func(f *scanned) bool { return diskfile.Under(f.path, r.Prefix) }
 		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, folder, mostInfo, oldest)
 	default:
 		// The copies' information first, then where the user keeps them: a copy made by cp into the
@@ -179,16 +176,6 @@ func (r KeepRule) criteria() []criterion {
 		out = append(out, oldest)
 	}
 	return append(out, criterion{ReasonFirstPath, func(a, b *scanned) int { return strings.Compare(b.path, a.path) }})
-}
-
-func absPath(p string) string {
-	if source.IsRemote(p) {
-		return p
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return filepath.Clean(p)
 }
 
 // decide compares a and b by the rule: above 0 when a should rather be kept, and the reason.

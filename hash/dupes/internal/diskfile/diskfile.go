@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
@@ -128,4 +130,21 @@ func Walk(ctx context.Context, roots []string, missing error) ([]string, []error
 		errs = append(errs, werrs...)
 	}
 	return paths, errs
+}
+
+// Under reports whether path is root or lies under it, both made absolute (a URL is compared as it is).
+func Under(path, root string) bool {
+	p, r := abs(path), abs(root)
+	return p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// abs is p made absolute (cleaned where it cannot be), a URL as it is.
+func abs(p string) string {
+	if source.IsRemote(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
