@@ -8,6 +8,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/pipeline"
 )
@@ -17,10 +18,15 @@ import (
 // files beside them (Files): neither is a copy of the other, since deleting either would lose them.
 const NotePipelineDiffers NoteCode = "pipeline-differs"
 
-// FileDifference is a file that a pipeline folder and a DDUF file do not share: Name is its path in
-// the folder (a member's name in the archive), Change one of "folder-only", "archive-only",
-// "other-bytes" and "not-a-file" (an entry of the folder that is no regular file: a link).
-type FileDifference = pipeline.Difference
+// FileDifference is a file that a pipeline folder and a DDUF file do not share (NotePipelineDiffers).
+type FileDifference struct {
+	// Name is the file's path in the folder, slash-separated: the member's name in the archive.
+	Name string `json:"name"`
+	// Change is how the two sides differ: "folder-only" (the archive lacks it), "archive-only" (the
+	// folder lacks it), "other-bytes", or "not-a-file" (an entry of the folder that is no regular file:
+	// a link).
+	Change string `json:"change"`
+}
 
 // pipelineGroups adds the content groups of a diffusers pipeline folder whose components the scan
 // found (s.pipelines) and the DDUF files that hold its very files (pipeline.Find), and the notes of a
@@ -36,7 +42,11 @@ func (s *finder) pipelineGroups(ctx context.Context, live []*scanned) {
 	}
 	matches, differs := pipeline.Find(ctx, paths, s.pipelines)
 	for _, d := range differs {
-		s.rep.Notes = append(s.rep.Notes, Note{Code: NotePipelineDiffers, Path: filepath.Join(d.Dir, source.PipelineFile), With: []string{d.DDUF}, Files: d.Diffs})
+		n := Note{Code: NotePipelineDiffers, Path: filepath.Join(d.Dir, source.PipelineFile), With: []string{d.DDUF}}
+		for _, x := range d.Diffs {
+			n.Files = append(n.Files, FileDifference{Name: x.Name, Change: string(x.Change)})
+		}
+		s.rep.Notes = append(s.rep.Notes, n)
 	}
 	for _, m := range matches {
 		folder := pipelineFolder(m, s.roots)
@@ -61,7 +71,7 @@ func pipelineFolder(m pipeline.Match, roots []string) *scanned {
 		return &scanned{}
 	}
 	f := &scanned{path: index, pipeline: true, mtime: st.ModTime().UnixNano(), ctime: diskfile.ChangeTime(st),
-		managed: ManagedBy(index), root: rootIndex(roots, index)}
+		managed: store.ManagedBy(index), root: rootIndex(roots, index)}
 	f.dev, f.ino, f.nlink = diskfile.ID(st)
 	for _, x := range m.Files {
 		if f.size += x.Info.Size(); x.Name != source.PipelineFile {

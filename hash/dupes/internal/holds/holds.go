@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
 	"github.com/stdiff/stdiff/canon/torch"
 )
@@ -117,7 +118,7 @@ func UnsafePickle(m *canon.Model) bool {
 // OnlyGlobals reports whether every error of m is about a pickle's globals.
 func OnlyGlobals(m *canon.Model) bool {
 	for i := range m.Findings {
-		if fd := &m.Findings[i]; fd.Severity == canon.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
 			return false
 		}
 	}
