@@ -115,7 +115,7 @@ func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
 	for _, ns := range notesByCode(r.Notes) {
 		p.printf("%s\n", pal.Yellow(notesHeading(ns)))
 		for _, n := range ns {
-			p.printf("  %s: with %s\n", textfmt.Escape(n.Path), strings.Join(shorten(n.With, withShown, "%d more", opt.Full, textfmt.Escape), ", "))
+			p.printf("  %s: with %s%s\n", textfmt.Escape(n.Path), strings.Join(shorten(n.With, withShown, "%d more", opt.Full, textfmt.Escape), ", "), noteFiles(n, textfmt.Escape))
 		}
 		p.printf("\n")
 	}
@@ -152,7 +152,7 @@ func WriteMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	for _, ns := range notesByCode(r.Notes) {
 		p.printf("%s\n\n", markdown.Text(notesHeading(ns)))
 		for _, n := range ns {
-			p.printf("- %s: with %s\n", markdown.Text(n.Path), strings.Join(shorten(n.With, withShown, "%d more", false, markdown.Text), ", "))
+			p.printf("- %s: with %s%s\n", markdown.Text(n.Path), strings.Join(shorten(n.With, withShown, "%d more", false, markdown.Text), ", "), noteFiles(n, markdown.Text))
 		}
 		p.printf("\n")
 	}
@@ -182,7 +182,9 @@ func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Kn
 	if m.Unsafe {
 		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
 	}
-	if n := len(m.Companions); n > 0 {
+	if n := len(m.Companions); n > 0 && m.Pipeline {
+		what = append(what, fmt.Sprintf("diffusers pipeline folder: with %s%s", textfmt.Plural(n, "other file"), map[bool]string{true: ", deleted whole"}[i > 0]))
+	} else if n > 0 {
 		what = append(what, fmt.Sprintf("model folder: with %s", textfmt.Plural(n, "other file")))
 	}
 	return strings.Join(slices.DeleteFunc(append(what, describeMember(g, i, full, esc, knobs)...), func(s string) bool { return s == "" }), "; ")
@@ -316,6 +318,8 @@ func keptBecause(why dupes.KeepReason, m dupes.Member, knobs Knobs) string {
 		return "kept: safe to load (the others' pickles name globals torch.load(weights_only=True) refuses)"
 	case dupes.ReasonSafetensors:
 		return "kept: safetensors (the others are another format)"
+	case dupes.ReasonPipeline:
+		return "kept: the pipeline's folder (the others are DDUF files of its very files)"
 	case dupes.ReasonFirstRoot:
 		return "kept: under the first folder given"
 	case dupes.ReasonDeeperPath:
@@ -367,7 +371,23 @@ func notesHeading(ns []dupes.Note) string {
 		return fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
 			textfmt.Plural(len(ns), "model"), ns[0].Code)
 	}
+	if ns[0].Code == dupes.NotePipelineDiffers {
+		return fmt.Sprintf("%s the same weights as a DDUF file and other files beside them (%s), so neither is a copy of the other:",
+			map[bool]string{true: "a pipeline folder holds", false: fmt.Sprintf("%d pipeline folders hold", len(ns))}[len(ns) == 1], ns[0].Code)
+	}
 	return string(ns[0].Code) + ":"
+}
+
+// noteFiles says which files a note's pipeline folder and DDUF file do not share ("" for none).
+func noteFiles(n dupes.Note, esc func(string) string) string {
+	var out []string
+	for _, f := range n.Files {
+		out = append(out, esc(f.Name)+" "+string(f.Change))
+	}
+	if out == nil {
+		return ""
+	}
+	return " (" + strings.Join(shorten(out, keysShown, "… %d more", false, func(s string) string { return s }), ", ") + ")"
 }
 
 // heading is a group's first line: its level (through bold), how alike its models are, and what deleting
@@ -378,6 +398,10 @@ func heading(g dupes.Group, bold func(string) string, knobs Knobs) string {
 		return fmt.Sprintf("%s  %d identical files, %s each, %s reclaimable", bold(string(g.Level)), len(g.Members),
 			textfmt.Bytes(uint64(g.Members[0].Size)), textfmt.Bytes(uint64(g.Reclaimable)))
 	case dupes.LevelContent:
+		if slices.ContainsFunc(g.Members, func(m dupes.Member) bool { return m.Pipeline }) {
+			return fmt.Sprintf("%s  a diffusers pipeline folder and %s holding its very files, %s reclaimable", bold(string(g.Level)),
+				textfmt.Plural(len(g.Members)-1, "DDUF file"), textfmt.Bytes(uint64(g.Reclaimable)))
+		}
 		return fmt.Sprintf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable", bold(string(g.Level)),
 			len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
 	case dupes.LevelRenamed:
