@@ -332,7 +332,7 @@ func (t *textCard) findings() {
 		total += n
 	}
 	t.row("findings", "%s", textfmt.Thousands(uint64(total)))
-	check.WriteFindings(t.b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: t.p, Full: t.opt.Full, Flags: t.opt.Flags})
+	check.WriteFindings(t.b, c.Findings, c.FindingCounts, "    ", check.WriteOptions{Palette: t.p, Full: t.opt.Full, Flags: t.opt.Flags})
 }
 
 // The widest a column of metadata keys and of tensor names grows: longer ones are shortened in the

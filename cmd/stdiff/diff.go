@@ -93,5 +93,5 @@ func (c *diffCmd) run(o *out) int {
 		return exitTrouble
 	}
 	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{text: withOptions(diff.WriteText, diff.TextOptions{Palette: o.pal, Full: c.Full, Flags: cliFlags}),
-		json: diff.WriteJSON, jsonl: diff.WriteJSONL, markdown: diff.WriteMarkdown, html: diff.WriteHTML})
+		json: diff.WriteJSON, jsonl: diff.WriteJSONL, markdown: diff.WriteMarkdown, html: diff.WriteHTML}.pick(o.format))
 }

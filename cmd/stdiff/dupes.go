@@ -105,9 +105,9 @@ func (c *dupesCmd) run(o *out) int {
 				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
 			}
 		}
-		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
+		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])}.pick(o.format))
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: render.WriteJSON, jsonl: render.WriteJSONL, markdown: withOptions(render.WriteMarkdown, dupesKnobs), html: withOptions(render.WriteHTML, dupesKnobs)})
+		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: render.WriteJSON, jsonl: render.WriteJSONL, markdown: withOptions(render.WriteMarkdown, dupesKnobs), html: withOptions(render.WriteHTML, dupesKnobs)}.pick(o.format))
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
@@ -138,5 +138,5 @@ func (c *dupesCmd) run(o *out) int {
 	if rep.Outcome() == canon.Trouble { // a path the scan could not read: its copies were not acted on
 		outcome = canon.Trouble
 	}
-	return write(o, done, c.Quiet, outcome, writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
+	return write(o, done, c.Quiet, outcome, writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown}.pick(o.format))
 }

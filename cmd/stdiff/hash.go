@@ -66,7 +66,7 @@ func (c *hashCmd) run(o *out) int {
 	if c.Canonical {
 		ws = writers[*hash.Report]{text: hash.WriteCanonical} // whatever the format
 	}
-	return write(o, rep, c.Quiet, rep.Outcome(), ws)
+	return write(o, rep, c.Quiet, rep.Outcome(), ws.pick(o.format))
 }
 
 // check verifies the manifests named (see hash.VerifyManifest), in turn, as one report; with -q, text
@@ -96,7 +96,7 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 		defer o.errorf("", "%s", s) // after the report, as sha256sum's warnings
 	}
 	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(), writers[*hash.VerifyReport]{
-		text: withOptions(hash.WriteVerifyText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown})
+		text: withOptions(hash.WriteVerifyText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown}.pick(o.format))
 }
 
 // manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.
@@ -140,5 +140,5 @@ func (c *hashCmd) hubCheck(o *out, opt hash.Options, done func()) int {
 		}
 	}
 	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(), writers[*hash.HubMatchReport]{
-		text: withOptions(hash.WriteHubMatchText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteHubMatchJSON, jsonl: hash.WriteHubMatchJSONL})
+		text: withOptions(hash.WriteHubMatchText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteHubMatchJSON, jsonl: hash.WriteHubMatchJSONL}.pick(o.format))
 }

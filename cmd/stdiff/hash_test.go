@@ -56,7 +56,7 @@ func TestHashIsTheLibrary(t *testing.T) {
 				c.format, cmd, outcome = format, &hashCmd{Check: true, Files: []string{manifestPath}}, check.Outcome()
 			}
 			var stdout, stderr bytes.Buffer
-			o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: c.format}
+			o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: textfmt.Format(c.format)}
 			if code := cmd.run(o); code != int(outcome) {
 				t.Errorf("exit %d, want %d", code, outcome)
 			}

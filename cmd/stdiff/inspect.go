@@ -59,7 +59,7 @@ func (c *inspectCmd) report(o *out) int {
 		}
 		if code := write(o, card, false, card.Outcome(), writers[*inspect.Card]{
 			text: withOptions(inspect.WriteText, text),
-			json: inspect.WriteJSON, jsonl: inspect.WriteJSONL, markdown: inspect.WriteMarkdown}); code == exitTrouble {
+			json: inspect.WriteJSON, jsonl: inspect.WriteJSONL, markdown: inspect.WriteMarkdown}.pick(o.format)); code == exitTrouble {
 			return code
 		}
 	}

@@ -11,5 +11,5 @@ func (c *inspectCmd) runShort(o *out, opt inspect.Options, text inspect.TextOpti
 	return write(o, r, c.Quiet, r.Outcome(), writers[*inspect.ShortReport]{
 		text: withOptions(inspect.WriteShortText, text),
 		json: inspect.WriteShortJSON, jsonl: inspect.WriteShortJSONL, markdown: inspect.WriteShortMarkdown,
-		html: withOptions(inspect.WriteShortHTML, page)})
+		html: withOptions(inspect.WriteShortHTML, page)}.pick(o.format))
 }
