@@ -64,7 +64,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := inspect.WriteJSON(&lib, card); err != nil {
+			if err := inspect.Write(&lib, card, inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -75,7 +75,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 	t.Run("inspect --short", func(t *testing.T) {
 		roots := append(testdata("."), testdata("missing.safetensors")...)
 		var lib bytes.Buffer
-		if err := inspect.WriteShortJSON(&lib, inspect.Short(ctx, roots, inspect.Options{})); err != nil {
+		if err := inspect.WriteShort(&lib, inspect.Short(ctx, roots, inspect.Options{}), inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, append([]string{"inspect", "--short"}, roots...)...); !bytes.Equal(got, lib.Bytes()) {
