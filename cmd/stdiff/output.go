@@ -75,20 +75,6 @@ func (o *out) readFailed(err error) {
 	}
 }
 
-// writers are a report's writers, one for each --format.
-type writers[R any] struct {
-	text, json, jsonl, markdown, html func(io.Writer, R) error
-}
-
-// pick is the writer of format f.
-func (ws writers[R]) pick(f textfmt.Format) func(io.Writer, R) error {
-	w := map[textfmt.Format]func(io.Writer, R) error{"json": ws.json, "jsonl": ws.jsonl, "markdown": ws.markdown, "html": ws.html}[f]
-	if w == nil {
-		w = ws.text
-	}
-	return w
-}
-
 // withOptions is the writer f (a report package's Write) with opt.
 func withOptions[R, O any](f func(io.Writer, R, O) error, opt O) func(io.Writer, R) error {
 	return func(w io.Writer, r R) error { return f(w, r, opt) }

@@ -66,7 +66,7 @@ func TestSetsJSONIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		var lib bytes.Buffer
-		if err := diff.WriteJSON(&lib, r); err != nil {
+		if err := diff.Write(&lib, r, diff.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, "diff", pair[0], pair[1]); !bytes.Equal(got, lib.Bytes()) {
