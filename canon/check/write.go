@@ -88,8 +88,9 @@ func writeText(w io.Writer, r *Report, opt WriteOptions) error {
 	return b.Flush()
 }
 
-// WriteFindings writes findings as indented lines: severity, code, offset, message, and the hint
-// below (a hint once, below the first finding it is for). Unless opt.Full is set, past the first
+// WriteFindings writes findings as indented lines of text, as Write's text does and whatever
+// opt.Format: severity, code, offset, message, and the hint below (a hint once, below the first
+// finding it is for): the findings block of every report that lists findings in its text. Unless opt.Full is set, past the first
 // FoldedFindings of a code it writes "… and N more CODE"
 // instead; counts (per code, as File.FindingCounts) also covers findings not in fs, which that line
 // counts too.
