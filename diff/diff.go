@@ -14,11 +14,13 @@ import (
 	"strings"
 
 	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/diff/linediff"
 	"github.com/stdiff/stdiff/diff/namefold"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
@@ -107,15 +109,15 @@ type Change struct {
 	// (compared by value) are all equal: such a change counts in CategoryData, not CategoryValues.
 	ValuesEqual EqualValues `json:"values_equal,omitempty"`
 	// NameB, Transform, Heads and MatchesUnder are set for a GGUF compared with its Hugging Face
-	// source (see SourceReport): NameB is the tensor's name on side b, Transform the conversion
-	// undone to compare the two (with Heads for TransformPermuteQK), and MatchesUnder, when the values
+	// source (see Report.Source): NameB is the tensor's name on side b, Transform the conversion
+	// undone to compare the two (with Heads for ggufsrc.TransformPermuteQK), and MatchesUnder, when the values
 	// differ under that transform but match under another, that other one. For an ONNX export
 	// compared with its source (package onnxsrc), Name is the source tensor's name and NameB the
-	// initializer's, whichever side each is on, and Transform is TransformTranspose or absent.
-	NameB        string       `json:"name_b,omitempty"`
-	Transform    Transform    `json:"transform,omitempty"`
-	Heads        int          `json:"heads,omitempty"`
-	MatchesUnder *Alternative `json:"matches_under,omitempty"`
+	// initializer's, whichever side each is on, and Transform is ggufsrc.TransformTranspose or absent.
+	NameB        string               `json:"name_b,omitempty"`
+	Transform    ggufsrc.Transform    `json:"transform,omitempty"`
+	Heads        int                  `json:"heads,omitempty"`
+	MatchesUnder *ggufsrc.Alternative `json:"matches_under,omitempty"`
 }
 
 // EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
@@ -226,7 +228,7 @@ type Report struct {
 	Notes []Note `json:"notes"`
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
-	Source *SourceReport `json:"gguf_source,omitempty"`
+	Source *ggufsrc.Report `json:"gguf_source,omitempty"`
 	// Companions is how the files a loader reads beside the tensors differ (package diff/companion),
 	// when a side is a folder model (see Models); absent otherwise.
 	Companions *companiondiff.Report `json:"companions,omitempty"`
@@ -256,7 +258,7 @@ type VerdictReport struct {
 type SideVerdict struct {
 	Valid bool `json:"valid"`
 	// Kind is the reference's error kind when it rejects the side; nil (JSON null) when it is valid.
-	Kind *canon.RefKind `json:"kind"`
+	Kind *finding.RefKind `json:"kind"`
 }
 
 func verdictOf(m *canon.Model) SideVerdict {
@@ -407,15 +409,9 @@ func categories(r *Report) []Category {
 	return out
 }
 
-// ErrNoMatch is the error of a pattern that matches no name on either side.
-var ErrNoMatch = pattern.ErrNoMatch
-
-// PatternError is a pattern of Options that filters nothing (package pattern says how).
-type PatternError = pattern.Error
-
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
 // matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
-// *PatternError for the first, in the order of the options. Patterns of a part the options leave out
+// *pattern.Error for the first, in the order of the options. Patterns of a part the options leave out
 // (Tensors with MetadataOnly, IgnoreKeys with IgnoreMetadata) are checked for syntax only.
 func (opt Options) CheckPatterns(a, b *canon.Model) error {
 	return pattern.Check(a, b, opt.Tensors, opt.IgnoreKeys, !opt.MetadataOnly, !opt.IgnoreMetadata)
@@ -549,7 +545,7 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 			}
 		}
 		if m.onnx != nil && m.onnx.Transposed[k] {
-			ch.Transform = TransformTranspose
+			ch.Transform = ggufsrc.TransformTranspose
 		}
 		if len(fields) == 1 && fields[0] == "data" {
 			ch.ValuesEqual = equalValues(ta.DType, vals)

@@ -18,8 +18,10 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff/linediff"
+	"github.com/stdiff/stdiff/diff/pattern"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -104,7 +106,7 @@ func TestVerdictIsADifference(t *testing.T) {
 	good, padded := fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false)
 	r := Compare(good, padded, Options{})
 	if r.Identical || !r.Verdict.Changed || !r.Verdict.A.Valid || r.Verdict.B.Valid || r.Verdict.B.Kind == nil ||
-		*r.Verdict.B.Kind != canon.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
+		*r.Verdict.B.Kind != finding.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
 		t.Fatalf("valid → NUL-padded: identical %v, verdict %+v, categories %v", r.Identical, r.Verdict, r.Categories)
 	}
 	if s := Summary(r, nil); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
@@ -120,7 +122,7 @@ func TestVerdictIsADifference(t *testing.T) {
 		t.Errorf("same verdict on both sides: identical %v, verdict %+v", r.Identical, r.Verdict)
 	}
 	other := *padded.Model
-	other.RefErr = &canon.RefError{Kind: canon.MetadataIncompleteBuffer}
+	other.RefErr = &canon.RefError{Kind: finding.MetadataIncompleteBuffer}
 	if r := Compare(padded, Side{Model: &other}, Options{}); r.Identical || !r.Verdict.Changed {
 		t.Errorf("another error kind: identical %v, verdict %+v", r.Identical, r.Verdict)
 	}
@@ -139,8 +141,8 @@ func TestCheckPatterns(t *testing.T) {
 		{Options{Tensors: []string{"layers.2.*", "lm_head.*"}}, "", nil}, // lm_head only in b
 		{Options{Tensors: []string{"norm.weight"}}, "", nil},             // only in a
 		{Options{IgnoreKeys: []string{"ss_epoch", "modelspec.*"}}, "", nil},
-		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", ErrNoMatch},
-		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", ErrNoMatch},
+		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", pattern.ErrNoMatch},
+		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", pattern.ErrNoMatch},
 		{Options{Tensors: []string{"layers.["}}, "layers.[", path.ErrBadPattern},
 		{Options{IgnoreKeys: []string{`ss_\`}}, `ss_\`, path.ErrBadPattern},
 		// a part left out: syntax only
@@ -149,7 +151,7 @@ func TestCheckPatterns(t *testing.T) {
 		{Options{IgnoreMetadata: true, IgnoreKeys: []string{"["}}, "[", path.ErrBadPattern},
 	} {
 		err := c.opt.CheckPatterns(a, b)
-		var pe *PatternError
+		var pe *pattern.Error
 		switch {
 		case c.err == nil && err != nil:
 			t.Errorf("%+v: %v", c.opt, err)
@@ -479,7 +481,7 @@ func BenchmarkCheckPatterns50k(b *testing.B) {
 	opt := Options{Tensors: []string{"*.q_proj.*", "layrs.*.weight"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := opt.CheckPatterns(m, m); !errors.Is(err, ErrNoMatch) {
+		if err := opt.CheckPatterns(m, m); !errors.Is(err, pattern.ErrNoMatch) {
 			b.Fatal(err)
 		}
 	}

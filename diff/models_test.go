@@ -15,6 +15,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/pattern"
 )
 
 // counted is a source that counts the bytes read from it.
@@ -74,8 +75,8 @@ func TestModels(t *testing.T) {
 		t.Errorf("a NaN tolerance: %v, %d bytes read", err, n.Load())
 	}
 	_, err = Models(t.Context(), base, retrained, Options{Content: true, Tensors: []string{"layrs.*"}})
-	var pe *PatternError
-	if !errors.As(err, &pe) || pe.Pattern != "layrs.*" || !errors.Is(err, ErrNoMatch) || n.Load() != 0 {
+	var pe *pattern.Error
+	if !errors.As(err, &pe) || pe.Pattern != "layrs.*" || !errors.Is(err, pattern.ErrNoMatch) || n.Load() != 0 {
 		t.Errorf("a pattern matching nothing: %v, %d bytes read", err, n.Load())
 	}
 	_, err = Models(t.Context(), base, retrained, Options{Content: true, MetadataOnly: true})

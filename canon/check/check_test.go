@@ -13,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -47,11 +48,11 @@ func TestRunVerdicts(t *testing.T) {
 	if !base.Valid || base.ReferenceError != nil || len(base.Findings) != 0 || base.Outcome() != canon.Clean || base.TensorCount != 14 {
 		t.Errorf("base: %+v", base)
 	}
-	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != canon.InvalidHeaderDeserialization ||
-		len(nul.Findings) != 1 || nul.Findings[0].Code != canon.CodeNulPadding || nul.Findings[0].Offset < 0 || nul.Outcome() != canon.Found {
+	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != finding.InvalidHeaderDeserialization ||
+		len(nul.Findings) != 1 || nul.Findings[0].Code != finding.CodeNulPadding || nul.Findings[0].Offset < 0 || nul.Outcome() != canon.Found {
 		t.Errorf("nul-padded: %+v", nul)
 	}
-	if !rep.Valid || rep.FindingCounts[canon.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
+	if !rep.Valid || rep.FindingCounts[finding.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
 		t.Errorf("repeated (valid, warnings only): %+v", rep)
 	}
 	if !errors.Is(missing.Err, fs.ErrNotExist) || missing.Error == "" || missing.Findings == nil || missing.Outcome() != canon.Trouble {
@@ -142,11 +143,11 @@ func TestFixHintGGUF(t *testing.T) {
 // among the findings); its error makes the model unreadable.
 func TestValuesHook(t *testing.T) {
 	called := 0
-	hook := func(ctx context.Context, o *source.Opened) ([]check.TensorValues, []canon.Finding, error) {
+	hook := func(ctx context.Context, o *source.Opened) ([]check.TensorValues, []finding.Finding, error) {
 		called++
 		if o.Model.Valid() {
 			return []check.TensorValues{{Name: o.Model.Tensors[0].Name, Values: values.Stats{Count: 3, NaN: 1}}},
-				[]canon.Finding{{Code: "values-nan", Severity: canon.SevWarning, Offset: -1, Message: "1 NaN"}}, nil
+				[]finding.Finding{{Code: "values-nan", Severity: finding.SevWarning, Offset: -1, Message: "1 NaN"}}, nil
 		}
 		return nil, nil, errors.New("cannot read the values")
 	}
@@ -165,7 +166,7 @@ func TestValuesHook(t *testing.T) {
 }
 
 // manyFindings is a file with five duplicate-tensor-name warnings, of which the record keeps only
-// kept (as canon keeps at most MaxFindingsPerCode) and counts them all.
+// kept (as canon keeps at most finding.MaxPerCode) and counts them all.
 func manyFindings(t *testing.T, kept int) check.File {
 	r := check.Run(t.Context(), []string{fixture("repeated.safetensors")}, check.Options{})
 	f := r.Files[0]
@@ -289,10 +290,10 @@ func TestShardSetText(t *testing.T) {
 // TestWriteFindingsHintOnce: a hint shared by several findings (every up weight of an untrained LoRA)
 // is said once, below the first; another hint is still said.
 func TestWriteFindingsHintOnce(t *testing.T) {
-	fs := []canon.Finding{
-		{Code: "values-all-zero", Severity: canon.SevWarning, Offset: -1, Message: "a is all zeros", Hint: "the LoRA changes nothing"},
-		{Code: "values-all-zero", Severity: canon.SevWarning, Offset: -1, Message: "b is all zeros", Hint: "the LoRA changes nothing"},
-		{Code: "values-nan", Severity: canon.SevError, Offset: -1, Message: "c has NaN", Hint: "retrain"},
+	fs := []finding.Finding{
+		{Code: "values-all-zero", Severity: finding.SevWarning, Offset: -1, Message: "a is all zeros", Hint: "the LoRA changes nothing"},
+		{Code: "values-all-zero", Severity: finding.SevWarning, Offset: -1, Message: "b is all zeros", Hint: "the LoRA changes nothing"},
+		{Code: "values-nan", Severity: finding.SevError, Offset: -1, Message: "c has NaN", Hint: "retrain"},
 	}
 	var b bytes.Buffer
 	if err := check.WriteFindings(&b, fs, nil, "  ", check.WriteOptions{}); err != nil {

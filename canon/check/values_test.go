@@ -11,6 +11,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -77,7 +78,7 @@ func TestScanValues(t *testing.T) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
 	for _, x := range r.Findings {
-		if sev := map[bool]canon.Severity{true: canon.SevError, false: canon.SevWarning}[x.Code == check.CodeValuesNaN || x.Code == check.CodeValuesInf]; x.Severity != sev || x.Offset < 0 {
+		if sev := map[bool]finding.Severity{true: finding.SevError, false: finding.SevWarning}[x.Code == check.CodeValuesNaN || x.Code == check.CodeValuesInf]; x.Severity != sev || x.Offset < 0 {
 			t.Errorf("%s: severity %s, offset %v", x.Code, x.Severity, x.Offset)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -94,7 +95,7 @@ func writeText(w io.Writer, r *Report, opt WriteOptions) error {
 // FoldedFindings of a code it writes "… and N more CODE"
 // instead; counts (per code, as File.FindingCounts) also covers findings not in fs, which that line
 // counts too.
-func WriteFindings(w io.Writer, fs []canon.Finding, counts map[string]int, indent string, opt WriteOptions) error {
+func WriteFindings(w io.Writer, fs []finding.Finding, counts map[string]int, indent string, opt WriteOptions) error {
 	b := bufio.NewWriter(w)
 	limit := FoldedFindings
 	kept := map[string]int{}
@@ -110,9 +111,9 @@ func WriteFindings(w io.Writer, fs []canon.Finding, counts map[string]int, inden
 		shown[f.Code]++
 		sev := string(f.Severity)
 		switch f.Severity {
-		case canon.SevError:
+		case finding.SevError:
 			sev = opt.Palette.Red(sev)
-		case canon.SevWarning:
+		case finding.SevWarning:
 			sev = opt.Palette.Yellow(sev)
 		default:
 			sev = opt.Palette.Cyan(sev)
@@ -142,7 +143,7 @@ func at(offset int64) string {
 }
 
 // FindingMarkdown is a finding on one line of Markdown: severity in bold, code, offset, message.
-func FindingMarkdown(f canon.Finding) string {
+func FindingMarkdown(f finding.Finding) string {
 	return fmt.Sprintf("**%s** %s%s: %s", markdown.Text(string(f.Severity)), markdown.Code(f.Code), at(f.Offset), markdown.Text(f.Message))
 }
 
@@ -178,7 +179,7 @@ func writeJSONL(w io.Writer, r *Report) error {
 }
 
 // hintOf is f's hint, preceded by the way to ask for the repair when f is fixable and flags name it.
-func hintOf(f canon.Finding, flags textfmt.Flags) string {
+func hintOf(f finding.Finding, flags textfmt.Flags) string {
 	if fix := flags.Of("Fix"); f.Fixable && fix != "" {
 		return "run `stdiff check " + fix + "` to " + f.Hint
 	}
@@ -186,9 +187,9 @@ func hintOf(f canon.Finding, flags textfmt.Flags) string {
 }
 
 // unsafeLoad reports whether an error among fs is about code a loader runs (package loadcode).
-func unsafeLoad(fs []canon.Finding) bool {
+func unsafeLoad(fs []finding.Finding) bool {
 	for _, f := range fs {
-		if f.Severity == canon.SevError && loadcode.Known(f.Code) {
+		if f.Severity == finding.SevError && loadcode.Known(f.Code) {
 			return true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff"
+	"github.com/stdiff/stdiff/diff/pattern"
 )
 
 type diffCmd struct {
@@ -79,7 +80,7 @@ func (c *diffCmd) run(o *out) int {
 		opt.Progress, stop = o.bytesProgress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())
 	}
 	r, err := diff.Models(o.ctx, sides[0], sides[1], opt)
-	var pe *diff.PatternError
+	var pe *pattern.Error
 	switch stop(); {
 	case errors.As(err, &pe):
 		lists := "`stdiff inspect --full " + textfmt.Escape(c.A) + "` lists them"

@@ -38,14 +38,14 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
-	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/torch"
-	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
@@ -171,9 +171,9 @@ type Member struct {
 	// IdenticalTo is the keeper's path when the member's header bytes are the keeper's: the two are
 	// the same file (a member of a content group only).
 	IdenticalTo string `json:"identical_to,omitempty"`
-	// Managed is the program whose store the model lies in (ManagedBy), "" for none: such a model is
-	// never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
-	Managed Store `json:"managed,omitempty"`
+	// Managed is the program whose store the model lies in (store.ManagedBy), "" for none: such a model
+	// is never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
+	Managed store.Store `json:"managed,omitempty"`
 	// Format is the format of a PyTorch, NumPy or ONNX model ("pytorch", "numpy", "onnx"), "" for
 	// safetensors and GGUF. Such a model holds the same tensors as a safetensors file when its tensors'
 	// names, dtypes, shapes and bytes (row-major) are the same: `stdiff hash --content` gives both one
@@ -388,8 +388,8 @@ type scanned struct {
 	// is one part of a model made of several (partOfModel). Neither is ever a copy to delete.
 	shared bool
 	part   bool
-	// managed is the store the model lies in (ManagedBy), "" for none.
-	managed Store
+	// managed is the store the model lies in (store.ManagedBy), "" for none.
+	managed store.Store
 	// format is the model's format ("" for safetensors read by the skim or the cache); virtual is set
 	// when its tensor bytes are not a data section of the file but read through its format's reader
 	// (PyTorch, NumPy, ONNX: canonical, row-major bytes one tensor after another); unsafe for a pickle
@@ -943,7 +943,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
 		f.dev, f.ino, f.nlink = diskfile.ID(st)
-		f.managed = ManagedBy(path)
+		f.managed = store.ManagedBy(path)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)
@@ -970,7 +970,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		return nil, err
 	}
 	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
-	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || m.DDUF != nil || torchSet, unsafePickle(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.InSpace || m.DDUF != nil || torchSet, unsafePickle(m)
 	if m.DDUF != nil {
 		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
 	}
@@ -1024,7 +1024,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	if f.ident, err = identOf(m, fileOf(o), path); err != nil {
 		return nil, err
 	}
-	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), hash.StructureID(m), len(m.Shards), len(m.Metadata)
+	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), canon.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
 }
 
@@ -1080,7 +1080,7 @@ func (f *scanned) hashHeader() error {
 		return err
 	}
 	start := int64(8)
-	if _, isGGUF := gguf.Sniff(n[:]); isGGUF {
+	if f.format == canon.FormatGGUF { // its header is every byte before the data section, the magic too
 		start = 0
 	}
 	hb := make([]byte, f.size-f.dataLen-start)
@@ -1161,7 +1161,7 @@ func unsafePickle(m *canon.Model) bool {
 // onlyGlobals reports whether every error of m is about a pickle's globals.
 func onlyGlobals(m *canon.Model) bool {
 	for i := range m.Findings {
-		if fd := &m.Findings[i]; fd.Severity == canon.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
 			return false
 		}
 	}
@@ -1178,10 +1178,10 @@ func fileSizeOf(m *canon.Model) int64 {
 }
 
 // dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
-// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) or from its members (DDUF)
-// the space they lie in, one tensor after another.
+// whose bytes are read through its format's reader (InSpace: PyTorch, NumPy, ONNX) or from its members
+// (DDUF) the space they lie in, one tensor after another.
 func dataLenOf(m *canon.Model) int64 {
-	if m.Torch == nil && m.ONNX == nil && m.DDUF == nil {
+	if !m.InSpace && m.DDUF == nil {
 		return m.DataLen()
 	}
 	var n uint64

@@ -26,6 +26,7 @@ import (
 	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
@@ -100,7 +101,7 @@ const (
 	// SkipSidecarKept: the keeper has a sidecar of the kind, with other bytes: the copy's stays where
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
-	// SkipManaged: the copy lies in a program's store (Action.Store; dupes.ManagedBy), which owns it: it is
+	// SkipManaged: the copy lies in a program's store (Action.Store; store.ManagedBy), which owns it: it is
 	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
 	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
 	SkipManaged SkipReason = "managed-store"
@@ -137,7 +138,7 @@ type Action struct {
 	// To is where a sidecar moved.
 	To string `json:"to,omitempty"`
 	// Store is the program's store that left the copy alone (SkipManaged, SkipKeeperManaged).
-	Store dupes.Store `json:"store,omitempty"`
+	Store store.Store `json:"store,omitempty"`
 	// Files are the files a deletion removes (a shard set's index and shards).
 	Files []string `json:"files,omitempty"`
 	// Freed is what the action freed (or would): files with no other hard link.
@@ -191,7 +192,7 @@ func (r *Report) Outcome() canon.Outcome {
 var ErrOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
-// group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
+// group's keeper. A copy in a program's store (store.ManagedBy: the Hugging Face cache, ollama's blobs) is
 // never touched, nor is any file linked to a keeper there, or a sidecar moved next to it. Only bytes and
 // content groups are acted on (renamed and structure groups hold other bytes), and with
 // Options.Derived the derived copies of derived groups, their original kept; Link only on bytes groups. Just before it acts on a copy, it checks again that the
@@ -578,10 +579,20 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
 // graph), a DDUF file (every member of the archive, its tensors' files' metadata included), a
-// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors), a model of
+// a format registered beside the built-in ones whose reader does not say it holds only tensors
+// (canon.TensorsOnly).
 func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
-	return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	switch m.Format {
+	case canon.FormatSafetensors, canon.FormatGGUF, canon.FormatPyTorch, canon.FormatNumPy, canon.FormatONNX, canon.FormatDDUF:
+		return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	}
+	r := o.File
+	if r == nil {
+		r = o.Source
+	}
+	return !canon.TensorsOnly(m, r)
 }
 
 // sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
@@ -696,9 +707,9 @@ func (a *actor) sidecars(g *dupes.Group, k, m *dupes.Member) ([]lora.SidecarFile
 }
 
 // managedOf is the store a member, or any file of it (a set's shards), lies in ("" for none).
-func managedOf(m *dupes.Member) dupes.Store {
+func managedOf(m *dupes.Member) store.Store {
 	for _, p := range append([]string{m.Path}, m.Files...) {
-		if s := dupes.ManagedBy(p); s != "" {
+		if s := store.ManagedBy(p); s != "" {
 			return s
 		}
 	}
