@@ -92,7 +92,6 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	text := withOptions(render.WriteText, render.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
 		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Derived: derived, Source: o.src})
@@ -105,9 +104,11 @@ func (c *dupesCmd) run(o *out) int {
 				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
 			}
 		}
-		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
+		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()),
+			withOptions(act.Write, act.WriteOptions{Deletable: true, Null: c.Null}))
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: render.WriteJSON, jsonl: render.WriteJSONL, markdown: withOptions(render.WriteMarkdown, dupesKnobs), html: withOptions(render.WriteHTML, dupesKnobs)})
+		return write(o, rep, c.Quiet, rep.Outcome(),
+			withOptions(render.Write, render.WriteOptions{Format: o.format, Palette: o.pal, Full: c.Full, Knobs: dupesKnobs}))
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
@@ -118,7 +119,7 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
 		}
-		text(o.w, rep)
+		render.Write(o.w, rep, render.WriteOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs}) // as text, whatever the format
 		o.w.Flush()
 		fmt.Fprintf(o.errw, "delete %s, freeing %s? [y/N] ", textfmt.Plural(len(plan.Deletable()), "file"), textfmt.Bytes(uint64(plan.Freed)))
 		if answer, _ := bufio.NewReader(os.Stdin).ReadString('\n'); !slices.Contains([]string{"y", "yes"}, strings.ToLower(strings.TrimSpace(answer))) {
@@ -133,10 +134,9 @@ func (c *dupesCmd) run(o *out) int {
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
-	actText := withOptions(act.WriteText, render.TextOptions{Palette: o.pal})
 	outcome := done.Outcome()
 	if rep.Outcome() == canon.Trouble { // a path the scan could not read: its copies were not acted on
 		outcome = canon.Trouble
 	}
-	return write(o, done, c.Quiet, outcome, writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
+	return write(o, done, c.Quiet, outcome, withOptions(act.Write, act.WriteOptions{Format: o.format, Palette: o.pal}))
 }

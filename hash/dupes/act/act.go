@@ -1,8 +1,9 @@
 // Package act acts on the duplicates dupes.Find reports: it deletes the copies of a group but its
 // keeper, or replaces them with hard links to it, checking each again just before, under a lock, and
 // never touching a program's store. It is the only code of stdiff that deletes, links or moves users'
-// files. Act returns a Report of what it did, which WriteText, WriteJSON, WriteJSONL and WriteMarkdown
-// render; WriteDeletable lists what a deletion removes, for xargs.
+// files. Act returns a Report of what it did, which Write renders in
+// the format WriteOptions.Format names, or, with WriteOptions.Deletable, as the list of what a deletion
+// removes, for xargs.
 package act
 
 import (

@@ -1,4 +1,4 @@
-// Package render writes the reports of dupes.Find: for a terminal (WriteText), as JSON and JSONL, as
+// Package render writes the reports of dupes.Find (Write): for a terminal, as JSON and JSONL, as
 // Markdown and as one HTML page. Names from files are escaped; what the caller lets people choose is
 // named as the caller says (Knobs: the CLI names its flags). It never prints but to the writer given.
 package render
@@ -16,15 +16,41 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
-// TextOptions tune WriteText.
-type TextOptions struct {
+// WriteOptions say how Write writes a report: its format, and how the text looks.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL, Markdown or HTML.
+	Format textfmt.Format
 	// Palette colours the text (the zero Palette: none).
 	Palette textfmt.Palette
 	// Full shortens nothing: every metadata key a member differs in (else the first 4), every model a
 	// note names (else the first 3).
 	Full bool
-	// Knobs name what the caller lets people choose (the CLI: by its flags); nil: the library's words.
+	// Knobs name what the caller lets people choose (the CLI: by its flags), in the text, the Markdown
+	// and the page; nil: the library's words.
 	Knobs Knobs
+}
+
+// Write writes the report in opt.Format. Text is for a terminal: each group with its members (how
+// each differs from the keeper), the notes, the skipped models, and a summary line; names from files
+// are escaped (textfmt.Escape), and Report.Errors are left to the caller. JSON is the report indented
+// (textfmt.WriteJSON). JSONL is one compact record per member of each group (Records), each with the
+// schema first (textfmt.WriteRecords): nothing when there are no duplicates; skipped models, notes and
+// totals are in the JSON only. Markdown is a list per group, the notes and the skipped models, and the
+// summary line; every name from a file goes through canon/markdown. HTML is one page: each group with
+// its heading (what deleting would free), its members (the copy kept and why, how each other differs
+// from it), the skipped models and the summary.
+func Write(w io.Writer, r *dupes.Report, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case textfmt.JSONL:
+		return writeJSONL(w, r)
+	case textfmt.Markdown:
+		return writeMarkdown(w, r, opt.Knobs)
+	case textfmt.HTML:
+		return writeHTML(w, r, opt.Knobs)
+	}
+	return writeText(w, r, opt)
 }
 
 // Knob is something the caller of Find and package act lets people choose, named in the text the
@@ -54,19 +80,14 @@ func (k Knobs) name(knob Knob) string {
 	return knobWords[knob]
 }
 
-// Shortened lists are cut after this many items, unless TextOptions.Full.
+// Shortened lists are cut after this many items, unless WriteOptions.Full.
 const (
 	keysShown = 4
 	withShown = 3
 )
 
-// WriteJSON writes the report as indented JSON (textfmt.WriteJSON).
-func WriteJSON(w io.Writer, r *dupes.Report) error { return textfmt.WriteJSON(w, r) }
-
-// WriteJSONL writes one compact JSON record per member of each group (Records), each with the schema
-// first (textfmt.WriteRecords): nothing when there are no duplicates. Skipped models, notes and
-// totals are in the JSON only.
-func WriteJSONL(w io.Writer, r *dupes.Report) error {
+// writeJSONL writes one compact JSON record per member of each group (Write).
+func writeJSONL(w io.Writer, r *dupes.Report) error {
 	recs := r.Records()
 	out := make([]any, len(recs))
 	for i := range recs {
@@ -87,10 +108,8 @@ func (p *printer) printf(format string, args ...any) {
 	}
 }
 
-// WriteText writes the report for a terminal: each group with its members (how each differs from the
-// keeper), the notes, the skipped models, and a summary line. Names from files are escaped
-// (textfmt.Escape). Report.Errors are left to the caller.
-func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
+// writeText writes the report for a terminal (Write).
+func writeText(w io.Writer, r *dupes.Report, opt WriteOptions) error {
 	p := &printer{w: w}
 	pal := opt.Palette
 	for _, g := range r.Groups {
@@ -130,10 +149,8 @@ func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
 	return p.err
 }
 
-// WriteMarkdown writes the report as Markdown: a list per group, the notes and the skipped models,
-// and the summary line; every name from a file goes through canon/markdown. Knobs are named as knobs
-// says (nil: the library's words).
-func WriteMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
+// writeMarkdown writes the report as Markdown (Write); knobs are named as knobs says.
+func writeMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	p := &printer{w: w}
 	for _, g := range r.Groups {
 		p.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Members), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
