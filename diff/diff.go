@@ -22,7 +22,6 @@ import (
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
-	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
 	"github.com/stdiff/stdiff/diff/pattern"
@@ -66,9 +65,6 @@ type Options struct {
 	// and bounded (package canon/template), and adds the diff of the prompts (MetaChange.Prompt): what
 	// the model will now see.
 	RenderTemplates bool
-	// Flags, when set, names these options (by field name) in the notes about what they left out, as
-	// the caller's users give them: stdiff's notes say "tensors not compared (--metadata-only)".
-	Flags textfmt.Flags
 }
 
 // Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
@@ -344,7 +340,7 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
 	r.Verdict.Changed = !r.Verdict.A.same(r.Verdict.B)
 	if !r.Verdict.Changed && !r.Verdict.A.Valid {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)}))
+		r.Notes = append(r.Notes, Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)})
 	}
 	if !opt.MetadataOnly {
 		var aliases []Note
@@ -354,12 +350,12 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		compareTensors(r, a, b, opt, m, read)
 		shardNotes(r, a.Model, b.Model, m.matched)
 	} else {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteMetadataOnly}))
+		r.Notes = append(r.Notes, Note{Code: NoteMetadataOnly})
 	}
 	if !opt.IgnoreMetadata {
 		compareMetadata(r, a.Model, b.Model, opt)
 	} else {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
+		r.Notes = append(r.Notes, Note{Code: NoteIgnoreMetadata})
 	}
 	r.settle()
 	// How the models are laid out on disk, whatever else differs.
@@ -367,24 +363,21 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		layoutNotes(r, a.Model, b.Model, m.matched)
 	}
 	if (a.Snapshot || b.Snapshot) && r.ContentCompared {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteSnapshot}))
+		r.Notes = append(r.Notes, Note{Code: NoteSnapshot})
 	}
 	if read != nil && read.bigEndian && !opt.MetadataOnly {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteBigEndian}))
+		r.Notes = append(r.Notes, Note{Code: NoteBigEndian})
 	}
 	if read != nil && read.missing > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteBytesMissing, Count: read.missing}))
+		r.Notes = append(r.Notes, Note{Code: NoteBytesMissing, Count: read.missing})
 	}
 	if !r.ContentCompared && !opt.MetadataOnly {
 		n := Note{Code: NoteContentNotCompared}
 		n.Reason = notRead
-		r.Notes = append(r.Notes, newNote(n))
+		r.Notes = append(r.Notes, n)
 	}
 	if read != nil && read.stopped {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
-	}
-	for i := range r.Notes {
-		r.Notes[i] = worded(r.Notes[i], opt.Flags)
+		r.Notes = append(r.Notes, Note{Code: NoteStoppedEarly})
 	}
 	return r
 }
@@ -777,7 +770,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
 		if !opt.ignoresKey(k) && (inB || !holdsFormat(b)) && (inA != inB || va != vb) {
-			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
+			r.Notes = append(r.Notes, Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb})
 		}
 	}
 	ignored, reformatted := 0, 0
@@ -814,10 +807,10 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 		addPrompts(r)
 	}
 	if reformatted > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteReformatted, Count: reformatted}))
+		r.Notes = append(r.Notes, Note{Code: NoteReformatted, Count: reformatted})
 	}
 	if ignored > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeysIgnored, Count: ignored}))
+		r.Notes = append(r.Notes, Note{Code: NoteKeysIgnored, Count: ignored})
 	}
 }
 
@@ -841,6 +834,6 @@ func sortChanges(cs []MetaChange) {
 func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 	bookkeeping := func(key string) bool { return matchAny(lora.BookkeepingKeys, key) }
 	for _, l := range delta.LayoutOf(a, b, matched, bookkeeping) {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteCode(l.Code), Old: l.Old, New: l.New}))
+		r.Notes = append(r.Notes, Note{Code: NoteCode(l.Code), Old: l.Old, New: l.New})
 	}
 }

@@ -19,12 +19,12 @@ import (
 
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff/linediff"
 	"github.com/stdiff/stdiff/diff/pattern"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
-	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -75,19 +75,19 @@ func TestGolden(t *testing.T) {
 		if content {
 			suffix = "-content"
 		}
-		golden(t, "base-changed"+suffix+".txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
-		golden(t, "base-changed"+suffix+"-full.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) }))
-		golden(t, "base-changed"+suffix+".md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
-		golden(t, "base-changed"+suffix+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+		golden(t, "base-changed"+suffix+".txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
+		golden(t, "base-changed"+suffix+"-full.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Full: true}) }))
+		golden(t, "base-changed"+suffix+".md", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.Markdown}) }))
+		golden(t, "base-changed"+suffix+".json", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) }))
 	}
 	r := Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{})
-	golden(t, "base-reordered-content.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+	golden(t, "base-reordered-content.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
 
 	// Only the reference reader's verdict differs.
 	r = Compare(fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false), Options{})
-	golden(t, "base-nul-padded.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
-	golden(t, "base-nul-padded.md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
-	golden(t, "base-nul-padded.json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+	golden(t, "base-nul-padded.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
+	golden(t, "base-nul-padded.md", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.Markdown}) }))
+	golden(t, "base-nul-padded.json", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) }))
 }
 
 // written is what write writes.
@@ -109,7 +109,7 @@ func TestVerdictIsADifference(t *testing.T) {
 		*r.Verdict.B.Kind != finding.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
 		t.Fatalf("valid → NUL-padded: identical %v, verdict %+v, categories %v", r.Identical, r.Verdict, r.Categories)
 	}
-	if s := Summary(r); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
+	if s := Summary(r, nil); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
 		t.Errorf("summary %q does not name the verdict", s)
 	}
 	// Whatever the scope: a broken file is not what was shipped.
@@ -535,9 +535,9 @@ func TestNoteCodes(t *testing.T) {
 	for _, code := range []NoteCode{NoteBothInvalid, NoteMetadataOnly, NoteIgnoreMetadata, NoteKeysIgnored,
 		NoteContentNotCompared, NoteBookkeeping, NoteReformatted, NoteSharding, NoteHeaderSize, NoteTensorOrder,
 		NoteOffsets, NoteKeyOrder, NoteShardMoves, NoteNameOnly} {
-		n := newNote(Note{Code: code, Key: "k", Old: "a", New: "b", Count: 2})
-		if n.Message == "" || strings.Contains(n.Message, "%!") {
-			t.Errorf("%s: message %q", code, n.Message)
+		n := Note{Code: code, Key: "k", Old: "a", New: "b", Count: 2}
+		if msg := worded(n, nil); msg == "" || strings.Contains(msg, "%!") {
+			t.Errorf("%s: message %q", code, msg)
 		}
 	}
 }
@@ -557,7 +557,7 @@ func TestTextEscapesDTypes(t *testing.T) {
 	} {
 		r := Compare(c[0], c[1], Options{})
 		for _, full := range []bool{false, true} {
-			out := written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: full}) })
+			out := written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Full: full}) })
 			if bytes.ContainsRune(out, 0x1b) || !bytes.Contains(out, []byte(`F32\x1b[2J`)) {
 				t.Errorf("%s → %s (full %v):\n%s", c[0].Model.Name, c[1].Model.Name, full, out)
 			}

@@ -127,11 +127,11 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			r.Metadata.Changed = append(r.Metadata.Changed, MetaChange{Key: ck.Key, Old: old, New: new, Kind: "value"})
 		}
 	} else {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
+		r.Notes = append(r.Notes, Note{Code: NoteIgnoreMetadata, plain: true})
 	}
 	r.settle()
 	if !readValues {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteContentNotCompared, Reason: notRead}))
+		r.Notes = append(r.Notes, Note{Code: NoteContentNotCompared, Reason: notRead, plain: true})
 	}
 	return r, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/hash"
@@ -535,10 +536,10 @@ func TestSourceMarkdownHTML(t *testing.T) {
 	}
 	r := sourceReport(t, hostile, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
 	var md, page bytes.Buffer
-	if err := WriteMarkdown(&md, r); err != nil {
+	if err := Write(&md, r, WriteOptions{Format: textfmt.Markdown}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, r); err != nil {
+	if err := Write(&page, r, WriteOptions{Format: textfmt.HTML}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

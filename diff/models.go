@@ -110,7 +110,7 @@ func models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 			r := build(sides[0], sides[1], opt, m, nil, "")
 			for _, c := range r.Categories {
 				if c != CategoryRenamed && r.Fails(c) { // bytes may turn a likely rename into removed + added
-					r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
+					r.Notes = append(r.Notes, Note{Code: NoteStoppedEarly})
 					return r, nil
 				}
 			}

@@ -32,7 +32,7 @@ func onnxMatching(ctx context.Context, a, b *source.Opened, side int, opt Option
 	sd := res.Sided(o.Model, s.Model, side)
 	m := matching{matched: sd.Matched, removed: sd.Removed, added: sd.Added, onnx: &sd}
 	for _, n := range sd.Notes {
-		m.notes = append(m.notes, newNote(Note{Code: NoteCode(n.Code), Count: n.Count, Key: n.Key, Old: n.Old, New: n.New}))
+		m.notes = append(m.notes, Note{Code: NoteCode(n.Code), Count: n.Count, Key: n.Key, Old: n.Old, New: n.New})
 	}
 	return m, nil
 }

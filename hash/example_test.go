@@ -35,7 +35,7 @@ func Example() {
 func ExampleRun() {
 	r := hash.Run(context.Background(), []string{"../testdata/base.safetensors"}, hash.Options{Content: true})
 	var manifest strings.Builder
-	if err := hash.WriteText(&manifest, r, hash.TextOptions{}); err != nil {
+	if err := hash.Write(&manifest, r, hash.WriteOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

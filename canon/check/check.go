@@ -1,6 +1,6 @@
 // Package check gives the reference reader's verdict on models and names every defect stdiff finds
 // in them, and with Options.Fix first repairs NUL-padded headers in place. Run computes a Report
-// once; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it. The way findings are shown
+// once; Write renders it, in the format WriteOptions.Format names. The way findings are shown
 // (WriteFindings, FindingMarkdown) lives here too, for every report that lists findings.
 //
 // It never prints on its own, reads no environment variable and decides nothing about the

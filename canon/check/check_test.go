@@ -16,6 +16,7 @@ import (
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -159,7 +160,7 @@ func TestValuesHook(t *testing.T) {
 		t.Errorf("hook error: %+v", bad)
 	}
 	var j bytes.Buffer
-	if err := check.WriteJSON(&j, &check.Report{Schema: check.Schema, Files: []check.File{good}}); err != nil || !strings.Contains(j.String(), `"nan": 1`) {
+	if err := check.Write(&j, &check.Report{Schema: check.Schema, Files: []check.File{good}}, check.WriteOptions{Format: textfmt.JSON}); err != nil || !strings.Contains(j.String(), `"nan": 1`) {
 		t.Errorf("JSON (%v) lacks the values:\n%s", err, j.String())
 	}
 }
@@ -188,7 +189,7 @@ func TestWriteTextFolds(t *testing.T) {
 	} {
 		var b bytes.Buffer
 		r := &check.Report{Schema: check.Schema, Files: []check.File{manyFindings(t, c.kept)}}
-		if err := check.WriteText(&b, r, check.TextOptions{Full: c.full}); err != nil {
+		if err := check.Write(&b, r, check.WriteOptions{Full: c.full}); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()
@@ -205,10 +206,10 @@ func TestWriteTextFolds(t *testing.T) {
 func TestWriteJSONL(t *testing.T) {
 	r := check.Run(t.Context(), []string{fixture("base.safetensors"), fixture("nul-padded.safetensors"), fixture("missing.safetensors")}, check.Options{})
 	var j, l bytes.Buffer
-	if err := check.WriteJSON(&j, r); err != nil {
+	if err := check.Write(&j, r, check.WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
-	if err := check.WriteJSONL(&l, r); err != nil {
+	if err := check.Write(&l, r, check.WriteOptions{Format: textfmt.JSONL}); err != nil {
 		t.Fatal(err)
 	}
 	var whole struct{ Files []map[string]any }
@@ -245,10 +246,10 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 func TestWritersReturnErrors(t *testing.T) {
 	r := check.Run(t.Context(), []string{fixture("nul-padded.safetensors")}, check.Options{})
 	for name, write := range map[string]func() error{
-		"text":     func() error { return check.WriteText(failWriter{}, r, check.TextOptions{}) },
-		"markdown": func() error { return check.WriteMarkdown(failWriter{}, r) },
-		"json":     func() error { return check.WriteJSON(failWriter{}, r) },
-		"jsonl":    func() error { return check.WriteJSONL(failWriter{}, r) },
+		"text":     func() error { return check.Write(failWriter{}, r, check.WriteOptions{}) },
+		"markdown": func() error { return check.Write(failWriter{}, r, check.WriteOptions{Format: textfmt.Markdown}) },
+		"json":     func() error { return check.Write(failWriter{}, r, check.WriteOptions{Format: textfmt.JSON}) },
+		"jsonl":    func() error { return check.Write(failWriter{}, r, check.WriteOptions{Format: textfmt.JSONL}) },
 	} {
 		if err := write(); err == nil {
 			t.Errorf("%s: no error", name)
@@ -270,7 +271,7 @@ func TestShardSetText(t *testing.T) {
 	text := func() string {
 		var out bytes.Buffer
 		r := check.Run(t.Context(), []string{filepath.Join(dir, "m-00001-of-00002.safetensors")}, check.Options{})
-		if err := check.WriteText(&out, r, check.TextOptions{}); err != nil {
+		if err := check.Write(&out, r, check.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -295,7 +296,7 @@ func TestWriteFindingsHintOnce(t *testing.T) {
 		{Code: "values-nan", Severity: finding.SevError, Offset: -1, Message: "c has NaN", Hint: "retrain"},
 	}
 	var b bytes.Buffer
-	if err := check.WriteFindings(&b, fs, nil, "  ", check.TextOptions{}); err != nil {
+	if err := check.WriteFindings(&b, fs, nil, "  ", check.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

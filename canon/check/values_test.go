@@ -15,6 +15,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -130,7 +131,7 @@ func TestScanValuesUnreadable(t *testing.T) {
 		t.Errorf("truncated: %v, %d tensors summarised, %v", f.Err, len(f.Tensors), f.FindingCounts)
 	}
 	var js bytes.Buffer
-	if err := check.WriteJSON(&js, r); err != nil || !strings.Contains(js.String(), `"values": {`) || !strings.Contains(js.String(), `"zeros": `) {
+	if err := check.Write(&js, r, check.WriteOptions{Format: textfmt.JSON}); err != nil || !strings.Contains(js.String(), `"values": {`) || !strings.Contains(js.String(), `"zeros": `) {
 		t.Errorf("JSON (%v) lacks the per-tensor values", err)
 	}
 }

@@ -1,8 +1,9 @@
 // Package act acts on the duplicates dupes.Find reports: it deletes the copies of a group but its
 // keeper, or replaces them with hard links to it, checking each again just before, under a lock, and
 // never touching a program's store. It is the only code of stdiff that deletes, links or moves users'
-// files. Act returns a Report of what it did, which WriteText, WriteJSON, WriteJSONL and WriteMarkdown
-// render; WriteDeletable lists what a deletion removes, for xargs.
+// files. Act returns a Report of what it did, which Write renders in
+// the format WriteOptions.Format names, or, with WriteOptions.Deletable, as the list of what a deletion
+// removes, for xargs.
 package act
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
+	"github.com/stdiff/stdiff/hash/dupes/internal/pipeline"
 )
 
 // Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
@@ -88,7 +90,8 @@ const (
 	// SkipKeeperChanged: the keeper changed or went since the scan: its whole group is left alone.
 	SkipKeeperChanged SkipReason = "keeper-changed"
 	// SkipNotACopy: checked again just before acting, the copy does not hold the keeper's bytes (for a
-	// bytes group) or tensors (for a content group).
+	// bytes group) or tensors (for a content group), or a pipeline folder and a DDUF file do not hold
+	// the same files, name for name and byte for byte (or the DDUF rules reject the DDUF file).
 	SkipNotACopy SkipReason = "not-a-copy"
 	// SkipRemote: a URL; nothing can be done to it.
 	SkipRemote SkipReason = "remote"
@@ -212,7 +215,9 @@ var ErrOptions = errors.New("act: give one of Delete and Link")
 //
 // Each action is whole or not done: a link is made under a temporary name in the copy's folder,
 // checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
-// filesystems); a deletion is one unlink per file. Act stops between actions once ctx is done and
+// filesystems); a deletion is one unlink per file, but a diffusers pipeline folder's (a content group
+// with DDUF files of its very files: dupes.Member.Pipeline), which moves aside in one rename, is
+// listed again (moved back when a file changed) and then deleted. Act stops between actions once ctx is done and
 // returns what it did (Interrupted). The error is ErrOptions for bad options; failures of single
 // actions are in the report.
 func Act(ctx context.Context, r *dupes.Report, opt Options) (*Report, error) {
@@ -257,6 +262,8 @@ type actor struct {
 	rep *Report
 	// gone are the copies deleted (in a dry run, to be deleted), each with its keeper.
 	gone map[string]string
+	// listed are the files of the pipeline folder verify compared last, as it listed them.
+	listed []pipeline.File
 }
 
 // originalOf is the model derived group g keeps: its original, or where a content group of the same
@@ -446,7 +453,17 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 		skip(SkipChanged)
 		return true
 	}
-	if !a.opt.DryRun {
+	switch {
+	case a.opt.DryRun:
+	case k.Pipeline && !folderStill(filepath.Dir(k.Path), a.listed, nil):
+		skip(SkipKeeperChanged) // the pipeline folder kept is no longer what the copy was compared with
+		return false
+	case m.Pipeline:
+		if base.Err = removeFolder(filepath.Dir(m.Path), a.listed, k); errors.Is(base.Err, errFolderChanged) {
+			skip(SkipChanged)
+			return true
+		}
+	default:
 		base.Err = removeAll(files, k)
 	}
 	a.log(base)
@@ -534,7 +551,7 @@ func unchanged(m *dupes.Member) bool {
 	if err != nil || !st.ModTime().Equal(m.ModTime) {
 		return false
 	}
-	return m.Shards > 0 || st.Size() == m.Size
+	return m.Shards > 0 || m.Pipeline || st.Size() == m.Size // a pipeline folder's files are compared by verify
 }
 
 // verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, or
@@ -542,6 +559,9 @@ func unchanged(m *dupes.Member) bool {
 // again), and returns the files deleting m removes: its path, or a set's index and shards; for a
 // derived copy, also the metadata keys it has that k lacks or holds with another value.
 func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []string, error) {
+	if k.Pipeline || m.Pipeline {
+		return a.samePipeline(g, k, m)
+	}
 	if same, err := a.sameCompanions(k, m); err != nil || !same {
 		return false, nil, nil, err
 	}
