@@ -99,7 +99,7 @@ func TestReviewPartialLists(t *testing.T) {
 // TestPartialListsBounds: a list with a data item gives the names its known items build, with the
 // filters the review named (join, map, select, reverse, sort; unique, str.join, a name set to the
 // list, dict.get with a data key) as errors; a name the data item may start (it is first, select may
-// keep it first, reject keeps only '' known), or that no known item makes private, is a computed
+// keep it first, reject keeps only the empty string known), or that no known item makes private, is a computed
 // name, a warning, never an error.
 func TestPartialListsBounds(t *testing.T) {
 	for _, src := range []string{
