@@ -61,6 +61,7 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 		for {
 			// Python's json.dumps writes `"tag": 12, ` with no escape in most tags: such an entry is
 			// read here at once, anything else (escapes, other spacing, other numbers) as below.
+			sc.ws() // after an entry read byte by byte
 			if tag, c, next, ok := plainEntry(s, sc.i); ok {
 				if spaced(tag) || seen.has(tag) {
 					return nil, nil, false
