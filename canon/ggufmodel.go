@@ -3,7 +3,6 @@ package canon
 import (
 	"encoding/hex"
 	"errors"
-	"io"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -13,8 +12,8 @@ import (
 
 // readGGUF reads a GGUF file (or names one of the formats before GGUF) with package gguf and makes a
 // Model of it. Like Read, it fails only when r cannot be read, with r's own error.
-func readGGUF(r io.ReaderAt, size int64, name string) (*Model, error) {
-	f, err := gguf.Read(r, size, name)
+func readGGUF(in *Input) (*Model, error) {
+	f, err := gguf.Read(in.R, in.Size, in.Name)
 	if err != nil {
 		if cause := errors.Unwrap(err); cause != nil { // gguf.Read puts the name before r's error
 			return nil, cause

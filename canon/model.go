@@ -168,6 +168,10 @@ type Model struct {
 	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
 	// in the space of its torch.Data (from 0).
 	Torch *torch.File
+	// InSpace is true when the tensors' Begin and End are in the Space their format's reader gives
+	// (FormatReader.Open, from 0: ONNX's inline and external data, a checkpoint's storages gathered),
+	// not the file's bytes after its header.
+	InSpace bool
 	// DDUF is the DDUF file as package dduf reads it (its members, model_index.json's components);
 	// nil otherwise. package source reads it as the pipeline it holds.
 	DDUF *dduf.File
@@ -183,11 +187,11 @@ func (m *Model) Valid() bool { return m.RefErr == nil }
 
 // DataOffset is the file offset of the first data byte: 8+N for safetensors; for GGUF where the
 // header says the data section starts (past the padding to the alignment), or the file size when the
-// header could not be read; 0 for a shard set and an ONNX model (whose tensor bytes are read through
-// onnx.Data).
+// header could not be read; 0 for a shard set and a model whose tensor bytes are in a Space (InSpace:
+// ONNX, PyTorch, NumPy).
 func (m *Model) DataOffset() int64 {
 	switch {
-	case m.Shards != nil, m.ONNX != nil, m.Torch != nil:
+	case m.Shards != nil, m.InSpace:
 		return 0
 	case m.GGUF != nil:
 		if m.GGUF.DataOffset < 0 {

@@ -327,7 +327,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m), DDUF: ddufCard(m),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
-	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header
+	if m.InSpace { // its tensors' bytes (inline and external, gathered), not the file's after a header
 		c.DataLen = 0
 		for i := range m.Tensors {
 			c.DataLen += int64(m.Tensors[i].Len())

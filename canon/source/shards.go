@@ -328,8 +328,9 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 			m.Shards[len(m.Shards)-1].Tensors++
 		}
 		data, length := src, max(sm.DataLen(), 0)
-		if sm.Torch != nil { // its tensors' bytes in row-major order (views gathered), where its Begin and End point
-			d := sm.Torch.Data(src)
+		// A checkpoint shard's tensor bytes are in row-major order (views gathered), where its Begin and
+		// End point; no file beside a shard is read.
+		if d := canon.OpenSpace(sm, src, canon.Where{Remote: true}); d != nil {
 			data, length = canon.SourceOf(d, d.Size(), src.Name()), d.Size()
 			set.data = append(set.data, d)
 		}

@@ -38,7 +38,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
-	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
@@ -970,7 +969,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		return nil, err
 	}
 	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
-	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || m.DDUF != nil || torchSet, unsafePickle(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.InSpace || m.DDUF != nil || torchSet, unsafePickle(m)
 	if m.DDUF != nil {
 		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
 	}
@@ -1080,7 +1079,7 @@ func (f *scanned) hashHeader() error {
 		return err
 	}
 	start := int64(8)
-	if _, isGGUF := gguf.Sniff(n[:]); isGGUF {
+	if f.format == canon.FormatGGUF { // its header is every byte before the data section, the magic too
 		start = 0
 	}
 	hb := make([]byte, f.size-f.dataLen-start)
@@ -1178,10 +1177,10 @@ func fileSizeOf(m *canon.Model) int64 {
 }
 
 // dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
-// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) or from its members (DDUF)
-// the space they lie in, one tensor after another.
+// whose bytes are read through its format's reader (InSpace: PyTorch, NumPy, ONNX) or from its members
+// (DDUF) the space they lie in, one tensor after another.
 func dataLenOf(m *canon.Model) int64 {
-	if m.Torch == nil && m.ONNX == nil && m.DDUF == nil {
+	if !m.InSpace && m.DDUF == nil {
 		return m.DataLen()
 	}
 	var n uint64

@@ -577,10 +577,20 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
 // graph), a DDUF file (every member of the archive, its tensors' files' metadata included), a
-// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors), a model of
+// a format registered beside the built-in ones whose reader does not say it holds only tensors
+// (canon.TensorsOnly).
 func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
-	return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	switch m.Format {
+	case canon.FormatSafetensors, canon.FormatGGUF, canon.FormatPyTorch, canon.FormatNumPy, canon.FormatONNX, canon.FormatDDUF:
+		return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	}
+	r := o.File
+	if r == nil {
+		r = o.Source
+	}
+	return !canon.TensorsOnly(m, r)
 }
 
 // sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
