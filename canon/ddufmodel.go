@@ -2,6 +2,7 @@ package canon
 
 import (
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // FormatDDUF: Hugging Face's one-file diffusers pipeline, a stored zip archive with model_index.json
@@ -16,8 +17,8 @@ func readDDUF(in *Input) (*Model, error) {
 	f := dduf.Read(in.R, in.Size)
 	m := &Model{Name: in.Name, Format: FormatDDUF, FileSize: in.Size, DDUF: f, HeaderParsed: len(f.Members) > 0}
 	for _, fd := range f.Findings {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}

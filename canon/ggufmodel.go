@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 )
 
@@ -33,7 +34,7 @@ func modelOfGGUF(f *gguf.File) *Model {
 		m.HeaderLen = uint64(max(f.HeaderEnd, 0))
 	}
 	if v := f.Verdict; v != nil {
-		m.RefErr = &RefError{Kind: RefKind(v.Rule), Message: v.Message, Offset: v.Offset}
+		m.RefErr = &RefError{Kind: finding.RefKind(v.Rule), Message: v.Message, Offset: v.Offset}
 	}
 	dupTensors := false
 	for _, fd := range f.Findings {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/torch"
@@ -140,9 +141,9 @@ type Model struct {
 	// HasMetadata is true when `__metadata__` was present and not null, or a GGUF file has key-value
 	// pairs.
 	HasMetadata bool
-	// Findings in the order of the checks that produced them: at most MaxFindingsPerCode of each code.
-	Findings []Finding
-	// Omitted counts, per code, the findings made past MaxFindingsPerCode and not kept in Findings
+	// Findings in the order of the checks that produced them: at most finding.MaxPerCode of each code.
+	Findings []finding.Finding
+	// Omitted counts, per code, the findings made past finding.MaxPerCode and not kept in Findings
 	// (nil when none were left out). FindingCounts adds both up.
 	Omitted map[string]int
 	// RefErr is nil when the reference reader accepts the file, else its error.
@@ -241,7 +242,7 @@ func (m *Model) Tensor(name string) *Tensor {
 // HasErrors reports whether any finding has severity error.
 func (m *Model) HasErrors() bool {
 	for _, f := range m.Findings {
-		if f.Severity == SevError {
+		if f.Severity == finding.SevError {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/onnx"
 )
 
@@ -50,10 +51,10 @@ func modelOfONNX(f *onnx.File) *Model {
 }
 
 // addONNXFindings adds package onnx's findings; the first error is the verdict.
-func (m *Model) addONNXFindings(fs []Finding) {
+func (m *Model) addONNXFindings(fs []finding.Finding) {
 	for _, fd := range fs {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}

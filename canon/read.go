@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/safetensors"
@@ -65,7 +66,7 @@ func sniffSafetensors(in *Input) Match {
 		return NoMatch
 	}
 	n := binary.LittleEndian.Uint64(in.Head)
-	return matchIf(n != 0 && n <= MaxHeaderLen && 8+int64(n) <= in.Size && in.Head[8] == '{')
+	return matchIf(n != 0 && n <= finding.MaxHeaderLen && 8+int64(n) <= in.Size && in.Head[8] == '{')
 }
 
 // sniffTorch recognises what torch.load reads by its first bytes (zip, tar, NumPy, legacy, a pickle

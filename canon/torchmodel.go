@@ -3,6 +3,7 @@ package canon
 import (
 	"io"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -55,8 +56,8 @@ func modelOfTorch(f *torch.File) *Model {
 		m.Tensors = append(m.Tensors, ct)
 	}
 	for _, fd := range f.Findings {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/textfmt"
@@ -272,7 +273,7 @@ func noteLoneSplit(m *canon.Model) {
 		return
 	}
 	if n, _ := kv.Value.Int(); n > 1 {
-		m.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
+		m.AddFinding(finding.Finding{Code: canon.CodeIncompleteSet, Severity: finding.SevInfo, Offset: -1,
 			Message: fmt.Sprintf("the file says it is one of the %d files of a split model (%s), but it is not named like one (…-00001-of-%05d.gguf), so the others cannot be found; read as one file", n, gguf.SplitCountKey, n),
 			Hint:    "keep the names llama.cpp's gguf-split gave the files, or join them with `llama-gguf-split --merge`"})
 	}

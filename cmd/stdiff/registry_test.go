@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -58,7 +59,7 @@ func readToyAs(f canon.Format, in *canon.Input) (*canon.Model, error) {
 	}
 	fail := func(off int, msg string) (*canon.Model, error) {
 		m.RefErr = &canon.RefError{Kind: "toy-malformed", Message: msg, Offset: int64(off)}
-		m.AddFinding(canon.Finding{Code: "toy-malformed", Severity: canon.SevError, Offset: int64(off), Message: msg})
+		m.AddFinding(finding.Finding{Code: "toy-malformed", Severity: finding.SevError, Offset: int64(off), Message: msg})
 		return m, nil
 	}
 	p := 8
