@@ -111,3 +111,14 @@ func resetMemo() {
 	memo.facts = nil
 	memo.Unlock()
 }
+
+// BenchmarkDeriveKohyaSurveyed is BenchmarkDeriveKohya with every model surveyed (the memo off): what
+// Derive costs for a layout not seen before.
+func BenchmarkDeriveKohyaSurveyed(b *testing.B) {
+	m := canon.ReadBytes("kohya", stfile.KohyaSDXL(1).Build())
+	memo.off.Store(true)
+	defer memo.off.Store(false)
+	for b.Loop() {
+		Derive(m, nil, "kohya.safetensors")
+	}
+}
