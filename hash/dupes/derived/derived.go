@@ -164,6 +164,9 @@ func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
 	}
 	e := entry{h: h, dtype: dtype, begin: begin, end: end, seq: s.seq}
 	if len(s.bottom) < keptEntries {
+		if s.bottom == nil {
+			s.bottom = make([]entry, 0, keptEntries)
+		}
 		s.bottom = append(s.bottom, e)
 	} else {
 		s.bottom[s.last] = e
@@ -589,7 +592,13 @@ func load(ctx context.Context, m Model, n int) (*loaded, error) {
 		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
 			l.data, l.close = data[off:], func() { unmap(); closer() }
 			if m.Safetensors && off >= 8 { // the header from the mapping too, not read again
-				l.ts, sorted = skimMapped(data[8:off], int64(len(data))-off, n)
+				c := collectors.Get().(*collector)
+				c.reset(n)
+				if l.ts, sorted = skimMapped(data[8:off], int64(len(data))-off, c); l.ts != nil {
+					l.close = func() { unmap(); closer(); c.put() }
+				} else {
+					c.put()
+				}
 			}
 		}
 	}
@@ -618,11 +627,11 @@ func load(ctx context.Context, m Model, n int) (*loaded, error) {
 	return l, nil
 }
 
-// skimMapped is the tensors of the safetensors header h, mapped (room made for n of them), and
-// whether their names are in strictly increasing order; nil when Skim cannot read it or the mapping
-// faults (a file cut short). Their names are parts of the mapping, read only under verify's guard,
-// and copied where they outlive it (leftOut).
-func skimMapped(h []byte, dataLen int64, n int) (ts []canon.Tensor, sorted bool) {
+// skimMapped is the tensors of the safetensors header h, mapped, as c collects them, and whether
+// their names are in strictly increasing order; nil when Skim cannot read it or the mapping faults
+// (a file cut short). Their names are parts of the mapping, read only under verify's guard, and
+// copied where they outlive it (leftOut).
+func skimMapped(h []byte, dataLen int64, c *collector) (ts []canon.Tensor, sorted bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -632,9 +641,7 @@ func skimMapped(h []byte, dataLen int64, n int) (ts []canon.Tensor, sorted bool)
 			ts, sorted = nil, false
 		}
 	}()
-	c := collector{ts: make([]canon.Tensor, 0, n)}
-	spans := make([][2]uint64, 0, n)
-	if _, ok := safetensors.Skim(h, dataLen, &spans, &c); !ok || len(c.ts) == 0 {
+	if _, ok := safetensors.Skim(h, dataLen, &c.spans, c); !ok || len(c.ts) == 0 {
 		return nil, false
 	}
 	return c.ts, !c.unsorted
@@ -642,12 +649,36 @@ func skimMapped(h []byte, dataLen int64, n int) (ts []canon.Tensor, sorted bool)
 
 // collector is a safetensors.SkimSink that keeps the tensors: names are parts of the header, shapes
 // parts of one slice, dtypes constant strings (internDType: dtypes outlive the mapping, roundTable
-// keeps them).
+// keeps them). A collector is reused (collectors) once the model it read is closed.
 type collector struct {
 	ts     []canon.Tensor
 	shapes []uint64
+	spans  [][2]uint64 // Skim's scratch
+	used   int         // shape dimensions since reset
 	// unsorted says that a name is not after the one before it.
 	unsorted bool
+}
+
+// collectors are collectors not in use.
+var collectors = sync.Pool{New: func() any { return &collector{} }}
+
+// reset readies c for a header of n tensors (0: not known), its shapes in one slice as large as the
+// last header's.
+func (c *collector) reset(n int) {
+	if cap(c.ts) < n {
+		c.ts = make([]canon.Tensor, 0, n)
+	}
+	if cap(c.shapes) < c.used {
+		c.shapes = make([]uint64, 0, c.used)
+	}
+	c.ts, c.shapes, c.used, c.unsorted = c.ts[:0], c.shapes[:0], 0, false
+}
+
+// put gives c back to collectors, its tensors cleared (their names are parts of an unmapped header).
+func (c *collector) put() {
+	clear(c.ts)
+	c.ts = c.ts[:0]
+	collectors.Put(c)
 }
 
 // Entry adds one tensor.
@@ -655,6 +686,7 @@ func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 	if cap(c.shapes)-len(c.shapes) < len(shape) {
 		c.shapes = make([]uint64, 0, max(1024, 2*len(shape)))
 	}
+	c.used += len(shape)
 	k := len(c.shapes)
 	c.shapes = append(c.shapes, shape...)
 	n := unsafe.String(unsafe.SliceData(name), len(name))
@@ -938,7 +970,7 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 		}
 		td := &d.ts[i]
 		to := o.tensor(td.Name, &next)
-		if to == nil || !slices.Equal(to.Shape, td.Shape) || !narrowerOrSame(td.DType, to.DType) {
+		if to == nil || !slices.Equal(to.Shape, td.Shape) || !sc.narrowerOrSame(td.DType, to.DType) {
 			return Member{}, false
 		}
 		if td.DType == to.DType {
@@ -974,6 +1006,20 @@ type scratch struct {
 	va, vb   []float64
 	from, to canon.DType
 	table    []uint32
+	// nTo and nFrom are the dtypes of the last narrowerOrSame, narrower its answer.
+	nTo, nFrom canon.DType
+	narrower   bool
+}
+
+// narrowerOrSame is narrowerOrSame(to, from), kept for the next tensor.
+func (sc *scratch) narrowerOrSame(to, from canon.DType) bool {
+	if to == from {
+		return true
+	}
+	if to != sc.nTo || from != sc.nFrom {
+		sc.nTo, sc.nFrom, sc.narrower = to, from, narrowerOrSame(to, from)
+	}
+	return sc.narrower
 }
 
 // roundTable is roundTable(from, to), kept for the next tensor (most have the dtypes of the last).
