@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
@@ -42,8 +43,8 @@ func edgeCases() []edgeCase {
 	add("empty", nil)
 	add("seven-bytes", []byte("1234567"))
 	add("n-zero", rawFile(0, ""))
-	add("n-limit-short", rawFile(MaxHeaderLen, "{}"))
-	add("n-over-limit", rawFile(MaxHeaderLen+1, "{}"))
+	add("n-limit-short", rawFile(finding.MaxHeaderLen, "{}"))
+	add("n-over-limit", rawFile(finding.MaxHeaderLen+1, "{}"))
 	add("n-max-u64", rawFile(^uint64(0), "{}"))
 	add("n-beyond-file", rawFile(100, "{}"))
 	add("lfs-pointer", []byte("version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 4823449600\n"))

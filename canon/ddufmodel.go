@@ -1,9 +1,8 @@
 package canon
 
 import (
-	"io"
-
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // FormatDDUF: Hugging Face's one-file diffusers pipeline, a stored zip archive with model_index.json
@@ -14,12 +13,12 @@ const FormatDDUF Format = "dduf"
 // tensors of its own, its findings and verdict the DDUF rules' (invalid when a finding is an error,
 // the kind being the first error's code). package source reads it as the pipeline it holds, each
 // component's weights in place.
-func readDDUF(r io.ReaderAt, size int64, name string) (*Model, error) {
-	f := dduf.Read(r, size)
-	m := &Model{Name: name, Format: FormatDDUF, FileSize: size, DDUF: f, HeaderParsed: len(f.Members) > 0}
+func readDDUF(in *Input) (*Model, error) {
+	f := dduf.Read(in.R, in.Size)
+	m := &Model{Name: in.Name, Format: FormatDDUF, FileSize: in.Size, DDUF: f, HeaderParsed: len(f.Members) > 0}
 	for _, fd := range f.Findings {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}

@@ -31,7 +31,8 @@ func zipBytes() []byte {
 // TestReadDispatch records which format Read chooses for inputs whose first bytes could be read as
 // more than one: safetensors files whose header length begins as a pickle, a zip, NumPy or ONNX
 // does, magics of each format, and names as pickles are named. It is the order the format registry
-// keeps (GGUF, PyTorch by its bytes, ONNX, PyTorch by its name, safetensors).
+// keeps (by their bytes GGUF, DDUF, safetensors, PyTorch, ONNX; then PyTorch by its name; else
+// safetensors), recorded before the registry replaced Read's chain of tests.
 func TestReadDispatch(t *testing.T) {
 	for _, c := range []struct {
 		name string

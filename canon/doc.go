@@ -1,7 +1,9 @@
-// Package canon is what every model format stdiff reads shares: the header reader (Read, which tells
-// the formats apart by their first bytes and adapts what the format's package reads into a Model:
+// Package canon is what every model format stdiff reads shares: the header reader (Read, which asks the
+// registered formats' Sniff in turn and adapts what the format's package reads into a Model:
 // canon/safetensors for safetensors, the 8-byte length and the N header bytes, nothing else;
-// canon/gguf for GGUF), the reference reader's strict verdict (RefError, in the reference's own error
+// canon/gguf for GGUF; canon/onnx, canon/torch, canon/dduf), the format registry (FormatReader: a
+// format is its Sniff, its Read, where its tensor bytes are (Open, a Space) and whether its files hold
+// only tensors; the built-in formats are one table, Register adds one), the reference reader's strict verdict (RefError, in the reference's own error
 // kinds; llama.cpp's rules for GGUF) beside lenient diagnoses (Finding, package canon/finding's, with
 // stable codes), the Model that results, its canonical form (what structure and content IDs hash),
 // what a model of several files says of them (ShardInfo), the in-place repair of NUL padding

@@ -7,36 +7,13 @@ import (
 	"syscall"
 
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/safetensors"
 )
-
-// RefKind names an error of the reference reader: for safetensors one of huggingface/safetensors'
-// SafeTensorError kinds below; for GGUF the rule of llama.cpp's reader the file breaks, as package gguf
-// names it (RefKind(gguf.RuleVersion) is "version"; see gguf.Rule).
-type RefKind = finding.RefKind
-
-// The safetensors reference reader's error kinds, in the order its checks run.
-const (
-	HeaderTooSmall               = safetensors.HeaderTooSmall
-	HeaderTooLarge               = safetensors.HeaderTooLarge
-	InvalidHeaderLength          = safetensors.InvalidHeaderLength
-	InvalidHeader                = safetensors.InvalidHeader
-	InvalidHeaderDeserialization = safetensors.InvalidHeaderDeserialization
-	InvalidOffset                = safetensors.InvalidOffset
-	ValidationOverflow           = safetensors.ValidationOverflow
-	MisalignedSlice              = safetensors.MisalignedSlice
-	TensorInvalidInfo            = safetensors.TensorInvalidInfo
-	MetadataIncompleteBuffer     = safetensors.MetadataIncompleteBuffer
-)
-
-// MaxHeaderLen is the largest header length the reference reader accepts.
-const MaxHeaderLen = safetensors.MaxHeaderLen
 
 // RefError is the reference reader's verdict on an invalid file: its error kind, a message in the
 // spirit of the reference's own, and the byte offset in the file the error points at (-1 if none). For
 // GGUF it is llama.cpp's verdict as package gguf gives it (gguf.Error).
 type RefError struct {
-	Kind    RefKind
+	Kind    finding.RefKind
 	Message string
 	Offset  int64
 }

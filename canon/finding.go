@@ -2,37 +2,14 @@ package canon
 
 import (
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/safetensors"
 )
-
-// Severity says how bad a finding is (see package finding).
-type Severity = finding.Severity
-
-// Severities, from worst to mildest.
-const (
-	// SevError: strict readers (the reference and everything built on it) reject the file.
-	SevError = finding.SevError
-	// SevWarning: strict readers accept the file, but something in it is suspicious or breaks other readers.
-	SevWarning = finding.SevWarning
-	// SevInfo: worth knowing, nothing wrong.
-	SevInfo = finding.SevInfo
-)
-
-// Finding is one thing stdiff noticed about a file: package finding's, the one every format and report
-// uses. Code is stable (kebab-case) and safe to match in scripts.
-type Finding = finding.Finding
-
-// MaxFindingsPerCode is how many findings of one code a Model keeps. Past it, findings of that code are
-// only counted (Model.Omitted), so a header with a million defects of one kind costs a million counts,
-// not a million messages.
-const MaxFindingsPerCode = finding.MaxPerCode
 
 // AddFinding records a finding made outside Read (opening a set, deriving LoRA info), keeping at most
-// MaxFindingsPerCode of each code as Read does.
-func (m *Model) AddFinding(f Finding) { m.add(f) }
+// finding.MaxPerCode of each code as Read does.
+func (m *Model) AddFinding(f finding.Finding) { m.add(f) }
 
-// add records a finding, or only counts it when MaxFindingsPerCode of its code are kept already.
-func (m *Model) add(f Finding) {
+// add records a finding, or only counts it when finding.MaxPerCode of its code are kept already.
+func (m *Model) add(f finding.Finding) {
 	if m.room(f.Code) {
 		m.Findings = append(m.Findings, f)
 		m.kept[f.Code]++
@@ -48,7 +25,7 @@ func (m *Model) room(code string) bool {
 			m.kept[f.Code]++
 		}
 	}
-	if m.kept[code] < MaxFindingsPerCode {
+	if m.kept[code] < finding.MaxPerCode {
 		return true
 	}
 	m.omit(code, 1)
@@ -69,7 +46,7 @@ func (m *Model) FindingCounts() map[string]int { return CountFindings(m.Findings
 
 // CountFindings returns, per code, how many findings there are: those in fs plus those counted in
 // omitted (which may be nil).
-func CountFindings(fs []Finding, omitted map[string]int) map[string]int {
+func CountFindings(fs []finding.Finding, omitted map[string]int) map[string]int {
 	n := make(map[string]int, len(omitted))
 	for _, f := range fs {
 		n[f.Code]++
@@ -80,44 +57,9 @@ func CountFindings(fs []Finding, omitted map[string]int) map[string]int {
 	return n
 }
 
-// Finding codes. They are part of stdiff's contract with scripts: add, never rename. Those of the
-// safetensors format are package safetensors' own.
+// Finding codes of canon's own (sets, sidecars, indexes, pipelines). They are part of stdiff's
+// contract with scripts: add, never rename. Those of the safetensors format are package finding's.
 const (
-	CodeFileTooSmall       = safetensors.CodeFileTooSmall
-	CodeEmptyFile          = safetensors.CodeEmptyFile
-	CodeHeaderTooLarge     = safetensors.CodeHeaderTooLarge
-	CodeLFSPointer         = safetensors.CodeLFSPointer
-	CodeHTMLPage           = safetensors.CodeHTMLPage
-	CodeNotSafetensors     = safetensors.CodeNotSafetensors
-	CodeBigEndianLength    = safetensors.CodeBigEndianLength
-	CodeHeaderBeyondFile   = safetensors.CodeHeaderBeyondFile
-	CodeInvalidUTF8        = safetensors.CodeInvalidUTF8
-	CodeBOM                = safetensors.CodeBOM
-	CodeInvalidJSON        = safetensors.CodeInvalidJSON
-	CodeNulPadding         = safetensors.CodeNulPadding
-	CodeTrailingChars      = safetensors.CodeTrailingChars
-	CodeMetadataOutside    = safetensors.CodeMetadataOutside
-	CodeNotObject          = safetensors.CodeNotObject
-	CodeMetadataNotObject  = safetensors.CodeMetadataNotObject
-	CodeMetadataNotString  = safetensors.CodeMetadataNotString
-	CodeDuplicateMetadata  = safetensors.CodeDuplicateMetadata
-	CodeDuplicateMetaKey   = safetensors.CodeDuplicateMetaKey
-	CodeDuplicateTensor    = safetensors.CodeDuplicateTensor
-	CodeInvalidTensorEntry = safetensors.CodeInvalidTensorEntry
-	CodeUnknownDType       = safetensors.CodeUnknownDType
-	CodeOffsetNotZero      = safetensors.CodeOffsetNotZero
-	CodeOffsetGap          = safetensors.CodeOffsetGap
-	CodeOffsetOverlap      = safetensors.CodeOffsetOverlap
-	CodeOffsetReversed     = safetensors.CodeOffsetReversed
-	CodeShapeOverflow      = safetensors.CodeShapeOverflow
-	CodeMisalignedSlice    = safetensors.CodeMisalignedSlice
-	CodeSizeMismatch       = safetensors.CodeSizeMismatch
-	CodeTrailingBytes      = safetensors.CodeTrailingBytes
-	CodeTruncatedData      = safetensors.CodeTruncatedData
-	CodeOddTensorForm      = safetensors.CodeOddTensorForm
-	CodeUnknownField       = safetensors.CodeUnknownField
-	CodeLeadingSpace       = safetensors.CodeLeadingSpace
-	CodeNoTensors          = safetensors.CodeNoTensors
 	CodeHashMismatch       = "embedded-hash-mismatch"
 	CodeHashMatch          = "embedded-hash-verified"
 	CodeBadSidecar         = "bad-sidecar"

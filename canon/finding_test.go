@@ -2,15 +2,16 @@ package canon
 
 import (
 	"fmt"
+	"github.com/stdiff/stdiff/canon/finding"
 	"strings"
 	"testing"
 )
 
-// TestFindingsFolded: a header with hundreds of defects of one kind keeps MaxFindingsPerCode findings
+// TestFindingsFolded: a header with hundreds of defects of one kind keeps finding.MaxPerCode findings
 // of each code, in file order, and counts the rest; every kept finding still says which entry it is
 // about and why, and entries that say enough are still listed.
 func TestFindingsFolded(t *testing.T) {
-	const n = MaxFindingsPerCode + 150
+	const n = finding.MaxPerCode + 150
 	var h strings.Builder
 	h.WriteString("{")
 	for i := range n {
@@ -22,28 +23,28 @@ func TestFindingsFolded(t *testing.T) {
 	m := ReadBytes("many", file(h.String(), nil))
 
 	counts := m.FindingCounts()
-	for code, want := range map[string]int{CodeDuplicateTensor: n - 1, CodeInvalidTensorEntry: n, CodeUnknownDType: n} {
+	for code, want := range map[string]int{finding.CodeDuplicateTensor: n - 1, finding.CodeInvalidTensorEntry: n, finding.CodeUnknownDType: n} {
 		if counts[code] != want {
 			t.Errorf("%s: counted %d, want %d", code, counts[code], want)
 		}
-		if got := m.Omitted[code]; got != want-MaxFindingsPerCode {
-			t.Errorf("%s: %d omitted, want %d", code, got, want-MaxFindingsPerCode)
+		if got := m.Omitted[code]; got != want-finding.MaxPerCode {
+			t.Errorf("%s: %d omitted, want %d", code, got, want-finding.MaxPerCode)
 		}
 	}
-	kept := map[string][]Finding{}
+	kept := map[string][]finding.Finding{}
 	for _, f := range m.Findings {
 		kept[f.Code] = append(kept[f.Code], f)
 	}
 	for code, fs := range kept {
-		if len(fs) > MaxFindingsPerCode {
+		if len(fs) > finding.MaxPerCode {
 			t.Errorf("%s: %d findings kept", code, len(fs))
 		}
 	}
 	// The last kept invalid entry is not the header's first, whose reason the strict verdict has: its
 	// reason is read again from the header.
-	bad := kept[CodeInvalidTensorEntry]
-	last := MaxFindingsPerCode - 1
-	if want := fmt.Sprintf(`tensor "bad%d": invalid length 1, expected a tuple of size 2`, last); len(bad) != MaxFindingsPerCode || bad[last].Message != want {
+	bad := kept[finding.CodeInvalidTensorEntry]
+	last := finding.MaxPerCode - 1
+	if want := fmt.Sprintf(`tensor "bad%d": invalid length 1, expected a tuple of size 2`, last); len(bad) != finding.MaxPerCode || bad[last].Message != want {
 		t.Fatalf("last kept invalid entry: %+v, want message %q", bad[len(bad)-1], want)
 	}
 	if off := strings.Index(h.String(), fmt.Sprintf(`"bad%d"`, last)); bad[last].Offset != int64(8+off) {
@@ -62,7 +63,7 @@ func TestFindingsFolded(t *testing.T) {
 	if odd != n || m.Tensor("a") == nil || m.Tensor("z") == nil {
 		t.Errorf("%d entries with an unknown dtype listed, want %d; a and z listed: %v %v", odd, n, m.Tensor("a") != nil, m.Tensor("z") != nil)
 	}
-	if m.Valid() || m.RefErr.Kind != InvalidHeaderDeserialization || !strings.Contains(m.RefErr.Message, "invalid length 1") {
+	if m.Valid() || m.RefErr.Kind != finding.InvalidHeaderDeserialization || !strings.Contains(m.RefErr.Message, "invalid length 1") {
 		t.Errorf("strict verdict: %v", m.RefErr)
 	}
 }

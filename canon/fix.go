@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
@@ -81,7 +82,7 @@ func FixNulPadding(ctx context.Context, path string) (FixResult, error) {
 	if m.Valid() {
 		return none, nil
 	}
-	if m.FindingCounts()[CodeNulPadding] == 0 {
+	if m.FindingCounts()[finding.CodeNulPadding] == 0 {
 		return none, notFixable(path, m)
 	}
 	hb := m.RawHeader
@@ -193,7 +194,7 @@ func undo(f *os.File, start int64, runs [][2]int) {
 
 func notFixable(path string, m *Model) error {
 	for _, f := range m.Findings {
-		if f.Severity == SevError && f.Code != CodeNulPadding {
+		if f.Severity == finding.SevError && f.Code != finding.CodeNulPadding {
 			return fmt.Errorf("%s: %w: %s (%s)", path, ErrNotFixable, f.Message, f.Code)
 		}
 	}

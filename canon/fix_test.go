@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -31,7 +32,7 @@ func TestFixNulPadding(t *testing.T) {
 			b = append(append(b, header...), clean[8+n:]...)
 			path := filepath.Join(t.TempDir(), "m.safetensors")
 			os.WriteFile(path, b, 0o644)
-			if m := ReadBytes(path, b); m.Valid() || m.FindingCounts()[CodeNulPadding] == 0 {
+			if m := ReadBytes(path, b); m.Valid() || m.FindingCounts()[finding.CodeNulPadding] == 0 {
 				t.Fatalf("not seen as NUL padding: %v", m.RefErr)
 			}
 			res, err := FixNulPadding(t.Context(), path)

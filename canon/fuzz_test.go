@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"github.com/stdiff/stdiff/canon/finding"
 	"math/rand"
 	"os"
 	"testing"
@@ -62,7 +63,7 @@ func checkInvariants(t *testing.T, m *Model) {
 	}
 	if m.RefErr == nil {
 		for _, f := range m.Findings {
-			if f.Severity == SevError {
+			if f.Severity == finding.SevError {
 				t.Fatalf("valid file has an error finding: %+v", f)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/zeebo/blake3"
@@ -163,29 +164,29 @@ func TestGGUFVerdicts(t *testing.T) {
 		message  string // a part of the finding's message
 		tensors  int
 		parsed   bool
-		severity Severity
+		severity finding.Severity
 	}{
-		{"ggjt-v3", append([]byte("tjgg"), append(le32(3), make([]byte, 100)...)...), gguf.RuleMagic, gguf.CodeLegacyGGML, "GGJT v3, the format before GGUF", 0, false, SevError},
-		{"ggml", append([]byte("lmgg"), make([]byte, 100)...), gguf.RuleMagic, gguf.CodeLegacyGGML, "GGML (unversioned)", 0, false, SevError},
-		{"gguf-v1", append([]byte("GGUF"), append(le32(1), make([]byte, 100)...)...), gguf.RuleVersion, gguf.CodeUnsupportedVersion, "GGUF v1", 0, false, SevError},
-		{"big-endian", bigEndian.Build(), gguf.RuleVersion, gguf.CodeBigEndian, "big-endian", 4, true, SevError},
-		{"magic-only", []byte("GGUF\x03"), gguf.RuleHeaderRead, gguf.CodeTruncatedHeader, "cut off", 0, false, SevError},
-		{"unknown-type", unknownType.Build(), gguf.RuleTensorType, gguf.CodeUnknownType, "ggml type 99", 4, true, SevError},
-		{"duplicate-tensor", dupTensor.Build(), gguf.RuleDuplicateTensor, gguf.CodeDuplicateTensor, "appears twice", 3, true, SevError},
-		{"truncated", valid[:len(valid)-40], gguf.RuleTensorBounds, gguf.CodeTruncatedData, "not within the file", 4, true, SevError},
-		{"trailing", append(bytes.Clone(valid), make([]byte, 64)...), "", gguf.CodeTrailingBytes, "follow the end of the data section", 4, true, SevWarning},
+		{"ggjt-v3", append([]byte("tjgg"), append(le32(3), make([]byte, 100)...)...), gguf.RuleMagic, gguf.CodeLegacyGGML, "GGJT v3, the format before GGUF", 0, false, finding.SevError},
+		{"ggml", append([]byte("lmgg"), make([]byte, 100)...), gguf.RuleMagic, gguf.CodeLegacyGGML, "GGML (unversioned)", 0, false, finding.SevError},
+		{"gguf-v1", append([]byte("GGUF"), append(le32(1), make([]byte, 100)...)...), gguf.RuleVersion, gguf.CodeUnsupportedVersion, "GGUF v1", 0, false, finding.SevError},
+		{"big-endian", bigEndian.Build(), gguf.RuleVersion, gguf.CodeBigEndian, "big-endian", 4, true, finding.SevError},
+		{"magic-only", []byte("GGUF\x03"), gguf.RuleHeaderRead, gguf.CodeTruncatedHeader, "cut off", 0, false, finding.SevError},
+		{"unknown-type", unknownType.Build(), gguf.RuleTensorType, gguf.CodeUnknownType, "ggml type 99", 4, true, finding.SevError},
+		{"duplicate-tensor", dupTensor.Build(), gguf.RuleDuplicateTensor, gguf.CodeDuplicateTensor, "appears twice", 3, true, finding.SevError},
+		{"truncated", valid[:len(valid)-40], gguf.RuleTensorBounds, gguf.CodeTruncatedData, "not within the file", 4, true, finding.SevError},
+		{"trailing", append(bytes.Clone(valid), make([]byte, 64)...), "", gguf.CodeTrailingBytes, "follow the end of the data section", 4, true, finding.SevWarning},
 	} {
 		m := ReadBytes(c.name, c.b)
 		checkInvariants(t, m)
 		if m.Format != FormatGGUF || len(m.Tensors) != c.tensors || m.HeaderParsed != c.parsed {
 			t.Errorf("%s: format %q, %d tensors, parsed %v", c.name, m.Format, len(m.Tensors), m.HeaderParsed)
 		}
-		if c.kind == "" && !m.Valid() || c.kind != "" && (m.Valid() || m.RefErr.Kind != RefKind(c.kind)) {
+		if c.kind == "" && !m.Valid() || c.kind != "" && (m.Valid() || m.RefErr.Kind != finding.RefKind(c.kind)) {
 			t.Errorf("%s: verdict %v, want %q", c.name, m.RefErr, c.kind)
 		}
 		found := false
 		for _, f := range m.Findings {
-			found = found || f.Code == c.code && f.Severity == c.severity && strings.Contains(f.Message, c.message) && f.RefKind == RefKind(c.kind)
+			found = found || f.Code == c.code && f.Severity == c.severity && strings.Contains(f.Message, c.message) && f.RefKind == finding.RefKind(c.kind)
 		}
 		if !found {
 			t.Errorf("%s: no %s finding saying %q: %+v", c.name, c.code, c.message, m.Findings)
@@ -220,7 +221,7 @@ func TestSafetensorsNotGGUF(t *testing.T) {
 	if m := ReadBytes("base.gguf", b); m.Format != FormatSafetensors || !m.Valid() || m.GGUF != nil {
 		t.Errorf("format %q, verdict %v", m.Format, m.RefErr)
 	}
-	if m := ReadBytes("x", []byte("GGU")); m.Format != FormatSafetensors || m.RefErr.Kind != HeaderTooSmall {
+	if m := ReadBytes("x", []byte("GGU")); m.Format != FormatSafetensors || m.RefErr.Kind != finding.HeaderTooSmall {
 		t.Errorf("3 bytes: %q %v", m.Format, m.RefErr)
 	}
 }

@@ -3,18 +3,18 @@ package canon
 import (
 	"encoding/hex"
 	"errors"
-	"io"
 	"math/bits"
 	"strconv"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 )
 
 // readGGUF reads a GGUF file (or names one of the formats before GGUF) with package gguf and makes a
 // Model of it. Like Read, it fails only when r cannot be read, with r's own error.
-func readGGUF(r io.ReaderAt, size int64, name string) (*Model, error) {
-	f, err := gguf.Read(r, size, name)
+func readGGUF(in *Input) (*Model, error) {
+	f, err := gguf.Read(in.R, in.Size, in.Name)
 	if err != nil {
 		if cause := errors.Unwrap(err); cause != nil { // gguf.Read puts the name before r's error
 			return nil, cause
@@ -34,7 +34,7 @@ func modelOfGGUF(f *gguf.File) *Model {
 		m.HeaderLen = uint64(max(f.HeaderEnd, 0))
 	}
 	if v := f.Verdict; v != nil {
-		m.RefErr = &RefError{Kind: RefKind(v.Rule), Message: v.Message, Offset: v.Offset}
+		m.RefErr = &RefError{Kind: finding.RefKind(v.Rule), Message: v.Message, Offset: v.Offset}
 	}
 	dupTensors := false
 	for _, fd := range f.Findings {

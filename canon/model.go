@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/torch"
@@ -140,9 +141,9 @@ type Model struct {
 	// HasMetadata is true when `__metadata__` was present and not null, or a GGUF file has key-value
 	// pairs.
 	HasMetadata bool
-	// Findings in the order of the checks that produced them: at most MaxFindingsPerCode of each code.
-	Findings []Finding
-	// Omitted counts, per code, the findings made past MaxFindingsPerCode and not kept in Findings
+	// Findings in the order of the checks that produced them: at most finding.MaxPerCode of each code.
+	Findings []finding.Finding
+	// Omitted counts, per code, the findings made past finding.MaxPerCode and not kept in Findings
 	// (nil when none were left out). FindingCounts adds both up.
 	Omitted map[string]int
 	// RefErr is nil when the reference reader accepts the file, else its error.
@@ -168,6 +169,10 @@ type Model struct {
 	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
 	// in the space of its torch.Data (from 0).
 	Torch *torch.File
+	// InSpace is true when the tensors' Begin and End are in the Space their format's reader gives
+	// (FormatReader.Open, from 0: ONNX's inline and external data, a checkpoint's storages gathered),
+	// not the file's bytes after its header.
+	InSpace bool
 	// DDUF is the DDUF file as package dduf reads it (its members, model_index.json's components);
 	// nil otherwise. package source reads it as the pipeline it holds.
 	DDUF *dduf.File
@@ -183,11 +188,11 @@ func (m *Model) Valid() bool { return m.RefErr == nil }
 
 // DataOffset is the file offset of the first data byte: 8+N for safetensors; for GGUF where the
 // header says the data section starts (past the padding to the alignment), or the file size when the
-// header could not be read; 0 for a shard set and an ONNX model (whose tensor bytes are read through
-// onnx.Data).
+// header could not be read; 0 for a shard set and a model whose tensor bytes are in a Space (InSpace:
+// ONNX, PyTorch, NumPy).
 func (m *Model) DataOffset() int64 {
 	switch {
-	case m.Shards != nil, m.ONNX != nil, m.Torch != nil:
+	case m.Shards != nil, m.InSpace:
 		return 0
 	case m.GGUF != nil:
 		if m.GGUF.DataOffset < 0 {
@@ -237,7 +242,7 @@ func (m *Model) Tensor(name string) *Tensor {
 // HasErrors reports whether any finding has severity error.
 func (m *Model) HasErrors() bool {
 	for _, f := range m.Findings {
-		if f.Severity == SevError {
+		if f.Severity == finding.SevError {
 			return true
 		}
 	}

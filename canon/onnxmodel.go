@@ -1,9 +1,10 @@
 package canon
 
 import (
+	"errors"
 	"io"
-	"path/filepath"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/onnx"
 )
 
@@ -12,8 +13,8 @@ const FormatONNX Format = "onnx"
 
 // readONNX reads an ONNX model with package onnx and makes a Model of it. Like Read, it fails only
 // when r cannot be read, with r's own error.
-func readONNX(r io.ReaderAt, size int64, name string) (*Model, error) {
-	f, err := onnx.Read(r, size, name)
+func readONNX(in *Input) (*Model, error) {
+	f, err := onnx.Read(in.R, in.Size, in.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -24,9 +25,9 @@ func readONNX(r io.ReaderAt, size int64, name string) (*Model, error) {
 // producer, opsets, are in m.ONNX), its initializers
 // as tensors whose bytes are in the space of the file's onnx.Data (one after another, from 0), and its
 // findings. Its verdict is invalid when a finding is an error (the kind is the first error's code).
-// Findings about external data need the model's folder: CheckONNX adds them.
+// Findings about external data need the model's folder: openONNX adds them.
 func modelOfONNX(f *onnx.File) *Model {
-	m := &Model{Name: f.Name, Format: FormatONNX, FileSize: f.Size, ONNX: f, HeaderParsed: true}
+	m := &Model{Name: f.Name, Format: FormatONNX, FileSize: f.Size, ONNX: f, InSpace: true, HeaderParsed: true}
 	for _, kv := range f.Metadata {
 		m.Metadata = append(m.Metadata, MetaEntry{Key: kv.Key, Value: kv.Value, Offset: -1})
 	}
@@ -50,10 +51,10 @@ func modelOfONNX(f *onnx.File) *Model {
 }
 
 // addONNXFindings adds package onnx's findings; the first error is the verdict.
-func (m *Model) addONNXFindings(fs []Finding) {
+func (m *Model) addONNXFindings(fs []finding.Finding) {
 	for _, fd := range fs {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}
@@ -62,14 +63,19 @@ func (m *Model) addONNXFindings(fs []Finding) {
 	}
 }
 
-// CheckONNX checks what an ONNX model's file alone cannot say (external data beside it, typed fields;
-// see onnx.File.Check), r being the model file at path, and adds the findings. It does nothing for
-// other formats.
-func (m *Model) CheckONNX(r io.ReaderAt, path string) {
-	if m.ONNX == nil {
-		return
+// openONNX is an ONNX model's Space: its initializers' inline bytes and the external data files beside
+// a local model (a remote model's are not read). For a local model it first checks what the file alone
+// cannot say (external data beside it, typed fields; see onnx.File.Check) and adds the findings.
+func openONNX(m *Model, r io.ReaderAt, where Where) Space {
+	open := onnx.Opener(nil) // external data beside a local model
+	if where.Remote {
+		open = func(string) (io.ReaderAt, func() error, error) {
+			return nil, nil, errors.New("the external data of a remote ONNX model is not read")
+		}
+	} else {
+		n := len(m.ONNX.Findings)
+		m.ONNX.Check(r, where.Dir)
+		m.addONNXFindings(m.ONNX.Findings[n:])
 	}
-	n := len(m.ONNX.Findings)
-	m.ONNX.Check(r, filepath.Dir(path))
-	m.addONNXFindings(m.ONNX.Findings[n:])
+	return m.ONNX.Data(r, where.Dir, open)
 }

@@ -11,15 +11,16 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
-// Read reads a model's header from r, a file of size bytes shown as name, choosing the format by the
-// file's first bytes: GGUF (and the formats before it, which it names) when they are a GGUF magic,
-// else safetensors. For safetensors it reads the 8-byte length and the N header bytes, nothing else; for
+// Read reads a model's header from r, a file of size bytes shown as name, choosing the format as the
+// registry says (FormatReader: the first whose Sniff recognises the bytes, else the first that
+// recognises the name, else safetensors, whose reader names what is wrong). For safetensors it reads the 8-byte length and the N header bytes, nothing else; for
 // GGUF the key-value pairs and tensor infos through a bounded buffer (package gguf), nothing of the
 // tensor data.
 //
@@ -40,44 +41,67 @@ func ReadInto(r io.ReaderAt, size int64, name string, buf []byte) (*Model, error
 	if size < 0 {
 		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}
 	}
-	head := make([]byte, min(size, 8))
-	if err := readFull(r, head, 0); err != nil {
+	in := &Input{R: r, Size: size, Name: name, Head: make([]byte, min(size, headLen)), Buf: buf}
+	if err := readFull(r, in.Head, 0); err != nil {
 		return nil, err
 	}
-	// A GGUF magic ("GGUF", or "lmgg", "fmgg", "tjgg" for the formats before it) read as the low half of
-	// a safetensors header length makes N at least 0x46554747 (1,179,993,927) bytes, far over the
-	// reference's 100,000,000-byte limit: no valid safetensors file starts with one, so nothing is lost
-	// by reading such a file as GGUF.
-	if _, ok := gguf.Sniff(head); ok {
-		return readGGUF(r, size, name)
+	return readerFor(in).Read(in)
+}
+
+// headLen is how many of a file's first bytes every Sniff is given: a safetensors header length and
+// the byte after it, which is '{' in a safetensors file.
+const headLen = 9
+
+// The built-in formats' Sniff.
+
+func sniffGGUF(in *Input) Match { _, ok := gguf.Sniff(in.Head); return matchIf(ok) }
+
+func sniffDDUF(in *Input) Match {
+	// a zip archive; an empty one (its end record first) only when named .dduf (dduf.Sniff)
+	return matchIf((bytes.HasPrefix(in.Head, []byte("PK\x03\x04")) || bytes.HasPrefix(in.Head, []byte("PK\x05\x06"))) && dduf.Sniff(in.R, in.Size, in.Name))
+}
+
+// sniffSafetensors recognises a header length within the file followed by '{'.
+func sniffSafetensors(in *Input) Match {
+	if len(in.Head) < headLen {
+		return NoMatch
 	}
-	// PyTorch (zip, legacy), pickles and NumPy start with magics (PK, PROTO, \x93NUMPY) or as a
-	// pickle does; a safetensors file whose header length begins with the same bytes is read as
-	// safetensors.
-	if bytes.HasPrefix(head, []byte("PK\x03\x04")) && dduf.Sniff(r, size, name) { // a zip archive named .dduf or with model_index.json at its root, before PyTorch's zips
-		return readDDUF(r, size, name)
-	}
-	if torch.Candidate(head) && !startsSafetensors(r, head, size) {
-		if _, ok := torch.SniffReader(r, size); ok {
-			return readTorch(r, size, name)
+	n := binary.LittleEndian.Uint64(in.Head)
+	return matchIf(n != 0 && n <= finding.MaxHeaderLen && 8+int64(n) <= in.Size && in.Head[8] == '{')
+}
+
+// sniffTorch recognises what torch.load reads by its first bytes (zip, tar, NumPy, legacy, a pickle
+// of any protocol), and by its name a file named as pickles and checkpoints are: torch.load and
+// pickle.load read it as a pickle (its globals named, or "not a pickle").
+func sniffTorch(in *Input) Match {
+	if torch.Candidate(in.Head) {
+		if _, ok := torch.SniffReader(in.R, in.Size); ok {
+			return ByBytes
 		}
 	}
-	// ONNX has no magic: a file that starts as a ModelProto does is read as one, unless it reads as a
-	// safetensors file (a header length within the file, then '{').
-	if onnx.Sniff(head) && !startsSafetensors(r, head, size) {
-		return readONNX(r, size, name)
+	if picklish(in.Name) {
+		return ByName
 	}
-	// A file named as pickles and checkpoints are that is not zip, tar, NumPy, GGUF, ONNX or
-	// safetensors is what torch.load and pickle.load would read as a pickle: it is read as one (its
-	// globals named, or "not a pickle"), never as a safetensors file with an absurd header.
-	if picklish(name) && !startsSafetensors(r, head, size) {
-		return readTorch(r, size, name)
+	return NoMatch
+}
+
+func sniffONNX(in *Input) Match { return matchIf(onnx.Sniff(in.Head)) }
+
+// matchIf is ByBytes when ok.
+func matchIf(ok bool) Match {
+	if ok {
+		return ByBytes
 	}
-	h, err := safetensors.ReadHeadInto(r, size, head, buf)
+	return NoMatch
+}
+
+// readSafetensors reads a safetensors header: the 8-byte length and the N header bytes, nothing else.
+func readSafetensors(in *Input) (*Model, error) {
+	h, err := safetensors.ReadHeadInto(in.R, in.Size, in.Head[:min(len(in.Head), 8)], in.Buf)
 	if err != nil {
 		return nil, err
 	}
-	return modelOfSafetensors(h, name), nil
+	return modelOfSafetensors(h, in.Name), nil
 }
 
 // modelOfSafetensors is the Model of a safetensors header: its tensors, metadata, findings and verdict
@@ -129,20 +153,6 @@ var pickleExts = []string{".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".j
 func picklish(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	return slices.Contains(pickleExts, ext)
-}
-
-// startsSafetensors reports whether a file whose first 8 bytes are head has a header length within
-// the file followed by '{', as a safetensors file has.
-func startsSafetensors(r io.ReaderAt, head []byte, size int64) bool {
-	if len(head) < 8 {
-		return false
-	}
-	n := binary.LittleEndian.Uint64(head)
-	if n == 0 || n > MaxHeaderLen || 8+int64(n) > size {
-		return false
-	}
-	b := make([]byte, 1)
-	return readFull(r, b, 8) == nil && b[0] == '{'
 }
 
 // readFull reads len(p) bytes at off. As io.ReaderAt allows, r may say io.EOF along with all of them

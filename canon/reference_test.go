@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"github.com/stdiff/stdiff/canon/finding"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,9 +105,9 @@ func TestReferenceVerdicts(t *testing.T) {
 	}
 }
 
-func hasFindingFor(m *Model, k RefKind) bool {
+func hasFindingFor(m *Model, k finding.RefKind) bool {
 	for _, f := range m.Findings {
-		if f.Severity == SevError && f.RefKind == k {
+		if f.Severity == finding.SevError && f.RefKind == k {
 			return true
 		}
 	}

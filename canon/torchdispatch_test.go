@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -56,7 +57,7 @@ func TestPicklesNotReadAsSafetensors(t *testing.T) {
 	}
 	// not a pickle at all, named as one: not PyTorch, not a safetensors header
 	m := canon.ReadBytes("junk.pt", []byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09"))
-	if m.Format != canon.FormatPyTorch || m.Valid() || m.RefErr == nil || m.RefErr.Kind != canon.RefKind(torch.CodeNotPyTorch) {
+	if m.Format != canon.FormatPyTorch || m.Valid() || m.RefErr == nil || m.RefErr.Kind != finding.RefKind(torch.CodeNotPyTorch) {
 		t.Errorf("junk.pt: %s %+v", m.Format, m.RefErr)
 	}
 }

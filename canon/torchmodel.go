@@ -3,6 +3,7 @@ package canon
 import (
 	"io"
 
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -17,13 +18,17 @@ const (
 
 // readTorch reads a PyTorch, pickle or NumPy file with package torch and makes a Model of it. Read has
 // read its first bytes; what cannot be read after them is a finding.
-func readTorch(r io.ReaderAt, size int64, name string) (*Model, error) {
-	f := torch.Read(r, size, name)
+func readTorch(in *Input) (*Model, error) {
+	f := torch.Read(in.R, in.Size, in.Name)
 	if f.ReadErr != nil {
-		return nil, &ReadError{Name: name, Op: "read", Err: f.ReadErr}
+		return nil, &ReadError{Name: in.Name, Op: "read", Err: f.ReadErr}
 	}
 	return modelOfTorch(f), nil
 }
+
+// openTorch is a checkpoint's Space: its tensors in row-major order, strided views gathered and .npz
+// entries inflated.
+func openTorch(m *Model, r io.ReaderAt, _ Where) Space { return m.Torch.Data(r) }
 
 // modelOfTorch is the Model of a file package torch read: its tensors with Begin and End in the
 // space of the file's torch.Data (row-major bytes, one tensor after another from 0: strided views
@@ -32,7 +37,7 @@ func readTorch(r io.ReaderAt, size int64, name string) (*Model, error) {
 // True)'s (numpy.load(allow_pickle=False)'s for NumPy): invalid when a finding is an error, the kind
 // being the first error's code.
 func modelOfTorch(f *torch.File) *Model {
-	m := &Model{Name: f.Name, Format: FormatPyTorch, FileSize: f.Size, Torch: f, HeaderParsed: len(f.Pickles) > 0 || len(f.Tensors) > 0}
+	m := &Model{Name: f.Name, Format: FormatPyTorch, FileSize: f.Size, Torch: f, InSpace: true, HeaderParsed: len(f.Pickles) > 0 || len(f.Tensors) > 0}
 	if f.Format == torch.FormatNPY || f.Format == torch.FormatNPZ {
 		m.Format = FormatNumPy
 	}
@@ -51,8 +56,8 @@ func modelOfTorch(f *torch.File) *Model {
 		m.Tensors = append(m.Tensors, ct)
 	}
 	for _, fd := range f.Findings {
-		if fd.Severity == SevError {
-			fd.RefKind = RefKind(fd.Code)
+		if fd.Severity == finding.SevError {
+			fd.RefKind = finding.RefKind(fd.Code)
 			if m.RefErr == nil {
 				m.RefErr = &RefError{Kind: fd.RefKind, Message: fd.Message, Offset: fd.Offset}
 			}

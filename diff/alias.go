@@ -17,7 +17,7 @@ func aliasDrops(a, b *canon.Model, matched [][2]int, removed, added []int) ([]in
 		}
 		left, tied := m.Untie(list, kept)
 		for _, t := range tied {
-			notes = append(notes, newNote(Note{Code: code, Key: m.Tensors[t[0]].Name, Old: m.Tensors[t[1]].Name}))
+			notes = append(notes, Note{Code: code, Key: m.Tensors[t[0]].Name, Old: m.Tensors[t[1]].Name})
 		}
 		return left
 	}

@@ -37,7 +37,7 @@ func BenchmarkCompare50k(b *testing.B) {
 		if len(r.Tensors.Changed) != 5000 || len(r.Tensors.Renamed) != 5000 {
 			b.Fatalf("%d changed, %d renamed", len(r.Tensors.Changed), len(r.Tensors.Renamed))
 		}
-		if err := WriteText(io.Discard, r, TextOptions{}); err != nil {
+		if err := Write(io.Discard, r, WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

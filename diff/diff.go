@@ -14,13 +14,14 @@ import (
 	"strings"
 
 	companiondiff "github.com/stdiff/stdiff/diff/companion"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/diff/linediff"
 	"github.com/stdiff/stdiff/diff/namefold"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
-	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
 	"github.com/stdiff/stdiff/diff/pattern"
@@ -64,9 +65,6 @@ type Options struct {
 	// and bounded (package canon/template), and adds the diff of the prompts (MetaChange.Prompt): what
 	// the model will now see.
 	RenderTemplates bool
-	// Flags, when set, names these options (by field name) in the notes about what they left out, as
-	// the caller's users give them: stdiff's notes say "tensors not compared (--metadata-only)".
-	Flags textfmt.Flags
 }
 
 // Side is one model to compare. Digests, when set, are the per-tensor BLAKE3 digests in
@@ -111,15 +109,15 @@ type Change struct {
 	// (compared by value) are all equal: such a change counts in CategoryData, not CategoryValues.
 	ValuesEqual EqualValues `json:"values_equal,omitempty"`
 	// NameB, Transform, Heads and MatchesUnder are set for a GGUF compared with its Hugging Face
-	// source (see SourceReport): NameB is the tensor's name on side b, Transform the conversion
-	// undone to compare the two (with Heads for TransformPermuteQK), and MatchesUnder, when the values
+	// source (see Report.Source): NameB is the tensor's name on side b, Transform the conversion
+	// undone to compare the two (with Heads for ggufsrc.TransformPermuteQK), and MatchesUnder, when the values
 	// differ under that transform but match under another, that other one. For an ONNX export
 	// compared with its source (package onnxsrc), Name is the source tensor's name and NameB the
-	// initializer's, whichever side each is on, and Transform is TransformTranspose or absent.
-	NameB        string       `json:"name_b,omitempty"`
-	Transform    Transform    `json:"transform,omitempty"`
-	Heads        int          `json:"heads,omitempty"`
-	MatchesUnder *Alternative `json:"matches_under,omitempty"`
+	// initializer's, whichever side each is on, and Transform is ggufsrc.TransformTranspose or absent.
+	NameB        string               `json:"name_b,omitempty"`
+	Transform    ggufsrc.Transform    `json:"transform,omitempty"`
+	Heads        int                  `json:"heads,omitempty"`
+	MatchesUnder *ggufsrc.Alternative `json:"matches_under,omitempty"`
 }
 
 // EqualValues names why bytes differ where values are equal. Codes are stable and safe to match in
@@ -230,7 +228,7 @@ type Report struct {
 	Notes []Note `json:"notes"`
 	// Source is set when one model is a GGUF file and the other its Hugging Face source: how their
 	// tensors were paired through llama.cpp's name map, and what the quantisation did to each type.
-	Source *SourceReport `json:"gguf_source,omitempty"`
+	Source *ggufsrc.Report `json:"gguf_source,omitempty"`
 	// Companions is how the files a loader reads beside the tensors differ (package diff/companion),
 	// when a side is a folder model (see Models); absent otherwise.
 	Companions *companiondiff.Report `json:"companions,omitempty"`
@@ -260,7 +258,7 @@ type VerdictReport struct {
 type SideVerdict struct {
 	Valid bool `json:"valid"`
 	// Kind is the reference's error kind when it rejects the side; nil (JSON null) when it is valid.
-	Kind *canon.RefKind `json:"kind"`
+	Kind *finding.RefKind `json:"kind"`
 }
 
 func verdictOf(m *canon.Model) SideVerdict {
@@ -342,7 +340,7 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 	r.Verdict = VerdictReport{A: verdictOf(a.Model), B: verdictOf(b.Model)}
 	r.Verdict.Changed = !r.Verdict.A.same(r.Verdict.B)
 	if !r.Verdict.Changed && !r.Verdict.A.Valid {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)}))
+		r.Notes = append(r.Notes, Note{Code: NoteBothInvalid, Old: string(*r.Verdict.A.Kind)})
 	}
 	if !opt.MetadataOnly {
 		var aliases []Note
@@ -352,12 +350,12 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		compareTensors(r, a, b, opt, m, read)
 		shardNotes(r, a.Model, b.Model, m.matched)
 	} else {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteMetadataOnly}))
+		r.Notes = append(r.Notes, Note{Code: NoteMetadataOnly})
 	}
 	if !opt.IgnoreMetadata {
 		compareMetadata(r, a.Model, b.Model, opt)
 	} else {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
+		r.Notes = append(r.Notes, Note{Code: NoteIgnoreMetadata})
 	}
 	r.settle()
 	// How the models are laid out on disk, whatever else differs.
@@ -365,24 +363,21 @@ func build(a, b Side, opt Options, m matching, read *bytesRead, notRead NotRead)
 		layoutNotes(r, a.Model, b.Model, m.matched)
 	}
 	if (a.Snapshot || b.Snapshot) && r.ContentCompared {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteSnapshot}))
+		r.Notes = append(r.Notes, Note{Code: NoteSnapshot})
 	}
 	if read != nil && read.bigEndian && !opt.MetadataOnly {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteBigEndian}))
+		r.Notes = append(r.Notes, Note{Code: NoteBigEndian})
 	}
 	if read != nil && read.missing > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteBytesMissing, Count: read.missing}))
+		r.Notes = append(r.Notes, Note{Code: NoteBytesMissing, Count: read.missing})
 	}
 	if !r.ContentCompared && !opt.MetadataOnly {
 		n := Note{Code: NoteContentNotCompared}
 		n.Reason = notRead
-		r.Notes = append(r.Notes, newNote(n))
+		r.Notes = append(r.Notes, n)
 	}
 	if read != nil && read.stopped {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
-	}
-	for i := range r.Notes {
-		r.Notes[i] = worded(r.Notes[i], opt.Flags)
+		r.Notes = append(r.Notes, Note{Code: NoteStoppedEarly})
 	}
 	return r
 }
@@ -414,15 +409,9 @@ func categories(r *Report) []Category {
 	return out
 }
 
-// ErrNoMatch is the error of a pattern that matches no name on either side.
-var ErrNoMatch = pattern.ErrNoMatch
-
-// PatternError is a pattern of Options that filters nothing (package pattern says how).
-type PatternError = pattern.Error
-
 // CheckPatterns refuses the patterns of opt that would filter nothing: a malformed one, or one that
 // matches no name in a or b (tensor names for Tensors, metadata keys for IgnoreKeys). It returns a
-// *PatternError for the first, in the order of the options. Patterns of a part the options leave out
+// *pattern.Error for the first, in the order of the options. Patterns of a part the options leave out
 // (Tensors with MetadataOnly, IgnoreKeys with IgnoreMetadata) are checked for syntax only.
 func (opt Options) CheckPatterns(a, b *canon.Model) error {
 	return pattern.Check(a, b, opt.Tensors, opt.IgnoreKeys, !opt.MetadataOnly, !opt.IgnoreMetadata)
@@ -556,7 +545,7 @@ func compareTensors(r *Report, a, b Side, opt Options, m matching, read *bytesRe
 			}
 		}
 		if m.onnx != nil && m.onnx.Transposed[k] {
-			ch.Transform = TransformTranspose
+			ch.Transform = ggufsrc.TransformTranspose
 		}
 		if len(fields) == 1 && fields[0] == "data" {
 			ch.ValuesEqual = equalValues(ta.DType, vals)
@@ -781,7 +770,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 		va, inA := a.Meta(k)
 		vb, inB := b.Meta(k)
 		if !opt.ignoresKey(k) && (inB || !holdsFormat(b)) && (inA != inB || va != vb) {
-			r.Notes = append(r.Notes, newNote(Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb}))
+			r.Notes = append(r.Notes, Note{Code: NoteBookkeeping, Key: k, Old: va, New: vb})
 		}
 	}
 	ignored, reformatted := 0, 0
@@ -818,10 +807,10 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 		addPrompts(r)
 	}
 	if reformatted > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteReformatted, Count: reformatted}))
+		r.Notes = append(r.Notes, Note{Code: NoteReformatted, Count: reformatted})
 	}
 	if ignored > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteKeysIgnored, Count: ignored}))
+		r.Notes = append(r.Notes, Note{Code: NoteKeysIgnored, Count: ignored})
 	}
 }
 
@@ -845,6 +834,6 @@ func sortChanges(cs []MetaChange) {
 func layoutNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 	bookkeeping := func(key string) bool { return matchAny(lora.BookkeepingKeys, key) }
 	for _, l := range delta.LayoutOf(a, b, matched, bookkeeping) {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteCode(l.Code), Old: l.Old, New: l.New}))
+		r.Notes = append(r.Notes, Note{Code: NoteCode(l.Code), Old: l.Old, New: l.New})
 	}
 }

@@ -18,11 +18,13 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff/linediff"
+	"github.com/stdiff/stdiff/diff/pattern"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
-	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -73,19 +75,19 @@ func TestGolden(t *testing.T) {
 		if content {
 			suffix = "-content"
 		}
-		golden(t, "base-changed"+suffix+".txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
-		golden(t, "base-changed"+suffix+"-full.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) }))
-		golden(t, "base-changed"+suffix+".md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
-		golden(t, "base-changed"+suffix+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+		golden(t, "base-changed"+suffix+".txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
+		golden(t, "base-changed"+suffix+"-full.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Full: true}) }))
+		golden(t, "base-changed"+suffix+".md", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.Markdown}) }))
+		golden(t, "base-changed"+suffix+".json", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) }))
 	}
 	r := Compare(fixture(t, "base.safetensors", true), fixture(t, "reordered.safetensors", true), Options{})
-	golden(t, "base-reordered-content.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+	golden(t, "base-reordered-content.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
 
 	// Only the reference reader's verdict differs.
 	r = Compare(fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false), Options{})
-	golden(t, "base-nul-padded.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
-	golden(t, "base-nul-padded.md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
-	golden(t, "base-nul-padded.json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+	golden(t, "base-nul-padded.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
+	golden(t, "base-nul-padded.md", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.Markdown}) }))
+	golden(t, "base-nul-padded.json", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) }))
 }
 
 // written is what write writes.
@@ -104,10 +106,10 @@ func TestVerdictIsADifference(t *testing.T) {
 	good, padded := fixture(t, "base.safetensors", false), fixture(t, "nul-padded.safetensors", false)
 	r := Compare(good, padded, Options{})
 	if r.Identical || !r.Verdict.Changed || !r.Verdict.A.Valid || r.Verdict.B.Valid || r.Verdict.B.Kind == nil ||
-		*r.Verdict.B.Kind != canon.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
+		*r.Verdict.B.Kind != finding.InvalidHeaderDeserialization || !reflect.DeepEqual(r.Categories, []Category{"verdict"}) {
 		t.Fatalf("valid → NUL-padded: identical %v, verdict %+v, categories %v", r.Identical, r.Verdict, r.Categories)
 	}
-	if s := Summary(r); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
+	if s := Summary(r, nil); !strings.Contains(s, "verdict: valid → invalid (InvalidHeaderDeserialization)") {
 		t.Errorf("summary %q does not name the verdict", s)
 	}
 	// Whatever the scope: a broken file is not what was shipped.
@@ -120,7 +122,7 @@ func TestVerdictIsADifference(t *testing.T) {
 		t.Errorf("same verdict on both sides: identical %v, verdict %+v", r.Identical, r.Verdict)
 	}
 	other := *padded.Model
-	other.RefErr = &canon.RefError{Kind: canon.MetadataIncompleteBuffer}
+	other.RefErr = &canon.RefError{Kind: finding.MetadataIncompleteBuffer}
 	if r := Compare(padded, Side{Model: &other}, Options{}); r.Identical || !r.Verdict.Changed {
 		t.Errorf("another error kind: identical %v, verdict %+v", r.Identical, r.Verdict)
 	}
@@ -139,8 +141,8 @@ func TestCheckPatterns(t *testing.T) {
 		{Options{Tensors: []string{"layers.2.*", "lm_head.*"}}, "", nil}, // lm_head only in b
 		{Options{Tensors: []string{"norm.weight"}}, "", nil},             // only in a
 		{Options{IgnoreKeys: []string{"ss_epoch", "modelspec.*"}}, "", nil},
-		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", ErrNoMatch},
-		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", ErrNoMatch},
+		{Options{Tensors: []string{"layers.2.*", "layrs.*"}}, "layrs.*", pattern.ErrNoMatch},
+		{Options{IgnoreKeys: []string{"ss_sesion_id"}}, "ss_sesion_id", pattern.ErrNoMatch},
 		{Options{Tensors: []string{"layers.["}}, "layers.[", path.ErrBadPattern},
 		{Options{IgnoreKeys: []string{`ss_\`}}, `ss_\`, path.ErrBadPattern},
 		// a part left out: syntax only
@@ -149,7 +151,7 @@ func TestCheckPatterns(t *testing.T) {
 		{Options{IgnoreMetadata: true, IgnoreKeys: []string{"["}}, "[", path.ErrBadPattern},
 	} {
 		err := c.opt.CheckPatterns(a, b)
-		var pe *PatternError
+		var pe *pattern.Error
 		switch {
 		case c.err == nil && err != nil:
 			t.Errorf("%+v: %v", c.opt, err)
@@ -479,7 +481,7 @@ func BenchmarkCheckPatterns50k(b *testing.B) {
 	opt := Options{Tensors: []string{"*.q_proj.*", "layrs.*.weight"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := opt.CheckPatterns(m, m); !errors.Is(err, ErrNoMatch) {
+		if err := opt.CheckPatterns(m, m); !errors.Is(err, pattern.ErrNoMatch) {
 			b.Fatal(err)
 		}
 	}
@@ -533,9 +535,9 @@ func TestNoteCodes(t *testing.T) {
 	for _, code := range []NoteCode{NoteBothInvalid, NoteMetadataOnly, NoteIgnoreMetadata, NoteKeysIgnored,
 		NoteContentNotCompared, NoteBookkeeping, NoteReformatted, NoteSharding, NoteHeaderSize, NoteTensorOrder,
 		NoteOffsets, NoteKeyOrder, NoteShardMoves, NoteNameOnly} {
-		n := newNote(Note{Code: code, Key: "k", Old: "a", New: "b", Count: 2})
-		if n.Message == "" || strings.Contains(n.Message, "%!") {
-			t.Errorf("%s: message %q", code, n.Message)
+		n := Note{Code: code, Key: "k", Old: "a", New: "b", Count: 2}
+		if msg := worded(n, nil); msg == "" || strings.Contains(msg, "%!") {
+			t.Errorf("%s: message %q", code, msg)
 		}
 	}
 }
@@ -555,7 +557,7 @@ func TestTextEscapesDTypes(t *testing.T) {
 	} {
 		r := Compare(c[0], c[1], Options{})
 		for _, full := range []bool{false, true} {
-			out := written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: full}) })
+			out := written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Full: full}) })
 			if bytes.ContainsRune(out, 0x1b) || !bytes.Contains(out, []byte(`F32\x1b[2J`)) {
 				t.Errorf("%s → %s (full %v):\n%s", c[0].Model.Name, c[1].Model.Name, full, out)
 			}

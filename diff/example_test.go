@@ -32,7 +32,7 @@ func ExampleModels() {
 	fmt.Println(r.Outcome(), r.Categories)
 	c := r.Tensors.Changed[0]
 	fmt.Printf("%s: max |a-b| %.3g at %d, relative L2 %.3g\n", c.Name, c.Values.MaxAbsDiff, c.Values.MaxAbsDiffIndex, c.Values.RelL2)
-	if err := diff.WriteText(os.Stdout, r, diff.TextOptions{Top: 2}); err != nil {
+	if err := diff.Write(os.Stdout, r, diff.WriteOptions{Top: 2}); err != nil {
 		panic(err)
 	}
 	// Output:
@@ -66,7 +66,7 @@ func ExampleCompare() {
 		return diff.Side{Model: o.Model}
 	}
 	r := diff.Compare(open("../testdata/base.safetensors"), open("../testdata/retitled.safetensors"), diff.Options{})
-	fmt.Println(r.Identical, diff.Summary(r))
+	fmt.Println(r.Identical, diff.Summary(r, nil))
 	// Output:
 	// false tensors: 14 unchanged · metadata: 1 changed, 9 unchanged · tensor data not compared
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // openGGUF writes f to a temporary file and opens it (closed when the test ends).
@@ -69,10 +70,10 @@ func TestRequantization(t *testing.T) {
 		}
 	}
 	var text, md bytes.Buffer
-	if err := WriteText(&text, r, TextOptions{}); err != nil {
+	if err := Write(&text, r, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&md, r); err != nil {
+	if err := Write(&md, r, WriteOptions{Format: textfmt.Markdown}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"~ blk.{0,1}.attn_q.weight  requantised Q4_K → Q6_K, size 288 B → 420 B  (2 tensors)",
@@ -141,7 +142,7 @@ func TestGGUFMetadataTyped(t *testing.T) {
 	}
 
 	var text bytes.Buffer
-	if err := WriteText(&text, r, TextOptions{}); err != nil {
+	if err := Write(&text, r, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

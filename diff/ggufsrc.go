@@ -9,46 +9,6 @@ import (
 	"github.com/stdiff/stdiff/diff/ggufsrc"
 )
 
-// A GGUF file compared with its Hugging Face source is compared by package ggufsrc; these are its
-// types as Report carries them (Report.Source, Change.Transform and Change.MatchesUnder).
-type (
-	// SourceReport is how a GGUF file was compared with its Hugging Face source (Report.Source).
-	SourceReport = ggufsrc.Report
-	// SourcePair is one GGUF tensor and its source.
-	SourcePair = ggufsrc.Pair
-	// TypeSummary is the pairs of one GGUF type.
-	TypeSummary = ggufsrc.TypeSummary
-	// ConfigKey is a GGUF key that restates a key of config.json.
-	ConfigKey = ggufsrc.ConfigKey
-	// Transform names a conversion that llama.cpp's convert_hf_to_gguf.py applies to a tensor.
-	Transform = ggufsrc.Transform
-	// Alternative is a transform under which a pair's values match when they do not under the
-	// converter's.
-	Alternative = ggufsrc.Alternative
-	// PairStatus says how a GGUF tensor compares with its source.
-	PairStatus = ggufsrc.PairStatus
-)
-
-// Transforms and pair statuses (package ggufsrc says what each means).
-const (
-	TransformNone         = ggufsrc.TransformNone
-	TransformPermuteQK    = ggufsrc.TransformPermuteQK
-	TransformNormPlusOne  = ggufsrc.TransformNormPlusOne
-	TransformTranspose    = ggufsrc.TransformTranspose
-	TransformStackExperts = ggufsrc.TransformStackExperts
-	TransformTrimRows     = ggufsrc.TransformTrimRows
-
-	PairEqual         = ggufsrc.PairEqual
-	PairExactRounding = ggufsrc.PairExactRounding
-	PairDiffers       = ggufsrc.PairDiffers
-	PairShape         = ggufsrc.PairShape
-	PairNotCompared   = ggufsrc.PairNotCompared
-)
-
-// ErrUnknownArchitecture is the error of a GGUF file whose general.architecture llama.cpp's name map
-// does not know (or that has none): its tensors cannot be paired with a Hugging Face model's.
-var ErrUnknownArchitecture = ggufsrc.ErrUnknownArchitecture
-
 // NotReadUnsupported: a pair whose GGUF type cannot be dequantised, or whose source dtype cannot be
 // decoded: its values were not compared.
 const NotReadUnsupported NotRead = "unsupported-type"
@@ -113,13 +73,13 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		old, new := ggufsrc.Sides(side, gd, hd)
 		ch := Change{Name: sp.Name, NameB: sp.NameB, Old: old, New: new, Transform: sp.Transform, Heads: sp.Heads}
 		switch sp.Status {
-		case PairShape:
+		case ggufsrc.PairShape:
 			ch.Fields = []string{"shape"}
-		case PairDiffers:
+		case ggufsrc.PairDiffers:
 			ch.Fields, ch.Values, ch.MatchesUnder = []string{"data"}, pr.Values, pr.MatchesUnder
-		case PairEqual, PairExactRounding:
+		case ggufsrc.PairEqual, ggufsrc.PairExactRounding:
 			ch.Values = pr.Values // across dtypes: a conversion, faithful (its values say so)
-		case PairNotCompared:
+		case ggufsrc.PairNotCompared:
 			if readValues {
 				why := NotReadUnsupported
 				if pr.BytesMissing {
@@ -130,7 +90,7 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 		}
 		if old.DType != new.DType { // a dtype change, as between two files, whether values were read or not
 			ch.Fields = append([]string{"dtype"}, ch.Fields...)
-			if sp.Status == PairNotCompared && readValues {
+			if sp.Status == ggufsrc.PairNotCompared && readValues {
 				both++ // changed, and not compared: counted once
 			}
 		}
@@ -167,11 +127,11 @@ func sourceModels(ctx context.Context, a, b *source.Opened, side int, opt Option
 			r.Metadata.Changed = append(r.Metadata.Changed, MetaChange{Key: ck.Key, Old: old, New: new, Kind: "value"})
 		}
 	} else {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteIgnoreMetadata}))
+		r.Notes = append(r.Notes, Note{Code: NoteIgnoreMetadata, plain: true})
 	}
 	r.settle()
 	if !readValues {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteContentNotCompared, Reason: notRead}))
+		r.Notes = append(r.Notes, Note{Code: NoteContentNotCompared, Reason: notRead, plain: true})
 	}
 	return r, nil
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/hash"
 )
 
@@ -73,16 +75,16 @@ func valueChanges(r *Report) []Change {
 // noDType is --fail-on -dtype: a faithful conversion passes.
 var noDType, _ = ParseCategories([]string{"-dtype"})
 
-func statuses(r *Report) map[PairStatus]int {
-	n := map[PairStatus]int{}
+func statuses(r *Report) map[ggufsrc.PairStatus]int {
+	n := map[ggufsrc.PairStatus]int{}
 	for _, p := range r.Source.Pairs {
 		n[p.Status]++
 	}
 	return n
 }
 
-func transforms(r *Report) map[Transform]int {
-	n := map[Transform]int{}
+func transforms(r *Report) map[ggufsrc.Transform]int {
+	n := map[ggufsrc.Transform]int{}
 	for _, p := range r.Source.Pairs {
 		n[p.Transform]++
 	}
@@ -97,19 +99,19 @@ func TestSourceConverted(t *testing.T) {
 	cases := []struct {
 		model     string
 		types     []string
-		transform Transform
+		transform ggufsrc.Transform
 		n         int // pairs under transform
 		pairs     int
 	}{
-		{"llama", []string{"f16", "bf16", "q8_0"}, TransformPermuteQK, 4, 21},
-		{"qwen2", []string{"f16", "q8_0"}, TransformNone, 27, 27},
-		{"qwen3", []string{"f16", "q8_0"}, TransformNone, 24, 24},
-		{"gemma2", []string{"f16", "q8_0"}, TransformNormPlusOne, 9, 24},
-		{"gemma3", []string{"f16"}, TransformNormPlusOne, 13, 28},
-		{"mixtral", []string{"f16", "q8_0"}, TransformStackExperts, 6, 23},
-		{"gpt2", []string{"f16", "bf16", "q8_0"}, TransformTranspose, 8, 28},
-		{"phi3", []string{"f16", "q8_0"}, TransformNone, 15, 15},       // fused qkv_proj and gate_up_proj, as they are
-		{"starcoder2", []string{"f16", "q8_0"}, TransformNone, 36, 36}, // biases and all, names only
+		{"llama", []string{"f16", "bf16", "q8_0"}, ggufsrc.TransformPermuteQK, 4, 21},
+		{"qwen2", []string{"f16", "q8_0"}, ggufsrc.TransformNone, 27, 27},
+		{"qwen3", []string{"f16", "q8_0"}, ggufsrc.TransformNone, 24, 24},
+		{"gemma2", []string{"f16", "q8_0"}, ggufsrc.TransformNormPlusOne, 9, 24},
+		{"gemma3", []string{"f16"}, ggufsrc.TransformNormPlusOne, 13, 28},
+		{"mixtral", []string{"f16", "q8_0"}, ggufsrc.TransformStackExperts, 6, 23},
+		{"gpt2", []string{"f16", "bf16", "q8_0"}, ggufsrc.TransformTranspose, 8, 28},
+		{"phi3", []string{"f16", "q8_0"}, ggufsrc.TransformNone, 15, 15},       // fused qkv_proj and gate_up_proj, as they are
+		{"starcoder2", []string{"f16", "q8_0"}, ggufsrc.TransformNone, 36, 36}, // biases and all, names only
 	}
 	for _, c := range cases {
 		for _, typ := range c.types {
@@ -135,7 +137,7 @@ func TestSourceConverted(t *testing.T) {
 					// A conversion is a dtype change wherever the dtypes differ (exit 1, as between two
 					// files), each such tensor equal or the exact rounding by value; --fail-on -dtype
 					// accepts it.
-					if st[PairDiffers]+st[PairShape]+st[PairNotCompared] > 0 || len(r.Tensors.Changed) == 0 {
+					if st[ggufsrc.PairDiffers]+st[ggufsrc.PairShape]+st[ggufsrc.PairNotCompared] > 0 || len(r.Tensors.Changed) == 0 {
 						t.Errorf("%s: %v, changed %+v", name, st, r.Tensors.Changed)
 					}
 					for _, ch := range r.Tensors.Changed {
@@ -150,11 +152,11 @@ func TestSourceConverted(t *testing.T) {
 					if g := sourceReport(t, filepath.Join(srcDir, c.model), filepath.Join(srcDir, name+".gguf"), ggufFirst, Options{FailOn: gate}); c.model != "gemma3" && g.Outcome() != canon.Clean {
 						t.Errorf("%s --fail-on -dtype: outcome %v, categories %v", name, g.Outcome(), g.Categories)
 					}
-					if c.model == "gpt2" && st[PairExactRounding] == 0 { // F32 source: rounded, not equal
+					if c.model == "gpt2" && st[ggufsrc.PairExactRounding] == 0 { // F32 source: rounded, not equal
 						t.Errorf("%s: no pair is an exact rounding: %v", name, st)
 					}
 				case "q8_0":
-					if r.Outcome() != canon.Found || st[PairDiffers] == 0 {
+					if r.Outcome() != canon.Found || st[ggufsrc.PairDiffers] == 0 {
 						t.Errorf("%s: outcome %v, %v", name, r.Outcome(), st)
 					}
 					for _, ch := range r.Tensors.Changed {
@@ -168,7 +170,7 @@ func TestSourceConverted(t *testing.T) {
 							t.Errorf("%s: %s: %+v", name, ch.Name, ch)
 						}
 					}
-					var q8 *TypeSummary
+					var q8 *ggufsrc.TypeSummary
 					for i := range r.Source.Types {
 						if r.Source.Types[i].Type == "Q8_0" {
 							q8 = &r.Source.Types[i]
@@ -234,7 +236,7 @@ func TestSourceWrongHeads(t *testing.T) {
 		if strings.Contains(ch.NameB, "attn_k") {
 			want = 2
 		}
-		if ch.Transform != TransformPermuteQK || ch.MatchesUnder == nil || ch.MatchesUnder.Transform != TransformPermuteQK || ch.MatchesUnder.Heads != want ||
+		if ch.Transform != ggufsrc.TransformPermuteQK || ch.MatchesUnder == nil || ch.MatchesUnder.Transform != ggufsrc.TransformPermuteQK || ch.MatchesUnder.Heads != want ||
 			!matches(ch.MatchesUnder.Values) {
 			t.Errorf("%s: %+v, matches under %+v", ch.Name, ch, ch.MatchesUnder)
 		}
@@ -253,7 +255,7 @@ func TestSourceWrongHeads(t *testing.T) {
 func TestSourceNoConfig(t *testing.T) {
 	dir := copyModel(t, "llama", func([]byte) []byte { return nil })
 	r := sourceReport(t, dir, filepath.Join(srcDir, "llama-f16.gguf"), true, Options{FailOn: noDType})
-	if r.Outcome() != canon.Clean || r.Source.Config != "" || len(r.Source.ConfigKeys) != 0 || transforms(r)[TransformPermuteQK] != 4 {
+	if r.Outcome() != canon.Clean || r.Source.Config != "" || len(r.Source.ConfigKeys) != 0 || transforms(r)[ggufsrc.TransformPermuteQK] != 4 {
 		t.Errorf("outcome %v, config %q, keys %v, transforms %v", r.Outcome(), r.Source.Config, r.Source.ConfigKeys, transforms(r))
 	}
 }
@@ -292,7 +294,7 @@ func TestSourceMissedTransforms(t *testing.T) {
 	})
 	r := sourceReport(t, filepath.Join(srcDir, "llama"), unpermuted, false, Options{})
 	if len(valueChanges(r)) != 1 || valueChanges(r)[0].NameB != "blk.0.attn_q.weight" || valueChanges(r)[0].MatchesUnder == nil ||
-		valueChanges(r)[0].MatchesUnder.Transform != TransformNone {
+		valueChanges(r)[0].MatchesUnder.Transform != ggufsrc.TransformNone {
 		t.Errorf("unpermuted q: %+v", valueChanges(r))
 	}
 
@@ -305,8 +307,8 @@ func TestSourceMissedTransforms(t *testing.T) {
 		}
 	})
 	r = sourceReport(t, filepath.Join(srcDir, "gemma2"), noPlusOne, true, Options{})
-	if len(valueChanges(r)) != 1 || valueChanges(r)[0].Name != "blk.1.attn_norm.weight" || valueChanges(r)[0].Transform != TransformNormPlusOne ||
-		valueChanges(r)[0].MatchesUnder == nil || valueChanges(r)[0].MatchesUnder.Transform != TransformNone {
+	if len(valueChanges(r)) != 1 || valueChanges(r)[0].Name != "blk.1.attn_norm.weight" || valueChanges(r)[0].Transform != ggufsrc.TransformNormPlusOne ||
+		valueChanges(r)[0].MatchesUnder == nil || valueChanges(r)[0].MatchesUnder.Transform != ggufsrc.TransformNone {
 		t.Errorf("norm without +1: %+v", valueChanges(r))
 	}
 }
@@ -322,7 +324,7 @@ func TestSourceUnknownArch(t *testing.T) {
 	h, g := openPath(t, filepath.Join(srcDir, "llama")), openPath(t, p)
 	_, err := Models(t.Context(), h, g, Options{})
 	var re *canon.ReadError
-	if !errors.Is(err, ErrUnknownArchitecture) || !errors.As(err, &re) || re.Hint == "" || !strings.Contains(err.Error(), `"zzzzz"`) {
+	if !errors.Is(err, ggufsrc.ErrUnknownArchitecture) || !errors.As(err, &re) || re.Hint == "" || !strings.Contains(err.Error(), `"zzzzz"`) {
 		t.Errorf("err = %v", err)
 	}
 	// Metadata alone needs no pairing.
@@ -334,7 +336,7 @@ func TestSourceUnknownArch(t *testing.T) {
 // TestSourceHeaderOnly: without reading values, the pairs and their shapes are still compared.
 func TestSourceHeaderOnly(t *testing.T) {
 	r := sourceReport(t, filepath.Join(srcDir, "gpt2"), filepath.Join(srcDir, "gpt2-q8_0.gguf"), false, Options{HeaderOnly: true})
-	if r.ContentCompared || statuses(r)[PairNotCompared] != 28 || len(valueChanges(r)) != 0 {
+	if r.ContentCompared || statuses(r)[ggufsrc.PairNotCompared] != 28 || len(valueChanges(r)) != 0 {
 		t.Errorf("content %v, %v, changed %+v", r.ContentCompared, statuses(r), r.Tensors.Changed)
 	}
 	// Every dtype that differs is a dtype change, values read or not: never "identical" (exit 1).
@@ -373,7 +375,7 @@ func TestSourceTrimmedEmbedding(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sourceReport(t, dir, gp, false, Options{FailOn: noDType})
-	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Transform != TransformTrimRows || r.Source.Pairs[0].Status != PairEqual || r.Outcome() != canon.Clean {
+	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Transform != ggufsrc.TransformTrimRows || r.Source.Pairs[0].Status != ggufsrc.PairEqual || r.Outcome() != canon.Clean {
 		t.Errorf("pairs %+v, outcome %v, changed %+v", r.Source.Pairs, r.Outcome(), r.Tensors.Changed)
 	}
 	// Rows the source lacks are no trimming.
@@ -382,7 +384,7 @@ func TestSourceTrimmedEmbedding(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = sourceReport(t, dir, gp, false, Options{})
-	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Status != PairShape || r.Outcome() != canon.Found {
+	if len(r.Source.Pairs) != 1 || r.Source.Pairs[0].Status != ggufsrc.PairShape || r.Outcome() != canon.Found {
 		t.Errorf("more rows: pairs %+v, outcome %v", r.Source.Pairs, r.Outcome())
 	}
 }
@@ -439,7 +441,7 @@ func TestSourceSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Source == nil || statuses(r)[PairNotCompared] != 21 || r.ContentCompared || r.Notes[len(r.Notes)-1].Reason != NotReadSnapshot {
+		if r.Source == nil || statuses(r)[ggufsrc.PairNotCompared] != 21 || r.ContentCompared || r.Notes[len(r.Notes)-1].Reason != NotReadSnapshot {
 			t.Errorf("snapshot of the gguf %v: %+v, notes %+v", snapGGUF, r.Source, r.Notes)
 		}
 	}
@@ -514,7 +516,7 @@ func TestSourceNamesOnly(t *testing.T) {
 	} {
 		dir, gp := writePair(t, arch, pairs)
 		r := sourceReport(t, dir, gp, false, Options{})
-		if r.Outcome() != canon.Clean || len(r.Source.Pairs) != len(pairs) || transforms(r)[TransformNone] != len(pairs) || statuses(r)[PairEqual] != len(pairs) {
+		if r.Outcome() != canon.Clean || len(r.Source.Pairs) != len(pairs) || transforms(r)[ggufsrc.TransformNone] != len(pairs) || statuses(r)[ggufsrc.PairEqual] != len(pairs) {
 			t.Errorf("%s: outcome %v, pairs %+v, added %v, removed %v", arch, r.Outcome(), r.Source.Pairs, r.Tensors.Added, r.Tensors.Removed)
 		}
 	}
@@ -534,10 +536,10 @@ func TestSourceMarkdownHTML(t *testing.T) {
 	}
 	r := sourceReport(t, hostile, filepath.Join(srcDir, "llama-f16.gguf"), false, Options{})
 	var md, page bytes.Buffer
-	if err := WriteMarkdown(&md, r); err != nil {
+	if err := Write(&md, r, WriteOptions{Format: textfmt.Markdown}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, r); err != nil {
+	if err := Write(&page, r, WriteOptions{Format: textfmt.HTML}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -9,22 +9,23 @@ import (
 
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 )
 
 // transformText is a transform as the text report shows it, with its head count.
-func transformText(tr Transform, heads int) string {
-	if tr == TransformPermuteQK && heads == 1 {
+func transformText(tr ggufsrc.Transform, heads int) string {
+	if tr == ggufsrc.TransformPermuteQK && heads == 1 {
 		return string(tr) + " (1 head)"
 	}
-	if tr == TransformPermuteQK && heads > 0 {
+	if tr == ggufsrc.TransformPermuteQK && heads > 0 {
 		return fmt.Sprintf("%s (%d heads)", tr, heads)
 	}
 	return string(tr)
 }
 
 // statusText says what a pair status means, for a count of pairs.
-var statusText = map[PairStatus]string{PairEqual: "equal", PairExactRounding: "exact rounding", PairDiffers: "differ",
-	PairShape: "of other shapes", PairNotCompared: "not compared"}
+var statusText = map[ggufsrc.PairStatus]string{ggufsrc.PairEqual: "equal", ggufsrc.PairExactRounding: "exact rounding", ggufsrc.PairDiffers: "differ",
+	ggufsrc.PairShape: "of other shapes", ggufsrc.PairNotCompared: "not compared"}
 
 // source writes how a GGUF file was paired with its Hugging Face source: the name map, config.json,
 // the pairs per status and transform, the per-type summary, and pairs that match under another
@@ -64,24 +65,24 @@ func (t *textWriter) source(r *Report) {
 
 // sourceCounts says how many pairs compare how ("12: 10 equal, 2 differ") and the transforms undone
 // ("permute-qk × 4", "" for none).
-func sourceCounts(s *SourceReport) (pairs, undone string) {
-	count := map[PairStatus]int{}
-	transforms := map[Transform]int{}
+func sourceCounts(s *ggufsrc.Report) (pairs, undone string) {
+	count := map[ggufsrc.PairStatus]int{}
+	transforms := map[ggufsrc.Transform]int{}
 	for _, sp := range s.Pairs {
 		count[sp.Status]++
-		if sp.Transform != TransformNone {
+		if sp.Transform != ggufsrc.TransformNone {
 			transforms[sp.Transform]++
 		}
 	}
 	var parts []string
-	for _, st := range []PairStatus{PairEqual, PairExactRounding, PairDiffers, PairShape, PairNotCompared} {
+	for _, st := range []ggufsrc.PairStatus{ggufsrc.PairEqual, ggufsrc.PairExactRounding, ggufsrc.PairDiffers, ggufsrc.PairShape, ggufsrc.PairNotCompared} {
 		if count[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[st], statusText[st]))
 		}
 	}
 	pairs = fmt.Sprintf("%d: %s", len(s.Pairs), strings.Join(parts, ", "))
 	parts = parts[:0]
-	for _, tr := range []Transform{TransformPermuteQK, TransformNormPlusOne, TransformTranspose, TransformStackExperts, TransformTrimRows} {
+	for _, tr := range []ggufsrc.Transform{ggufsrc.TransformPermuteQK, ggufsrc.TransformNormPlusOne, ggufsrc.TransformTranspose, ggufsrc.TransformStackExperts, ggufsrc.TransformTrimRows} {
 		if transforms[tr] > 0 {
 			parts = append(parts, fmt.Sprintf("%s × %d", tr, transforms[tr]))
 		}
@@ -90,7 +91,7 @@ func sourceCounts(s *SourceReport) (pairs, undone string) {
 }
 
 // typeRows are the per-type summary as table rows, the header first; names are not escaped.
-func typeRows(s *SourceReport) [][]string {
+func typeRows(s *ggufsrc.Report) [][]string {
 	rows := [][]string{{"type", "tensors", "parameters", "bits/weight", "rmse", "max error"}}
 	for _, ts := range s.Types {
 		e, m := "-", "-"
@@ -144,8 +145,8 @@ func sourceChangeRow(c *Change) []string {
 }
 
 // configMismatches are the GGUF keys that restate config.json with another value.
-func configMismatches(s *SourceReport) []ConfigKey {
-	var out []ConfigKey
+func configMismatches(s *ggufsrc.Report) []ggufsrc.ConfigKey {
+	var out []ggufsrc.ConfigKey
 	for _, ck := range s.ConfigKeys {
 		if !ck.Equal {
 			out = append(out, ck)
@@ -197,18 +198,18 @@ func sourceMarkdown(p func(string, ...any), r *Report) {
 
 // htmlSource is the GGUF-source section of WriteHTML.
 type htmlSource struct {
-	*SourceReport
+	*ggufsrc.Report
 	Counts, Undone string
 	Types          [][]string
 	Changes        [][]string
-	Mismatches     []ConfigKey
+	Mismatches     []ggufsrc.ConfigKey
 }
 
 func newHTMLSource(r *Report) *htmlSource {
 	if r.Source == nil {
 		return nil
 	}
-	h := &htmlSource{SourceReport: r.Source, Types: typeRows(r.Source), Mismatches: configMismatches(r.Source)}
+	h := &htmlSource{Report: r.Source, Types: typeRows(r.Source), Mismatches: configMismatches(r.Source)}
 	h.Counts, h.Undone = sourceCounts(r.Source)
 	for _, c := range sourceChanges(r) {
 		h.Changes = append(h.Changes, sourceChangeRow(c))

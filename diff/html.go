@@ -31,10 +31,8 @@ type htmlChange struct {
 	RoundingExact bool
 }
 
-// WriteHTML writes the report as one page: the verdict, the changed tensors in a table that sorts by
-// relative L2 (a bar per row), the added, removed and renamed ones, the metadata that changed (line
-// diffs of long values) and the notes.
-func WriteHTML(w io.Writer, r *Report) error {
+// writeHTML writes the report as one page (Write), its notes' messages filled in (withMessages).
+func writeHTML(w io.Writer, r *Report) error {
 	changes := make([]htmlChange, len(r.Tensors.Changed))
 	top := 0.0
 	for i, c := range r.Tensors.Changed {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	companiondiff "github.com/stdiff/stdiff/diff/companion"
 	"github.com/stdiff/stdiff/diff/linediff"
@@ -26,7 +27,7 @@ func TestHTMLShowsNaNAndRounding(t *testing.T) {
 			{Name: "other.weight", Fields: []string{"data"}, Values: &values.Diff{Count: 100, Differing: 1, RelL2: 0.5}},
 		}}}
 	var b bytes.Buffer
-	if err := WriteHTML(&b, r); err != nil {
+	if err := Write(&b, r, WriteOptions{Format: textfmt.HTML}); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -67,7 +68,7 @@ func TestHTMLShowsCompanionFiles(t *testing.T) {
 	r := &Report{Schema: Schema, A: "a", B: "b", Categories: []Category{CategoryCompanion},
 		Companions: companiondiff.Compare(a, b, true, true)}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r); err != nil {
+	if err := Write(&buf, r, WriteOptions{Format: textfmt.HTML}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -99,10 +100,10 @@ func TestHTMLAndMarkdownShowPromptDiff(t *testing.T) {
 			Lines:  []linediff.Line{{Op: "-", Text: "{{ m.content }}"}, {Op: "+", Text: "<|{{ m.role }}|>{{ m.content }}"}},
 			Prompt: &PromptChange{Lines: []linediff.Line{{Op: "-", Text: "Hello⏎"}, {Op: "+", Text: "<|user|>Hello⏎"}}}}}}}
 	var h, m bytes.Buffer
-	if err := WriteHTML(&h, r); err != nil {
+	if err := Write(&h, r, WriteOptions{Format: textfmt.HTML}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMarkdown(&m, r); err != nil {
+	if err := Write(&m, r, WriteOptions{Format: textfmt.Markdown}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`prompt diff (rendered on a fixed conversation`, `<span class="good">&#43; &lt;|user|&gt;Hello⏎</span>`} {

@@ -17,7 +17,7 @@ import (
 
 // Models compares two opened models (source.Open: a file, a shard set, a URL, hf://), as `stdiff diff`
 // does. Before reading any tensor byte it refuses a model whose header could not be read at all (a
-// *canon.ReadError) and patterns of opt that would filter nothing (a *PatternError, see
+// *canon.ReadError) and patterns of opt that would filter nothing (a *pattern.Error, see
 // Options.CheckPatterns), and a tolerance that is negative or not finite (values.ErrTolerance).
 //
 // Two local models are compared by value unless opt.HeaderOnly: tensors of the same dtype and shape
@@ -110,7 +110,7 @@ func models(ctx context.Context, a, b *source.Opened, opt Options) (*Report, err
 			r := build(sides[0], sides[1], opt, m, nil, "")
 			for _, c := range r.Categories {
 				if c != CategoryRenamed && r.Fails(c) { // bytes may turn a likely rename into removed + added
-					r.Notes = append(r.Notes, newNote(Note{Code: NoteStoppedEarly}))
+					r.Notes = append(r.Notes, Note{Code: NoteStoppedEarly})
 					return r, nil
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
+	"github.com/stdiff/stdiff/diff/pattern"
 )
 
 // counted is a source that counts the bytes read from it.
@@ -48,11 +49,11 @@ func TestModels(t *testing.T) {
 	var n atomic.Int64
 	base, retrained := opened(t, "base.safetensors", &n), opened(t, "retrained.safetensors", &n)
 
-	r, err := Models(t.Context(), base, retrained, Options{HeaderOnly: true, Flags: testFlags})
+	r, err := Models(t.Context(), base, retrained, Options{HeaderOnly: true})
 	if err != nil || r.ContentCompared || !r.Identical || n.Load() != 0 {
 		t.Fatalf("headers only: identical %v, content compared %v, %d bytes read, %v", r.Identical, r.ContentCompared, n.Load(), err)
 	}
-	if s := Summary(r); !strings.HasSuffix(s, " · tensor data not compared (--header-only)") || r.Notes[0].Reason != NotReadHeaderOnly {
+	if s := Summary(r, testFlags); !strings.HasSuffix(s, " · tensor data not compared (--header-only)") || r.Notes[0].Reason != NotReadHeaderOnly {
 		t.Errorf("header only: summary %q, notes %+v", s, r.Notes)
 	}
 	var progress atomic.Int64
@@ -74,8 +75,8 @@ func TestModels(t *testing.T) {
 		t.Errorf("a NaN tolerance: %v, %d bytes read", err, n.Load())
 	}
 	_, err = Models(t.Context(), base, retrained, Options{Content: true, Tensors: []string{"layrs.*"}})
-	var pe *PatternError
-	if !errors.As(err, &pe) || pe.Pattern != "layrs.*" || !errors.Is(err, ErrNoMatch) || n.Load() != 0 {
+	var pe *pattern.Error
+	if !errors.As(err, &pe) || pe.Pattern != "layrs.*" || !errors.Is(err, pattern.ErrNoMatch) || n.Load() != 0 {
 		t.Errorf("a pattern matching nothing: %v, %d bytes read", err, n.Load())
 	}
 	_, err = Models(t.Context(), base, retrained, Options{Content: true, MetadataOnly: true})
@@ -112,11 +113,11 @@ func (f *full) Write(p []byte) (int, error) {
 func TestWritersReturnErrors(t *testing.T) {
 	r := Compare(fixture(t, "base.safetensors", false), fixture(t, "changed.safetensors", false), Options{})
 	for name, write := range map[string]func(io.Writer) error{
-		"text":     func(w io.Writer) error { return WriteText(w, r, TextOptions{}) },
-		"full":     func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) },
-		"markdown": func(w io.Writer) error { return WriteMarkdown(w, r) },
-		"json":     func(w io.Writer) error { return WriteJSON(w, r) },
-		"jsonl":    func(w io.Writer) error { return WriteJSONL(w, r) },
+		"text":     func(w io.Writer) error { return Write(w, r, WriteOptions{}) },
+		"full":     func(w io.Writer) error { return Write(w, r, WriteOptions{Full: true}) },
+		"markdown": func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.Markdown}) },
+		"json":     func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) },
+		"jsonl":    func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSONL}) },
 	} {
 		f := &full{limit: 100}
 		if err := write(f); !errors.Is(err, errFull) {
@@ -134,8 +135,8 @@ func TestWritersReturnErrors(t *testing.T) {
 // TestJSONL: the JSONL form is the JSON report on one line, the same fields in the same order.
 func TestJSONL(t *testing.T) {
 	r := Compare(fixture(t, "base.safetensors", false), fixture(t, "changed.safetensors", false), Options{})
-	js := written(t, func(w io.Writer) error { return WriteJSON(w, r) })
-	line := written(t, func(w io.Writer) error { return WriteJSONL(w, r) })
+	js := written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) })
+	line := written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSONL}) })
 	if strings.Count(string(line), "\n") != 1 || !strings.HasPrefix(string(line), `{"schema":"stdiff.diff/v1",`) {
 		t.Fatalf("not one line starting with the schema: %.80s", line)
 	}
@@ -154,7 +155,7 @@ var testFlags = textfmt.Flags(func(option string) string {
 		"IgnoreMetadata": "--ignore-metadata", "IgnoreKeys": "--ignore-key", "IgnoreVolatile": "--ignore-volatile", "Content": "--content"}[option]
 })
 
-// TestNotesWithoutFlags: without Options.Flags, no note names an option; with them, each names the
+// TestNotesWithoutFlags: without WriteOptions.Flags, no note names an option; with them, each names the
 // options that decided it, as the CLI words them.
 func TestNotesWithoutFlags(t *testing.T) {
 	for _, c := range []struct {
@@ -167,12 +168,52 @@ func TestNotesWithoutFlags(t *testing.T) {
 		{Note{Code: NoteContentNotCompared, Reason: NotReadHeaderOnly}, "tensor data not compared", "tensor data not compared (--header-only)"},
 		{Note{Code: NoteContentNotCompared, Reason: NotReadRemote}, "tensor data not compared (remote)", "tensor data not compared (remote; --content reads it)"},
 	} {
-		n := newNote(c.n)
-		if got := worded(n, nil).Message; got != c.bare {
+		n := c.n
+		if got := worded(n, nil); got != c.bare {
 			t.Errorf("%s without flags: %q, want %q", c.n.Code, got, c.bare)
 		}
-		if got := worded(n, testFlags).Message; got != c.cli {
+		if got := worded(n, testFlags); got != c.cli {
 			t.Errorf("%s with the CLI's flags: %q, want %q", c.n.Code, got, c.cli)
 		}
+	}
+}
+
+// TestNotesWordedWhenWritten: a report's notes are data (code and particulars) until it is written:
+// Models words none, and each writer words them as it writes, naming options as its WriteOptions.Flags
+// names them, the report left as it was. A GGUF compared with its source names no option in its notes,
+// whatever the flags (as before notes were worded when written).
+func TestNotesWordedWhenWritten(t *testing.T) {
+	r, err := Models(t.Context(), opened(t, "base.safetensors", new(atomic.Int64)), opened(t, "retrained.safetensors", new(atomic.Int64)), Options{MetadataOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Notes) != 1 || r.Notes[0].Code != NoteMetadataOnly || r.Notes[0].Message != "" {
+		t.Fatalf("notes as Models returns them %+v, want one metadata-only note without words", r.Notes)
+	}
+	for _, c := range []struct {
+		opt  WriteOptions
+		want string
+	}{
+		{WriteOptions{Format: textfmt.JSON}, `"message": "tensors not compared"`},
+		{WriteOptions{Format: textfmt.JSON, Flags: testFlags}, `"message": "tensors not compared (--metadata-only)"`},
+		{WriteOptions{Format: textfmt.JSONL, Flags: testFlags}, `"message":"tensors not compared (--metadata-only)"`},
+		{WriteOptions{Flags: testFlags}, "\n  tensors not compared (--metadata-only)\n"},
+		{WriteOptions{}, "\n  tensors not compared\n"},
+		{WriteOptions{Format: textfmt.Markdown, Flags: testFlags}, "- tensors not compared (--metadata-only)\n"},
+		{WriteOptions{Format: textfmt.HTML, Flags: testFlags}, "</code> tensors not compared (--metadata-only)</li>"},
+	} {
+		out := string(written(t, func(w io.Writer) error { return Write(w, r, c.opt) }))
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s with flags %v: no %q in\n%s", c.opt.Format, c.opt.Flags != nil, c.want, out)
+		}
+		if r.Notes[0].Message != "" {
+			t.Fatalf("writing %s worded the report's note: %q", c.opt.Format, r.Notes[0].Message)
+		}
+	}
+
+	src := sourceReport(t, filepath.Join(srcDir, "gpt2"), filepath.Join(srcDir, "gpt2-q8_0.gguf"), false, Options{HeaderOnly: true, IgnoreMetadata: true})
+	text := string(written(t, func(w io.Writer) error { return Write(w, src, WriteOptions{Flags: testFlags}) }))
+	if !strings.Contains(text, "\n  metadata not compared\n") || !strings.Contains(text, "\n  tensor data not compared\n") {
+		t.Errorf("a GGUF and its source, written with flags: notes name options:\n%s", text)
 	}
 }

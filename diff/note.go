@@ -67,7 +67,8 @@ const (
 	NoteKeyOrder = NoteCode(delta.KeyOrder)
 )
 
-// Note is one note of a report: its code, the particulars its message is made from, and the message.
+// Note is one note of a report: its code and the particulars its message is made from. A note is
+// data until it is written: Write words it (and fills Message in the JSON and the page it writes).
 type Note struct {
 	Code NoteCode `json:"code"`
 	// Key is the metadata key a note is about; Old and New the two sides' values, as the message shows them.
@@ -78,8 +79,12 @@ type Note struct {
 	Count int `json:"count,omitempty"`
 	// Reason is why tensor bytes were not compared (scope.content-not-compared), when known.
 	Reason NotRead `json:"reason,omitempty"`
-	// Message is the note in words, made from the code and the particulars.
+	// Message is the note in words, made from the code and the particulars when the report is written:
+	// Write fills it in, naming the caller's options as WriteOptions.Flags gives them (stdiff's flags).
 	Message string `json:"message"`
+	// plain says the note is worded without the caller's option names (a GGUF compared with its
+	// source: what decided it is not said there).
+	plain bool
 }
 
 // NotRead is why Models read no tensor byte (Note.Reason), or none of one tensor (NotCompared.Reason).
@@ -99,9 +104,70 @@ const (
 // IsLayout reports whether a note is about how the same model is laid out on disk.
 func (c NoteCode) IsLayout() bool { return strings.HasPrefix(string(c), "layout.") }
 
-// worded is n with the options that decided it named in its message, as flags names them
-// (Options.Flags): "tensors not compared (--metadata-only)" for stdiff. Without names it is n.
-func worded(n Note, flags textfmt.Flags) Note {
+// worded is n in words, made from its code and particulars, with the options that decided it named
+// as flags names them (WriteOptions.Flags): "tensors not compared (--metadata-only)" for stdiff;
+// without names, none. It is the one place a note is worded; the writers call it as they write.
+func worded(n Note, flags textfmt.Flags) string {
+	if n.plain {
+		flags = nil
+	}
+	var msg string
+	switch n.Code {
+	case NoteBothInvalid:
+		msg = fmt.Sprintf("the reference reader rejects both models (%s)", n.Old)
+	case NoteMetadataOnly:
+		msg = "tensors not compared"
+	case NoteIgnoreMetadata:
+		msg = "metadata not compared"
+	case NoteKeysIgnored:
+		msg = fmt.Sprintf("%d metadata keys ignored", n.Count)
+	case NoteContentNotCompared:
+		msg = "tensor data not compared"
+		switch n.Reason {
+		case NotReadRemote:
+			msg += " (remote)"
+		case NotReadSnapshot:
+			msg += " (a snapshot holds no values to compare a GGUF's with)"
+		}
+	case NoteBytesMissing:
+		msg = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
+	case NoteBigEndian:
+		msg = "a model is big-endian: tensor bytes compared, not their values"
+	case NoteSnapshot:
+		msg = "a model is a snapshot: tensor bytes compared by digest, values by their summaries (not element-wise), layout not compared"
+	case NoteStoppedEarly:
+		msg = "stopped at the first difference that counts: this report is incomplete"
+	case NoteBookkeeping:
+		show := func(v string) string {
+			if v == "" {
+				return "absent"
+			}
+			return strconv.Quote(v)
+		}
+		msg = fmt.Sprintf("metadata %s is %s → %s (writer bookkeeping, not a difference)", n.Key, show(n.Old), show(n.New))
+	case NoteReformatted:
+		msg = fmt.Sprintf("%d metadata values differ only in JSON formatting or key order", n.Count)
+	case NoteSharding:
+		msg = fmt.Sprintf("stored as %s → %s", n.Old, n.New)
+	case NoteShardMoves:
+		msg = fmt.Sprintf("%s in another shard file (the first, %s: %s → %s)", countIs(n.Count, "tensor"), strconv.Quote(n.Key), n.Old, n.New)
+	case NoteNameOnly:
+		msg = fmt.Sprintf("%s known by name only (shards are missing): dtypes, shapes and bytes not compared", countIs(n.Count, "tensor"))
+	case NoteHeaderSize:
+		msg = fmt.Sprintf("header length differs (%s → %s bytes): formatting, padding or key order", n.Old, n.New)
+	case NoteTensorOrder:
+		msg = "tensors are listed in a different order in the header"
+	case NoteOffsets:
+		msg = "tensor data is laid out differently (other offsets)"
+	case NoteAliasDropped:
+		msg = fmt.Sprintf("%s, a tied alias of %s (the same storage), is dropped: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
+	case NoteAliasAdded:
+		msg = fmt.Sprintf("%s, a tied alias of %s (the same storage), is added: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
+	case NoteKeyOrder:
+		msg = "metadata keys are in a different order"
+	case NoteGraphConstants, NotePairedByValue, NoteGraphCopy, NoteGraphShared:
+		msg = onnxsrc.Message(onnxsrc.NoteCode(n.Code), n.Count, n.Key, n.Old, n.New)
+	}
 	var names []string
 	for _, option := range map[NoteCode][]string{NoteMetadataOnly: {"MetadataOnly"}, NoteIgnoreMetadata: {"IgnoreMetadata"},
 		NoteKeysIgnored: {"IgnoreKeys", "IgnoreVolatile"}}[n.Code] {
@@ -111,75 +177,14 @@ func worded(n Note, flags textfmt.Flags) Note {
 	}
 	switch {
 	case len(names) > 0:
-		n.Message += " (" + strings.Join(names, "/") + ")"
+		msg += " (" + strings.Join(names, "/") + ")"
 	case n.Code != NoteContentNotCompared:
 	case n.Reason == NotReadHeaderOnly && flags.Of("HeaderOnly") != "":
-		n.Message += " (" + flags.Of("HeaderOnly") + ")"
+		msg += " (" + flags.Of("HeaderOnly") + ")"
 	case n.Reason == NotReadRemote && flags.Of("Content") != "": // "(remote)" says what reads it
-		n.Message = strings.TrimSuffix(n.Message, ")") + "; " + flags.Of("Content") + " reads it)"
+		msg = strings.TrimSuffix(msg, ")") + "; " + flags.Of("Content") + " reads it)"
 	}
-	return n
-}
-
-// newNote makes a note and its message from its code and particulars.
-func newNote(n Note) Note {
-	switch n.Code {
-	case NoteBothInvalid:
-		n.Message = fmt.Sprintf("the reference reader rejects both models (%s)", n.Old)
-	case NoteMetadataOnly:
-		n.Message = "tensors not compared"
-	case NoteIgnoreMetadata:
-		n.Message = "metadata not compared"
-	case NoteKeysIgnored:
-		n.Message = fmt.Sprintf("%d metadata keys ignored", n.Count)
-	case NoteContentNotCompared:
-		n.Message = "tensor data not compared"
-		switch n.Reason {
-		case NotReadRemote:
-			n.Message += " (remote)"
-		case NotReadSnapshot:
-			n.Message += " (a snapshot holds no values to compare a GGUF's with)"
-		}
-	case NoteBytesMissing:
-		n.Message = textfmt.Plural(n.Count, "tensor") + " past the end of the file: bytes not compared"
-	case NoteBigEndian:
-		n.Message = "a model is big-endian: tensor bytes compared, not their values"
-	case NoteSnapshot:
-		n.Message = "a model is a snapshot: tensor bytes compared by digest, values by their summaries (not element-wise), layout not compared"
-	case NoteStoppedEarly:
-		n.Message = "stopped at the first difference that counts: this report is incomplete"
-	case NoteBookkeeping:
-		show := func(v string) string {
-			if v == "" {
-				return "absent"
-			}
-			return strconv.Quote(v)
-		}
-		n.Message = fmt.Sprintf("metadata %s is %s → %s (writer bookkeeping, not a difference)", n.Key, show(n.Old), show(n.New))
-	case NoteReformatted:
-		n.Message = fmt.Sprintf("%d metadata values differ only in JSON formatting or key order", n.Count)
-	case NoteSharding:
-		n.Message = fmt.Sprintf("stored as %s → %s", n.Old, n.New)
-	case NoteShardMoves:
-		n.Message = fmt.Sprintf("%s in another shard file (the first, %s: %s → %s)", countIs(n.Count, "tensor"), strconv.Quote(n.Key), n.Old, n.New)
-	case NoteNameOnly:
-		n.Message = fmt.Sprintf("%s known by name only (shards are missing): dtypes, shapes and bytes not compared", countIs(n.Count, "tensor"))
-	case NoteHeaderSize:
-		n.Message = fmt.Sprintf("header length differs (%s → %s bytes): formatting, padding or key order", n.Old, n.New)
-	case NoteTensorOrder:
-		n.Message = "tensors are listed in a different order in the header"
-	case NoteOffsets:
-		n.Message = "tensor data is laid out differently (other offsets)"
-	case NoteAliasDropped:
-		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is dropped: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
-	case NoteAliasAdded:
-		n.Message = fmt.Sprintf("%s, a tied alias of %s (the same storage), is added: not a difference", strconv.Quote(n.Key), strconv.Quote(n.Old))
-	case NoteKeyOrder:
-		n.Message = "metadata keys are in a different order"
-	case NoteGraphConstants, NotePairedByValue, NoteGraphCopy, NoteGraphShared:
-		n.Message = onnxsrc.Message(onnxsrc.NoteCode(n.Code), n.Count, n.Key, n.Old, n.New)
-	}
-	return n
+	return msg
 }
 
 // countIs is "1 tensor is" or "2 tensors are".

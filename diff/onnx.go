@@ -5,6 +5,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
 )
 
@@ -31,7 +32,7 @@ func onnxMatching(ctx context.Context, a, b *source.Opened, side int, opt Option
 	sd := res.Sided(o.Model, s.Model, side)
 	m := matching{matched: sd.Matched, removed: sd.Removed, added: sd.Added, onnx: &sd}
 	for _, n := range sd.Notes {
-		m.notes = append(m.notes, newNote(Note{Code: NoteCode(n.Code), Count: n.Count, Key: n.Key, Old: n.Old, New: n.New}))
+		m.notes = append(m.notes, Note{Code: NoteCode(n.Code), Count: n.Count, Key: n.Key, Old: n.Old, New: n.New})
 	}
 	return m, nil
 }
@@ -50,7 +51,7 @@ func pairedAs(r *Report) map[string]string {
 			out = map[string]string{}
 		}
 		s := "  (as " + textfmt.Escape(c.NameB)
-		if c.Transform != "" && c.Transform != TransformNone {
+		if c.Transform != "" && c.Transform != ggufsrc.TransformNone {
 			s += ", " + string(c.Transform) + " undone"
 		}
 		out[c.Name] = s + ")"
@@ -61,7 +62,7 @@ func pairedAs(r *Report) map[string]string {
 // valuesShape is the shape a change's values were compared in: side a's, but the source's (side b)
 // for a transposed ONNX initializer on side a.
 func valuesShape(c *Change) []uint64 {
-	if c.Transform == TransformTranspose && c.NameB != "" && c.Old.Name == c.NameB && c.New.Name == c.Name {
+	if c.Transform == ggufsrc.TransformTranspose && c.NameB != "" && c.Old.Name == c.NameB && c.New.Name == c.Name {
 		return c.New.Shape
 	}
 	return c.Old.Shape

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/diff/ggufsrc"
 )
 
 // TestONNXExportAgainstSource: torch.onnx.export stores Linear weights transposed as onnx::MatMul_N
@@ -47,7 +48,7 @@ func TestONNXExportAgainstSource(t *testing.T) {
 			t.Fatalf("%s → %s: categories %v, tensors %+v", tc.a, tc.b, r.Categories, r.Tensors)
 		}
 		c := r.Tensors.Changed[0]
-		if c.Name != "fc1.weight" || c.NameB != "onnx::MatMul_30" || c.Transform != TransformTranspose || c.Values == nil || math.Abs(c.Values.MaxAbsDiff-0.5) > 1e-6 || c.Values.Differing != 1 {
+		if c.Name != "fc1.weight" || c.NameB != "onnx::MatMul_30" || c.Transform != ggufsrc.TransformTranspose || c.Values == nil || math.Abs(c.Values.MaxAbsDiff-0.5) > 1e-6 || c.Values.Differing != 1 {
 			t.Errorf("%s → %s: change %+v values %+v", tc.a, tc.b, c, c.Values)
 		}
 	}
@@ -79,8 +80,8 @@ func TestValuesShape(t *testing.T) {
 	src := Tensor{Name: "fc1.weight", Shape: []uint64{12, 8}}
 	onnx := Tensor{Name: "onnx::MatMul_30", Shape: []uint64{8, 12}}
 	for _, c := range []Change{
-		{Name: "fc1.weight", NameB: "onnx::MatMul_30", Transform: TransformTranspose, Old: src, New: onnx},
-		{Name: "fc1.weight", NameB: "onnx::MatMul_30", Transform: TransformTranspose, Old: onnx, New: src},
+		{Name: "fc1.weight", NameB: "onnx::MatMul_30", Transform: ggufsrc.TransformTranspose, Old: src, New: onnx},
+		{Name: "fc1.weight", NameB: "onnx::MatMul_30", Transform: ggufsrc.TransformTranspose, Old: onnx, New: src},
 	} {
 		if got := coords(valuesShape(&c), 9); got != "[1, 1]" {
 			t.Errorf("%s → %s: index 9 at %s, want [1, 1] of [12, 8]", c.Old.Name, c.New.Name, got)

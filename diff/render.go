@@ -14,8 +14,11 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// TextOptions tune the text rendering.
-type TextOptions struct {
+// WriteOptions say how Write writes a report: its format, how the text looks, and the words for the
+// caller's options.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL (the report on one line), Markdown or HTML.
+	Format textfmt.Format
 	// Palette colours the text (red for old, green for new) when its On is set.
 	Palette textfmt.Palette
 	// Full lists every tensor instead of folding alike changes into one line per group.
@@ -25,15 +28,17 @@ type TextOptions struct {
 	// Top is how many of the tensors whose values changed most are listed with their statistics
 	// (default 10); Full lists every one.
 	Top int
-	// Flags, when set, names Full as the caller's users give it, where the text says what lists the
-	// tensors it folded: "… and 3 more (--full lists them)".
+	// Flags, when set, names the caller's options as its users give them, in every format: in the
+	// notes about what an option left out (Options.MetadataOnly and others: stdiff's notes say
+	// "tensors not compared (--metadata-only)"), and, in the text, where it says what lists the tensors
+	// it folded (Full: "… and 3 more (--full lists them)").
 	Flags textfmt.Flags
 }
 
 // textWriter writes a report; after the first write error it writes nothing and keeps the error.
 type textWriter struct {
 	w   io.Writer
-	opt TextOptions
+	opt WriteOptions
 	err error
 }
 
@@ -43,16 +48,46 @@ func (t *textWriter) printf(format string, args ...any) {
 	}
 }
 
-// WriteJSON writes a report as indented JSON (schema stdiff.diff/v1), as textfmt.WriteJSON does.
-func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+// Write writes a report in opt.Format, its notes worded as it writes them (opt.Flags naming the
+// caller's options). Text is for a terminal: each change with its path, a marker (- removed, + added,
+// ~ changed, → renamed) and old and new values, value diffs folded, a summary line last. JSON is the
+// report indented (schema stdiff.diff/v1, as textfmt.WriteJSON writes it), each note with its
+// message; JSONL the same fields on one line of compact JSON. Markdown is for a pull request comment:
+// names and values from the files are escaped with package canon/markdown, so none of them can add
+// markup, raw HTML or table cells. HTML is one page: the verdict, the changed tensors in a table that
+// sorts by relative L2 (a bar per row), the added, removed and renamed ones, the metadata that changed
+// (line diffs of long values) and the notes. It returns the first write error.
+func Write(w io.Writer, r *Report, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, withMessages(r, opt.Flags))
+	case textfmt.JSONL:
+		return textfmt.WriteJSONL(w, withMessages(r, opt.Flags))
+	case textfmt.Markdown:
+		return writeMarkdown(w, r, opt.Flags)
+	case textfmt.HTML:
+		return writeHTML(w, withMessages(r, opt.Flags))
+	}
+	return writeText(w, r, opt)
+}
 
-// WriteJSONL writes a report as one line of compact JSON: the same fields as WriteJSON.
-func WriteJSONL(w io.Writer, r *Report) error { return textfmt.WriteJSONL(w, r) }
+// withMessages is r with each note's Message, for the writers that write the field: a copy of r when
+// it has notes (r is left as it is).
+func withMessages(r *Report, flags textfmt.Flags) *Report {
+	if len(r.Notes) == 0 {
+		return r
+	}
+	cp := *r
+	cp.Notes = make([]Note, len(r.Notes))
+	for i, n := range r.Notes {
+		n.Message = worded(n, flags)
+		cp.Notes[i] = n
+	}
+	return &cp
+}
 
-// WriteText writes a report for a terminal: each change with its path, a marker (- removed, + added,
-// ~ changed, → renamed) and old and new values, value diffs folded, a summary line last. It returns
-// the first write error.
-func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+// writeText writes a report for a terminal (Write).
+func writeText(w io.Writer, r *Report, opt WriteOptions) error {
 	if opt.Context <= 0 {
 		opt.Context = 2
 	}
@@ -109,10 +144,10 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	if len(r.Notes) > 0 {
 		t.printf("\n%s\n", t.opt.Palette.Dim("notes"))
 		for _, n := range r.Notes {
-			t.printf("  %s\n", t.opt.Palette.Dim(n.Message))
+			t.printf("  %s\n", t.opt.Palette.Dim(worded(n, t.opt.Flags)))
 		}
 	}
-	t.printf("\n%s\n", Summary(r))
+	t.printf("\n%s\n", Summary(r, t.opt.Flags))
 	return t.err
 }
 
@@ -240,7 +275,7 @@ func (t *textWriter) mostChanged(most []*Change) {
 	}
 }
 
-// listsThem says which option lists what text left out, " (--full lists them)", as TextOptions.Flags
+// listsThem says which option lists what text left out, " (--full lists them)", as WriteOptions.Flags
 // names Full: "" when it does not.
 func (t *textWriter) listsThem() string {
 	if f := t.opt.Flags.Of("Full"); f != "" {
@@ -389,8 +424,9 @@ func shortValueText(v string) string {
 }
 
 // Summary is the report's last line: counts per kind, or that the models are identical (or equal
-// within the tolerance); and when tensor data was not compared, that it was not, and why.
-func Summary(r *Report) string {
+// within the tolerance); and when tensor data was not compared, that it was not, and why (with the
+// option named, as flags names it: WriteOptions.Flags).
+func Summary(r *Report, flags textfmt.Flags) string {
 	t, m := &r.Tensors, &r.Metadata
 	within, equal := 0, 0
 	for i := range t.Changed {
@@ -407,8 +443,8 @@ func Summary(r *Report) string {
 		for _, n := range r.Notes {
 			switch {
 			case n.Code != NoteContentNotCompared:
-			case n.Reason == NotReadHeaderOnly: // with the option named, as Options.Flags names it
-				notRead = " · " + n.Message
+			case n.Reason == NotReadHeaderOnly: // with the option named, as flags names it
+				notRead = " · " + worded(n, flags)
 			case n.Reason == NotReadRemote:
 				notRead += " (remote)"
 			}
@@ -473,14 +509,13 @@ func Summary(r *Report) string {
 	return strings.Join(parts, " · ") + notRead
 }
 
-// WriteMarkdown writes a report for a pull request comment. Names and values from the files are
-// escaped with package canon/markdown, so none of them can add markup, raw HTML or table cells. It
-// returns the first write error.
-func WriteMarkdown(w io.Writer, r *Report) error {
-	t := &textWriter{w: w} // no colour
+// writeMarkdown writes a report for a pull request comment (Write), its notes and summary worded
+// with flags.
+func writeMarkdown(w io.Writer, r *Report, flags textfmt.Flags) error {
+	t := &textWriter{w: w} // no colour, nothing said of the options but in the notes
 	p := t.printf
 	p("### stdiff: %s → %s\n\n", markdown.Code(r.A), markdown.Code(r.B))
-	p("**%s**\n", markdown.Text(Summary(r)))
+	p("**%s**\n", markdown.Text(Summary(r, flags)))
 	if v := &r.Verdict; v.Changed {
 		p("\n| | verdict | change |\n|---|---|---|\n| ~ | reference reader | %s → %s |\n", markdown.Text(v.A.String()), markdown.Text(v.B.String()))
 	}
@@ -578,7 +613,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Notes) > 0 {
 		p("\n")
 		for _, n := range r.Notes {
-			p("- %s\n", markdown.Text(n.Message))
+			p("- %s\n", markdown.Text(worded(n, flags)))
 		}
 	}
 	return t.err

@@ -33,10 +33,10 @@ func shardNotes(r *Report, a, b *canon.Model, matched [][2]int) {
 		}
 		slices.SortFunc(r.Tensors.Moved, func(x, y Move) int { return strings.Compare(x.Name, y.Name) })
 		if m := r.Tensors.Moved; len(m) > 0 {
-			r.Notes = append(r.Notes, newNote(Note{Code: NoteShardMoves, Count: len(m), Key: m[0].Name, Old: m[0].From, New: m[0].To}))
+			r.Notes = append(r.Notes, Note{Code: NoteShardMoves, Count: len(m), Key: m[0].Name, Old: m[0].From, New: m[0].To})
 		}
 	}
 	if nameOnly > 0 {
-		r.Notes = append(r.Notes, newNote(Note{Code: NoteNameOnly, Count: nameOnly}))
+		r.Notes = append(r.Notes, Note{Code: NoteNameOnly, Count: nameOnly})
 	}
 }

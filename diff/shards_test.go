@@ -46,8 +46,8 @@ func TestIndexesWithoutShards(t *testing.T) {
 	var codes []NoteCode
 	for _, n := range r.Notes {
 		codes = append(codes, n.Code)
-		if n.Code == NoteShardMoves && n.Message != `1 tensor is in another shard file (the first, "layers.0.w": m-1.safetensors → m-2.safetensors)` {
-			t.Errorf("message %q", n.Message)
+		if msg := worded(n, nil); n.Code == NoteShardMoves && msg != `1 tensor is in another shard file (the first, "layers.0.w": m-1.safetensors → m-2.safetensors)` {
+			t.Errorf("message %q", msg)
 		}
 	}
 	if !slices.Contains(codes, NoteShardMoves) || !slices.Contains(codes, NoteNameOnly) || r.Identical {

@@ -17,6 +17,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -132,7 +133,7 @@ func TestValuesKnownAnswers(t *testing.T) {
 		t.Errorf("overflow: %+v, categories %v", d, r.Categories)
 	}
 	var text strings.Builder
-	if err := WriteText(&text, r, TextOptions{}); err != nil || !strings.Contains(text.String(), "exact F16 rounding of the F32 values, Inf 0 → 1") {
+	if err := Write(&text, r, WriteOptions{}); err != nil || !strings.Contains(text.String(), "exact F16 rounding of the F32 values, Inf 0 → 1") {
 		t.Errorf("text (%v):\n%s", err, text.String())
 	}
 }
@@ -271,7 +272,7 @@ func TestTolerance(t *testing.T) {
 		if r.Tolerance == nil || *r.Tolerance != c.tol || r.Identical {
 			t.Errorf("%s: tolerance %+v, identical %v", c.name, r.Tolerance, r.Identical)
 		}
-		if s := Summary(r); c.within && s != "equal within tolerance: 1 tensors differ within it (1 tensors, 0 metadata keys compared)" {
+		if s := Summary(r, nil); c.within && s != "equal within tolerance: 1 tensors differ within it (1 tensors, 0 metadata keys compared)" {
 			t.Errorf("%s: summary %q", c.name, s)
 		}
 	}
@@ -373,10 +374,10 @@ func TestValueGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, c.golden+".txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Top: 3, Flags: testFlags}) }))
-		golden(t, c.golden+"-full.txt", written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{Full: true}) }))
-		golden(t, c.golden+".md", written(t, func(w io.Writer) error { return WriteMarkdown(w, r) }))
-		golden(t, c.golden+".json", written(t, func(w io.Writer) error { return WriteJSON(w, r) }))
+		golden(t, c.golden+".txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Top: 3, Flags: testFlags}) }))
+		golden(t, c.golden+"-full.txt", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Full: true}) }))
+		golden(t, c.golden+".md", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.Markdown}) }))
+		golden(t, c.golden+".json", written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{Format: textfmt.JSON}) }))
 	}
 }
 
@@ -400,7 +401,7 @@ func TestUnreadIsNotUnchanged(t *testing.T) {
 		if r.Outcome() != canon.Found || r.Identical {
 			t.Errorf("fail on %v: outcome %v, identical %v", failOn, r.Outcome(), r.Identical)
 		}
-		if s := Summary(r); !strings.Contains(s, "tensors: 1 not compared, 1 unchanged") {
+		if s := Summary(r, nil); !strings.Contains(s, "tensors: 1 not compared, 1 unchanged") {
 			t.Errorf("summary %q", s)
 		}
 	}
@@ -480,7 +481,7 @@ func TestEqualValuesApart(t *testing.T) {
 	if g := groups["layers.{0..2}.moved"]; g.Count != 3 || g.ValuesEqual != "" {
 		t.Errorf("moved: %+v", g)
 	}
-	text := string(written(t, func(w io.Writer) error { return WriteText(w, r, TextOptions{}) }))
+	text := string(written(t, func(w io.Writer) error { return Write(w, r, WriteOptions{}) }))
 	for _, want := range []string{"layers.{0..2}.zero   bytes differ, values equal: sign of zero  (3 tensors)\n",
 		"nan                  bytes differ, values equal: NaN payload\n", "tensors: 7 changed (4 with equal values)"} {
 		if !strings.Contains(text, want) {

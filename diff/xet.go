@@ -56,7 +56,7 @@ func localFile(o *source.Opened) (string, bool) {
 	return "", false
 }
 
-// xet writes the Xet share in words, for WriteText.
+// xet writes the Xet share in words, for the text (Write).
 func (t *textWriter) xet(x *XetShare) {
 	pct := 100.0
 	if x.BBytes > 0 {

@@ -65,7 +65,7 @@ func TestModelsXet(t *testing.T) {
 		t.Fatalf("xet %+v", x)
 	}
 	var text bytes.Buffer
-	if err := WriteText(&text, r, TextOptions{}); err != nil || !strings.Contains(text.String(), "of B is made of A's chunks: ") {
+	if err := Write(&text, r, WriteOptions{}); err != nil || !strings.Contains(text.String(), "of B is made of A's chunks: ") {
 		t.Errorf("text:\n%s", text.String())
 	}
 	if _, err := Models(ctx, open(pa), &source.Opened{Model: open(pb).Model, Remote: true}, Options{Xet: true, HeaderOnly: true}); !errors.Is(err, hash.ErrXetNotLocal) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/zeebo/blake3"
 )
@@ -69,7 +70,7 @@ func HasDataSection(m *canon.Model, size int64) bool {
 	if m.Shards != nil {
 		return true
 	}
-	return size >= 8 && m.HeaderLen <= canon.MaxHeaderLen && 8+int64(m.HeaderLen) <= size
+	return size >= 8 && m.HeaderLen <= finding.MaxHeaderLen && 8+int64(m.HeaderLen) <= size
 }
 
 const (
@@ -265,6 +266,6 @@ func FileHashesOf(ctx context.Context, src canon.Source, m *canon.Model) (map[st
 
 // VerifyEmbedded compares the hashes a trainer embedded in the metadata with the real AutoV3 (see
 // lora.VerifyEmbedded).
-func VerifyEmbedded(m *canon.Model, autoV3 Hex) []canon.Finding {
+func VerifyEmbedded(m *canon.Model, autoV3 Hex) []finding.Finding {
 	return lora.VerifyEmbedded(m, string(autoV3))
 }

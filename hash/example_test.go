@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -17,13 +18,13 @@ func Example() {
 		return
 	}
 	defer o.Close()
-	fmt.Println(hash.StructureID(o.Model))
+	fmt.Println(canon.StructureID(o.Model))
 	digests, err := hash.TensorDigests(context.Background(), o.Source, o.Model, hash.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(hash.ContentID(o.Model, digests))
+	fmt.Println(canon.ContentID(o.Model, digests))
 	// Output:
 	// st1:2214b9a31a162d668bd115a90d5485a33e3fbcd3838c341d69c8ac453b7b1170
 	// ct1:ac1e89325965ec67dff36a176fbce0def6bc957fc25c723de0974c94662492f9
@@ -34,7 +35,7 @@ func Example() {
 func ExampleRun() {
 	r := hash.Run(context.Background(), []string{"../testdata/base.safetensors"}, hash.Options{Content: true})
 	var manifest strings.Builder
-	if err := hash.WriteText(&manifest, r, hash.TextOptions{}); err != nil {
+	if err := hash.Write(&manifest, r, hash.WriteOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

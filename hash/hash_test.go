@@ -38,7 +38,7 @@ func ids(t *testing.T, b []byte) (structure, content string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return StructureID(m), ContentID(m, d)
+	return canon.StructureID(m), canon.ContentID(m, d)
 }
 
 func sample() stfile.File {

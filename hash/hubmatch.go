@@ -198,9 +198,22 @@ func (r *HubMatchReport) Outcome() canon.Outcome {
 	return o
 }
 
-// WriteHubMatchText writes a line per local file: `<path>: <hub path> (<by>)` for each Hub file it
-// equals, or `<path>: not in <repo>`.
-func WriteHubMatchText(w io.Writer, r *HubMatchReport, opt TextOptions) error {
+// WriteHubMatch writes the report in opt.Format. Text is a line per local file: `<path>: <hub path>
+// (<by>)` for each Hub file it equals, or `<path>: not in <repo>` (both left out with opt.OnlyFailed).
+// JSON is one indented object: {schema, repo, files: [...]}. JSONL is a record per local file, each
+// with "schema". Other formats write the text.
+func WriteHubMatch(w io.Writer, r *HubMatchReport, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case textfmt.JSONL:
+		return writeHubMatchJSONL(w, r)
+	}
+	return writeHubMatchText(w, r, opt)
+}
+
+// writeHubMatchText writes a line per local file (WriteHubMatch).
+func writeHubMatchText(w io.Writer, r *HubMatchReport, opt WriteOptions) error {
 	out := &writer{w: w}
 	for _, f := range r.Files {
 		p := textfmt.Escape(f.Path)
@@ -220,11 +233,8 @@ func WriteHubMatchText(w io.Writer, r *HubMatchReport, opt TextOptions) error {
 	return out.err
 }
 
-// WriteHubMatchJSON writes the report as one indented JSON object: {schema, repo, files: [...]}.
-func WriteHubMatchJSON(w io.Writer, r *HubMatchReport) error { return textfmt.WriteJSON(w, r) }
-
-// WriteHubMatchJSONL writes the report as JSON Lines: a record per local file, each with "schema".
-func WriteHubMatchJSONL(w io.Writer, r *HubMatchReport) error {
+// writeHubMatchJSONL writes the report as JSON Lines (WriteHubMatch).
+func writeHubMatchJSONL(w io.Writer, r *HubMatchReport) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
 		records[i] = r.Files[i]

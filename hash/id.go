@@ -1,6 +1,7 @@
-// Package hash computes identities of models: the structure ID (names, dtypes, shapes), the content ID
-// (also every tensor's bytes), and the hashes the LoRA ecosystem uses (SHA256, AutoV1/V2/V3, BLAKE3,
-// CRC32); it parses and writes the manifests `stdiff hash --check` verifies. Run and Verify are the
+// Package hash computes identities of models: the structure ID (names, dtypes, shapes; canon.StructureID
+// hashes the canonical form), the content ID (also every tensor's bytes, which TensorDigests digests;
+// canon.ContentID), and the hashes the LoRA ecosystem uses (SHA256, AutoV1/V2/V3, BLAKE3, CRC32); it
+// parses and writes the manifests `stdiff hash --check` verifies. Run and Verify are the
 // reports of `stdiff hash` and `stdiff hash --check` (plain data, with codes for what changed), opening
 // models through canon/source; the Write* functions render them as text, JSON, JSONL and Markdown.
 // Byte work is streamed with positioned reads, in parallel, in bounded memory. It never prints (its
@@ -11,27 +12,7 @@
 // (https://github.com/stdiff/stdiff/blob/main/cmd/stdiff/docs/identities.md).
 package hash
 
-import (
-	"strings"
-
-	"github.com/stdiff/stdiff/canon"
-)
-
-// ID prefixes name the kind and the version of the canonical form an ID hashes.
-const (
-	StructurePrefix = canon.StructurePrefix
-	ContentPrefix   = canon.ContentPrefix
-)
-
-// StructureID is the BLAKE3-256 of the model's canonical structure form, as "st1:" and 64 hex digits
-// (canon.StructureID, which computes it). It ignores metadata, tensor order, offsets, padding and JSON
-// formatting, and changes with any name, dtype, shape or tensor count.
-func StructureID(m *canon.Model) string { return canon.StructureID(m) }
-
-// ContentID is the BLAKE3-256 of the canonical content form, as "ct1:" and 64 hex digits
-// (canon.ContentID, which computes it). digests[i] is the BLAKE3-256 of m.Tensors[i]'s bytes (see
-// TensorDigests). It survives metadata edits and re-ordering but not a single changed tensor byte.
-func ContentID(m *canon.Model, digests [][32]byte) string { return canon.ContentID(m, digests) }
+import "strings"
 
 // Short shortens an ID for display: its prefix and the first 16 hex digits.
 func Short(id string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -50,7 +51,7 @@ type File struct {
 	// Xet is nil unless asked for (Options.Xet).
 	Xet *Xet
 	// Findings are those of the hashes embedded in the metadata (see VerifyEmbedded), with Options.All.
-	Findings []canon.Finding
+	Findings []finding.Finding
 	// Canonical is the canonical form the structure ID hashes (with Options.Content, the content form the
 	// content ID hashes), with Options.Canonical; nil when the file has no such ID.
 	Canonical []byte
@@ -172,7 +173,7 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	case m.MissingShards() != nil:
 		f.HeaderErr = missingShardsError(m)
 	default:
-		f.StructureID = Hex(StructureID(m))
+		f.StructureID = Hex(canon.StructureID(m))
 	}
 	if content {
 		if f.ContentErr = f.HeaderErr; f.ContentErr == nil {
@@ -221,7 +222,7 @@ func (f *File) fill(ctx context.Context, opened *source.Opened, opt Options) err
 	if content {
 		id := Hex("")
 		if digests {
-			id = Hex(ContentID(m, d))
+			id = Hex(canon.ContentID(m, d))
 			f.tensors = make(map[string][32]byte, len(d))
 			for i := range d {
 				f.tensors[m.Tensors[i].Name] = d[i]
@@ -261,7 +262,7 @@ func HeaderError(m *canon.Model) error {
 		what = "not a readable GGUF file"
 	}
 	for _, f := range m.Findings {
-		if f.Severity == canon.SevError {
+		if f.Severity == finding.SevError {
 			return &canon.ReadError{Name: m.Name, Err: fmt.Errorf("%s: %s", what, f.Message), Hint: f.Hint}
 		}
 	}
@@ -283,7 +284,7 @@ func (f *File) Hash(kind string) (string, error) {
 		if f.StructureID == "" {
 			return "", f.HeaderErr
 		}
-		return strings.TrimPrefix(string(f.StructureID), StructurePrefix), nil
+		return strings.TrimPrefix(string(f.StructureID), canon.StructurePrefix), nil
 	case "cf1":
 		switch {
 		case f.CompanionsID == "":
@@ -304,7 +305,7 @@ func (f *File) Hash(kind string) (string, error) {
 		if *f.ContentID == "" {
 			return "", f.ContentErr
 		}
-		return strings.TrimPrefix(string(*f.ContentID), ContentPrefix), nil
+		return strings.TrimPrefix(string(*f.ContentID), canon.ContentPrefix), nil
 	}
 	e := f.Ecosystem
 	if e == nil {
@@ -377,7 +378,7 @@ func (f *File) Diagnostics(findings bool) []Diagnostic {
 	}
 	if findings {
 		for _, fd := range f.Findings {
-			if fd.Severity != canon.SevInfo {
+			if fd.Severity != finding.SevInfo {
 				out = append(out, Diagnostic{path + ": " + fd.Code + ": " + textfmt.Escape(fd.Message), fd.Hint})
 			}
 		}
@@ -405,9 +406,9 @@ type fileRecord struct {
 	ContentID      *Hex            `json:"content_id,omitempty"`
 	CompanionsID   Hex             `json:"companions_id,omitempty"`
 	*Ecosystem
-	XetHash  string          `json:"xet_hash,omitempty"`
-	Xet      *Xet            `json:"xet,omitempty"`
-	Findings []canon.Finding `json:"findings,omitempty"`
+	XetHash  string            `json:"xet_hash,omitempty"`
+	Xet      *Xet              `json:"xet,omitempty"`
+	Findings []finding.Finding `json:"findings,omitempty"`
 }
 
 // errorRecord is a file that could not be read, as JSON shows it.
@@ -418,9 +419,9 @@ type errorRecord struct {
 
 // refErrorRecord is the reference reader's error as JSON shows it (as `check` does).
 type refErrorRecord struct {
-	Kind    canon.RefKind `json:"kind"`
-	Message string        `json:"message"`
-	Offset  int64         `json:"offset"`
+	Kind    finding.RefKind `json:"kind"`
+	Message string          `json:"message"`
+	Offset  int64           `json:"offset"`
 }
 
 // MarshalJSON writes the file's JSON record (see File).

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // writeFiles writes files into a new folder and returns their paths, in the order given.
@@ -42,7 +43,7 @@ func manifestOf(t *testing.T, path string, opt Options) string {
 	if r.Files[0].Err != nil {
 		t.Fatal(r.Files[0].Err)
 	}
-	if err := WriteText(&b, r, TextOptions{}); err != nil {
+	if err := Write(&b, r, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -115,7 +116,7 @@ func TestVerifyCodes(t *testing.T) {
 				t.Errorf("outcome %v, want %v", r.Outcome(), want)
 			}
 			var j bytes.Buffer
-			if err := WriteVerifyJSON(&j, r); err != nil {
+			if err := WriteVerify(&j, r, WriteOptions{Format: textfmt.JSON}); err != nil {
 				t.Fatal(err)
 			}
 			if c.code != "" && !strings.Contains(j.String(), `"code": "`+string(c.code)+`"`) {
@@ -167,10 +168,10 @@ func TestRecords(t *testing.T) {
 		t.Errorf("outcome %v, want trouble", r.Outcome())
 	}
 	var js, jl bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := Write(&js, r, WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSONL(&jl, r); err != nil {
+	if err := Write(&jl, r, WriteOptions{Format: textfmt.JSONL}); err != nil {
 		t.Fatal(err)
 	}
 	var whole struct {
@@ -255,7 +256,7 @@ func TestDuplicatesAcrossShards(t *testing.T) {
 	paths := writeFiles(t, valid, b.Build(), other.Build(), valid[:len(valid)-4], valid)
 	var records bytes.Buffer
 	for _, shard := range [][]string{paths[:2], paths[2:]} { // two machines, each its own list
-		if err := WriteJSONL(&records, Run(t.Context(), shard, Options{Content: true})); err != nil {
+		if err := Write(&records, Run(t.Context(), shard, Options{Content: true}), WriteOptions{Format: textfmt.JSONL}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -290,7 +291,7 @@ func TestMarkdownShowsEcosystemHashes(t *testing.T) {
 	paths := writeFiles(t, sample().Build())
 	r := Run(t.Context(), paths, Options{Content: true, All: true})
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, r); err != nil {
+	if err := Write(&b, r, WriteOptions{Format: textfmt.Markdown}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")

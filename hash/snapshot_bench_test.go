@@ -133,7 +133,7 @@ func BenchmarkContentDigests(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = ContentID(m, d)
+		_ = canon.ContentID(m, d)
 	}
 }
 

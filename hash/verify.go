@@ -15,6 +15,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
 )
@@ -365,7 +366,7 @@ func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyRepor
 	if !source.IsRemote(target) && !filepath.IsAbs(filepath.FromSlash(target)) {
 		target = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
 	}
-	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, ContentPrefix)}
+	want := map[string]string{"st1": strings.TrimPrefix(s.StructureID, canon.StructurePrefix), "ct1": strings.TrimPrefix(s.ContentID, canon.ContentPrefix)}
 	if s.Companions != nil { // a folder model: the files beside its tensors are checked too
 		want["cf1"] = strings.TrimPrefix(companion.ID(s.Companions), companion.IDPrefix)
 	}
@@ -397,14 +398,14 @@ func VerifySnapshot(ctx context.Context, path string, opt Options) (*VerifyRepor
 // verifyVerdict fails v when the reference's verdict on the model, f, is not the one the snapshot
 // recorded.
 func verifyVerdict(v *VerifyResult, recorded snapshot.Verdict, f *File) {
-	var kind canon.RefKind
+	var kind finding.RefKind
 	if f.RefErr != nil {
 		kind = f.RefErr.Kind
 	}
 	if f.Valid == recorded.Valid && kind == recorded.Kind {
 		return
 	}
-	say := func(valid bool, kind canon.RefKind) string {
+	say := func(valid bool, kind finding.RefKind) string {
 		if valid {
 			return "valid"
 		}

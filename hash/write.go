@@ -9,8 +9,15 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// TextOptions tune the text writers.
-type TextOptions struct {
+// WriteOptions say how Write, WriteVerify and WriteHubMatch write a report: its format, and how the
+// text looks.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL or Markdown (a hub match has no table:
+	// Markdown writes its text). No report of this package has a page: HTML writes the text.
+	Format textfmt.Format
+	// Canonical writes, whatever the format, each file's canonical form (File.Canonical, kept with
+	// Options.Canonical), one after another (Write only).
+	Canonical bool
 	// Palette colours OK and FAILED (the zero Palette: no colour).
 	Palette textfmt.Palette
 	// Full is accepted for symmetry with the other commands' writers: hash output folds nothing.
@@ -31,10 +38,29 @@ func (w *writer) printf(format string, args ...any) {
 	}
 }
 
-// WriteText writes a report as a manifest (see ParseManifest): a `<kind>:<hash>  <path>` line per hash
-// each file has, in the order of Kinds, which `stdiff hash --check` reads back. A file that could not
-// be read has no lines.
-func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+// Write writes a report in opt.Format (or its canonical forms, with opt.Canonical). Text is a manifest
+// (see ParseManifest): a `<kind>:<hash>  <path>` line per hash each file has, in the order of Kinds,
+// which `stdiff hash --check` reads back; a file that could not be read has no lines. JSON is one
+// indented object: {schema, files: [...]}. JSONL is one compact record per file, the same fields as
+// the file's record in the JSON, each with "schema". Markdown is a table: a row per file that could be
+// read, with its structure ID and, as asked, its content ID and ecosystem hashes ("—" where it has
+// none).
+func Write(w io.Writer, r *Report, opt WriteOptions) error {
+	switch {
+	case opt.Canonical:
+		return writeCanonical(w, r)
+	case opt.Format == textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case opt.Format == textfmt.JSONL:
+		return writeJSONL(w, r)
+	case opt.Format == textfmt.Markdown:
+		return writeMarkdown(w, r)
+	}
+	return writeText(w, r)
+}
+
+// writeText writes a report as a manifest (Write).
+func writeText(w io.Writer, r *Report) error {
 	out := &writer{w: w}
 	for i := range r.Files {
 		f := &r.Files[i]
@@ -47,9 +73,8 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	return out.err
 }
 
-// WriteCanonical writes each file's canonical form (File.Canonical, kept with Options.Canonical), one
-// after another.
-func WriteCanonical(w io.Writer, r *Report) error {
+// writeCanonical writes each file's canonical form, one after another (WriteOptions.Canonical).
+func writeCanonical(w io.Writer, r *Report) error {
 	for i := range r.Files {
 		if _, err := w.Write(r.Files[i].Canonical); err != nil {
 			return err
@@ -58,12 +83,8 @@ func WriteCanonical(w io.Writer, r *Report) error {
 	return nil
 }
 
-// WriteJSON writes a report as one indented JSON object: {schema, files: [...]}.
-func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
-
-// WriteJSONL writes a report as JSON Lines: one compact record per file, the same fields as the file's
-// record in WriteJSON's output, each with "schema".
-func WriteJSONL(w io.Writer, r *Report) error {
+// writeJSONL writes a report as JSON Lines (Write).
+func writeJSONL(w io.Writer, r *Report) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
 		records[i] = r.Files[i].record()
@@ -71,9 +92,8 @@ func WriteJSONL(w io.Writer, r *Report) error {
 	return textfmt.WriteRecords(w, Schema, records...)
 }
 
-// WriteMarkdown writes a report as a Markdown table: a row per file that could be read, with its
-// structure ID and, as asked, its content ID and ecosystem hashes ("—" where it has none).
-func WriteMarkdown(w io.Writer, r *Report) error {
+// writeMarkdown writes a report as a Markdown table (Write).
+func writeMarkdown(w io.Writer, r *Report) error {
 	out := &writer{w: w}
 	head := false
 	for i := range r.Files {
@@ -129,9 +149,25 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	return out.err
 }
 
-// WriteVerifyText writes a check as sha256sum -c does: `<path>: OK`, `<path>: FAILED (<reason>)`, or
-// `<path>: FAILED open or read` for a file that could not be read.
-func WriteVerifyText(w io.Writer, r *VerifyReport, opt TextOptions) error {
+// WriteVerify writes a check (Verify) in opt.Format. Text is what sha256sum -c writes: `<path>: OK`
+// (left out with opt.OnlyFailed), `<path>: FAILED (<reason>)`, or `<path>: FAILED open or read` for a
+// file that could not be read. JSON is one indented object: {schema, files: [...]}. JSONL is one
+// compact record per file, the same fields as the file's record in the JSON, each with "schema".
+// Markdown is a table: a row per file, OK or **FAILED** with why.
+func WriteVerify(w io.Writer, r *VerifyReport, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case textfmt.JSONL:
+		return writeVerifyJSONL(w, r)
+	case textfmt.Markdown:
+		return writeVerifyMarkdown(w, r)
+	}
+	return writeVerifyText(w, r, opt)
+}
+
+// writeVerifyText writes a check as sha256sum -c does (WriteVerify).
+func writeVerifyText(w io.Writer, r *VerifyReport, opt WriteOptions) error {
 	out := &writer{w: w}
 	for i := range r.Files {
 		f := &r.Files[i]
@@ -148,12 +184,8 @@ func WriteVerifyText(w io.Writer, r *VerifyReport, opt TextOptions) error {
 	return out.err
 }
 
-// WriteVerifyJSON writes a check as one indented JSON object: {schema, files: [...]}.
-func WriteVerifyJSON(w io.Writer, r *VerifyReport) error { return textfmt.WriteJSON(w, r) }
-
-// WriteVerifyJSONL writes a check as JSON Lines: one compact record per file, the same fields as the
-// file's record in WriteVerifyJSON's output, each with "schema".
-func WriteVerifyJSONL(w io.Writer, r *VerifyReport) error {
+// writeVerifyJSONL writes a check as JSON Lines (WriteVerify).
+func writeVerifyJSONL(w io.Writer, r *VerifyReport) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
 		records[i] = r.Files[i].record()
@@ -161,8 +193,8 @@ func WriteVerifyJSONL(w io.Writer, r *VerifyReport) error {
 	return textfmt.WriteRecords(w, VerifySchema, records...)
 }
 
-// WriteVerifyMarkdown writes a check as a Markdown table: a row per file, OK or **FAILED** with why.
-func WriteVerifyMarkdown(w io.Writer, r *VerifyReport) error {
+// writeVerifyMarkdown writes a check as a Markdown table (WriteVerify).
+func writeVerifyMarkdown(w io.Writer, r *VerifyReport) error {
 	out := &writer{w: w}
 	out.printf("| file | result |\n|---|---|\n")
 	for i := range r.Files {

@@ -1,6 +1,6 @@
 // Package check gives the reference reader's verdict on models and names every defect stdiff finds
 // in them, and with Options.Fix first repairs NUL-padded headers in place. Run computes a Report
-// once; WriteText, WriteJSON, WriteJSONL and WriteMarkdown render it. The way findings are shown
+// once; Write renders it, in the format WriteOptions.Format names. The way findings are shown
 // (WriteFindings, FindingMarkdown) lives here too, for every report that lists findings.
 //
 // It never prints on its own, reads no environment variable and decides nothing about the
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
@@ -37,7 +38,7 @@ type Options struct {
 	// Values, when set, reads the tensor values of every model that could be read: its statistics go
 	// to File.Tensors and its findings (values-nan, values-inf, …) to File.Findings; an error makes the
 	// file unreadable (File.Err). ScanValues makes the one `stdiff check --values` uses.
-	Values func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error)
+	Values func(ctx context.Context, o *source.Opened) ([]TensorValues, []finding.Finding, error)
 	// AsFiles reads each spec as the one file it names (source.OpenOne): a shard without its set, an
 	// index as the file it is. A hook given the files staged for a commit checks each once, by its name.
 	AsFiles bool
@@ -59,10 +60,10 @@ type File struct {
 	// Valid is the reference reader's verdict; ReferenceError is its error (nil when Valid).
 	Valid          bool      `json:"valid"`
 	ReferenceError *RefError `json:"reference_error"`
-	// Findings lists at most canon.MaxFindingsPerCode findings of one code; FindingCounts counts
+	// Findings lists at most finding.MaxPerCode findings of one code; FindingCounts counts
 	// every finding of each code.
-	Findings      []canon.Finding `json:"findings"`
-	FindingCounts map[string]int  `json:"finding_counts"`
+	Findings      []finding.Finding `json:"findings"`
+	FindingCounts map[string]int    `json:"finding_counts"`
 	// Error is Err's message: the model could not be read (or repaired), and nothing else here holds.
 	Error string `json:"error,omitempty"`
 	// Fixed says what Options.Fix repaired (nil when it changed nothing).
@@ -87,9 +88,9 @@ type File struct {
 
 // RefError is the reference reader's error as the reports show it.
 type RefError struct {
-	Kind    canon.RefKind `json:"kind"`
-	Message string        `json:"message"`
-	Offset  int64         `json:"offset"`
+	Kind    finding.RefKind `json:"kind"`
+	Message string          `json:"message"`
+	Offset  int64           `json:"offset"`
 }
 
 // RefErrorOf is e as the reports show it, nil for nil (a valid model).
@@ -207,7 +208,7 @@ func checkOne(ctx context.Context, spec string, opt Options) File {
 		}
 	}
 	f.Name, f.Valid, f.ReferenceError = m.Name, m.Valid(), RefErrorOf(m.RefErr)
-	f.Findings, f.FindingCounts = append([]canon.Finding{}, m.Findings...), m.FindingCounts()
+	f.Findings, f.FindingCounts = append([]finding.Finding{}, m.Findings...), m.FindingCounts()
 	f.TensorCount, f.HeaderLen, f.Shards, f.Format = len(m.Tensors), m.HeaderLen, len(m.Shards), m.Format
 	return f
 }
@@ -237,7 +238,7 @@ func notLocal(ctx context.Context, spec string, opt Options) *FixError {
 		if err != nil {
 			continue
 		}
-		if one.Model.FindingCounts()[canon.CodeNulPadding] > 0 {
+		if one.Model.FindingCounts()[finding.CodeNulPadding] > 0 {
 			e.Padded = append(e.Padded, shellWord(name))
 		}
 		one.Close()
@@ -268,7 +269,7 @@ func notFixableHint(format canon.Format) string {
 // failed is f for a model that could not be read (or repaired): its error, no findings.
 func (f File) failed(err error) File {
 	f.Err, f.Error = err, err.Error()
-	f.Findings, f.FindingCounts = []canon.Finding{}, map[string]int{}
+	f.Findings, f.FindingCounts = []finding.Finding{}, map[string]int{}
 	return f
 }
 
@@ -308,9 +309,9 @@ func (f *File) Outcome() canon.Outcome {
 }
 
 // HasError reports whether a finding of severity error is among fs.
-func HasError(fs []canon.Finding) bool {
+func HasError(fs []finding.Finding) bool {
 	for _, f := range fs {
-		if f.Severity == canon.SevError {
+		if f.Severity == finding.SevError {
 			return true
 		}
 	}

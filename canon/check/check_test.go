@@ -13,8 +13,10 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -46,11 +48,11 @@ func TestRunVerdicts(t *testing.T) {
 	if !base.Valid || base.ReferenceError != nil || len(base.Findings) != 0 || base.Outcome() != canon.Clean || base.TensorCount != 14 {
 		t.Errorf("base: %+v", base)
 	}
-	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != canon.InvalidHeaderDeserialization ||
-		len(nul.Findings) != 1 || nul.Findings[0].Code != canon.CodeNulPadding || nul.Findings[0].Offset < 0 || nul.Outcome() != canon.Found {
+	if nul.Valid || nul.ReferenceError == nil || nul.ReferenceError.Kind != finding.InvalidHeaderDeserialization ||
+		len(nul.Findings) != 1 || nul.Findings[0].Code != finding.CodeNulPadding || nul.Findings[0].Offset < 0 || nul.Outcome() != canon.Found {
 		t.Errorf("nul-padded: %+v", nul)
 	}
-	if !rep.Valid || rep.FindingCounts[canon.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
+	if !rep.Valid || rep.FindingCounts[finding.CodeDuplicateTensor] != 5 || rep.Outcome() != canon.Clean {
 		t.Errorf("repeated (valid, warnings only): %+v", rep)
 	}
 	if !errors.Is(missing.Err, fs.ErrNotExist) || missing.Error == "" || missing.Findings == nil || missing.Outcome() != canon.Trouble {
@@ -141,11 +143,11 @@ func TestFixHintGGUF(t *testing.T) {
 // among the findings); its error makes the model unreadable.
 func TestValuesHook(t *testing.T) {
 	called := 0
-	hook := func(ctx context.Context, o *source.Opened) ([]check.TensorValues, []canon.Finding, error) {
+	hook := func(ctx context.Context, o *source.Opened) ([]check.TensorValues, []finding.Finding, error) {
 		called++
 		if o.Model.Valid() {
 			return []check.TensorValues{{Name: o.Model.Tensors[0].Name, Values: values.Stats{Count: 3, NaN: 1}}},
-				[]canon.Finding{{Code: "values-nan", Severity: canon.SevWarning, Offset: -1, Message: "1 NaN"}}, nil
+				[]finding.Finding{{Code: "values-nan", Severity: finding.SevWarning, Offset: -1, Message: "1 NaN"}}, nil
 		}
 		return nil, nil, errors.New("cannot read the values")
 	}
@@ -158,13 +160,13 @@ func TestValuesHook(t *testing.T) {
 		t.Errorf("hook error: %+v", bad)
 	}
 	var j bytes.Buffer
-	if err := check.WriteJSON(&j, &check.Report{Schema: check.Schema, Files: []check.File{good}}); err != nil || !strings.Contains(j.String(), `"nan": 1`) {
+	if err := check.Write(&j, &check.Report{Schema: check.Schema, Files: []check.File{good}}, check.WriteOptions{Format: textfmt.JSON}); err != nil || !strings.Contains(j.String(), `"nan": 1`) {
 		t.Errorf("JSON (%v) lacks the values:\n%s", err, j.String())
 	}
 }
 
 // manyFindings is a file with five duplicate-tensor-name warnings, of which the record keeps only
-// kept (as canon keeps at most MaxFindingsPerCode) and counts them all.
+// kept (as canon keeps at most finding.MaxPerCode) and counts them all.
 func manyFindings(t *testing.T, kept int) check.File {
 	r := check.Run(t.Context(), []string{fixture("repeated.safetensors")}, check.Options{})
 	f := r.Files[0]
@@ -187,7 +189,7 @@ func TestWriteTextFolds(t *testing.T) {
 	} {
 		var b bytes.Buffer
 		r := &check.Report{Schema: check.Schema, Files: []check.File{manyFindings(t, c.kept)}}
-		if err := check.WriteText(&b, r, check.TextOptions{Full: c.full}); err != nil {
+		if err := check.Write(&b, r, check.WriteOptions{Full: c.full}); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()
@@ -204,10 +206,10 @@ func TestWriteTextFolds(t *testing.T) {
 func TestWriteJSONL(t *testing.T) {
 	r := check.Run(t.Context(), []string{fixture("base.safetensors"), fixture("nul-padded.safetensors"), fixture("missing.safetensors")}, check.Options{})
 	var j, l bytes.Buffer
-	if err := check.WriteJSON(&j, r); err != nil {
+	if err := check.Write(&j, r, check.WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
-	if err := check.WriteJSONL(&l, r); err != nil {
+	if err := check.Write(&l, r, check.WriteOptions{Format: textfmt.JSONL}); err != nil {
 		t.Fatal(err)
 	}
 	var whole struct{ Files []map[string]any }
@@ -244,10 +246,10 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 func TestWritersReturnErrors(t *testing.T) {
 	r := check.Run(t.Context(), []string{fixture("nul-padded.safetensors")}, check.Options{})
 	for name, write := range map[string]func() error{
-		"text":     func() error { return check.WriteText(failWriter{}, r, check.TextOptions{}) },
-		"markdown": func() error { return check.WriteMarkdown(failWriter{}, r) },
-		"json":     func() error { return check.WriteJSON(failWriter{}, r) },
-		"jsonl":    func() error { return check.WriteJSONL(failWriter{}, r) },
+		"text":     func() error { return check.Write(failWriter{}, r, check.WriteOptions{}) },
+		"markdown": func() error { return check.Write(failWriter{}, r, check.WriteOptions{Format: textfmt.Markdown}) },
+		"json":     func() error { return check.Write(failWriter{}, r, check.WriteOptions{Format: textfmt.JSON}) },
+		"jsonl":    func() error { return check.Write(failWriter{}, r, check.WriteOptions{Format: textfmt.JSONL}) },
 	} {
 		if err := write(); err == nil {
 			t.Errorf("%s: no error", name)
@@ -269,7 +271,7 @@ func TestShardSetText(t *testing.T) {
 	text := func() string {
 		var out bytes.Buffer
 		r := check.Run(t.Context(), []string{filepath.Join(dir, "m-00001-of-00002.safetensors")}, check.Options{})
-		if err := check.WriteText(&out, r, check.TextOptions{}); err != nil {
+		if err := check.Write(&out, r, check.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -288,13 +290,13 @@ func TestShardSetText(t *testing.T) {
 // TestWriteFindingsHintOnce: a hint shared by several findings (every up weight of an untrained LoRA)
 // is said once, below the first; another hint is still said.
 func TestWriteFindingsHintOnce(t *testing.T) {
-	fs := []canon.Finding{
-		{Code: "values-all-zero", Severity: canon.SevWarning, Offset: -1, Message: "a is all zeros", Hint: "the LoRA changes nothing"},
-		{Code: "values-all-zero", Severity: canon.SevWarning, Offset: -1, Message: "b is all zeros", Hint: "the LoRA changes nothing"},
-		{Code: "values-nan", Severity: canon.SevError, Offset: -1, Message: "c has NaN", Hint: "retrain"},
+	fs := []finding.Finding{
+		{Code: "values-all-zero", Severity: finding.SevWarning, Offset: -1, Message: "a is all zeros", Hint: "the LoRA changes nothing"},
+		{Code: "values-all-zero", Severity: finding.SevWarning, Offset: -1, Message: "b is all zeros", Hint: "the LoRA changes nothing"},
+		{Code: "values-nan", Severity: finding.SevError, Offset: -1, Message: "c has NaN", Hint: "retrain"},
 	}
 	var b bytes.Buffer
-	if err := check.WriteFindings(&b, fs, nil, "  ", check.TextOptions{}); err != nil {
+	if err := check.WriteFindings(&b, fs, nil, "  ", check.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // Check models as `stdiff check` does, and render the report.
@@ -15,7 +16,7 @@ func ExampleRun() {
 		fmt.Println(f.Valid, f.FindingCounts)
 	}
 	fmt.Println(r.Outcome()) // the CLI exits with int(r.Outcome()): 0, 1 or 2
-	check.WriteMarkdown(os.Stdout, r)
+	check.Write(os.Stdout, r, check.WriteOptions{Format: textfmt.Markdown})
 	// Output:
 	// true map[]
 	// false map[nul-padding:1]

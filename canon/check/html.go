@@ -10,9 +10,9 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// WriteHTML writes the report as one page: per model its verdict and every finding kept (severity,
+// writeHTML writes the report as one page: per model its verdict and every finding kept (severity,
 // code, byte offset, message, hint).
-func WriteHTML(w io.Writer, r *Report) error {
+func writeHTML(w io.Writer, r *Report) error {
 	var body bytes.Buffer
 	if err := checkTemplate().Execute(&body, r); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -33,8 +34,8 @@ const (
 // is: it changes nothing) or hold one value, float tensors whose values are all subnormal. Tensors
 // that lie past the end of their file are left out (check's other findings say so), and so is every
 // tensor of a big-endian GGUF file (canon.Model.BigEndian: its verdict says what to do).
-func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error) {
-	return func(ctx context.Context, o *source.Opened) ([]TensorValues, []canon.Finding, error) {
+func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) ([]TensorValues, []finding.Finding, error) {
+	return func(ctx context.Context, o *source.Opened) ([]TensorValues, []finding.Finding, error) {
 		m := o.Model
 		if m.BigEndian() { // package values decodes little-endian elements only
 			return nil, nil, nil
@@ -57,7 +58,7 @@ func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) 
 			index = append(index, i)
 		}
 		out := make([]TensorValues, 0, len(tensors))
-		var found []canon.Finding
+		var found []finding.Finding
 		ups, zeroUps := 0, 0
 		err := values.SummarizeAll(ctx, tensors, opt, func(k int, s values.Stats) bool {
 			t := &m.Tensors[index[k]]
@@ -90,30 +91,30 @@ func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) 
 
 // valueFindings are the findings about one tensor's values: at is the offset of its first byte (-1 in
 // a shard set); module and up say whether it is a LoRA module's up weight.
-func valueFindings(t *canon.Tensor, s values.Stats, at int64, module string, up bool) []canon.Finding {
-	var out []canon.Finding
-	add := func(code string, sev canon.Severity, msg, hint string) {
-		out = append(out, canon.Finding{Code: code, Severity: sev, Offset: at, Message: msg, Hint: hint})
+func valueFindings(t *canon.Tensor, s values.Stats, at int64, module string, up bool) []finding.Finding {
+	var out []finding.Finding
+	add := func(code string, sev finding.Severity, msg, hint string) {
+		out = append(out, finding.Finding{Code: code, Severity: sev, Offset: at, Message: msg, Hint: hint})
 	}
 	if s.NaN > 0 {
-		add(CodeValuesNaN, canon.SevError, fmt.Sprintf("tensor %q holds %d NaN of %d values", t.Name, s.NaN, s.Count),
+		add(CodeValuesNaN, finding.SevError, fmt.Sprintf("tensor %q holds %d NaN of %d values", t.Name, s.NaN, s.Count),
 			"NaN spreads to every output it touches: take the weights from a checkpoint before the NaN appeared")
 	}
 	if s.Inf > 0 {
-		add(CodeValuesInf, canon.SevError, fmt.Sprintf("tensor %q holds %d infinite of %d values", t.Name, s.Inf, s.Count),
+		add(CodeValuesInf, finding.SevError, fmt.Sprintf("tensor %q holds %d infinite of %d values", t.Name, s.Inf, s.Count),
 			"an overflow, often from converting to a narrower dtype (F16's largest value is 65504): convert from the original weights to BF16 or F32")
 	}
 	matrix := len(t.Shape) >= 2 && s.Count > 1 // a vector of zeros or ones is a bias or a norm at rest
 	switch float := values.IsFloat(t.DType); {
 	case !float:
 	case s.AllZero() && up:
-		add(CodeValuesAllZero, canon.SevWarning, fmt.Sprintf("LoRA module %q does nothing: its up weight %q is all zeros", module, t.Name), "")
+		add(CodeValuesAllZero, finding.SevWarning, fmt.Sprintf("LoRA module %q does nothing: its up weight %q is all zeros", module, t.Name), "")
 	case s.AllZero() && matrix:
-		add(CodeValuesAllZero, canon.SevWarning, fmt.Sprintf("tensor %q is all zeros (%d values)", t.Name, s.Count), "")
+		add(CodeValuesAllZero, finding.SevWarning, fmt.Sprintf("tensor %q is all zeros (%d values)", t.Name, s.Count), "")
 	case s.Constant() && matrix:
-		add(CodeValuesConstant, canon.SevWarning, fmt.Sprintf("tensor %q holds one value, %g, in all %d elements", t.Name, s.Min, s.Count), "")
+		add(CodeValuesConstant, finding.SevWarning, fmt.Sprintf("tensor %q holds one value, %g, in all %d elements", t.Name, s.Min, s.Count), "")
 	case s.SubnormalOnly():
-		add(CodeValuesSubnormal, canon.SevWarning, fmt.Sprintf("every non-zero value of tensor %q is subnormal (below %s's smallest normal number)", t.Name, t.DType),
+		add(CodeValuesSubnormal, finding.SevWarning, fmt.Sprintf("every non-zero value of tensor %q is subnormal (below %s's smallest normal number)", t.Name, t.DType),
 			"weights this small usually mean a conversion lost their range")
 	}
 	return out

@@ -11,9 +11,11 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -76,7 +78,7 @@ func TestScanValues(t *testing.T) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
 	for _, x := range r.Findings {
-		if sev := map[bool]canon.Severity{true: canon.SevError, false: canon.SevWarning}[x.Code == check.CodeValuesNaN || x.Code == check.CodeValuesInf]; x.Severity != sev || x.Offset < 0 {
+		if sev := map[bool]finding.Severity{true: finding.SevError, false: finding.SevWarning}[x.Code == check.CodeValuesNaN || x.Code == check.CodeValuesInf]; x.Severity != sev || x.Offset < 0 {
 			t.Errorf("%s: severity %s, offset %v", x.Code, x.Severity, x.Offset)
 		}
 	}
@@ -129,7 +131,7 @@ func TestScanValuesUnreadable(t *testing.T) {
 		t.Errorf("truncated: %v, %d tensors summarised, %v", f.Err, len(f.Tensors), f.FindingCounts)
 	}
 	var js bytes.Buffer
-	if err := check.WriteJSON(&js, r); err != nil || !strings.Contains(js.String(), `"values": {`) || !strings.Contains(js.String(), `"zeros": `) {
+	if err := check.Write(&js, r, check.WriteOptions{Format: textfmt.JSON}); err != nil || !strings.Contains(js.String(), `"values": {`) || !strings.Contains(js.String(), `"zeros": `) {
 		t.Errorf("JSON (%v) lacks the per-tensor values", err)
 	}
 }

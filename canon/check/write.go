@@ -7,13 +7,16 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// TextOptions tune the text rendering.
-type TextOptions struct {
+// WriteOptions say how Write writes a report: its format, and how the text looks.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL (a record per model), Markdown or HTML.
+	Format textfmt.Format
 	// Palette colours the verdict and the severities when its On is set.
 	Palette textfmt.Palette
 	// Full lists every finding kept; otherwise past the first FoldedFindings of a code the text says
@@ -24,13 +27,31 @@ type TextOptions struct {
 	Flags textfmt.Flags
 }
 
-// FoldedFindings is how many findings of one code the text shows unless TextOptions.Full is set.
+// FoldedFindings is how many findings of one code the text shows unless WriteOptions.Full is set.
 const FoldedFindings = 3
 
-// WriteText writes the report for a terminal: a verdict line per model that could be read, its
-// findings indented below. Models that could not be read are left out: their errors are the caller's
-// to show (File.Err, File.FixErr).
-func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+// Write writes the report in opt.Format. Text is for a terminal: a verdict line per model that could
+// be read, its findings indented below; models that could not be read are left out: their errors are
+// the caller's to show (File.Err, File.FixErr). Markdown is a table of each model's verdict and its
+// findings; JSON the report as indented JSON; JSONL one compact record per model (its record in the
+// JSON, after "schema": textfmt.WriteRecords); HTML one page with per model its verdict and every
+// finding kept (severity, code, byte offset, message, hint).
+func Write(w io.Writer, r *Report, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case textfmt.JSONL:
+		return writeJSONL(w, r)
+	case textfmt.Markdown:
+		return writeMarkdown(w, r)
+	case textfmt.HTML:
+		return writeHTML(w, r)
+	}
+	return writeText(w, r, opt)
+}
+
+// writeText writes the report for a terminal (Write).
+func writeText(w io.Writer, r *Report, opt WriteOptions) error {
 	b := bufio.NewWriter(w)
 	p := opt.Palette
 	for i := range r.Files {
@@ -68,12 +89,13 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	return b.Flush()
 }
 
-// WriteFindings writes findings as indented lines: severity, code, offset, message, and the hint
-// below (a hint once, below the first finding it is for). Unless opt.Full is set, past the first
+// WriteFindings writes findings as indented lines of text, as Write's text does and whatever
+// opt.Format: severity, code, offset, message, and the hint below (a hint once, below the first
+// finding it is for): the findings block of every report that lists findings in its text. Unless opt.Full is set, past the first
 // FoldedFindings of a code it writes "… and N more CODE"
 // instead; counts (per code, as File.FindingCounts) also covers findings not in fs, which that line
 // counts too.
-func WriteFindings(w io.Writer, fs []canon.Finding, counts map[string]int, indent string, opt TextOptions) error {
+func WriteFindings(w io.Writer, fs []finding.Finding, counts map[string]int, indent string, opt WriteOptions) error {
 	b := bufio.NewWriter(w)
 	limit := FoldedFindings
 	kept := map[string]int{}
@@ -89,9 +111,9 @@ func WriteFindings(w io.Writer, fs []canon.Finding, counts map[string]int, inden
 		shown[f.Code]++
 		sev := string(f.Severity)
 		switch f.Severity {
-		case canon.SevError:
+		case finding.SevError:
 			sev = opt.Palette.Red(sev)
-		case canon.SevWarning:
+		case finding.SevWarning:
 			sev = opt.Palette.Yellow(sev)
 		default:
 			sev = opt.Palette.Cyan(sev)
@@ -121,12 +143,12 @@ func at(offset int64) string {
 }
 
 // FindingMarkdown is a finding on one line of Markdown: severity in bold, code, offset, message.
-func FindingMarkdown(f canon.Finding) string {
+func FindingMarkdown(f finding.Finding) string {
 	return fmt.Sprintf("**%s** %s%s: %s", markdown.Text(string(f.Severity)), markdown.Code(f.Code), at(f.Offset), markdown.Text(f.Message))
 }
 
-// WriteMarkdown writes the report as a table: each model's verdict and its findings.
-func WriteMarkdown(w io.Writer, r *Report) error {
+// writeMarkdown writes the report as a table: each model's verdict and its findings.
+func writeMarkdown(w io.Writer, r *Report) error {
 	b := bufio.NewWriter(w)
 	b.WriteString("| file | verdict | findings |\n|---|---|---|\n")
 	for _, f := range r.Files {
@@ -146,12 +168,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	return b.Flush()
 }
 
-// WriteJSON writes the report as indented JSON.
-func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
-
-// WriteJSONL writes one compact JSON record per model: the fields of its record in the JSON, after
+// writeJSONL writes one compact JSON record per model: the fields of its record in the JSON, after
 // "schema" (textfmt.WriteRecords).
-func WriteJSONL(w io.Writer, r *Report) error {
+func writeJSONL(w io.Writer, r *Report) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
 		records[i] = &r.Files[i]
@@ -160,7 +179,7 @@ func WriteJSONL(w io.Writer, r *Report) error {
 }
 
 // hintOf is f's hint, preceded by the way to ask for the repair when f is fixable and flags name it.
-func hintOf(f canon.Finding, flags textfmt.Flags) string {
+func hintOf(f finding.Finding, flags textfmt.Flags) string {
 	if fix := flags.Of("Fix"); f.Fixable && fix != "" {
 		return "run `stdiff check " + fix + "` to " + f.Hint
 	}
@@ -168,9 +187,9 @@ func hintOf(f canon.Finding, flags textfmt.Flags) string {
 }
 
 // unsafeLoad reports whether an error among fs is about code a loader runs (package loadcode).
-func unsafeLoad(fs []canon.Finding) bool {
+func unsafeLoad(fs []finding.Finding) bool {
 	for _, f := range fs {
-		if f.Severity == canon.SevError && loadcode.Known(f.Code) {
+		if f.Severity == finding.SevError && loadcode.Known(f.Code) {
 			return true
 		}
 	}

@@ -1,6 +1,8 @@
 // Package finding is the one shape of what stdiff notices about a file: a Finding with a stable code, a
 // severity, the byte it points at, and a one-line message. Every format reader (canon/safetensors,
 // canon/gguf, canon/torch, canon/onnx), check and hash's reports use it, and JSON shows it one way.
+// It also holds the safetensors format's finding codes, its reference reader's error kinds and header
+// limit, which the commands name and the format package makes.
 //
 // The package is a leaf: it imports nothing of stdiff, so every format package can use it.
 package finding

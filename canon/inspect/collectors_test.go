@@ -9,6 +9,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // triggerLoRA is a kohya LoRA whose words come from three places: a CivitAI sidecar (declared), its
@@ -34,7 +35,7 @@ func cardText(t *testing.T, path string, full bool) (*inspect.Card, string) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := inspect.WriteText(&b, card, inspect.TextOptions{Full: full, Flags: func(option string) string {
+	if err := inspect.Write(&b, card, inspect.WriteOptions{Full: full, Flags: func(option string) string {
 		return map[string]string{"Full": "--full"}[option] // as the CLI names it
 	}}); err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestTriggersCreditedToSource(t *testing.T) {
 		t.Errorf("JSON triggers %v, guessed %v", info["triggers"], info["guessed_triggers"])
 	}
 	var md bytes.Buffer
-	inspect.WriteMarkdown(&md, card)
+	inspect.Write(&md, card, inspect.WriteOptions{Format: textfmt.Markdown})
 	if !strings.Contains(md.String(), "| triggers | pepper, witch, carrot |\n") || !strings.Contains(md.String(), "| guessed triggers | pepper girl, smile |\n") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
@@ -72,9 +73,9 @@ func TestTriggersCreditedToSource(t *testing.T) {
 	guessedOnly := write(t, t.TempDir(), "g.safetensors", f.Build())
 	r := inspect.Short(t.Context(), []string{path, guessedOnly}, inspect.Options{Workers: 1})
 	var st, sm, sj bytes.Buffer
-	inspect.WriteShortText(&st, r, inspect.TextOptions{})
-	inspect.WriteShortMarkdown(&sm, r)
-	inspect.WriteShortJSON(&sj, r)
+	inspect.WriteShort(&st, r, inspect.WriteOptions{})
+	inspect.WriteShort(&sm, r, inspect.WriteOptions{Format: textfmt.Markdown})
+	inspect.WriteShort(&sj, r, inspect.WriteOptions{Format: textfmt.JSON})
 	for _, out := range []string{st.String(), sm.String()} {
 		if !strings.Contains(out, "pepper, witch, carrot") || !strings.Contains(out, "(guessed) pepper girl") || strings.Contains(out, "carrot, pepper girl") {
 			t.Errorf("short table:\n%s", out)

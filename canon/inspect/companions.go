@@ -43,7 +43,7 @@ func companionsOf(files []companion.File) []CompanionFile {
 
 // writeCompanionsText writes the card's files beside the tensors: a row counting them, then a line
 // per file (its path, size and summary).
-func writeCompanionsText(b *bufio.Writer, c *Card, opt TextOptions, row func(label, format string, args ...any)) {
+func writeCompanionsText(b *bufio.Writer, c *Card, opt WriteOptions, row func(label, format string, args ...any)) {
 	if len(c.Companions) == 0 {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // TestGGUFCard: a GGUF model's card says what llama.cpp's keys say (the format, the file type, the
@@ -57,9 +58,9 @@ func TestGGUFCard(t *testing.T) {
 		t.Errorf("JSON: %v", j)
 	}
 	var text, full, md bytes.Buffer
-	inspect.WriteText(&text, c, inspect.TextOptions{Flags: func(option string) string { return map[string]string{"Full": "--full"}[option] }}) // as the CLI names it
-	inspect.WriteText(&full, c, inspect.TextOptions{Full: true})
-	inspect.WriteMarkdown(&md, c)
+	inspect.Write(&text, c, inspect.WriteOptions{Flags: func(option string) string { return map[string]string{"Full": "--full"}[option] }}) // as the CLI names it
+	inspect.Write(&full, c, inspect.WriteOptions{Full: true})
+	inspect.Write(&md, c, inspect.WriteOptions{Format: textfmt.Markdown})
 	for _, want := range []string{"  format      GGUF v3 · llama · Q4_K_M (file type 15)\n", "  types       Q4_K 54% · Q6_K 40% · F32 6%  (share of tensor bytes)\n",
 		"  model       context 4,096 · embedding 256 · 2 blocks · feed-forward 512 · heads 4, kv 2\n", "  rope        dimensions 64 · base 500,000\n",
 		"  tokenizer   llama · 24 tokens · bos 1 · eos 2\n", "  chat        206 B, 6 lines · <|im_start|>, <|im_end|>  (--full shows it)\n", "  licence     apache-2.0\n"} {
@@ -115,7 +116,7 @@ func TestGGUFCardEdges(t *testing.T) {
 		t.Errorf("head_count JSON: %v", hc)
 	}
 	var text bytes.Buffer
-	inspect.WriteText(&text, l, inspect.TextOptions{})
+	inspect.Write(&text, l, inspect.WriteOptions{})
 	for _, want := range []string{"heads 12–20 per layer", "rope        scaling yarn ×4 from 32,768"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())

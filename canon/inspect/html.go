@@ -15,13 +15,6 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// HTMLOptions tune the HTML writers.
-type HTMLOptions struct {
-	// Dir is the folder the page is written to: preview images are referenced relative to it. ""
-	// means the current folder.
-	Dir string
-}
-
 // galleryCard is a Row as the gallery shows it.
 type galleryCard struct {
 	Row
@@ -34,12 +27,9 @@ type galleryCard struct {
 	SizeText string
 }
 
-// WriteShortHTML writes `inspect --short` as a gallery: a card per model with its preview (the image
-// beside it, or the cover its metadata embeds), name, kind, base model, rank, trigger words (declared
-// and guessed apart, each a button that copies it), its CivitAI page, size, verdict and findings;
-// filters by name, base model and kind, and sorting. Images load lazily, so a page of 10,000 models
-// opens at once.
-func WriteShortHTML(w io.Writer, r *ShortReport, opt HTMLOptions) error {
+// writeShortHTML writes `inspect --short` as a gallery (WriteShort), its preview images referenced
+// relative to dir.
+func writeShortHTML(w io.Writer, r *ShortReport, dir string) error {
 	cards := make([]galleryCard, len(r.Files))
 	var bases, kinds []string
 	for i, f := range r.Files {
@@ -67,7 +57,7 @@ func WriteShortHTML(w io.Writer, r *ShortReport, opt HTMLOptions) error {
 		}
 		switch {
 		case f.Preview != "":
-			c.Image = template.URL(relativeURL(opt.Dir, f.Preview))
+			c.Image = template.URL(relativeURL(dir, f.Preview))
 		case f.Cover != "":
 			c.Image = template.URL(f.Cover) // checked by coverOf: a base64 PNG, JPEG or WebP
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/loadcode"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
@@ -105,9 +106,9 @@ type Card struct {
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
-	// the embedded hashes: at most canon.MaxFindingsPerCode of a code; FindingCounts counts them all.
-	Findings      []canon.Finding `json:"findings"`
-	FindingCounts map[string]int  `json:"finding_counts"`
+	// the embedded hashes: at most finding.MaxPerCode of a code; FindingCounts counts them all.
+	Findings      []finding.Finding `json:"findings"`
+	FindingCounts map[string]int    `json:"finding_counts"`
 
 	// What the text shows besides: whether the header could be read at all, whether it has a
 	// `__metadata__` (Metadata is empty for an empty one and for none), the number of shards (0 for
@@ -216,7 +217,7 @@ func (c *Card) Outcome() canon.Outcome {
 type read struct {
 	m        *canon.Model
 	info     lora.Info
-	findings []canon.Finding
+	findings []finding.Finding
 	verified bool
 	// snapshotOf is the model a snapshot was made of ("" for a model).
 	snapshotOf string
@@ -241,7 +242,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		}
 	}
 	var sidecars []lora.Sidecar
-	var sidecarFindings []canon.Finding
+	var sidecarFindings []finding.Finding
 	if !o.Remote && m.Shards == nil && !(opt.noSidecars && m.Name == spec) {
 		sidecars, sidecarFindings = lora.LoadSidecars(ctx, m.Name) // the file: spec may be its folder
 	}
@@ -277,7 +278,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	}
 	if len(sidecars) > 0 {
 		file := lora.ModelFile{Name: filepath.Base(spec), Size: m.FileSize, Hashes: hashes}
-		var mismatched []canon.Finding
+		var mismatched []finding.Finding
 		sidecars, mismatched = lora.MatchSidecars(sidecars, file)
 		sidecarFindings = append(sidecarFindings, mismatched...)
 	}
@@ -286,7 +287,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 		r.snapshotOf = ""
 	}
 	ggufInfo(m, &r.info)
-	r.findings = append(append(append([]canon.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
+	r.findings = append(append(append([]finding.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
 	if hashes != nil && len(r.info.EmbeddedHashes) > 0 {
 		r.findings = append(r.findings, lora.VerifyEmbedded(m, hashes["AutoV3"])...)
 		r.verified = true
@@ -324,7 +325,7 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m), DDUF: ddufCard(m),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
-	if m.ONNX != nil || m.Torch != nil { // its tensors' bytes (inline and external, gathered), not the file's after a header
+	if m.InSpace { // its tensors' bytes (inline and external, gathered), not the file's after a header
 		c.DataLen = 0
 		for i := range m.Tensors {
 			c.DataLen += int64(m.Tensors[i].Len())

@@ -15,6 +15,7 @@ import (
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 func fixture(name string) string { return filepath.Join("..", "..", "testdata", name) }
@@ -36,7 +37,7 @@ func write(t *testing.T, dir, name string, b []byte) string {
 func cardJSON(t *testing.T, c *inspect.Card) map[string]any {
 	t.Helper()
 	var b bytes.Buffer
-	if err := inspect.WriteJSON(&b, c); err != nil {
+	if err := inspect.Write(&b, c, inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
 	var v map[string]any
@@ -80,7 +81,7 @@ func TestDeclaredNumbers(t *testing.T) {
 			t.Errorf("dim %q alpha %q: declared_rank, declared_alpha = %s, want %s", c.dim, c.alpha, got, want)
 		}
 		var text bytes.Buffer
-		if err := inspect.WriteText(&text, card, inspect.TextOptions{}); err != nil {
+		if err := inspect.Write(&text, card, inspect.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if c.dim == "32" && !strings.Contains(text.String(), "  network     dim 32 alpha 16\n") {
@@ -161,7 +162,7 @@ func TestMaxTensorsAndFull(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := inspect.WriteText(&b, card, inspect.TextOptions{Full: full, Flags: func(option string) string { return map[string]string{"Full": "--full"}[option] }}); err != nil {
+		if err := inspect.Write(&b, card, inspect.WriteOptions{Full: full, Flags: func(option string) string { return map[string]string{"Full": "--full"}[option] }}); err != nil {
 			t.Fatal(err)
 		}
 		return card, b.String()
@@ -193,8 +194,8 @@ func TestFullShowsBlobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var folded, full bytes.Buffer
-	inspect.WriteText(&folded, card, inspect.TextOptions{})
-	inspect.WriteText(&full, card, inspect.TextOptions{Full: true})
+	inspect.Write(&folded, card, inspect.WriteOptions{})
+	inspect.Write(&full, card, inspect.WriteOptions{Full: true})
 	if !strings.Contains(folded.String(), "(21.5 KiB, not shown)") || strings.Contains(folded.String(), blob[:100]) {
 		t.Errorf("folded:\n%s", folded.String())
 	}
@@ -249,7 +250,7 @@ func TestShort(t *testing.T) {
 		t.Errorf("outcome %v", r.Outcome())
 	}
 	var text bytes.Buffer
-	if err := inspect.WriteShortText(&text, r, inspect.TextOptions{}); err != nil {
+	if err := inspect.WriteShort(&text, r, inspect.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"not a model ", " unreadable ", "no such file · " + filepath.Join(dir, "gone.safetensors")} {
@@ -259,7 +260,7 @@ func TestShort(t *testing.T) {
 	}
 
 	var l bytes.Buffer
-	if err := inspect.WriteShortJSONL(&l, r); err != nil {
+	if err := inspect.WriteShort(&l, r, inspect.WriteOptions{Format: textfmt.JSONL}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(l.String(), "\n"), "\n")
@@ -312,10 +313,10 @@ func TestCardJSONL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var j, l, compact bytes.Buffer
-	if err := inspect.WriteJSON(&j, card); err != nil {
+	if err := inspect.Write(&j, card, inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
-	if err := inspect.WriteJSONL(&l, card); err != nil {
+	if err := inspect.Write(&l, card, inspect.WriteOptions{Format: textfmt.JSONL}); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Compact(&compact, j.Bytes()); err != nil {
@@ -339,14 +340,16 @@ func TestWritersReturnErrors(t *testing.T) {
 	}
 	r := inspect.Short(t.Context(), []string{fixture("lora.safetensors")}, inspect.Options{})
 	for name, write := range map[string]func() error{
-		"text":           func() error { return inspect.WriteText(failWriter{}, card, inspect.TextOptions{}) },
-		"markdown":       func() error { return inspect.WriteMarkdown(failWriter{}, card) },
-		"json":           func() error { return inspect.WriteJSON(failWriter{}, card) },
-		"jsonl":          func() error { return inspect.WriteJSONL(failWriter{}, card) },
-		"short text":     func() error { return inspect.WriteShortText(failWriter{}, r, inspect.TextOptions{}) },
-		"short markdown": func() error { return inspect.WriteShortMarkdown(failWriter{}, r) },
-		"short json":     func() error { return inspect.WriteShortJSON(failWriter{}, r) },
-		"short jsonl":    func() error { return inspect.WriteShortJSONL(failWriter{}, r) },
+		"text":       func() error { return inspect.Write(failWriter{}, card, inspect.WriteOptions{}) },
+		"markdown":   func() error { return inspect.Write(failWriter{}, card, inspect.WriteOptions{Format: textfmt.Markdown}) },
+		"json":       func() error { return inspect.Write(failWriter{}, card, inspect.WriteOptions{Format: textfmt.JSON}) },
+		"jsonl":      func() error { return inspect.Write(failWriter{}, card, inspect.WriteOptions{Format: textfmt.JSONL}) },
+		"short text": func() error { return inspect.WriteShort(failWriter{}, r, inspect.WriteOptions{}) },
+		"short markdown": func() error {
+			return inspect.WriteShort(failWriter{}, r, inspect.WriteOptions{Format: textfmt.Markdown})
+		},
+		"short json":  func() error { return inspect.WriteShort(failWriter{}, r, inspect.WriteOptions{Format: textfmt.JSON}) },
+		"short jsonl": func() error { return inspect.WriteShort(failWriter{}, r, inspect.WriteOptions{Format: textfmt.JSONL}) },
 	} {
 		if err := write(); err == nil {
 			t.Errorf("%s: no error", name)

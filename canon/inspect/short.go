@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
@@ -60,7 +61,7 @@ type Row struct {
 	Cover string `json:"-"`
 	// Findings are what was found wrong in the model (its card's findings), for pages that list them;
 	// nil unless Options.Images was set.
-	Findings []canon.Finding `json:"-"`
+	Findings []finding.Finding `json:"-"`
 	// DerivedFrom is the path of the model this one is derived from (Options.InheritShort), whose
 	// name, base model, CivitAI ids, trigger words and preview the row shows, this model having no
 	// sidecar of its own; "" for none.

@@ -83,7 +83,7 @@ func TestShortAllFormats(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := inspect.WriteShortText(&b, r, inspect.TextOptions{}); err != nil {
+	if err := inspect.WriteShort(&b, r, inspect.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, kind := range []string{"pytorch", "numpy", "onnx"} {

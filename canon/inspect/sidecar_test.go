@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/hash"
@@ -49,8 +50,8 @@ func TestSidecarOfAnotherModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := card.Info
-			flagged := slices.ContainsFunc(card.Findings, func(f canon.Finding) bool {
-				return f.Code == canon.CodeSidecarMismatch && f.Severity == canon.SevWarning && strings.Contains(f.Message, "kaede_v2.civitai.info")
+			flagged := slices.ContainsFunc(card.Findings, func(f finding.Finding) bool {
+				return f.Code == canon.CodeSidecarMismatch && f.Severity == finding.SevWarning && strings.Contains(f.Message, "kaede_v2.civitai.info")
 			})
 			if c.ours {
 				if in.Name != "Aria V2" || !slices.Contains(in.Triggers, "aria") || flagged {

@@ -12,6 +12,7 @@ import (
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/store"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // The names the cache fixture's blobs go by.
@@ -152,7 +153,7 @@ func TestInspectStoreBlob(t *testing.T) {
 			t.Errorf("%s: valid %v, store\n got %+v\nwant %+v", tc.path, card.Valid, card.Store, tc.want)
 		}
 		var text, js bytes.Buffer
-		if err := inspect.WriteText(&text, card, inspect.TextOptions{}); err != nil {
+		if err := inspect.Write(&text, card, inspect.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range tc.text {
@@ -160,7 +161,7 @@ func TestInspectStoreBlob(t *testing.T) {
 				t.Errorf("%s: no %q in\n%s", tc.path, s, text.String())
 			}
 		}
-		if err := inspect.WriteJSON(&js, card); err != nil {
+		if err := inspect.Write(&js, card, inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		var v struct {

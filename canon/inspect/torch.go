@@ -10,8 +10,6 @@ import (
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
-type torchTensor = torch.Tensor
-
 // PyTorch is what a PyTorch checkpoint or NumPy file says besides its tensors: its container, what kind
 // of checkpoint it is, the pickles in it and the globals they name, tied weights.
 type PyTorch struct {
@@ -77,7 +75,7 @@ func torchCard(m *canon.Model) *PyTorch {
 		return false
 	}
 	tensorPrefix := func(p string) bool {
-		return slices.ContainsFunc(f.Tensors, func(tn torchTensor) bool { return strings.HasPrefix(tn.Name, p) })
+		return slices.ContainsFunc(f.Tensors, func(tn torch.Tensor) bool { return strings.HasPrefix(tn.Name, p) })
 	}
 	switch {
 	case has("pytorch-lightning_version") || has("epoch") && has("global_step") && has("optimizer_states"):

@@ -16,8 +16,12 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
-// TextOptions tune the text rendering.
-type TextOptions struct {
+// WriteOptions say how Write and WriteShort write a report: its format, and how the text and the
+// page look.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL, Markdown or, for the short table, HTML
+	// (a card has no page: HTML writes its text).
+	Format textfmt.Format
 	// Palette colours the name, the verdict, the severities and the asides when its On is set.
 	Palette textfmt.Palette
 	// Full shortens and folds nothing: every tensor, every metadata value whole (cover images
@@ -29,23 +33,67 @@ type TextOptions struct {
 	// Flags, when set, names Full and Verify as the caller's users give them, in the asides that say
 	// what shows more: "… 3 more (--full lists all)", "(not verified: --verify)".
 	Flags textfmt.Flags
+	// Dir is the folder the short table's page (HTML) is written to: preview images are referenced
+	// relative to it. "" means the current folder.
+	Dir string
+}
+
+// Write writes the card in opt.Format. Text is for a terminal: what the model is, in a few aligned
+// lines, its metadata, its first tensors and its findings. Markdown is a table, for issues and pull
+// requests, its findings listed below; a blank line ends it. JSON is one indented object, the schema
+// first: cards written one after the other make a stream of JSON values, as jq reads them. JSONL is
+// the card as one compact record on a line of its own, with the same fields as its JSON.
+func Write(w io.Writer, c *Card, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, c)
+	case textfmt.JSONL:
+		return textfmt.WriteJSONL(w, c)
+	case textfmt.Markdown:
+		return writeMarkdown(w, c)
+	}
+	return writeText(w, c, opt)
+}
+
+// WriteShort writes the short table (Short) in opt.Format. Text is a heading line, then a row per
+// model (name, kind, family, base model as people name it, rank, size, trigger words and the file),
+// each line at most opt.Width columns unless opt.Full; a model that could not be read says why in its
+// row. Markdown is the same table in Markdown; JSON {"schema": …, "files": [row, …]}, indented; JSONL
+// one compact record per model (the fields of its row in the JSON, after "schema":
+// textfmt.WriteRecords). HTML is a gallery: a card per model with its preview (the image beside it,
+// or the cover its metadata embeds), name, kind, base model, rank, trigger words (declared and
+// guessed apart, each a button that copies it), its CivitAI page, size, verdict and findings; filters
+// by name, base model and kind, and sorting. Images load lazily, so a page of 10,000 models opens at
+// once.
+func WriteShort(w io.Writer, r *ShortReport, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case textfmt.JSONL:
+		return writeShortJSONL(w, r)
+	case textfmt.Markdown:
+		return writeShortMarkdown(w, r)
+	case textfmt.HTML:
+		return writeShortHTML(w, r, opt.Dir)
+	}
+	return writeShortText(w, r, opt)
 }
 
 // asks is an aside about an option, format with the option's name as Flags gives it: "" when Flags
 // names none.
-func (o TextOptions) asks(option, format string) string {
+func (o WriteOptions) asks(option, format string) string {
 	if f := o.Flags.Of(option); f != "" {
 		return fmt.Sprintf(format, f)
 	}
 	return ""
 }
 
-// FoldedTensors is how many tensors the text card lists unless TextOptions.Full is set.
+// FoldedTensors is how many tensors the text card lists unless WriteOptions.Full is set.
 const FoldedTensors = 10
 
-// WriteText writes the card for a terminal: what the model is, in a few aligned lines, its metadata,
-// its first tensors and its findings. Each step below writes one section, in this order.
-func WriteText(w io.Writer, c *Card, opt TextOptions) error {
+// writeText writes the card for a terminal (Write). Each step below writes one section, in this
+// order.
+func writeText(w io.Writer, c *Card, opt WriteOptions) error {
 	t := &textCard{b: bufio.NewWriter(w), c: c, opt: opt, p: opt.Palette}
 	fmt.Fprintf(t.b, "%s\n", t.p.Bold(textfmt.Escape(c.Path)))
 	var steps []func()
@@ -59,11 +107,11 @@ func WriteText(w io.Writer, c *Card, opt TextOptions) error {
 	return t.b.Flush()
 }
 
-// textCard is a card being written as text (WriteText), one section a step.
+// textCard is a card being written as text (writeText), one section a step.
 type textCard struct {
 	b   *bufio.Writer
 	c   *Card
-	opt TextOptions
+	opt WriteOptions
 	p   textfmt.Palette
 }
 
@@ -332,11 +380,11 @@ func (t *textCard) findings() {
 		total += n
 	}
 	t.row("findings", "%s", textfmt.Thousands(uint64(total)))
-	check.WriteFindings(t.b, c.Findings, c.FindingCounts, "    ", check.TextOptions{Palette: t.p, Full: t.opt.Full, Flags: t.opt.Flags})
+	check.WriteFindings(t.b, c.Findings, c.FindingCounts, "    ", check.WriteOptions{Palette: t.p, Full: t.opt.Full, Flags: t.opt.Flags})
 }
 
 // The widest a column of metadata keys and of tensor names grows: longer ones are shortened in the
-// middle (or, with TextOptions.Full, put on a line of their own), so the columns after stay aligned.
+// middle (or, with WriteOptions.Full, put on a line of their own), so the columns after stay aligned.
 const (
 	maxKeyWidth  = 32
 	maxNameWidth = 60
@@ -477,9 +525,8 @@ func shapeText(s []uint64) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// WriteMarkdown writes the card as a table, for issues and pull requests, its findings listed below;
-// a blank line ends it.
-func WriteMarkdown(w io.Writer, c *Card) error {
+// writeMarkdown writes the card as a table (Write).
+func writeMarkdown(w io.Writer, c *Card) error {
 	b := bufio.NewWriter(w)
 	info := &c.Info
 	fmt.Fprintf(b, "### %s\n\n| | |\n|---|---|\n", markdown.Text(c.Path))
@@ -546,18 +593,8 @@ func WriteMarkdown(w io.Writer, c *Card) error {
 	return b.Flush()
 }
 
-// WriteJSON writes the card as indented JSON: one object, the schema first. Cards written one after
-// the other make a stream of JSON values, as jq reads them.
-func WriteJSON(w io.Writer, c *Card) error { return textfmt.WriteJSON(w, c) }
-
-// WriteJSONL writes the card as one compact JSON record on a line of its own, with the same fields
-// as its JSON.
-func WriteJSONL(w io.Writer, c *Card) error { return textfmt.WriteJSONL(w, c) }
-
-// WriteShortText writes the table: a heading line, then a row per model (name, kind, family, base
-// model as people name it, rank, size, trigger words and the file), each line at most opt.Width
-// columns unless opt.Full; a model that could not be read says why in its row.
-func WriteShortText(w io.Writer, r *ShortReport, opt TextOptions) error {
+// writeShortText writes the short table for a terminal (WriteShort).
+func writeShortText(w io.Writer, r *ShortReport, opt WriteOptions) error {
 	b := bufio.NewWriter(w)
 	cells, widths := shortCells(r, opt.Full)
 	head := []string{"NAME", "KIND", "FAMILY", "BASE", "RANK"}
@@ -639,8 +676,8 @@ func escapeAll(words []string) []string {
 	return out
 }
 
-// WriteShortMarkdown writes the table in Markdown.
-func WriteShortMarkdown(w io.Writer, r *ShortReport) error {
+// writeShortMarkdown writes the short table in Markdown.
+func writeShortMarkdown(w io.Writer, r *ShortReport) error {
 	b := bufio.NewWriter(w)
 	b.WriteString("| name | kind | family | base | rank | size | triggers | file |\n|---|---|---|---|---|---|---|---|\n")
 	cells, _ := shortCells(r, true)
@@ -712,12 +749,8 @@ func triggerCell(declared, guessed []string) string {
 	return mark + strings.Join(escapeAll(words), ", ")
 }
 
-// WriteShortJSON writes the table as indented JSON: {"schema": …, "files": [row, …]}.
-func WriteShortJSON(w io.Writer, r *ShortReport) error { return textfmt.WriteJSON(w, r) }
-
-// WriteShortJSONL writes one compact JSON record per model: the fields of its row in the JSON, after
-// "schema" (textfmt.WriteRecords).
-func WriteShortJSONL(w io.Writer, r *ShortReport) error {
+// writeShortJSONL writes one compact JSON record per model (WriteShort).
+func writeShortJSONL(w io.Writer, r *ShortReport) error {
 	records := make([]any, len(r.Files))
 	for i := range r.Files {
 		records[i] = &r.Files[i]

@@ -117,7 +117,7 @@ func specialOrder(ids map[string]uint64) []string {
 }
 
 // writeGGUFText writes the GGUF rows of the text card; with opt.Full the chat template follows whole.
-func writeGGUFText(b *bufio.Writer, g *GGUF, opt TextOptions, row func(label, format string, args ...any)) {
+func writeGGUFText(b *bufio.Writer, g *GGUF, opt WriteOptions, row func(label, format string, args ...any)) {
 	for _, r := range ggufRows(g) {
 		aside := ""
 		switch {

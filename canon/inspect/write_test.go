@@ -90,14 +90,14 @@ func TestVerifiedHashesRow(t *testing.T) {
 		card.Info.EmbeddedHashes = map[string]string{"sshs_model_hash": "abc"}
 		var b strings.Builder
 		flags := func(option string) string { return map[string]string{"Verify": "--verify"}[option] } // the CLI's
-		if err := WriteText(&b, card, TextOptions{Flags: flags}); err != nil {
+		if err := Write(&b, card, WriteOptions{Flags: flags}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), "  hashes      sshs_model_hash abc  "+c.want+"\n") {
 			t.Errorf("verified %v, %v: want %q in\n%s", c.verified, c.counts, c.want, b.String())
 		}
 		b.Reset() // a Go program's: no flag named
-		if err := WriteText(&b, card, TextOptions{}); err != nil {
+		if err := Write(&b, card, WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if want := strings.Replace(c.want, ": --verify", "", 1); !strings.Contains(b.String(), "  hashes      sshs_model_hash abc  "+want+"\n") {
@@ -116,7 +116,7 @@ func TestShortWidth(t *testing.T) {
 	}}
 	for _, width := range []int{90, 120, 160} {
 		var b strings.Builder
-		if err := WriteShortText(&b, r, TextOptions{Width: width}); err != nil {
+		if err := WriteShort(&b, r, WriteOptions{Width: width}); err != nil {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
@@ -129,12 +129,12 @@ func TestShortWidth(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	WriteShortText(&b, r, TextOptions{Width: 130})
+	WriteShort(&b, r, WriteOptions{Width: 130})
 	if !strings.Contains(b.String(), "pepper +3 more · loras/pepper-the-witch-v2.safetensors") {
 		t.Errorf("width 130: words not cut from the end:\n%s", b.String())
 	}
 	b.Reset()
-	WriteShortText(&b, r, TextOptions{Width: 70, Full: true})
+	WriteShort(&b, r, WriteOptions{Width: 70, Full: true})
 	if !strings.Contains(b.String(), "pepper, witch hat, carrot, broom · loras/pepper-the-witch-v2.safetensors") || !strings.Contains(b.String(), strings.Repeat("n", 50)) {
 		t.Errorf("full: something cut:\n%s", b.String())
 	}

@@ -26,6 +26,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // Info is what a model is, as the LoRA world describes it: from the metadata conventions of its writers
@@ -82,7 +83,7 @@ type Info struct {
 	Sources map[string]string `json:"sources"`
 	// Findings are problems found while deriving the info (bad sidecars, metadata that disagrees with the
 	// tensors).
-	Findings []canon.Finding `json:"-"`
+	Findings []finding.Finding `json:"-"`
 }
 
 // Trigger is one trigger word and where it came from.
@@ -215,9 +216,9 @@ const maxSidecar = 16 << 20
 // adapter_model*.safetensors). A sidecar that cannot be used (not JSON, not an object, too large,
 // unreadable) becomes a finding; it never stops the model from being inspected. Once ctx is done it
 // reads no more sidecars and returns what it has.
-func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Finding) {
+func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []finding.Finding) {
 	var out []Sidecar
-	var fs []canon.Finding
+	var fs []finding.Finding
 	for _, kind := range sidecarKinds {
 		if ctx.Err() != nil {
 			break
@@ -231,7 +232,7 @@ func LoadSidecars(ctx context.Context, modelPath string) ([]Sidecar, []canon.Fin
 			continue
 		}
 		bad := func(msg string) {
-			fs = append(fs, canon.Finding{Code: canon.CodeBadSidecar, Severity: canon.SevWarning, Offset: -1,
+			fs = append(fs, finding.Finding{Code: canon.CodeBadSidecar, Severity: finding.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("sidecar %s %s; ignored", filepath.Base(path), msg)})
 		}
 		if !st.Mode().IsRegular() {
@@ -366,7 +367,7 @@ func Derive(m *canon.Model, sidecars []Sidecar, fileName string) Info {
 			if rankFromMeta {
 				by, at = "ss_network_dim", metaOffset(m, "ss_network_dim")
 			}
-			in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeRankMismatch, Severity: canon.SevWarning, Offset: at,
+			in.Findings = append(in.Findings, finding.Finding{Code: canon.CodeRankMismatch, Severity: finding.SevWarning, Offset: at,
 				Message: fmt.Sprintf("%s says rank %d but the tensors have rank %d", by, d, in.Rank)})
 		}
 	}
@@ -454,7 +455,7 @@ func saysNothing(v string) bool {
 
 // badSidecar records a sidecar field of the wrong type, once per sidecar and field.
 func (in *Info) badSidecar(s *Sidecar, path []string, want string) {
-	in.Findings = append(in.Findings, canon.Finding{Code: canon.CodeBadSidecar, Severity: canon.SevWarning, Offset: -1,
+	in.Findings = append(in.Findings, finding.Finding{Code: canon.CodeBadSidecar, Severity: finding.SevWarning, Offset: -1,
 		Message: fmt.Sprintf("sidecar %s: %s is not %s; ignored", filepath.Base(s.Path), strings.Join(path, "."), want)})
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -86,7 +87,7 @@ func writeFiles(t *testing.T, dir, name string, f stfile.File, files map[string]
 	return path
 }
 
-func infoOf(t *testing.T, path string) (Info, []canon.Finding) {
+func infoOf(t *testing.T, path string) (Info, []finding.Finding) {
 	t.Helper()
 	src, st, err := canon.OpenRegular(path, os.O_RDONLY)
 	if err != nil {

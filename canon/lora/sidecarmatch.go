@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -31,9 +32,9 @@ var civitaiHashNames = []string{"SHA256", "AutoV2", "AutoV1", "AutoV3", "BLAKE3"
 // (sizeKB is rounded: within 1 KiB) and, when file.Hashes is given, no hash that differs. The recorded
 // name alone decides nothing, as people rename what they download; it is named in the warning. A
 // record with no files, or files with neither size nor hashes, cannot be told apart and is kept.
-func MatchSidecars(sidecars []Sidecar, file ModelFile) ([]Sidecar, []canon.Finding) {
+func MatchSidecars(sidecars []Sidecar, file ModelFile) ([]Sidecar, []finding.Finding) {
 	var kept []Sidecar
-	var fs []canon.Finding
+	var fs []finding.Finding
 	for _, s := range sidecars {
 		if s.Kind != SidecarCivitAI {
 			kept = append(kept, s)
@@ -50,7 +51,7 @@ func MatchSidecars(sidecars []Sidecar, file ModelFile) ([]Sidecar, []canon.Findi
 
 // civitaiMismatch returns the finding for a CivitAI record none of whose files is file, and false when
 // one is (or the record cannot tell).
-func civitaiMismatch(s Sidecar, file ModelFile) (canon.Finding, bool) {
+func civitaiMismatch(s Sidecar, file ModelFile) (finding.Finding, bool) {
 	list, _ := s.Data["files"].([]any)
 	var entries []map[string]any
 	for _, e := range list {
@@ -59,14 +60,14 @@ func civitaiMismatch(s Sidecar, file ModelFile) (canon.Finding, bool) {
 		}
 	}
 	if len(entries) == 0 {
-		return canon.Finding{}, false
+		return finding.Finding{}, false
 	}
 	var shown map[string]any // the entry the warning describes: the primary file, else the first
 	var why []string
 	for _, e := range entries {
 		diffs, comparable := fileDiffs(e, file)
 		if !comparable || len(diffs) == 0 {
-			return canon.Finding{}, false
+			return finding.Finding{}, false
 		}
 		if shown == nil || e["primary"] == true {
 			shown, why = e, diffs
@@ -76,7 +77,7 @@ func civitaiMismatch(s Sidecar, file ModelFile) (canon.Finding, bool) {
 	if name != "" && name != file.Name {
 		why = append([]string{fmt.Sprintf("its file is %s, not %s", name, file.Name)}, why...)
 	}
-	return canon.Finding{Code: canon.CodeSidecarMismatch, Severity: canon.SevWarning, Offset: -1,
+	return finding.Finding{Code: canon.CodeSidecarMismatch, Severity: finding.SevWarning, Offset: -1,
 		Message: fmt.Sprintf("sidecar %s records another file (%s); its name, trigger words and ids are not used",
 			filepath.Base(s.Path), strings.Join(why, ", ")),
 		Hint: "fetch this file's record again, or remove the sidecar"}, true

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // TestMatchSidecars: a CivitAI record whose files are all another file's (by size, and with hashes by
@@ -58,7 +59,7 @@ func TestMatchSidecars(t *testing.T) {
 				{Kind: SidecarCivitAI, Path: "/m/kaede_v2.civitai.info", Data: data}}
 			kept, fs := MatchSidecars(in, c.file)
 			if c.drop {
-				if len(kept) != 1 || kept[0].Kind != SidecarA1111 || len(fs) != 1 || fs[0].Code != canon.CodeSidecarMismatch || fs[0].Severity != canon.SevWarning {
+				if len(kept) != 1 || kept[0].Kind != SidecarA1111 || len(fs) != 1 || fs[0].Code != canon.CodeSidecarMismatch || fs[0].Severity != finding.SevWarning {
 					t.Fatalf("kept %v, findings %+v; want the record dropped with one sidecar-mismatch warning", kept, fs)
 				}
 				for _, s := range c.says {

@@ -1,13 +1,14 @@
 // Package safetensors reads the safetensors format: the 8-byte header length and the N header bytes
 // (a JSON parser that accepts exactly what the reference reader, huggingface/safetensors, accepts, and
 // keeps every entry in file order with its byte position), the reference's strict verdict beside
-// lenient findings (package finding's, with this format's codes), and a skimmer for callers that only
-// need names, dtypes and shapes fast. Read returns a Header, this package's view of a file; package
-// canon adapts it into its Model, as it does the other formats' headers.
+// lenient findings (package finding's, with this format's codes and the reference's error kinds, which
+// package finding declares so that commands name them without naming a format), and a skimmer for
+// callers that only need names, dtypes and shapes fast. Read returns a Header, this package's view of a
+// file; package canon adapts it into its Model, as it does the other formats' headers.
 //
 // It imports nothing of canon, hash or diff. It never prints, never reads the environment and opens no
 // file: the caller passes an io.ReaderAt. A header is never allocated before its length is checked
-// against MaxHeaderLen and the file's size.
+// against finding.MaxHeaderLen and the file's size.
 package safetensors
 
 import (
@@ -15,66 +16,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon/finding"
 )
-
-// MaxHeaderLen is the largest header length the reference reader accepts.
-const MaxHeaderLen = 100_000_000
-
-// The reference reader's error kinds (its SafeTensorError variants), in the order its checks run.
-const (
-	HeaderTooSmall               finding.RefKind = "HeaderTooSmall"
-	HeaderTooLarge               finding.RefKind = "HeaderTooLarge"
-	InvalidHeaderLength          finding.RefKind = "InvalidHeaderLength"
-	InvalidHeader                finding.RefKind = "InvalidHeader"
-	InvalidHeaderDeserialization finding.RefKind = "InvalidHeaderDeserialization"
-	InvalidOffset                finding.RefKind = "InvalidOffset"
-	ValidationOverflow           finding.RefKind = "ValidationOverflow"
-	MisalignedSlice              finding.RefKind = "MisalignedSlice"
-	TensorInvalidInfo            finding.RefKind = "TensorInvalidInfo"
-	MetadataIncompleteBuffer     finding.RefKind = "MetadataIncompleteBuffer"
-)
-
-// Finding codes of the format. They are part of stdiff's contract with scripts: add, never rename.
-const (
-	CodeFileTooSmall       = "file-too-small"
-	CodeEmptyFile          = "empty-file"
-	CodeHeaderTooLarge     = "header-too-large"
-	CodeLFSPointer         = "lfs-pointer"
-	CodeHTMLPage           = "html-page"
-	CodeNotSafetensors     = "not-safetensors"
-	CodeBigEndianLength    = "big-endian-length"
-	CodeHeaderBeyondFile   = "header-beyond-file"
-	CodeInvalidUTF8        = "invalid-utf8"
-	CodeBOM                = "byte-order-mark"
-	CodeInvalidJSON        = "invalid-json"
-	CodeNulPadding         = "nul-padding"
-	CodeTrailingChars      = "trailing-characters"
-	CodeMetadataOutside    = "metadata-outside-object"
-	CodeNotObject          = "header-not-object"
-	CodeMetadataNotObject  = "metadata-not-object"
-	CodeMetadataNotString  = "metadata-not-string"
-	CodeDuplicateMetadata  = "duplicate-metadata-field"
-	CodeDuplicateMetaKey   = "duplicate-metadata-key"
-	CodeDuplicateTensor    = "duplicate-tensor-name"
-	CodeInvalidTensorEntry = "invalid-tensor-entry"
-	CodeUnknownDType       = "unknown-dtype"
-	CodeOffsetNotZero      = "offsets-not-from-zero"
-	CodeOffsetGap          = "offset-gap"
-	CodeOffsetOverlap      = "offset-overlap"
-	CodeOffsetReversed     = "offset-reversed"
-	CodeShapeOverflow      = "shape-overflow"
-	CodeMisalignedSlice    = "misaligned-slice"
-	CodeSizeMismatch       = "size-mismatch"
-	CodeTrailingBytes      = "trailing-bytes"
-	CodeTruncatedData      = "truncated-data"
-	CodeOddTensorForm      = "nonstandard-tensor-entry"
-	CodeUnknownField       = "unknown-tensor-field"
-	CodeLeadingSpace       = "leading-whitespace"
-	CodeNoTensors          = "no-tensors"
-)
-
-// MaxFindingsPerCode is how many findings of one code a Header keeps (finding.MaxPerCode); past it,
-// findings of that code are only counted (Header.Omitted).
-const MaxFindingsPerCode = finding.MaxPerCode
 
 // Tensor is one tensor entry of a header.
 type Tensor struct {
@@ -139,9 +80,9 @@ type Header struct {
 	Metadata []Meta
 	// HasMetadata is true when `__metadata__` was present and not null.
 	HasMetadata bool
-	// Findings in the order of the checks that produced them: at most MaxFindingsPerCode of each code.
+	// Findings in the order of the checks that produced them: at most finding.MaxPerCode of each code.
 	Findings []finding.Finding
-	// Omitted counts, per code, the findings made past MaxFindingsPerCode and not kept (nil when none).
+	// Omitted counts, per code, the findings made past finding.MaxPerCode and not kept (nil when none).
 	Omitted map[string]int
 	// RefErr is nil when the reference reader accepts the file, else its error.
 	RefErr *RefError
@@ -158,7 +99,7 @@ func (m *Header) DataOffset() int64 { return 8 + int64(m.HeaderLen) }
 // DataLen is the length of the data section (negative when the file is shorter than its header says).
 func (m *Header) DataLen() int64 { return m.FileSize - m.DataOffset() }
 
-// add records a finding, or only counts it when MaxFindingsPerCode of its code are kept already.
+// add records a finding, or only counts it when finding.MaxPerCode of its code are kept already.
 func (m *Header) add(f finding.Finding) {
 	if m.room(f.Code) {
 		m.Findings = append(m.Findings, f)
@@ -172,7 +113,7 @@ func (m *Header) room(code string) bool {
 	if m.kept == nil {
 		m.kept = map[string]int{}
 	}
-	if m.kept[code] < MaxFindingsPerCode {
+	if m.kept[code] < finding.MaxPerCode {
 		return true
 	}
 	if m.Omitted == nil {

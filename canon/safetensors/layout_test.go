@@ -3,6 +3,7 @@ package safetensors
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/stdiff/stdiff/canon/finding"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func TestLayoutWalkedOnce(t *testing.T) {
 		m := Parse([]byte(h.String()), int64(8+h.Len()+len(data)))
 		walked := *m
 		walked.RefErr = nil
-		if m.RefErr == nil || m.RefErr.Kind != InvalidHeaderDeserialization {
+		if m.RefErr == nil || m.RefErr.Kind != finding.InvalidHeaderDeserialization {
 			walked.referenceWalk(walked.sortedByOffsets())
 		} else {
 			walked.RefErr = m.RefErr

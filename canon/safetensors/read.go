@@ -19,7 +19,7 @@ import (
 // header bytes, nothing else. It returns an error only when r cannot be read (r's own error). A file
 // that was read but is not valid yields a Header whose RefErr is the reference reader's verdict and
 // whose Findings name every defect found; everything that could still be read is in the Header. The
-// header is allocated only after N is checked against MaxHeaderLen and size.
+// header is allocated only after N is checked against finding.MaxHeaderLen and size.
 func Read(r io.ReaderAt, size int64) (*Header, error) {
 	head := make([]byte, max(min(size, 8), 0))
 	if err := readFull(r, head, 0); err != nil {
@@ -40,20 +40,20 @@ func ReadHead(r io.ReaderAt, size int64, head []byte) (*Header, error) {
 func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) {
 	m := &Header{FileSize: size}
 	if size < 8 {
-		m.RefErr = &RefError{Kind: HeaderTooSmall, Message: "header too small", Offset: 0}
+		m.RefErr = &RefError{Kind: finding.HeaderTooSmall, Message: "header too small", Offset: 0}
 		if size == 0 {
-			m.add(finding.Finding{Code: CodeEmptyFile, Severity: finding.SevError, Offset: 0, RefKind: HeaderTooSmall,
+			m.add(finding.Finding{Code: finding.CodeEmptyFile, Severity: finding.SevError, Offset: 0, RefKind: finding.HeaderTooSmall,
 				Message: "the file is empty", Hint: "the download or copy did not finish; fetch the file again"})
 		} else {
-			m.add(finding.Finding{Code: CodeFileTooSmall, Severity: finding.SevError, Offset: 0, RefKind: HeaderTooSmall,
+			m.add(finding.Finding{Code: finding.CodeFileTooSmall, Severity: finding.SevError, Offset: 0, RefKind: finding.HeaderTooSmall,
 				Message: fmt.Sprintf("the file has %d bytes, fewer than the 8-byte header length", size)})
 		}
 		return m, nil
 	}
 	n := binary.LittleEndian.Uint64(head)
 	m.HeaderLen = n
-	if n > MaxHeaderLen {
-		m.RefErr = &RefError{Kind: HeaderTooLarge, Message: "header too large", Offset: 0}
+	if n > finding.MaxHeaderLen {
+		m.RefErr = &RefError{Kind: finding.HeaderTooLarge, Message: "header too large", Offset: 0}
 		sniff := make([]byte, min(size, 1024))
 		if err := readFull(r, sniff, 0); err != nil {
 			return nil, err
@@ -62,8 +62,8 @@ func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) 
 		return m, nil
 	}
 	if 8+int64(n) > size {
-		m.RefErr = &RefError{Kind: InvalidHeaderLength, Message: "invalid header length", Offset: 0}
-		m.add(finding.Finding{Code: CodeHeaderBeyondFile, Severity: finding.SevError, Offset: 0, RefKind: InvalidHeaderLength,
+		m.RefErr = &RefError{Kind: finding.InvalidHeaderLength, Message: "invalid header length", Offset: 0}
+		m.add(finding.Finding{Code: finding.CodeHeaderBeyondFile, Severity: finding.SevError, Offset: 0, RefKind: finding.InvalidHeaderLength,
 			Message: fmt.Sprintf("the header length says %d bytes but only %d follow the 8-byte length", n, size-8),
 			Hint:    "the file is truncated (an interrupted download?) or not a safetensors file; fetch it again"})
 		return m, nil
@@ -113,8 +113,8 @@ func (m *Header) readHeader(hb []byte) {
 	if !utf8.Valid(hb) {
 		bad := firstInvalidUTF8(hb)
 		msg := fmt.Sprintf("invalid utf-8 sequence of 1 bytes from index %d", bad)
-		m.setRef(InvalidHeader, msg, base+int64(bad))
-		m.add(finding.Finding{Code: CodeInvalidUTF8, Severity: finding.SevError, Offset: base + int64(bad), RefKind: InvalidHeader,
+		m.setRef(finding.InvalidHeader, msg, base+int64(bad))
+		m.add(finding.Finding{Code: finding.CodeInvalidUTF8, Severity: finding.SevError, Offset: base + int64(bad), RefKind: finding.InvalidHeader,
 			Message: fmt.Sprintf("the header is not valid UTF-8 (byte 0x%02x at header index %d)", hb[bad], bad)})
 	}
 	h := parseHeader(hb)
@@ -125,12 +125,12 @@ func (m *Header) readHeader(hb []byte) {
 			// serde reports tensor entry errors at the end of the object; the finding below points at the entry.
 			line, col = lineCol(hb, h.end-1)
 		}
-		m.setRef(InvalidHeaderDeserialization, fmt.Sprintf("%s at line %d column %d", e.msg, line, col), base+int64(pos))
+		m.setRef(finding.InvalidHeaderDeserialization, fmt.Sprintf("%s at line %d column %d", e.msg, line, col), base+int64(pos))
 	}
 
 	// A byte order mark: strict readers stop at once; read on past it.
 	if h.end < 0 && bytes.HasPrefix(hb[h.start:], []byte("\xEF\xBB\xBF")) {
-		m.add(finding.Finding{Code: CodeBOM, Severity: finding.SevError, Offset: base + int64(h.start), RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: finding.CodeBOM, Severity: finding.SevError, Offset: base + int64(h.start), RefKind: finding.InvalidHeaderDeserialization,
 			Message: "the header starts with a UTF-8 byte order mark (an editor or Windows tool saved it)",
 			Hint:    "re-save the file with a safetensors writer"})
 		patched := bytes.Clone(hb)
@@ -138,19 +138,19 @@ func (m *Header) readHeader(hb []byte) {
 		h = parseHeader(patched)
 	}
 	if h.end < 0 {
-		if h.syntax != nil && !m.hasCode(CodeBOM) {
-			code, msg := CodeInvalidJSON, "the header is not valid JSON: "+h.syntax.msg
+		if h.syntax != nil && !m.hasCode(finding.CodeBOM) {
+			code, msg := finding.CodeInvalidJSON, "the header is not valid JSON: "+h.syntax.msg
 			if h.tensors == nil && h.meta == nil && h.start < len(hb) && hb[h.start] != '{' {
-				code, msg = CodeNotObject, "the header is not a JSON object: "+h.syntax.msg
+				code, msg = finding.CodeNotObject, "the header is not a JSON object: "+h.syntax.msg
 			}
-			m.add(finding.Finding{Code: code, Severity: finding.SevError, Offset: base + int64(h.syntax.pos), RefKind: InvalidHeaderDeserialization, Message: msg})
+			m.add(finding.Finding{Code: code, Severity: finding.SevError, Offset: base + int64(h.syntax.pos), RefKind: finding.InvalidHeaderDeserialization, Message: msg})
 		}
 		m.collect(h, hb)
 		return
 	}
 	m.HeaderParsed = true
-	if h.start > 0 && !m.hasCode(CodeBOM) {
-		m.add(finding.Finding{Code: CodeLeadingSpace, Severity: finding.SevInfo, Offset: base,
+	if h.start > 0 && !m.hasCode(finding.CodeBOM) {
+		m.add(finding.Finding{Code: finding.CodeLeadingSpace, Severity: finding.SevInfo, Offset: base,
 			Message: fmt.Sprintf("the header starts with %d whitespace bytes before the JSON object (accepted)", h.start)})
 	}
 	if h.trailing != nil {
@@ -176,11 +176,11 @@ func (m *Header) trailingFindings(h *rawHeader, hb []byte) {
 	}
 	switch {
 	case onlyPad && nuls > 0:
-		m.add(finding.Finding{Code: CodeNulPadding, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization, Fixable: true,
+		m.add(finding.Finding{Code: finding.CodeNulPadding, Severity: finding.SevError, Offset: off, RefKind: finding.InvalidHeaderDeserialization, Fixable: true,
 			Message: fmt.Sprintf("the header is padded with %d NUL bytes instead of spaces (a writer that zero-fills its buffer)", nuls),
 			Hint:    "turn the padding into spaces; no tensor byte changes"})
 	case metadataAfterObject(rest):
-		m.add(finding.Finding{Code: CodeMetadataOutside, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: finding.CodeMetadataOutside, Severity: finding.SevError, Offset: off, RefKind: finding.InvalidHeaderDeserialization,
 			Message: "`__metadata__` follows the closed JSON object (`{},\"__metadata__\":…`: the safetensors 0.4.2 metadata-only bug)",
 			Hint:    "re-save the file with a current safetensors writer"})
 		// Read the stray metadata as if it were inside the object.
@@ -194,7 +194,7 @@ func (m *Header) trailingFindings(h *rawHeader, hb []byte) {
 			h.metaSeen, h.metaNull = stray.metaSeen, stray.metaNull
 		}
 	default:
-		m.add(finding.Finding{Code: CodeTrailingChars, Severity: finding.SevError, Offset: off, RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: finding.CodeTrailingChars, Severity: finding.SevError, Offset: off, RefKind: finding.InvalidHeaderDeserialization,
 			Message: fmt.Sprintf("%d bytes after the JSON object inside the header are not whitespace (first: %s)", len(rest), quoteByte(hb[h.trailing.pos]))})
 	}
 }
@@ -219,18 +219,18 @@ func quoteByte(c byte) string {
 func (m *Header) collect(h *rawHeader, hb []byte) {
 	const base = 8
 	for _, pos := range h.metaDup {
-		m.add(finding.Finding{Code: CodeDuplicateMetadata, Severity: finding.SevError, Offset: base + int64(pos), RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: finding.CodeDuplicateMetadata, Severity: finding.SevError, Offset: base + int64(pos), RefKind: finding.InvalidHeaderDeserialization,
 			Message: "`__metadata__` appears more than once"})
 	}
 	if h.metaBad != nil {
-		m.add(finding.Finding{Code: CodeMetadataNotObject, Severity: finding.SevError, Offset: base + int64(h.metaBad.pos), RefKind: InvalidHeaderDeserialization,
+		m.add(finding.Finding{Code: finding.CodeMetadataNotObject, Severity: finding.SevError, Offset: base + int64(h.metaBad.pos), RefKind: finding.InvalidHeaderDeserialization,
 			Message: "`__metadata__` must be an object of strings or null: " + h.metaBad.msg})
 	}
 	// Metadata: last value wins, kept at the position of its last occurrence.
 	last := make(map[string]int, len(h.meta))
 	for i, e := range h.meta {
-		if j, dup := last[e.key]; dup && m.room(CodeDuplicateMetaKey) {
-			m.add(finding.Finding{Code: CodeDuplicateMetaKey, Severity: finding.SevWarning, Offset: base + int64(e.pos),
+		if j, dup := last[e.key]; dup && m.room(finding.CodeDuplicateMetaKey) {
+			m.add(finding.Finding{Code: finding.CodeDuplicateMetaKey, Severity: finding.SevWarning, Offset: base + int64(e.pos),
 				Message: fmt.Sprintf("metadata key %s appears more than once (first at offset %d); readers keep the last value", strconv.Quote(e.key), base+h.meta[j].pos)})
 		}
 		last[e.key] = i
@@ -243,8 +243,8 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 		if last[e.key] != i {
 			continue
 		}
-		if e.raw && m.room(CodeMetadataNotString) {
-			m.add(finding.Finding{Code: CodeMetadataNotString, Severity: finding.SevError, Offset: base + int64(e.pos), RefKind: InvalidHeaderDeserialization,
+		if e.raw && m.room(finding.CodeMetadataNotString) {
+			m.add(finding.Finding{Code: finding.CodeMetadataNotString, Severity: finding.SevError, Offset: base + int64(e.pos), RefKind: finding.InvalidHeaderDeserialization,
 				Message: fmt.Sprintf("metadata value of %s is not a string (strict readers reject the file)", strconv.Quote(e.key)),
 				Hint:    "metadata values must be strings; a writer should JSON-encode nested values into a string"})
 		}
@@ -261,8 +261,8 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 		if lastT != nil {
 			last = lastT[i]
 		}
-		if j := last; j != i && m.room(CodeDuplicateTensor) {
-			m.add(finding.Finding{Code: CodeDuplicateTensor, Severity: finding.SevWarning, Offset: base + t.HeaderOffset,
+		if j := last; j != i && m.room(finding.CodeDuplicateTensor) {
+			m.add(finding.Finding{Code: finding.CodeDuplicateTensor, Severity: finding.SevWarning, Offset: base + t.HeaderOffset,
 				Message: fmt.Sprintf("tensor %q is defined again at offset %d; the reference keeps the last entry, other readers may keep this one", t.Name, base+h.tensors[j].HeaderOffset),
 				Hint:    "two readers can load different weights from this file; re-save it"})
 		}
@@ -270,19 +270,19 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 		if flags&entryInvalid != 0 {
 			unknown := t.DType != "" && !Known(t.DType)
 			switch {
-			case unknown && m.room(CodeUnknownDType):
-				f := finding.Finding{Code: CodeUnknownDType, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+			case unknown && m.room(finding.CodeUnknownDType):
+				f := finding.Finding{Code: finding.CodeUnknownDType, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: finding.InvalidHeaderDeserialization,
 					Message: fmt.Sprintf("tensor %q has dtype %q, which the reference does not know", t.Name, t.DType)}
 				if s := Suggest(t.DType); s != "" {
 					f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
 				}
 				m.add(f)
-			case !unknown && m.room(CodeInvalidTensorEntry):
+			case !unknown && m.room(finding.CodeInvalidTensorEntry):
 				why := "invalid entry"
 				if e := entryError(hb, int(t.HeaderOffset)); e != nil {
 					why = e.msg
 				}
-				m.add(finding.Finding{Code: CodeInvalidTensorEntry, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: InvalidHeaderDeserialization,
+				m.add(finding.Finding{Code: finding.CodeInvalidTensorEntry, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: finding.InvalidHeaderDeserialization,
 					Message: fmt.Sprintf("tensor %q: %s", t.Name, why)})
 			}
 		}
@@ -300,12 +300,12 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 	}
 	m.Tensors = kept
 	if h.oddForms > 0 {
-		m.add(finding.Finding{Code: CodeOddTensorForm, Severity: finding.SevWarning, Offset: -1,
+		m.add(finding.Finding{Code: finding.CodeOddTensorForm, Severity: finding.SevWarning, Offset: -1,
 			Message: fmt.Sprintf("%d tensor entries use a form only serde-based readers accept (array or {\"DTYPE\":null}), e.g. %s", h.oddForms, strconv.Quote(h.firstOdd)),
 			Hint:    "JavaScript and Python header readers expect {\"dtype\":…,\"shape\":…,\"data_offsets\":…}"})
 	}
 	if h.extraFields > 0 {
-		m.add(finding.Finding{Code: CodeUnknownField, Severity: finding.SevInfo, Offset: -1,
+		m.add(finding.Finding{Code: finding.CodeUnknownField, Severity: finding.SevInfo, Offset: -1,
 			Message: fmt.Sprintf("%d tensor entries carry fields readers ignore, e.g. %s", h.extraFields, strconv.Quote(h.firstExtra))})
 	}
 }
@@ -382,7 +382,7 @@ func (m *Header) checkLayout() {
 		m.referenceWalk(order)
 	}
 	if len(m.Tensors) == 0 && m.HeaderParsed {
-		m.add(finding.Finding{Code: CodeNoTensors, Severity: finding.SevInfo, Offset: -1, Message: "the file holds no tensors"})
+		m.add(finding.Finding{Code: finding.CodeNoTensors, Severity: finding.SevInfo, Offset: -1, Message: "the file holds no tensors"})
 	}
 }
 
@@ -422,7 +422,7 @@ func (m *Header) referenceWalk(order []int) {
 		}
 		t := &m.Tensors[i]
 		if t.Begin != start || t.End < t.Begin {
-			m.setRef(InvalidOffset, "invalid offset for tensor "+strconv.Quote(t.Name), t.HeaderOffset)
+			m.setRef(finding.InvalidOffset, "invalid offset for tensor "+strconv.Quote(t.Name), t.HeaderOffset)
 			return
 		}
 		start = t.End
@@ -430,20 +430,20 @@ func (m *Header) referenceWalk(order []int) {
 		b, _ := Bits(t.DType)
 		hi, lo := bits64Mul(e, b)
 		if !ok || hi != 0 {
-			m.setRef(ValidationOverflow, "overflow computing the size of tensor "+strconv.Quote(t.Name), t.HeaderOffset)
+			m.setRef(finding.ValidationOverflow, "overflow computing the size of tensor "+strconv.Quote(t.Name), t.HeaderOffset)
 			return
 		}
 		if lo%8 != 0 {
-			m.setRef(MisalignedSlice, "tensor "+strconv.Quote(t.Name)+" does not end on a byte boundary", t.HeaderOffset)
+			m.setRef(finding.MisalignedSlice, "tensor "+strconv.Quote(t.Name)+" does not end on a byte boundary", t.HeaderOffset)
 			return
 		}
 		if t.End-t.Begin != lo/8 {
-			m.setRef(TensorInvalidInfo, "tensor "+strconv.Quote(t.Name)+": data_offsets do not match dtype and shape", t.HeaderOffset)
+			m.setRef(finding.TensorInvalidInfo, "tensor "+strconv.Quote(t.Name)+": data_offsets do not match dtype and shape", t.HeaderOffset)
 			return
 		}
 	}
 	if dataLen := uint64(m.DataLen()); start != dataLen {
-		m.setRef(MetadataIncompleteBuffer, "metadata incomplete buffer: data does not cover the file exactly", m.DataOffset()+int64(min(start, dataLen)))
+		m.setRef(finding.MetadataIncompleteBuffer, "metadata incomplete buffer: data does not cover the file exactly", m.DataOffset()+int64(min(start, dataLen)))
 	}
 }
 
@@ -458,10 +458,10 @@ func (m *Header) lenientLayout(order []int) (found bool) {
 		}
 		if t.End < t.Begin {
 			found = true
-			if !m.room(CodeOffsetReversed) {
+			if !m.room(finding.CodeOffsetReversed) {
 				continue
 			}
-			m.add(finding.Finding{Code: CodeOffsetReversed, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+			m.add(finding.Finding{Code: finding.CodeOffsetReversed, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: finding.InvalidOffset,
 				Message: fmt.Sprintf("tensor %s ends (%d) before it begins (%d)", strconv.Quote(t.Name), t.End, t.Begin)})
 			continue
 		}
@@ -474,20 +474,20 @@ func (m *Header) lenientLayout(order []int) (found bool) {
 		f := finding.Finding{Severity: finding.SevError, Offset: t.HeaderOffset}
 		switch {
 		case !ok || hi != 0:
-			f.Code, f.RefKind = CodeShapeOverflow, ValidationOverflow
+			f.Code, f.RefKind = finding.CodeShapeOverflow, finding.ValidationOverflow
 		case lo%8 != 0:
-			f.Code, f.RefKind = CodeMisalignedSlice, MisalignedSlice
+			f.Code, f.RefKind = finding.CodeMisalignedSlice, finding.MisalignedSlice
 		default:
-			f.Code, f.RefKind = CodeSizeMismatch, TensorInvalidInfo
+			f.Code, f.RefKind = finding.CodeSizeMismatch, finding.TensorInvalidInfo
 		}
 		found = true
 		if !m.room(f.Code) { // messages are made only for the findings kept
 			continue
 		}
 		switch f.Code {
-		case CodeShapeOverflow:
+		case finding.CodeShapeOverflow:
 			f.Message = fmt.Sprintf("tensor %q: shape %v overflows a 64-bit size", t.Name, t.Shape)
-		case CodeMisalignedSlice:
+		case finding.CodeMisalignedSlice:
 			f.Message = fmt.Sprintf("tensor %q: %d elements of %s are %d bits, not a whole number of bytes", t.Name, e, t.DType, lo)
 		default:
 			f.Message = fmt.Sprintf("tensor %q: %s %v needs %d bytes but data_offsets [%d, %d] span %d", t.Name, t.DType, t.Shape, lo/8, t.Begin, t.End, t.End-t.Begin)
@@ -508,13 +508,13 @@ func (m *Header) lenientLayout(order []int) (found bool) {
 		found = found || t.Begin != end // for the first tensor, end is 0
 		switch {
 		case k == 0 && t.Begin != 0:
-			m.add(finding.Finding{Code: CodeOffsetNotZero, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+			m.add(finding.Finding{Code: finding.CodeOffsetNotZero, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: finding.InvalidOffset,
 				Message: fmt.Sprintf("the first tensor (%q) starts at data offset %d, not 0", q, t.Begin)})
-		case t.Begin > end && m.room(CodeOffsetGap):
-			m.add(finding.Finding{Code: CodeOffsetGap, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+		case t.Begin > end && m.room(finding.CodeOffsetGap):
+			m.add(finding.Finding{Code: finding.CodeOffsetGap, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: finding.InvalidOffset,
 				Message: fmt.Sprintf("%d unused bytes before tensor %q (data offsets %d to %d)", t.Begin-end, q, end, t.Begin)})
-		case t.Begin < end && m.room(CodeOffsetOverlap):
-			m.add(finding.Finding{Code: CodeOffsetOverlap, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: InvalidOffset,
+		case t.Begin < end && m.room(finding.CodeOffsetOverlap):
+			m.add(finding.Finding{Code: finding.CodeOffsetOverlap, Severity: finding.SevError, Offset: t.HeaderOffset, RefKind: finding.InvalidOffset,
 				Message: fmt.Sprintf("tensor %q (data offsets %d to %d) overlaps the tensor before it, which ends at %d", q, t.Begin, t.End, end)})
 		}
 		end = max(end, t.End)
@@ -523,11 +523,11 @@ func (m *Header) lenientLayout(order []int) (found bool) {
 	found = found || end != dataLen
 	switch {
 	case end < dataLen:
-		m.add(finding.Finding{Code: CodeTrailingBytes, Severity: finding.SevError, Offset: m.DataOffset() + int64(end), RefKind: MetadataIncompleteBuffer,
+		m.add(finding.Finding{Code: finding.CodeTrailingBytes, Severity: finding.SevError, Offset: m.DataOffset() + int64(end), RefKind: finding.MetadataIncompleteBuffer,
 			Message: fmt.Sprintf("%d bytes follow the last tensor's data; strict readers reject files not covered exactly", dataLen-end),
 			Hint:    "something appended to the file; if the tensors are right, re-save it"})
 	case end > dataLen:
-		m.add(finding.Finding{Code: CodeTruncatedData, Severity: finding.SevError, Offset: m.FileSize, RefKind: MetadataIncompleteBuffer,
+		m.add(finding.Finding{Code: finding.CodeTruncatedData, Severity: finding.SevError, Offset: m.FileSize, RefKind: finding.MetadataIncompleteBuffer,
 			Message: fmt.Sprintf("the tensors need %d data bytes but the file has %d: %d bytes are missing", end, dataLen, end-dataLen),
 			Hint:    "the file is truncated (an interrupted download?); fetch it again"})
 	}
@@ -558,34 +558,34 @@ func firstInvalidUTF8(b []byte) int {
 
 // diagnoseNotSafetensors says what a file whose header length is absurd most likely is.
 func diagnoseNotSafetensors(head []byte, n uint64, size int64) finding.Finding {
-	f := finding.Finding{Code: CodeHeaderTooLarge, Severity: finding.SevError, Offset: 0, RefKind: HeaderTooLarge,
-		Message: fmt.Sprintf("the header length is %d, over the %d-byte limit: this is not a safetensors file", n, MaxHeaderLen)}
+	f := finding.Finding{Code: finding.CodeHeaderTooLarge, Severity: finding.SevError, Offset: 0, RefKind: finding.HeaderTooLarge,
+		Message: fmt.Sprintf("the header length is %d, over the %d-byte limit: this is not a safetensors file", n, finding.MaxHeaderLen)}
 	text := string(head)
 	lower := strings.ToLower(strings.TrimSpace(text))
 	switch {
 	case strings.HasPrefix(text, "version https://git-lfs.github.com/spec/"):
-		f.Code = CodeLFSPointer
+		f.Code = finding.CodeLFSPointer
 		f.Message = "this is a Git LFS pointer file, not the model: the weights were never downloaded"
 		if sz, err := strconv.ParseUint(lfsField(text, "size "), 10, 64); err == nil {
 			f.Message += fmt.Sprintf(" (the real file is %s)", textfmt.Bytes(sz))
 		}
 		f.Hint = "run `git lfs pull` in the repository (or `git lfs install` and clone again)"
 	case strings.HasPrefix(lower, "<!doctype html") || strings.HasPrefix(lower, "<html") || strings.HasPrefix(lower, "<?xml"):
-		f.Code = CodeHTMLPage
+		f.Code = finding.CodeHTMLPage
 		f.Message = "this is an HTML/XML page, not a model (a login, error or redirect page saved under the model's name)"
 		f.Hint = "download the file again with a direct link (and a token if the model is gated)"
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
-		f.Code = CodeNotSafetensors
+		f.Code = finding.CodeNotSafetensors
 		f.Message = "this is a ZIP archive (a PyTorch .bin/.pt checkpoint?), not a safetensors file"
 	case len(head) > 0 && head[0] == 0x80 && len(head) > 1 && head[1] <= 5:
-		f.Code = CodeNotSafetensors
+		f.Code = finding.CodeNotSafetensors
 		f.Message = "this is a Python pickle (a PyTorch checkpoint?), not a safetensors file"
 	case len(head) > 0 && (head[0] == '{' || head[0] == '['):
-		f.Code = CodeNotSafetensors
+		f.Code = finding.CodeNotSafetensors
 		f.Message = "this is a JSON text file, not a safetensors file (a config or index file under the wrong name?)"
 	default:
-		if be := binary.BigEndian.Uint64(head[:8]); be > 0 && be <= MaxHeaderLen && int64(be)+8 <= size {
-			f.Code = CodeBigEndianLength
+		if be := binary.BigEndian.Uint64(head[:8]); be > 0 && be <= finding.MaxHeaderLen && int64(be)+8 <= size {
+			f.Code = finding.CodeBigEndianLength
 			f.Message = fmt.Sprintf("the header length is stored big-endian (%d read as little-endian, %d as big-endian)", n, be)
 			f.Hint = "the writer is broken: safetensors stores the length little-endian"
 		}

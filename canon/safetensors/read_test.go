@@ -50,10 +50,10 @@ func TestNulPadding(t *testing.T) {
 	f := stfile.File{Tensors: []stfile.Tensor{{Name: "w", DType: "F32", Shape: []uint64{2}}}}
 	b := f.NulPadded()
 	h := read(t, b)
-	if h.Valid() || h.RefErr.Kind != safetensors.InvalidHeaderDeserialization || len(h.Findings) != 1 {
+	if h.Valid() || h.RefErr.Kind != finding.InvalidHeaderDeserialization || len(h.Findings) != 1 {
 		t.Fatalf("verdict %+v, findings %+v", h.RefErr, h.Findings)
 	}
-	if fd := h.Findings[0]; fd.Code != safetensors.CodeNulPadding || !fd.Fixable || fd.Severity != finding.SevError || fd.Offset < 8 {
+	if fd := h.Findings[0]; fd.Code != finding.CodeNulPadding || !fd.Fixable || fd.Severity != finding.SevError || fd.Offset < 8 {
 		t.Errorf("finding %+v", fd)
 	}
 	end := safetensors.ObjectEnd(h.RawHeader)
@@ -82,10 +82,10 @@ func TestShortFiles(t *testing.T) {
 		kind finding.RefKind
 		code string
 	}{
-		{nil, safetensors.HeaderTooSmall, safetensors.CodeEmptyFile},
-		{[]byte{1, 2, 3}, safetensors.HeaderTooSmall, safetensors.CodeFileTooSmall},
-		{binary.LittleEndian.AppendUint64(nil, 100), safetensors.InvalidHeaderLength, safetensors.CodeHeaderBeyondFile},
-		{[]byte("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 12\n"), safetensors.HeaderTooLarge, safetensors.CodeLFSPointer},
+		{nil, finding.HeaderTooSmall, finding.CodeEmptyFile},
+		{[]byte{1, 2, 3}, finding.HeaderTooSmall, finding.CodeFileTooSmall},
+		{binary.LittleEndian.AppendUint64(nil, 100), finding.InvalidHeaderLength, finding.CodeHeaderBeyondFile},
+		{[]byte("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 12\n"), finding.HeaderTooLarge, finding.CodeLFSPointer},
 	} {
 		h := read(t, c.b)
 		if h.Valid() || h.RefErr.Kind != c.kind || len(h.Findings) != 1 || h.Findings[0].Code != c.code {
@@ -94,9 +94,9 @@ func TestShortFiles(t *testing.T) {
 	}
 }
 
-// TestFindingsCapped: past MaxFindingsPerCode findings of one code are counted, not kept.
+// TestFindingsCapped: past finding.MaxPerCode findings of one code are counted, not kept.
 func TestFindingsCapped(t *testing.T) {
-	n := safetensors.MaxFindingsPerCode + 5
+	n := finding.MaxPerCode + 5
 	var header strings.Builder
 	header.WriteString("{")
 	for i := range n {
@@ -108,11 +108,11 @@ func TestFindingsCapped(t *testing.T) {
 	h := read(t, b)
 	kept := 0
 	for _, f := range h.Findings {
-		if f.Code == safetensors.CodeUnknownDType {
+		if f.Code == finding.CodeUnknownDType {
 			kept++
 		}
 	}
-	if kept != safetensors.MaxFindingsPerCode || h.Omitted[safetensors.CodeUnknownDType] != 5 {
+	if kept != finding.MaxPerCode || h.Omitted[finding.CodeUnknownDType] != 5 {
 		t.Errorf("kept %d, omitted %v", kept, h.Omitted)
 	}
 }

@@ -68,7 +68,7 @@ type Snapshot struct {
 	// Findings are the model's findings. In the file a finding about the whole file (Offset -1) has
 	// the offset null, as in every report stdiff writes; Read reads -1 there (as snapshots were
 	// written before) as null, and refuses any other negative offset.
-	Findings []canon.Finding `json:"findings"`
+	Findings []finding.Finding `json:"findings"`
 	// Companions are the files a loader reads beside the tensors of a folder model (package
 	// companion: small ones whole, a tokenizer.json by its summary, each by its digest), in path
 	// order; nil (absent from the file) for a model named by a file, and in snapshots written before
@@ -86,8 +86,8 @@ type sealedFinding finding.Finding
 type Verdict struct {
 	Valid bool `json:"valid"`
 	// Kind and Message are the reference's error when it rejects the model.
-	Kind    canon.RefKind `json:"kind,omitempty"`
-	Message string        `json:"message,omitempty"`
+	Kind    finding.RefKind `json:"kind,omitempty"`
+	Message string          `json:"message,omitempty"`
 }
 
 // Meta is one metadata entry (see canon.MetaEntry).
@@ -119,7 +119,7 @@ func New(m *canon.Model, name string, digests [][32]byte, stats []*values.Stats)
 		s.Format = canon.FormatSafetensors
 	}
 	if s.Findings == nil {
-		s.Findings = []canon.Finding{}
+		s.Findings = []finding.Finding{}
 	}
 	if m.RefErr != nil {
 		s.Verdict.Kind, s.Verdict.Message = m.RefErr.Kind, m.RefErr.Message
@@ -484,7 +484,7 @@ func (s *Snapshot) check() error {
 		switch {
 		case f.Code == "" || !isCode(f.Code):
 			return fmt.Errorf("finding code %q is not a code", f.Code)
-		case f.Severity != canon.SevError && f.Severity != canon.SevWarning && f.Severity != canon.SevInfo:
+		case f.Severity != finding.SevError && f.Severity != finding.SevWarning && f.Severity != finding.SevInfo:
 			return fmt.Errorf("finding %s: severity %q is not error, warning or info", f.Code, f.Severity)
 		case !isCode(string(f.RefKind)):
 			return fmt.Errorf("finding %s: reference kind %q is not an error kind", f.Code, f.RefKind)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -67,15 +68,15 @@ func TestRoundTrip(t *testing.T) {
 	if again := write(t, r); !bytes.Equal(again, b) {
 		t.Fatalf("read and written again, the bytes differ:\n%s\n%s", b, again)
 	}
-	if r.StructureID != hash.StructureID(m) {
-		t.Errorf("structure ID %s, hash says %s", r.StructureID, hash.StructureID(m))
+	if r.StructureID != canon.StructureID(m) {
+		t.Errorf("structure ID %s, hash says %s", r.StructureID, canon.StructureID(m))
 	}
 	got := r.Model("x.snap")
-	if hash.StructureID(got) != hash.StructureID(m) || len(got.Metadata) != 2 || got.Metadata[0].Key != "a" || !got.Valid() {
+	if canon.StructureID(got) != canon.StructureID(m) || len(got.Metadata) != 2 || got.Metadata[0].Key != "a" || !got.Valid() {
 		t.Errorf("the model of the snapshot is not the model: %+v", got)
 	}
-	if r.ContentID != hash.ContentID(got, r.Digests()) {
-		t.Errorf("content ID %s, hash says %s", r.ContentID, hash.ContentID(got, r.Digests()))
+	if r.ContentID != canon.ContentID(got, r.Digests()) {
+		t.Errorf("content ID %s, hash says %s", r.ContentID, canon.ContentID(got, r.Digests()))
 	}
 	w := r.Tensors[2] // tensors in name order: b, e, w
 	if w.Name != "w" || w.Values == nil || w.Values.NaN != 1 || w.Values.Count != 2 || w.Values.Max != 1 {
@@ -217,7 +218,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Snapshot == nil || o.Model.Name != path || hash.StructureID(o.Model) != hash.StructureID(m) {
+	if o.Snapshot == nil || o.Model.Name != path || canon.StructureID(o.Model) != canon.StructureID(m) {
 		t.Fatalf("opened %+v", o)
 	}
 	if o, err := source.Open(context.Background(), path, source.Options{}); err != nil || o.Snapshot != nil || o.Model.Valid() {
@@ -286,8 +287,8 @@ func TestRel(t *testing.T) {
 // (its digest unchanged); any other negative offset is refused.
 func TestFindingOffsets(t *testing.T) {
 	s, _ := snap(t)
-	s.Findings = []canon.Finding{{Code: "incomplete-shard-set", Severity: canon.SevInfo, Offset: -1, Message: "whole"},
-		{Code: "nul-padding", Severity: canon.SevWarning, Offset: 8, Message: "at 8"}}
+	s.Findings = []finding.Finding{{Code: "incomplete-shard-set", Severity: finding.SevInfo, Offset: -1, Message: "whole"},
+		{Code: "nul-padding", Severity: finding.SevWarning, Offset: 8, Message: "at 8"}}
 	s.Seal()
 	b := write(t, s)
 	if !bytes.Contains(b, []byte(`"offset":null,"message":"whole"`)) || !bytes.Contains(b, []byte(`"offset":8,`)) || bytes.Contains(b, []byte(`"offset":-1`)) {
@@ -336,8 +337,8 @@ func TestSealedBeforeStillReads(t *testing.T) {
 // entry they are about; the snapshot keeps both, and reads back with its digest.
 func TestPickleFindingsReadBack(t *testing.T) {
 	s, _ := snap(t)
-	s.Findings = []canon.Finding{{Code: "pickle-unsafe-global", Severity: canon.SevError, Offset: 40, Message: "names os.system", Global: "os.system", Entry: "m/extra.pkl"},
-		{Code: "non-contiguous-tensor", Severity: canon.SevInfo, Offset: -1, Message: "w has strides [1 2]", Entry: "m/data.pkl"}}
+	s.Findings = []finding.Finding{{Code: "pickle-unsafe-global", Severity: finding.SevError, Offset: 40, Message: "names os.system", Global: "os.system", Entry: "m/extra.pkl"},
+		{Code: "non-contiguous-tensor", Severity: finding.SevInfo, Offset: -1, Message: "w has strides [1 2]", Entry: "m/data.pkl"}}
 	s.Seal()
 	b := write(t, s)
 	r, err := snapshot.Read(bytes.NewReader(b))
@@ -350,7 +351,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	s, _ := snap(f)
 	b := write(f, s)
 	f.Add(b)
-	s.Findings = []canon.Finding{{Code: "c", Severity: canon.SevInfo, Offset: -1, Message: "whole"}, {Code: "d", Severity: canon.SevError, Offset: 8, Message: "at 8", RefKind: "K"}}
+	s.Findings = []finding.Finding{{Code: "c", Severity: finding.SevInfo, Offset: -1, Message: "whole"}, {Code: "d", Severity: finding.SevError, Offset: 8, Message: "at 8", RefKind: "K"}}
 	s.Seal()
 	f.Add(write(f, s))
 	f.Add([]byte(`{"schema":"stdiff.snapshot/v1","tensors":[{"name":"a","blake3":"x"}]}`))
@@ -369,7 +370,7 @@ func FuzzReadSnapshot(f *testing.F) {
 			t.Fatal("written again, another digest")
 		}
 		m := s.Model("x")
-		if hash.StructureID(m) != s.StructureID {
+		if canon.StructureID(m) != s.StructureID {
 			t.Fatal("the model's structure ID is not the snapshot's")
 		}
 	})
@@ -384,13 +385,13 @@ func TestReadRefusesForgedCodes(t *testing.T) {
 			s.Verdict = snapshot.Verdict{Kind: "InvalidOffset\x1b[2J", Message: "m"}
 		},
 		"finding code": func(s *snapshot.Snapshot) {
-			s.Findings = []canon.Finding{{Code: "x\x1b]0;title\x07", Severity: canon.SevError, Offset: -1, Message: "m"}}
+			s.Findings = []finding.Finding{{Code: "x\x1b]0;title\x07", Severity: finding.SevError, Offset: -1, Message: "m"}}
 		},
 		"finding severity": func(s *snapshot.Snapshot) {
-			s.Findings = []canon.Finding{{Code: "x", Severity: "error\x1b[1m", Offset: -1, Message: "m"}}
+			s.Findings = []finding.Finding{{Code: "x", Severity: "error\x1b[1m", Offset: -1, Message: "m"}}
 		},
 		"finding reference kind": func(s *snapshot.Snapshot) {
-			s.Findings = []canon.Finding{{Code: "x", Severity: canon.SevError, Offset: -1, Message: "m", RefKind: "K\u202e"}}
+			s.Findings = []finding.Finding{{Code: "x", Severity: finding.SevError, Offset: -1, Message: "m", RefKind: "K\u202e"}}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -404,7 +405,7 @@ func TestReadRefusesForgedCodes(t *testing.T) {
 	}
 	s, _ := snap(t) // stdiff's own codes read back
 	s.Verdict = snapshot.Verdict{Kind: "tensor.offset", Message: "m\x1b"}
-	s.Findings = []canon.Finding{{Code: "unknown-dtype", Severity: canon.SevWarning, Offset: 3, Message: "m\x1b", RefKind: canon.InvalidHeaderDeserialization}}
+	s.Findings = []finding.Finding{{Code: "unknown-dtype", Severity: finding.SevWarning, Offset: 3, Message: "m\x1b", RefKind: finding.InvalidHeaderDeserialization}}
 	s.Seal()
 	if _, err := snapshot.Read(bytes.NewReader(write(t, s))); err != nil {
 		t.Fatal(err)

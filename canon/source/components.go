@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // Component is one part of a model made of several, as a diffusers pipeline is made of its unet, text
@@ -42,7 +43,7 @@ func JoinComponents(name string, parts []Component) (*canon.Model, *SetSource) {
 		pm, prefix := p.Model, p.Name+"/"
 		if p.Missing != "" {
 			m.Shards = append(m.Shards, canon.ShardInfo{Name: prefix + p.File, Start: set.size, Missing: true})
-			m.AddFinding(canon.Finding{Code: canon.CodeMissingComponent, Severity: canon.SevError, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodeMissingComponent, Severity: finding.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is missing (%s): the tensors of component %s are unknown", prefix+p.File, p.Missing, p.Name),
 				Hint:    "every component's weights must be there to load or hash the model: download it again"})
 			continue
@@ -50,7 +51,7 @@ func JoinComponents(name string, parts []Component) (*canon.Model, *SetSource) {
 		if first == nil {
 			first, m.Format = &parts[k], pm.Format
 		} else if pm.Format != m.Format {
-			m.AddFinding(canon.Finding{Code: canon.CodeShardFormat, Severity: canon.SevError, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodeShardFormat, Severity: finding.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is a %s file, but %s is %s: stdiff reads the components of one model in one format", prefix+p.File, pm.Format, first.Name+"/"+first.File, m.Format)})
 		}
 		m.HeaderParsed = m.HeaderParsed && pm.HeaderParsed

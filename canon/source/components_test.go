@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -68,7 +69,7 @@ func TestJoinMissingComponent(t *testing.T) {
 		len(m.Tensors) != 1 || set.Size() != vm.DataLen() || !m.Valid() || !m.HasErrors() {
 		t.Fatalf("shards %+v, format %q, tensors %+v", m.Shards, m.Format, m.Tensors)
 	}
-	if f := m.Findings[0]; f.Code != canon.CodeMissingComponent || f.Severity != canon.SevError || f.Offset != -1 ||
+	if f := m.Findings[0]; f.Code != canon.CodeMissingComponent || f.Severity != finding.SevError || f.Offset != -1 ||
 		f.Message != "unet/diffusion_pytorch_model.safetensors is missing (a link to ../b0, which is not there): the tensors of component unet are unknown" {
 		t.Errorf("finding %+v", f)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/finding"
 )
 
 // ddufRepo is a DDUF file's members as the files of a pipeline's folder: each member a byte range
@@ -121,7 +122,7 @@ func openDDUF(ctx context.Context, src interface {
 	var re *canon.ReadError
 	if err != nil && errors.As(err, &re) {
 		if m.Valid() { // the rules' findings say why when it is not
-			m.AddFinding(canon.Finding{Code: canon.CodePipeline, Severity: canon.SevInfo, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodePipeline, Severity: finding.SevInfo, Offset: -1,
 				Message: "a DDUF file whose pipeline is not read as one model: " + re.Err.Error(), Hint: re.Hint})
 		}
 		return bare, nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
 	"github.com/zeebo/blake3"
@@ -155,28 +156,28 @@ func TestGGUFSplitDefects(t *testing.T) {
 		name    string
 		files   []ggufw.File
 		code    string
-		sev     canon.Severity
-		kind    canon.RefKind // "" when the set stays valid
+		sev     finding.Severity
+		kind    finding.RefKind // "" when the set stays valid
 		message string
 	}{
 		{"split.no wrong", split(func(fs []ggufw.File) { setKV(&fs[1], gguf.SplitNoKey, ggufw.U16(2)) }),
-			canon.CodeSplitNumber, canon.SevError, "split", "split.no is 2, but the file is number 1"},
+			canon.CodeSplitNumber, finding.SevError, "split", "split.no is 2, but the file is number 1"},
 		{"split.no uint32", split(func(fs []ggufw.File) { setKV(&fs[2], gguf.SplitNoKey, ggufw.U32(2)) }),
-			canon.CodeSplitNumber, canon.SevError, "split", "split.no is a uint32, not the uint16"},
+			canon.CodeSplitNumber, finding.SevError, "split", "split.no is a uint32, not the uint16"},
 		{"split.no missing", split(func(fs []ggufw.File) { setKV(&fs[0], gguf.SplitNoKey, nil) }),
-			canon.CodeSplitNumber, canon.SevError, "split", "has no split.no"},
+			canon.CodeSplitNumber, finding.SevError, "split", "has no split.no"},
 		{"split.count wrong", split(func(fs []ggufw.File) { setKV(&fs[0], gguf.SplitCountKey, ggufw.U16(4)) }),
-			canon.CodeSplitCount, canon.SevError, "split", "split.count is 4, but the set has 3 files"},
+			canon.CodeSplitCount, finding.SevError, "split", "split.count is 4, but the set has 3 files"},
 		{"split.count wrong later", split(func(fs []ggufw.File) { setKV(&fs[2], gguf.SplitCountKey, ggufw.U16(4)) }),
-			canon.CodeSplitCount, canon.SevWarning, "", "reads the first file's only"},
+			canon.CodeSplitCount, finding.SevWarning, "", "reads the first file's only"},
 		{"split.tensors.count wrong", split(func(fs []ggufw.File) { setKV(&fs[0], gguf.SplitTensorsKey, ggufw.I32(6)) }),
-			canon.CodeSplitTensorCount, canon.SevError, "split", "split.tensors.count is 6, but the files hold 5 tensors"},
+			canon.CodeSplitTensorCount, finding.SevError, "split", "split.tensors.count is 6, but the files hold 5 tensors"},
 		{"split.tensors.count missing", split(func(fs []ggufw.File) { setKV(&fs[0], gguf.SplitTensorsKey, nil) }),
-			canon.CodeSplitTensorCount, canon.SevError, "split", "has no split.tensors.count"},
+			canon.CodeSplitTensorCount, finding.SevError, "split", "has no split.tensors.count"},
 		{"tensor in two files", split(func(fs []ggufw.File) { fs[2].Tensors = append(fs[2].Tensors, ggufWhole().Tensors[0]) }),
-			canon.CodeTensorInTwoShards, canon.SevError, canon.RefKind(gguf.RuleDuplicateTensor), "is in m-00001-of-00003.gguf and in m-00003-of-00003.gguf"},
+			canon.CodeTensorInTwoShards, finding.SevError, finding.RefKind(gguf.RuleDuplicateTensor), "is in m-00001-of-00003.gguf and in m-00003-of-00003.gguf"},
 		{"a file truncated", split(func(fs []ggufw.File) { fs[1].NoLastPad, fs[1].Tensors[1].NoData = true, true }),
-			gguf.CodeTruncatedData, canon.SevError, canon.RefKind(gguf.RuleTensorBounds), "m-00002-of-00003.gguf: tensor \"blk.0.ffn_up.weight\""},
+			gguf.CodeTruncatedData, finding.SevError, finding.RefKind(gguf.RuleTensorBounds), "m-00002-of-00003.gguf: tensor \"blk.0.ffn_up.weight\""},
 	} {
 		dir := t.TempDir()
 		names := writeSplit(t, dir, c.files)
@@ -191,7 +192,7 @@ func TestGGUFSplitDefects(t *testing.T) {
 		}
 		found := false
 		for _, f := range m.Findings {
-			found = found || f.Code == c.code && f.Severity == c.sev && strings.Contains(f.Message, c.message) && (f.Severity != canon.SevError || f.RefKind == c.kind)
+			found = found || f.Code == c.code && f.Severity == c.sev && strings.Contains(f.Message, c.message) && (f.Severity != finding.SevError || f.RefKind == c.kind)
 		}
 		if !found {
 			t.Errorf("%s: no %s %s saying %q: %+v", c.name, c.sev, c.code, c.message, m.Findings)
@@ -217,17 +218,17 @@ func TestGGUFSplitIncomplete(t *testing.T) {
 		}
 		m := o.Model
 		o.Close()
-		var missing []canon.Finding
+		var missing []finding.Finding
 		for _, f := range m.Findings {
 			if f.Code == canon.CodeMissingSplit {
 				missing = append(missing, f)
 			}
 		}
 		if len(m.Tensors) != 3 || !slices.Equal(m.MissingShards(), names[1:2]) || len(missing) != 1 ||
-			missing[0].Severity != canon.SevError || missing[0].RefKind != canon.RefKind(gguf.RuleSplit) || !strings.HasPrefix(missing[0].Message, names[1]+" is missing") {
+			missing[0].Severity != finding.SevError || missing[0].RefKind != finding.RefKind(gguf.RuleSplit) || !strings.HasPrefix(missing[0].Message, names[1]+" is missing") {
 			t.Errorf("%s: %d tensors, missing %q, findings %+v", named, len(m.Tensors), m.MissingShards(), m.Findings)
 		}
-		if m.Valid() || m.RefErr.Kind != canon.RefKind(gguf.RuleSplit) || !m.HasErrors() {
+		if m.Valid() || m.RefErr.Kind != finding.RefKind(gguf.RuleSplit) || !m.HasErrors() {
 			t.Errorf("%s: verdict %+v", named, m.RefErr)
 		}
 		for _, f := range m.Findings {
@@ -247,7 +248,7 @@ func TestGGUFSplitIncomplete(t *testing.T) {
 	m := o.Model
 	o.Close()
 	last := m.Findings[len(m.Findings)-1]
-	if len(m.Tensors) != 2 || m.Shards != nil || last.Code != canon.CodeIncompleteSet || last.Severity != canon.SevInfo {
+	if len(m.Tensors) != 2 || m.Shards != nil || last.Code != canon.CodeIncompleteSet || last.Severity != finding.SevInfo {
 		t.Errorf("renamed: %d tensors, findings %+v", len(m.Tensors), m.Findings)
 	}
 	// A whole model in one file is no split file.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/source/hubtest"
 	"github.com/stdiff/stdiff/canon/stfile"
@@ -131,7 +132,7 @@ func TestHubPipeline(t *testing.T) {
 	}
 	defer local.Close()
 	remoteID, localID := contentID(t, o), contentID(t, local)
-	if remoteID != localID || hash.StructureID(o.Model) != hash.StructureID(local.Model) {
+	if remoteID != localID || canon.StructureID(o.Model) != canon.StructureID(local.Model) {
 		t.Errorf("the pipeline on the Hub and on disk differ: %s, %s", remoteID, localID)
 	}
 	// The VAE's tensor reads the VAE's bytes.
@@ -147,7 +148,7 @@ func TestHubPipeline(t *testing.T) {
 	}
 	// Naming the model_index.json is naming the pipeline.
 	named, err := source.Open(t.Context(), filepath.Join(root, "org/sd/main/model_index.json"), source.Options{})
-	if err != nil || hash.StructureID(named.Model) != hash.StructureID(local.Model) {
+	if err != nil || canon.StructureID(named.Model) != canon.StructureID(local.Model) {
 		t.Errorf("model_index.json: %v", err)
 	}
 	named.Close()
@@ -159,7 +160,7 @@ func contentID(t *testing.T, o *source.Opened) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hash.ContentID(o.Model, d)
+	return canon.ContentID(o.Model, d)
 }
 
 // TestHubRepositories: a repository without model.safetensors opens its only model (a LoRA); with
@@ -231,7 +232,7 @@ func TestLocalPipelineEdges(t *testing.T) {
 	}
 	var warned bool
 	for _, f := range o.Model.Findings {
-		warned = warned || (f.Code == canon.CodePipelineComponent && f.Severity == canon.SevWarning &&
+		warned = warned || (f.Code == canon.CodePipelineComponent && f.Severity == finding.SevWarning &&
 			f.Message == "unet has several weight files and none saved without a variant (diffusion_pytorch_model.fp16.safetensors, diffusion_pytorch_model.non_ema.safetensors): not read")
 	}
 	if !warned {
@@ -282,7 +283,7 @@ func TestLocalPipelineMissingBlob(t *testing.T) {
 	}
 	var found bool
 	for _, f := range m.Findings {
-		found = found || f.Code == canon.CodeMissingComponent && f.Severity == canon.SevError &&
+		found = found || f.Code == canon.CodeMissingComponent && f.Severity == finding.SevError &&
 			f.Message == "unet/diffusion_pytorch_model.safetensors is missing (a link to ../../blobs/b0, which is not there): the tensors of component unet are unknown"
 	}
 	if !found {

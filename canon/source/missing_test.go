@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -60,9 +61,9 @@ func TestIndexWithoutShards(t *testing.T) {
 		}
 		var found []string
 		for _, f := range m.Findings {
-			if f.Code == canon.CodeMissingShards && f.Severity == canon.SevError && f.Hint != "" {
+			if f.Code == canon.CodeMissingShards && f.Severity == finding.SevError && f.Hint != "" {
 				found = append(found, f.Message)
-			} else if f.Severity != canon.SevInfo {
+			} else if f.Severity != finding.SevInfo {
 				t.Errorf("finding %+v", f)
 			}
 		}

@@ -28,8 +28,8 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
-	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -273,7 +273,7 @@ func noteLoneSplit(m *canon.Model) {
 		return
 	}
 	if n, _ := kv.Value.Int(); n > 1 {
-		m.AddFinding(canon.Finding{Code: canon.CodeIncompleteSet, Severity: canon.SevInfo, Offset: -1,
+		m.AddFinding(finding.Finding{Code: canon.CodeIncompleteSet, Severity: finding.SevInfo, Offset: -1,
 			Message: fmt.Sprintf("the file says it is one of the %d files of a split model (%s), but it is not named like one (…-00001-of-%05d.gguf), so the others cannot be found; read as one file", n, gguf.SplitCountKey, n),
 			Hint:    "keep the names llama.cpp's gguf-split gave the files, or join them with `llama-gguf-split --merge`"})
 	}
@@ -338,31 +338,16 @@ func openSingle(ctx context.Context, src interface {
 		return openDDUF(ctx, src, m, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
-	if m.ONNX != nil {
-		open := onnx.Opener(nil) // external data beside a local model
-		if remote {
-			open = func(string) (io.ReaderAt, func() error, error) {
-				return nil, nil, errors.New("the external data of a remote ONNX model is not read")
-			}
-		} else {
-			m.CheckONNX(src, src.Name())
-		}
-		data := m.ONNX.Data(src, filepath.Dir(src.Name()), open)
-		o.File, o.Source = src, canon.SourceOf(data, data.Size(), src.Name())
-		o.closers = append(o.closers, closerFunc(data.Close))
+	where := canon.Where{Remote: remote}
+	if !remote {
+		where.Dir = filepath.Dir(src.Name())
 	}
-	if m.Torch != nil { // its tensors in row-major order, views gathered and .npz entries inflated
-		data := m.Torch.Data(src)
+	if data := canon.OpenSpace(m, src, where); data != nil { // its tensors' bytes are not the file's after a header
 		o.File, o.Source = src, canon.SourceOf(data, data.Size(), src.Name())
 		o.closers = append(o.closers, data)
 	}
 	return o, nil
 }
-
-// closerFunc is a func as an io.Closer.
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
 
 // openFolder opens the one model a folder holds, as save_pretrained, PEFT and diffusers write them: its
 // shard set's index (model.safetensors.index.json, else the only *.safetensors.index.json), else its

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -237,7 +238,7 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 		return nil, err
 	}
 	var comps, files, without []string
-	var skipped []canon.Finding
+	var skipped []finding.Finding
 	for _, c := range p.components {
 		file, others := weightsOf(r.list(c))
 		switch {
@@ -246,7 +247,7 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 		case others == nil:
 			without = append(without, c)
 		default:
-			skipped = append(skipped, canon.Finding{Code: canon.CodePipelineComponent, Severity: canon.SevWarning, Offset: -1,
+			skipped = append(skipped, finding.Finding{Code: canon.CodePipelineComponent, Severity: finding.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("%s has several weight files and none saved without a variant (%s): not read", c, strings.Join(others, ", ")),
 				Hint:    "name the one to read: …/" + c + "/" + others[0]})
 		}
@@ -299,7 +300,7 @@ func openPipeline(ctx context.Context, name string, r repoFS, workers int) (*Ope
 	if without != nil {
 		msg += "; without .safetensors weights: " + strings.Join(without, ", ")
 	}
-	out.Model.AddFinding(canon.Finding{Code: canon.CodePipeline, Severity: canon.SevInfo, Offset: -1, Message: msg})
+	out.Model.AddFinding(finding.Finding{Code: canon.CodePipeline, Severity: finding.SevInfo, Offset: -1, Message: msg})
 	for _, f := range skipped {
 		out.Model.AddFinding(f)
 	}

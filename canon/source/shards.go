@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -281,7 +282,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 		if first == "" {
 			first, m.Format, m.GGUF = sh, sm.Format, sm.GGUF
 		} else if sm.Format != m.Format {
-			m.AddFinding(canon.Finding{Code: canon.CodeShardFormat, Severity: canon.SevError, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodeShardFormat, Severity: finding.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is a %s file, but %s is %s: the shards of one model share a format", sh, sm.Format, first, m.Format)})
 		}
 		ggufFiles = append(ggufFiles, sm.GGUF)
@@ -291,7 +292,7 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 			m.AddFinding(f)
 		}
 		for code, n := range sm.Omitted {
-			omit(m, code, n) // the shard kept MaxFindingsPerCode of them, and so does the set now
+			omit(m, code, n) // the shard kept finding.MaxPerCode of them, and so does the set now
 		}
 		if !sm.Valid() && m.RefErr == nil {
 			m.RefErr = &canon.RefError{Kind: sm.RefErr.Kind, Message: sh + ": " + sm.RefErr.Message, Offset: sm.RefErr.Offset}
@@ -305,16 +306,16 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 				m.Metadata = append(m.Metadata, canon.MetaEntry{Key: e.Key, Value: e.Value, Type: e.Type, Offset: -1, NotString: e.NotString})
 				m.HasMetadata = true
 			} else if v != e.Value {
-				m.AddFinding(canon.Finding{Code: canon.CodeShardMetadata, Severity: canon.SevInfo, Offset: -1,
+				m.AddFinding(finding.Finding{Code: canon.CodeShardMetadata, Severity: finding.SevInfo, Offset: -1,
 					Message: fmt.Sprintf("%s: metadata %q is %q here but %q in an earlier shard (the first is kept)", sh, e.Key, e.Value, v)})
 			}
 		}
 		for _, t := range sm.Tensors {
 			if other, dup := inShard[t.Name]; dup {
-				f := canon.Finding{Code: canon.CodeTensorInTwoShards, Severity: canon.SevError, Offset: -1,
+				f := finding.Finding{Code: canon.CodeTensorInTwoShards, Severity: finding.SevError, Offset: -1,
 					Message: fmt.Sprintf("tensor %q is in %s and in %s: loaders disagree on which to use", t.Name, other, sh)}
 				if m.Format == canon.FormatGGUF { // llama.cpp's loader rejects the set
-					f.RefKind = canon.RefKind(gguf.RuleDuplicateTensor)
+					f.RefKind = finding.RefKind(gguf.RuleDuplicateTensor)
 					setRef(m, f.RefKind, f.Message, -1)
 				}
 				m.AddFinding(f)
@@ -328,8 +329,9 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 			m.Shards[len(m.Shards)-1].Tensors++
 		}
 		data, length := src, max(sm.DataLen(), 0)
-		if sm.Torch != nil { // its tensors' bytes in row-major order (views gathered), where its Begin and End point
-			d := sm.Torch.Data(src)
+		// A checkpoint shard's tensor bytes are in row-major order (views gathered), where its Begin and
+		// End point; no file beside a shard is read.
+		if d := canon.OpenSpace(sm, src, canon.Where{Remote: true}); d != nil {
 			data, length = canon.SourceOf(d, d.Size(), src.Name()), d.Size()
 			set.data = append(set.data, d)
 		}
@@ -356,10 +358,10 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 		for _, t := range names {
 			want := idx.WeightMap[t]
 			if got, ok := inShard[t]; !ok {
-				m.AddFinding(canon.Finding{Code: canon.CodeIndexTensorMissing, Severity: canon.SevError, Offset: -1,
+				m.AddFinding(finding.Finding{Code: canon.CodeIndexTensorMissing, Severity: finding.SevError, Offset: -1,
 					Message: fmt.Sprintf("the index puts tensor %q in %s, but no shard holds it", t, want)})
 			} else if got != want {
-				m.AddFinding(canon.Finding{Code: canon.CodeIndexTensorMissing, Severity: canon.SevError, Offset: -1,
+				m.AddFinding(finding.Finding{Code: canon.CodeIndexTensorMissing, Severity: finding.SevError, Offset: -1,
 					Message: fmt.Sprintf("the index puts tensor %q in %s, but it is in %s", t, want, got)})
 			}
 		}
@@ -371,11 +373,11 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 		}
 		sort.Strings(extra)
 		for _, t := range extra {
-			m.AddFinding(canon.Finding{Code: canon.CodeTensorNotInIndex, Severity: canon.SevWarning, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodeTensorNotInIndex, Severity: finding.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("tensor %q is in %s but not in the index: loaders that follow the index never load it", t, inShard[t])})
 		}
 		if idx.TotalSize >= 0 && idx.TotalSize != total && missing == nil {
-			m.AddFinding(canon.Finding{Code: canon.CodeIndexTotalSize, Severity: canon.SevWarning, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodeIndexTotalSize, Severity: finding.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("the index's total_size is %d but the tensors hold %d bytes", idx.TotalSize, total)})
 		}
 	}
@@ -407,7 +409,7 @@ func addMissing(m *canon.Model, shard string, names []string, held map[string]bo
 		n++
 	}
 	m.Shards = append(m.Shards, canon.ShardInfo{Name: shard, Start: at, Missing: true, Tensors: n})
-	m.AddFinding(canon.Finding{Code: canon.CodeMissingShards, Severity: canon.SevError, Offset: -1,
+	m.AddFinding(finding.Finding{Code: canon.CodeMissingShards, Severity: finding.SevError, Offset: -1,
 		Message: fmt.Sprintf("%s is missing: the index puts %s in it, known here by name only (no dtype, shape or bytes)", shard, textfmt.Plural(n, "tensor")),
 		Hint:    "every shard the index names must be there to load or hash the model: download the whole set"})
 }
@@ -416,11 +418,11 @@ func addMissing(m *canon.Model, shard string, names []string, held map[string]bo
 // finding naming it. In a split GGUF model llama.cpp's loader fails to open it: the set is rejected
 // (gguf.RuleSplit).
 func addUnknown(m *canon.Model, shard string, n int) {
-	f := canon.Finding{Code: canon.CodeMissingShards, Severity: canon.SevError, Offset: -1,
+	f := finding.Finding{Code: canon.CodeMissingShards, Severity: finding.SevError, Offset: -1,
 		Message: fmt.Sprintf("%s is missing: the set's name says it has %d files, and the tensors of this one are unknown", shard, n),
 		Hint:    "every file of the set must be there to load or hash the model: download the whole set"}
 	if m.Format == canon.FormatGGUF {
-		f.Code, f.RefKind = canon.CodeMissingSplit, canon.RefKind(gguf.RuleSplit)
+		f.Code, f.RefKind = canon.CodeMissingSplit, finding.RefKind(gguf.RuleSplit)
 		f.Message = fmt.Sprintf("%s is missing: the split model has %d files, and the tensors of this one are unknown", shard, n)
 		setRef(m, f.RefKind, f.Message, -1)
 	}
@@ -456,8 +458,8 @@ func isSplitKey(key string) bool {
 func checkSplit(m *canon.Model, names []string, files []*gguf.File) {
 	const hint = "the files do not belong together, or one was renamed or replaced: fetch the set again"
 	fail := func(code, msg string) {
-		m.AddFinding(canon.Finding{Code: code, Severity: canon.SevError, Offset: -1, Message: msg, Hint: hint, RefKind: canon.RefKind(gguf.RuleSplit)})
-		setRef(m, canon.RefKind(gguf.RuleSplit), msg, -1)
+		m.AddFinding(finding.Finding{Code: code, Severity: finding.SevError, Offset: -1, Message: msg, Hint: hint, RefKind: finding.RefKind(gguf.RuleSplit)})
+		setRef(m, finding.RefKind(gguf.RuleSplit), msg, -1)
 	}
 	n := int64(len(files))
 	for k, f := range files {
@@ -476,7 +478,7 @@ func checkSplit(m *canon.Model, names []string, files []*gguf.File) {
 		case k == 0 && count != n:
 			fail(canon.CodeSplitCount, fmt.Sprintf("%s: %s is %d, but the set has %d files", names[k], gguf.SplitCountKey, count, n))
 		case k > 0 && problem == "" && count != n:
-			m.AddFinding(canon.Finding{Code: canon.CodeSplitCount, Severity: canon.SevWarning, Offset: -1,
+			m.AddFinding(finding.Finding{Code: canon.CodeSplitCount, Severity: finding.SevWarning, Offset: -1,
 				Message: fmt.Sprintf("%s: %s is %d, but the set has %d files (llama.cpp reads the first file's only)", names[k], gguf.SplitCountKey, count, n)})
 		}
 	}
@@ -505,13 +507,13 @@ func splitValue(f *gguf.File, key string, t gguf.ValueType) (v int64, problem st
 }
 
 // setRef records the reference's verdict on m unless an earlier check already failed.
-func setRef(m *canon.Model, kind canon.RefKind, msg string, off int64) {
+func setRef(m *canon.Model, kind finding.RefKind, msg string, off int64) {
 	if m.RefErr == nil {
 		m.RefErr = &canon.RefError{Kind: kind, Message: msg, Offset: off}
 	}
 }
 
-// omit counts n findings of code as made but not kept (a part kept canon.MaxFindingsPerCode of them).
+// omit counts n findings of code as made but not kept (a part kept finding.MaxPerCode of them).
 func omit(m *canon.Model, code string, n int) {
 	if m.Omitted == nil {
 		m.Omitted = map[string]int{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/torch"
+	"github.com/stdiff/stdiff/canon/zipdir"
 )
 
 func u32(n uint32) string {
@@ -189,7 +190,7 @@ func TestZipDefects(t *testing.T) {
 	bad[cd+8] |= 1 << 4
 	f := read(bad)
 	c := codes(f)
-	if c[torch.CodeZipBadCRC] != 1 || c[torch.CodeZipFlags] != 1 || len(f.Tensors) != 2 || !f.Valid() {
+	if c[torch.CodeZipBadCRC] != 1 || c[zipdir.CodeFlags] != 1 || len(f.Tensors) != 2 || !f.Valid() {
 		t.Fatalf("%v %+v", c, f.Tensors)
 	}
 	// a missing storage and a truncated archive
@@ -198,7 +199,7 @@ func TestZipDefects(t *testing.T) {
 		t.Errorf("%+v", f.Findings)
 	}
 	f = read(data[:len(data)-10])
-	if codes(f)[torch.CodeZipMalformed] != 1 || f.Valid() {
+	if codes(f)[zipdir.CodeMalformed] != 1 || f.Valid() {
 		t.Errorf("%+v", f.Findings)
 	}
 	// an entry outside the folder

@@ -35,7 +35,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
-	"github.com/stdiff/stdiff/canon/zipdir"
 )
 
 // Format names what a file is.
@@ -53,7 +52,9 @@ const (
 	FormatArchive     Format = "zip"         // another zip archive: named, not parsed
 )
 
-// Finding codes. They are part of stdiff's contract with scripts: add, never rename.
+// Finding codes. They are part of stdiff's contract with scripts: add, never rename. The zip container's
+// own (zip-malformed, zip-encrypted, zip-unsupported-method, zip-unusual-flags, zip-local-header) are
+// package zipdir's, which this package shares with canon/dduf.
 const (
 	CodeUnsafeGlobal      = "pickle-unsafe-global"      // error: a global that runs code or reaches the system
 	CodeUnknownGlobal     = "pickle-unknown-global"     // error: a global outside the weights-only allowlist
@@ -66,15 +67,10 @@ const (
 	CodeTorchScript       = "torchscript-archive"     // error: weights_only refuses TorchScript
 	CodeTarFormat         = "pytorch-tar-format"      // error: the oldest torch.save format, not read
 	CodeOtherArchive      = "not-pytorch-archive"     // error: a zip archive without data.pkl
-	CodeZipMalformed      = zipdir.CodeMalformed      // error: the central directory cannot be read
 	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
 	CodeZipDuplicate      = "zip-duplicate-name"      // error: two entries whose names are equal, or equal but for case
 	CodeZipVersion        = "zip-no-version"          // error: no version record PyTorch can read
 	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
-	CodeZipEncrypted      = zipdir.CodeEncrypted      // error
-	CodeZipMethod         = zipdir.CodeMethod         // error
-	CodeZipFlags          = zipdir.CodeFlags          // warning
-	CodeZipLocalHeader    = zipdir.CodeLocalHeader    // warning: local and central headers disagree
 	CodeLegacyMagic       = "legacy-bad-magic"        // error
 	CodeLegacyProtocol    = "legacy-bad-protocol"     // error
 	CodeStorageMissing    = "storage-missing"         // error: a tensor's storage is not in the file

@@ -47,7 +47,7 @@ func (f *File) open(r io.ReaderAt, z *zipdir.Entry, limit int64, check bool) (io
 	n, err := io.Copy(&buf, io.LimitReader(fr, limit))
 	f.budget.Spend(int64(buf.Cap()))
 	if err != nil && n < limit {
-		f.add(CodeZipMalformed, finding.SevError, z.DataOffset, z.Name, "%s cannot be inflated: %v", z.Name, err)
+		f.add(zipdir.CodeMalformed, finding.SevError, z.DataOffset, z.Name, "%s cannot be inflated: %v", z.Name, err)
 		return nil, 0, 0, false
 	}
 	if check && uint64(n) == z.Size {
@@ -68,6 +68,11 @@ func (f *File) readZip(r io.ReaderAt) {
 	f.Format = FormatZip
 	entries, ok := f.centralDirectory(r)
 	if !ok {
+		if len(entries) == 0 && len(f.Findings) == 0 {
+			// An archive of no entry (its end record alone): torch.load refuses it (no local header
+			// first, then no pickle); numpy.load reads it as an .npz of no arrays.
+			f.Format = FormatNPZ
+		}
 		return
 	}
 	names := make([]string, len(entries))

@@ -29,8 +29,8 @@ func (c *checkCmd) run(o *out) int {
 		o.readFailed(f.FixErr)
 		o.readFailed(f.Err)
 	}
-	return write(o, r, c.Quiet, r.Outcome(), writers[*check.Report]{text: withOptions(check.WriteText, check.TextOptions{Palette: o.pal, Full: c.Full, Flags: cliFlags}),
-		json: check.WriteJSON, jsonl: check.WriteJSONL, markdown: check.WriteMarkdown, html: check.WriteHTML})
+	return write(o, r, c.Quiet, r.Outcome(),
+		withOptions(check.Write, check.WriteOptions{Format: o.format, Palette: o.pal, Full: c.Full, Flags: cliFlags}))
 }
 
 // fixHint is what to do about a repair --fix refused, in stdiff's words (check.FixError carries the

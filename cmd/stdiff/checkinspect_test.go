@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/inspect"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -38,7 +39,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 	t.Run("check", func(t *testing.T) {
 		specs := testdata("base.safetensors", "nul-padded.safetensors", "repeated.safetensors", "truncated.safetensors", "hostile.safetensors", "missing.safetensors", "broken.gguf", "llama.gguf")
 		var lib bytes.Buffer
-		if err := check.WriteJSON(&lib, check.Run(ctx, specs, check.Options{})); err != nil {
+		if err := check.Write(&lib, check.Run(ctx, specs, check.Options{}), check.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, append([]string{"check"}, specs...)...); !bytes.Equal(got, lib.Bytes()) {
@@ -48,7 +49,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 	t.Run("check --values", func(t *testing.T) {
 		specs := testdata("weights-finetuned.safetensors", "lora-untrained.safetensors", "weights-bf16.safetensors", "truncated.safetensors", "missing.safetensors")
 		var lib bytes.Buffer
-		if err := check.WriteJSON(&lib, check.Run(ctx, specs, check.Options{Values: check.ScanValues(values.Options{})})); err != nil {
+		if err := check.Write(&lib, check.Run(ctx, specs, check.Options{Values: check.ScanValues(values.Options{})}), check.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, append([]string{"check", "--values"}, specs...)...); !bytes.Equal(got, lib.Bytes()) {
@@ -63,7 +64,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := inspect.WriteJSON(&lib, card); err != nil {
+			if err := inspect.Write(&lib, card, inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -74,7 +75,7 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 	t.Run("inspect --short", func(t *testing.T) {
 		roots := append(testdata("."), testdata("missing.safetensors")...)
 		var lib bytes.Buffer
-		if err := inspect.WriteShortJSON(&lib, inspect.Short(ctx, roots, inspect.Options{})); err != nil {
+		if err := inspect.WriteShort(&lib, inspect.Short(ctx, roots, inspect.Options{}), inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, append([]string{"inspect", "--short"}, roots...)...); !bytes.Equal(got, lib.Bytes()) {

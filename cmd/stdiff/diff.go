@@ -12,6 +12,7 @@ import (
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff"
+	"github.com/stdiff/stdiff/diff/pattern"
 )
 
 type diffCmd struct {
@@ -72,14 +73,14 @@ func (c *diffCmd) run(o *out) int {
 	failOn, _ := diff.ParseCategories(c.FailOn) // Validate checked the names
 	opt := diff.Options{IgnoreMetadata: c.IgnoreMetadata, MetadataOnly: c.MetadataOnly, IgnoreKeys: c.IgnoreKey,
 		IgnoreVolatile: c.IgnoreVolatile, Tensors: c.Tensor, HeaderOnly: c.HeaderOnly, Content: c.Content, FailOn: failOn,
-		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Xet: c.Xet, Flags: cliFlags,
+		Tolerance: values.Tolerance{Atol: c.Atol, Rtol: c.Rtol, EqualNaN: c.EqualNaN}, Quick: c.Quiet, Xet: c.Xet,
 		RenderTemplates: c.Render}
 	stop := func() {}
 	if !c.HeaderOnly && !c.MetadataOnly {
 		opt.Progress, stop = o.bytesProgress("reading "+c.A+" and "+c.B, sides[0].Model.DataLen()+sides[1].Model.DataLen())
 	}
 	r, err := diff.Models(o.ctx, sides[0], sides[1], opt)
-	var pe *diff.PatternError
+	var pe *pattern.Error
 	switch stop(); {
 	case errors.As(err, &pe):
 		lists := "`stdiff inspect --full " + textfmt.Escape(c.A) + "` lists them"
@@ -92,6 +93,6 @@ func (c *diffCmd) run(o *out) int {
 		o.readFailed(err)
 		return exitTrouble
 	}
-	return write(o, r, c.Quiet, r.Outcome(), writers[*diff.Report]{text: withOptions(diff.WriteText, diff.TextOptions{Palette: o.pal, Full: c.Full, Flags: cliFlags}),
-		json: diff.WriteJSON, jsonl: diff.WriteJSONL, markdown: diff.WriteMarkdown, html: diff.WriteHTML})
+	return write(o, r, c.Quiet, r.Outcome(),
+		withOptions(diff.Write, diff.WriteOptions{Format: o.format, Palette: o.pal, Full: c.Full, Flags: cliFlags})) // the notes name its flags
 }

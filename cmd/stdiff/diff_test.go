@@ -13,12 +13,13 @@ import (
 
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff"
 )
 
 // TestDiffPrintsTheLibrarysReport: `stdiff diff --json` (and --format jsonl) prints byte for byte what
-// diff.Models and diff.WriteJSON (WriteJSONL) write, and exits with the report's outcome: the CLI holds
+// diff.Models and diff.Write (its JSON, its JSONL) write, and exits with the report's outcome: the CLI holds
 // no logic of its own.
 func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 	dir := filepath.Join("..", "..", "testdata")
@@ -51,14 +52,14 @@ func TestDiffPrintsTheLibrarysReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ob.Close()
-		c.opt.Flags = cliFlags // as the CLI calls it: its notes name its flags
 		r, err := diff.Models(t.Context(), oa, ob, c.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for format, write := range map[string]func(io.Writer, *diff.Report) error{"json": diff.WriteJSON, "jsonl": diff.WriteJSONL} {
+		for _, format := range []string{"json", "jsonl"} {
 			var want, stdout, stderr bytes.Buffer
-			if err := write(&want, r); err != nil {
+			// as the CLI writes it: its notes name its flags
+			if err := diff.Write(&want, r, diff.WriteOptions{Format: textfmt.Format(format), Flags: cliFlags}); err != nil {
 				t.Fatal(err)
 			}
 			args := append(append([]string{"diff", "--format", format}, c.args...), a, b)

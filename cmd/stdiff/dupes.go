@@ -19,7 +19,7 @@ import (
 
 type dupesCmd struct {
 	Level          string   `help:"The loosest copies reported: bytes (identical files), content (also the same tensors, other metadata or layout), renamed (also the same tensors under other names), run (also the epochs one training run saved) or structure (also the same architecture, other weights); or derived (renamed, and also each model with the copies derived from it: rounded to F16, BF16 or FP8, a subset of its tensors such as an EMA-pruned checkpoint, the same tensors in another container; --delete deletes those copies, always keeping the original whatever --keep says, after reading both again; --link leaves them)." enum:"bytes,content,renamed,run,structure,derived" default:"renamed"`
-	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the copy under the PATH given first, then the deeper path — Loras/characters/x over downloads/x — then the oldest), newest, oldest or path:PREFIX (one under PREFIX). Whatever the rule, a safe file is kept over a pickle torch refuses and safetensors over another format; then, where the rule leaves a tie, the first PATH's copy, then the deeper path. Each group says why its copy is kept." default:"most-info" placeholder:"RULE"`
+	Keep           string   `help:"Which copy of a group to keep: most-info (the most metadata keys and sidecars, then the copy under the PATH given first, then the deeper path — Loras/characters/x over downloads/x — then the oldest), newest, oldest or path:PREFIX (one under PREFIX). Whatever the rule, a safe file is kept over a pickle torch refuses and safetensors over another format; a diffusers pipeline folder over a DDUF file of its very files unless the rule keeps the DDUF file; then, where the rule leaves a tie, the first PATH's copy, then the deeper path. Each group says why its copy is kept." default:"most-info" placeholder:"RULE"`
 	PrintDeletable bool     `help:"Print the files --delete would delete, one per line, for xargs." xor:"act"`
 	Null           bool     `short:"0" help:"With --print-deletable: end each path with a NUL byte (xargs -0)."`
 	Link           bool     `help:"Replace each byte-identical copy with a hard link to the copy kept (same filesystem only)." xor:"act"`
@@ -92,7 +92,6 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("run with --no-cache to do without", "saving the cache %s: %v", textfmt.Escape(opt.Cache.Path()), err)
 		}
 	}
-	text := withOptions(render.WriteText, render.TextOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs})
 	switch {
 	case c.PrintDeletable: // what --delete would delete, after the same checks
 		plan, err := act.Act(o.ctx, rep, act.Options{Delete: true, DryRun: true, Derived: derived, Source: o.src})
@@ -105,9 +104,11 @@ func (c *dupesCmd) run(o *out) int {
 				o.errorf("", "%s: %s", textfmt.Escape(a.Path), textfmt.Escape(a.Error))
 			}
 		}
-		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()), writers[*act.Report]{text: withOptions(act.WriteDeletable, map[bool]byte{true: 0, false: '\n'}[c.Null])})
+		return write(o, plan, c.Quiet, max(rep.Outcome(), plan.Outcome()),
+			withOptions(act.Write, act.WriteOptions{Deletable: true, Null: c.Null}))
 	case !c.Delete && !c.Link:
-		return write(o, rep, c.Quiet, rep.Outcome(), writers[*dupes.Report]{text: text, json: render.WriteJSON, jsonl: render.WriteJSONL, markdown: withOptions(render.WriteMarkdown, dupesKnobs), html: withOptions(render.WriteHTML, dupesKnobs)})
+		return write(o, rep, c.Quiet, rep.Outcome(),
+			withOptions(render.Write, render.WriteOptions{Format: o.format, Palette: o.pal, Full: c.Full, Knobs: dupesKnobs}))
 	case c.Delete && !c.Yes && !c.DryRun: // ask, on a terminal
 		if !isTerminal(os.Stdin) {
 			o.errorf("add --yes to delete without asking, or --dry-run to see what would be done", "--delete asks first, and stdin is not a terminal")
@@ -118,7 +119,7 @@ func (c *dupesCmd) run(o *out) int {
 			o.errorf("", "%s", textfmt.Escape(err.Error()))
 			return exitTrouble
 		}
-		text(o.w, rep)
+		render.Write(o.w, rep, render.WriteOptions{Palette: o.pal, Full: c.Full, Knobs: dupesKnobs}) // as text, whatever the format
 		o.w.Flush()
 		fmt.Fprintf(o.errw, "delete %s, freeing %s? [y/N] ", textfmt.Plural(len(plan.Deletable()), "file"), textfmt.Bytes(uint64(plan.Freed)))
 		if answer, _ := bufio.NewReader(os.Stdin).ReadString('\n'); !slices.Contains([]string{"y", "yes"}, strings.ToLower(strings.TrimSpace(answer))) {
@@ -133,10 +134,9 @@ func (c *dupesCmd) run(o *out) int {
 	ctx := o.ctx
 	o.ctx = context.WithoutCancel(ctx) // what was done is written, even after Ctrl-C
 	defer func() { o.ctx = ctx }()
-	actText := withOptions(act.WriteText, render.TextOptions{Palette: o.pal})
 	outcome := done.Outcome()
 	if rep.Outcome() == canon.Trouble { // a path the scan could not read: its copies were not acted on
 		outcome = canon.Trouble
 	}
-	return write(o, done, c.Quiet, outcome, writers[*act.Report]{text: actText, json: act.WriteJSON, jsonl: act.WriteJSONL, markdown: act.WriteMarkdown})
+	return write(o, done, c.Quiet, outcome, withOptions(act.Write, act.WriteOptions{Format: o.format, Palette: o.pal}))
 }

@@ -44,9 +44,11 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 		t.Fatal(err)
 	}
 	for format, write := range map[string]func(*bytes.Buffer) error{
-		"json":     func(b *bytes.Buffer) error { return render.WriteJSON(b, rep) },
-		"markdown": func(b *bytes.Buffer) error { return render.WriteMarkdown(b, rep, dupesKnobs) },
-		"text":     func(b *bytes.Buffer) error { return render.WriteText(b, rep, render.TextOptions{Knobs: dupesKnobs}) },
+		"json": func(b *bytes.Buffer) error { return render.Write(b, rep, render.WriteOptions{Format: textfmt.JSON}) },
+		"markdown": func(b *bytes.Buffer) error {
+			return render.Write(b, rep, render.WriteOptions{Format: textfmt.Markdown, Knobs: dupesKnobs})
+		},
+		"text": func(b *bytes.Buffer) error { return render.Write(b, rep, render.WriteOptions{Knobs: dupesKnobs}) },
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := write(&want); err != nil {
@@ -76,7 +78,7 @@ func TestDupesIsTheLibrarys(t *testing.T) {
 }
 
 // TestDupesActIsTheLibrarys: what `stdiff dupes --delete --dry-run` prints is dupes.Act's report
-// through its writer, byte for byte, and `--print-deletable` is act.WriteDeletable's.
+// through its writer, byte for byte, and `--print-deletable` is act.Write's with Deletable.
 func TestDupesActIsTheLibrarys(t *testing.T) {
 	dir := dupesCollection(t)
 	keep := "path:" + filepath.Join(dir, "b")
@@ -93,16 +95,16 @@ func TestDupesActIsTheLibrarys(t *testing.T) {
 		args  []string
 		write func(*bytes.Buffer) error
 	}{
-		{[]string{"--json", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return act.WriteJSON(b, done) }},
-		{[]string{"--format", "jsonl", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return act.WriteJSONL(b, done) }},
+		{[]string{"--json", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return act.Write(b, done, act.WriteOptions{Format: textfmt.JSON}) }},
+		{[]string{"--format", "jsonl", "dupes", "--no-cache", "--keep", keep, "--delete", "--dry-run", dir}, func(b *bytes.Buffer) error { return act.Write(b, done, act.WriteOptions{Format: textfmt.JSONL}) }},
 		{[]string{"--color", "never", "dupes", "--no-cache", "--keep", keep, "--link", "--dry-run", dir}, func(b *bytes.Buffer) error {
 			link, err := act.Act(t.Context(), rep, act.Options{Link: true, DryRun: true})
 			if err != nil {
 				return err
 			}
-			return act.WriteText(b, link, render.TextOptions{})
+			return act.Write(b, link, act.WriteOptions{})
 		}},
-		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return act.WriteDeletable(b, done, 0) }},
+		{[]string{"dupes", "--no-cache", "--keep", keep, "--print-deletable", "-0", dir}, func(b *bytes.Buffer) error { return act.Write(b, done, act.WriteOptions{Deletable: true, Null: true}) }},
 	} {
 		var want, stdout, stderr bytes.Buffer
 		if err := c.write(&want); err != nil {

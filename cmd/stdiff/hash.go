@@ -61,12 +61,7 @@ func (c *hashCmd) run(o *out) int {
 			}
 		}
 	}
-	ws := writers[*hash.Report]{json: hash.WriteJSON, jsonl: hash.WriteJSONL, markdown: hash.WriteMarkdown,
-		text: withOptions(hash.WriteText, hash.TextOptions{Palette: o.pal})}
-	if c.Canonical {
-		ws = writers[*hash.Report]{text: hash.WriteCanonical} // whatever the format
-	}
-	return write(o, rep, c.Quiet, rep.Outcome(), ws)
+	return write(o, rep, c.Quiet, rep.Outcome(), withOptions(hash.Write, hash.WriteOptions{Format: o.format, Palette: o.pal, Canonical: c.Canonical}))
 }
 
 // check verifies the manifests named (see hash.VerifyManifest), in turn, as one report; with -q, text
@@ -95,8 +90,8 @@ func (c *hashCmd) check(o *out, opt hash.Options, done func()) int {
 	if s := rep.Summary(); s != "" && o.format != "json" && o.format != "jsonl" && !c.Status {
 		defer o.errorf("", "%s", s) // after the report, as sha256sum's warnings
 	}
-	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(), writers[*hash.VerifyReport]{
-		text: withOptions(hash.WriteVerifyText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteVerifyJSON, jsonl: hash.WriteVerifyJSONL, markdown: hash.WriteVerifyMarkdown})
+	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(),
+		withOptions(hash.WriteVerify, hash.WriteOptions{Format: o.format, Palette: o.pal, OnlyFailed: c.Quiet}))
 }
 
 // manyFiles: hashing many files collects garbage (see memoryPolicy): each file's buffers are garbage once read.
@@ -139,6 +134,6 @@ func (c *hashCmd) hubCheck(o *out, opt hash.Options, done func()) int {
 			o.readFailed(f.Err)
 		}
 	}
-	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(), writers[*hash.HubMatchReport]{
-		text: withOptions(hash.WriteHubMatchText, hash.TextOptions{Palette: o.pal, OnlyFailed: c.Quiet}), json: hash.WriteHubMatchJSON, jsonl: hash.WriteHubMatchJSONL})
+	return write(o, rep, c.Status || (c.Quiet && o.format != "text"), rep.Outcome(),
+		withOptions(hash.WriteHubMatch, hash.WriteOptions{Format: o.format, Palette: o.pal, OnlyFailed: c.Quiet}))
 }

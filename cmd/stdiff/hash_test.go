@@ -36,14 +36,20 @@ func TestHashIsTheLibrary(t *testing.T) {
 		format string
 		write  func(*bytes.Buffer) error
 	}{
-		{"json", func(b *bytes.Buffer) error { return hash.WriteJSON(b, rep) }},
-		{"jsonl", func(b *bytes.Buffer) error { return hash.WriteJSONL(b, rep) }},
-		{"markdown", func(b *bytes.Buffer) error { return hash.WriteMarkdown(b, rep) }},
-		{"text", func(b *bytes.Buffer) error { return hash.WriteText(b, rep, hash.TextOptions{}) }},
-		{"json --check", func(b *bytes.Buffer) error { return hash.WriteVerifyJSON(b, check) }},
-		{"jsonl --check", func(b *bytes.Buffer) error { return hash.WriteVerifyJSONL(b, check) }},
-		{"markdown --check", func(b *bytes.Buffer) error { return hash.WriteVerifyMarkdown(b, check) }},
-		{"text --check", func(b *bytes.Buffer) error { return hash.WriteVerifyText(b, check, hash.TextOptions{}) }},
+		{"json", func(b *bytes.Buffer) error { return hash.Write(b, rep, hash.WriteOptions{Format: textfmt.JSON}) }},
+		{"jsonl", func(b *bytes.Buffer) error { return hash.Write(b, rep, hash.WriteOptions{Format: textfmt.JSONL}) }},
+		{"markdown", func(b *bytes.Buffer) error { return hash.Write(b, rep, hash.WriteOptions{Format: textfmt.Markdown}) }},
+		{"text", func(b *bytes.Buffer) error { return hash.Write(b, rep, hash.WriteOptions{}) }},
+		{"json --check", func(b *bytes.Buffer) error {
+			return hash.WriteVerify(b, check, hash.WriteOptions{Format: textfmt.JSON})
+		}},
+		{"jsonl --check", func(b *bytes.Buffer) error {
+			return hash.WriteVerify(b, check, hash.WriteOptions{Format: textfmt.JSONL})
+		}},
+		{"markdown --check", func(b *bytes.Buffer) error {
+			return hash.WriteVerify(b, check, hash.WriteOptions{Format: textfmt.Markdown})
+		}},
+		{"text --check", func(b *bytes.Buffer) error { return hash.WriteVerify(b, check, hash.WriteOptions{}) }},
 	} {
 		t.Run(c.format, func(t *testing.T) {
 			var want bytes.Buffer
@@ -56,7 +62,7 @@ func TestHashIsTheLibrary(t *testing.T) {
 				c.format, cmd, outcome = format, &hashCmd{Check: true, Files: []string{manifestPath}}, check.Outcome()
 			}
 			var stdout, stderr bytes.Buffer
-			o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: c.format}
+			o := &out{ctx: t.Context(), w: textfmt.NewSyncWriter(&stdout), errw: &stderr, format: textfmt.Format(c.format)}
 			if code := cmd.run(o); code != int(outcome) {
 				t.Errorf("exit %d, want %d", code, outcome)
 			}
@@ -71,9 +77,9 @@ func TestHashIsTheLibrary(t *testing.T) {
 		var stdout, want bytes.Buffer
 		run(args, &stdout, new(bytes.Buffer))
 		if args[2] == "--check" {
-			err = hash.WriteVerifyJSON(&want, check)
+			err = hash.WriteVerify(&want, check, hash.WriteOptions{Format: textfmt.JSON})
 		} else {
-			err = hash.WriteJSON(&want, rep)
+			err = hash.Write(&want, rep, hash.WriteOptions{Format: textfmt.JSON})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +101,7 @@ func TestHashIsTheLibrary(t *testing.T) {
 	if code := run([]string{"hash", "--json", "--kind", "blake3", "--check", b3}, &stdout, new(bytes.Buffer)); code != 0 {
 		t.Errorf("--kind blake3: exit %d", code)
 	}
-	if err := hash.WriteVerifyJSON(&want, check); err != nil {
+	if err := hash.WriteVerify(&want, check, hash.WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(stdout.Bytes(), want.Bytes()) {

@@ -35,11 +35,11 @@ func (c *inspectCmd) report(o *out) int {
 	opt := inspect.Options{Source: o.src, Verify: c.Verify, FileHashes: hash.FileHashesOf, Images: o.format == "html",
 		Inherit:      func(ctx context.Context, card *inspect.Card, spec string) { derived.Inherit(ctx, card, spec, o.src) },
 		InheritShort: func(ctx context.Context, r *inspect.ShortReport) { derived.InheritRows(ctx, r, o.src, 0) }}
-	text := inspect.TextOptions{Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags}
+	wopt := inspect.WriteOptions{Format: o.format, Palette: o.pal, Full: c.Full, Width: tableWidth(o), Flags: cliFlags, Dir: filepath.Dir(c.Output)}
 	if c.Short {
-		return c.runShort(o, opt, text, inspect.HTMLOptions{Dir: filepath.Dir(c.Output)})
+		return c.runShort(o, opt, wopt)
 	}
-	if !text.Full && (o.format == "text" || o.format == "markdown") {
+	if !wopt.Full && (o.format == "text" || o.format == "markdown") {
 		opt.MaxTensors = inspect.FoldedTensors // all the text shows; Markdown shows none
 	}
 	status, written := canon.Clean, 0
@@ -57,9 +57,7 @@ func (c *inspectCmd) report(o *out) int {
 		if written++; written > 1 && o.format == "text" {
 			io.WriteString(o.w, "\n") // a blank line between cards
 		}
-		if code := write(o, card, false, card.Outcome(), writers[*inspect.Card]{
-			text: withOptions(inspect.WriteText, text),
-			json: inspect.WriteJSON, jsonl: inspect.WriteJSONL, markdown: inspect.WriteMarkdown}); code == exitTrouble {
+		if code := write(o, card, false, card.Outcome(), withOptions(inspect.Write, wopt)); code == exitTrouble {
 			return code
 		}
 	}

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/check"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/diff"
@@ -58,7 +58,7 @@ var (
 	marshalerType     = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 	textMarshalerType = reflect.TypeOf((*interface{ MarshalText() ([]byte, error) })(nil)).Elem()
 	timeType          = reflect.TypeOf(time.Time{})
-	findingType       = reflect.TypeOf(canon.Finding{})
+	findingType       = reflect.TypeOf(finding.Finding{})
 )
 
 // customSamples are, for each type that writes its own JSON (a MarshalJSON method), values whose JSON

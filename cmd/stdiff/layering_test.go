@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -114,7 +115,7 @@ func TestFormatImports(t *testing.T) {
 	commands := []string{"cmd/stdiff", "diff", "hash", "hash/dupes", "hash/dupes/act", "canon/inspect", "canon/check"}
 	formats := []string{"canon/gguf", "canon/onnx", "canon/torch", "canon/safetensors", "canon/pickle", "canon/dduf", "canon/zipdir"}
 	left := map[string]bool{ // package → format package, as of #34's start
-		"diff → canon/gguf": true, "hash/dupes → canon/gguf": true, "hash/dupes → canon/onnx": true,
+		"diff → canon/gguf": true, "hash/dupes → canon/onnx": true,
 		"hash/dupes → canon/torch": true, "hash/dupes → canon/safetensors": true, "canon/inspect → canon/gguf": true,
 		"canon/inspect → canon/onnx": true, "canon/inspect → canon/torch": true, "canon/inspect → canon/pickle": true,
 	}
@@ -151,6 +152,105 @@ func TestFormatImports(t *testing.T) {
 	for pair := range left {
 		if !seen[pair] {
 			t.Errorf("%s is gone: take it off the list", pair)
+		}
+	}
+}
+
+// TestNoAliases keeps one name per concept (#34 item 2): no library or command file re-exports another
+// stdiff package's name, as a type alias (type Finding = finding.Finding) or as a constant or variable
+// whose value is just that package's identifier (const CodeX = safetensors.CodeX, var ErrX = pkg.ErrX).
+// Callers name the defining package; where a command may not import it (a format package, see
+// TestFormatImports), the concept belongs in a package both can import (canon/finding holds the
+// safetensors codes and reference kinds). Names of the standard library (syscall's per-platform
+// constants) are not re-exports of stdiff's. An alias that cannot go is listed in allowed, with why.
+func TestNoAliases(t *testing.T) {
+	const module = "github.com/stdiff/stdiff/"
+	allowed := map[string]string{ // "file: name" → why it stays
+	}
+	root := filepath.Join("..", "..")
+	seen := map[string]bool{}
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files++
+		ours := map[string]string{} // the name a stdiff package is imported under → its path
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			rel, ok := strings.CutPrefix(p, module)
+			if !ok {
+				continue
+			}
+			name := p[strings.LastIndex(p, "/")+1:]
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			ours[name] = rel
+		}
+		// reexport says which stdiff package's name e is, when it is just that: pkg.Name.
+		reexport := func(e ast.Expr) (string, bool) {
+			sel, ok := e.(*ast.SelectorExpr)
+			if !ok {
+				return "", false
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok || ours[x.Name] == "" || !sel.Sel.IsExported() {
+				return "", false
+			}
+			return ours[x.Name] + "." + sel.Sel.Name, true
+		}
+		file, _ := filepath.Rel(root, path)
+		file = filepath.ToSlash(file)
+		report := func(name, what, of string) {
+			key := file + ": " + name
+			if _, ok := allowed[key]; ok {
+				seen[key] = true
+				return
+			}
+			t.Errorf("%s: %s %s is another name for %s: name the defining package instead (one name per concept, #34)", file, what, name, of)
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range g.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if of, ok := reexport(s.Type); ok && s.Assign.IsValid() {
+						report(s.Name.Name, "type", of)
+					}
+				case *ast.ValueSpec:
+					for i, v := range s.Values {
+						if of, ok := reexport(v); ok && i < len(s.Names) {
+							report(s.Names[i].Name, g.Tok.String(), of)
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("read %d Go files, want more than 100: is the walk still at the repository root?", files)
+	}
+	for key := range allowed {
+		if !seen[key] {
+			t.Errorf("%s is allowed as an alias but is gone: take it off the list", key)
 		}
 	}
 }

@@ -308,9 +308,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	default: // stdiff help [COMMAND]
 		_, _ = parser.Parse(append(strings.Fields(name), "--help")) // prints and exits
 	}
-	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), stdout: stdout, errw: stderr, format: c.Format,
+	o := &out{ctx: ctx, w: textfmt.NewSyncWriter(stdout), stdout: stdout, errw: stderr, format: textfmt.Format(c.Format),
 		src: source.Options{Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}}
-	o.pal.On = o.format == "text" && colorWanted(c.Color) && (toTerminal(cmd) || c.Color == "always")
+	o.pal.On = o.format == textfmt.Text && colorWanted(c.Color) && (toTerminal(cmd) || c.Color == "always")
 	memoryPolicy(cmd)
 	limit := timeLimit(cmd, c.Timeout)
 	if limit > 0 {

@@ -25,7 +25,7 @@ type out struct {
 	w       *textfmt.SyncWriter
 	stdout  io.Writer // what w writes to
 	errw    io.Writer
-	format  string // text, json, jsonl or markdown
+	format  textfmt.Format // --format
 	pal     textfmt.Palette
 	src     source.Options // opens models: the Hub's endpoint and token, from the environment
 	written error          // why writing the report failed
@@ -75,23 +75,14 @@ func (o *out) readFailed(err error) {
 	}
 }
 
-// writers are a report's writers, one for each --format.
-type writers[R any] struct {
-	text, json, jsonl, markdown, html func(io.Writer, R) error
-}
-
-// withOptions is the writer f (one that takes options, as WriteText) with opt, for writers.
+// withOptions is the writer f (a report package's Write) with opt.
 func withOptions[R, O any](f func(io.Writer, R, O) error, opt O) func(io.Writer, R) error {
 	return func(w io.Writer, r R) error { return f(w, r, opt) }
 }
 
-// write writes r with the writer --format picks (nothing with quiet) and returns the exit status of
-// outcome, or 2 when writing failed (run says why, once).
-func write[R any](o *out, r R, quiet bool, outcome canon.Outcome, ws writers[R]) int {
-	w := map[string]func(io.Writer, R) error{"json": ws.json, "jsonl": ws.jsonl, "markdown": ws.markdown, "html": ws.html}[o.format]
-	if w == nil {
-		w = ws.text
-	}
+// write writes r with w, its package's Write with the options of the command line (nothing with
+// quiet), and returns the exit status of outcome, or 2 when writing failed (run says why, once).
+func write[R any](o *out, r R, quiet bool, outcome canon.Outcome, w func(io.Writer, R) error) int {
 	if quiet || o.ctx.Err() != nil {
 		return int(outcome)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
 )
 
@@ -42,7 +43,7 @@ func TestSetsJSONIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		var lib bytes.Buffer
-		if err := inspect.WriteJSON(&lib, card); err != nil {
+		if err := inspect.Write(&lib, card, inspect.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, "inspect", spec); !bytes.Equal(got, lib.Bytes()) {
@@ -65,7 +66,7 @@ func TestSetsJSONIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		var lib bytes.Buffer
-		if err := diff.WriteJSON(&lib, r); err != nil {
+		if err := diff.Write(&lib, r, diff.WriteOptions{Format: textfmt.JSON}); err != nil {
 			t.Fatal(err)
 		}
 		if got := cliJSON(t, "diff", pair[0], pair[1]); !bytes.Equal(got, lib.Bytes()) {

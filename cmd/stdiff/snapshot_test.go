@@ -10,6 +10,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/snapshot"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/diff"
 	"github.com/stdiff/stdiff/hash"
 )
@@ -62,7 +63,7 @@ func TestSnapshotIsTheLibrarys(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want, stdout, stderr bytes.Buffer
-		diff.WriteJSON(&want, r)
+		diff.Write(&want, r, diff.WriteOptions{Format: textfmt.JSON})
 		if code := run([]string{"diff", "--json", c[0], c[1]}, &stdout, &stderr); code != int(r.Outcome()) || !bytes.Equal(stdout.Bytes(), want.Bytes()) {
 			t.Errorf("stdiff diff --json %s %s: exit %d, stderr %q, stdout\n%s\nwant\n%s", c[0], c[1], code, stderr.String(), stdout.Bytes(), want.Bytes())
 		}

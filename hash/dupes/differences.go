@@ -3,14 +3,11 @@ package dupes
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/lora"
-	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
@@ -159,35 +156,17 @@ func readModel(ctx context.Context, f *scanned, kept *canon.Model) (*canon.Model
 	return o.Model, nil
 }
 
-// walk expands roots into the models to scan (source.Walk), recording in rep.Errors the roots that do
-// not exist and what cannot be read under the others.
+// walk expands roots into the models to scan (diskfile.Walk), recording in rep.Errors the roots that do
+// not exist (ErrNoSuchPath) and what cannot be read under the others.
 func walk(ctx context.Context, roots []string, rep *Report) []string {
-	fail := func(err error) {
+	paths, errs := diskfile.Walk(ctx, roots, ErrNoSuchPath)
+	for _, err := range errs {
 		f := Failure{Error: diskfile.Reason(err), Err: err}
 		var re *canon.ReadError
 		if errors.As(err, &re) {
 			f.Path = re.Name
 		}
 		rep.Errors = append(rep.Errors, f)
-	}
-	var found []string
-	for _, r := range roots {
-		if !source.IsRemote(r) {
-			if _, err := os.Stat(r); errors.Is(err, fs.ErrNotExist) {
-				fail(&canon.ReadError{Name: r, Op: "stat", Err: ErrNoSuchPath})
-				continue
-			} else if err != nil {
-				fail(canon.PathError("stat", r, err))
-				continue
-			}
-		}
-		found = append(found, r)
-	}
-	paths, errs := source.Walk(ctx, found, source.WalkOptions{AllFormats: true})
-	for _, err := range errs {
-		if ctx.Err() == nil {
-			fail(err)
-		}
 	}
 	return paths
 }

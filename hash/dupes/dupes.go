@@ -25,7 +25,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,18 +37,17 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
-	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 	"github.com/stdiff/stdiff/canon/textfmt"
-	"github.com/stdiff/stdiff/canon/torch"
-	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
+	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 	"github.com/zeebo/blake3"
 )
 
@@ -171,9 +169,9 @@ type Member struct {
 	// IdenticalTo is the keeper's path when the member's header bytes are the keeper's: the two are
 	// the same file (a member of a content group only).
 	IdenticalTo string `json:"identical_to,omitempty"`
-	// Managed is the program whose store the model lies in (ManagedBy), "" for none: such a model is
-	// never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
-	Managed Store `json:"managed,omitempty"`
+	// Managed is the program whose store the model lies in (store.ManagedBy), "" for none: such a model
+	// is never deleted, replaced, linked or moved (it may be the keeper), and frees nothing.
+	Managed store.Store `json:"managed,omitempty"`
 	// Format is the format of a PyTorch, NumPy or ONNX model ("pytorch", "numpy", "onnx"), "" for
 	// safetensors and GGUF. Such a model holds the same tensors as a safetensors file when its tensors'
 	// names, dtypes, shapes and bytes (row-major) are the same: `stdiff hash --content` gives both one
@@ -190,6 +188,10 @@ type Member struct {
 	Relation  derived.Relation `json:"relation,omitempty"`
 	RoundedTo canon.DType      `json:"rounded_to,omitempty"`
 	LeftOut   *derived.LeftOut `json:"left_out,omitempty"`
+	// Pipeline is set for a diffusers pipeline folder in a content group with DDUF files holding its
+	// very files: Path is its model_index.json, Companions every other file under it; it is deleted
+	// whole, the folder and all, or not at all.
+	Pipeline bool `json:"pipeline,omitempty"`
 }
 
 // Group is a set of models that are the same at Level.
@@ -388,8 +390,8 @@ type scanned struct {
 	// is one part of a model made of several (partOfModel). Neither is ever a copy to delete.
 	shared bool
 	part   bool
-	// managed is the store the model lies in (ManagedBy), "" for none.
-	managed Store
+	// managed is the store the model lies in (store.ManagedBy), "" for none.
+	managed store.Store
 	// format is the model's format ("" for safetensors read by the skim or the cache); virtual is set
 	// when its tensor bytes are not a data section of the file but read through its format's reader
 	// (PyTorch, NumPy, ONNX: canonical, row-major bytes one tensor after another); unsafe for a pickle
@@ -410,6 +412,8 @@ type scanned struct {
 	// externalFiles are the files an ONNX model's external data is in (joined to its folder): parts
 	// of it, not models of their own.
 	externalFiles []string
+	// pipeline is set for a diffusers pipeline folder (pipelineGroups), named by its model_index.json.
+	pipeline bool
 	// opt opens the model (the scan's, shared).
 	opt *source.Options
 	// root is the index of the first root given to Find that the model lies under (the keep rule's
@@ -465,6 +469,9 @@ func Find(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	// searched for: it needs the group and its models' headers alone.
 	diffsDone := s.differences(ctx, contentGroups)
 	defer func() { <-diffsDone }()
+	if s.wants(LevelContent) {
+		s.pipelineGroups(ctx, live)
+	}
 	if s.wants(LevelRenamed) {
 		if err := s.renamedGroups(ctx, renamed); err != nil {
 			return nil, err
@@ -495,6 +502,8 @@ type finder struct {
 	workers   int
 	rep       *Report
 	bytesRead atomic.Int64
+	// pipelines are the folders partOfModel looked at, true for a diffusers pipeline's.
+	pipelines map[string]bool
 }
 
 func newFinder(opt Options) *finder {
@@ -577,17 +586,14 @@ func (s *finder) readHeaders(ctx context.Context, paths []string) ([]*scanned, e
 	for _, f := range live {
 		f.part = f.external || partOfModel(f, pipelines)
 	}
+	s.pipelines = pipelines
 	return live, nil
 }
 
 // rootIndex is the index of the first of roots that path is or lies under (len(roots) for none).
 func rootIndex(roots []string, path string) int {
-	p := absPath(path)
-	for i, r := range roots {
-		r = absPath(r)
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
-			return i
-		}
+	if i := slices.IndexFunc(roots, func(r string) bool { return diskfile.Under(path, r) }); i >= 0 {
+		return i
 	}
 	return len(roots)
 }
@@ -880,7 +886,7 @@ func makeGroup(level Level, g []*scanned, why KeepReason) Group {
 	for i, f := range g {
 		grp.Files[i] = f.path
 		grp.Members[i] = Member{Path: f.path, Size: f.size, DataLen: f.dataLen, Shards: f.shards, MetadataKeys: f.metaKeys,
-			Sidecars: f.sidecars, Managed: f.managed, Unsafe: f.unsafe}
+			Sidecars: f.sidecars, Managed: f.managed, Unsafe: f.unsafe, Pipeline: f.pipeline}
 		if f.virtual {
 			grp.Members[i].Format = f.format
 		}
@@ -943,7 +949,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 			f.symlink = lst.Mode()&os.ModeSymlink != 0
 		}
 		f.dev, f.ino, f.nlink = diskfile.ID(st)
-		f.managed = ManagedBy(path)
+		f.managed = store.ManagedBy(path)
 	}
 	// A file unchanged since the cache saw it needs no reading at all. (A set's index can stay the same
 	// while its shards change, and a URL has no modification time: those are always read.)
@@ -970,7 +976,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		return nil, err
 	}
 	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
-	f.format, f.virtual, f.unsafe = m.Format, m.Torch != nil || m.ONNX != nil || m.DDUF != nil || torchSet, unsafePickle(m)
+	f.format, f.virtual, f.unsafe = m.Format, m.InSpace || m.DDUF != nil || torchSet, holds.UnsafePickle(m)
 	if m.DDUF != nil {
 		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
 	}
@@ -1009,7 +1015,7 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 			h.Write([]byte(sh.Name + "\x00"))
 			if sh.RawHeader == nil && m.Format == canon.FormatGGUF && !source.IsRemote(path) {
 				// A GGUF file's header is every byte before its data section (HeaderLen).
-				b, err := readHead(filepath.Join(filepath.Dir(path), filepath.FromSlash(sh.Name)), int64(sh.HeaderLen))
+				b, err := diskfile.ReadHead(filepath.Join(filepath.Dir(path), filepath.FromSlash(sh.Name)), int64(sh.HeaderLen))
 				if err != nil {
 					return nil, err
 				}
@@ -1024,22 +1030,8 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	if f.ident, err = identOf(m, fileOf(o), path); err != nil {
 		return nil, err
 	}
-	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), hash.StructureID(m), len(m.Shards), len(m.Metadata)
+	f.dataLen, f.structure, f.shards, f.metaKeys = dataLenOf(m), canon.StructureID(m), len(m.Shards), len(m.Metadata)
 	return f, nil
-}
-
-// readHead reads the first n bytes of the file at path.
-func readHead(path string, n int64) ([]byte, error) {
-	src, err := source.OpenFile(path)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	b := make([]byte, min(n, src.Size()))
-	if _, err := src.ReadAt(b, 0); err != nil {
-		return nil, canon.PathError("read", path, err)
-	}
-	return b, nil
 }
 
 // isIndex reports whether path names a shard set's index
@@ -1080,7 +1072,7 @@ func (f *scanned) hashHeader() error {
 		return err
 	}
 	start := int64(8)
-	if _, isGGUF := gguf.Sniff(n[:]); isGGUF {
+	if f.format == canon.FormatGGUF { // its header is every byte before the data section, the magic too
 		start = 0
 	}
 	hb := make([]byte, f.size-f.dataLen-start)
@@ -1097,22 +1089,10 @@ func (f *scanned) hashHeader() error {
 // hashFile fills in the BLAKE3 of the whole file as its header hash: for a model whose tensor bytes are
 // read through its format's reader (a pickle's, a zip's, a protobuf's), within a content group only
 // identical files have equal ones.
-func (f *scanned) hashFile() error {
-	src, err := source.OpenFile(f.path)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if src.Size() != f.size {
-		return &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
-	}
-	h := blake3.New()
-	if _, err := io.Copy(h, io.NewSectionReader(src, 0, f.size)); err != nil {
-		return canon.PathError("read", f.path, err)
-	}
-	h.Sum(f.headerHash[:0])
-	f.hasHeaderHash = true
-	return src.Unchanged()
+func (f *scanned) hashFile() (err error) {
+	f.headerHash, err = diskfile.Hash(f.path, f.size)
+	f.hasHeaderHash = err == nil
+	return err
 }
 
 // hashSetFiles fills in the BLAKE3 of a sharded PyTorch checkpoint's files (its index and shards,
@@ -1135,7 +1115,7 @@ func (f *scanned) hashSetFiles() error {
 // a PyTorch or NumPy file whose only errors are globals outside torch.load(weights_only=True)'s
 // allowlist (its tensors are read all the same, without running anything; Member.Unsafe).
 func Comparable(m *canon.Model) bool {
-	return m.Valid() && !m.HasErrors() || unsafePickle(m) && onlyGlobals(m)
+	return m.Valid() && !m.HasErrors() || holds.UnsafePickle(m) && holds.OnlyGlobals(m)
 }
 
 // usable is nil for a model Find compares (Comparable), else the error that leaves it out
@@ -1145,27 +1125,6 @@ func usable(m *canon.Model) error {
 		return nil
 	}
 	return invalid(m)
-}
-
-// unsafePickle reports whether m is a PyTorch or NumPy file whose pickles name globals outside
-// torch's weights-only allowlist.
-func unsafePickle(m *canon.Model) bool {
-	for i := range m.Findings {
-		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
-			return true
-		}
-	}
-	return false
-}
-
-// onlyGlobals reports whether every error of m is about a pickle's globals.
-func onlyGlobals(m *canon.Model) bool {
-	for i := range m.Findings {
-		if fd := &m.Findings[i]; fd.Severity == canon.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
-			return false
-		}
-	}
-	return true
 }
 
 // fileSizeOf is the size of the file m was read from: a DDUF file's archive, whose Model is the
@@ -1178,10 +1137,10 @@ func fileSizeOf(m *canon.Model) int64 {
 }
 
 // dataLenOf is the length of m's tensor bytes as dupes reads them: its data section, or for a model
-// whose bytes are read through its format's reader (PyTorch, NumPy, ONNX) or from its members (DDUF)
-// the space they lie in, one tensor after another.
+// whose bytes are read through its format's reader (InSpace: PyTorch, NumPy, ONNX) or from its members
+// (DDUF) the space they lie in, one tensor after another.
 func dataLenOf(m *canon.Model) int64 {
-	if m.Torch == nil && m.ONNX == nil && m.DDUF == nil {
+	if !m.InSpace && m.DDUF == nil {
 		return m.DataLen()
 	}
 	var n uint64

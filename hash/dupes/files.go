@@ -29,6 +29,8 @@ type Note struct {
 	Path string   `json:"path"`
 	// With are the other models concerned.
 	With []string `json:"with"`
+	// Files are the files a pipeline folder and a DDUF file do not share (NotePipelineDiffers).
+	Files []FileDifference `json:"files,omitempty"`
 }
 
 // fileKey identifies a real file, links followed: its device and inode, or, where those are unknown,

@@ -12,7 +12,6 @@ import (
 	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/torch/torchw"
-	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/internal/dupetest"
 )
 
@@ -48,7 +47,7 @@ func TestFormatsAreContentCopies(t *testing.T) {
 	if len(content.Members) != len(want) {
 		t.Fatalf("content group %v, want %d members", content.Files, len(want))
 	}
-	id := hash.StructureID(canon.ReadBytes("st", st))
+	id := canon.StructureID(canon.ReadBytes("st", st))
 	if content.StructureID != id {
 		t.Errorf("structure ID %s, want %s", content.StructureID, id)
 	}

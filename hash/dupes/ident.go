@@ -31,8 +31,10 @@ import (
 //     OrderedDict's _metadata, a refused global), a sharded PyTorch checkpoint (its shards' pickles
 //     are not looked into), and every ONNX model (its graph: nodes, inputs, outputs, opsets): "whole/"
 //     and the hash of its files, so that only identical files group: the tensors compared are not all
-//     it holds, and a file of its tensors alone is never its copy.
-// Formats never share an identity: models of two formats are never in one bytes or content group.
+//     it holds, and a file of its tensors alone is never its copy;
+//   - a model of a format registered beside the built-in ones (canon.Register): "safetensors" when its
+//     reader says it holds only tensors (canon.TensorsOnly), else "whole/" as above.
+// Other formats never share an identity: their models are never in one bytes or content group.
 
 // identOf is the identity of a model read whole (canon.Read, a set), whose bytes r holds: see above. A
 // GGUF model's long strings are read from its source, which must be open.
@@ -53,7 +55,13 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 		}
 		return string(canon.FormatSafetensors), nil
 	}
-	if m.Format != canon.FormatGGUF || m.GGUF == nil {
+	if m.Format != canon.FormatGGUF {
+		if canon.TensorsOnly(m, r) { // a safetensors file, or a registered format's that says so
+			return string(canon.FormatSafetensors), nil
+		}
+		return identWhole, nil
+	}
+	if m.GGUF == nil {
 		return string(m.Format), nil
 	}
 	sum, err := holds.GGUF(m.GGUF)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
 
 // KeepKind is a rule for choosing the model of a group to keep.
@@ -17,7 +18,9 @@ type KeepKind string
 // models is kept first (it must stay), then one file of a model made of several (a shard, a
 // pipeline's component: it must stay too), a local model before a URL, a model that is safe to load
 // before one whose pickle names globals torch.load(weights_only=True) refuses (Member.Unsafe), and
-// a safetensors file before another format holding the same content. Then the rule's own order, and
+// a safetensors file (or a DDUF file, whose weights are safetensors files) before another format
+// holding the same content. Then the rule's own order, its own criterion first (none for KeepMostInfo)
+// and then a diffusers pipeline folder before a DDUF file of its very files (ReasonPipeline), and
 // last, where nothing but the path tells the copies apart, the path: a model under an earlier root
 // given to Find (the folder named first is the library), then the deeper path inside its root (the
 // organised copy, Loras/characters/x, over downloads/x), then the first path in byte order.
@@ -73,18 +76,19 @@ type KeepReason string
 
 // Reasons for keeping a model.
 const (
-	ReasonSharesFiles KeepReason = "shares-files"  // it shares files with other models: it must stay
-	ReasonPartOfModel KeepReason = "part-of-model" // it is one file of a model made of several: it must stay
-	ReasonLocal       KeepReason = "local"         // the others are URLs
-	ReasonSafe        KeepReason = "safe"          // the others' pickles name globals torch refuses
-	ReasonSafetensors KeepReason = "safetensors"   // a safetensors file, the others another format
-	ReasonPathPrefix  KeepReason = "path-prefix"   // it is under the KeepPath rule's prefix
-	ReasonMostInfo    KeepReason = "most-info"     // it carries the most metadata keys and sidecars
-	ReasonNewest      KeepReason = "newest"        // it was modified last
-	ReasonOldest      KeepReason = "oldest"        // it was modified first
-	ReasonFirstRoot   KeepReason = "first-root"    // it lies under the earliest of the roots given
-	ReasonDeeperPath  KeepReason = "deeper-path"   // its path lies deeper inside its root
-	ReasonFirstPath   KeepReason = "first-path"    // nothing else tells the models apart: the first path
+	ReasonSharesFiles KeepReason = "shares-files"    // it shares files with other models: it must stay
+	ReasonPartOfModel KeepReason = "part-of-model"   // it is one file of a model made of several: it must stay
+	ReasonLocal       KeepReason = "local"           // the others are URLs
+	ReasonSafe        KeepReason = "safe"            // the others' pickles name globals torch refuses
+	ReasonSafetensors KeepReason = "safetensors"     // a safetensors file, the others another format
+	ReasonPathPrefix  KeepReason = "path-prefix"     // it is under the KeepPath rule's prefix
+	ReasonMostInfo    KeepReason = "most-info"       // it carries the most metadata keys and sidecars
+	ReasonNewest      KeepReason = "newest"          // it was modified last
+	ReasonOldest      KeepReason = "oldest"          // it was modified first
+	ReasonPipeline    KeepReason = "pipeline-folder" // a diffusers pipeline folder, the others DDUF files of its very files
+	ReasonFirstRoot   KeepReason = "first-root"      // it lies under the earliest of the roots given
+	ReasonDeeperPath  KeepReason = "deeper-path"     // its path lies deeper inside its root
+	ReasonFirstPath   KeepReason = "first-path"      // nothing else tells the models apart: the first path
 	// ReasonShortestPath was given when the shortest path decided.
 	//
 	// Deprecated: the path decides by root, then depth (ReasonFirstRoot, ReasonDeeperPath): the
@@ -129,7 +133,7 @@ func (f *scanned) info() int {
 
 // isSafetensors reports whether the model is a safetensors file or set.
 func (f *scanned) isSafetensors() bool {
-	return f.format == "" || f.format == canon.FormatSafetensors
+	return f.format == "" || f.format == canon.FormatSafetensors || f.format == canon.FormatDDUF // a DDUF file's weights are safetensors files
 }
 
 // depth is how many folders deep the model's path lies.
@@ -148,22 +152,22 @@ func (r KeepRule) criteria() []criterion {
 	}
 	mostInfo := criterion{ReasonMostInfo, func(a, b *scanned) int { return sign(a.info(), b.info()) }}
 	oldest := criterion{ReasonOldest, func(a, b *scanned) int { return sign(b.mtime, a.mtime) }}
+	// A pipeline's folder over a DDUF file of it (only they are ever grouped together): every
+	// diffusers version and the tools built on its layout load the folder, and deleting the DDUF
+	// file is one unlink. After the rule's own criterion, so that a rule that names one wins.
+	folder := criterion{ReasonPipeline, func(a, b *scanned) int { return boolRank(a.pipeline, b.pipeline) }}
 	switch r.Kind {
 	case KeepNewest:
-		out = append(out, criterion{ReasonNewest, func(a, b *scanned) int { return sign(a.mtime, b.mtime) }}, mostInfo)
+		out = append(out, criterion{ReasonNewest, func(a, b *scanned) int { return sign(a.mtime, b.mtime) }}, folder, mostInfo)
 	case KeepOldest:
-		out = append(out, oldest, mostInfo)
+		out = append(out, oldest, folder, mostInfo)
 	case KeepPath:
-		prefix := absPath(r.Prefix)
-		under := func(f *scanned) bool {
-			p := absPath(f.path)
-			return p == prefix || strings.HasPrefix(p, strings.TrimSuffix(prefix, string(filepath.Separator))+string(filepath.Separator))
-		}
-		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, mostInfo, oldest)
+		under := func(f *scanned) bool { return diskfile.Under(f.path, r.Prefix) }
+		out = append(out, criterion{ReasonPathPrefix, func(a, b *scanned) int { return boolRank(under(a), under(b)) }}, folder, mostInfo, oldest)
 	default:
 		// The copies' information first, then where the user keeps them: a copy made by cp into the
 		// library is newer than the download it came from, and the library's is the one to keep.
-		out = append(out, mostInfo)
+		out = append(out, folder, mostInfo)
 	}
 	out = append(out,
 		criterion{ReasonFirstRoot, func(a, b *scanned) int { return sign(b.root, a.root) }},
@@ -172,16 +176,6 @@ func (r KeepRule) criteria() []criterion {
 		out = append(out, oldest)
 	}
 	return append(out, criterion{ReasonFirstPath, func(a, b *scanned) int { return strings.Compare(b.path, a.path) }})
-}
-
-func absPath(p string) string {
-	if source.IsRemote(p) {
-		return p
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return filepath.Clean(p)
 }
 
 // decide compares a and b by the rule: above 0 when a should rather be kept, and the reason.

@@ -1,6 +1,6 @@
 package dupes
 
-// Record is one member of a group as render.WriteJSONL writes it (after the schema): the group's
+// Record is one member of a group as render.Write writes it in JSONL (after the schema): the group's
 // level, keeper, IDs and run, then the member's fields, so that each line stands alone.
 type Record struct {
 	Level       Level  `json:"level"`

@@ -16,9 +16,9 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/hash"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
@@ -56,7 +56,7 @@ func (f *scanned) skimFile() (keys, bool, error) {
 		return keys{}, false, canon.PathError("read", f.path, err)
 	}
 	n := binary.LittleEndian.Uint64(b)
-	if n < 2 || n > canon.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
+	if n < 2 || n > finding.MaxHeaderLen || n > uint64(f.size-8) || b[8] != '{' {
 		return keys{}, false, nil // not plain safetensors (GGUF, say), or an error canon.Read names
 	}
 	if 8+n > uint64(len(b)) {
@@ -160,7 +160,7 @@ func (f *scanned) structureID(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.structure = hash.StructureID(m)
+	f.structure = canon.StructureID(m)
 	return nil
 }
 
@@ -434,7 +434,7 @@ func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
 		return nil, nil, err
 	}
 	hl := binary.LittleEndian.Uint64(n[:])
-	if hl > uint64(f.size-8) || hl > canon.MaxHeaderLen {
+	if hl > uint64(f.size-8) || hl > finding.MaxHeaderLen {
 		src.Close()
 		return nil, nil, nil
 	}

@@ -1,6 +1,7 @@
 package dupes
 
 import (
+	"github.com/stdiff/stdiff/canon/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,8 @@ func TestManagedBySharedBlobs(t *testing.T) {
 	if err := os.WriteFile(upper, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]Store{marked: StoreHuggingFace, refs: StoreHuggingFace, loose: "", wrongPrefix: "", upper: ""} {
-		if got := ManagedBy(path); got != want {
+	for path, want := range map[string]store.Store{marked: store.HuggingFace, refs: store.HuggingFace, loose: "", wrongPrefix: "", upper: ""} {
+		if got := store.ManagedBy(path); got != want {
 			t.Errorf("%s: %q, want %q", path, got, want)
 		}
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times whole commands side by side, interleaved (A B C A B C …), and prints each median and the ratios
-against the first command. Usage: interleave.py RUNS 'label=command' 'label=command' …
+against the first command: the ratio of the medians, and the best and worst ratio of one run's times. Usage: interleave.py RUNS 'label=command' 'label=command' …
 With STDIFF_BENCH_MEDIANS set, each label's median (seconds) is also appended to that file as
 "SCRIPT LABEL SECONDS", SCRIPT being STDIFF_BENCH_SCRIPT (all.sh reads them)."""
 import os, statistics, subprocess, sys, time
@@ -21,7 +21,8 @@ first = cmds[0][0]
 base = statistics.median(times[first])
 for label, _ in cmds:
     med = statistics.median(times[label])
-    ratio = "" if label == first else f"  ({med / base:.2f}x {first}'s time)"
+    pairs = sorted(t / b for t, b in zip(times[label], times[first]))  # run by run: A B taken together
+    ratio = "" if label == first else f"  ({med / base:.2f}x {first}'s time; run by run {pairs[0]:.2f} to {pairs[-1]:.2f})"
     print(f"{label:>14}: median {med * 1000:8.1f} ms over {runs} runs{ratio}")
 if os.environ.get("STDIFF_BENCH_MEDIANS"):
     with open(os.environ["STDIFF_BENCH_MEDIANS"], "a") as f:

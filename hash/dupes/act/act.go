@@ -1,8 +1,9 @@
 // Package act acts on the duplicates dupes.Find reports: it deletes the copies of a group but its
 // keeper, or replaces them with hard links to it, checking each again just before, under a lock, and
 // never touching a program's store. It is the only code of stdiff that deletes, links or moves users'
-// files. Act returns a Report of what it did, which WriteText, WriteJSON, WriteJSONL and WriteMarkdown
-// render; WriteDeletable lists what a deletion removes, for xargs.
+// files. Act returns a Report of what it did, which Write renders in
+// the format WriteOptions.Format names, or, with WriteOptions.Deletable, as the list of what a deletion
+// removes, for xargs.
 package act
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
@@ -25,11 +27,13 @@ import (
 	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/store"
 	"github.com/stdiff/stdiff/hash/dupes"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
 	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
+	"github.com/stdiff/stdiff/hash/dupes/internal/pipeline"
 )
 
 // Schema is the schema of a Report: the first field of its JSON and of each JSONL record.
@@ -86,7 +90,8 @@ const (
 	// SkipKeeperChanged: the keeper changed or went since the scan: its whole group is left alone.
 	SkipKeeperChanged SkipReason = "keeper-changed"
 	// SkipNotACopy: checked again just before acting, the copy does not hold the keeper's bytes (for a
-	// bytes group) or tensors (for a content group).
+	// bytes group) or tensors (for a content group), or a pipeline folder and a DDUF file do not hold
+	// the same files, name for name and byte for byte (or the DDUF rules reject the DDUF file).
 	SkipNotACopy SkipReason = "not-a-copy"
 	// SkipRemote: a URL; nothing can be done to it.
 	SkipRemote SkipReason = "remote"
@@ -99,7 +104,7 @@ const (
 	// SkipSidecarKept: the keeper has a sidecar of the kind, with other bytes: the copy's stays where
 	// it is, and so does the copy.
 	SkipSidecarKept SkipReason = "sidecar-kept"
-	// SkipManaged: the copy lies in a program's store (Action.Store; dupes.ManagedBy), which owns it: it is
+	// SkipManaged: the copy lies in a program's store (Action.Store; store.ManagedBy), which owns it: it is
 	// never deleted, replaced or linked, whatever the keeper. With To set, the keeper lies in one and
 	// the copy's sidecar To would have to move into it: the copy stays, with its sidecar.
 	SkipManaged SkipReason = "managed-store"
@@ -136,7 +141,7 @@ type Action struct {
 	// To is where a sidecar moved.
 	To string `json:"to,omitempty"`
 	// Store is the program's store that left the copy alone (SkipManaged, SkipKeeperManaged).
-	Store dupes.Store `json:"store,omitempty"`
+	Store store.Store `json:"store,omitempty"`
 	// Files are the files a deletion removes (a shard set's index and shards).
 	Files []string `json:"files,omitempty"`
 	// Freed is what the action freed (or would): files with no other hard link.
@@ -190,7 +195,7 @@ func (r *Report) Outcome() canon.Outcome {
 var ErrOptions = errors.New("act: give one of Delete and Link")
 
 // Act deletes (opt.Delete) or hard-links (opt.Link) the copies r found, group by group, keeping each
-// group's keeper. A copy in a program's store (ManagedBy: the Hugging Face cache, ollama's blobs) is
+// group's keeper. A copy in a program's store (store.ManagedBy: the Hugging Face cache, ollama's blobs) is
 // never touched, nor is any file linked to a keeper there, or a sidecar moved next to it. Only bytes and
 // content groups are acted on (renamed and structure groups hold other bytes), and with
 // Options.Derived the derived copies of derived groups, their original kept; Link only on bytes groups. Just before it acts on a copy, it checks again that the
@@ -210,7 +215,9 @@ var ErrOptions = errors.New("act: give one of Delete and Link")
 //
 // Each action is whole or not done: a link is made under a temporary name in the copy's folder,
 // checked, and renamed over the copy; a sidecar moves by rename (or copy, sync and rename across
-// filesystems); a deletion is one unlink per file. Act stops between actions once ctx is done and
+// filesystems); a deletion is one unlink per file, but a diffusers pipeline folder's (a content group
+// with DDUF files of its very files: dupes.Member.Pipeline), which moves aside in one rename, is
+// listed again (moved back when a file changed) and then deleted. Act stops between actions once ctx is done and
 // returns what it did (Interrupted). The error is ErrOptions for bad options; failures of single
 // actions are in the report.
 func Act(ctx context.Context, r *dupes.Report, opt Options) (*Report, error) {
@@ -255,6 +262,8 @@ type actor struct {
 	rep *Report
 	// gone are the copies deleted (in a dry run, to be deleted), each with its keeper.
 	gone map[string]string
+	// listed are the files of the pipeline folder verify compared last, as it listed them.
+	listed []pipeline.File
 }
 
 // originalOf is the model derived group g keeps: its original, or where a content group of the same
@@ -414,6 +423,11 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 		a.log(base)
 		return true
 	}
+	if err := linkedOut(files); err != nil { // refused in a dry run too: its plan is a list to delete
+		base.Err = err
+		a.log(base)
+		return true
+	}
 	// Delete: the sidecars first, so that nothing only the copy has is lost.
 	later, ok := a.sidecars(g, k, m)
 	if !ok {
@@ -429,7 +443,27 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	for _, f := range files {
 		base.Freed += freedBy(f)
 	}
-	if !a.opt.DryRun {
+	// Moving the sidecars may have taken a while (a copy across filesystems): the keeper and the
+	// copy are checked once more, immediately before the unlink.
+	if !kh.still() {
+		skip(SkipKeeperChanged)
+		return false
+	}
+	if !mh.still() {
+		skip(SkipChanged)
+		return true
+	}
+	switch {
+	case a.opt.DryRun:
+	case k.Pipeline && !folderStill(filepath.Dir(k.Path), a.listed, nil):
+		skip(SkipKeeperChanged) // the pipeline folder kept is no longer what the copy was compared with
+		return false
+	case m.Pipeline:
+		if base.Err = removeFolder(filepath.Dir(m.Path), a.listed, k); errors.Is(base.Err, errFolderChanged) {
+			skip(SkipChanged)
+			return true
+		}
+	default:
 		base.Err = removeAll(files, k)
 	}
 	a.log(base)
@@ -517,7 +551,7 @@ func unchanged(m *dupes.Member) bool {
 	if err != nil || !st.ModTime().Equal(m.ModTime) {
 		return false
 	}
-	return m.Shards > 0 || st.Size() == m.Size
+	return m.Shards > 0 || m.Pipeline || st.Size() == m.Size // a pipeline folder's files are compared by verify
 }
 
 // verify checks, reading both, that m holds k's bytes (a file of a bytes group) or k's tensors, or
@@ -525,6 +559,9 @@ func unchanged(m *dupes.Member) bool {
 // again), and returns the files deleting m removes: its path, or a set's index and shards; for a
 // derived copy, also the metadata keys it has that k lacks or holds with another value.
 func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []string, error) {
+	if k.Pipeline || m.Pipeline {
+		return a.samePipeline(g, k, m)
+	}
 	if same, err := a.sameCompanions(k, m); err != nil || !same {
 		return false, nil, nil, err
 	}
@@ -566,7 +603,11 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 			return false, nil, nil, a.ctx.Err()
 		}
 		added, _, changed := delta.Keys(delta.Metadata(ko.Model, mo.Model, func(string) bool { return false }))
-		return true, append(files, m.Companions...), append(added, changed...), errors.Join(ko.Unchanged(), mo.Unchanged())
+		lost := append(added, changed...)
+		if mo.Model.GGUF != nil && slices.ContainsFunc(lost, functionalKV) {
+			return false, nil, nil, nil // a GGUF copy's tokenizer, chat template, hyperparameters are the model too
+		}
+		return true, append(files, m.Companions...), lost, errors.Join(ko.Unchanged(), mo.Unchanged())
 	}
 	if g.Level != dupes.LevelBytes && (moreThanTensors(ko) || moreThanTensors(mo)) {
 		return false, nil, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
@@ -575,12 +616,29 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 	return same, append(files, m.Companions...), nil, err
 }
 
+// functionalKV reports whether a GGUF key a derived copy has (and its original lacks, or holds with
+// another value) is one llama.cpp reads (holds.Descriptive), other than general.file_type, which says
+// what the copy was rounded to: deleting the copy would lose it.
+func functionalKV(key string) bool {
+	return key != "general.file_type" && !holds.Descriptive(key)
+}
+
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
 // graph), a DDUF file (every member of the archive, its tensors' files' metadata included), a
-// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors).
+// checkpoint whose pickle holds anything besides a flat dict of tensors (holds.OnlyTensors), a model of
+// a format registered beside the built-in ones whose reader does not say it holds only tensors
+// (canon.TensorsOnly).
 func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
-	return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	switch m.Format {
+	case canon.FormatSafetensors, canon.FormatGGUF, canon.FormatPyTorch, canon.FormatNumPy, canon.FormatONNX, canon.FormatDDUF:
+		return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+	}
+	r := o.File
+	if r == nil {
+		r = o.Source
+	}
+	return !canon.TensorsOnly(m, r)
 }
 
 // sameCompanions reports whether the copy m's folder companions (config.json, tokenizer files…)
@@ -695,9 +753,9 @@ func (a *actor) sidecars(g *dupes.Group, k, m *dupes.Member) ([]lora.SidecarFile
 }
 
 // managedOf is the store a member, or any file of it (a set's shards), lies in ("" for none).
-func managedOf(m *dupes.Member) dupes.Store {
+func managedOf(m *dupes.Member) store.Store {
 	for _, p := range append([]string{m.Path}, m.Files...) {
-		if s := dupes.ManagedBy(p); s != "" {
+		if s := store.ManagedBy(p); s != "" {
 			return s
 		}
 	}
@@ -759,6 +817,9 @@ func removeAll(files []string, k *dupes.Member) error {
 			kept = append(kept, st)
 		}
 	}
+	if err := linkedOut(files); err != nil {
+		return err
+	}
 	for _, p := range files {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -775,6 +836,27 @@ func removeAll(files []string, k *dupes.Member) error {
 	}
 	if len(files) > 1 {
 		os.Remove(filepath.Dir(files[0])) // a model folder (or a set's) left empty goes too; one with other files stays
+	}
+	return nil
+}
+
+// linkedOut refuses files of which one lies outside the folder of the first (a model's file, a set's
+// index) through a symbolic link: a set's shards may lie in subfolders of its index's
+// ("sub/model-00001-of-00002.safetensors"), and one that links to a folder elsewhere would reach files
+// the user never named.
+func linkedOut(files []string) error {
+	base, err := filepath.EvalSymlinks(filepath.Dir(files[0]))
+	if err != nil {
+		return err
+	}
+	for _, p := range files[1:] {
+		d, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		if rel, err := filepath.Rel(base, d); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("%s lies outside %s, through a symbolic link: not deleted", p, filepath.Dir(files[0]))
+		}
 	}
 	return nil
 }

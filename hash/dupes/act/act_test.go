@@ -129,7 +129,7 @@ func TestSidecarDifferences(t *testing.T) {
 		t.Errorf("sidecars %+v\nwant %+v", got, want)
 	}
 	var text bytes.Buffer
-	render.WriteText(&text, rep, render.TextOptions{})
+	render.Write(&text, rep, render.WriteOptions{})
 	if !strings.Contains(text.String(), "sidecars: ~.civitai.info, -.json, +.preview.png") {
 		t.Errorf("text:\n%s", text.String())
 	}
@@ -314,7 +314,7 @@ func TestActReadOnlyFolder(t *testing.T) {
 		t.Error("a copy in a writable folder was not deleted")
 	}
 	var text bytes.Buffer
-	WriteText(&text, r, render.TextOptions{})
+	Write(&text, r, WriteOptions{})
 	if !strings.Contains(text.String(), "failed        "+filepath.Join(downloads, "pepper (1).civitai.info")+": permission denied") {
 		t.Errorf("text:\n%s", text.String())
 	}
@@ -367,7 +367,7 @@ func TestDeletable(t *testing.T) {
 		t.Errorf("deletable %q\nwant %q", got, want)
 	}
 	var b bytes.Buffer
-	WriteDeletable(&b, dry, 0)
+	Write(&b, dry, WriteOptions{Deletable: true, Null: true})
 	if b.String() != strings.Join(got, "\x00")+"\x00" {
 		t.Errorf("-0: %q", b.String())
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/hash/dupes"
-	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
 // derivedFolder writes dreamy_v3.safetensors (F32, with EMA weights) and three copies derived from
@@ -139,7 +138,7 @@ func TestDerivedDeleteChangedSinceScan(t *testing.T) {
 		t.Errorf("%s stayed", paths[3])
 	}
 	var text strings.Builder
-	if err := WriteText(&text, r, render.TextOptions{}); err != nil {
+	if err := Write(&text, r, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{paths[1] + ": changed since the scan", paths[2] + ": checked again, it is not derived from its original as the scan said"} {

@@ -89,11 +89,11 @@ func plantedCollection(t *testing.T) (string, map[dupes.Level][]string) {
 	return dir, out
 }
 
-// text is the report as render.WriteText writes it.
+// text is the report as render.Write writes it.
 func text(t *testing.T, rep *dupes.Report) string {
 	t.Helper()
 	var b strings.Builder
-	if err := render.WriteText(&b, rep, render.TextOptions{}); err != nil {
+	if err := render.Write(&b, rep, render.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

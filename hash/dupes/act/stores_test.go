@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/store"
 	"github.com/stdiff/stdiff/hash/dupes"
 )
 
@@ -84,7 +85,7 @@ func TestNoSidecarMovesIntoAStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Actions) != 1 || r.Actions[0].Reason != SkipManaged || r.Actions[0].Store != dupes.StoreHuggingFace || r.Actions[0].Path != cp {
+	if len(r.Actions) != 1 || r.Actions[0].Reason != SkipManaged || r.Actions[0].Store != store.HuggingFace || r.Actions[0].Path != cp {
 		t.Errorf("%+v", r.Actions)
 	}
 	if !exists(cp) || !exists(filepath.Join(dir, "Lora", "x.civitai.info")) || exists(strings.TrimSuffix(snap, ".safetensors")+".civitai.info") {

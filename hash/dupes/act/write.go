@@ -7,15 +7,41 @@ import (
 
 	"github.com/stdiff/stdiff/canon/markdown"
 	"github.com/stdiff/stdiff/canon/textfmt"
-	"github.com/stdiff/stdiff/hash/dupes/render"
 )
 
-// WriteJSON writes the act report as indented JSON (textfmt.WriteJSON).
-func WriteJSON(w io.Writer, r *Report) error { return textfmt.WriteJSON(w, r) }
+// WriteOptions say how Write writes an act report: its format, and how the text looks.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL or Markdown (an act report has no page:
+	// HTML writes the text).
+	Format textfmt.Format
+	// Palette colours the text's failed and skipped actions (the zero Palette: none).
+	Palette textfmt.Palette
+	// Deletable writes, whatever the format, only what deleting deletes (Report.Deletable), a path
+	// each, each followed by a newline, or by a NUL with Null (for `xargs -0`).
+	Deletable, Null bool
+}
 
-// WriteJSONL writes one compact JSON record per action, each with the schema (textfmt.WriteRecords):
-// the fields of the action in the JSON.
-func WriteJSONL(w io.Writer, r *Report) error {
+// Write writes the act report in opt.Format (or its deletable paths, with opt.Deletable). Text is a
+// line per action, then a summary line; names from files are escaped (textfmt.Escape). JSON is the
+// report indented (textfmt.WriteJSON). JSONL is one compact record per action, each with the schema
+// (textfmt.WriteRecords): the fields of the action in the JSON. Markdown is a list of the actions and
+// the summary line.
+func Write(w io.Writer, r *Report, opt WriteOptions) error {
+	switch {
+	case opt.Deletable:
+		return writeDeletable(w, r, map[bool]byte{true: 0, false: '\n'}[opt.Null])
+	case opt.Format == textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case opt.Format == textfmt.JSONL:
+		return writeJSONL(w, r)
+	case opt.Format == textfmt.Markdown:
+		return writeMarkdown(w, r)
+	}
+	return writeText(w, r, opt)
+}
+
+// writeJSONL writes one compact JSON record per action (Write).
+func writeJSONL(w io.Writer, r *Report) error {
 	out := make([]any, len(r.Actions))
 	for i := range r.Actions {
 		out[i] = &r.Actions[i]
@@ -23,9 +49,8 @@ func WriteJSONL(w io.Writer, r *Report) error {
 	return textfmt.WriteRecords(w, r.Schema, out...)
 }
 
-// WriteText writes the act report for a terminal: a line per action, then a summary line. Names
-// from files are escaped (textfmt.Escape).
-func WriteText(w io.Writer, r *Report, opt render.TextOptions) error {
+// writeText writes the act report for a terminal (Write).
+func writeText(w io.Writer, r *Report, opt WriteOptions) error {
 	var p strings.Builder
 	for _, a := range r.Actions {
 		verb, line := actLine(r, a, textfmt.Escape)
@@ -43,8 +68,8 @@ func WriteText(w io.Writer, r *Report, opt render.TextOptions) error {
 	return err
 }
 
-// WriteMarkdown writes the act report as a Markdown list and the summary line.
-func WriteMarkdown(w io.Writer, r *Report) error {
+// writeMarkdown writes the act report as a Markdown list and the summary line (Write).
+func writeMarkdown(w io.Writer, r *Report) error {
 	var p strings.Builder
 	for _, a := range r.Actions {
 		verb, line := actLine(r, a, markdown.Text)
@@ -178,8 +203,8 @@ func (r *Report) Deletable() []string {
 	return out
 }
 
-// WriteDeletable writes r.Deletable, each path followed by sep ('\n', or 0 for `xargs -0`).
-func WriteDeletable(w io.Writer, r *Report, sep byte) error {
+// writeDeletable writes r.Deletable, each path followed by sep ('\n', or 0 for `xargs -0`).
+func writeDeletable(w io.Writer, r *Report, sep byte) error {
 	var b strings.Builder
 	for _, p := range r.Deletable() {
 		b.WriteString(p)

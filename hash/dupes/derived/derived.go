@@ -37,6 +37,7 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/values"
@@ -311,7 +312,7 @@ func skimFile(path string) (info, bool) {
 		return info{}, false
 	}
 	hl := binary.LittleEndian.Uint64(n[:])
-	if hl > uint64(st.Size()-8) || hl > canon.MaxHeaderLen {
+	if hl > uint64(st.Size()-8) || hl > finding.MaxHeaderLen {
 		return info{}, false
 	}
 	h := make([]byte, hl)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/inspect"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // TestInherit: on the files python3-torch wrote (hash/dupes/testdata/derived/make.py), copied beside a
@@ -103,10 +104,10 @@ func TestInheritShort(t *testing.T) {
 		write  func(io.Writer, *inspect.ShortReport) error
 	}{
 		{"short.txt", false, func(w io.Writer, r *inspect.ShortReport) error {
-			return inspect.WriteShortText(w, r, inspect.TextOptions{Width: 120})
+			return inspect.WriteShort(w, r, inspect.WriteOptions{Width: 120})
 		}},
 		{"short.html", true, func(w io.Writer, r *inspect.ShortReport) error {
-			return inspect.WriteShortHTML(w, r, inspect.HTMLOptions{})
+			return inspect.WriteShort(w, r, inspect.WriteOptions{Format: textfmt.HTML})
 		}},
 	} {
 		r := inspect.Short(t.Context(), []string{"."}, inspect.Options{Images: c.images, InheritShort: inherit})

@@ -38,7 +38,7 @@ func TestBinBesideItsSafetensors(t *testing.T) {
 		t.Fatalf("groups %+v", rep.Groups)
 	}
 	var out bytes.Buffer
-	if err := WriteText(&out, rep, TextOptions{}); err != nil {
+	if err := Write(&out, rep, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()

@@ -21,10 +21,8 @@ type htmlMember struct {
 	Path, Size, What string
 }
 
-// WriteHTML writes the report as one page: each group with its heading (what deleting would free), its
-// members (the copy kept and why, how each other differs from it), the skipped models and the summary.
-// Knobs are named as knobs says (nil: the library's words).
-func WriteHTML(w io.Writer, r *dupes.Report, knobs Knobs) error {
+// writeHTML writes the report as one page (Write); knobs are named as knobs says.
+func writeHTML(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	groups := make([]htmlGroup, len(r.Groups))
 	for i, g := range r.Groups {
 		hg := htmlGroup{Heading: heading(g, func(s string) string { return s }, knobs), Keeper: g.Keeper != ""}

@@ -24,10 +24,10 @@ func TestWriteJSONL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var js, jsonl bytes.Buffer
-	if err := WriteJSON(&js, rep); err != nil {
+	if err := Write(&js, rep, WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSONL(&jsonl, rep); err != nil {
+	if err := Write(&jsonl, rep, WriteOptions{Format: textfmt.JSONL}); err != nil {
 		t.Fatal(err)
 	}
 	var whole struct {
@@ -72,7 +72,7 @@ func TestWriteJSONStreamsAsEncoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got, want bytes.Buffer
-	if err := WriteJSON(&got, rep); err != nil {
+	if err := Write(&got, rep, WriteOptions{Format: textfmt.JSON}); err != nil {
 		t.Fatal(err)
 	}
 	enc := json.NewEncoder(&want)
@@ -114,7 +114,7 @@ func hostileReport() *dupes.Report {
 func TestWriteTextEscapes(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		var b bytes.Buffer
-		if err := WriteText(&b, hostileReport(), TextOptions{Full: full}); err != nil {
+		if err := Write(&b, hostileReport(), WriteOptions{Full: full}); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()
@@ -139,7 +139,7 @@ func TestWriteTextEscapes(t *testing.T) {
 // hostile name whole. (The notes were once written as text, unescaped for Markdown.)
 func TestWriteMarkdownHostile(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, hostileReport(), nil); err != nil {
+	if err := Write(&b, hostileReport(), WriteOptions{Format: textfmt.Markdown}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range markdowntest.Problems(b.String()) {
@@ -168,10 +168,10 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errFull }
 func TestWritersReturnErrors(t *testing.T) {
 	rep := hostileReport()
 	for name, write := range map[string]func() error{
-		"text":     func() error { return WriteText(failingWriter{}, rep, TextOptions{}) },
-		"markdown": func() error { return WriteMarkdown(failingWriter{}, rep, nil) },
-		"json":     func() error { return WriteJSON(failingWriter{}, rep) },
-		"jsonl":    func() error { return WriteJSONL(failingWriter{}, rep) },
+		"text":     func() error { return Write(failingWriter{}, rep, WriteOptions{}) },
+		"markdown": func() error { return Write(failingWriter{}, rep, WriteOptions{Format: textfmt.Markdown}) },
+		"json":     func() error { return Write(failingWriter{}, rep, WriteOptions{Format: textfmt.JSON}) },
+		"jsonl":    func() error { return Write(failingWriter{}, rep, WriteOptions{Format: textfmt.JSONL}) },
 	} {
 		if err := write(); !errors.Is(err, errFull) {
 			t.Errorf("%s: %v", name, err)

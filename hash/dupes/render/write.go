@@ -1,4 +1,4 @@
-// Package render writes the reports of dupes.Find: for a terminal (WriteText), as JSON and JSONL, as
+// Package render writes the reports of dupes.Find (Write): for a terminal, as JSON and JSONL, as
 // Markdown and as one HTML page. Names from files are escaped; what the caller lets people choose is
 // named as the caller says (Knobs: the CLI names its flags). It never prints but to the writer given.
 package render
@@ -16,15 +16,41 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
-// TextOptions tune WriteText.
-type TextOptions struct {
+// WriteOptions say how Write writes a report: its format, and how the text looks.
+type WriteOptions struct {
+	// Format is the form: text (the zero value), JSON, JSONL, Markdown or HTML.
+	Format textfmt.Format
 	// Palette colours the text (the zero Palette: none).
 	Palette textfmt.Palette
 	// Full shortens nothing: every metadata key a member differs in (else the first 4), every model a
 	// note names (else the first 3).
 	Full bool
-	// Knobs name what the caller lets people choose (the CLI: by its flags); nil: the library's words.
+	// Knobs name what the caller lets people choose (the CLI: by its flags), in the text, the Markdown
+	// and the page; nil: the library's words.
 	Knobs Knobs
+}
+
+// Write writes the report in opt.Format. Text is for a terminal: each group with its members (how
+// each differs from the keeper), the notes, the skipped models, and a summary line; names from files
+// are escaped (textfmt.Escape), and Report.Errors are left to the caller. JSON is the report indented
+// (textfmt.WriteJSON). JSONL is one compact record per member of each group (Records), each with the
+// schema first (textfmt.WriteRecords): nothing when there are no duplicates; skipped models, notes and
+// totals are in the JSON only. Markdown is a list per group, the notes and the skipped models, and the
+// summary line; every name from a file goes through canon/markdown. HTML is one page: each group with
+// its heading (what deleting would free), its members (the copy kept and why, how each other differs
+// from it), the skipped models and the summary.
+func Write(w io.Writer, r *dupes.Report, opt WriteOptions) error {
+	switch opt.Format {
+	case textfmt.JSON:
+		return textfmt.WriteJSON(w, r)
+	case textfmt.JSONL:
+		return writeJSONL(w, r)
+	case textfmt.Markdown:
+		return writeMarkdown(w, r, opt.Knobs)
+	case textfmt.HTML:
+		return writeHTML(w, r, opt.Knobs)
+	}
+	return writeText(w, r, opt)
 }
 
 // Knob is something the caller of Find and package act lets people choose, named in the text the
@@ -54,19 +80,14 @@ func (k Knobs) name(knob Knob) string {
 	return knobWords[knob]
 }
 
-// Shortened lists are cut after this many items, unless TextOptions.Full.
+// Shortened lists are cut after this many items, unless WriteOptions.Full.
 const (
 	keysShown = 4
 	withShown = 3
 )
 
-// WriteJSON writes the report as indented JSON (textfmt.WriteJSON).
-func WriteJSON(w io.Writer, r *dupes.Report) error { return textfmt.WriteJSON(w, r) }
-
-// WriteJSONL writes one compact JSON record per member of each group (Records), each with the schema
-// first (textfmt.WriteRecords): nothing when there are no duplicates. Skipped models, notes and
-// totals are in the JSON only.
-func WriteJSONL(w io.Writer, r *dupes.Report) error {
+// writeJSONL writes one compact JSON record per member of each group (Write).
+func writeJSONL(w io.Writer, r *dupes.Report) error {
 	recs := r.Records()
 	out := make([]any, len(recs))
 	for i := range recs {
@@ -87,10 +108,8 @@ func (p *printer) printf(format string, args ...any) {
 	}
 }
 
-// WriteText writes the report for a terminal: each group with its members (how each differs from the
-// keeper), the notes, the skipped models, and a summary line. Names from files are escaped
-// (textfmt.Escape). Report.Errors are left to the caller.
-func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
+// writeText writes the report for a terminal (Write).
+func writeText(w io.Writer, r *dupes.Report, opt WriteOptions) error {
 	p := &printer{w: w}
 	pal := opt.Palette
 	for _, g := range r.Groups {
@@ -115,7 +134,7 @@ func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
 	for _, ns := range notesByCode(r.Notes) {
 		p.printf("%s\n", pal.Yellow(notesHeading(ns)))
 		for _, n := range ns {
-			p.printf("  %s: with %s\n", textfmt.Escape(n.Path), strings.Join(shorten(n.With, withShown, "%d more", opt.Full, textfmt.Escape), ", "))
+			p.printf("  %s: with %s%s\n", textfmt.Escape(n.Path), strings.Join(shorten(n.With, withShown, "%d more", opt.Full, textfmt.Escape), ", "), noteFiles(n, textfmt.Escape))
 		}
 		p.printf("\n")
 	}
@@ -130,10 +149,8 @@ func WriteText(w io.Writer, r *dupes.Report, opt TextOptions) error {
 	return p.err
 }
 
-// WriteMarkdown writes the report as Markdown: a list per group, the notes and the skipped models,
-// and the summary line; every name from a file goes through canon/markdown. Knobs are named as knobs
-// says (nil: the library's words).
-func WriteMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
+// writeMarkdown writes the report as Markdown (Write); knobs are named as knobs says.
+func writeMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	p := &printer{w: w}
 	for _, g := range r.Groups {
 		p.printf("**%s** (%s, %s reclaimable)\n\n", g.Level, textfmt.Plural(len(g.Members), "file"), textfmt.Bytes(uint64(g.Reclaimable)))
@@ -152,7 +169,7 @@ func WriteMarkdown(w io.Writer, r *dupes.Report, knobs Knobs) error {
 	for _, ns := range notesByCode(r.Notes) {
 		p.printf("%s\n\n", markdown.Text(notesHeading(ns)))
 		for _, n := range ns {
-			p.printf("- %s: with %s\n", markdown.Text(n.Path), strings.Join(shorten(n.With, withShown, "%d more", false, markdown.Text), ", "))
+			p.printf("- %s: with %s%s\n", markdown.Text(n.Path), strings.Join(shorten(n.With, withShown, "%d more", false, markdown.Text), ", "), noteFiles(n, markdown.Text))
 		}
 		p.printf("\n")
 	}
@@ -182,7 +199,9 @@ func describe(g dupes.Group, i int, full bool, esc func(string) string, knobs Kn
 	if m.Unsafe {
 		what = append(what, "unsafe to load: its pickle names globals torch.load(weights_only=True) refuses")
 	}
-	if n := len(m.Companions); n > 0 {
+	if n := len(m.Companions); n > 0 && m.Pipeline {
+		what = append(what, fmt.Sprintf("diffusers pipeline folder: with %s%s", textfmt.Plural(n, "other file"), map[bool]string{true: ", deleted whole"}[i > 0]))
+	} else if n > 0 {
 		what = append(what, fmt.Sprintf("model folder: with %s", textfmt.Plural(n, "other file")))
 	}
 	return strings.Join(slices.DeleteFunc(append(what, describeMember(g, i, full, esc, knobs)...), func(s string) bool { return s == "" }), "; ")
@@ -316,6 +335,8 @@ func keptBecause(why dupes.KeepReason, m dupes.Member, knobs Knobs) string {
 		return "kept: safe to load (the others' pickles name globals torch.load(weights_only=True) refuses)"
 	case dupes.ReasonSafetensors:
 		return "kept: safetensors (the others are another format)"
+	case dupes.ReasonPipeline:
+		return "kept: the pipeline's folder (the others are DDUF files of its very files)"
 	case dupes.ReasonFirstRoot:
 		return "kept: under the first folder given"
 	case dupes.ReasonDeeperPath:
@@ -367,7 +388,23 @@ func notesHeading(ns []dupes.Note) string {
 		return fmt.Sprintf("%s share files with other models (%s), so are never offered as copies to delete:",
 			textfmt.Plural(len(ns), "model"), ns[0].Code)
 	}
+	if ns[0].Code == dupes.NotePipelineDiffers {
+		return fmt.Sprintf("%s the same weights as a DDUF file and other files beside them (%s), so neither is a copy of the other:",
+			map[bool]string{true: "a pipeline folder holds", false: fmt.Sprintf("%d pipeline folders hold", len(ns))}[len(ns) == 1], ns[0].Code)
+	}
 	return string(ns[0].Code) + ":"
+}
+
+// noteFiles says which files a note's pipeline folder and DDUF file do not share ("" for none).
+func noteFiles(n dupes.Note, esc func(string) string) string {
+	var out []string
+	for _, f := range n.Files {
+		out = append(out, esc(f.Name)+" "+string(f.Change))
+	}
+	if out == nil {
+		return ""
+	}
+	return " (" + strings.Join(shorten(out, keysShown, "… %d more", false, func(s string) string { return s }), ", ") + ")"
 }
 
 // heading is a group's first line: its level (through bold), how alike its models are, and what deleting
@@ -378,6 +415,10 @@ func heading(g dupes.Group, bold func(string) string, knobs Knobs) string {
 		return fmt.Sprintf("%s  %d identical files, %s each, %s reclaimable", bold(string(g.Level)), len(g.Members),
 			textfmt.Bytes(uint64(g.Members[0].Size)), textfmt.Bytes(uint64(g.Reclaimable)))
 	case dupes.LevelContent:
+		if slices.ContainsFunc(g.Members, func(m dupes.Member) bool { return m.Pipeline }) {
+			return fmt.Sprintf("%s  a diffusers pipeline folder and %s holding its very files, %s reclaimable", bold(string(g.Level)),
+				textfmt.Plural(len(g.Members)-1, "DDUF file"), textfmt.Bytes(uint64(g.Reclaimable)))
+		}
 		return fmt.Sprintf("%s  %d files with the same tensors, other metadata or layout, %s reclaimable", bold(string(g.Level)),
 			len(g.Members), textfmt.Bytes(uint64(g.Reclaimable)))
 	case dupes.LevelRenamed:

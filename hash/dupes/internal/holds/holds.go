@@ -11,6 +11,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pickle"
 	"github.com/stdiff/stdiff/canon/torch"
 )
@@ -100,4 +102,25 @@ func tensor(o *pickle.Object) bool {
 		return o.Args != nil && len(o.Args.Items) > 0 && tensor(o.Args.Items[0])
 	}
 	return false
+}
+
+// UnsafePickle reports whether m is a PyTorch or NumPy file whose pickles name globals outside
+// torch's weights-only allowlist.
+func UnsafePickle(m *canon.Model) bool {
+	for i := range m.Findings {
+		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
+			return true
+		}
+	}
+	return false
+}
+
+// OnlyGlobals reports whether every error of m is about a pickle's globals.
+func OnlyGlobals(m *canon.Model) bool {
+	for i := range m.Findings {
+		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+			return false
+		}
+	}
+	return true
 }
