@@ -56,7 +56,8 @@ const headLen = 9
 func sniffGGUF(in *Input) Match { _, ok := gguf.Sniff(in.Head); return matchIf(ok) }
 
 func sniffDDUF(in *Input) Match {
-	return matchIf(bytes.HasPrefix(in.Head, []byte("PK\x03\x04")) && dduf.Sniff(in.R, in.Size, in.Name))
+	// a zip archive; an empty one (its end record first) only when named .dduf (dduf.Sniff)
+	return matchIf((bytes.HasPrefix(in.Head, []byte("PK\x03\x04")) || bytes.HasPrefix(in.Head, []byte("PK\x05\x06"))) && dduf.Sniff(in.R, in.Size, in.Name))
 }
 
 // sniffSafetensors recognises a header length within the file followed by '{'.

@@ -11,7 +11,9 @@
 //   - every member is stored (compression method 0), not encrypted, its data within the file;
 //   - no two members share a name (Python's zipfile would read the last, others the first);
 //   - a member's name is a file at the root or in one folder below it ("unet/config.json"): not
-//     absolute, no "..", no backslash, no empty part, no directory entry;
+//     absolute, no "..", no backslash, no empty part, no directory entry, and the same to every zip
+//     reader (no NUL byte, which Python's zipfile cuts the name at, no Unicode Path extra field
+//     that renames it, which CPython 3.12 on reads): huggingface_hub keeps the last member of a name;
 //   - its extension is .json, .safetensors, .txt or .model (sentencepiece), exactly so cased;
 //   - model_index.json is at the root and holds a JSON object; each folder is a key of it and
 //     holds a config file (config.json, tokenizer_config.json, preprocessor_config.json or
@@ -49,7 +51,7 @@ const MaxDirectory = 64 << 20
 const (
 	CodeCompressed       = "dduf-compressed"        // error: a member is not stored
 	CodeDuplicate        = "dduf-duplicate-name"    // error: two members share a name
-	CodeEntryName        = "dduf-entry-name"        // error: absolute, "..", a backslash, more than one folder deep, a directory entry
+	CodeEntryName        = "dduf-entry-name"        // error: absolute, "..", a backslash, more than one folder deep, a directory entry, a NUL, another name to Python's zipfile
 	CodeFileType         = "dduf-file-type"         // error: an extension the DDUF rules do not allow
 	CodeNoIndex          = "dduf-no-model-index"    // error: no model_index.json at the root
 	CodeBadIndex         = "dduf-bad-model-index"   // error: model_index.json is not a JSON object
@@ -119,16 +121,19 @@ func (f *File) add(code string, sev finding.Severity, off int64, entry, format s
 }
 
 // Sniff reports whether r, a file of size bytes shown as name, is a DDUF file: a zip archive named
-// *.dduf, or whose central directory names model_index.json at the root (for those it reads the
+// *.dduf (an empty one too), or whose central directory names model_index.json at the root (for those it reads the
 // end of the file and the directory, none of the local headers: a PyTorch checkpoint's thousands
 // of entries cost one pass over its directory).
 func Sniff(r io.ReaderAt, size int64, name string) bool {
 	head, ok := zipdir.ReadAt(r, 0, 4)
-	if !ok || string(head) != "PK\x03\x04" {
+	if !ok || (string(head) != "PK\x03\x04" && string(head) != "PK\x05\x06") {
 		return false
 	}
 	if strings.EqualFold(path.Ext(name), ".dduf") {
-		return true
+		return true // an empty archive (its end record first) too: a DDUF file without model_index.json
+	}
+	if string(head) != "PK\x03\x04" {
+		return false
 	}
 	d := zipdir.Reader{Size: size, NamesOnly: true, Budget: &zipdir.Budget{Left: MaxDirectory}, Add: func(string, finding.Severity, int64, string, string, ...any) *finding.Finding {
 		return &finding.Finding{}
@@ -148,17 +153,42 @@ func Read(r io.ReaderAt, size int64) *File {
 	f := &File{Size: size}
 	d := zipdir.Reader{Size: size, Add: f.add, Reads: "DDUF members are stored, never compressed", Budget: &zipdir.Budget{Left: MaxDirectory}}
 	entries, _ := d.Entries(r)
+	if d.Python != "" {
+		f.add(zipdir.CodeMalformed, finding.SevError, size, "", "%s", d.Python).Hint = "the file means different things to different loaders; export it again"
+	}
+	if d.Rest != 0 {
+		f.add(zipdir.CodeMalformed, finding.SevError, size, "", "the central directory holds %d bytes after the %d entries its end record counts; Python's zipfile reads the directory to its size, other readers to the count", d.Rest, len(entries)).Hint =
+			"the file means different things to different loaders; export it again"
+	}
 	seen := map[string]int{}
 	folders := map[string]int64{} // folder → the first member's local header
 	names := map[string]bool{}
 	for i := range entries {
 		e := &entries[i]
-		if j, dup := seen[e.Name]; dup {
+		// The name Python's zipfile gives the member (huggingface_hub reads it so, the last of a
+		// name winning): cut at a NUL, or a Unicode Path extra field's. Another than the name
+		// every other reader sees makes the file mean two things.
+		key := e.Name
+		switch {
+		case e.UnicodeName != "":
+			key = e.UnicodeName
+		case e.Flags&0x800 == 0:
+			key = cp437(e.Name)
+		}
+		key, _, _ = strings.Cut(key, "\x00")
+		if key != e.Name {
+			f.add(CodeEntryName, finding.SevError, e.Central, e.Name, "member name %q is %q to Python's zipfile (a NUL byte, a Unicode Path extra field, bytes past ASCII without the UTF-8 flag); zip readers differ on which member it is", e.Name, key).Hint =
+				"the file means different things to different loaders; export it again"
+		}
+		if j, dup := seen[key]; dup {
 			f.add(CodeDuplicate, finding.SevError, e.Central, e.Name, "%q is in the archive twice (entries %d and %d); zip readers differ on which one they load", e.Name, j, i).Hint =
 				"the file means different things to different loaders; export it again"
 			continue
 		}
-		seen[e.Name] = i
+		seen[key] = i
+		if key != e.Name {
+			continue
+		}
 		if e.Method != 0 {
 			f.add(CodeCompressed, finding.SevError, e.Header, e.Name, "%s is compressed (method %d); DDUF members are stored so that they can be read in place", e.Name, e.Method).Hint =
 				"export it again with huggingface_hub's export_folder_as_dduf"
@@ -181,6 +211,24 @@ func Read(r io.ReaderAt, size int64) *File {
 	}
 	f.index(r, entries, seen, folders, names)
 	return f
+}
+
+// cp437Upper are the characters of code page 437's bytes 0x80–0xFF, as Python's cp437 codec decodes
+// them: Python's zipfile decodes a name without the UTF-8 flag so.
+const cp437Upper = "ÇüéâäàåçêëèïîìÄÅÉæÆôöòûùÿÖÜ¢£¥₧ƒáíóúñÑªº¿⌐¬½¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\u00a0"
+
+// cp437 is name as Python's zipfile reads a name without the UTF-8 flag.
+func cp437(name string) string {
+	var b strings.Builder
+	up := []rune(cp437Upper)
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x80 {
+			b.WriteByte(c)
+		} else {
+			b.WriteRune(up[c-0x80])
+		}
+	}
+	return b.String()
 }
 
 // checkName applies the DDUF rules to a member's name and reports whether it passes them.

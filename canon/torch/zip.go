@@ -68,6 +68,11 @@ func (f *File) readZip(r io.ReaderAt) {
 	f.Format = FormatZip
 	entries, ok := f.centralDirectory(r)
 	if !ok {
+		if len(entries) == 0 && len(f.Findings) == 0 {
+			// An archive of no entry (its end record alone): torch.load refuses it (no local header
+			// first, then no pickle); numpy.load reads it as an .npz of no arrays.
+			f.Format = FormatNPZ
+		}
 		return
 	}
 	names := make([]string, len(entries))

@@ -162,3 +162,54 @@ func TestRound(t *testing.T) {
 		t.Error("Round(I8) accepted")
 	}
 }
+
+// TestRounder: Rounder is Round, its dtype looked up once: the same result for every float dtype on
+// values of every kind (every code of the 4- to 16-bit formats, F32 and F64 values at random, the
+// specials), and nil for the dtypes that are not floats. A value of a dtype rounds to itself in it
+// (or NaN to NaN): package derived leaves such values unrounded.
+func TestRounder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 7))
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e-40, 1e38, 3.5e38, 1e300, math.Inf(1), math.Inf(-1), math.NaN()}
+	for range 2000 {
+		xs = append(xs, rng.NormFloat64(), rng.NormFloat64()*1e-6, math.Float64frombits(rng.Uint64()),
+			float64(math.Float32frombits(rng.Uint32())))
+	}
+	for dt := range formats {
+		round := Rounder(dt)
+		if round == nil != !IsFloat(dt) {
+			t.Errorf("Rounder(%s) nil %v, IsFloat %v", dt, round == nil, IsFloat(dt))
+		}
+		if round == nil {
+			continue
+		}
+		for _, x := range xs {
+			if want, ok := Round(dt, x); !ok || !same(round(x), want) {
+				t.Fatalf("Rounder(%s)(%v) = %v, Round %v (ok %v)", dt, x, round(x), want, ok)
+			}
+		}
+		own := xs // values of dt: every code of a narrow format, else xs rounded to it
+		if f := formats[dt]; f.bits <= 16 {
+			codes := make([]uint32, 1<<f.bits)
+			for c := range codes {
+				codes[c] = uint32(c)
+			}
+			own = make([]float64, len(codes))
+			if n, err := Decode(dt, own, codeBytes(f.bits, codes)); err != nil || n != len(codes) {
+				t.Fatalf("%s: decoded %d of %d: %v", dt, n, len(codes), err)
+			}
+		} else {
+			own = make([]float64, len(xs))
+			for i, x := range xs {
+				own[i] = round(x)
+			}
+		}
+		for _, v := range own {
+			if !same(round(v), v) {
+				t.Fatalf("%s: %v rounds to %v in its own dtype", dt, v, round(v))
+			}
+		}
+	}
+	if Rounder("I8") != nil || Rounder("C64") != nil || Rounder("Q4_K") != nil {
+		t.Error("Rounder of a dtype that is not a float")
+	}
+}

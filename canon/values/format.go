@@ -363,9 +363,29 @@ func Round(dt canon.DType, x float64) (v float64, ok bool) {
 	if err != nil || f.mini == nil {
 		return 0, false
 	}
-	c := f.mini.encode(x)
-	if c == noCode {
-		return math.NaN(), true
+	return f.mini.round(x), true
+}
+
+// Rounder returns Round for the float dtype dt as a function, its dtype looked up once (for rounding
+// many values to one dtype); nil for a dtype that is not a float (IsFloat false).
+func Rounder(dt canon.DType) func(x float64) float64 {
+	f, ok := formats[dt]
+	switch {
+	case !ok:
+		return nil
+	case f.kind == kF64:
+		return func(x float64) float64 { return x }
+	case f.mini == nil:
+		return nil
 	}
-	return f.mini.value(c), true
+	return f.mini.round
+}
+
+// round is x rounded to m (Round).
+func (m *minifloat) round(x float64) float64 {
+	c := m.encode(x)
+	if c == noCode {
+		return math.NaN()
+	}
+	return m.value(c)
 }

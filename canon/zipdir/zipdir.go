@@ -9,7 +9,10 @@ package zipdir
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
+	"fmt"
+	"hash/crc32"
 	"io"
 
 	"github.com/stdiff/stdiff/canon/finding"
@@ -42,6 +45,10 @@ type Entry struct {
 	// DataOffset is where the entry's data starts, -1 when it cannot be read (a local header that
 	// is not where the directory says, data past the end, encryption, an unsupported method).
 	DataOffset int64
+	// UnicodeName is the name an Info-ZIP Unicode Path extra field (0x7075, version 1) of its central
+	// header gives it, where the field's CRC-32 is that of Name: CPython's zipfile (3.12 on) names
+	// the entry by it, others by Name. "" when there is none.
+	UnicodeName string
 }
 
 // Spender is a memory budget (pickle.Budget is one): Spend takes n bytes and reports whether any
@@ -62,6 +69,13 @@ type Reader struct {
 	// NamesOnly lists the entries without reading their local headers (a sniffer's look at the
 	// names): DataOffset stays -1.
 	NamesOnly bool
+	// Rest is set by Entries, when it read every entry the end record counts: the bytes of the
+	// central directory after them, which Python's zipfile (reading the directory by its size)
+	// reads as more entries and miniz (by the count) leaves out. 0 in a well-formed archive.
+	Rest int64
+	// Python is set by Entries, once it found the end record, when Python's zipfile reads another
+	// central directory than it did (likePython): why, in words. "" in a well-formed archive.
+	Python string
 }
 
 // Budget is a Spender of Left bytes.
@@ -112,12 +126,11 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 	eocdOff := size - tail + int64(eocd)
 	e := buf[eocd:]
 	count, cdSize, cdOff := uint64(le16(e[10:])), uint64(le32(e[12:])), uint64(le32(e[16:]))
-	if count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF {
-		loc, ok := ReadAt(r, eocdOff-20, 20)
-		if !ok || string(loc[:4]) != "PK\x06\x07" {
-			d.Add(CodeMalformed, finding.SevError, eocdOff, "", "the zip64 end of central directory locator is missing")
-			return nil, false
-		}
+	defer d.likePython(r, buf, eocd, eocdOff, &count, &cdSize, &cdOff)
+	// The zip64 records where the end record's fields say so and the locator is there; without
+	// it, the fields are what they say, as Python's zipfile, miniz and archive/zip read them
+	// (Python writes exactly 65,535 entries so, without zip64 records).
+	if loc, ok := ReadAt(r, eocdOff-20, 20); (count == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF) && ok && string(loc[:4]) == "PK\x06\x07" {
 		off := int64(le64(loc[8:]))
 		rec, ok := ReadAt(r, off, 56)
 		if off < 0 || !ok || string(rec[:4]) != "PK\x06\x06" {
@@ -175,6 +188,9 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 				take(&h)
 				z.Header = int64(h)
 			}
+			if x := extra[4 : 4+n]; id == 0x7075 && len(x) > 5 && x[0] == 1 && le32(x[1:]) == crc32.ChecksumIEEE(h[46:46+nl]) {
+				z.UnicodeName = string(x[5:])
+			}
 			extra = extra[4+n:]
 		}
 		p += 46 + nl + xl + cl
@@ -183,7 +199,38 @@ func (d *Reader) Entries(r io.ReaderAt) ([]Entry, bool) {
 		}
 		entries = append(entries, z)
 	}
+	if uint64(len(entries)) == count {
+		d.Rest = int64(cdSize) - int64(p)
+	}
 	return entries, len(entries) > 0
+}
+
+// likePython sets d.Python when Python's zipfile (3.8–3.13, _EndRecData, _EndRecData64 and
+// _RealGetContents) reads another central directory than Entries did from the end record at eocdOff
+// (buf[eocd:], the end of the file): huggingface_hub lists a DDUF file's members with it. Python takes
+// the zip64 records wherever a locator sits just before the end record, from the 56 bytes before the
+// locator (not where the locator says), and shifts the directory and every local header by the bytes
+// between the directory's end and the end records ("concat": data before the archive); it refuses a
+// signature in the last 21 bytes. count, cdSize and cdOff are the directory Entries read.
+func (d *Reader) likePython(r io.ReaderAt, buf []byte, eocd int, eocdOff int64, count, cdSize, cdOff *uint64) {
+	if i := bytes.LastIndex(buf, []byte("PK\x05\x06")); i > eocd {
+		d.Python = "Python's zipfile finds an end record in the last 21 bytes and refuses the archive"
+		return
+	}
+	e := buf[eocd:]
+	pc, ps, po := uint64(le16(e[10:])), uint64(le32(e[12:])), uint64(le32(e[16:]))
+	end := eocdOff
+	if loc, ok := ReadAt(r, eocdOff-20, 20); ok && string(loc[:4]) == "PK\x06\x07" {
+		if rec, ok := ReadAt(r, eocdOff-76, 56); ok && string(rec[:4]) == "PK\x06\x06" {
+			pc, ps, po, end = le64(rec[32:]), le64(rec[40:]), le64(rec[48:]), eocdOff-76
+		}
+	}
+	switch {
+	case pc != *count || ps != *cdSize || po != *cdOff:
+		d.Python = fmt.Sprintf("Python's zipfile reads another directory (%d entries, %d bytes at %d) from the zip64 records before the end record", pc, ps, po)
+	case uint64(end) != po+ps:
+		d.Python = fmt.Sprintf("the central directory (%d bytes at %d) does not end where the end records start (%d): Python's zipfile reads it, and every entry, %d bytes further on", ps, po, end, int64(uint64(end)-po-ps))
+	}
 }
 
 // localHeader finds where an entry's data starts and checks the local header against the central one.

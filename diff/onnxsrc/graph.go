@@ -17,10 +17,13 @@ type graph struct {
 	uses   map[string][]onnx.Use
 	index  *canon.NameIndex
 	roles  []canon.Role // of the source's tensors
+	// mixed are the initializers (indices) that orient found read in both orientations, not
+	// symmetric: they hold no source tensor but their pair's.
+	mixed map[int]bool
 }
 
 func newGraph(om, sm *canon.Model, keep func(string) bool) *graph {
-	g := &graph{om: om, sm: sm, keep: keep, index: canon.NewNameIndex(sm.Tensors)}
+	g := &graph{om: om, sm: sm, keep: keep, index: canon.NewNameIndex(sm.Tensors), mixed: map[int]bool{}}
 	if om.ONNX != nil {
 		g.uses = om.ONNX.Uses
 	}
@@ -157,11 +160,44 @@ func (g *graph) orient(res *Result, onnxDigest [2]map[int][32]byte, srcDigest ma
 			seen[k][p.Transform] = true
 		}
 	}
+	// wants are the orientations the readers of an initializer want it in, each as its reading
+	// settles it (the shapes of the model's other weights read so, else the exporter's rule).
+	wants := func(name string) []Transform {
+		var out []Transform
+		for _, u := range g.uses[name] {
+			k := u.Op + "/" + strconv.Itoa(u.Input) + "/" + strconv.FormatBool(u.TransB)
+			want, ok := stored[k]
+			if s := seen[k]; len(s) == 1 {
+				for tr := range s {
+					want, ok = tr, true
+				}
+			} else if len(s) > 1 {
+				ok = false
+			}
+			if ok && !slices.Contains(out, want) {
+				out = append(out, want)
+			}
+		}
+		return out
+	}
 	for n := range res.Pairs {
 		p := &res.Pairs[n]
 		t := &g.om.Tensors[p.ONNX]
 		if len(t.Shape) != 2 || t.Shape[0] != t.Shape[1] || t.Shape[0] < 2 || (p.How != ByGraph && p.How != ByValue) {
 			continue
+		}
+		// A square initializer that readers read in both orientations (a MatMul, and a Gemm with
+		// transB) holds no source weight as both want it unless it is symmetric: its pair is by the
+		// first reader's orientation, its values compared so, and it holds no other source tensor
+		// (Shared): a pairing by value in either orientation called another model identical.
+		if w := wants(t.Name); len(w) > 1 {
+			d0, ok0 := onnxDigest[0][p.ONNX]
+			d1, ok1 := onnxDigest[1][p.ONNX]
+			if !ok0 || !ok1 || d0 != d1 {
+				p.Transform, p.How = w[0], ByShape
+				g.mixed[p.ONNX] = true
+				continue
+			}
 		}
 		k := g.reading(t.Name)
 		want, ok := stored[k]

@@ -283,7 +283,7 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 
 	// Shared: a source tensor whose values an initializer paired already holds (the exporter keeps one
 	// initializer of tensors with equal values: the LayerNorm weights of every layer, all ones).
-	if err := shareValues(ctx, opened, res, pairedS, onnxDigest, jobs, digests, keep, opt); err != nil {
+	if err := shareValues(ctx, opened, res, pairedS, onnxDigest, jobs, digests, keep, g.mixed, opt); err != nil {
 		return nil, err
 	}
 
@@ -337,7 +337,7 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 // unpaired source tensors and the paired initializers of a dtype and shape (as is or transposed) one
 // of them has, that are not hashed yet (digests holds those of jobs).
 func shareValues(ctx context.Context, opened [2]*source.Opened, res *Result, pairedS []bool, onnxDigest [2]map[int][32]byte,
-	jobs []job, digests [][32]byte, keep func(string) bool, opt Options) error {
+	jobs []job, digests [][32]byte, keep func(string) bool, mixed map[int]bool, opt Options) error {
 	om, sm := opened[0].Model, opened[1].Model
 	srcDigest := map[int][32]byte{}
 	for k, jb := range jobs {
@@ -365,7 +365,7 @@ func shareValues(ctx context.Context, opened [2]*source.Opened, res *Result, pai
 	var paired []Pair
 	for _, p := range res.Pairs {
 		t := &om.Tensors[p.ONNX]
-		if t.Len() == 0 || !inFile(opened[0], t) {
+		if t.Len() == 0 || !inFile(opened[0], t) || mixed[p.ONNX] {
 			continue
 		}
 		paired = append(paired, p)

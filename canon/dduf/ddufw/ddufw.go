@@ -21,6 +21,8 @@ type Member struct {
 	Data []byte
 	// Deflate compresses it; Encrypted sets the encrypted flag (the bytes stay as they are).
 	Deflate, Encrypted bool
+	// Extra is its extra field, in its local and central headers.
+	Extra []byte
 }
 
 // Write makes an archive of members, in order, with archive/zip.
@@ -29,7 +31,7 @@ func Write(members []Member) []byte {
 	w := zip.NewWriter(&buf)
 	for _, m := range members {
 		fh := &zip.FileHeader{Name: m.Name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(m.Data),
-			UncompressedSize64: uint64(len(m.Data))}
+			UncompressedSize64: uint64(len(m.Data)), Extra: m.Extra}
 		data := m.Data
 		if m.Deflate {
 			var c bytes.Buffer

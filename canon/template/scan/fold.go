@@ -177,6 +177,10 @@ func (a *analyzer) nameVals(name string) ([]string, bool) {
 		items, ok := a.items(it)
 		if !ok {
 			a.inexact = true
+			if l := a.literal(it); l != nil { // the items it can fold, whatever the others
+				v, _ := a.someItems(l)
+				out = append(out, v...)
+			}
 			continue
 		}
 		for _, v := range items {
@@ -228,6 +232,14 @@ func (a *analyzer) member(x template.Expr, key string) ([]template.Expr, bool) {
 
 func (a *analyzer) binary(x *template.Binary) ([]string, bool) {
 	switch x.Op {
+	case "or", "and": // one operand or the other, as Python's: the values of those it can fold
+		l, ok1 := a.str(x.L)
+		r, ok2 := a.str(x.R)
+		if !ok1 || !ok2 {
+			a.inexact = true
+		}
+		out := append(append([]string{}, l...), r...)
+		return a.cap(out), len(out) > 0
 	case "~", "+":
 		if x.Op == "+" {
 			if n, ok := a.num(x); ok {
@@ -309,10 +321,51 @@ func (a *analyzer) binary(x *template.Binary) ([]string, bool) {
 	return nil, false
 }
 
+// literal is the list or tuple literal x is, or that the name x is set to (once, never a loop's or
+// an unpacked one): its length is known whatever its items are. nil for anything else.
+func (a *analyzer) literal(x template.Expr) *template.List {
+	switch x := x.(type) {
+	case *template.List:
+		return x
+	case *template.Name:
+		if len(a.sets[x.Name]) == 1 && len(a.loops[x.Name]) == 0 && !a.opaque[x.Name] {
+			if l, ok := a.sets[x.Name][0].(*template.List); ok {
+				return l
+			}
+		}
+	}
+	return nil
+}
+
+// someItems folds the items of a list or tuple literal one by one: the values of those it can, with
+// a.inexact set when it cannot fold one (a loop over ['__class__', x] takes '__class__' whatever x is).
+func (a *analyzer) someItems(l *template.List) ([]string, bool) {
+	var out []string
+	for _, it := range l.Items {
+		if v, ok := a.str(it); ok {
+			out = append(out, v...)
+		} else {
+			a.inexact = true
+		}
+	}
+	return a.cap(out), len(out) > 0
+}
+
 // index folds x[key]: a character of a string, an item of a list, a value of a dict.
 func (a *analyzer) index(x *template.Index) ([]string, bool) {
 	save := a.inexact
 	if n, ok := a.num(x.Key); ok && n == math.Trunc(n) {
+		if l := a.literal(x.X); l != nil && math.Abs(n) <= float64(len(l.Items)) {
+			// a literal's item by a constant: that item alone, whatever the others (('__class__', x)[0]
+			// was computed, a warning, because x is)
+			i := int(n)
+			if i < 0 {
+				i += len(l.Items)
+			}
+			if i >= 0 && i < len(l.Items) {
+				return a.str(l.Items[i])
+			}
+		}
 		items, ok := a.items(x.X)
 		if ok {
 			i := int(n)
@@ -647,6 +700,16 @@ func (a *analyzer) filter(x *template.Filter) ([]string, bool) {
 		a.inexact = save
 		return nil, false
 	case "first", "last", "random", "min", "max":
+		if l := a.literal(x.X); l != nil && len(l.Items) > 0 && len(x.Args) == 0 && len(x.Kw) == 0 {
+			switch x.Name { // that item alone, whatever the others
+			case "first":
+				return a.str(l.Items[0])
+			case "last":
+				return a.str(l.Items[len(l.Items)-1])
+			case "random":
+				return a.someItems(l)
+			}
+		}
 		items, ok := a.items(x.X)
 		if !ok || len(items) == 0 || len(x.Args) > 0 || len(x.Kw) > 0 {
 			return nil, false

@@ -423,13 +423,19 @@ func shown(v string) string {
 // foldBudget bounds the work of folding one template: fold steps plus bytes of folded strings.
 const foldBudget = 4_000_000
 
+// spentFolds are the fold steps each expression is left once foldBudget is spent.
+const spentFolds = 64
+
 // reset starts the fold budget of one expression. Past foldBudget for the template, it says so
-// once (a warning: what the template builds is no longer followed).
+// once (a warning: what the template builds is no longer followed), and each expression is left a
+// few steps (spentFolds, maxFolded bytes: the work stays linear in the template's size), enough to
+// fold the literals it writes: a template that spends the budget first cannot make its literal
+// private names ('__class__', '__glo' ~ 'bals__') computed ones, warnings instead of errors.
 func (a *analyzer) reset() {
 	a.spent += 10000 - max(a.folds, 0) + 1<<20 - max(a.bytes, 0)
 	a.folds, a.bytes = 10000, 1<<20
 	if a.spent > foldBudget {
-		a.folds, a.bytes = 0, 0
+		a.folds, a.bytes = spentFolds, maxFolded
 		a.add(CodeExhaustion, false, 0, "the template takes more than %d steps to analyse: the names it builds are not all followed", foldBudget)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/stdiff/stdiff/canon"
@@ -422,6 +423,11 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 		a.log(base)
 		return true
 	}
+	if err := linkedOut(files); err != nil { // refused in a dry run too: its plan is a list to delete
+		base.Err = err
+		a.log(base)
+		return true
+	}
 	// Delete: the sidecars first, so that nothing only the copy has is lost.
 	later, ok := a.sidecars(g, k, m)
 	if !ok {
@@ -436,6 +442,16 @@ func (a *actor) member(g *dupes.Group, k, m *dupes.Member) bool {
 	base.Files = files
 	for _, f := range files {
 		base.Freed += freedBy(f)
+	}
+	// Moving the sidecars may have taken a while (a copy across filesystems): the keeper and the
+	// copy are checked once more, immediately before the unlink.
+	if !kh.still() {
+		skip(SkipKeeperChanged)
+		return false
+	}
+	if !mh.still() {
+		skip(SkipChanged)
+		return true
 	}
 	switch {
 	case a.opt.DryRun:
@@ -587,13 +603,24 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 			return false, nil, nil, a.ctx.Err()
 		}
 		added, _, changed := delta.Keys(delta.Metadata(ko.Model, mo.Model, func(string) bool { return false }))
-		return true, append(files, m.Companions...), append(added, changed...), errors.Join(ko.Unchanged(), mo.Unchanged())
+		lost := append(added, changed...)
+		if mo.Model.GGUF != nil && slices.ContainsFunc(lost, functionalKV) {
+			return false, nil, nil, nil // a GGUF copy's tokenizer, chat template, hyperparameters are the model too
+		}
+		return true, append(files, m.Companions...), lost, errors.Join(ko.Unchanged(), mo.Unchanged())
 	}
 	if g.Level != dupes.LevelBytes && (moreThanTensors(ko) || moreThanTensors(mo)) {
 		return false, nil, nil, nil // an ONNX graph, a checkpoint's other content: never a content copy
 	}
 	same, err := sameTensors(a.ctx, ko, mo)
 	return same, append(files, m.Companions...), nil, err
+}
+
+// functionalKV reports whether a GGUF key a derived copy has (and its original lacks, or holds with
+// another value) is one llama.cpp reads (holds.Descriptive), other than general.file_type, which says
+// what the copy was rounded to: deleting the copy would lose it.
+func functionalKV(key string) bool {
+	return key != "general.file_type" && !holds.Descriptive(key)
 }
 
 // moreThanTensors reports whether the model o holds more than its tensors: an ONNX model (its
@@ -790,6 +817,9 @@ func removeAll(files []string, k *dupes.Member) error {
 			kept = append(kept, st)
 		}
 	}
+	if err := linkedOut(files); err != nil {
+		return err
+	}
 	for _, p := range files {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -806,6 +836,27 @@ func removeAll(files []string, k *dupes.Member) error {
 	}
 	if len(files) > 1 {
 		os.Remove(filepath.Dir(files[0])) // a model folder (or a set's) left empty goes too; one with other files stays
+	}
+	return nil
+}
+
+// linkedOut refuses files of which one lies outside the folder of the first (a model's file, a set's
+// index) through a symbolic link: a set's shards may lie in subfolders of its index's
+// ("sub/model-00001-of-00002.safetensors"), and one that links to a folder elsewhere would reach files
+// the user never named.
+func linkedOut(files []string) error {
+	base, err := filepath.EvalSymlinks(filepath.Dir(files[0]))
+	if err != nil {
+		return err
+	}
+	for _, p := range files[1:] {
+		d, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		if rel, err := filepath.Rel(base, d); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("%s lies outside %s, through a symbolic link: not deleted", p, filepath.Dir(files[0]))
+		}
 	}
 	return nil
 }

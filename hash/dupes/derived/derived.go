@@ -118,7 +118,7 @@ const (
 
 // info is what Find keeps of a model after its header: the hashes of its tensors' (name, shape).
 type info struct {
-	hashes []uint64 // sorted
+	hashes []uint64 // sorted where the model stands for its structure (Find), else as read
 	key    uint64   // their multiset hash with the count
 	err    error
 	// bottom are the tensors with elements of the smallest hashes (up to keptEntries), where their
@@ -131,7 +131,12 @@ type entry struct {
 	h          uint64
 	dtype      canon.DType
 	begin, end uint64
+	seq        uint32 // its place in the header (Sink: of equal hashes the later comes first)
 }
+
+// after reports whether e comes after f in a Sink's bottom: the larger hash, or of equal hashes the
+// earlier in the header.
+func (e *entry) after(f *entry) bool { return e.h > f.h || (e.h == f.h && e.seq < f.seq) }
 
 // keptEntries is how many entries info keeps: the picks of a subset are among its original's
 // smallest unless the subset leaves out most of them.
@@ -140,23 +145,43 @@ const keptEntries = 16
 // Sink receives a model's header entries (it is a safetensors.SkimSink) and keeps what Find needs of
 // them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
 type Sink struct {
-	hs     []uint64
+	hs []uint64
+	// bottom are the entries of the smallest hashes, in no order until info sorts them; last is the
+	// index of the one that comes last (the next to go when a smaller comes).
 	bottom []entry
+	last   int
+	seq    uint32
 }
 
 // add counts one tensor.
 func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
+	if cap(s.hs) == 0 {
+		s.hs = make([]uint64, 0, firstHashes) // a LoRA has hundreds: not eleven doublings from one
+	}
 	s.hs = append(s.hs, h)
-	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[keptEntries-1].h) || !values.Supported(dtype) {
+	s.seq++
+	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[s.last].h) || !values.Supported(dtype) {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(s.bottom, h, func(e entry, h uint64) int { return cmp.Compare(e.h, h) })
+	e := entry{h: h, dtype: dtype, begin: begin, end: end, seq: s.seq}
 	if len(s.bottom) < keptEntries {
-		s.bottom = append(s.bottom, entry{})
+		if s.bottom == nil {
+			s.bottom = make([]entry, 0, keptEntries)
+		}
+		s.bottom = append(s.bottom, e)
+	} else {
+		s.bottom[s.last] = e
 	}
-	copy(s.bottom[i+1:], s.bottom[i:])
-	s.bottom[i] = entry{h: h, dtype: dtype, begin: begin, end: end}
+	s.last = 0
+	for i := range s.bottom {
+		if s.bottom[i].after(&s.bottom[s.last]) {
+			s.last = i
+		}
+	}
 }
+
+// firstHashes is the capacity a Sink's first entry allocates.
+const firstHashes = 256
 
 // Entry adds one header entry.
 func (s *Sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
@@ -170,11 +195,63 @@ func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end
 	for _, d := range shape {
 		h = mix(h ^ d)
 	}
-	s.add(mix(h), canon.DType(dtype), begin, end)
+	s.add(mix(h), internDType(dtype), begin, end)
+}
+
+// internDType is dtype as a canon.DType: a constant string for the dtypes the reference knows (no
+// allocation per entry: a header has hundreds), a string of its own for others.
+func internDType(dtype []byte) canon.DType {
+	switch string(dtype) {
+	case "F16":
+		return "F16"
+	case "BF16":
+		return "BF16"
+	case "F32":
+		return "F32"
+	case "F64":
+		return "F64"
+	case "F8_E4M3":
+		return "F8_E4M3"
+	case "F8_E5M2":
+		return "F8_E5M2"
+	case "F8_E4M3FNUZ":
+		return "F8_E4M3FNUZ"
+	case "F8_E5M2FNUZ":
+		return "F8_E5M2FNUZ"
+	case "F8_E8M0":
+		return "F8_E8M0"
+	case "F6_E2M3":
+		return "F6_E2M3"
+	case "F6_E3M2":
+		return "F6_E3M2"
+	case "F4":
+		return "F4"
+	case "BOOL":
+		return "BOOL"
+	case "U8":
+		return "U8"
+	case "I8":
+		return "I8"
+	case "I16":
+		return "I16"
+	case "U16":
+		return "U16"
+	case "I32":
+		return "I32"
+	case "U32":
+		return "U32"
+	case "I64":
+		return "I64"
+	case "U64":
+		return "U64"
+	case "C64":
+		return "C64"
+	}
+	return canon.DType(dtype)
 }
 
 // Reset forgets the entries.
-func (s *Sink) Reset() { s.hs, s.bottom = s.hs[:0], s.bottom[:0] }
+func (s *Sink) Reset() { s.hs, s.bottom, s.last, s.seq = s.hs[:0], s.bottom[:0], 0, 0 }
 
 // info is the info of the tensors received.
 func (s *Sink) info() info {
@@ -185,7 +262,16 @@ func (s *Sink) info() info {
 	for _, h := range s.hs {
 		sum += mix(h ^ 0x2545f4914f6cdd1d)
 	}
-	slices.Sort(s.hs)
+	slices.SortFunc(s.bottom, func(a, b entry) int { // the smallest hash first
+		if a.after(&b) {
+			return 1
+		}
+		if b.after(&a) {
+			return -1
+		}
+		return 0
+	})
+	s.last = len(s.bottom) - 1
 	return info{hashes: s.hs, key: mix(sum ^ uint64(len(s.hs))), bottom: s.bottom}
 }
 
@@ -313,6 +399,9 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 			keys = append(keys, k)
 		}
 		byKey[k] = append(byKey[k], i)
+	}
+	for _, k := range keys { // only the first of a structure's models is compared by its hashes
+		slices.Sort(infos[byKey[k][0]].hashes)
 	}
 	// Supersets: the structures whose tensors include all of another's, found through the tensor of
 	// the smallest hash (every superset holds it).
@@ -464,7 +553,9 @@ type link struct {
 
 // loaded is a model's tensors, by name, and its open bytes.
 type loaded struct {
-	ts     []canon.Tensor
+	ts []canon.Tensor
+	// byName is ts by name; nil where ts are in strictly increasing order of name (as most writers
+	// put them): then a name is found beside the last one found, else by binary search.
 	byName map[string]*canon.Tensor
 	r      io.ReaderAt
 	off    int64
@@ -473,17 +564,42 @@ type loaded struct {
 	data []byte
 }
 
-func load(ctx context.Context, m Model) (*loaded, error) {
+// tensor is l's tensor of that name, nil when none; next is where the next one is looked for first
+// (a cursor kept by the caller, 0 at the start).
+func (l *loaded) tensor(name string, next *int) *canon.Tensor {
+	if l.byName != nil {
+		return l.byName[name]
+	}
+	k := *next
+	if k >= len(l.ts) || l.ts[k].Name != name {
+		var ok bool
+		if k, ok = slices.BinarySearchFunc(l.ts, name, func(t canon.Tensor, n string) int { return strings.Compare(t.Name, n) }); !ok {
+			return nil
+		}
+	}
+	*next = k + 1
+	return &l.ts[k]
+}
+
+// load opens m and reads its tensors; n, when not 0, is how many it has (its Sink saw them).
+func load(ctx context.Context, m Model, n int) (*loaded, error) {
 	r, off, closer, err := m.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	l := &loaded{r: r, off: off, close: closer}
+	sorted := false
 	if f, ok := r.(*os.File); ok { // mapped: no copy of what is compared, no read per tensor
 		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
 			l.data, l.close = data[off:], func() { unmap(); closer() }
 			if m.Safetensors && off >= 8 { // the header from the mapping too, not read again
-				l.ts, l.byName = skimMapped(data[8:off], int64(len(data))-off)
+				c := collectors.Get().(*collector)
+				c.reset(n)
+				if l.ts, sorted = skimMapped(data[8:off], int64(len(data))-off, c); l.ts != nil {
+					l.close = func() { unmap(); closer(); c.put() }
+				} else {
+					c.put()
+				}
 			}
 		}
 	}
@@ -493,7 +609,7 @@ func load(ctx context.Context, m Model) (*loaded, error) {
 			return nil, err
 		}
 	}
-	if l.byName == nil {
+	if !sorted {
 		l.byName = make(map[string]*canon.Tensor, len(l.ts))
 		for i := range l.ts {
 			l.byName[l.ts[i].Name] = &l.ts[i]
@@ -512,37 +628,58 @@ func load(ctx context.Context, m Model) (*loaded, error) {
 	return l, nil
 }
 
-// skimMapped is the tensors of the safetensors header h, mapped, and the same by name; nil when Skim
-// cannot read it or the mapping faults (a file cut short). Their names are parts of the mapping, read
-// only under verify's guard, and copied where they outlive it (leftOut).
-func skimMapped(h []byte, dataLen int64) (ts []canon.Tensor, byName map[string]*canon.Tensor) {
+// skimMapped is the tensors of the safetensors header h, mapped, as c collects them, and whether
+// their names are in strictly increasing order; nil when Skim cannot read it or the mapping faults
+// (a file cut short). Their names are parts of the mapping, read only under verify's guard, and
+// copied where they outlive it (leftOut).
+func skimMapped(h []byte, dataLen int64, c *collector) (ts []canon.Tensor, sorted bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			if _, fault := r.(interface{ Addr() uintptr }); !fault {
 				panic(r)
 			}
-			ts, byName = nil, nil
+			ts, sorted = nil, false
 		}
 	}()
-	var c collector
-	var spans [][2]uint64
-	if _, ok := safetensors.Skim(h, dataLen, &spans, &c); !ok || len(c.ts) == 0 {
-		return nil, nil
+	if _, ok := safetensors.Skim(h, dataLen, &c.spans, c); !ok || len(c.ts) == 0 {
+		return nil, false
 	}
-	byName = make(map[string]*canon.Tensor, len(c.ts))
-	for i := range c.ts {
-		byName[c.ts[i].Name] = &c.ts[i]
-	}
-	return c.ts, byName
+	return c.ts, !c.unsorted
 }
 
 // collector is a safetensors.SkimSink that keeps the tensors: names are parts of the header, shapes
-// parts of one slice, dtypes copied once each.
+// parts of one slice, dtypes constant strings (internDType: dtypes outlive the mapping, roundTable
+// keeps them). A collector is reused (collectors) once the model it read is closed.
 type collector struct {
 	ts     []canon.Tensor
 	shapes []uint64
-	dtypes []canon.DType
+	spans  [][2]uint64 // Skim's scratch
+	used   int         // shape dimensions since reset
+	// unsorted says that a name is not after the one before it.
+	unsorted bool
+}
+
+// collectors are collectors not in use.
+var collectors = sync.Pool{New: func() any { return &collector{} }}
+
+// reset readies c for a header of n tensors (0: not known), its shapes in one slice as large as the
+// last header's.
+func (c *collector) reset(n int) {
+	if cap(c.ts) < n {
+		c.ts = make([]canon.Tensor, 0, n)
+	}
+	if cap(c.shapes) < c.used {
+		c.shapes = make([]uint64, 0, c.used)
+	}
+	c.ts, c.shapes, c.used, c.unsorted = c.ts[:0], c.shapes[:0], 0, false
+}
+
+// put gives c back to collectors, its tensors cleared (their names are parts of an unmapped header).
+func (c *collector) put() {
+	clear(c.ts)
+	c.ts = c.ts[:0]
+	collectors.Put(c)
 }
 
 // Entry adds one tensor.
@@ -550,41 +687,34 @@ func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 	if cap(c.shapes)-len(c.shapes) < len(shape) {
 		c.shapes = make([]uint64, 0, max(1024, 2*len(shape)))
 	}
+	c.used += len(shape)
 	k := len(c.shapes)
 	c.shapes = append(c.shapes, shape...)
-	c.ts = append(c.ts, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
-		DType: c.dtype(dtype), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
-}
-
-// dtype is dtype as a string of its own (dtypes outlive the mapping: roundTable keeps them), the
-// same for every tensor of that dtype.
-func (c *collector) dtype(dtype []byte) canon.DType {
-	for _, d := range c.dtypes {
-		if string(d) == string(dtype) {
-			return d
-		}
+	n := unsafe.String(unsafe.SliceData(name), len(name))
+	if len(c.ts) > 0 && n <= c.ts[len(c.ts)-1].Name {
+		c.unsorted = true
 	}
-	d := canon.DType(dtype)
-	c.dtypes = append(c.dtypes, d)
-	return d
+	c.ts = append(c.ts, canon.Tensor{Name: n, DType: internDType(dtype), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
 }
 
 // Reset forgets the tensors.
-func (c *collector) Reset() { c.ts = c.ts[:0] }
+func (c *collector) Reset() { c.ts, c.unsorted = c.ts[:0], false }
 
 // wholeRead is the largest data section load reads at once (each verification holds two).
 const wholeRead = 32 << 20
 
-// at is n bytes of l's data section from off: a part of it where l holds it, else read into buf.
-func (l *loaded) at(buf []byte, off int64) ([]byte, error) {
+// at is n bytes of l's data section from off: a part of it where l holds it, else read into *buf
+// (grown as needed).
+func (l *loaded) at(buf *[]byte, n, off int64) ([]byte, error) {
 	if l.data != nil {
-		if off < 0 || off > int64(len(l.data))-int64(len(buf)) {
+		if off < 0 || n < 0 || off > int64(len(l.data))-n {
 			return nil, io.ErrUnexpectedEOF
 		}
-		return l.data[off : off+int64(len(buf))], nil
+		return l.data[off : off+n], nil
 	}
-	_, err := l.r.ReadAt(buf, l.off+off)
-	return buf, err
+	b := grow(buf, int(n))
+	_, err := l.r.ReadAt(b, l.off+off)
+	return b, err
 }
 
 // run finds the links of the job: samples of every model at the targets' picks (each model opened
@@ -600,12 +730,9 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 	for _, h := range picks {
 		picked = mix(picked ^ h)
 	}
-	samples := map[int][][]float64{}
-	dtypes := map[int][]canon.DType{}
-	for _, i := range j.pool {
-		if _, ok := samples[i]; ok || ctx.Err() != nil {
-			continue
-		}
+	got := make([]*cachedSample, len(j.pool)) // read on all workers: a serial phase is slow on a busy machine
+	pool.Run(ctx, workers, len(j.pool), func(ctx context.Context, x int) error {
+		i := j.pool[x]
 		j.cache.mu.Lock()
 		c := j.cache.m[[2]uint64{uint64(i), picked}]
 		if c == nil {
@@ -614,8 +741,17 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		}
 		j.cache.mu.Unlock()
 		c.once.Do(func() { c.vals, c.dtypes = j.sampleOf(ctx, models, infos, i, picks) })
-		if c.vals != nil {
-			samples[i], dtypes[i] = c.vals, c.dtypes
+		got[x] = c
+		return nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	samples := make(map[int][][]float64, len(j.pool))
+	dtypes := make(map[int][]canon.DType, len(j.pool))
+	for x, c := range got {
+		if c != nil && c.vals != nil {
+			samples[j.pool[x]], dtypes[j.pool[x]] = c.vals, c.dtypes
 		}
 	}
 	type bucketKey struct {
@@ -635,9 +771,8 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 			if samples[o] == nil || !narrowerAll(dts, dtypes[o]) {
 				continue
 			}
-			if h, ok := roundedHash(samples[o], dts); ok {
-				buckets[bucketKey{key, h}] = append(buckets[bucketKey{key, h}], o)
-			}
+			h := roundedHash(samples[o], dtypes[o], dts)
+			buckets[bucketKey{key, h}] = append(buckets[bucketKey{key, h}], o)
 		}
 	}
 	found := make([][]link, len(j.targets))
@@ -646,21 +781,18 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		if samples[d] == nil {
 			return nil
 		}
-		h, ok := roundedHash(samples[d], dtypes[d])
-		if !ok {
-			return nil
-		}
+		h := roundedHash(samples[d], dtypes[d], dtypes[d])
 		var ld *loaded
 		for _, o := range buckets[bucketKey{joinDTypes(dtypes[d]), h}] {
 			if o == d || ctx.Err() != nil {
 				continue
 			}
 			if ld == nil {
-				if ld, _ = load(ctx, models[d]); ld == nil {
+				if ld, _ = load(ctx, models[d], len(infos[d].hashes)); ld == nil {
 					break
 				}
 			}
-			lo, err := load(ctx, models[o])
+			lo, err := load(ctx, models[o], len(infos[o].hashes))
 			if err != nil {
 				continue
 			}
@@ -705,9 +837,10 @@ func joinDTypes(dts []canon.DType) string {
 }
 
 // sample reads a few elements at the start and the middle of each tensor of es (in r, whose data
-// section starts at off), as float64 values.
+// section starts at off), as float64 values: one read a tensor where the two are near.
 func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 	out := make([][]float64, len(es))
+	var buf []byte
 	for i, e := range es {
 		bits, ok := e.dtype.Bits()
 		if !ok || bits%8 != 0 || !values.Supported(e.dtype) {
@@ -715,26 +848,51 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 		}
 		size := int64(bits / 8)
 		count := int64(e.end-e.begin) / size
-		var vals []float64
-		for _, start := range []int64{0, count / 2} {
-			k := min(int64(sampleElements), count-start)
-			if k <= 0 {
+		starts := [2]int64{0, count / 2}
+		var ks [2]int64
+		for s, start := range starts {
+			ks[s] = max(0, min(int64(sampleElements), count-start))
+		}
+		vals := make([]float64, ks[0]+ks[1])
+		if ks[0]+ks[1] == 0 {
+			out[i] = vals[:0:0]
+			continue
+		}
+		if span := (starts[1] + ks[1]) * size; span <= sampleSpan { // both in one read
+			buf = grow(&buf, int(span))
+			if _, err := r.ReadAt(buf, off+int64(e.begin)); err != nil {
+				return nil, false
+			}
+			if _, err := values.Decode(e.dtype, vals[:ks[0]], buf[:ks[0]*size]); err != nil {
+				return nil, false
+			}
+			if _, err := values.Decode(e.dtype, vals[ks[0]:], buf[starts[1]*size:span]); err != nil {
+				return nil, false
+			}
+			out[i] = vals
+			continue
+		}
+		n := int64(0)
+		for s, start := range starts {
+			if ks[s] == 0 {
 				continue
 			}
-			buf := make([]byte, k*size)
+			buf = grow(&buf, int(ks[s]*size))
 			if _, err := r.ReadAt(buf, off+int64(e.begin)+start*size); err != nil {
 				return nil, false
 			}
-			v := make([]float64, k)
-			if _, err := values.Decode(e.dtype, v, buf); err != nil {
+			if _, err := values.Decode(e.dtype, vals[n:n+ks[s]], buf); err != nil {
 				return nil, false
 			}
-			vals = append(vals, v...)
+			n += ks[s]
 		}
 		out[i] = vals
 	}
 	return out, true
 }
+
+// sampleSpan is the most bytes sample reads at once for the start and the middle of a tensor.
+const sampleSpan = 64 << 10
 
 // narrowerAll reports whether each of from has to's dtype or a wider float one.
 func narrowerAll(to, from []canon.DType) bool {
@@ -763,29 +921,28 @@ func narrowerOrSame(to, from canon.DType) bool {
 	return ok1 && ok2 && bt < bf
 }
 
-// roundedHash hashes sample s rounded to dts (one per tensor).
-func roundedHash(s [][]float64, dts []canon.DType) (uint64, bool) {
+// roundedHash hashes sample s, of dtypes from, rounded to dts (one per tensor): values already of
+// their dtype are as they are (a value rounds to itself in its own dtype, values.Round).
+func roundedHash(s [][]float64, from, dts []canon.DType) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
-	var b [8]byte
 	for i, vals := range s {
+		var round func(float64) float64 // nil: not a float, or already of the dtype
+		if from[i] != dts[i] {
+			round = values.Rounder(dts[i])
+		}
 		for _, v := range vals {
-			if values.IsFloat(dts[i]) {
-				r, ok := values.Round(dts[i], v)
-				if !ok {
-					return 0, false
-				}
-				v = r
+			if round != nil {
+				v = round(v)
 			}
 			bits := math.Float64bits(v)
 			if math.IsNaN(v) {
 				bits = 0x7ff8000000000000
 			}
-			binary.LittleEndian.PutUint64(b[:], bits)
-			h = mix(h ^ binary.LittleEndian.Uint64(b[:]))
+			h = mix(h ^ bits)
 		}
 		h = mix(h ^ uint64(i+1))
 	}
-	return h, true
+	return h
 }
 
 // verify reads every tensor of d beside o's of the same name and says how d comes from o: ok only
@@ -807,13 +964,14 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 	}
 	rounded := map[canon.DType]int{}
 	var sc scratch
+	next := 0
 	for i := range d.ts {
 		if ctx.Err() != nil {
 			return Member{}, false
 		}
 		td := &d.ts[i]
-		to := o.byName[td.Name]
-		if to == nil || !slices.Equal(to.Shape, td.Shape) || !narrowerOrSame(td.DType, to.DType) {
+		to := o.tensor(td.Name, &next)
+		if to == nil || !slices.Equal(to.Shape, td.Shape) || !sc.narrowerOrSame(td.DType, to.DType) {
 			return Member{}, false
 		}
 		if td.DType == to.DType {
@@ -843,10 +1001,34 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 	return m, true
 }
 
-// scratch holds verify's buffers, reused from tensor to tensor.
+// scratch holds verify's buffers, reused from tensor to tensor, and the last round table.
 type scratch struct {
-	a, b   []byte
-	va, vb []float64
+	a, b     []byte
+	va, vb   []float64
+	from, to canon.DType
+	table    []uint32
+	// nTo and nFrom are the dtypes of the last narrowerOrSame, narrower its answer.
+	nTo, nFrom canon.DType
+	narrower   bool
+}
+
+// narrowerOrSame is narrowerOrSame(to, from), kept for the next tensor.
+func (sc *scratch) narrowerOrSame(to, from canon.DType) bool {
+	if to == from {
+		return true
+	}
+	if to != sc.nTo || from != sc.nFrom {
+		sc.nTo, sc.nFrom, sc.narrower = to, from, narrowerOrSame(to, from)
+	}
+	return sc.narrower
+}
+
+// roundTable is roundTable(from, to), kept for the next tensor (most have the dtypes of the last).
+func (sc *scratch) roundTable(from, to canon.DType) []uint32 {
+	if sc.table == nil || from != sc.from || to != sc.to {
+		sc.from, sc.to, sc.table = from, to, roundTable(from, to)
+	}
+	return sc.table
 }
 
 // grow is (*p)[:n], grown when it is shorter.
@@ -882,17 +1064,14 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 	if n != int64(td.Len())/sd {
 		return false
 	}
-	k := min(n, roundChunk)
-	ra, rb := grow(&sc.a, int(k*so)), grow(&sc.b, int(k*sd))
-	va, vb := growF(&sc.va, int(k)), growF(&sc.vb, int(k))
 	for off := int64(0); off < n; off += roundChunk {
 		m := min(roundChunk, n-off)
-		ra, err1 := o.at(ra[:m*so], int64(to.Begin)+off*so)
-		rb, err2 := d.at(rb[:m*sd], int64(td.Begin)+off*sd)
+		ra, err1 := o.at(&sc.a, m*so, int64(to.Begin)+off*so)
+		rb, err2 := d.at(&sc.b, m*sd, int64(td.Begin)+off*sd)
 		if err1 != nil || err2 != nil {
 			return false
 		}
-		if table := roundTable(to.DType, td.DType); table != nil && sd <= 2 { // by codes: the expected one, or both NaN
+		if table := sc.roundTable(to.DType, td.DType); table != nil && sd <= 2 { // by codes: the expected one, or both NaN
 			for i := int64(0); i < m; {
 				k := mismatch(table, ra[i*so:m*so], rb[i*sd:m*sd], so, sd)
 				if k < 0 {
@@ -910,15 +1089,19 @@ func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *can
 			}
 			continue
 		}
+		va, vb := growF(&sc.va, int(m)), growF(&sc.vb, int(m))
 		if _, err := values.Decode(td.DType, vb[:m], rb[:m*sd]); err != nil {
 			return false
 		}
 		if _, err := values.Decode(to.DType, va[:m], ra[:m*so]); err != nil {
 			return false
 		}
+		round := values.Rounder(td.DType)
+		if round == nil {
+			return false
+		}
 		for i := range m {
-			r, ok := values.Round(td.DType, va[i])
-			if !ok || !sameValue(r, vb[i]) {
+			if !sameValue(round(va[i]), vb[i]) {
 				return false
 			}
 		}
@@ -1042,11 +1225,10 @@ func (sc *scratch) sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.T
 		return false
 	}
 	const chunk = 1 << 20
-	a, b := grow(&sc.a, int(min(n, chunk))), grow(&sc.b, int(min(n, chunk)))
 	for off := int64(0); off < n; off += chunk {
 		k := min(chunk, n-off)
-		x, err1 := o.at(a[:k], int64(to.Begin)+off)
-		y, err2 := d.at(b[:k], int64(td.Begin)+off)
+		x, err1 := o.at(&sc.a, k, int64(to.Begin)+off)
+		y, err2 := d.at(&sc.b, k, int64(td.Begin)+off)
 		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
 			return false
 		}
@@ -1067,9 +1249,10 @@ func leftOut(o, d *loaded) *LeftOut {
 	lo := &LeftOut{Names: []string{}}
 	seen := map[string]bool{}
 	var names []string
+	next := 0
 	for i := range o.ts {
 		n := o.ts[i].Name
-		if d.byName[n] != nil {
+		if d.tensor(n, &next) != nil {
 			continue
 		}
 		lo.Count++

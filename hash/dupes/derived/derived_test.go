@@ -1,10 +1,13 @@
 package derived
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/values"
 )
 
 // TestNarrowerOrSame: only a narrower float (or the same dtype) can be derived: F16 from F32, F8 from
@@ -41,5 +44,58 @@ func TestContainsAndLeftOut(t *testing.T) {
 	lo := leftOut(o, mk("model.a", "model.b", "cond.x"))
 	if lo.Count != 3 || !slices.Equal(lo.Names, []string{"cond.y", "model_ema.*"}) {
 		t.Errorf("leftOut = %+v", lo)
+	}
+}
+
+// TestSinkBottom: a Sink keeps the entries of the smallest hashes as it did when it kept them sorted
+// as they came (an insertion into a sorted slice, of equal hashes the later first, the last one
+// dropped when full): the same entries in the same order, hashes repeated or not, entries without
+// bytes or values left out.
+func TestSinkBottom(t *testing.T) {
+	reference := func(es []entry) []entry {
+		var bottom []entry
+		for _, e := range es {
+			if e.end <= e.begin || (len(bottom) == keptEntries && e.h >= bottom[keptEntries-1].h) || !values.Supported(e.dtype) {
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(bottom, e.h, func(x entry, h uint64) int { return cmp.Compare(x.h, h) })
+			if len(bottom) < keptEntries {
+				bottom = append(bottom, entry{})
+			}
+			copy(bottom[i+1:], bottom[i:])
+			bottom[i] = e
+		}
+		return bottom
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 500 {
+		n := rng.IntN(80)
+		span := uint64(1 + rng.IntN(1000)) // small spans: many repeated hashes
+		if round%2 == 0 {
+			span = 1 << 62
+		}
+		var s Sink
+		var es []entry
+		for k := range n {
+			e := entry{h: rng.Uint64N(span), dtype: "F16", begin: uint64(k) * 4, end: uint64(k)*4 + 4, seq: uint32(k + 1)}
+			switch rng.IntN(10) {
+			case 0:
+				e.end = e.begin // no bytes
+			case 1:
+				e.dtype = "Q4_K" // no values
+			}
+			es = append(es, e)
+			s.add(e.h, e.dtype, e.begin, e.end)
+		}
+		want := reference(es)
+		got := s.info().bottom
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d entries kept, want %d", round, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("round %d: entry %d is %+v, want %+v", round, i, got[i], want[i])
+			}
+		}
 	}
 }
