@@ -31,12 +31,6 @@ var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX, FormatPyTorch,
 // Known reports whether f is a format Read reads (a snapshot names one).
 func (f Format) Known() bool { return slices.Contains(formats, f) }
 
-// Tensor is tensor.Tensor while its users are renamed.
-type Tensor = tensor.Tensor
-
-// DType is tensor.DType while its users are renamed.
-type DType = tensor.DType
-
 // MetaEntry is one metadata entry: a `__metadata__` key and its value, or a GGUF key-value pair.
 type MetaEntry struct {
 	Key string
@@ -76,7 +70,7 @@ type Model struct {
 	HeaderLen uint64
 	// Tensors in header order. A name written twice appears once: safetensors keeps the last entry (as
 	// the reference does), GGUF the first (llama.cpp rejects such a file).
-	Tensors []Tensor
+	Tensors []tensor.Tensor
 	// Metadata in header order; a key written twice appears once, with the last value for safetensors
 	// and the first for GGUF (the pair llama.cpp's look-up finds; it rejects such a file).
 	Metadata []MetaEntry
@@ -156,7 +150,7 @@ func (m *Model) DataLen() int64 { return m.FileSize - m.DataOffset() }
 
 // InFile reports whether the bytes of t, one of m's tensors, lie within a file (or set) of size bytes
 // that m was read from: its offsets are in order and end within the data section.
-func (m *Model) InFile(t *Tensor, size int64) bool {
+func (m *Model) InFile(t *tensor.Tensor, size int64) bool {
 	off := m.DataOffset()
 	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
 }
@@ -172,7 +166,7 @@ func (m *Model) Meta(key string) (string, bool) {
 }
 
 // Tensor returns the tensor with the given name, or nil.
-func (m *Model) Tensor(name string) *Tensor {
+func (m *Model) Tensor(name string) *tensor.Tensor {
 	for i := range m.Tensors {
 		if m.Tensors[i].Name == name {
 			return &m.Tensors[i]
@@ -193,7 +187,7 @@ func (m *Model) HasErrors() bool {
 
 // ParamCount is the element count of a group of tensors; Overflow is set when it does not fit 64 bits.
 type ParamCount struct {
-	DType    DType
+	DType    tensor.DType
 	Tensors  int
 	Elements uint64
 	Bytes    uint64
@@ -207,7 +201,7 @@ type ParamCount struct {
 // a tied alias (its storage is counted once), optimizer and training state, graph constants;
 // ParamsApart counts those.
 func (m *Model) Params() (per []ParamCount, total ParamCount) {
-	idx := map[DType]int{}
+	idx := map[tensor.DType]int{}
 	roles, _ := m.Roles()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]

@@ -7,9 +7,9 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf"
 )
 
-// DType is a tensor element type as the safetensors reference reader spells it (case-sensitive), or
-// for GGUF as ggml names it in upper case (see Tensor.DType). The names the two formats share (F32,
-// F16, BF16, I8, I16, I32, I64, F64) mean the same element type in both.
+// DType is a tensor element type as the reference reader spells it (case-sensitive), or for GGUF as
+// ggml names it in upper case (see Tensor.DType). The names the two formats share (F32, F16, BF16,
+// I8, I16, I32, I64, F64) mean the same element type in both.
 type DType string
 
 // dtypeBits maps every dtype the safetensors reference reader accepts to its size in bits.
