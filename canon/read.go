@@ -112,6 +112,9 @@ func modelOfSafetensors(h *safetensors.Header, name string) *Model {
 		m.RefErr = &RefError{Kind: e.Kind, Message: e.Message, Offset: e.Offset}
 	}
 	m.Tensors = h.Tensors
+	if len(h.Metadata) > 0 {
+		m.Metadata = make([]MetaEntry, 0, len(h.Metadata))
+	}
 	for _, e := range h.Metadata {
 		m.Metadata = append(m.Metadata, MetaEntry{Key: e.Key, Value: e.Value, Offset: e.Offset, NotString: e.NotString})
 	}

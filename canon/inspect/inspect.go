@@ -66,6 +66,9 @@ type Options struct {
 	Images bool
 	// noSidecars says that a listing of the model file's folder has none of its sidecars (Short).
 	noSidecars bool
+	// noLoadCode skips the scan for code a loader would run (loadcode.Scan): it gives findings only,
+	// which Short's rows show only on a page (Images).
+	noLoadCode bool
 }
 
 // Card is what one model is.
@@ -237,7 +240,7 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	}
 	defer o.Close()
 	m := o.Model
-	if o.Snapshot == nil {
+	if o.Snapshot == nil && !opt.noLoadCode {
 		for _, x := range loadcode.Scan(spec, m) {
 			m.AddFinding(x)
 		}

@@ -93,6 +93,7 @@ func Short(ctx context.Context, roots []string, opt Options) *ShortReport {
 	err := pool.Run(ctx, workers, len(paths), func(ctx context.Context, i int) error {
 		opt := opt
 		opt.noSidecars = listed.none(paths[i], lora.SidecarNames(paths[i]))
+		opt.noLoadCode = !opt.Images // a row shows findings only on a page
 		if opt.Images {
 			r.Files[i], _ = rowOf(ctx, paths[i], opt, nil)
 			return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/inspect"
+	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/onnx/onnxw"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/torch/torchw"
@@ -166,5 +167,69 @@ func TestShortSidecarsOfAFolder(t *testing.T) {
 	}
 	if peft.BaseModel != "org/base" {
 		t.Errorf("peft: %+v", peft)
+	}
+}
+
+// TestShortSameNames: a collection's models of the same tensor names (whose surveys lora keeps by a
+// key of their names and shapes) each get their own row: the same names in other shapes (rank 4 then
+// 8; SD1's context width then SDXL's), in another order (the tokens' order and the last one's width),
+// marked as tokens by the metadata or not; and those of the same names, shapes and marks (another
+// dtype, other metadata) the same row but for their words. One worker reads them in path order, so
+// that each model is read just after the one a wrong key would take it for.
+func TestShortSameNames(t *testing.T) {
+	const k = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn2_to_k"
+	adapter := func(rank, in uint64, dtype string) stfile.File {
+		return stfile.File{Tensors: []stfile.Tensor{{Name: k + ".alpha", DType: dtype, Shape: []uint64{}},
+			{Name: k + ".lora_down.weight", DType: dtype, Shape: []uint64{rank, in}}, {Name: k + ".lora_up.weight", DType: dtype, Shape: []uint64{320, rank}}}}
+	}
+	tokens := func(names ...string) stfile.File {
+		var f stfile.File
+		for _, n := range names {
+			width := uint64(768)
+			if strings.HasSuffix(n, "|1024") {
+				n, width = strings.TrimSuffix(n, "|1024"), 1024
+			}
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{width}})
+		}
+		return f
+	}
+	marked := tokens("<s1>", "x")
+	marked.Metadata = []stfile.KV{{Key: "<s1>", Value: "<embed>"}}
+	other := adapter(8, 2048, "F32")
+	other.Metadata = []stfile.KV{{Key: "ss_network_dim", Value: "8"}}
+	files := []struct {
+		f      stfile.File
+		kind   lora.Kind
+		family lora.Family
+		rank   int
+		words  []string
+	}{
+		{adapter(4, 768, "F16"), lora.KindLoRA, lora.FamilySD1, 4, nil},
+		{adapter(8, 768, "F16"), lora.KindLoRA, lora.FamilySD1, 8, nil},
+		{adapter(8, 2048, "F16"), lora.KindLoRA, lora.FamilySDXL, 8, nil},
+		{other, lora.KindLoRA, lora.FamilySDXL, 8, nil},
+		{tokens("<a>", "<b>|1024"), lora.KindTextualInversion, lora.FamilySD2, 0, []string{"<a>", "<b>"}},
+		{tokens("<b>|1024", "<a>"), lora.KindTextualInversion, lora.FamilySD1, 0, []string{"<b>", "<a>"}},
+		{marked, lora.KindUnknown, lora.FamilyUnknown, 0, []string{"<s1>"}},
+		{tokens("<s1>", "x"), lora.KindUnknown, lora.FamilyUnknown, 0, nil},
+	}
+	dir := t.TempDir()
+	for i, c := range files {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("m%d.safetensors", i)), c.f.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 2 { // the second time, every layout is known
+		r := inspect.Short(t.Context(), []string{dir}, inspect.Options{Workers: 1})
+		if len(r.Files) != len(files) {
+			t.Fatalf("%d rows", len(r.Files))
+		}
+		for i, row := range r.Files {
+			c := files[i]
+			if row.Kind != c.kind || row.Family != c.family || row.Rank != c.rank || !slices.Equal(row.Triggers, append([]string{}, c.words...)) {
+				t.Errorf("round %d, m%d: %s %s rank %d triggers %q; want %s %s rank %d triggers %q", round, i, row.Kind, row.Family, row.Rank, row.Triggers,
+					c.kind, c.family, c.rank, c.words)
+			}
+		}
 	}
 }

@@ -546,7 +546,37 @@ func (in *Info) civitaiIDs(m *canon.Model, sc map[string]*Sidecar) {
 	}
 }
 
-var repeatsDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+_(.+)$`) })
+// repeatsDir matches kohya's dataset folder names, <repeats>_<words>: ^\d+_(.+)$ (ASCII digits, words
+// of no newline), returning the words.
+func repeatsDir(name string) (words string, ok bool) {
+	i := 0
+	for i < len(name) && name[i] >= '0' && name[i] <= '9' {
+		i++
+	}
+	if i == 0 || i+1 >= len(name) || name[i] != '_' || strings.IndexByte(name[i+1:], '\n') >= 0 {
+		return "", false
+	}
+	return name[i+1:], true
+}
+
+// objectKeys returns the keys of the JSON object s, once each (in no order), as json.Unmarshal into
+// a map[string]json.RawMessage has them: none when s is no JSON object. The form sd-scripts writes
+// for ss_dataset_dirs, {"<folder>": {"n_repeats": 10, "img_count": 47}, …}, is read by scanObjectKeys;
+// anything else goes to encoding/json.
+func objectKeys(s string) []string {
+	if keys, ok := scanObjectKeys(s); ok {
+		return keys
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &obj) != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	return keys
+}
 
 // triggers collects trigger words in the conventions' order of reliability: declared (CivitAI's trained
 // words, the A1111 card, LoRA Manager's copy of CivitAI's, AddNet keywords, ModelSpec, the tokens the
@@ -615,17 +645,12 @@ func (in *Info) triggers(meta func(string) string, sc map[string]*Sidecar) {
 			dirs = append(dirs, freqDirs...)
 			continue
 		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(meta(k)), &obj) == nil {
-			for d := range obj {
-				dirs = append(dirs, d)
-			}
-		}
+		dirs = append(dirs, objectKeys(meta(k))...)
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		if g := repeatsDir().FindStringSubmatch(filepath.Base(d)); g != nil {
-			add(g[1], "folder name "+d, true)
+		if words, ok := repeatsDir(filepath.Base(d)); ok {
+			add(words, "folder name "+d, true)
 		}
 	}
 	// Derived: the most frequent tags.

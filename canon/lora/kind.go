@@ -3,7 +3,6 @@ package lora
 import (
 	"hash/maphash"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -418,35 +417,6 @@ type adapter struct {
 	algos                [nAlgos]int
 	ranks                map[int]int
 	conv, sparse, lowish int
-}
-
-// fromTensors works out what a model really is from its tensor names and shapes (and, for
-// lora_diffusion's tokens, the metadata that marks them): its kind, the naming scheme, the base family
-// (where the shapes tell), the adapter rank and the tokens it carries.
-func (in *Info) fromTensors(m *canon.Model) {
-	sv := surveys.Get().(*survey)
-	defer sv.release()
-	sv.survey(m)
-	ad := sv.adapter()
-	tokensOnly := sv.tokensOnly()
-	in.EmbeddedTokens = sv.marked
-	if tokensOnly {
-		in.EmbeddedTokens = append(in.EmbeddedTokens, sv.angled...)
-	}
-	in.Kind = sv.kind(&ad)
-	in.Naming = sv.naming(in.Kind)
-	in.Family = sv.family(in.Kind)
-	in.Sources["kind"], in.Sources["naming"], in.Sources["family"] = "tensors", "tensors", "tensors"
-	if len(ad.ranks) > 0 {
-		in.Rank = mostCommonInt(ad.ranks)
-		in.Sources["rank"] = "tensors"
-		if len(ad.ranks) > 1 {
-			for r := range ad.ranks {
-				in.Ranks = append(in.Ranks, r)
-			}
-			sort.Ints(in.Ranks)
-		}
-	}
 }
 
 // surveys keeps surveys, their tables and modules, for reuse: a collection's files are surveyed one

@@ -292,8 +292,9 @@ func TestDeriveKohyaMemory(t *testing.T) {
 	}
 }
 
-// BenchmarkDeriveKohya: the info of a kohya SDXL LoRA as sd-scripts saves it (2,100 tensors, metadata
-// with a tag frequency of about a thousand tags): what `inspect --short` derives of each file.
+// BenchmarkDeriveKohya: the info of a kohya SDXL LoRA as sd-scripts saves it (600 tensors, metadata
+// with a tag frequency of about a thousand tags): what `inspect --short` derives of each file, its
+// layout surveyed once (BenchmarkDeriveKohyaSurveyed surveys it each time).
 func BenchmarkDeriveKohya(b *testing.B) {
 	m := canon.ReadBytes("kohya", stfile.KohyaSDXL(1).Build())
 	b.ReportAllocs()

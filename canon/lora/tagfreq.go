@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -58,6 +59,22 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 	var seen topSeen
 	if !sc.byte('}') {
 		for {
+			// Python's json.dumps writes `"tag": 12, ` with no escape in most tags: such an entry is
+			// read here at once, anything else (escapes, other spacing, other numbers) as below.
+			sc.ws() // after an entry read byte by byte
+			if tag, c, next, ok := plainEntry(s, sc.i); ok {
+				if spaced(tag) || seen.has(tag) {
+					return nil, nil, false
+				}
+				if x := (tagCount{tag, c}); len(best) < n || x.before(best[n-1]) {
+					best = insertTop(best, x, n)
+					seen.add(x.tag)
+				}
+				if sc.i = next; s[next-1] == '}' {
+					break
+				}
+				continue
+			}
 			tag, escaped, ok := sc.view()
 			if !ok || !sc.byte(':') || spaced(tag) || seen.has(tag) {
 				return nil, nil, false
@@ -89,6 +106,38 @@ func scanTopTags(s string, n int) (dirs, top []string, ok bool) {
 		top[i] = x.tag
 	}
 	return []string{dir}, top, true
+}
+
+// plainEntry reads the entry of a tag at s[i:] when it is written `"tag": 12, ` or `"tag": 12}`: the
+// tag without escapes, the count a plain integer of at most 15 digits (as tagScanner.count reads it),
+// next the index just past the ", " or the '}'. ok is false for any other form, which the caller then
+// reads byte by byte (a tag with escapes, other spacing, an invalid entry).
+func plainEntry(s string, i int) (tag string, c float64, next int, ok bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", 0, 0, false
+	}
+	j := plainRun(s, i+1)
+	for j < len(s) && s[j] >= 0x20 && s[j] != '"' && s[j] != '\\' {
+		j++
+	}
+	if j+2 >= len(s) || s[j] != '"' || s[j+1] != ':' || s[j+2] != ' ' {
+		return "", 0, 0, false
+	}
+	d := j + 3
+	k, v := d, int64(0)
+	for k < len(s) && k-d < 15 && s[k]-'0' < 10 {
+		v = v*10 + int64(s[k]-'0')
+		k++
+	}
+	switch {
+	case k == d, k-d > 1 && s[d] == '0', k+1 >= len(s):
+		return "", 0, 0, false
+	case s[k] == '}':
+		return s[i+1 : j], float64(v), k + 1, true
+	case s[k] == ',' && s[k+1] == ' ':
+		return s[i+1 : j], float64(v), k + 2, true
+	}
+	return "", 0, 0, false
 }
 
 // spaced reports whether strings.TrimSpace would change s, looking at its ends alone when they are
@@ -229,6 +278,53 @@ func scanTagFrequency(s string) (freq map[string]map[string]float64, ok bool) {
 		}
 		if sc.byte('}') {
 			return freq, sc.end()
+		}
+		if !sc.byte(',') {
+			return nil, false
+		}
+	}
+}
+
+// scanObjectKeys is objectKeys' fast path: the keys of an object whose values are objects of plain
+// integers (what sd-scripts writes in ss_dataset_dirs), once each; ok is false for anything else,
+// valid or not.
+func scanObjectKeys(s string) (keys []string, ok bool) {
+	if !utf8.ValidString(s) {
+		return nil, false
+	}
+	sc := tagScanner{s: s}
+	if !sc.byte('{') {
+		return nil, false
+	}
+	if sc.byte('}') {
+		return []string{}, sc.end()
+	}
+	for {
+		key, ok := sc.str()
+		if !ok || !sc.byte(':') || !sc.byte('{') {
+			return nil, false
+		}
+		if !slices.Contains(keys, key) { // a repeated key is one key of the map
+			keys = append(keys, key)
+		}
+		if !sc.byte('}') {
+			for {
+				if _, _, ok := sc.view(); !ok || !sc.byte(':') {
+					return nil, false
+				}
+				if _, ok := sc.count(); !ok {
+					return nil, false
+				}
+				if sc.byte('}') {
+					break
+				}
+				if !sc.byte(',') {
+					return nil, false
+				}
+			}
+		}
+		if sc.byte('}') {
+			return keys, sc.end()
 		}
 		if !sc.byte(',') {
 			return nil, false
