@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/stdiff/stdiff/canon/safetensors"
 )
 
 // The canonical form is what structure and content IDs hash. It is specified byte for byte, once, in
@@ -84,7 +82,7 @@ func canonical(m *Model, version string, digests [][32]byte) []byte {
 		b = append(b, ':')
 		b = append(b, t.Name...)
 		b = append(b, ' ')
-		b = append(b, lowerDType(t.DType)...)
+		b = append(b, t.DType.Lower()...)
 		b = append(b, " ["...)
 		for k, d := range t.Shape {
 			if k > 0 {
@@ -101,26 +99,6 @@ func canonical(m *Model, version string, digests [][32]byte) []byte {
 		b = append(b, '\n')
 	}
 	return b
-}
-
-// lowerDTypes holds the canonical (lower-case) spelling of every known dtype, so that writing the
-// canonical form allocates nothing per tensor.
-var lowerDTypes = func() map[DType]string {
-	m := make(map[DType]string, len(ggmlDTypes)+32)
-	for _, d := range safetensors.DTypes() {
-		m[DType(d)] = strings.ToLower(d)
-	}
-	for d := range ggmlDTypes {
-		m[d] = strings.ToLower(string(d))
-	}
-	return m
-}()
-
-func lowerDType(d DType) string {
-	if l, ok := lowerDTypes[d]; ok {
-		return l
-	}
-	return strings.ToLower(string(d))
 }
 
 func boolInt(b bool) int {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/safetensors"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // file builds a safetensors file: the 8-byte little-endian length, the header, the data.
@@ -166,10 +166,10 @@ func edgeCases() []edgeCase {
 	for _, d := range []string{"f16", "E8M0", "FP4", "F8_E4M3FN", "bf16", "", "U8 "} {
 		h("dtype-bad-"+d, `{"t":{"dtype":"`+d+`","shape":[2],"data_offsets":[0,2]}}`, 2)
 	}
-	for _, name := range safetensors.DTypes() {
-		bits, _ := safetensors.Bits(name)
+	for _, name := range tensor.DTypes() {
+		bits, _ := name.Bits()
 		n := 8
-		h("dtype-"+name, fmt.Sprintf(`{"t":{"dtype":"%s","shape":[%d],"data_offsets":[0,%d]}}`, name, n, n*int(bits)/8), n*int(bits)/8)
+		h("dtype-"+string(name), fmt.Sprintf(`{"t":{"dtype":"%s","shape":[%d],"data_offsets":[0,%d]}}`, name, n, n*int(bits)/8), n*int(bits)/8)
 	}
 	// numbers in shapes and offsets
 	for i, v := range []string{"1.0", "1e0", "-0", "-1", "2.5", `"2"`, "null", "true", "[]", "{}"} {

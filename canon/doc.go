@@ -5,7 +5,7 @@
 // format is its Sniff, its Read, where its tensor bytes are (Open, a Space) and whether its files hold
 // only tensors; the built-in formats are one table, Register adds one), the reference reader's strict verdict (RefError, in the reference's own error
 // kinds; llama.cpp's rules for GGUF) beside lenient diagnoses (Finding, package canon/finding's, with
-// stable codes), the Model that results, its canonical form (what structure and content IDs hash),
+// stable codes), the Model that results (its Tensors are canon/tensor's, the one Tensor type every format fills), its canonical form (what structure and content IDs hash),
 // what a model of several files says of them (ShardInfo), the in-place repair of NUL padding
 // (FixNulPadding), the Source interface byte readers use, the errors of reading (ReadError, which keeps
 // its cause) and the Outcome a report comes to.

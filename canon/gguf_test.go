@@ -15,6 +15,7 @@ import (
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/gguf/ggufw"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/zeebo/blake3"
 )
 
@@ -59,7 +60,7 @@ func TestReadGGUF(t *testing.T) {
 	}
 	want := []struct {
 		name  string
-		dtype DType
+		dtype tensor.DType
 		shape []uint64
 		len   uint64
 	}{
@@ -257,7 +258,7 @@ func TestGGUFCanonical(t *testing.T) {
 	}
 
 	// The same tensor lines from a safetensors file: only the first line tells them apart.
-	st := &Model{Format: FormatSafetensors, Tensors: []Tensor{{Name: "w", DType: "F32", Shape: []uint64{4}, End: 16}}}
+	st := &Model{Format: FormatSafetensors, Tensors: []tensor.Tensor{{Name: "w", DType: "F32", Shape: []uint64{4}, End: 16}}}
 	g := &Model{Format: FormatGGUF, Tensors: st.Tensors}
 	cs, cg := string(Canonical(st)), string(Canonical(g))
 	if cs == cg || strings.SplitN(cs, "\n", 2)[1] != strings.SplitN(cg, "\n", 2)[1] {

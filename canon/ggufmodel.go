@@ -9,6 +9,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // readGGUF reads a GGUF file (or names one of the formats before GGUF) with package gguf and makes a
@@ -64,7 +65,7 @@ func modelOfGGUF(f *gguf.File) *Model {
 	if dupTensors {
 		names = make(map[string]bool, len(f.Tensors))
 	}
-	m.Tensors = make([]Tensor, 0, len(f.Tensors))
+	m.Tensors = make([]tensor.Tensor, 0, len(f.Tensors))
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
 		if names != nil {
@@ -77,7 +78,7 @@ func modelOfGGUF(f *gguf.File) *Model {
 		for k := len(ti.Dims) - 1; k >= 0; k-- {
 			shapes = append(shapes, ti.Dims[k])
 		}
-		t := Tensor{Name: ti.Name, DType: ggmlDType(ti.Type), Shape: shapes[start:len(shapes):len(shapes)],
+		t := tensor.Tensor{Name: ti.Name, DType: tensor.OfGGML(ti.Type), Shape: shapes[start:len(shapes):len(shapes)],
 			Begin: ti.Offset, End: ti.Offset, HeaderOffset: ti.HeaderOffset}
 		if end, carry := bits.Add64(ti.Offset, ti.Size, 0); ti.SizeOK && carry == 0 {
 			t.End = end

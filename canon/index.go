@@ -1,17 +1,21 @@
 package canon
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+
+	"github.com/stdiff/stdiff/canon/tensor"
+)
 
 // NameIndex finds tensors by name. It holds hashes' slots and indices only, so indexing 50,000 tensors
 // costs a fraction of a map of strings. Build it with NewNameIndex; it is read-only afterwards.
 type NameIndex struct {
-	ts    []Tensor
+	ts    []tensor.Tensor
 	slots []uint64 // high 32 bits: the name's hash; low 32: index + 1; 0 is empty
 	seed  maphash.Seed
 }
 
 // NewNameIndex indexes ts by name. With duplicate names, Find returns the last.
-func NewNameIndex(ts []Tensor) *NameIndex {
+func NewNameIndex(ts []tensor.Tensor) *NameIndex {
 	size := 1
 	for size < 2*len(ts) {
 		size <<= 1

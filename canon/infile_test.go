@@ -3,6 +3,8 @@ package canon
 import (
 	"math"
 	"testing"
+
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // TestInFile: a tensor's bytes are in the file only when its offsets are in order and end within the
@@ -21,7 +23,7 @@ func TestInFile(t *testing.T) {
 		{0, 0, 99, false},               // the file ends before its data section
 		{0, math.MaxUint64, 116, false}, // an end no file has
 	} {
-		if got := m.InFile(&Tensor{Begin: c.begin, End: c.end}, c.size); got != c.want {
+		if got := m.InFile(&tensor.Tensor{Begin: c.begin, End: c.end}, c.size); got != c.want {
 			t.Errorf("[%d, %d) in %d bytes: %v, want %v", c.begin, c.end, c.size, got, c.want)
 		}
 	}

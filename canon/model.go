@@ -9,6 +9,7 @@ import (
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -29,71 +30,6 @@ var formats = []Format{FormatSafetensors, FormatGGUF, FormatONNX, FormatPyTorch,
 
 // Known reports whether f is a format Read reads (a snapshot names one).
 func (f Format) Known() bool { return slices.Contains(formats, f) }
-
-// Tensor is one tensor entry of a header.
-type Tensor struct {
-	Name string
-	// DType is the element type: as safetensors spells it ("F32", "BF16"), or for GGUF ggml's type
-	// name in upper case ("F32", "Q4_K", "IQ2_XXS"; "TYPE_N" for a type number ggml does not know).
-	DType DType
-	// Shape in row-major order, outermost dimension first, as safetensors and PyTorch write it. For
-	// GGUF this is ggml's ne order reversed: a ggml tensor of ne [4096, 32000] has Shape [32000, 4096].
-	Shape []uint64
-	// Begin and End are the data_offsets: byte offsets relative to the start of the data section. For
-	// GGUF, Begin is the tensor info's offset and End = Begin + the byte length its type and shape call
-	// for (End = Begin when that length is unknown: an unknown type, a partial block, an overflow).
-	Begin, End uint64
-	// HeaderOffset is the file offset of the entry's name in the header (for GGUF, of the tensor info).
-	HeaderOffset int64
-}
-
-// NameOnly reports whether only the tensor's name is known: it comes from the weight map of an index
-// whose shard is missing (see source.ReadSet). Its DType is "" (no file's tensor has that), its Shape nil, and
-// it claims no bytes.
-func (t *Tensor) NameOnly() bool { return t.DType == "" }
-
-// Len is the number of data bytes the entry claims (End-Begin, or 0 when reversed).
-func (t *Tensor) Len() uint64 {
-	if t.End < t.Begin {
-		return 0
-	}
-	return t.End - t.Begin
-}
-
-// Elements is the product of the shape (1 for a scalar); ok is false when it overflows 64 bits.
-func (t *Tensor) Elements() (n uint64, ok bool) {
-	n = 1
-	for _, d := range t.Shape {
-		hi, lo := bits.Mul64(n, d)
-		if hi != 0 {
-			return 0, false
-		}
-		n = lo
-	}
-	return n, true
-}
-
-// ExpectedLen is the byte length the dtype and shape call for. ok is false when the dtype is unknown,
-// the size overflows, or the bit count is not a whole number of bytes. A ggml block type (Q4_K, …)
-// takes whole blocks: its rows (the last dimension of Shape) must be a whole number of blocks.
-func (t *Tensor) ExpectedLen() (n uint64, ok bool) {
-	b, known := t.DType.Bits()
-	if !known {
-		if gt, isGGML := t.DType.ggml(); isGGML {
-			return gt.ByteLen(neOrder(t.Shape))
-		}
-		return 0, false
-	}
-	e, ok := t.Elements()
-	if !ok {
-		return 0, false
-	}
-	hi, lo := bits.Mul64(e, b)
-	if hi != 0 || lo%8 != 0 {
-		return 0, false
-	}
-	return lo / 8, true
-}
 
 // MetaEntry is one metadata entry: a `__metadata__` key and its value, or a GGUF key-value pair.
 type MetaEntry struct {
@@ -134,7 +70,7 @@ type Model struct {
 	HeaderLen uint64
 	// Tensors in header order. A name written twice appears once: safetensors keeps the last entry (as
 	// the reference does), GGUF the first (llama.cpp rejects such a file).
-	Tensors []Tensor
+	Tensors []tensor.Tensor
 	// Metadata in header order; a key written twice appears once, with the last value for safetensors
 	// and the first for GGUF (the pair llama.cpp's look-up finds; it rejects such a file).
 	Metadata []MetaEntry
@@ -214,7 +150,7 @@ func (m *Model) DataLen() int64 { return m.FileSize - m.DataOffset() }
 
 // InFile reports whether the bytes of t, one of m's tensors, lie within a file (or set) of size bytes
 // that m was read from: its offsets are in order and end within the data section.
-func (m *Model) InFile(t *Tensor, size int64) bool {
+func (m *Model) InFile(t *tensor.Tensor, size int64) bool {
 	off := m.DataOffset()
 	return t.End >= t.Begin && off >= 0 && size >= off && t.End <= uint64(size-off)
 }
@@ -230,7 +166,7 @@ func (m *Model) Meta(key string) (string, bool) {
 }
 
 // Tensor returns the tensor with the given name, or nil.
-func (m *Model) Tensor(name string) *Tensor {
+func (m *Model) Tensor(name string) *tensor.Tensor {
 	for i := range m.Tensors {
 		if m.Tensors[i].Name == name {
 			return &m.Tensors[i]
@@ -251,7 +187,7 @@ func (m *Model) HasErrors() bool {
 
 // ParamCount is the element count of a group of tensors; Overflow is set when it does not fit 64 bits.
 type ParamCount struct {
-	DType    DType
+	DType    tensor.DType
 	Tensors  int
 	Elements uint64
 	Bytes    uint64
@@ -265,7 +201,7 @@ type ParamCount struct {
 // a tied alias (its storage is counted once), optimizer and training state, graph constants;
 // ParamsApart counts those.
 func (m *Model) Params() (per []ParamCount, total ParamCount) {
-	idx := map[DType]int{}
+	idx := map[tensor.DType]int{}
 	roles, _ := m.Roles()
 	for i := range m.Tensors {
 		t := &m.Tensors[i]

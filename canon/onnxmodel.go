@@ -6,6 +6,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // FormatONNX: an ONNX model (a protobuf ModelProto), its initializers the tensors.
@@ -43,7 +44,7 @@ func modelOfONNX(f *onnx.File) *Model {
 		for _, d := range t.Dims {
 			shape = append(shape, uint64(max(d, 0)))
 		}
-		m.Tensors = append(m.Tensors, Tensor{Name: t.Name, DType: DType(t.DataType.Name()), Shape: shape, Begin: off, End: off + n, HeaderOffset: t.Offset})
+		m.Tensors = append(m.Tensors, tensor.Tensor{Name: t.Name, DType: tensor.DType(t.DataType.Name()), Shape: shape, Begin: off, End: off + n, HeaderOffset: t.Offset})
 		off += n
 	}
 	m.addONNXFindings(f.Findings)

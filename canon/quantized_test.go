@@ -3,8 +3,8 @@ package canon_test
 import (
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -16,17 +16,17 @@ func TestQuantizedOrDecodable(t *testing.T) {
 		if info.Name == "" {
 			continue
 		}
-		d := canon.DType(info.Name)
+		d := tensor.DType(info.Name)
 		if d.Quantized() == values.Supported(d) {
 			t.Errorf("%s (type %d): quantised %v, decodable %v", d, i, d.Quantized(), values.Supported(d))
 		}
 	}
-	for _, d := range []canon.DType{"Q4_K", "Q6_K", "IQ2_XXS", "MXFP4", "Q4_0_4_4", "Q4_2"} {
+	for _, d := range []tensor.DType{"Q4_K", "Q6_K", "IQ2_XXS", "MXFP4", "Q4_0_4_4", "Q4_2"} {
 		if !d.Quantized() {
 			t.Errorf("%s: not quantised", d)
 		}
 	}
-	for _, d := range []canon.DType{"F32", "F16", "BF16", "I8", "F8_E4M3", "F4", "U8", "TYPE_99", "q4_k", ""} {
+	for _, d := range []tensor.DType{"F32", "F16", "BF16", "I8", "F8_E4M3", "F4", "U8", "TYPE_99", "q4_k", ""} {
 		if d.Quantized() {
 			t.Errorf("%s: quantised", d)
 		}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
@@ -112,7 +111,7 @@ func modelOfSafetensors(h *safetensors.Header, name string) *Model {
 	if e := h.RefErr; e != nil {
 		m.RefErr = &RefError{Kind: e.Kind, Message: e.Message, Offset: e.Offset}
 	}
-	m.Tensors = tensorsOf(h.Tensors)
+	m.Tensors = h.Tensors
 	if len(h.Metadata) > 0 {
 		m.Metadata = make([]MetaEntry, 0, len(h.Metadata))
 	}
@@ -121,33 +120,6 @@ func modelOfSafetensors(h *safetensors.Header, name string) *Model {
 	}
 	return m
 }
-
-// tensorsOf is a safetensors header's tensors as canon's, in the same memory (a 50,000-tensor header is
-// not copied): the two types have the same fields in the same order, a DType being a string, as the
-// constants below check when the package compiles.
-func tensorsOf(ts []safetensors.Tensor) []Tensor {
-	if ts == nil {
-		return nil
-	}
-	return unsafe.Slice((*Tensor)(unsafe.Pointer(unsafe.SliceData(ts))), len(ts))
-}
-
-// Each is 0 when Tensor and safetensors.Tensor lay out alike, and does not compile otherwise (a
-// negative constant is no uint).
-const (
-	_ = uint(unsafe.Sizeof(Tensor{}) - unsafe.Sizeof(safetensors.Tensor{}))
-	_ = uint(unsafe.Sizeof(safetensors.Tensor{}) - unsafe.Sizeof(Tensor{}))
-	_ = uint(unsafe.Offsetof(Tensor{}.DType) - unsafe.Offsetof(safetensors.Tensor{}.DType))
-	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.DType) - unsafe.Offsetof(Tensor{}.DType))
-	_ = uint(unsafe.Offsetof(Tensor{}.Shape) - unsafe.Offsetof(safetensors.Tensor{}.Shape))
-	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.Shape) - unsafe.Offsetof(Tensor{}.Shape))
-	_ = uint(unsafe.Offsetof(Tensor{}.Begin) - unsafe.Offsetof(safetensors.Tensor{}.Begin))
-	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.Begin) - unsafe.Offsetof(Tensor{}.Begin))
-	_ = uint(unsafe.Offsetof(Tensor{}.End) - unsafe.Offsetof(safetensors.Tensor{}.End))
-	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.End) - unsafe.Offsetof(Tensor{}.End))
-	_ = uint(unsafe.Offsetof(Tensor{}.HeaderOffset) - unsafe.Offsetof(safetensors.Tensor{}.HeaderOffset))
-	_ = uint(unsafe.Offsetof(safetensors.Tensor{}.HeaderOffset) - unsafe.Offsetof(Tensor{}.HeaderOffset))
-)
 
 // pickleExts are the extensions of files torch.load or pickle.load are pointed at.
 var pickleExts = []string{".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib", ".tar"} // checkpoint.pth.tar

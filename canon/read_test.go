@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/stfile"
 )
 
@@ -98,5 +99,19 @@ func TestReadInto(t *testing.T) {
 		if !m.Valid() || len(m.Tensors) != len(want.Tensors) || len(m.Metadata) != len(want.Metadata) || m.Metadata[3] != want.Metadata[3] || !bytes.Equal(m.RawHeader, want.RawHeader) {
 			t.Errorf("buffer of %d: the model differs from Read's", cap(c.buf))
 		}
+	}
+}
+
+// TestSafetensorsTensorsShared: a safetensors header's tensors become the Model's as they are, in the
+// same memory (one Tensor type, canon/tensor: a 50,000-tensor header is neither copied nor converted).
+func TestSafetensorsTensorsShared(t *testing.T) {
+	data := stfile.KohyaSDXL(1).Build()
+	h, err := safetensors.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := modelOfSafetensors(h, "x.safetensors")
+	if len(m.Tensors) == 0 || len(m.Tensors) != len(h.Tensors) || &m.Tensors[0] != &h.Tensors[0] {
+		t.Fatalf("Model.Tensors (%d) is not the header's tensors (%d) in the same memory", len(m.Tensors), len(h.Tensors))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -52,7 +53,7 @@ func modelOfTorch(f *torch.File) *Model {
 			shape[i] = uint64(max(d, 0))
 		}
 		b, e := data.DataRange(i)
-		ct := Tensor{Name: t.Name, DType: DType(t.DType), Shape: shape, HeaderOffset: -1, Begin: uint64(b), End: uint64(e)}
+		ct := tensor.Tensor{Name: t.Name, DType: tensor.DType(t.DType), Shape: shape, HeaderOffset: -1, Begin: uint64(b), End: uint64(e)}
 		m.Tensors = append(m.Tensors, ct)
 	}
 	for _, fd := range f.Findings {

@@ -22,6 +22,7 @@ import (
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
 	"github.com/stdiff/stdiff/diff/pattern"
@@ -137,13 +138,13 @@ const (
 
 // equalValues says why the bytes of a tensor of dtype dt differ while its values compare equal (d),
 // or "" when they do not.
-func equalValues(dt canon.DType, d *values.Diff) EqualValues {
+func equalValues(dt tensor.DType, d *values.Diff) EqualValues {
 	switch {
 	case d == nil || d.Differing > 0 || d.Count == 0 || d.ExactRounding != nil:
 		return ""
 	case d.NaNA > 0 || d.NaNB > 0:
 		return EqualNaNPayload
-	case values.IsFloat(dt) || dt == canon.DType("C64"):
+	case values.IsFloat(dt) || dt == tensor.DType("C64"):
 		return EqualSignOfZero
 	}
 	return EqualEncoding

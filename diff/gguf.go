@@ -11,6 +11,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -26,14 +27,14 @@ const (
 const Requantized ChangeKind = "requantized"
 
 // Requantization reports whether c is a requantisation: the dtype changed, the shape did not, and
-// one of the two dtypes is one of ggml's block-quantised types (canon.DType.Quantized).
+// one of the two dtypes is one of ggml's block-quantised types (tensor.DType.Quantized).
 func (c *Change) Requantization() bool {
 	dtype, shape := false, false
 	for _, f := range c.Fields {
 		dtype = dtype || f == "dtype"
 		shape = shape || f == "shape"
 	}
-	return dtype && !shape && (canon.DType(c.Old.DType).Quantized() || canon.DType(c.New.DType).Quantized())
+	return dtype && !shape && (tensor.DType(c.Old.DType).Quantized() || tensor.DType(c.New.DType).Quantized())
 }
 
 // kindOf is the group kind of a changed tensor: Requantized or Changed.

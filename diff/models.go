@@ -8,6 +8,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/diff/ggufsrc"
 	"github.com/stdiff/stdiff/diff/onnxsrc"
@@ -23,7 +24,7 @@ import (
 // Two local models are compared by value unless opt.HeaderOnly: tensors of the same dtype and shape
 // byte by byte, and those whose bytes differ, or whose dtype changed (same shape), element by element
 // (Change.Values: the statistics of values.CompareAll, with opt.Tolerance); rename candidates by their
-// digests, so renames are confirmed. Tensors of ggml's block-quantised types (canon.DType.Quantized)
+// digests, so renames are confirmed. Tensors of ggml's block-quantised types (tensor.DType.Quantized)
 // and every tensor of a big-endian GGUF file (note scope.big-endian) are compared by their bytes
 // only; tensors known by name only (an index whose shards are missing) are not read. A remote model
 // is compared from its header unless opt.Content, which reads both models' tensor digests (bytes
@@ -253,7 +254,7 @@ func readBytes(ctx context.Context, a, b *source.Opened, m matching, opt Options
 // one of the same dtype, shape and size is on the other side (a tensor known by name only is none).
 func renameCandidates(a, b *canon.Model, m matching) [2][]int {
 	var buf []byte
-	key := func(t *canon.Tensor) []byte {
+	key := func(t *tensor.Tensor) []byte {
 		buf = append(buf[:0], t.DType...)
 		for _, d := range t.Shape {
 			buf = strconv.AppendUint(append(buf, ' '), d, 10)
@@ -319,7 +320,7 @@ func (br *bytesRead) hashCandidates(ctx context.Context, side int, o *source.Ope
 
 // decodes reports whether tensors of dtype d are compared by value: package values decodes d, and d
 // is none of ggml's block-quantised types, which are compared by their bytes.
-func decodes(d canon.DType) bool { return values.Supported(d) && !d.Quantized() }
+func decodes(d tensor.DType) bool { return values.Supported(d) && !d.Quantized() }
 
 // emptyDigest is the BLAKE3 of no bytes: the digest of every empty tensor.
 var emptyDigest = blake3.Sum256(nil)

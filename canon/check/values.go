@@ -8,6 +8,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -91,7 +92,7 @@ func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) 
 
 // valueFindings are the findings about one tensor's values: at is the offset of its first byte (-1 in
 // a shard set); module and up say whether it is a LoRA module's up weight.
-func valueFindings(t *canon.Tensor, s values.Stats, at int64, module string, up bool) []finding.Finding {
+func valueFindings(t *tensor.Tensor, s values.Stats, at int64, module string, up bool) []finding.Finding {
 	var out []finding.Finding
 	add := func(code string, sev finding.Severity, msg, hint string) {
 		out = append(out, finding.Finding{Code: code, Severity: sev, Offset: at, Message: msg, Hint: hint})

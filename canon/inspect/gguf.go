@@ -13,6 +13,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/zeebo/blake3"
 )
 
@@ -75,9 +76,9 @@ type FileType struct {
 
 // TypeShare is one tensor type of the quantisation mix.
 type TypeShare struct {
-	DType   canon.DType `json:"dtype"`
-	Tensors int         `json:"tensors"`
-	Bytes   uint64      `json:"bytes"`
+	DType   tensor.DType `json:"dtype"`
+	Tensors int          `json:"tensors"`
+	Bytes   uint64       `json:"bytes"`
 	// Share is Bytes over the bytes of every tensor (0 to 1, to 4 decimals).
 	Share float64 `json:"share"`
 }

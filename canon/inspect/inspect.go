@@ -28,6 +28,7 @@ import (
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/store"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // Schema is the version of a card's JSON, its first field.
@@ -146,9 +147,9 @@ type Info struct {
 
 // Tensor is one tensor entry of the header.
 type Tensor struct {
-	Name  string      `json:"name"`
-	DType canon.DType `json:"dtype"`
-	Shape []uint64    `json:"shape"`
+	Name  string       `json:"name"`
+	DType tensor.DType `json:"dtype"`
+	Shape []uint64     `json:"shape"`
 	// DataOffsets are relative to the data section (of the set, for a shard set).
 	DataOffsets [2]uint64 `json:"data_offsets"`
 	Bytes       uint64    `json:"bytes"`

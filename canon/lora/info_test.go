@@ -12,6 +12,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // realKohyaMetadata returns the real kohya-ss SDXL LoRA metadata from the shared corpus, each value
@@ -301,9 +302,9 @@ func FuzzDeriveInfo(f *testing.F) {
 	f.Add("ss_dataset_dirs", `{"x": []}`, "emb_params", "::")
 	f.Add("<s1>", "<embed>", "<s1>", "")
 	f.Add("ss_network_dim", "4", "x.lokr_w2_a", "")
-	f.Fuzz(func(t *testing.T, key, value, tensor, source string) {
+	f.Fuzz(func(t *testing.T, key, value, name, source string) {
 		m := &canon.Model{Metadata: []canon.MetaEntry{{Key: key, Value: value}, {Key: "ssmd_source", Value: source}},
-			Tensors: []canon.Tensor{{Name: tensor, DType: "F16", Shape: []uint64{4, 8}}}}
+			Tensors: []tensor.Tensor{{Name: name, DType: "F16", Shape: []uint64{4, 8}}}}
 		in := Derive(m, nil, "x.safetensors")
 		if in.Kind == "" || in.Naming == "" || in.Family == "" || in.Triggers == nil || in.GuessedTriggers == nil ||
 			len(in.TriggerDetails) != len(in.Triggers)+len(in.GuessedTriggers) {

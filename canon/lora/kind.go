@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // Kind is what a model is, from its tensors.
@@ -291,7 +292,7 @@ type module struct {
 func (md *module) has(p part) bool { return md.parts[p] != 0 }
 
 // shape is the shape of the module's tensor for part p (of ts, the model's tensors), nil when absent.
-func (md *module) shape(ts []canon.Tensor, p part) []uint64 {
+func (md *module) shape(ts []tensor.Tensor, p part) []uint64 {
 	if i := md.parts[p]; i != 0 {
 		return ts[i-1].Shape
 	}
@@ -299,7 +300,7 @@ func (md *module) shape(ts []canon.Tensor, p part) []uint64 {
 }
 
 // dim returns dimension i of a part's shape, 0 when the part or the dimension is absent.
-func (md *module) dim(ts []canon.Tensor, p part, i int) uint64 {
+func (md *module) dim(ts []tensor.Tensor, p part, i int) uint64 {
 	if s := md.shape(ts, p); i < len(s) {
 		return s[i]
 	}
@@ -309,7 +310,7 @@ func (md *module) dim(ts []canon.Tensor, p part, i int) uint64 {
 // classify says which method a module uses, its rank (0 when it is not low-rank), the input width of
 // the layer it changes (0 when unknown) and whether that layer is a spatial convolution; ts are the
 // model's tensors.
-func (md *module) classify(ts []canon.Tensor) (a algo, rank int, in uint64, conv bool) {
+func (md *module) classify(ts []tensor.Tensor) (a algo, rank int, in uint64, conv bool) {
 	switch {
 	case md.has(pDown):
 		a, rank, in = aLoRA, int(md.dim(ts, pDown, 0)), md.dim(ts, pDown, 1)
@@ -400,7 +401,7 @@ type survey struct {
 	endings []int
 	// ts are the model's tensors; modules the adapter modules, in the order their first tensors come,
 	// found by name through slots (high 32 bits: the name's hash; low 32: index + 1; 0 is empty).
-	ts      []canon.Tensor
+	ts      []tensor.Tensor
 	modules []module
 	slots   []uint64
 	seed    maphash.Seed

@@ -12,36 +12,9 @@
 package safetensors
 
 import (
-	"math/bits"
-
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
-
-// Tensor is one tensor entry of a header.
-type Tensor struct {
-	Name string
-	// DType is the element type as written ("F32", "BF16"; see Bits).
-	DType string
-	// Shape in row-major order, outermost dimension first.
-	Shape []uint64
-	// Begin and End are the data_offsets: byte offsets relative to the start of the data section.
-	Begin, End uint64
-	// HeaderOffset is the file offset of the entry's name in the header.
-	HeaderOffset int64
-}
-
-// Elements is the product of the shape (1 for a scalar); ok is false when it overflows 64 bits.
-func (t *Tensor) Elements() (n uint64, ok bool) {
-	n = 1
-	for _, d := range t.Shape {
-		hi, lo := bits.Mul64(n, d)
-		if hi != 0 {
-			return 0, false
-		}
-		n = lo
-	}
-	return n, true
-}
 
 // Meta is one `__metadata__` entry.
 type Meta struct {
@@ -75,7 +48,7 @@ type Header struct {
 	HeaderParsed bool
 	// Tensors in header order; a name written twice appears once, with the last entry (as the reference
 	// keeps it).
-	Tensors []Tensor
+	Tensors []tensor.Tensor
 	// Metadata in header order; a key written twice appears once, with the last value.
 	Metadata []Meta
 	// HasMetadata is true when `__metadata__` was present and not null.

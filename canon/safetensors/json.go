@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // This file is a JSON parser specialised for safetensors headers. It accepts exactly what the reference
@@ -37,7 +39,7 @@ type jsonError struct {
 // is unusual about it, rarely anything, is kept here until the entry is read, then summed up in
 // rawHeader: a header of a million bad entries costs a byte of flags per entry, not a message.
 type rawTensor struct {
-	*Tensor
+	*tensor.Tensor
 	idx   int
 	h     *rawHeader
 	flags entryFlags
@@ -66,7 +68,7 @@ type rawMeta struct {
 
 // rawHeader is everything parsed from a header.
 type rawHeader struct {
-	tensors []Tensor
+	tensors []tensor.Tensor
 	// flags of tensors[i] are flags[i] (zero past the end: flags is allocated at the first bad entry).
 	flags []entryFlags
 	// oddForms counts entries in the array or {"DTYPE":null} forms, firstOdd names the first;
@@ -160,7 +162,7 @@ func (p *parser) fail(pos int, format string, args ...any) {
 // must not change b afterwards. It never panics and never allocates more than a small multiple of len(b).
 func parseHeader(b []byte) *rawHeader {
 	h := &rawHeader{end: -1}
-	h.tensors = make([]Tensor, 0) // room is made at the first entry (parseTensor), for the bytes after the metadata
+	h.tensors = make([]tensor.Tensor, 0) // room is made at the first entry (parseTensor), for the bytes after the metadata
 	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h}
 	defer p.putScratch()
 	p.ws()
@@ -499,14 +501,14 @@ func (p *parser) parseTensor(name string, keyPos int) {
 		// 200 bytes) in a small header; a large one grows by what the entries read so far say the rest
 		// holds (see parser.more).
 		n := min((len(p.b)-keyPos)/96+1, 4096)
-		p.h.tensors = make([]Tensor, 0, n)
+		p.h.tensors = make([]tensor.Tensor, 0, n)
 		if cap(p.shapes) == 0 {
 			p.shapes = make([]uint64, 0, 3*n)
 		}
 	case len(ts) == cap(ts):
 		p.h.tensors = slices.Grow(ts, p.more(len(ts)))
 	}
-	p.h.tensors = append(p.h.tensors, Tensor{Name: name, HeaderOffset: int64(keyPos)})
+	p.h.tensors = append(p.h.tensors, tensor.Tensor{Name: name, HeaderOffset: int64(keyPos)})
 	n := len(p.h.tensors) - 1
 	t := &rawTensor{Tensor: &p.h.tensors[n], idx: n, h: p.h}
 	switch p.b[p.i] {
@@ -557,7 +559,7 @@ func (h *rawHeader) flagsOf(i int) entryFlags {
 // entryError reads the tensor entry whose key is at b[pos] again, alone, and returns why it is invalid
 // (nil when it is not). The entry sits inside the top-level object, one level deep.
 func entryError(b []byte, pos int) *jsonError {
-	h := &rawHeader{end: -1, tensors: make([]Tensor, 0, 1)}
+	h := &rawHeader{end: -1, tensors: make([]tensor.Tensor, 0, 1)}
 	p := &parser{b: b, s: unsafe.String(unsafe.SliceData(b), len(b)), h: h, i: pos, depth: 1, shapes: make([]uint64, 0, 8)}
 	name, ok := p.parseString()
 	if !ok {
@@ -603,7 +605,7 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 	case "F8_E4M3":
 		dt = "F8_E4M3"
 	}
-	if !(i+len(shape) <= len(b) && string(b[i:i+len(shape)]) == shape) || !Known(dt) {
+	if !(i+len(shape) <= len(b) && string(b[i:i+len(shape)]) == shape) || !tensor.DType(dt).Known() {
 		return false
 	}
 	i += len(shape)
@@ -643,7 +645,7 @@ func (p *parser) compactTensor(t *rawTensor) bool {
 		p.shapes = p.shapes[:first]
 		return false
 	}
-	t.DType, t.Begin, t.End = dt, begin, end
+	t.DType, t.Begin, t.End = tensor.DType(dt), begin, end
 	t.Shape = p.shapes[first:len(p.shapes):len(p.shapes)]
 	p.i = next + 2
 	return true
@@ -771,8 +773,8 @@ func (p *parser) parseDType(t *rawTensor) {
 		if !ok {
 			return
 		}
-		t.DType = s
-		if !Known(s) {
+		t.DType = tensor.DType(s)
+		if !tensor.DType(s).Known() {
 			t.unknownDType(pos, s)
 		}
 	case '{':
@@ -786,8 +788,8 @@ func (p *parser) parseDType(t *rawTensor) {
 				return
 			}
 			n++
-			t.DType = key
-			if !Known(key) {
+			t.DType = tensor.DType(key)
+			if !tensor.DType(key).Known() {
 				t.unknownDType(pos, key)
 			} else if !isNull {
 				t.fail(pos, "invalid type: %s, expected unit", vdesc)

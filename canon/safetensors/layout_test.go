@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"math/rand"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 func TestNamesUnique(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for range 2000 {
-		ts := make([]Tensor, rng.Intn(300))
+		ts := make([]tensor.Tensor, rng.Intn(300))
 		seen, unique := map[string]bool{}, true
 		for i := range ts {
 			ts[i].Name = fmt.Sprintf("layers.%d.w", rng.Intn(2*len(ts)+1))

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -268,12 +269,12 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 		}
 		flags := h.flagsOf(i)
 		if flags&entryInvalid != 0 {
-			unknown := t.DType != "" && !Known(t.DType)
+			unknown := t.DType != "" && !t.DType.Known()
 			switch {
 			case unknown && m.room(finding.CodeUnknownDType):
 				f := finding.Finding{Code: finding.CodeUnknownDType, Severity: finding.SevError, Offset: base + t.HeaderOffset, RefKind: finding.InvalidHeaderDeserialization,
 					Message: fmt.Sprintf("tensor %q has dtype %q, which the reference does not know", t.Name, t.DType)}
-				if s := Suggest(t.DType); s != "" {
+				if s := t.DType.Suggest(); s != "" {
 					f.Hint = fmt.Sprintf("dtype names are case-sensitive; did the writer mean %q?", s)
 				}
 				m.add(f)
@@ -314,7 +315,7 @@ func (m *Header) collect(h *rawHeader, hb []byte) {
 // is unique), or returns nil when every name is unique, as in the usual header. Names in strictly
 // increasing order (as the reference writer sorts them) are unique; others are looked up in a table
 // of hashes and indices only, so a 50,000-tensor header costs no map of strings.
-func lastOfEachName(ts []Tensor) []int {
+func lastOfEachName(ts []tensor.Tensor) []int {
 	increasing := true
 	for i := 1; i < len(ts) && increasing; i++ {
 		increasing = ts[i-1].Name < ts[i].Name
@@ -350,7 +351,7 @@ func lastOfEachName(ts []Tensor) []int {
 
 // namesUnique reports whether no two entries of ts, fewer than 65,535, have the same name. Its table
 // has 32-bit slots, 16 bits of a name's hash and 16 of its index, half the memory of nameTable's.
-func namesUnique(ts []Tensor) bool {
+func namesUnique(ts []tensor.Tensor) bool {
 	size := 1
 	for size < 2*len(ts) {
 		size <<= 1
@@ -427,7 +428,7 @@ func (m *Header) referenceWalk(order []int) {
 		}
 		start = t.End
 		e, ok := t.Elements()
-		b, _ := Bits(t.DType)
+		b, _ := t.DType.Bits()
 		hi, lo := bits64Mul(e, b)
 		if !ok || hi != 0 {
 			m.setRef(finding.ValidationOverflow, "overflow computing the size of tensor "+strconv.Quote(t.Name), t.HeaderOffset)
@@ -453,7 +454,7 @@ func (m *Header) referenceWalk(order []int) {
 func (m *Header) lenientLayout(order []int) (found bool) {
 	for i := range m.Tensors {
 		t := &m.Tensors[i]
-		if !Known(t.DType) {
+		if !t.DType.Known() {
 			continue // already reported as unknown-dtype
 		}
 		if t.End < t.Begin {
@@ -466,7 +467,7 @@ func (m *Header) lenientLayout(order []int) (found bool) {
 			continue
 		}
 		e, ok := t.Elements()
-		b, _ := Bits(t.DType)
+		b, _ := t.DType.Bits()
 		hi, lo := bits64Mul(e, b)
 		if ok && hi == 0 && lo%8 == 0 && t.End-t.Begin == lo/8 {
 			continue // the common case, before a finding is so much as set up
@@ -604,7 +605,7 @@ func lfsField(text, prefix string) string {
 
 // nameTable finds tensors by name, holding hashes' slots and indices only (as canon.NameIndex does).
 type nameTable struct {
-	ts    []Tensor
+	ts    []tensor.Tensor
 	slots []uint64 // high 32 bits: the name's hash; low 32: index + 1; 0 is empty
 	seed  maphash.Seed
 }

@@ -12,13 +12,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // collector keeps what Skim reads.
-type collector struct{ ts []Tensor }
+type collector struct{ ts []tensor.Tensor }
 
 func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
-	c.ts = append(c.ts, Tensor{Name: string(name), DType: string(dtype), Shape: slices.Clone(shape), Begin: begin, End: end})
+	c.ts = append(c.ts, tensor.Tensor{Name: string(name), DType: tensor.DType(dtype), Shape: slices.Clone(shape), Begin: begin, End: end})
 }
 
 func (c *collector) Reset() { c.ts = c.ts[:0] }

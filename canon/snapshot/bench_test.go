@@ -8,6 +8,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/snapshot"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -18,7 +19,7 @@ func bigSnapshot(n int) []byte {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var off uint64
 	for i := range n {
-		m.Tensors = append(m.Tensors, canon.Tensor{Name: fmt.Sprintf("model.layers.%d.self_attn.q_proj.weight", i), DType: "BF16", Shape: []uint64{64, 128}, Begin: off, End: off + 16384})
+		m.Tensors = append(m.Tensors, tensor.Tensor{Name: fmt.Sprintf("model.layers.%d.self_attn.q_proj.weight", i), DType: "BF16", Shape: []uint64{64, 128}, Begin: off, End: off + 16384})
 		off += 16384
 		for k := range digests[i] {
 			digests[i][k] = byte(rng.Uint32())

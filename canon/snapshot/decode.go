@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -232,7 +232,7 @@ func (p *parser) tensor() (t Tensor, ok bool) {
 	if dtype, ok = p.str(); !ok || !p.lit(`,"shape":[`) {
 		return t, false
 	}
-	t.DType, t.Shape = canon.DType(dtype), []uint64{}
+	t.DType, t.Shape = tensor.DType(dtype), []uint64{}
 	for !p.lit("]") {
 		if len(t.Shape) > 0 && !p.lit(",") {
 			return t, false

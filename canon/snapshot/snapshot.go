@@ -31,6 +31,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/finding"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/zeebo/blake3"
 )
@@ -103,7 +104,7 @@ type Meta struct {
 // summary of its values (nil for a dtype package values does not decode).
 type Tensor struct {
 	Name   string        `json:"name"`
-	DType  canon.DType   `json:"dtype"`
+	DType  tensor.DType  `json:"dtype"`
 	Shape  []uint64      `json:"shape"`
 	Bytes  uint64        `json:"bytes"`
 	BLAKE3 string        `json:"blake3"`
@@ -275,10 +276,10 @@ func (s *Snapshot) Model(name string) *canon.Model { return s.model(name) }
 
 func (s *Snapshot) model(name string) *canon.Model {
 	m := &canon.Model{Name: name, Format: s.Format, FileSize: s.Size, HeaderParsed: true, HasMetadata: len(s.Metadata) > 0,
-		Tensors: make([]canon.Tensor, len(s.Tensors)), Metadata: make([]canon.MetaEntry, len(s.Metadata))}
+		Tensors: make([]tensor.Tensor, len(s.Tensors)), Metadata: make([]canon.MetaEntry, len(s.Metadata))}
 	var off uint64
 	for i, t := range s.Tensors {
-		m.Tensors[i] = canon.Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Begin: off, End: off + t.Bytes, HeaderOffset: -1}
+		m.Tensors[i] = tensor.Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Begin: off, End: off + t.Bytes, HeaderOffset: -1}
 		off += t.Bytes
 	}
 	for i, e := range s.Metadata {
@@ -437,11 +438,11 @@ type wire struct {
 }
 
 type wireTensor struct {
-	Name   string      `json:"name"`
-	DType  canon.DType `json:"dtype"`
-	Shape  []uint64    `json:"shape"`
-	Bytes  uint64      `json:"bytes"`
-	BLAKE3 string      `json:"blake3"`
+	Name   string       `json:"name"`
+	DType  tensor.DType `json:"dtype"`
+	Shape  []uint64     `json:"shape"`
+	Bytes  uint64       `json:"bytes"`
+	BLAKE3 string       `json:"blake3"`
 	Values *struct {
 		Count, NaN, Inf, Zeros, Subnormal int64
 		Min, Max, Mean, Std, L2           *float64

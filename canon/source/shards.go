@@ -16,6 +16,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
@@ -405,7 +406,7 @@ func addMissing(m *canon.Model, shard string, names []string, held map[string]bo
 			continue // a present shard holds it: the index checks below say where
 		}
 		inShard[t] = shard
-		m.Tensors = append(m.Tensors, canon.Tensor{Name: t, Begin: uint64(at), End: uint64(at), HeaderOffset: -1})
+		m.Tensors = append(m.Tensors, tensor.Tensor{Name: t, Begin: uint64(at), End: uint64(at), HeaderOffset: -1})
 		n++
 	}
 	m.Shards = append(m.Shards, canon.ShardInfo{Name: shard, Start: at, Missing: true, Tensors: n})

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // benchElems is the tensor size benchmarks use: 4 chunks.
@@ -13,7 +13,7 @@ const benchElems = 4 * ChunkElements
 
 // weights returns n normal(0, 0.02) values encoded as dt, and a copy with every value nudged, as a
 // fine-tune would: the pair a diff compares.
-func weights(dt canon.DType, n int, seed uint64) (a, b []byte) {
+func weights(dt tensor.DType, n int, seed uint64) (a, b []byte) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	va := make([]float64, n)
 	vb := make([]float64, n)
@@ -28,7 +28,7 @@ func weights(dt canon.DType, n int, seed uint64) (a, b []byte) {
 // The "+tol" cases count elements outside a tolerance (numpy's defaults), the others compare exactly.
 func BenchmarkPairStats(b *testing.B) {
 	for _, c := range []struct {
-		a, b       canon.DType
+		a, b       tensor.DType
 		tol, exact bool
 	}{
 		{"BF16", "BF16", false, false}, {"BF16", "BF16", true, false}, {"F16", "F16", false, false},
@@ -77,7 +77,7 @@ func BenchmarkPairStats(b *testing.B) {
 // to the next as SummarizeAll and Chunked reuse it; MB/s counts the input bytes. The "/small" cases
 // summarise tensors of 10,624 elements, those of testdata/bench/snapshot.sh, with Chunked.
 func BenchmarkStats(b *testing.B) {
-	for _, dt := range []canon.DType{"BF16", "F16", "F32", "F64", "F8_E4M3", "F6_E2M3", "F4", "I16", "I32", "C64"} {
+	for _, dt := range []tensor.DType{"BF16", "F16", "F32", "F64", "F8_E4M3", "F6_E2M3", "F4", "I16", "I32", "C64"} {
 		b.Run(string(dt), func(b *testing.B) {
 			x, _ := weights(dt, benchElems, 1)
 			b.SetBytes(int64(len(x)))
@@ -94,7 +94,7 @@ func BenchmarkStats(b *testing.B) {
 			clock.report(b, int64(len(x)))
 		})
 	}
-	for _, dt := range []canon.DType{"BF16", "F32"} {
+	for _, dt := range []tensor.DType{"BF16", "F32"} {
 		b.Run(string(dt)+"/small", func(b *testing.B) {
 			x, _ := weights(dt, 83*128*16, 1)
 			one := len(x) / 16
@@ -137,7 +137,7 @@ func BenchmarkEncode(b *testing.B) {
 	for i := range v {
 		v[i] = r.NormFloat64() * 0.02
 	}
-	for _, dt := range []canon.DType{"BF16", "F16", "F8_E4M3", "F4"} {
+	for _, dt := range []tensor.DType{"BF16", "F16", "F8_E4M3", "F4"} {
 		b.Run(string(dt), func(b *testing.B) {
 			m := formats[dt].mini
 			var sink uint32
@@ -155,7 +155,7 @@ func BenchmarkEncode(b *testing.B) {
 // BenchmarkDecode measures Decode, the decoding kernel of each dtype family, on one goroutine; MB/s
 // counts the input bytes.
 func BenchmarkDecode(b *testing.B) {
-	for _, dt := range []canon.DType{"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F4", "I64", "I32", "I16", "U8", "BOOL", "C64"} {
+	for _, dt := range []tensor.DType{"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F4", "I64", "I32", "I16", "U8", "BOOL", "C64"} {
 		b.Run(string(dt), func(b *testing.B) {
 			x, _ := weights(dt, benchElems, 1)
 			dst := make([]float64, blockLen)

@@ -8,12 +8,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // referenceStats computes the Stats of b straightforwardly: every element decoded (Decode), counted
 // and compared one by one, the sums taken exactly (big.Float) and rounded once.
-func referenceStats(t testing.TB, dt canon.DType, b []byte) Stats {
+func referenceStats(t testing.TB, dt tensor.DType, b []byte) Stats {
 	t.Helper()
 	f := formats[dt]
 	n, err := f.elements(int64(len(b)))
@@ -89,7 +89,7 @@ func checkStats(t testing.TB, what string, got, want Stats) {
 }
 
 // summarizeIn summarises b with one Summary, fed in pieces of at most step bytes.
-func summarizeIn(t testing.TB, dt canon.DType, b []byte, step int) Stats {
+func summarizeIn(t testing.TB, dt tensor.DType, b []byte, step int) Stats {
 	s, err := NewSummary(dt)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestSummaryAgainstReference(t *testing.T) {
 // TestSummaryFindings: the summaries behind `check --values`' findings come out of the binned path
 // exactly: all zero (±0), constant, subnormal only, NaN and Inf counted apart.
 func TestSummaryFindings(t *testing.T) {
-	for _, dt := range []canon.DType{"BF16", "F16", "F8_E4M3", "F8_E5M2", "F4", "F6_E3M2", "I16", "U8"} {
+	for _, dt := range []tensor.DType{"BF16", "F16", "F8_E4M3", "F8_E5M2", "F4", "F6_E3M2", "I16", "U8"} {
 		m := formats[dt].mini
 		tiny := 0.0
 		if m != nil && m.flavor != e8m0 {
@@ -189,7 +189,7 @@ func TestSummaryFindings(t *testing.T) {
 			}
 		}
 	}
-	for _, dt := range []canon.DType{"BF16", "F16", "F8_E5M2"} {
+	for _, dt := range []tensor.DType{"BF16", "F16", "F8_E5M2"} {
 		b := encodeAll(dt, []float64{math.NaN(), math.Inf(1), math.Inf(-1), 2, math.NaN(), 1, 0, 0})
 		s := summarizeIn(t, dt, b, len(b))
 		if s.NaN != 2 || s.Inf != 2 || s.Min != 0 || s.Max != 2 || s.Mean != 0.75 || s.Zeros != 2 || s.L2 != math.Sqrt(5) {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // The reference values below are derived from each format's bit layout as the specs write it
@@ -124,7 +124,7 @@ func refBF16(c uint32) float64 { // S.EEEEEEEE.MMMMMMM, bias 127
 }
 
 var refFormats = []struct {
-	dt   canon.DType
+	dt   tensor.DType
 	bits int
 	ref  func(uint32) float64
 }{
@@ -186,7 +186,7 @@ func TestDecodeEveryCode(t *testing.T) {
 func TestDecodeSpotValues(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	for _, c := range []struct {
-		dt   canon.DType
+		dt   tensor.DType
 		code uint32
 		want float64
 	}{
@@ -243,7 +243,7 @@ func TestSubBytePacking(t *testing.T) {
 func TestDecodeIntegers(t *testing.T) {
 	le := binary.LittleEndian
 	for _, c := range []struct {
-		dt   canon.DType
+		dt   tensor.DType
 		b    []byte
 		want []float64
 	}{

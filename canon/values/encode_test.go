@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // TestEncodeEveryCode: every value a format can hold encodes back to its own code (NaNs to a NaN).
@@ -69,7 +69,7 @@ func TestEncodeSpot(t *testing.T) {
 	inf, nan := math.Inf(1), math.NaN()
 	const none = noCode
 	for _, c := range []struct {
-		dt   canon.DType
+		dt   tensor.DType
 		x    float64
 		want uint32 // none: no code
 	}{
@@ -110,12 +110,12 @@ func TestEncodeSpot(t *testing.T) {
 			t.Errorf("Encode(%s, %v) = %#x (ok %v), want %#x", c.dt, c.x, got, ok, c.want)
 		}
 	}
-	for _, dt := range []canon.DType{"F16", "BF16", "F32", "F8_E4M3", "F8_E5M2"} {
+	for _, dt := range []tensor.DType{"F16", "BF16", "F32", "F8_E4M3", "F8_E5M2"} {
 		if c, ok := Encode(dt, nan); !ok || !formats[dt].mini.isNaN(c) {
 			t.Errorf("Encode(%s, NaN) = %#x, not a NaN", dt, c)
 		}
 	}
-	for _, dt := range []canon.DType{"F64", "I32", "C64", "BOOL", "nope"} {
+	for _, dt := range []tensor.DType{"F64", "I32", "C64", "BOOL", "nope"} {
 		if _, ok := Encode(dt, 1); ok {
 			t.Errorf("Encode(%s) accepted", dt)
 		}
@@ -148,7 +148,7 @@ func TestEncodeF32MatchesGo(t *testing.T) {
 // TestRound covers Round's special results.
 func TestRound(t *testing.T) {
 	for _, c := range []struct {
-		dt   canon.DType
+		dt   tensor.DType
 		x, w float64
 	}{
 		{"F64", 0.1, 0.1}, {"BF16", 1.00390625, 1}, {"F8_E4M3", 500, math.NaN()}, {"F16", 1e6, math.Inf(1)},

@@ -7,7 +7,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // ErrDType is returned for a dtype this package cannot read (one the reference does not know).
@@ -42,7 +42,7 @@ const (
 
 // format is everything this package knows about one dtype.
 type format struct {
-	dt    canon.DType
+	dt    tensor.DType
 	kind  kind
 	bits  int        // per element
 	mini  *minifloat // float formats (nil for integers, BOOL, C64, F64)
@@ -67,9 +67,9 @@ var (
 	mE2M1  = newMinifloat(2, 1, 1, finite)
 )
 
-var formats = func() map[canon.DType]*format {
-	m := map[canon.DType]*format{}
-	add := func(dt canon.DType, k kind, bits int, mf *minifloat) *format {
+var formats = func() map[tensor.DType]*format {
+	m := map[tensor.DType]*format{}
+	add := func(dt tensor.DType, k kind, bits int, mf *minifloat) *format {
 		f := &format{dt: dt, kind: k, bits: bits, mini: mf, group: 1, groupBytes: bits / 8}
 		if mf != nil && mf.flavor != e8m0 {
 			f.minNormal = math.Ldexp(1, mf.emin)
@@ -85,7 +85,7 @@ var formats = func() map[canon.DType]*format {
 		f.table = &t
 	}
 	for _, x := range []struct {
-		dt canon.DType
+		dt tensor.DType
 		mf *minifloat
 	}{{"F8_E5M2", mE5M2}, {"F8_E4M3", mE4M3}, {"F8_E4M3FNUZ", mE4FNZ}, {"F8_E5M2FNUZ", mE5FNZ}, {"F8_E8M0", mE8M0}} {
 		f := add(x.dt, kTable, 8, x.mf)
@@ -98,7 +98,7 @@ var formats = func() map[canon.DType]*format {
 	f4.group, f4.groupBytes = 2, 1
 	table(f4, f4.mini.value) // indexed by nibble; the upper 240 entries are unused
 	for _, x := range []struct {
-		dt canon.DType
+		dt tensor.DType
 		mf *minifloat
 	}{{"F6_E2M3", mE2M3}, {"F6_E3M2", mE3M2}} {
 		f := add(x.dt, kF6, 6, x.mf)
@@ -144,7 +144,7 @@ func (f *format) table16() *[1 << 16]float64 {
 	return nil
 }
 
-func lookup(dt canon.DType) (*format, error) {
+func lookup(dt tensor.DType) (*format, error) {
 	f, ok := formats[dt]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrDType, dt)
@@ -165,18 +165,18 @@ func (f *format) elements(n int64) (int64, error) {
 func (f *format) byteLen(n int) int { return n / f.group * f.groupBytes }
 
 // Supported reports whether values can decode dtype dt (every dtype the reference knows).
-func Supported(dt canon.DType) bool { _, ok := formats[dt]; return ok }
+func Supported(dt tensor.DType) bool { _, ok := formats[dt]; return ok }
 
 // IsFloat reports whether dt is a floating-point dtype (C64 excluded), the dtypes between which the
 // rounding check of PairStats applies.
-func IsFloat(dt canon.DType) bool {
+func IsFloat(dt tensor.DType) bool {
 	f, ok := formats[dt]
 	return ok && (f.mini != nil || f.kind == kF64)
 }
 
 // Elements returns the number of dt elements in n bytes, or an error wrapping ErrLength when n bytes
 // are not whole elements, or ErrDType.
-func Elements(dt canon.DType, n int64) (int64, error) {
+func Elements(dt tensor.DType, n int64) (int64, error) {
 	f, err := lookup(dt)
 	if err != nil {
 		return 0, err
@@ -187,7 +187,7 @@ func Elements(dt canon.DType, n int64) (int64, error) {
 // Decode decodes the elements of src into dst as float64 values and returns how many it decoded:
 // as many as both hold, rounded down to whole groups for F4 (2 per byte) and F6 (4 per 3 bytes).
 // C64 elements decode to their modulus. See the package documentation for each dtype's layout.
-func Decode(dt canon.DType, dst []float64, src []byte) (int, error) {
+func Decode(dt tensor.DType, dst []float64, src []byte) (int, error) {
 	f, err := lookup(dt)
 	if err != nil {
 		return 0, err
@@ -343,7 +343,7 @@ func (f *format) codes(dst []uint32, src []byte) {
 // (the bits as stored, in the low bits of the result) with PyTorch's overflow rules: see the package
 // documentation. ok is false when dt is not a float dtype narrower than F64, or when x has no code in
 // dt (NaN in F6 or F4).
-func Encode(dt canon.DType, x float64) (code uint32, ok bool) {
+func Encode(dt tensor.DType, x float64) (code uint32, ok bool) {
 	f, err := lookup(dt)
 	if err != nil || f.mini == nil {
 		return 0, false
@@ -355,7 +355,7 @@ func Encode(dt canon.DType, x float64) (code uint32, ok bool) {
 // Round returns x rounded to the float dtype dt (Encode then decode): NaN when x has no value there
 // (NaN, or a value that overflows to NaN), ±Inf when it overflows to Inf. For F64 it returns x; ok is
 // false for a dtype that is not a float.
-func Round(dt canon.DType, x float64) (v float64, ok bool) {
+func Round(dt tensor.DType, x float64) (v float64, ok bool) {
 	if dt == "F64" {
 		return x, true
 	}
@@ -368,7 +368,7 @@ func Round(dt canon.DType, x float64) (v float64, ok bool) {
 
 // Rounder returns Round for the float dtype dt as a function, its dtype looked up once (for rounding
 // many values to one dtype); nil for a dtype that is not a float (IsFloat false).
-func Rounder(dt canon.DType) func(x float64) float64 {
+func Rounder(dt tensor.DType) func(x float64) float64 {
 	f, ok := formats[dt]
 	switch {
 	case !ok:

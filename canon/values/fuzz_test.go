@@ -6,12 +6,12 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // allDTypes lists every dtype, in a fixed order for the fuzz targets to pick from.
-var allDTypes = func() []canon.DType {
-	var d []canon.DType
+var allDTypes = func() []tensor.DType {
+	var d []tensor.DType
 	for dt := range formats {
 		d = append(d, dt)
 	}
@@ -78,7 +78,7 @@ func FuzzRound(f *testing.F) {
 	f.Add(464.0, 480.0, uint8(3))
 	f.Add(65520.0, -1e-30, uint8(9))
 	f.Fuzz(func(t *testing.T, x, y float64, sel uint8) {
-		var floats []canon.DType
+		var floats []tensor.DType
 		for _, dt := range allDTypes {
 			if formats[dt].mini != nil {
 				floats = append(floats, dt)

@@ -6,14 +6,14 @@ import (
 	"io"
 	"math"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 func byteReader(b []byte) io.ReaderAt { return bytes.NewReader(b) }
 
 // encodeAll stores values as dt: floats rounded with Encode, integers converted (saturating),
 // C64 as (v, −v/2).
-func encodeAll(dt canon.DType, v []float64) []byte {
+func encodeAll(dt tensor.DType, v []float64) []byte {
 	f := formats[dt]
 	var out []byte
 	switch f.kind {

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // TestAddSameIsAdd: the path for chunks whose bytes are equal gives what Add gives them, bit for bit,
@@ -46,7 +46,7 @@ func TestAddSameIsAdd(t *testing.T) {
 // in one late chunk only (the rest compared on the equal-bytes path), across dtypes, of dtypes that do
 // not decode, and empty ones.
 func manyPairs(r *rand.Rand) (pairs []Pair, want []Comparison) {
-	add := func(dta canon.DType, a []byte, dtb canon.DType, b []byte) {
+	add := func(dta tensor.DType, a []byte, dtb tensor.DType, b []byte) {
 		ta := Tensor{DType: dta, R: byteReader(a), Len: int64(len(a))}
 		tb := Tensor{DType: dtb, R: byteReader(b), Len: int64(len(b))}
 		pairs = append(pairs, Pair{A: ta, B: tb})
@@ -193,7 +193,7 @@ func TestCompareAllErrors(t *testing.T) {
 func TestSummarizeAll(t *testing.T) {
 	r := rand.New(rand.NewPCG(75, 76))
 	var tensors []Tensor
-	for _, dt := range []canon.DType{"BF16", "F32", "F8_E4M3", "F16", "I64", "F6_E3M2"} {
+	for _, dt := range []tensor.DType{"BF16", "F32", "F8_E4M3", "F16", "I64", "F6_E3M2"} {
 		b := encodeAll(dt, sample(r, 2*ChunkElements+r.IntN(1000)*4, 0.1, true))
 		tensors = append(tensors, Tensor{DType: dt, R: byteReader(b), Len: int64(len(b))}, Tensor{DType: dt, R: byteReader(nil)})
 	}

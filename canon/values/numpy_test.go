@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // The oracle: numpy computes the same statistics from the same bytes, decoding every dtype itself
@@ -205,7 +205,7 @@ func nullable(p *float64) float64 {
 	return *p
 }
 
-func compareTensors(t *testing.T, dta canon.DType, a []byte, dtb canon.DType, b []byte, tol Tolerance, workers int) Diff {
+func compareTensors(t *testing.T, dta tensor.DType, a []byte, dtb tensor.DType, b []byte, tol Tolerance, workers int) Diff {
 	t.Helper()
 	d, err := CompareTensors(context.Background(),
 		Tensor{DType: dta, R: byteReader(a), Len: int64(len(a))},
@@ -224,7 +224,7 @@ func TestPairAgainstNumpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	n := 2*ChunkElements + 12345
 	for _, c := range []struct {
-		a, b     canon.DType
+		a, b     tensor.DType
 		scale    float64
 		specials bool
 		tol      Tolerance
@@ -289,7 +289,7 @@ func TestStatsAgainstNumpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	n := 2*ChunkElements + 999
 	for _, c := range []struct {
-		dt       canon.DType
+		dt       tensor.DType
 		scale    float64
 		offset   float64
 		specials bool
@@ -334,7 +334,7 @@ func TestRoundingAgainstNumpy(t *testing.T) {
 	o := newOracle(t)
 	r := rand.New(rand.NewPCG(31, 32))
 	n := ChunkElements + 777
-	for _, c := range []struct{ from, to canon.DType }{{"F32", "BF16"}, {"F32", "F16"}, {"F64", "F16"}} {
+	for _, c := range []struct{ from, to tensor.DType }{{"F32", "BF16"}, {"F32", "F16"}, {"F64", "F16"}} {
 		t.Run(string(c.from)+"-"+string(c.to), func(t *testing.T) {
 			v := sample(r, n, 0.05, true)
 			for i := range v {

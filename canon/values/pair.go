@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // Tolerance is numpy.isclose's: elements a and b are close when |a−b| ≤ Atol + Rtol·|b| (b is the
@@ -77,9 +77,9 @@ type Diff struct {
 // the wider side (wider: more bits; with equal widths, a is the source).
 type Rounding struct {
 	// From is the wider dtype, To the narrower one; Narrow is "a" or "b", the side that holds To.
-	From   canon.DType `json:"from"`
-	To     canon.DType `json:"to"`
-	Narrow string      `json:"narrow"`
+	From   tensor.DType `json:"from"`
+	To     tensor.DType `json:"to"`
+	Narrow string       `json:"narrow"`
 	// Mismatches counts elements that are not the conversion (any NaN matches any NaN; −0 and +0
 	// differ). FirstMismatch is the flat index of the first, −1 when there is none.
 	Mismatches    int64 `json:"mismatches"`
@@ -164,7 +164,7 @@ type scratch struct {
 
 // NewPairStats returns an empty accumulator for tensors of dtypes a and b (possibly different)
 // compared under tol.
-func NewPairStats(a, b canon.DType, tol Tolerance) (*PairStats, error) {
+func NewPairStats(a, b tensor.DType, tol Tolerance) (*PairStats, error) {
 	if err := tol.Check(); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 func f32Bytes(v ...float64) []byte {
@@ -41,7 +41,7 @@ func u16Bytes(v ...uint16) []byte {
 	return b
 }
 
-func pairOf(t *testing.T, dta canon.DType, a []byte, dtb canon.DType, b []byte, tol Tolerance) Diff {
+func pairOf(t *testing.T, dta tensor.DType, a []byte, dtb tensor.DType, b []byte, tol Tolerance) Diff {
 	t.Helper()
 	p, err := NewPairStats(dta, dtb, tol)
 	if err != nil {
@@ -60,7 +60,7 @@ func TestDeterministic(t *testing.T) {
 	n := 5*ChunkElements + 333
 	va := sample(r, n, 1, true)
 	vb := perturb(r, va, 0.01)
-	for _, dts := range [][2]canon.DType{{"F32", "F32"}, {"F32", "BF16"}, {"C64", "C64"}} {
+	for _, dts := range [][2]tensor.DType{{"F32", "F32"}, {"F32", "BF16"}, {"C64", "C64"}} {
 		a, b := encodeAll(dts[0], va), encodeAll(dts[1], vb)
 		var first, firstStats []byte
 		for _, procs := range []int{1, 2, 8} {
@@ -282,7 +282,7 @@ func TestRoundingCheck(t *testing.T) {
 	narrow[2*(ChunkElements+3)] = 1
 	check("later chunk", compareTensors(t, "F32", wide, "BF16", narrow, Tolerance{}, 3),
 		want{mismatches: 1, first: ChunkElements + 3, maxULP: 1, maxDev: math.Ldexp(1, -133)})
-	for _, dts := range [][2]canon.DType{{"F32", "I32"}, {"C64", "F32"}, {"BF16", "BF16"}, {"U8", "I8"}} {
+	for _, dts := range [][2]tensor.DType{{"F32", "I32"}, {"C64", "F32"}, {"BF16", "BF16"}, {"U8", "I8"}} {
 		a, b := make([]byte, formats[dts[0]].byteLen(2)), make([]byte, formats[dts[1]].byteLen(2))
 		if d := pairOf(t, dts[0], a, dts[1], b, Tolerance{}); d.ExactRounding != nil || d.Rounding != nil {
 			t.Errorf("%v: rounding check %+v", dts, d.Rounding)
@@ -352,7 +352,7 @@ func TestErrors(t *testing.T) {
 
 // TestStatsFindings covers the predicates check --values builds findings on.
 func TestStatsFindings(t *testing.T) {
-	sum := func(dt canon.DType, b []byte) Stats {
+	sum := func(dt tensor.DType, b []byte) Stats {
 		s, err := NewSummary(dt)
 		if err != nil {
 			t.Fatal(err)
@@ -400,7 +400,7 @@ func TestKernelsAgree(t *testing.T) {
 	n := 3*blockLen + 7
 	va := sample(r, n, 1, true)
 	vb := perturb(r, va, 0.05)
-	for _, dts := range [][2]canon.DType{{"BF16", "BF16"}, {"F16", "F16"}, {"F8_E4M3", "F8_E4M3"}, {"F8_E5M2", "F8_E5M2"}, {"U8", "I8"}} {
+	for _, dts := range [][2]tensor.DType{{"BF16", "BF16"}, {"F16", "F16"}, {"F8_E4M3", "F8_E4M3"}, {"F8_E5M2", "F8_E5M2"}, {"U8", "I8"}} {
 		for _, tol := range []Tolerance{{}, {Atol: 0.01, Rtol: 0.1}} {
 			a, b := encodeAll(dts[0], va), encodeAll(dts[1], vb)
 			fast, _ := NewPairStats(dts[0], dts[1], tol)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // Stats describes the values of one tensor. Min, Max, Mean and Std cover its finite elements (for
@@ -76,7 +76,7 @@ type scratchSum struct {
 }
 
 // NewSummary returns an empty accumulator for a tensor of dtype dt.
-func NewSummary(dt canon.DType) (*Summary, error) {
+func NewSummary(dt tensor.DType) (*Summary, error) {
 	f, err := lookup(dt)
 	if err != nil {
 		return nil, err
@@ -318,7 +318,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 // ChunkBytes is the byte length of ChunkElements elements of dtype dt: the chunks SummarizeAll
 // summarises one by one. Summarising a tensor chunk by chunk of this length, each chunk into its own
 // Summary merged in order, gives the same Stats as SummarizeAll, to the bit.
-func ChunkBytes(dt canon.DType) (int, error) {
+func ChunkBytes(dt tensor.DType) (int, error) {
 	f, err := lookup(dt)
 	if err != nil {
 		return 0, err
@@ -336,7 +336,7 @@ type Chunked struct {
 }
 
 // Reset starts the summary of a tensor of dtype dt.
-func (c *Chunked) Reset(dt canon.DType) error {
+func (c *Chunked) Reset(dt tensor.DType) error {
 	f, err := lookup(dt)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // ChunkElements is how many elements one chunk holds: a tensor is always split into chunks of this
@@ -16,7 +17,7 @@ const ChunkElements = 1 << 18
 
 // Tensor locates one tensor's bytes.
 type Tensor struct {
-	DType canon.DType
+	DType tensor.DType
 	// R holds the bytes; it must be safe for concurrent ReadAt (an *os.File or a canon.Source is).
 	R io.ReaderAt
 	// Off is the offset of the first byte in R, Len the number of bytes.
@@ -24,7 +25,7 @@ type Tensor struct {
 }
 
 // TensorOf is the bytes of t, one of m's tensors, in r, the file (or set) m was read from.
-func TensorOf(r io.ReaderAt, m *canon.Model, t *canon.Tensor) Tensor {
+func TensorOf(r io.ReaderAt, m *canon.Model, t *tensor.Tensor) Tensor {
 	return Tensor{DType: t.DType, R: r, Off: m.DataOffset() + int64(t.Begin), Len: int64(t.Len())}
 }
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -27,7 +27,7 @@ func derivedCLIModel(half, pruned bool) []byte {
 		for i := range 64 {
 			v := math.Sin(float64(i*7+p*131)) / 3
 			if half {
-				c, _ := values.Encode(canon.DType("F16"), float64(float32(v)))
+				c, _ := values.Encode(tensor.DType("F16"), float64(float32(v)))
 				data = binary.LittleEndian.AppendUint16(data, uint16(c))
 			} else {
 				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))

@@ -17,7 +17,8 @@ import (
 // TestLayering keeps the packages' direction (as crane's depcheck test does): canon/* reads models and
 // imports neither hash nor diff; hash/* computes identities and duplicates and never imports diff;
 // no library package imports cmd; canon/finding, which every format uses, imports nothing of stdiff;
-// a format package (canon/safetensors) does not import canon, which adapts its header into Model; nor
+// a format package (canon/safetensors) does not import canon, which adapts its header into Model; the
+// Tensor type both share (canon/tensor) imports neither; nor
 // does diff/ggufsrc import diff, which adapts its result into Report.
 // A banned path bans the packages under it too, unless it ends in "$" (that package alone). Test files
 // may import what they need.
@@ -33,6 +34,7 @@ func TestLayering(t *testing.T) {
 		{"diff", []string{"cmd"}, "the library never depends on the command line"},
 		{"canon/finding", []string{"canon", "hash", "diff", "cmd"}, "a finding is vocabulary every format package uses: it depends on none"},
 		{"canon/safetensors", []string{"canon$", "hash", "diff", "cmd"}, "a format package returns its own header type, which canon adapts into Model"},
+		{"canon/tensor", []string{"canon$", "canon/safetensors", "canon/torch", "canon/onnx", "canon/dduf", "hash", "diff", "cmd"}, "the one Tensor type, which format packages fill and canon's Model holds: a leaf below both (it may import canon/gguf, for ggml's types)"},
 		{"diff/ggufsrc", []string{"diff$", "hash", "cmd"}, "the GGUF-against-source comparison returns its own result types, which diff adapts into its Report"},
 		{"diff/onnxsrc", []string{"diff$", "hash", "cmd"}, "the ONNX-against-source pairing returns its own result types, which diff adapts into its Report"},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // The toy format is registered in this test binary only (testscript runs stdiff in it too: nothing
@@ -75,13 +76,13 @@ func readToyAs(f canon.Format, in *canon.Input) (*canon.Model, error) {
 		if p+2+nl+1 > len(hdr) {
 			return fail(p, "the header ends inside a tensor entry")
 		}
-		t := canon.Tensor{Name: string(hdr[p+2 : p+2+nl]), HeaderOffset: int64(p)}
+		t := tensor.Tensor{Name: string(hdr[p+2 : p+2+nl]), HeaderOffset: int64(p)}
 		p += 2 + nl
 		dl := int(hdr[p])
 		if p+1+dl+1 > len(hdr) {
 			return fail(p, "the header ends inside a tensor entry")
 		}
-		t.DType = canon.DType(hdr[p+1 : p+1+dl])
+		t.DType = tensor.DType(hdr[p+1 : p+1+dl])
 		p += 1 + dl
 		rank := int(hdr[p])
 		p++

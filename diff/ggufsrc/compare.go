@@ -16,6 +16,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf/hfmap"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -448,9 +449,9 @@ func alternatives(p *srcPair, arch string, g, h *canon.Model) []Alternative {
 type srcJob struct {
 	g, h      *source.Opened
 	gt        values.Tensor // the whole GGUF tensor
-	gType     canon.DType
+	gType     tensor.DType
 	hts       []values.Tensor // the source tensors (one per expert)
-	hType     canon.DType
+	hType     tensor.DType
 	transform Transform
 	heads     int
 	rowLen    int64 // elements in a GGUF row

@@ -21,6 +21,7 @@ import (
 	"github.com/stdiff/stdiff/canon/gguf/dequant"
 	"github.com/stdiff/stdiff/canon/gguf/hfmap"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -451,7 +452,7 @@ func ggufHeads(g *canon.Model, arch string, kv bool) int {
 }
 
 // ggmlType is the ggml type of a GGUF tensor, by its canon DType.
-func ggmlType(d canon.DType) (gguf.GGMLType, bool) {
+func ggmlType(d tensor.DType) (gguf.GGMLType, bool) {
 	for i := range gguf.Types {
 		if info, ok := gguf.GGMLType(i).Info(); ok && info.Name == string(d) {
 			return gguf.GGMLType(i), true
@@ -476,7 +477,7 @@ func stackedName(first string) string {
 
 // trimmed reports whether GGUF tensor g could be source tensor h with rows left out at the end, as
 // the converter trims Gemma 3's token embedding to its vocabulary.
-func trimmed(arch string, g, h *canon.Tensor) bool {
+func trimmed(arch string, g, h *tensor.Tensor) bool {
 	return strings.HasPrefix(arch, "gemma3") && g.Name == "token_embd.weight" && len(g.Shape) == 2 && len(h.Shape) == 2 &&
 		g.Shape[1] == h.Shape[1] && g.Shape[0] < h.Shape[0]
 }
@@ -539,7 +540,7 @@ func rmse(sum float64, n int64) *float64 {
 
 // supportedGGUF reports whether the GGUF side of a pair can be read as values: F32, F16 and BF16 as
 // they are, the others through package dequant.
-func supportedGGUF(d canon.DType) bool {
+func supportedGGUF(d tensor.DType) bool {
 	if supportedRaw(d) {
 		return true
 	}
@@ -548,4 +549,4 @@ func supportedGGUF(d canon.DType) bool {
 }
 
 // supportedRaw reports whether a GGUF tensor of type d is compared as it is, not dequantised.
-func supportedRaw(d canon.DType) bool { return d == "F32" || d == "F16" || d == "BF16" }
+func supportedRaw(d tensor.DType) bool { return d == "F32" || d == "F16" || d == "BF16" }

@@ -33,6 +33,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/zeebo/blake3"
 )
@@ -474,10 +475,10 @@ func digestAll(ctx context.Context, opened [2]*source.Opened, jobs []job, opt Op
 }
 
 // inFile reports whether a tensor's bytes are all in its file.
-func inFile(o *source.Opened, t *canon.Tensor) bool { return o.Model.InFile(t, o.Source.Size()) }
+func inFile(o *source.Opened, t *tensor.Tensor) bool { return o.Model.InFile(t, o.Source.Size()) }
 
 // key is a dtype and a shape as a map key.
-func key(dt canon.DType, shape []uint64) string {
+func key(dt tensor.DType, shape []uint64) string {
 	b := append([]byte(dt), ':')
 	for _, d := range shape {
 		b = strconv.AppendUint(append(b, ' '), d, 10)

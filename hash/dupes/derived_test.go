@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
@@ -22,7 +22,7 @@ func TestDerivedTorch(t *testing.T) {
 	}
 	type want struct {
 		rel     derived.Relation
-		to      canon.DType
+		to      tensor.DType
 		leftOut int
 	}
 	p := func(n string) string { return filepath.Join(dir, n) }

@@ -42,6 +42,7 @@ import (
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/store"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/textfmt"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
@@ -186,7 +187,7 @@ type Member struct {
 	// Relation, RoundedTo and LeftOut say how a member of a derived group comes from its original
 	// (derived.Member): for derived groups only.
 	Relation  derived.Relation `json:"relation,omitempty"`
-	RoundedTo canon.DType      `json:"rounded_to,omitempty"`
+	RoundedTo tensor.DType     `json:"rounded_to,omitempty"`
 	LeftOut   *derived.LeftOut `json:"left_out,omitempty"`
 	// Pipeline is set for a diffusers pipeline folder in a content group with DDUF files holding its
 	// very files: Path is its model_index.json, Companions every other file under it; it is deleted

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
@@ -111,7 +112,7 @@ type keys struct {
 	dataLen  int64
 	sample   picks
 	// collect, when set, receives every tensor entry (skim's light models), their shapes in arena.
-	collect *[]canon.Tensor
+	collect *[]tensor.Tensor
 	arena   arena
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
@@ -443,7 +444,7 @@ func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
 		src.Close()
 		return nil, nil, canon.PathError("read", f.path, err)
 	}
-	ts := make([]canon.Tensor, 0, len(h)/96+1)
+	ts := make([]tensor.Tensor, 0, len(h)/96+1)
 	var spans [][2]uint64
 	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts, nil); !ok || !utf8.Valid(h) || safetensors.HasControlOrTab(h) {
 		src.Close()
@@ -774,7 +775,7 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 // skim reads the keys of a safetensors header with safetensors.Skim (see it), or, when collect is not
 // nil, its tensors into collect (then the keys are not worked out: lightModel needs the tensors alone);
 // each entry also to also, when not nil (derivedGroups).
-func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]canon.Tensor, also *derived.Sink) (keys, bool) {
+func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]tensor.Tensor, also *derived.Sink) (keys, bool) {
 	s := &keySink{k: keys{dataLen: dataLen, collect: collect}, also: also}
 	n, ok := safetensors.Skim(h, dataLen, scratch, s)
 	if !ok {
@@ -809,8 +810,8 @@ func (s *keySink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 		s.also.Entry(name, dtype, shape, begin, end)
 	}
 	// names and dtypes share the header's memory, as canon.Read's do
-	*s.k.collect = append(*s.k.collect, canon.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
-		DType: canon.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: s.k.arena.clone(shape), Begin: begin, End: end})
+	*s.k.collect = append(*s.k.collect, tensor.Tensor{Name: unsafe.String(unsafe.SliceData(name), len(name)),
+		DType: tensor.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: s.k.arena.clone(shape), Begin: begin, End: end})
 }
 
 // Reset starts the keys again: Skim reads the header another way.

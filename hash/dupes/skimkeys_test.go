@@ -10,6 +10,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 )
 
 // TestSkimKeys: the keys skim works out from what safetensors.Skim reads are those of the model
@@ -40,7 +41,7 @@ func TestSkimKeys(t *testing.T) {
 		}
 		h, dataLen := b[8:8+n], int64(len(b))-8-int64(n)
 		var spans [][2]uint64
-		var ts []canon.Tensor
+		var ts []tensor.Tensor
 		k, ok := skim(h, dataLen, &spans, nil, nil)
 		if _, collected := skim(h, dataLen, &spans, &ts, nil); collected != ok {
 			t.Fatalf("skim reads the header (%v) but not its tensors (%v)", ok, collected)

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 	"github.com/stdiff/stdiff/hash/dupes"
 )
@@ -51,7 +51,7 @@ func encode(dtype string, vals []float64) []byte {
 		case "F32":
 			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(v)))
 		default:
-			c, _ := values.Encode(canon.DType(dtype), v)
+			c, _ := values.Encode(tensor.DType(dtype), v)
 			if dtype == "F8_E4M3" {
 				out = append(out, byte(c))
 			} else {

@@ -40,6 +40,7 @@ import (
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/safetensors"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -98,7 +99,7 @@ type Member struct {
 	Relation Relation
 	// RoundedTo is the narrower dtype its tensors were rounded to ("" when none was); where tensors
 	// were rounded to several, the one of the most tensors.
-	RoundedTo canon.DType
+	RoundedTo tensor.DType
 	// LeftOut is what a subset leaves out (nil for others).
 	LeftOut *LeftOut
 }
@@ -129,7 +130,7 @@ type info struct {
 // entry is a tensor as a sample reads it: its (name, shape) hash, dtype and bytes.
 type entry struct {
 	h          uint64
-	dtype      canon.DType
+	dtype      tensor.DType
 	begin, end uint64
 	seq        uint32 // its place in the header (Sink: of equal hashes the later comes first)
 }
@@ -154,7 +155,7 @@ type Sink struct {
 }
 
 // add counts one tensor.
-func (s *Sink) add(h uint64, dtype canon.DType, begin, end uint64) {
+func (s *Sink) add(h uint64, dtype tensor.DType, begin, end uint64) {
 	if cap(s.hs) == 0 {
 		s.hs = make([]uint64, 0, firstHashes) // a LoRA has hundreds: not eleven doublings from one
 	}
@@ -198,9 +199,9 @@ func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end
 	s.add(mix(h), internDType(dtype), begin, end)
 }
 
-// internDType is dtype as a canon.DType: a constant string for the dtypes the reference knows (no
+// internDType is dtype as a tensor.DType: a constant string for the dtypes the reference knows (no
 // allocation per entry: a header has hundreds), a string of its own for others.
-func internDType(dtype []byte) canon.DType {
+func internDType(dtype []byte) tensor.DType {
 	switch string(dtype) {
 	case "F16":
 		return "F16"
@@ -247,7 +248,7 @@ func internDType(dtype []byte) canon.DType {
 	case "C64":
 		return "C64"
 	}
-	return canon.DType(dtype)
+	return tensor.DType(dtype)
 }
 
 // Reset forgets the entries.
@@ -352,7 +353,7 @@ func HashBytes(b []byte) uint64 {
 }
 
 // tensorHash hashes a tensor's name and shape (not its dtype).
-func tensorHash(t *canon.Tensor) uint64 {
+func tensorHash(t *tensor.Tensor) uint64 {
 	h := HashBytes(unsafe.Slice(unsafe.StringData(t.Name), len(t.Name))) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
 	for _, d := range t.Shape {
 		h = mix(h ^ d)
@@ -461,7 +462,7 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 }
 
 // tensorsOf is the tensors of m's header.
-func tensorsOf(ctx context.Context, m Model) ([]canon.Tensor, error) {
+func tensorsOf(ctx context.Context, m Model) ([]tensor.Tensor, error) {
 	h, err := m.Header(ctx)
 	if err != nil {
 		return nil, err
@@ -533,7 +534,7 @@ type sampleCache struct {
 type cachedSample struct {
 	once   sync.Once
 	vals   [][]float64
-	dtypes []canon.DType
+	dtypes []tensor.DType
 }
 
 // smallest are the hashes of the first sampleTensors entries of in's bottom.
@@ -553,10 +554,10 @@ type link struct {
 
 // loaded is a model's tensors, by name, and its open bytes.
 type loaded struct {
-	ts []canon.Tensor
+	ts []tensor.Tensor
 	// byName is ts by name; nil where ts are in strictly increasing order of name (as most writers
 	// put them): then a name is found beside the last one found, else by binary search.
-	byName map[string]*canon.Tensor
+	byName map[string]*tensor.Tensor
 	r      io.ReaderAt
 	off    int64
 	close  func()
@@ -566,14 +567,14 @@ type loaded struct {
 
 // tensor is l's tensor of that name, nil when none; next is where the next one is looked for first
 // (a cursor kept by the caller, 0 at the start).
-func (l *loaded) tensor(name string, next *int) *canon.Tensor {
+func (l *loaded) tensor(name string, next *int) *tensor.Tensor {
 	if l.byName != nil {
 		return l.byName[name]
 	}
 	k := *next
 	if k >= len(l.ts) || l.ts[k].Name != name {
 		var ok bool
-		if k, ok = slices.BinarySearchFunc(l.ts, name, func(t canon.Tensor, n string) int { return strings.Compare(t.Name, n) }); !ok {
+		if k, ok = slices.BinarySearchFunc(l.ts, name, func(t tensor.Tensor, n string) int { return strings.Compare(t.Name, n) }); !ok {
 			return nil
 		}
 	}
@@ -610,7 +611,7 @@ func load(ctx context.Context, m Model, n int) (*loaded, error) {
 		}
 	}
 	if !sorted {
-		l.byName = make(map[string]*canon.Tensor, len(l.ts))
+		l.byName = make(map[string]*tensor.Tensor, len(l.ts))
 		for i := range l.ts {
 			l.byName[l.ts[i].Name] = &l.ts[i]
 		}
@@ -632,7 +633,7 @@ func load(ctx context.Context, m Model, n int) (*loaded, error) {
 // their names are in strictly increasing order; nil when Skim cannot read it or the mapping faults
 // (a file cut short). Their names are parts of the mapping, read only under verify's guard, and
 // copied where they outlive it (leftOut).
-func skimMapped(h []byte, dataLen int64, c *collector) (ts []canon.Tensor, sorted bool) {
+func skimMapped(h []byte, dataLen int64, c *collector) (ts []tensor.Tensor, sorted bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -652,7 +653,7 @@ func skimMapped(h []byte, dataLen int64, c *collector) (ts []canon.Tensor, sorte
 // parts of one slice, dtypes constant strings (internDType: dtypes outlive the mapping, roundTable
 // keeps them). A collector is reused (collectors) once the model it read is closed.
 type collector struct {
-	ts     []canon.Tensor
+	ts     []tensor.Tensor
 	shapes []uint64
 	spans  [][2]uint64 // Skim's scratch
 	used   int         // shape dimensions since reset
@@ -667,7 +668,7 @@ var collectors = sync.Pool{New: func() any { return &collector{} }}
 // last header's.
 func (c *collector) reset(n int) {
 	if cap(c.ts) < n {
-		c.ts = make([]canon.Tensor, 0, n)
+		c.ts = make([]tensor.Tensor, 0, n)
 	}
 	if cap(c.shapes) < c.used {
 		c.shapes = make([]uint64, 0, c.used)
@@ -694,7 +695,7 @@ func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 	if len(c.ts) > 0 && n <= c.ts[len(c.ts)-1].Name {
 		c.unsorted = true
 	}
-	c.ts = append(c.ts, canon.Tensor{Name: n, DType: internDType(dtype), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
+	c.ts = append(c.ts, tensor.Tensor{Name: n, DType: internDType(dtype), Shape: c.shapes[k:len(c.shapes):len(c.shapes)], Begin: begin, End: end})
 }
 
 // Reset forgets the tensors.
@@ -748,7 +749,7 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 		return nil
 	}
 	samples := make(map[int][][]float64, len(j.pool))
-	dtypes := make(map[int][]canon.DType, len(j.pool))
+	dtypes := make(map[int][]tensor.DType, len(j.pool))
 	for x, c := range got {
 		if c != nil && c.vals != nil {
 			samples[j.pool[x]], dtypes[j.pool[x]] = c.vals, c.dtypes
@@ -827,7 +828,7 @@ func pickEntries(es []entry, picks []uint64) ([]entry, bool) {
 	return out, len(picks) > 0
 }
 
-func joinDTypes(dts []canon.DType) string {
+func joinDTypes(dts []tensor.DType) string {
 	var b strings.Builder
 	for _, d := range dts {
 		b.WriteString(string(d))
@@ -895,7 +896,7 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 const sampleSpan = 64 << 10
 
 // narrowerAll reports whether each of from has to's dtype or a wider float one.
-func narrowerAll(to, from []canon.DType) bool {
+func narrowerAll(to, from []tensor.DType) bool {
 	if len(to) != len(from) {
 		return false
 	}
@@ -909,7 +910,7 @@ func narrowerAll(to, from []canon.DType) bool {
 
 // narrowerOrSame reports whether a tensor of dtype to can be derived from one of dtype from: the same
 // dtype, or both floats with to the narrower.
-func narrowerOrSame(to, from canon.DType) bool {
+func narrowerOrSame(to, from tensor.DType) bool {
 	if to == from {
 		return true
 	}
@@ -923,7 +924,7 @@ func narrowerOrSame(to, from canon.DType) bool {
 
 // roundedHash hashes sample s, of dtypes from, rounded to dts (one per tensor): values already of
 // their dtype are as they are (a value rounds to itself in its own dtype, values.Round).
-func roundedHash(s [][]float64, from, dts []canon.DType) uint64 {
+func roundedHash(s [][]float64, from, dts []tensor.DType) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for i, vals := range s {
 		var round func(float64) float64 // nil: not a float, or already of the dtype
@@ -962,7 +963,7 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 	if len(d.ts) > len(o.ts) {
 		return Member{}, false
 	}
-	rounded := map[canon.DType]int{}
+	rounded := map[tensor.DType]int{}
 	var sc scratch
 	next := 0
 	for i := range d.ts {
@@ -1005,15 +1006,15 @@ func verify(ctx context.Context, o, d *loaded) (_ Member, ok bool) {
 type scratch struct {
 	a, b     []byte
 	va, vb   []float64
-	from, to canon.DType
+	from, to tensor.DType
 	table    []uint32
 	// nTo and nFrom are the dtypes of the last narrowerOrSame, narrower its answer.
-	nTo, nFrom canon.DType
+	nTo, nFrom tensor.DType
 	narrower   bool
 }
 
 // narrowerOrSame is narrowerOrSame(to, from), kept for the next tensor.
-func (sc *scratch) narrowerOrSame(to, from canon.DType) bool {
+func (sc *scratch) narrowerOrSame(to, from tensor.DType) bool {
 	if to == from {
 		return true
 	}
@@ -1024,7 +1025,7 @@ func (sc *scratch) narrowerOrSame(to, from canon.DType) bool {
 }
 
 // roundTable is roundTable(from, to), kept for the next tensor (most have the dtypes of the last).
-func (sc *scratch) roundTable(from, to canon.DType) []uint32 {
+func (sc *scratch) roundTable(from, to tensor.DType) []uint32 {
 	if sc.table == nil || from != sc.from || to != sc.to {
 		sc.from, sc.to, sc.table = from, to, roundTable(from, to)
 	}
@@ -1053,7 +1054,7 @@ const roundChunk = 1 << 16
 // exactRounding reports whether every element of td (in d) is the round-to-nearest-even conversion
 // of to's (in o) to td's dtype, as PyTorch converts (values.Round: overflow to Inf or NaN as it
 // does); NaN matches NaN, −0 and +0 differ.
-func (sc *scratch) exactRounding(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+func (sc *scratch) exactRounding(o *loaded, to *tensor.Tensor, d *loaded, td *tensor.Tensor) bool {
 	bo, ok1 := to.DType.Bits()
 	bd, ok2 := td.DType.Bits()
 	if !ok1 || !ok2 || bo%8 != 0 || bd%8 != 0 {
@@ -1171,12 +1172,12 @@ var roundTables sync.Map
 // roundTable is, for a source dtype of 8 or 16 bits, the code in dtype to of each of its codes' value
 // rounded (values.Encode: PyTorch's conversion), indexed by the code; nil for wider sources or a
 // value without a code.
-func roundTable(from, to canon.DType) []uint32 {
+func roundTable(from, to tensor.DType) []uint32 {
 	bits, ok := from.Bits()
 	if !ok || (bits != 8 && bits != 16) {
 		return nil
 	}
-	key := [2]canon.DType{from, to}
+	key := [2]tensor.DType{from, to}
 	if t, ok := roundTables.Load(key); ok {
 		return t.([]uint32)
 	}
@@ -1206,7 +1207,7 @@ func roundTable(from, to canon.DType) []uint32 {
 }
 
 // bothNaN reports whether the element b (of dtype dt, size bytes) and the code want are both NaN.
-func bothNaN(dt canon.DType, b []byte, want uint32, size int64) bool {
+func bothNaN(dt tensor.DType, b []byte, want uint32, size int64) bool {
 	var x, y [1]float64
 	w := []byte{byte(want), byte(want >> 8)}[:size]
 	if _, err := values.Decode(dt, x[:], b); err != nil {
@@ -1219,7 +1220,7 @@ func bothNaN(dt canon.DType, b []byte, want uint32, size int64) bool {
 }
 
 // sameBytes reports whether two tensors hold the same bytes.
-func (sc *scratch) sameBytes(o *loaded, to *canon.Tensor, d *loaded, td *canon.Tensor) bool {
+func (sc *scratch) sameBytes(o *loaded, to *tensor.Tensor, d *loaded, td *tensor.Tensor) bool {
 	n := int64(to.Len())
 	if n != int64(td.Len()) {
 		return false
@@ -1340,8 +1341,8 @@ func groups(links []link, models []Model) []Group {
 // Package act calls it just before it deletes a derived copy, so that the relation a scan found is
 // proved again on the files as they are then.
 func Check(ctx context.Context, o *canon.Model, r io.ReaderAt, d *canon.Model, dr io.ReaderAt) (Member, bool) {
-	lo := &loaded{ts: o.Tensors, byName: make(map[string]*canon.Tensor, len(o.Tensors)), r: r, off: o.DataOffset()}
-	ld := &loaded{ts: d.Tensors, byName: make(map[string]*canon.Tensor, len(d.Tensors)), r: dr, off: d.DataOffset()}
+	lo := &loaded{ts: o.Tensors, byName: make(map[string]*tensor.Tensor, len(o.Tensors)), r: r, off: o.DataOffset()}
+	ld := &loaded{ts: d.Tensors, byName: make(map[string]*tensor.Tensor, len(d.Tensors)), r: dr, off: d.DataOffset()}
 	for _, l := range []*loaded{lo, ld} {
 		for i := range l.ts {
 			if l.byName[l.ts[i].Name] != nil { // a name twice: no relation by name
@@ -1358,7 +1359,7 @@ func Check(ctx context.Context, o *canon.Model, r io.ReaderAt, d *canon.Model, d
 
 // sampleOf reads model i's sample at picks (the entries of those hashes), and their dtypes; nil when
 // it cannot.
-func (j job) sampleOf(ctx context.Context, models []Model, infos []info, i int, picks []uint64) ([][]float64, []canon.DType) {
+func (j job) sampleOf(ctx context.Context, models []Model, infos []info, i int, picks []uint64) ([][]float64, []tensor.DType) {
 	es, ok := pickEntries(infos[i].bottom, picks)
 	if !ok { // a subset's picks beyond its original's smallest: read the header again
 		ts, err := tensorsOf(ctx, models[i])
@@ -1382,7 +1383,7 @@ func (j job) sampleOf(ctx context.Context, models []Model, infos []info, i int, 
 	if !ok {
 		return nil, nil
 	}
-	dts := make([]canon.DType, len(es))
+	dts := make([]tensor.DType, len(es))
 	for k, e := range es {
 		dts[k] = e.dtype
 	}

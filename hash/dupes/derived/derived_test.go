@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -14,7 +14,7 @@ import (
 // BF16; never F16 from BF16 (same width), F32 from F16, or an integer from a float.
 func TestNarrowerOrSame(t *testing.T) {
 	for _, c := range []struct {
-		to, from canon.DType
+		to, from tensor.DType
 		want     bool
 	}{{"F16", "F32", true}, {"BF16", "F32", true}, {"F8_E4M3", "BF16", true}, {"F32", "F32", true}, {"I8", "I8", true},
 		{"F16", "BF16", false}, {"F32", "F16", false}, {"I8", "F32", false}, {"F16", "I32", false}} {
@@ -31,9 +31,9 @@ func TestContainsAndLeftOut(t *testing.T) {
 		t.Error("contains")
 	}
 	mk := func(names ...string) *loaded {
-		l := &loaded{byName: map[string]*canon.Tensor{}}
+		l := &loaded{byName: map[string]*tensor.Tensor{}}
 		for _, n := range names {
-			l.ts = append(l.ts, canon.Tensor{Name: n})
+			l.ts = append(l.ts, tensor.Tensor{Name: n})
 		}
 		for i := range l.ts {
 			l.byName[l.ts[i].Name] = &l.ts[i]

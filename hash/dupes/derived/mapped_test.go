@@ -13,6 +13,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -54,7 +55,7 @@ func TestMappedHeadersOutlived(t *testing.T) {
 				for i := range 256 {
 					v := math.Sin(float64(i + round*1000 + len(name)))
 					bv, _ := values.Round("BF16", v)
-					c, _ := values.Encode(canon.DType(dt), bv)
+					c, _ := values.Encode(tensor.DType(dt), bv)
 					if dt == "BF16" {
 						data = binary.LittleEndian.AppendUint16(data, uint16(c))
 					} else {

@@ -3,6 +3,7 @@ package dupetest
 import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/onnx/onnxw"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/torch/torchw"
 )
 
@@ -12,7 +13,7 @@ import (
 var Formats = []string{"pt", "legacy", "onnx", "unsafe-pt"}
 
 // onnxTypes are the ONNX data types of the dtypes InFormat writes (TensorProto.DataType).
-var onnxTypes = map[canon.DType]int32{"F32": 1, "F16": 10, "BF16": 16, "I64": 7, "I32": 6}
+var onnxTypes = map[tensor.DType]int32{"F32": 1, "F16": 10, "BF16": 16, "I64": 7, "I32": 6}
 
 // InFormat is the safetensors file st (F32, F16, BF16, I64 or I32 tensors) with the same tensors,
 // names, shapes and bytes, in format (one of Formats); its metadata is left behind.
