@@ -147,8 +147,10 @@ var stored = map[string]Transform{
 // one the model's other weights read the same way have (their shapes tell: a GPT-2 Conv1D weight is
 // stored as it is, a Linear one transposed), else the one exporters give a Linear layer's weight;
 // where those disagree, nothing is settled. A pair found by value in the other orientation is then a
-// difference (ByShape) unless its values match in both (a symmetric matrix).
-func (g *graph) orient(res *Result, onnxDigest [2]map[int][32]byte, srcDigest map[int][32]byte) {
+// difference (ByShape) unless its values match in both (a symmetric matrix); orient returns those
+// pairs (indices into res.Pairs), for rePair to pair again by value in the orientation wanted.
+func (g *graph) orient(res *Result, onnxDigest [2]map[int][32]byte, srcDigest map[int][32]byte) []int {
+	var demoted []int
 	seen := map[string]map[Transform]bool{} // reading → the orientations of non-square weights
 	for _, p := range res.Pairs {
 		t := &g.om.Tensors[p.ONNX]
@@ -228,8 +230,69 @@ func (g *graph) orient(res *Result, onnxDigest [2]map[int][32]byte, srcDigest ma
 		p.Transform = want
 		if p.How == ByValue && !(known && haveW && d == dw) {
 			p.How = ByShape
+			demoted = append(demoted, n)
 		}
 	}
+	return demoted
+}
+
+// rePair pairs again by value, in the orientation orient settled, the pairs it found by value in the
+// other one (demoted, indices into res.Pairs, now ByShape): two square layers where one's weight is
+// the other's transpose, exported faithfully, pair each initializer as it is with the other layer's
+// weight first. Their source tensors are freed; each such initializer takes the first free source
+// tensor of its dtype and shape whose values it holds as its readers want them (a pair by value: equal
+// bytes as the graph reads them, never a false identity). One that holds none keeps its source tensor
+// if that is still free (a pair by shape: a difference, as before); else it is removed from res.Pairs
+// and returned, to pair by shape with what is left.
+func rePair(om *canon.Model, res *Result, demoted []int, pairedS []bool, bySource map[string][]int, onnxDigest [2]map[int][32]byte) []int {
+	if len(demoted) == 0 {
+		return nil
+	}
+	for _, n := range demoted {
+		pairedS[res.Pairs[n].Source] = false
+	}
+	var kept []int
+	for _, n := range demoted {
+		p := &res.Pairs[n]
+		t := &om.Tensors[p.ONNX]
+		shape, k1 := t.Shape, 0
+		if p.Transform == TransformTranspose {
+			shape, k1 = transposed(t.Shape), 1
+		}
+		d, ok := onnxDigest[k1][p.ONNX]
+		if !ok {
+			kept = append(kept, n)
+			continue
+		}
+		cands := bySource[key(t.DType, shape)+string(d[:])]
+		if k := slices.IndexFunc(cands, func(j int) bool { return !pairedS[j] }); k >= 0 {
+			p.Source, p.How = cands[k], ByValue
+			pairedS[p.Source] = true
+			continue
+		}
+		kept = append(kept, n)
+	}
+	drop := map[int]bool{}
+	var left []int
+	for _, n := range kept {
+		p := &res.Pairs[n]
+		if !pairedS[p.Source] {
+			pairedS[p.Source] = true
+			continue
+		}
+		drop[n] = true
+		left = append(left, p.ONNX)
+	}
+	if len(drop) > 0 {
+		pairs := res.Pairs[:0]
+		for n, p := range res.Pairs {
+			if !drop[n] {
+				pairs = append(pairs, p)
+			}
+		}
+		res.Pairs = pairs
+	}
+	return left
 }
 
 // family is a source tensor's name with each run of digits replaced by "#" (layer.#.fc.weight), and

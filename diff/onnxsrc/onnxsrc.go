@@ -12,7 +12,8 @@
 // names the nodes (MatMul_3), the weights of numbered layers (layer.0, layer.1) paired by value are
 // re-paired in the graph's order of their numbers: the first such initializer read is layer.0's. A square weight's
 // orientation is the one the exporter gives the others its operator reads (a MatMul reads a Linear
-// weight transposed): equal bytes in the other orientation are a different model, not a match. What is left pairs
+// weight transposed): equal bytes in the other orientation are a different model, not a match, and such
+// an initializer pairs again by value as the graph wants it (one layer's weight the other's transpose). What is left pairs
 // by shape (as is, or transposed), in file order: an edited weight is still paired with its source,
 // and its values compared under the transform. Graph constants are kept apart. A tensor the graph
 // holds twice (a tied embedding and head, exported once as an initializer of its own name and once
@@ -278,7 +279,9 @@ func Match(ctx context.Context, o, s *source.Opened, opt Options) (*Result, erro
 	}
 
 	// The orientation of each square weight the graph reads: as the exporter stores the others.
-	g.orient(res, onnxDigest, srcDigest)
+	// Those found by value in the other orientation pair again by value as the graph wants them.
+	left = append(left, rePair(om, res, g.orient(res, onnxDigest, srcDigest), pairedS, bySource, onnxDigest)...)
+	slices.Sort(left)
 	// Numbered layers whose nodes name no module: in the graph's order.
 	g.order(res, onnxDigest, srcDigest)
 
@@ -395,6 +398,13 @@ func shareValues(ctx context.Context, opened [2]*source.Opened, res *Result, pai
 	for _, p := range paired {
 		t := &om.Tensors[p.ONNX]
 		for _, tr := range []Transform{TransformNone, TransformTranspose} {
+			// A square initializer holds values as its readers read it (its pair's orientation, as
+			// orient settled it): Aᵀ stored for MatMuls holds the source weight A, never a source
+			// tensor Aᵀ (an export whose two MatMuls read that one initializer, where the source's
+			// layers are A and Aᵀ, is another model).
+			if len(t.Shape) == 2 && t.Shape[0] == t.Shape[1] && tr != p.Transform {
+				continue
+			}
 			shape, dg, ok := t.Shape, [32]byte{}, false
 			if tr == TransformTranspose {
 				if len(t.Shape) != 2 {

@@ -2,6 +2,7 @@ package onnxsrc
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stdiff/stdiff/canon/source"
@@ -56,7 +57,7 @@ func TestReviewMixedReaders(t *testing.T) {
 // way: two changed tensors, exit 1. A false difference, never a false identity; rare (weights equal
 // to another's transpose: symmetric ones pair either way).
 func TestReviewTransposedTwins(t *testing.T) {
-	t.Skip("REVIEW: orient demotes a by-value pair found in the other orientation to by shape instead of pairing again by value in the orientation it wants")
+
 	res, err := Match(t.Context(), openReview(t, "shared-right.onnx"), openReview(t, "source.safetensors"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,5 +66,18 @@ func TestReviewTransposedTwins(t *testing.T) {
 		if p.How == ByShape {
 			t.Errorf("%+v: by shape, though the export holds every weight as its reader wants it", p)
 		}
+	}
+	// onnx::MatMul_1 (Aᵀ) is fc1.weight (A) transposed, onnx::MatMul_2 (A) is fc2.weight (Aᵀ) transposed
+	want := []Pair{{ONNX: 0, Source: 0, Transform: TransformTranspose, How: ByValue}, {ONNX: 1, Source: 1, Transform: TransformTranspose, How: ByValue}}
+	if !slices.Equal(res.Pairs, want) || len(res.Shared)+len(res.Copies)+len(res.UnpairedONNX)+len(res.UnpairedSource) != 0 {
+		t.Errorf("pairs %+v, result %+v: want %+v, nothing else", res.Pairs, res, want)
+	}
+	// the export reading Aᵀ twice (fc2 computes x·Aᵀ, the source x·A) is still another model
+	res, err = Match(t.Context(), openReview(t, "shared-wrong.onnx"), openReview(t, "source.safetensors"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pairs) != 1 || res.Pairs[0].How != ByValue || res.Pairs[0].Source != 0 || len(res.UnpairedSource) != 1 || len(res.Shared) != 0 {
+		t.Errorf("shared-wrong.onnx: %+v: want fc1.weight paired by value, fc2.weight unpaired", res)
 	}
 }

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -450,7 +451,25 @@ func (a *analyzer) slice(s []rune, x *template.Slice) ([]rune, bool) {
 	return out, true
 }
 
-// items folds a constant list (or a string, a list of its characters): the values of each item.
+// unknownItem is the values of a list's item that does not fold (data): any string.
+var unknownItem = []string{string(wildStr)}
+
+// wild reports whether an item's values hold a wild marker (not known exactly).
+func wild(item []string) bool {
+	for _, v := range item {
+		if strings.ContainsRune(v, wildStr) || strings.ContainsRune(v, wildChar) {
+			return true
+		}
+	}
+	return false
+}
+
+// items folds a constant list (or a string, a list of its characters): the values of each item. A
+// list literal some of whose items do not fold (data) keeps the items it knows, each unknown one
+// being any string (unknownItem, a.inexact set), so that the filters passing items on still build
+// names from the known ones (('__class__', x)|join starts with __class__ whatever x is); it is
+// nothing known when none of its items folds. Callers read an item's values as what it may be: the
+// unknown one as any string (a join puts wildStr in its place), never as a value it surely is.
 func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 	a.folds--
 	if a.folds < 0 {
@@ -459,14 +478,16 @@ func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 	switch x := x.(type) {
 	case *template.List:
 		out := make([][]string, len(x.Items))
+		known := false
 		for i, it := range x.Items {
 			s, ok := a.str(it)
 			if !ok {
-				return nil, false
+				out[i], a.inexact = unknownItem, true
+				continue
 			}
-			out[i] = s
+			out[i], known = s, true
 		}
-		return out, true
+		return out, known || len(x.Items) == 0
 	case *template.Name:
 		if len(a.sets[x.Name]) == 1 && len(a.loops[x.Name]) == 0 && !a.opaque[x.Name] {
 			if it, ok := a.items(a.sets[x.Name][0]); ok {
@@ -489,11 +510,21 @@ func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 				if len(x.Args) > 0 || len(x.Kw) > 0 {
 					return nil, false
 				}
+				// The unknown items (data) go last: one order they may take (each sorting after the
+				// known ones, none equal to one), which gives the known items their first places:
+				// ['ss__', '__cla', x]|sort|join may be __class__ followed by x.
+				var known, unknown [][]string
 				for _, v := range it {
-					if len(v) != 1 {
+					switch {
+					case wild(v):
+						unknown = append(unknown, v)
+					case len(v) != 1: // an item of many values: its place is not known
 						return nil, false
+					default:
+						known = append(known, v)
 					}
 				}
+				it = known
 				sort.SliceStable(it, func(i, j int) bool { return strings.ToLower(it[i][0]) < strings.ToLower(it[j][0]) })
 				if x.Name == "unique" {
 					var u [][]string
@@ -504,8 +535,63 @@ func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 					}
 					it = u
 				}
+				it = append(it, unknown...)
 			}
 			return it, true
+		case "map": // map('lower'), map('replace', 'a', 'b'): the filter applied to each item
+			if len(x.Args) == 0 || len(x.Kw) > 0 {
+				return nil, false
+			}
+			f, ok := a.one(x.Args[0])
+			if !ok || f == "map" || f == "attr" {
+				return nil, false
+			}
+			it, ok := a.items(x.X)
+			if !ok {
+				return nil, false
+			}
+			out := make([][]string, len(it))
+			for i, v := range it {
+				if wild(v) {
+					out[i], a.inexact = unknownItem, true
+					continue
+				}
+				var exprs []template.Expr
+				for _, s := range v {
+					exprs = append(exprs, &template.Filter{Off: x.Off, X: &template.Const{Off: x.Off, V: s}, Name: f, Args: x.Args[1:]})
+				}
+				vals, ok := a.values(exprs)
+				if !ok {
+					out[i], a.inexact = unknownItem, true
+					continue
+				}
+				out[i] = vals
+			}
+			return out, true
+		case "select", "reject": // without a test: the items true (false) as Python reads them
+			if len(x.Args) > 0 || len(x.Kw) > 0 {
+				return nil, false
+			}
+			it, ok := a.items(x.X)
+			if !ok {
+				return nil, false
+			}
+			var out [][]string
+			for _, v := range it {
+				switch truth(v) {
+				case 1:
+					if x.Name == "select" {
+						out = append(out, v)
+					}
+				case 0:
+					if x.Name == "reject" {
+						out = append(out, v)
+					}
+				default: // kept or not, as the template runs: any string, in its place
+					out, a.inexact = append(out, unknownItem), true
+				}
+			}
+			return out, true
 		}
 	case *template.Binary:
 		if x.Op == "+" {
@@ -559,6 +645,26 @@ func (a *analyzer) items(x template.Expr) ([][]string, bool) {
 		out = append(out, []string{string(r)})
 	}
 	return out, true
+}
+
+// truth is whether an item of these values is true as Python reads it: 1, 0 (the empty string), or
+// -1 when not known (a wild value; or a value a number or False folds to as well: 0 prints "0").
+func truth(item []string) int {
+	t := -1
+	for _, v := range item {
+		k := 1
+		switch v {
+		case "":
+			k = 0
+		case "0", "0.0", "-0.0", "False", "None":
+			return -1
+		}
+		if strings.ContainsRune(v, wildStr) || strings.ContainsRune(v, wildChar) || t >= 0 && k != t {
+			return -1
+		}
+		t = k
+	}
+	return t
 }
 
 func (a *analyzer) joined(items [][]string, sep string) ([]string, bool) {
@@ -988,7 +1094,17 @@ func (a *analyzer) call(x *template.Call) ([]string, bool) {
 		}
 		keys, ok := a.str(x.Args[0])
 		if !ok {
-			return nil, false
+			// a key known only when the template runs: any of a dict literal's values, or the
+			// default ({'k': v}.get(x, d) is v or d, whatever x is)
+			if len(x.Args) != 2 {
+				return nil, false
+			}
+			a.inexact = true
+			exprs := []template.Expr{x.Args[1]}
+			if d, isDict := at.X.(*template.Dict); isDict {
+				exprs = append(slices.Clone(d.Vals), x.Args[1])
+			}
+			return a.values(exprs)
 		}
 		var exprs []template.Expr
 		for _, k := range keys {
