@@ -20,8 +20,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/stfile"
+	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
 
@@ -92,7 +92,7 @@ func main() {
 				values.Decode("F16", vals, raw)
 				raw = make([]byte, len(vals))
 				for j, v := range vals {
-					c, _ := values.Encode(canon.DType("F8_E4M3"), v)
+					c, _ := values.Encode(tensor.DType("F8_E4M3"), v)
 					raw[j] = byte(c)
 				}
 				t.DType = "F8_E4M3"
