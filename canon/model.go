@@ -109,6 +109,10 @@ type Model struct {
 	// (FormatReader.Open, from 0: ONNX's inline and external data, a checkpoint's storages gathered),
 	// not the file's bytes after its header.
 	InSpace bool
+	// External lists, for each tensor whose bytes are in a file beside the model file (ONNX external
+	// data), that file's location as the model names it (relative to the model's folder, slash-separated;
+	// "" when it names none), in tensor order; a location may repeat.
+	External []string
 	// DDUF is the DDUF file as package dduf reads it (its members, model_index.json's components);
 	// nil otherwise. package source reads it as the pipeline it holds.
 	DDUF *dduf.File

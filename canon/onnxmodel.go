@@ -44,6 +44,13 @@ func modelOfONNX(f *onnx.File) *Model {
 		for _, d := range t.Dims {
 			shape = append(shape, uint64(max(d, 0)))
 		}
+		if t.Where == onnx.InExternal {
+			loc := ""
+			if t.External != nil {
+				loc = t.External.Location
+			}
+			m.External = append(m.External, loc)
+		}
 		m.Tensors = append(m.Tensors, tensor.Tensor{Name: t.Name, DType: tensor.DType(t.DataType.Name()), Shape: shape, Begin: off, End: off + n, HeaderOffset: t.Offset})
 		off += n
 	}

@@ -38,7 +38,6 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/lora"
-	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/store"
@@ -981,14 +980,10 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 	if m.DDUF != nil {
 		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
 	}
-	if m.ONNX != nil {
-		for i := range m.ONNX.Tensors {
-			if t := &m.ONNX.Tensors[i]; t.Where == onnx.InExternal {
-				f.external = true
-				if t.External != nil && t.External.Location != "" && !source.IsRemote(path) {
-					f.externalFiles = append(f.externalFiles, filepath.Join(filepath.Dir(path), filepath.FromSlash(t.External.Location)))
-				}
-			}
+	for _, loc := range m.External { // tensor bytes in files beside the model file
+		f.external = true
+		if loc != "" && !source.IsRemote(path) {
+			f.externalFiles = append(f.externalFiles, filepath.Join(filepath.Dir(path), filepath.FromSlash(loc)))
 		}
 	}
 	if (!f.set && fileSizeOf(m) != f.size) || (split && m.Shards == nil) { // a set's file gone: read as one file
