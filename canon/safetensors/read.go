@@ -79,7 +79,9 @@ func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) 
 		return nil, err
 	}
 	m.RawHeader = hb
-	m.readHeader(hb)
+	if !m.readPlain(hb) {
+		m.readHeader(hb)
+	}
 	return m, nil
 }
 

@@ -28,11 +28,12 @@ type SkimSink interface {
 // between calls.
 func Skim(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink) (metaKeys int, ok bool) {
 	k := skimState{sink: sink}
+	k.meta, _ = sink.(metaSink)
 	spans := (*scratch)[:0]
 	defer func() { *scratch = spans }()
 	sorted, compact := skimCompact(h, &k, &spans)
 	if !compact { // spaces, another order of fields: the general way, from the start
-		k, spans = skimState{sink: sink, shape: k.shape}, spans[:0]
+		k, spans = skimState{sink: sink, shape: k.shape, meta: k.meta}, spans[:0]
 		sink.Reset()
 		if sorted, ok = skimGeneral(h, &k, &spans); !ok {
 			return 0, false
@@ -59,6 +60,16 @@ type skimState struct {
 	sink     SkimSink
 	shape    []uint64 // the shape handed to sink, reused
 	metaKeys int
+	meta     metaSink // sink, when it takes the metadata too
+}
+
+// metaSink is a SkimSink that also takes the `__metadata__` object (ReadHeadInto's plain path).
+type metaSink interface {
+	// metaObject says that `__metadata__` is there (it may be empty).
+	metaObject()
+	// metaEntry is one entry: the bodies of its key and value strings, parts of the header, their
+	// escapes (valid ones) not yet read; kesc and vesc say whether each holds one.
+	metaEntry(key, value []byte, kesc, vesc bool)
 }
 
 // skimGeneral reads the tensor entries of a header into k and spans, however it is spaced and its
@@ -82,7 +93,7 @@ func skimGeneral(h []byte, k *skimState, spansp *[][2]uint64) (sorted, ok bool) 
 				return false, false
 			}
 			if string(name) == "__metadata__" {
-				n, ok := p.metadata()
+				n, ok := p.metadata(k.meta)
 				if !ok || metaSeen {
 					return false, false
 				}
@@ -163,7 +174,7 @@ func skimCompact(b []byte, k *skimState, spans *[][2]uint64) (sorted, compact bo
 			i += 2
 			if string(name) == "__metadata__" {
 				p := skimmer{b: b, i: i}
-				n, ok := p.metadata()
+				n, ok := p.metadata(k.meta)
 				if !ok || metaSeen {
 					return false, false
 				}
@@ -388,63 +399,60 @@ func HasControlOrTab(b []byte) bool {
 
 // skipString skips a string that may hold escapes.
 func (p *skimmer) skipString() bool {
-	if !p.byte('"') {
-		return false
-	}
-	for {
-		j := bytes.IndexByte(p.b[p.i:], '"')
-		if j < 0 {
-			return false
-		}
-		s := p.b[p.i : p.i+j]
-		p.i += j + 1
-		back := 0
-		for back < len(s) && s[len(s)-1-back] == '\\' {
-			back++
-		}
-		if back%2 == 0 {
-			return validEscapes(s)
-		}
-	}
+	_, _, ok := p.str()
+	return ok
 }
 
-// validEscapes reports whether every backslash of a string's body starts an escape JSON allows; a
-// \u escape of a lone surrogate is left to Read.
-func validEscapes(s []byte) bool {
-	for {
-		j := bytes.IndexByte(s, '\\')
-		if j < 0 {
-			return true
+// str reads a string that may hold escapes, each one JSON allows (a \u escape of a surrogate is left
+// to Read): body is its bytes between the quotes, escaped whether a backslash is among them. Control
+// characters are its caller's to check. Eight bytes at a time up to the next quote or backslash.
+func (p *skimmer) str() (body []byte, escaped, ok bool) {
+	if !p.byte('"') {
+		return nil, false, false
+	}
+	b, start := p.b, p.i
+	for i := start; ; {
+		i = plainRun(b, i)
+		for i < len(b) && b[i] != '"' && b[i] != '\\' { // plainRun stops at control characters too
+			i++
 		}
-		if j+1 >= len(s) {
-			return false
+		switch {
+		case i >= len(b):
+			return nil, false, false
+		case b[i] == '"':
+			p.i = i + 1
+			return b[start:i], escaped, true
+		case i+1 >= len(b):
+			return nil, false, false
 		}
-		switch s[j+1] {
+		escaped = true
+		switch b[i+1] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			s = s[j+2:]
+			i += 2
 		case 'u':
-			if j+6 > len(s) {
-				return false
+			if i+6 > len(b) || b[i+2] == 'd' || b[i+2] == 'D' { // a surrogate
+				return nil, false, false
 			}
-			for _, c := range s[j+2 : j+6] {
+			for _, c := range b[i+2 : i+6] {
 				if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-					return false
+					return nil, false, false
 				}
 			}
-			if s[j+2] == 'd' || s[j+2] == 'D' { // a surrogate
-				return false
-			}
-			s = s[j+6:]
+			i += 6
 		default:
-			return false
+			return nil, false, false
 		}
 	}
 }
 
-// metadata reads `__metadata__`'s object of strings and returns its number of entries.
-func (p *skimmer) metadata() (int, bool) {
+// metadata reads `__metadata__`'s object of strings and returns its number of entries; each to
+// sink, when not nil.
+func (p *skimmer) metadata(sink metaSink) (int, bool) {
 	if !p.byte('{') {
 		return 0, false
+	}
+	if sink != nil {
+		sink.metaObject()
 	}
 	if p.ws(); p.peek() == '}' {
 		p.i++
@@ -452,8 +460,16 @@ func (p *skimmer) metadata() (int, bool) {
 	}
 	n := 0
 	for {
-		if !p.skipString() || !p.byte(':') || !p.skipString() {
+		key, kesc, ok := p.str()
+		if !ok || !p.byte(':') {
 			return 0, false
+		}
+		value, vesc, ok := p.str()
+		if !ok {
+			return 0, false
+		}
+		if sink != nil {
+			sink.metaEntry(key, value, kesc, vesc)
 		}
 		n++
 		p.ws()

@@ -1,0 +1,237 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stdiff/stdiff/canon/stfile"
+)
+
+// plainAgrees checks the plain path against the full parser on the file b: when readPlain reads its
+// header, the Header is the one readHeader makes (every exported field: tensors with their names,
+// dtypes, shapes, offsets and header offsets; metadata with keys, values and offsets; no finding; the
+// reference's verdict valid), and Read returns it; when it does not, it left the Header untouched. It
+// reports whether the plain path read the header.
+func plainAgrees(t *testing.T, b []byte) bool {
+	t.Helper()
+	if len(b) < 8 {
+		return false
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8) {
+		return false
+	}
+	hb := b[8 : 8+n]
+	full := Parse(hb, int64(len(b)))
+	plain := &Header{FileSize: int64(len(b)), HeaderLen: n, RawHeader: hb}
+	if !plain.readPlain(hb) {
+		if !reflect.DeepEqual(plain, &Header{FileSize: int64(len(b)), HeaderLen: n, RawHeader: hb}) {
+			t.Fatalf("readPlain declined but changed the header: %+v", plain)
+		}
+		return false
+	}
+	if !full.Valid() || len(full.Findings) > 0 || full.Omitted != nil {
+		t.Fatalf("readPlain read a header the full parser finds fault with (%v, %v): %.300q", full.RefErr, full.Findings, hb)
+	}
+	full.kept = nil
+	if !reflect.DeepEqual(plain, full) {
+		for i := range min(len(plain.Tensors), len(full.Tensors)) {
+			if !reflect.DeepEqual(plain.Tensors[i], full.Tensors[i]) {
+				t.Errorf("tensor %d: plain %+v, full %+v", i, plain.Tensors[i], full.Tensors[i])
+				break
+			}
+		}
+		for i := range min(len(plain.Metadata), len(full.Metadata)) {
+			if plain.Metadata[i] != full.Metadata[i] {
+				t.Errorf("metadata %d: plain %+v, full %+v", i, plain.Metadata[i], full.Metadata[i])
+				break
+			}
+		}
+		t.Fatalf("plain and full headers differ (%d and %d tensors, %d and %d metadata entries, metadata %v and %v): %.300q",
+			len(plain.Tensors), len(full.Tensors), len(plain.Metadata), len(full.Metadata), plain.HasMetadata, full.HasMetadata, hb)
+	}
+	read, err := Read(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.kept = nil
+	if !reflect.DeepEqual(read, full) {
+		t.Fatalf("Read differs from Parse: %.300q", hb)
+	}
+	return true
+}
+
+// withHeader is a file of the header h and data bytes after it.
+func withHeader(h string, data int) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+	return append(append(b, h...), make([]byte, data)...)
+}
+
+// plainSeeds are skimSeeds, the stfile writers' files every way they write them, and headers the plain
+// path must decline or read exactly: escapes of every kind in metadata keys and values, names and keys
+// written twice, out of order, control characters, bytes that are not UTF-8, padding, no tensor.
+func plainSeeds(t testing.TB) [][]byte {
+	out := skimSeeds(t)
+	for _, b := range stfile.Fixtures() {
+		out = append(out, b)
+	}
+	for _, f := range []stfile.File{stfile.LoRA(), stfile.Weights(), stfile.KohyaSDXL(1), stfile.KohyaSDXL(7), stfile.ManyTensors(3000)} {
+		out = append(out, f.Build())
+		f.Indent = true
+		out = append(out, f.Build())
+		f.Indent, f.NoPad = false, true
+		out = append(out, f.Build())
+		f.NoPad, f.Metadata, f.NullMetadata = false, nil, true
+		out = append(out, f.Build())
+		f.NullMetadata = false
+		out = append(out, f.Build())
+	}
+	w := `"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}`
+	v := `"v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}`
+	for _, c := range []struct {
+		h    string
+		data int
+	}{
+		{`{` + w + `}`, 4},
+		{`{` + w + `,` + v + `}`, 8},
+		{`{` + v + `,` + w + `}`, 8},
+		{`{"__metadata__":{},` + w + `}`, 4},
+		{`{"__metadata__":null,` + w + `}`, 4},
+		{`{"__metadata__":{"a":"1","b":"2"},` + w + `}`, 4},
+		{`{"__metadata__":{"b":"1","a":"2"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"1","a":"2"},` + w + `}`, 4},
+		{`{"__metadata__":{"b":"1","a":"2","b":"3"},` + w + `}`, 4},
+		{`{"__metadata__":{"k\"ey\\":"v\\\"\/\b\f\n\r\t\u0041\u00e9\u20ac\uFFFF\u0000"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"\ud83d\ude00"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"\ud83d"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"\x"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"\u00g0"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"x\\"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"x\\\"y"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"tab	in"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"nl` + "\n" + `"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"é ü 日本"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"` + "\xff" + `"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"` + "\xc3" + `"},` + w + `}`, 4},
+		{`{"__metadata__":{"a":{"b":"c"}},` + w + `}`, 4},
+		{`{"__metadata__":{"a":"b"},"__metadata__":{"a":"b"},` + w + `}`, 4},
+		{`{` + w + `,"__metadata__":{"z":"y"}}`, 4},
+		{`{` + w + `,` + w + `}`, 4},
+		{`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8},
+		{`{"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}`, 12},
+		{`{"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}`, 4},
+		{`{"z":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]},` + w + `}`, 4},
+		{`{"b":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]},"e":{"dtype":"F8_E5M2","shape":[1],"data_offsets":[3,4]}}`, 4},
+		{`{"":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4},
+		{`{"w\u0041":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4},
+		{`{"é":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4},
+		{` {` + w + `}`, 4},
+		{`{` + w + `}    `, 4},
+		{`{` + w + "}\x00\x00", 4},
+		{`{` + w + "}\t", 4},
+		{"{\n" + w + "\n}", 4},
+		{`{` + w + `}`, 8},
+		{`{` + w + `}`, 2},
+		{`{}`, 0},
+		{`{"__metadata__":{"a":"b"}}`, 0},
+		{`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"dtype":"F32"}}`, 4},
+		{`{"w":{"shape":[1],"dtype":"F32","data_offsets":[0,4]}}`, 4},
+		{`{"w":{"dtype":"F32","shape":[18446744073709551615,2],"data_offsets":[0,4]}}`, 4},
+		{`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},}`, 4},
+		{`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}`, 4},
+	} {
+		out = append(out, withHeader(c.h, c.data))
+	}
+	return out
+}
+
+// TestPlainSameAsFull: on every seed, the plain path either declines or reads the header exactly as
+// the full parser does (plainAgrees); and it reads the usual files, the real ones included.
+func TestPlainSameAsFull(t *testing.T) {
+	read, real := 0, 0
+	seeds := plainSeeds(t)
+	for _, b := range seeds {
+		if plainAgrees(t, b) {
+			read++
+		}
+	}
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "real", "*.safetensors"))
+	if len(paths) == 0 {
+		t.Fatal("the real corpus (../shared/corpus/real beside the repository) is not there")
+	}
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Size() < 8<<20 {
+			b, _ := os.ReadFile(p)
+			if plainAgrees(t, b) {
+				real++
+			}
+		}
+	}
+	t.Logf("the plain path read %d of %d seeds, %d of %d real files", read, len(seeds), real, len(paths))
+	if read < len(seeds)/3 || real < 5 {
+		t.Errorf("the plain path read %d of %d seeds, %d of %d real files", read, len(seeds), real, len(paths))
+	}
+	// What it must decline (the full parser finds something to say).
+	for _, h := range []string{
+		`{"__metadata__":{"a":"1","a":"2"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`,
+		` {"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{"__metadata__":{"a":"b"}}`,
+		`{"__metadata__":{"a":"tab	in"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+	} {
+		b := withHeader(h, 8)
+		if strings.Count(h, `"w"`) == 1 && !strings.HasPrefix(h, `{"__metadata__":{"a":"b"}}`) {
+			b = withHeader(h, 4)
+		}
+		if h == `{"__metadata__":{"a":"b"}}` {
+			b = withHeader(h, 0)
+		}
+		m := Header{FileSize: int64(len(b)), HeaderLen: uint64(len(h))}
+		if m.readPlain([]byte(h)) {
+			t.Errorf("the plain path read %q", h)
+		}
+	}
+}
+
+// FuzzPlain: on any header, the plain path declines or agrees with the full parser (plainAgrees);
+// it never panics.
+func FuzzPlain(f *testing.F) {
+	for _, b := range plainSeeds(f) {
+		if n := binary.LittleEndian.Uint64(b); n <= uint64(len(b)-8) && n < 1<<16 {
+			f.Add(string(b[8:8+n]), uint16(len(b)-8-int(n)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, header string, data uint16) {
+		if len(header) > 1<<16 || strings.Count(header, "[") > 1000 {
+			return
+		}
+		plainAgrees(t, withHeader(header, int(data)))
+	})
+}
+
+// TestUnescape: unescape reads every escape as parseString does, next to plain runs of every length.
+func TestUnescape(t *testing.T) {
+	for _, esc := range []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u0041`, `\u00e9`, `\u20AC`, `\uffff`, `\u0000`} {
+		for _, run := range []int{0, 1, 7, 8, 9, 16, 17} {
+			body := strings.Repeat("a", run) + esc + strings.Repeat("b", run) + esc + esc
+			p := &parser{b: []byte(`"` + body + `"`)}
+			p.s = string(p.b)
+			want, ok := p.parseString()
+			if !ok {
+				t.Fatalf("%q: parseString failed", body)
+			}
+			if got := unescape([]byte(body)); string(got) != want {
+				t.Errorf("%q: unescape %q, parseString %q", body, got, want)
+			}
+		}
+	}
+	if !slices.Equal(unescape([]byte("plain")), []byte("plain")) {
+		t.Error("a body without escapes")
+	}
+}
