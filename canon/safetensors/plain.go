@@ -27,6 +27,8 @@ type plainSink struct {
 	shapeAt []int
 	meta    []Meta
 	metaSet bool
+	text    []byte      // the escaped keys and values of meta, decoded one after another
+	decoded []decodedAt // where they are
 	escaped bool        // a metadata key or value holds an escape
 	spans   [][2]uint64 // Skim's scratch
 	keys    map[string]struct{}
@@ -49,23 +51,37 @@ func (s *plainSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 // Reset forgets what was read: Skim reads the header again, another way.
 func (s *plainSink) Reset() {
 	s.tensors, s.shapes, s.shapeAt, s.meta = s.tensors[:0], s.shapes[:0], s.shapeAt[:0], s.meta[:0]
+	s.text, s.decoded = s.text[:0], s.decoded[:0]
 	s.metaSet = false
 }
 
 func (s *plainSink) metaObject() { s.metaSet = true }
 
 func (s *plainSink) metaEntry(key, value []byte, kesc, vesc bool) {
-	s.meta = append(s.meta, Meta{Key: s.text(key, kesc), Value: s.text(value, vesc), Offset: 8 + s.at(key) - 1})
+	e := Meta{Key: s.part(key), Value: s.part(value), Offset: 8 + s.at(key) - 1}
+	if kesc {
+		s.decode(key, true)
+	}
+	if vesc {
+		s.decode(value, false)
+	}
+	s.meta = append(s.meta, e)
 }
 
-// text is the value of a string whose body b (a part of the header) Skim read: b itself when it holds
-// no escape.
-func (s *plainSink) text(b []byte, escaped bool) string {
-	if !escaped {
-		return s.part(b)
-	}
-	out := unescape(b)
-	return unsafe.String(unsafe.SliceData(out), len(out))
+// decodedAt is where the decoded key or value of s.meta[i] is in s.text.
+type decodedAt struct {
+	i, at, n int
+	key      bool
+}
+
+// decode adds the value of the string body b, which holds an escape, to s.text, for the next entry of
+// s.meta.
+func (s *plainSink) decode(b []byte, key bool) {
+	at := len(s.text)
+	s.text = slices.Grow(s.text, len(b))[:at+len(b)]
+	n := unescapeTo(s.text[at:], b)
+	s.text = s.text[:at+n]
+	s.decoded = append(s.decoded, decodedAt{i: len(s.meta), at: at, n: n, key: key})
 }
 
 // at is the index in the header of b, a part of it.
@@ -99,6 +115,11 @@ func dtypeOf(d string) tensor.DType {
 // are copied eight bytes at a time (the value is never longer than its body, so each word fits).
 func unescape(b []byte) []byte {
 	out := make([]byte, len(b))
+	return out[:unescapeTo(out, b)]
+}
+
+// unescapeTo is unescape into out, len(b) bytes or more, and returns the length of the value.
+func unescapeTo(out, b []byte) int {
 	n, i := 0, 0
 	for {
 		for i+8 <= len(b) {
@@ -116,7 +137,7 @@ func unescape(b []byte) []byte {
 			n, i = n+1, i+1
 		}
 		if i >= len(b) {
-			return out[:n]
+			return n
 		}
 		e := b[i+1]
 		i += 2
@@ -191,19 +212,88 @@ func (s *plainSink) uniqueKeys() bool {
 	return true
 }
 
+// reuse is the memory of a plain header's Header (its tensors, their shapes, its metadata and the
+// decoded strings of it) read into a caller's buffer: the next header read into that buffer is given
+// it again, as ReadHeadInto's contract allows (the caller no longer uses the last Header), so that a
+// caller reading a collection through one buffer a worker allocates next to nothing per header.
+type reuse struct {
+	sink    *plainSink // the scratch of the skim
+	tensors []tensor.Tensor
+	shapes  []uint64
+	meta    []Meta
+	text    []byte
+}
+
+// reused holds reuse by the address of the buffer (a buffer's address outlives the buffer only when
+// nothing uses its last Header any more, so a new buffer at the same address may have its memory).
+// At most maxReused buffers', each of a header of at most maxReusedTensors tensors and
+// maxReusedText bytes of decoded strings: past that, the memory is the new Header's alone.
+var reused struct {
+	sync.Mutex
+	by map[uintptr]*reuse
+}
+
+const (
+	maxReused        = 16
+	maxReusedTensors = 1 << 12
+	maxReusedText    = 1 << 18
+)
+
+// takeReuse returns the memory kept for the buffer at key (0: none), or an empty reuse.
+func takeReuse(key uintptr) *reuse {
+	if key != 0 {
+		reused.Lock()
+		r := reused.by[key]
+		delete(reused.by, key)
+		reused.Unlock()
+		if r != nil {
+			return r
+		}
+	}
+	return &reuse{}
+}
+
+// keepReuse keeps r for the next header read into the buffer at key.
+func keepReuse(key uintptr, r *reuse) {
+	if key == 0 || cap(r.sink.tensors) > maxReusedTensors || cap(r.tensors) > maxReusedTensors || cap(r.shapes) > 8*maxReusedTensors || cap(r.meta) > maxReusedTensors || cap(r.text) > maxReusedText {
+		return
+	}
+	reused.Lock()
+	if reused.by == nil || len(reused.by) >= maxReused { // buffers no longer read into: let them go
+		reused.by = make(map[uintptr]*reuse, maxReused)
+	}
+	reused.by[key] = r
+	reused.Unlock()
+}
+
+// room is b's first n elements, b's memory when it has room for them; never nil.
+func room[T any](b []T, n int) []T {
+	if b != nil && cap(b) >= n {
+		return b[:n]
+	}
+	return make([]T, n)
+}
+
 // readPlain reads hb, the N header bytes, into m when it is plain (see above), and reports whether it
-// did; when it did not, m is as it was.
-func (m *Header) readPlain(hb []byte) bool {
+// did; when it did not, m is as it was. key is the address of the caller's buffer hb is in (see
+// reuse), 0 for none.
+func (m *Header) readPlain(hb []byte, key uintptr) bool {
 	if len(hb) == 0 || hb[0] != '{' || m.DataLen() < 0 {
 		return false
 	}
-	s := plains.Get().(*plainSink)
+	r := takeReuse(key)
+	if r.sink == nil {
+		r.sink = plains.Get().(*plainSink)
+	}
+	s := r.sink
 	s.hb = hb
 	s.Reset()
 	defer func() {
 		s.hb = nil
-		clear(s.meta) // no string of this header kept past it
-		if cap(s.tensors) <= maxPlainKept {
+		if key != 0 { // kept with the buffer, whose header its strings are parts of
+			keepReuse(key, r)
+		} else if cap(s.tensors) <= maxPlainKept {
+			clear(s.meta) // no string of this header kept past it
 			clear(s.tensors[:cap(s.tensors)])
 			plains.Put(s)
 		}
@@ -211,11 +301,12 @@ func (m *Header) readPlain(hb []byte) bool {
 	if _, ok := Skim(hb, m.DataLen(), &s.spans, s); !ok || len(s.tensors) == 0 || !textOnly(hb) {
 		return false
 	}
-	ts := slices.Clone(s.tensors)
-	if lastOfEachName(ts) != nil || !s.uniqueKeys() {
+	if lastOfEachName(s.tensors) != nil || !s.uniqueKeys() {
 		return false
 	}
-	shapes := make([]uint64, len(s.shapes)) // never nil: a scalar's shape is empty, as the full parser has it
+	ts := room(r.tensors, len(s.tensors))
+	copy(ts, s.tensors)
+	shapes := room(r.shapes, len(s.shapes)) // never nil: a scalar's shape is empty, as the full parser has it
 	copy(shapes, s.shapes)
 	for i := range ts {
 		end := len(shapes)
@@ -224,9 +315,23 @@ func (m *Header) readPlain(hb []byte) bool {
 		}
 		ts[i].Shape = shapes[s.shapeAt[i]:end:end]
 	}
+	r.tensors, r.shapes = ts, shapes
 	m.HeaderParsed, m.HasMetadata, m.Tensors = true, s.metaSet, ts
 	if len(s.meta) > 0 {
-		m.Metadata = slices.Clone(s.meta)
+		meta := room(r.meta, len(s.meta))
+		copy(meta, s.meta)
+		text := room(r.text, len(s.text))
+		copy(text, s.text)
+		for _, d := range s.decoded {
+			v := unsafe.String(unsafe.SliceData(text[d.at:]), d.n)
+			if d.key {
+				meta[d.i].Key = v
+			} else {
+				meta[d.i].Value = v
+			}
+		}
+		m.Metadata, r.meta, r.text = meta[:len(meta):len(meta)], meta, text
 	}
+	m.Tensors = ts[:len(ts):len(ts)]
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func plainAgrees(t *testing.T, b []byte) bool {
 	hb := b[8 : 8+n]
 	full := Parse(hb, int64(len(b)))
 	plain := &Header{FileSize: int64(len(b)), HeaderLen: n, RawHeader: hb}
-	if !plain.readPlain(hb) {
+	if !plain.readPlain(hb, 0) {
 		if !reflect.DeepEqual(plain, &Header{FileSize: int64(len(b)), HeaderLen: n, RawHeader: hb}) {
 			t.Fatalf("readPlain declined but changed the header: %+v", plain)
 		}
@@ -193,7 +194,7 @@ func TestPlainSameAsFull(t *testing.T) {
 			b = withHeader(h, 0)
 		}
 		m := Header{FileSize: int64(len(b)), HeaderLen: uint64(len(h))}
-		if m.readPlain([]byte(h)) {
+		if m.readPlain([]byte(h), 0) {
 			t.Errorf("the plain path read %q", h)
 		}
 	}
@@ -233,5 +234,57 @@ func TestUnescape(t *testing.T) {
 	}
 	if !slices.Equal(unescape([]byte("plain")), []byte("plain")) {
 		t.Error("a body without escapes")
+	}
+}
+
+// TestPlainReusesBuffer: headers read one after another into one buffer (as a collection is read,
+// the buffer grown when a header does not fit) are each the one the full parser reads, though each
+// is given the memory of the last; and reading a kohya LoRA's header again into its buffer allocates
+// next to nothing (its tensors, shapes, metadata and decoded strings are the last one's memory).
+func TestPlainReusesBuffer(t *testing.T) {
+	var buf []byte
+	for round := 0; round < 2; round++ {
+		for _, b := range plainSeeds(t) {
+			if len(b) < 8 {
+				continue
+			}
+			n := binary.LittleEndian.Uint64(b)
+			if n > uint64(len(b)-8) {
+				continue
+			}
+			got, err := ReadHeadInto(bytes.NewReader(b), int64(len(b)), b[:8], buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Parse(bytes.Clone(b[8:8+n]), int64(len(b)))
+			got.kept, want.kept = nil, nil
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("read into the buffer: %d tensors, %d metadata entries; fresh: %d, %d: %.200q", len(got.Tensors), len(got.Metadata), len(want.Tensors), len(want.Metadata), b[8:8+n])
+			}
+			if cap(got.RawHeader) > cap(buf) {
+				buf = got.RawHeader[:0]
+			}
+		}
+	}
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	b := stfile.KohyaSDXL(2).Build()
+	buf = make([]byte, 0, len(b))
+	read := func() {
+		h, err := ReadHeadInto(bytes.NewReader(b), int64(len(b)), b[:8], buf)
+		if err != nil || !h.Valid() || len(h.Tensors) == 0 {
+			t.Fatal(err, h.RefErr)
+		}
+	}
+	read()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		read()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 20; per > 4<<10 {
+		t.Errorf("%d bytes allocated a header read again into its buffer", per)
 	}
 }
