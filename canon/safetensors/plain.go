@@ -2,8 +2,6 @@ package safetensors
 
 import (
 	"encoding/binary"
-	"math/bits"
-	"slices"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -21,17 +19,17 @@ import (
 
 // plainSink collects what Skim reads of a plain header, in buffers kept for the next header (plains).
 type plainSink struct {
-	hb      []byte
-	tensors []tensor.Tensor
-	shapes  []uint64 // the tensors' shapes, one after another (shapeAt: where each starts)
-	shapeAt []int
-	meta    []Meta
-	metaSet bool
-	text    []byte      // the escaped keys and values of meta, decoded one after another
-	decoded []decodedAt // where they are
-	escaped bool        // a metadata key or value holds an escape
-	spans   [][2]uint64 // Skim's scratch
-	keys    map[string]struct{}
+	hb        []byte
+	tensors   []tensor.Tensor
+	shapes    []uint64 // the tensors' shapes, one after another (shapeAt: where each starts)
+	shapeAt   []int
+	meta      []Meta
+	metaSet   bool
+	text      []byte      // the values of meta's keys and values with escapes, one after another
+	decodedAt []decodedAt // where they are
+	escaped   bool        // a metadata key or value holds an escape
+	spans     [][2]uint64 // Skim's scratch
+	keys      map[string]struct{}
 }
 
 // plains keeps plainSinks' buffers between headers: a collection's headers are read into a few.
@@ -51,37 +49,28 @@ func (s *plainSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 // Reset forgets what was read: Skim reads the header again, another way.
 func (s *plainSink) Reset() {
 	s.tensors, s.shapes, s.shapeAt, s.meta = s.tensors[:0], s.shapes[:0], s.shapeAt[:0], s.meta[:0]
-	s.text, s.decoded = s.text[:0], s.decoded[:0]
+	s.text, s.decodedAt = s.text[:0], s.decodedAt[:0]
 	s.metaSet = false
 }
 
 func (s *plainSink) metaObject() { s.metaSet = true }
 
-func (s *plainSink) metaEntry(key, value []byte, kesc, vesc bool) {
-	e := Meta{Key: s.part(key), Value: s.part(value), Offset: 8 + s.at(key) - 1}
-	if kesc {
-		s.decode(key, true)
+func (s *plainSink) decoded() *[]byte { return &s.text }
+
+func (s *plainSink) metaEntry(key, value []byte, kat, kn, vat, vn int) {
+	if kat >= 0 {
+		s.decodedAt = append(s.decodedAt, decodedAt{i: len(s.meta), at: kat, n: kn, key: true})
 	}
-	if vesc {
-		s.decode(value, false)
+	if vat >= 0 {
+		s.decodedAt = append(s.decodedAt, decodedAt{i: len(s.meta), at: vat, n: vn})
 	}
-	s.meta = append(s.meta, e)
+	s.meta = append(s.meta, Meta{Key: s.part(key), Value: s.part(value), Offset: 8 + s.at(key) - 1})
 }
 
-// decodedAt is where the decoded key or value of s.meta[i] is in s.text.
+// decodedAt is where the value of the key or value of s.meta[i], a string with escapes, is in s.text.
 type decodedAt struct {
 	i, at, n int
 	key      bool
-}
-
-// decode adds the value of the string body b, which holds an escape, to s.text, for the next entry of
-// s.meta.
-func (s *plainSink) decode(b []byte, key bool) {
-	at := len(s.text)
-	s.text = slices.Grow(s.text, len(b))[:at+len(b)]
-	n := unescapeTo(s.text[at:], b)
-	s.text = s.text[:at+n]
-	s.decoded = append(s.decoded, decodedAt{i: len(s.meta), at: at, n: n, key: key})
 }
 
 // at is the index in the header of b, a part of it.
@@ -110,80 +99,16 @@ func dtypeOf(d string) tensor.DType {
 	return tensor.DType(d)
 }
 
-// unescape is the value of the JSON string whose body is b, whose escapes are all ones JSON allows
-// and none of a surrogate (Skim's str checked), as parseString reads it: the plain runs between escapes
-// are copied eight bytes at a time (the value is never longer than its body, so each word fits).
-func unescape(b []byte) []byte {
-	out := make([]byte, len(b))
-	return out[:unescapeTo(out, b)]
-}
-
-// unescapeTo is unescape into out, len(b) bytes or more, and returns the length of the value.
-func unescapeTo(out, b []byte) int {
-	n, i := 0, 0
-	for {
-		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			binary.LittleEndian.PutUint64(out[n:], w)
-			if m := hasByte(w, '\\'); m != 0 { // the lowest byte flagged is a backslash
-				k := bits.TrailingZeros64(m) >> 3
-				n, i = n+k, i+k
-				break
-			}
-			n, i = n+8, i+8
-		}
-		for i < len(b) && b[i] != '\\' {
-			out[n] = b[i]
-			n, i = n+1, i+1
-		}
-		if i >= len(b) {
-			return n
-		}
-		e := b[i+1]
-		i += 2
-		switch e {
-		case 'b':
-			e = '\b'
-		case 'f':
-			e = '\f'
-		case 'n':
-			e = '\n'
-		case 'r':
-			e = '\r'
-		case 't':
-			e = '\t'
-		case 'u':
-			var r rune
-			for _, c := range b[i : i+4] {
-				switch {
-				case c <= '9':
-					c -= '0'
-				case c <= 'F':
-					c -= 'A' - 10
-				default:
-					c -= 'a' - 10
-				}
-				r = r<<4 | rune(c)
-			}
-			i += 4
-			n += utf8.EncodeRune(out[n:], r)
-			continue
-		} // '"', '\\' and '/' are themselves
-		out[n] = e
-		n++
-	}
-}
-
 // textOnly reports whether b is UTF-8 with no control character: utf8.Valid(b) &&
 // !HasControlOrTab(b), in one pass over ASCII.
 func textOnly(b []byte) bool {
 	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if w&msb != 0 {
+	for ; i+16 <= len(b); i += 16 { // two words a step: the checks of each overlap
+		w, v := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+		if (w|v)&msb != 0 {
 			break // not ASCII: the general checks, from here
 		}
-		if hasByteLess(w, 0x20) != 0 {
+		if hasByteLess(w, 0x20)|hasByteLess(v, 0x20) != 0 {
 			return false
 		}
 	}
@@ -322,7 +247,7 @@ func (m *Header) readPlain(hb []byte, key uintptr) bool {
 		copy(meta, s.meta)
 		text := room(r.text, len(s.text))
 		copy(text, s.text)
-		for _, d := range s.decoded {
+		for _, d := range s.decodedAt {
 			v := unsafe.String(unsafe.SliceData(text[d.at:]), d.n)
 			if d.key {
 				meta[d.i].Key = v

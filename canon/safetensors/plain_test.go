@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/stfile"
 )
@@ -216,24 +216,41 @@ func FuzzPlain(f *testing.F) {
 	})
 }
 
-// TestUnescape: unescape reads every escape as parseString does, next to plain runs of every length.
-func TestUnescape(t *testing.T) {
-	for _, esc := range []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u0041`, `\u00e9`, `\u20AC`, `\uffff`, `\u0000`} {
+// TestStrTo: strTo reads every escape as parseString does, next to plain runs of every length, near
+// the end of the input and far from it, and leaves its buffer as it was when it fails.
+func TestStrTo(t *testing.T) {
+	for _, esc := range []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u0041`, `\u00e9`, `\u20AC`, `\uffff`, `\u0000`, "\x01"} {
 		for _, run := range []int{0, 1, 7, 8, 9, 16, 17} {
-			body := strings.Repeat("a", run) + esc + strings.Repeat("b", run) + esc + esc
-			p := &parser{b: []byte(`"` + body + `"`)}
-			p.s = string(p.b)
-			want, ok := p.parseString()
-			if !ok {
-				t.Fatalf("%q: parseString failed", body)
-			}
-			if got := unescape([]byte(body)); string(got) != want {
-				t.Errorf("%q: unescape %q, parseString %q", body, got, want)
+			body := strings.Repeat("a", run) + esc + strings.Repeat("b", run) + esc + esc + strings.Repeat("c", run)
+			for _, tail := range []string{"", strings.Repeat(" ", 20)} {
+				p := &parser{b: []byte(`"` + strings.ReplaceAll(body, "\x01", "") + `"`)}
+				p.s = string(p.b)
+				want, ok := p.parseString()
+				if !ok {
+					t.Fatalf("%q: parseString failed", body)
+				}
+				if strings.Contains(body, "\x01") { // a control character: parseString refuses it, strTo copies it
+					want = strings.Repeat("a", run) + "\x01" + strings.Repeat("b", run) + "\x01\x01" + strings.Repeat("c", run)
+				}
+				dst := []byte("xy")
+				sk := skimmer{b: []byte(`"` + body + `"` + tail)}
+				got, at, n, ok := sk.strTo(&dst)
+				value := string(got)
+				if at >= 0 {
+					value = string(dst[at : at+n])
+				}
+				if !ok || value != want || string(got) != body || sk.i != len(body)+2 || string(dst[:2]) != "xy" {
+					t.Errorf("%q: strTo %q (%v, at %d), want %q", body, value, ok, at, want)
+				}
 			}
 		}
 	}
-	if !slices.Equal(unescape([]byte("plain")), []byte("plain")) {
-		t.Error("a body without escapes")
+	for _, bad := range []string{`"a\x"`, `"a\u12"`, `"a\ud800"`, `"a\uDC00 "`, `"a\u00g0"`, `"a\"`, `"abc`, `"a\"bc`, `"a\u0041`} {
+		dst := []byte("xy")
+		sk := skimmer{b: []byte(bad)}
+		if _, _, _, ok := sk.strTo(&dst); ok || string(dst) != "xy" {
+			t.Errorf("%q read (%v), or the buffer changed: %q", bad, ok, dst)
+		}
 	}
 }
 
@@ -286,5 +303,17 @@ func TestPlainReusesBuffer(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / 20; per > 4<<10 {
 		t.Errorf("%d bytes allocated a header read again into its buffer", per)
+	}
+}
+
+// TestTextOnly: textOnly is utf8.Valid && !HasControlOrTab, wherever the byte that decides is.
+func TestTextOnly(t *testing.T) {
+	for n := 0; n < 40; n++ {
+		for _, c := range []string{"", "\x00", "\x1f", "\t", "\n", " ", "~", "\x7f", "é", "\xff", "\xc3", "日"} {
+			b := []byte(strings.Repeat("a", n) + c + strings.Repeat("b", 40-n))
+			if got, want := textOnly(b), utf8.Valid(b) && !HasControlOrTab(b); got != want {
+				t.Errorf("%q: %v, want %v", b, got, want)
+			}
+		}
 	}
 }

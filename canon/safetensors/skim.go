@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"unicode/utf8"
 )
 
 // SkimSink receives what Skim reads.
@@ -67,9 +68,11 @@ type skimState struct {
 type metaSink interface {
 	// metaObject says that `__metadata__` is there (it may be empty).
 	metaObject()
-	// metaEntry is one entry: the bodies of its key and value strings, parts of the header, their
-	// escapes (valid ones) not yet read; kesc and vesc say whether each holds one.
-	metaEntry(key, value []byte, kesc, vesc bool)
+	// decoded is where the values of strings with escapes are appended (strTo).
+	decoded() *[]byte
+	// metaEntry is one entry: the bodies of its key and value strings, parts of the header; for a
+	// string with escapes, at is where its value is in *decoded() and n its length (at is -1 for none).
+	metaEntry(key, value []byte, kat, kn, vat, vn int)
 }
 
 // skimGeneral reads the tensor entries of a header into k and spans, however it is spaced and its
@@ -403,6 +406,111 @@ func (p *skimmer) skipString() bool {
 	return ok
 }
 
+// strTo is str that also reads the value of a string with escapes: it is appended to *dst, from at,
+// n bytes (at is -1 for a string without escapes, whose value is its body). On failure *dst is as
+// it was. Escapes are decoded as parseString decodes them, the plain runs between them copied eight
+// bytes at a time.
+func (p *skimmer) strTo(dst *[]byte) (body []byte, at, n int, ok bool) {
+	if !p.byte('"') {
+		return nil, -1, 0, false
+	}
+	b, start := p.b, p.i
+	i := plainRun(b, start)
+	for i < len(b) && b[i] != '"' && b[i] != '\\' { // plainRun stops at control characters too
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return nil, -1, 0, false
+	case b[i] == '"':
+		p.i = i + 1
+		return b[start:i], -1, 0, true
+	}
+	out := *dst
+	at = len(out)
+	out = append(out, b[start:i]...)
+	for {
+		if b[i] == '"' {
+			p.i = i + 1
+			*dst = out
+			return b[start:i], at, len(out) - at, true
+		}
+		// a backslash
+		if i+1 >= len(b) {
+			return nil, -1, 0, false
+		}
+		switch e := b[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+			i += 2
+		case 'b':
+			out = append(out, '\b')
+			i += 2
+		case 'f':
+			out = append(out, '\f')
+			i += 2
+		case 'n':
+			out = append(out, '\n')
+			i += 2
+		case 'r':
+			out = append(out, '\r')
+			i += 2
+		case 't':
+			out = append(out, '\t')
+			i += 2
+		case 'u':
+			if i+6 > len(b) || b[i+2] == 'd' || b[i+2] == 'D' { // a surrogate: Read says
+				return nil, -1, 0, false
+			}
+			var r rune
+			for _, c := range b[i+2 : i+6] {
+				switch {
+				case '0' <= c && c <= '9':
+					c -= '0'
+				case 'a' <= c && c <= 'f':
+					c -= 'a' - 10
+				case 'A' <= c && c <= 'F':
+					c -= 'A' - 10
+				default:
+					return nil, -1, 0, false
+				}
+				r = r<<4 | rune(c)
+			}
+			out = utf8.AppendRune(out, r)
+			i += 6
+		default:
+			return nil, -1, 0, false
+		}
+		// The plain run to the next quote or backslash, eight bytes at a time, each word copied whole
+		// (the value grows by its plain bytes only); control characters are copied as they are.
+		for {
+			for i+8 <= len(b) {
+				if cap(out)-len(out) < 8 {
+					out = slices.Grow(out, 8)
+				}
+				k, w := len(out), binary.LittleEndian.Uint64(b[i:])
+				binary.LittleEndian.PutUint64(out[k:k+8], w)
+				if m := hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+					c := bits.TrailingZeros64(m) >> 3
+					out, i = out[:k+c], i+c
+					break
+				}
+				out, i = out[:k+8], i+8
+			}
+			for i < len(b) && b[i] != '"' && b[i] != '\\' && i+8 > len(b) {
+				out = append(out, b[i])
+				i++
+			}
+			if i >= len(b) {
+				return nil, -1, 0, false
+			}
+			if b[i] == '"' || b[i] == '\\' {
+				break
+			}
+		}
+	}
+}
+
 // str reads a string that may hold escapes, each one JSON allows (a \u escape of a surrogate is left
 // to Read): body is its bytes between the quotes, escaped whether a backslash is among them. Control
 // characters are its caller's to check. Eight bytes at a time up to the next quote or backslash.
@@ -460,16 +568,19 @@ func (p *skimmer) metadata(sink metaSink) (int, bool) {
 	}
 	n := 0
 	for {
-		key, kesc, ok := p.str()
-		if !ok || !p.byte(':') {
-			return 0, false
-		}
-		value, vesc, ok := p.str()
-		if !ok {
-			return 0, false
-		}
 		if sink != nil {
-			sink.metaEntry(key, value, kesc, vesc)
+			d := sink.decoded()
+			key, kat, kn, ok := p.strTo(d)
+			if !ok || !p.byte(':') {
+				return 0, false
+			}
+			value, vat, vn, ok := p.strTo(d)
+			if !ok {
+				return 0, false
+			}
+			sink.metaEntry(key, value, kat, kn, vat, vn)
+		} else if !p.skipString() || !p.byte(':') || !p.skipString() {
+			return 0, false
 		}
 		n++
 		p.ws()
