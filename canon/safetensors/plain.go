@@ -17,7 +17,8 @@ import (
 // and readPlain's Header is the one readHeader makes (TestPlainSameAsFull, FuzzPlain). Anything else
 // is left to readHeader, which says what is wrong.
 
-// plainSink collects what Skim reads of a plain header, in buffers kept for the next header (plains).
+// plainSink collects what Skim reads of a plain header, in buffers kept for the next header read into
+// the same buffer (reuse).
 type plainSink struct {
 	hb        []byte
 	tensors   []tensor.Tensor
@@ -32,14 +33,14 @@ type plainSink struct {
 	keys      map[string]struct{}
 }
 
-// plains keeps plainSinks' buffers between headers: a collection's headers are read into a few.
-var plains = sync.Pool{New: func() any { return new(plainSink) }}
-
-// maxPlainKept is the most tensors a plainSink kept in plains may have room for.
-const maxPlainKept = 1 << 16
-
 // Entry adds a tensor entry: its name and dtype stay parts of the header, as the full parser's do.
 func (s *plainSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
+	if cap(s.tensors) == 0 {
+		// Room for the likely number of entries in the rest of the header (the full parser's
+		// estimate: real entries take 80 to 200 bytes), so that a large one does not grow by doubling.
+		n := (len(s.hb)-int(s.at(name)))/96 + 1
+		s.tensors, s.shapeAt, s.shapes = make([]tensor.Tensor, 0, n), make([]int, 0, n), make([]uint64, 0, 2*n)
+	}
 	s.shapeAt = append(s.shapeAt, len(s.shapes))
 	s.shapes = append(s.shapes, shape...)
 	s.tensors = append(s.tensors, tensor.Tensor{Name: s.part(name), DType: dtypeOf(s.part(dtype)), Begin: begin, End: end,
@@ -191,12 +192,19 @@ func keepReuse(key uintptr, r *reuse) {
 	reused.Unlock()
 }
 
-// room is b's first n elements, b's memory when it has room for them; never nil.
-func room[T any](b []T, n int) []T {
-	if b != nil && cap(b) >= n {
-		return b[:n]
+// into is a copy of src in dst's memory when it has room for it (src itself when that is dst's
+// memory), else in new memory; never nil.
+func into[T any](dst, src []T) []T {
+	switch {
+	case dst != nil && cap(dst) >= len(src) && (len(src) == 0 || &dst[:1][0] == &src[0]):
+		return dst[:len(src)]
+	case dst != nil && cap(dst) >= len(src):
+		dst = dst[:len(src)]
+	default:
+		dst = make([]T, len(src))
 	}
-	return make([]T, n)
+	copy(dst, src)
+	return dst
 }
 
 // readPlain reads hb, the N header bytes, into m when it is plain (see above), and reports whether it
@@ -208,20 +216,17 @@ func (m *Header) readPlain(hb []byte, key uintptr) bool {
 	}
 	r := takeReuse(key)
 	if r.sink == nil {
-		r.sink = plains.Get().(*plainSink)
+		r.sink = new(plainSink)
 	}
 	s := r.sink
 	s.hb = hb
 	s.Reset()
+	if cap(s.spans) == 0 {
+		s.spans = make([][2]uint64, 0, len(hb)/96+1) // as many as Entry makes room for
+	}
 	defer func() {
 		s.hb = nil
-		if key != 0 { // kept with the buffer, whose header its strings are parts of
-			keepReuse(key, r)
-		} else if cap(s.tensors) <= maxPlainKept {
-			clear(s.meta) // no string of this header kept past it
-			clear(s.tensors[:cap(s.tensors)])
-			plains.Put(s)
-		}
+		keepReuse(key, r) // with the buffer, whose header its strings are parts of
 	}()
 	if _, ok := Skim(hb, m.DataLen(), &s.spans, s); !ok || len(s.tensors) == 0 || !textOnly(hb) {
 		return false
@@ -229,10 +234,11 @@ func (m *Header) readPlain(hb []byte, key uintptr) bool {
 	if lastOfEachName(s.tensors) != nil || !s.uniqueKeys() {
 		return false
 	}
-	ts := room(r.tensors, len(s.tensors))
-	copy(ts, s.tensors)
-	shapes := room(r.shapes, len(s.shapes)) // never nil: a scalar's shape is empty, as the full parser has it
-	copy(shapes, s.shapes)
+	if key == 0 { // no buffer to keep memory for: the sink's is the Header's
+		r.tensors, r.shapes, r.meta, r.text = s.tensors, s.shapes, s.meta, s.text
+	}
+	ts := into(r.tensors, s.tensors)
+	shapes := into(r.shapes, s.shapes) // never nil: a scalar's shape is empty, as the full parser has it
 	for i := range ts {
 		end := len(shapes)
 		if i+1 < len(ts) {
@@ -241,12 +247,9 @@ func (m *Header) readPlain(hb []byte, key uintptr) bool {
 		ts[i].Shape = shapes[s.shapeAt[i]:end:end]
 	}
 	r.tensors, r.shapes = ts, shapes
-	m.HeaderParsed, m.HasMetadata, m.Tensors = true, s.metaSet, ts
+	m.HeaderParsed, m.HasMetadata = true, s.metaSet
 	if len(s.meta) > 0 {
-		meta := room(r.meta, len(s.meta))
-		copy(meta, s.meta)
-		text := room(r.text, len(s.text))
-		copy(text, s.text)
+		meta, text := into(r.meta, s.meta), into(r.text, s.text)
 		for _, d := range s.decodedAt {
 			v := unsafe.String(unsafe.SliceData(text[d.at:]), d.n)
 			if d.key {
