@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+	"weak"
 
 	"github.com/stdiff/stdiff/canon/tensor"
 )
@@ -151,28 +152,29 @@ type reuse struct {
 }
 
 // reused holds reuse by the address of the buffer (a buffer's address outlives the buffer only when
-// nothing uses its last Header any more, so a new buffer at the same address may have its memory).
-// At most maxReused buffers', each of a header of at most maxReusedTensors tensors and
-// maxReusedText bytes of decoded strings: past that, the memory is the new Header's alone.
+// nothing uses its last Header any more, so a new buffer at the same address may have its memory),
+// weakly: memory not asked for again before the next collection is the collector's (the last Header's
+// while it is used), and so is every buffer (a reuse refers to its header). Of a header of at most
+// maxReusedTensors tensors and maxReusedText bytes of decoded strings; at most maxReused buffers'.
 var reused struct {
 	sync.Mutex
-	by map[uintptr]*reuse
+	by map[uintptr]weak.Pointer[reuse]
 }
 
 const (
-	maxReused        = 16
-	maxReusedTensors = 1 << 12
-	maxReusedText    = 1 << 18
+	maxReused        = 64
+	maxReusedTensors = 1 << 14
+	maxReusedText    = 1 << 20
 )
 
 // takeReuse returns the memory kept for the buffer at key (0: none), or an empty reuse.
 func takeReuse(key uintptr) *reuse {
 	if key != 0 {
 		reused.Lock()
-		r := reused.by[key]
+		w := reused.by[key]
 		delete(reused.by, key)
 		reused.Unlock()
-		if r != nil {
+		if r := w.Value(); r != nil {
 			return r
 		}
 	}
@@ -181,14 +183,14 @@ func takeReuse(key uintptr) *reuse {
 
 // keepReuse keeps r for the next header read into the buffer at key.
 func keepReuse(key uintptr, r *reuse) {
-	if key == 0 || cap(r.sink.tensors) > maxReusedTensors || cap(r.tensors) > maxReusedTensors || cap(r.shapes) > 8*maxReusedTensors || cap(r.meta) > maxReusedTensors || cap(r.text) > maxReusedText {
+	if key == 0 || cap(r.sink.tensors) > maxReusedTensors || cap(r.tensors) > maxReusedTensors || cap(r.text) > maxReusedText {
 		return
 	}
 	reused.Lock()
-	if reused.by == nil || len(reused.by) >= maxReused { // buffers no longer read into: let them go
-		reused.by = make(map[uintptr]*reuse, maxReused)
+	if reused.by == nil || len(reused.by) >= maxReused { // buffers no longer read into: forget them
+		reused.by = make(map[uintptr]weak.Pointer[reuse], maxReused)
 	}
-	reused.by[key] = r
+	reused.by[key] = weak.Make(r)
 	reused.Unlock()
 }
 
