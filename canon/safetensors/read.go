@@ -86,7 +86,9 @@ func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) 
 		return nil, err
 	}
 	m.RawHeader = hb
-	if !m.readPlain(hb, key) {
+	// A header read into the caller's buffer is read the plain way when it can be (plain.go): what
+	// pays is the memory reused from the last header, which a one-off read has none of.
+	if key == 0 || !m.readPlain(hb, key) {
 		m.readHeader(hb)
 	}
 	return m, nil
