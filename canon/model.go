@@ -49,7 +49,51 @@ type MetaEntry struct {
 	// NotString is true when a safetensors file stored a non-string JSON value (which strict readers
 	// reject); Value then holds its JSON text. It is false for GGUF, whose values are typed (see Type).
 	NotString bool
+	// Len is a string value's length in bytes in the file, for a format that keeps the first bytes of a
+	// long one only (GGUF, past gguf.MaxInline): Value then holds fewer (Truncated) and Full reads it
+	// whole. It is 0 for other values and for safetensors.
+	Len uint64 `json:"-"`
+	// Array is an array value's elements, for a format whose arrays are typed (GGUF); nil otherwise.
+	Array MetaArray `json:"-"`
+
+	// long reads a truncated string whole (nil when Value holds it all).
+	long longString
 }
+
+// longString is a string value longer than what its format's header read keeps, read whole on demand.
+type longString interface{ full() (string, error) }
+
+// Truncated reports whether Value holds only the first bytes of a longer string (see Len).
+func (e *MetaEntry) Truncated() bool { return e.long != nil }
+
+// Full is a string value whole, read from the file (which must still be open) when Value holds only
+// its first bytes (Truncated).
+func (e *MetaEntry) Full() (string, error) {
+	if e.long == nil {
+		return e.Value, nil
+	}
+	return e.long.full()
+}
+
+// MetaArray is an array metadata value (a GGUF array): its elements' type and number, their bytes in
+// the file and the BLAKE3 of those bytes, and the elements themselves, read from the file on demand.
+type MetaArray interface {
+	// Elem is the elements' type as the format names it ("string", "int32", …).
+	Elem() string
+	// Len is the number of elements.
+	Len() uint64
+	// Size is the number of bytes the elements take in the file.
+	Size() int64
+	// Digest is the BLAKE3 of the elements' bytes in the file.
+	Digest() [32]byte
+	// Each calls fn with every element in order as text (a string as it is, a number in decimal),
+	// reading them from the file, which must still be open; it stops at fn's first error.
+	Each(fn func(i uint64, text string) error) error
+}
+
+// TypedMetadata reports whether m's metadata values are typed (MetaEntry.Type, Len and Array: GGUF),
+// so that two models' values compare with their types.
+func (m *Model) TypedMetadata() bool { return m.GGUF != nil }
 
 // Model is what stdiff knows about one model file (safetensors or GGUF), or a shard set, from its
 // header.

@@ -3,13 +3,13 @@ package dupes
 import (
 	"context"
 	"encoding/hex"
+	"github.com/stdiff/stdiff/canon/finding"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/canon/torch"
 	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 )
 
@@ -82,7 +82,7 @@ const identWhole = "whole"
 func unlisted(m *canon.Model) bool {
 	for i := range m.Findings {
 		switch m.Findings[i].Code {
-		case torch.CodeUnlistedTensor, torch.CodeNumpyDType, torch.CodeTooDeep, torch.CodeTreeTooLarge:
+		case finding.CodeUnlistedTensor, finding.CodeNumpyDType, finding.CodeTooDeep, finding.CodeTreeTooLarge:
 			return true
 		}
 	}
@@ -166,7 +166,8 @@ func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
 		if err != nil {
 			return false
 		}
-		ok := holds.OnlyTensors(torch.Read(src, src.Size(), p), src)
+		sm, err := canon.Read(src, src.Size(), p)
+		ok := err == nil && sm.Torch != nil && holds.OnlyTensors(sm.Torch, src)
 		src.Close()
 		if !ok {
 			return false

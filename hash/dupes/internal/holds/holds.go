@@ -108,7 +108,7 @@ func tensor(o *pickle.Object) bool {
 // torch's weights-only allowlist.
 func UnsafePickle(m *canon.Model) bool {
 	for i := range m.Findings {
-		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
+		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == finding.CodeUnsafeGlobal || c == finding.CodeUnknownGlobal) {
 			return true
 		}
 	}
@@ -118,7 +118,7 @@ func UnsafePickle(m *canon.Model) bool {
 // OnlyGlobals reports whether every error of m is about a pickle's globals.
 func OnlyGlobals(m *canon.Model) bool {
 	for i := range m.Findings {
-		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != finding.CodeUnsafeGlobal && fd.Code != finding.CodeUnknownGlobal {
 			return false
 		}
 	}
