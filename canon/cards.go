@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon/card"
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -14,7 +15,7 @@ import (
 // built-in formats; nil when the format says nothing more (safetensors, a registered format without
 // Card) or m's header could not be read.
 func (m *Model) Card() any {
-	if m.DDUF != nil { // the pipeline a DDUF file holds: its Format is its weights', its card the DDUF's
+	if _, ok := m.Detail.(*dduf.File); ok { // also the pipeline a DDUF file holds, whose Format is its weights'
 		return orNil(ddufCard(m))
 	}
 	if f := readerOf(m); f != nil && f.Card != nil {
@@ -129,11 +130,12 @@ func torchCard(m *Model) *card.PyTorch {
 
 // ddufCard is the DDUF facts of a model, nil for other formats.
 func ddufCard(m *Model) *card.DDUF {
-	if m.DDUF == nil {
+	f, _ := m.Detail.(*dduf.File)
+	if f == nil {
 		return nil
 	}
-	d := &card.DDUF{Class: m.DDUF.Class, Members: len(m.DDUF.Members), Components: []card.DDUFComponent{}}
-	for _, c := range m.DDUF.Components {
+	d := &card.DDUF{Class: f.Class, Members: len(f.Members), Components: []card.DDUFComponent{}}
+	for _, c := range f.Components {
 		dc := card.DDUFComponent{Name: c.Name, Library: c.Library, Class: c.Class, Files: []string{}}
 		for _, t := range m.Tensors {
 			if strings.HasPrefix(t.Name, c.Name+"/") {
@@ -145,7 +147,7 @@ func ddufCard(m *Model) *card.DDUF {
 				dc.Params += n
 			}
 		}
-		for _, mem := range m.DDUF.Members {
+		for _, mem := range f.Members {
 			if dir, file := path.Split(mem.Name); dir == c.Name+"/" {
 				dc.Files = append(dc.Files, file)
 			}

@@ -15,7 +15,7 @@ const FormatDDUF Format = "dduf"
 // component's weights in place.
 func readDDUF(in *Input) (*Model, error) {
 	f := dduf.Read(in.R, in.Size)
-	m := &Model{Name: in.Name, Format: FormatDDUF, FileSize: in.Size, DDUF: f, HeaderParsed: len(f.Members) > 0}
+	m := &Model{Name: in.Name, Format: FormatDDUF, FileSize: in.Size, Detail: f, ArchiveSize: f.Size, HeaderParsed: len(f.Members) > 0}
 	for _, fd := range f.Findings {
 		if fd.Severity == finding.SevError {
 			fd.RefKind = finding.RefKind(fd.Code)

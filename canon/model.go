@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
@@ -157,9 +156,14 @@ type Model struct {
 	// data), that file's location as the model names it (relative to the model's folder, slash-separated;
 	// "" when it names none), in tensor order; a location may repeat.
 	External []string
-	// DDUF is the DDUF file as package dduf reads it (its members, model_index.json's components);
-	// nil otherwise. package source reads it as the pipeline it holds.
-	DDUF *dduf.File
+	// Detail is the file as its format's package reads it, for code about that format (the format's
+	// adapter in canon, canon/source, canon/loadcode, diff/ggufsrc, diff/onnxsrc): a *dduf.File for a DDUF
+	// file and the pipeline it holds; nil when its format keeps none. Commands import no format package
+	// (TestFormatImports): they read the Model's fields and methods instead.
+	Detail any
+	// ArchiveSize is, for what an archive holds (the pipeline in a DDUF file, whose Shards are members
+	// of it, not files beside it), the archive's size in bytes; 0 otherwise.
+	ArchiveSize int64
 
 	// kept counts Findings per code, for add.
 	kept map[string]int

@@ -28,6 +28,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/snapshot"
@@ -334,8 +335,8 @@ func openSingle(ctx context.Context, src interface {
 		src.Close()
 		return nil, err
 	}
-	if m.DDUF != nil {
-		return openDDUF(ctx, src, m, remote)
+	if f, ok := m.Detail.(*dduf.File); ok {
+		return openDDUF(ctx, src, m, f, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	where := canon.Where{Remote: remote}

@@ -46,7 +46,7 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	if bytes == 0 {
 		return identBytes, nil
 	}
-	if m.DDUF != nil { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
+	if m.ArchiveSize != 0 { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
 		return identWhole, nil
 	}
 	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them

@@ -582,12 +582,12 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 	if (m.Shards > 0) != (mo.Model.Shards != nil) {
 		return false, nil, nil, &canon.ReadError{Name: m.Path, Op: "read", Err: canon.ErrChanged}
 	}
-	if (ko.Model.DDUF != nil || mo.Model.DDUF != nil) && companion.ID(ko.Companions) != companion.ID(mo.Companions) {
+	if (ko.Model.ArchiveSize != 0 || mo.Model.ArchiveSize != 0) && companion.ID(ko.Companions) != companion.ID(mo.Companions) {
 		return false, nil, nil, nil // a DDUF file's configs and tokenizer files are inside it: the same, or no copy
 	}
 	files := []string{m.Path}
 	for _, sh := range mo.Model.Shards { // a set named by its first file lists that file once
-		if mo.Model.DDUF != nil {
+		if mo.Model.ArchiveSize != 0 {
 			break // a DDUF file's components are members of it, not files
 		}
 		if p := filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)); filepath.Clean(p) != filepath.Clean(m.Path) {
@@ -632,7 +632,7 @@ func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
 	switch m.Format {
 	case canon.FormatSafetensors, canon.FormatGGUF, canon.FormatPyTorch, canon.FormatNumPy, canon.FormatONNX, canon.FormatDDUF:
-		return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+		return m.ONNX != nil || m.ArchiveSize != 0 || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
 	}
 	r := o.File
 	if r == nil {

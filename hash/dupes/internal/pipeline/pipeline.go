@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 )
@@ -113,7 +114,8 @@ func Open(path string) (*Archive, error) {
 		return nil, err
 	}
 	m, err := canon.Read(src, src.Size(), path)
-	if err == nil && (m.DDUF == nil || !m.Valid() || m.HasErrors() || len(m.DDUF.Members) == 0) {
+	f, _ := m.Detail.(*dduf.File)
+	if err == nil && (f == nil || !m.Valid() || m.HasErrors() || len(f.Members) == 0) {
 		err = &canon.ReadError{Name: path, Op: "read", Err: ErrNotValid}
 	}
 	if err != nil {
@@ -121,7 +123,7 @@ func Open(path string) (*Archive, error) {
 		return nil, err
 	}
 	a := &Archive{src: src, members: map[string]member{}}
-	for _, x := range m.DDUF.Members {
+	for _, x := range f.Members {
 		if _, dup := a.members[x.Name]; dup { // the rules say so already; never read one of two
 			src.Close()
 			return nil, &canon.ReadError{Name: path, Op: "read", Err: ErrNotValid}
