@@ -7,6 +7,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon/card"
 	"github.com/stdiff/stdiff/canon/dduf"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
@@ -34,7 +35,7 @@ func orNil[T any](p *T) any {
 
 // onnxCard is the ONNX facts of a model, nil for other formats.
 func onnxCard(m *Model) *card.ONNX {
-	f := m.ONNX
+	f, _ := m.Detail.(*onnx.File)
 	if f == nil {
 		return nil
 	}

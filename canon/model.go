@@ -90,6 +90,14 @@ type MetaArray interface {
 	Each(fn func(i uint64, text string) error) error
 }
 
+// Unreadable reports whether the bytes of tensor i (an index into Tensors) cannot be read although the
+// header lists them: an ONNX initializer whose external data is refused or missing (a finding says
+// why).
+func (m *Model) Unreadable(i int) bool {
+	f, ok := m.Detail.(*onnx.File)
+	return ok && i < len(f.Tensors) && f.Tensors[i].Unreadable
+}
+
 // TypedMetadata reports whether m's metadata values are typed (MetaEntry.Type, Len and Array: GGUF),
 // so that two models' values compare with their types.
 func (m *Model) TypedMetadata() bool { return m.GGUF != nil }
@@ -141,9 +149,6 @@ type Model struct {
 	// the first file's (which holds the model's metadata). Its arrays read their elements through the
 	// source the model was read from, as long as that is open.
 	GGUF *gguf.File
-	// ONNX is the ONNX model as package onnx reads it, for format-specific work; nil otherwise. Its
-	// tensors' bytes are not the file's: Begin and End are in the space of its onnx.Data (from 0).
-	ONNX *onnx.File
 	// Torch is the PyTorch, pickle or NumPy file as package torch reads it (pickles, storages, the
 	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
 	// in the space of its torch.Data (from 0).
@@ -157,7 +162,8 @@ type Model struct {
 	// "" when it names none), in tensor order; a location may repeat.
 	External []string
 	// Detail is the file as its format's package reads it, for code about that format (the format's
-	// adapter in canon, canon/source, canon/loadcode, diff/ggufsrc, diff/onnxsrc): a *dduf.File for a DDUF
+	// adapter in canon, canon/source, canon/loadcode, diff/ggufsrc, diff/onnxsrc): an *onnx.File for ONNX
+	// (its tensors' Begin and End are in the space of its onnx.Data, from 0), a *dduf.File for a DDUF
 	// file and the pipeline it holds; nil when its format keeps none. Commands import no format package
 	// (TestFormatImports): they read the Model's fields and methods instead.
 	Detail any

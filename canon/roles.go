@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"github.com/stdiff/stdiff/canon/onnx"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -51,7 +52,8 @@ var (
 // every tensor is a weight (safetensors, GGUF: every format but PyTorch and ONNX) both are nil, so
 // that a header of millions of tensors costs nothing more; RoleAt reads either.
 func (m *Model) Roles() (roles []Role, aliasOf []int) {
-	if m.ONNX == nil && m.Torch == nil {
+	of, _ := m.Detail.(*onnx.File)
+	if of == nil && m.Torch == nil {
 		return nil, nil
 	}
 	roles, aliasOf = make([]Role, len(m.Tensors)), make([]int, len(m.Tensors))
@@ -59,8 +61,8 @@ func (m *Model) Roles() (roles []Role, aliasOf []int) {
 		roles[i], aliasOf[i] = RoleWeight, -1
 	}
 	switch {
-	case m.ONNX != nil && len(m.ONNX.Tensors) == len(m.Tensors):
-		for i, t := range m.ONNX.Tensors {
+	case of != nil && len(of.Tensors) == len(m.Tensors):
+		for i, t := range of.Tensors {
 			if t.Kind == "constant" || t.Kind == "attribute" {
 				roles[i] = RoleConstant
 			}

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,8 +106,8 @@ func Model(m *canon.Model) []finding.Finding {
 			fs = append(fs, targetsInText("metadata "+e.Key, e.Value, e.Offset)...)
 		}
 	}
-	if m.ONNX != nil {
-		fs = append(fs, onnxOps(m)...)
+	if f, ok := m.Detail.(*onnx.File); ok {
+		fs = append(fs, onnxOps(f)...)
 	}
 	return fs
 }

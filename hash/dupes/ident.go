@@ -49,8 +49,8 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	if m.ArchiveSize != 0 { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
 		return identWhole, nil
 	}
-	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
-		if unlisted(m) || m.ONNX != nil || !onlyTensors(m, r, path) {
+	if m.Torch != nil || m.Format == canon.FormatONNX || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
+		if unlisted(m) || m.Format == canon.FormatONNX || !onlyTensors(m, r, path) {
 			return identWhole, nil
 		}
 		return string(canon.FormatSafetensors), nil
