@@ -77,7 +77,7 @@ func onnxCard(m *Model) *card.ONNX {
 
 // torchCard is the PyTorch facts of a model, nil for other formats.
 func torchCard(m *Model) *card.PyTorch {
-	f := m.Torch
+	f, _ := m.Detail.(*torch.File)
 	if f == nil {
 		return nil
 	}

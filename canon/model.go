@@ -98,6 +98,12 @@ func (m *Model) Unreadable(i int) bool {
 	return ok && i < len(f.Tensors) && f.Tensors[i].Unreadable
 }
 
+// isBigTorch reports whether m is a big-endian PyTorch or NumPy file.
+func isBigTorch(m *Model) bool {
+	f, ok := m.Detail.(*torch.File)
+	return ok && f.ByteOrder == "big"
+}
+
 // TypedMetadata reports whether m's metadata values are typed (MetaEntry.Type, Len and Array: GGUF),
 // so that two models' values compare with their types.
 func (m *Model) TypedMetadata() bool { return m.GGUF != nil }
@@ -149,10 +155,6 @@ type Model struct {
 	// the first file's (which holds the model's metadata). Its arrays read their elements through the
 	// source the model was read from, as long as that is open.
 	GGUF *gguf.File
-	// Torch is the PyTorch, pickle or NumPy file as package torch reads it (pickles, storages, the
-	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
-	// in the space of its torch.Data (from 0).
-	Torch *torch.File
 	// InSpace is true when the tensors' Begin and End are in the Space their format's reader gives
 	// (FormatReader.Open, from 0: ONNX's inline and external data, a checkpoint's storages gathered),
 	// not the file's bytes after its header.
@@ -163,7 +165,8 @@ type Model struct {
 	External []string
 	// Detail is the file as its format's package reads it, for code about that format (the format's
 	// adapter in canon, canon/source, canon/loadcode, diff/ggufsrc, diff/onnxsrc): an *onnx.File for ONNX
-	// (its tensors' Begin and End are in the space of its onnx.Data, from 0), a *dduf.File for a DDUF
+	// (its tensors' Begin and End are in the space of its onnx.Data, from 0), a *torch.File for a
+	// PyTorch, pickle or NumPy file (in the space of its torch.Data), a *dduf.File for a DDUF
 	// file and the pipeline it holds; nil when its format keeps none. Commands import no format package
 	// (TestFormatImports): they read the Model's fields and methods instead.
 	Detail any
@@ -200,7 +203,7 @@ func (m *Model) DataOffset() int64 {
 // BigEndian reports whether m is a big-endian GGUF file: its tensor elements are stored big-endian,
 // and package values, which decodes little-endian elements, must not decode them.
 func (m *Model) BigEndian() bool {
-	return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian || m.Torch != nil && m.Torch.ByteOrder == "big"
+	return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian || isBigTorch(m)
 }
 
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).

@@ -2,6 +2,7 @@ package canon
 
 import (
 	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/torch"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -53,7 +54,8 @@ var (
 // that a header of millions of tensors costs nothing more; RoleAt reads either.
 func (m *Model) Roles() (roles []Role, aliasOf []int) {
 	of, _ := m.Detail.(*onnx.File)
-	if of == nil && m.Torch == nil {
+	tf, _ := m.Detail.(*torch.File)
+	if of == nil && tf == nil {
 		return nil, nil
 	}
 	roles, aliasOf = make([]Role, len(m.Tensors)), make([]int, len(m.Tensors))
@@ -67,8 +69,8 @@ func (m *Model) Roles() (roles []Role, aliasOf []int) {
 				roles[i] = RoleConstant
 			}
 		}
-	case m.Torch != nil && len(m.Torch.Tensors) == len(m.Tensors):
-		f := m.Torch
+	case tf != nil && len(tf.Tensors) == len(m.Tensors):
+		f := tf
 		top := func(name string) string { k, _, _ := strings.Cut(name, "."); return k }
 		checkpoint := false
 		for _, e := range f.Metadata {

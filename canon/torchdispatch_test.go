@@ -51,7 +51,7 @@ func TestPicklesNotReadAsSafetensors(t *testing.T) {
 	tw.Write([]byte(evil))
 	tw.Close()
 	for _, name := range []string{"checkpoint.pth.tar", "model.pt"} {
-		if m := canon.ReadBytes(name, tb.Bytes()); m.Format != canon.FormatPyTorch || m.Torch.Format != torch.FormatTar || m.Valid() {
+		if m := canon.ReadBytes(name, tb.Bytes()); m.Format != canon.FormatPyTorch || m.Detail.(*torch.File).Format != torch.FormatTar || m.Valid() {
 			t.Errorf("%s: %s %+v", name, m.Format, m.Findings)
 		}
 	}

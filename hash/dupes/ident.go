@@ -49,7 +49,7 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	if m.ArchiveSize != 0 { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
 		return identWhole, nil
 	}
-	if m.Torch != nil || m.Format == canon.FormatONNX || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
+	if m.Format == canon.FormatONNX || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
 		if unlisted(m) || m.Format == canon.FormatONNX || !onlyTensors(m, r, path) {
 			return identWhole, nil
 		}
@@ -154,8 +154,8 @@ func fileOf(o *source.Opened) io.ReaderAt {
 // index or first file is path) holds nothing but its tensors (holds.OnlyTensors): a set when each of
 // its shards does.
 func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
-	if m.Torch != nil {
-		return holds.OnlyTensors(m.Torch, r)
+	if m.Shards == nil {
+		return holds.OnlyTensors(m, r)
 	}
 	if len(m.Shards) == 0 || source.IsRemote(path) {
 		return false
@@ -167,7 +167,7 @@ func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
 			return false
 		}
 		sm, err := canon.Read(src, src.Size(), p)
-		ok := err == nil && sm.Torch != nil && holds.OnlyTensors(sm.Torch, src)
+		ok := err == nil && holds.OnlyTensors(sm, src)
 		src.Close()
 		if !ok {
 			return false

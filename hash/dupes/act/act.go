@@ -632,7 +632,7 @@ func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
 	switch m.Format {
 	case canon.FormatSafetensors, canon.FormatGGUF, canon.FormatPyTorch, canon.FormatNumPy, canon.FormatONNX, canon.FormatDDUF:
-		return m.Format == canon.FormatONNX || m.ArchiveSize != 0 || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+		return m.Format == canon.FormatONNX || m.ArchiveSize != 0 || (holds.Checkpoint(m) && (o.File == nil || !holds.OnlyTensors(m, o.File)))
 	}
 	r := o.File
 	if r == nil {

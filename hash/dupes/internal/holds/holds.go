@@ -17,11 +17,23 @@ import (
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
-// OnlyTensors reports whether the checkpoint f, whose bytes r holds, is a flat dict (or OrderedDict
-// with no state) from names to tensors and nothing else: a .npy or .npz array without pickles, or a
-// torch.save file (zip, legacy) or bare pickle whose one object pickle is such a dict. Anything it
-// cannot tell (a compressed pickle, a pickle it cannot read again) is "no".
-func OnlyTensors(f *torch.File, r io.ReaderAt) bool {
+// Checkpoint reports whether m is one PyTorch, pickle or NumPy file as canon.Read reads it (not a set):
+// what OnlyTensors looks into.
+func Checkpoint(m *canon.Model) bool {
+	_, ok := m.Detail.(*torch.File)
+	return ok
+}
+
+// OnlyTensors reports whether the checkpoint m (Checkpoint), whose bytes r holds, is a flat dict (or
+// OrderedDict with no state) from names to tensors and nothing else: a .npy or .npz array without
+// pickles, or a torch.save file (zip, legacy) or bare pickle whose one object pickle is such a dict.
+// Anything it cannot tell (a compressed pickle, a pickle it cannot read again, a Model that is no
+// checkpoint) is "no".
+func OnlyTensors(m *canon.Model, r io.ReaderAt) bool {
+	f, ok := m.Detail.(*torch.File)
+	if !ok {
+		return false
+	}
 	if len(f.Metadata) > 0 {
 		return false
 	}
@@ -108,7 +120,7 @@ func tensor(o *pickle.Object) bool {
 // torch's weights-only allowlist.
 func UnsafePickle(m *canon.Model) bool {
 	for i := range m.Findings {
-		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == finding.CodeUnsafeGlobal || c == finding.CodeUnknownGlobal) {
+		if c := m.Findings[i].Code; (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == finding.CodeUnsafeGlobal || c == finding.CodeUnknownGlobal) {
 			return true
 		}
 	}
