@@ -84,7 +84,7 @@ func uintOf(v gguf.Value) (uint64, bool) {
 // ggufCard is the GGUF section of m's card (nil for a model that is not GGUF or whose header could
 // not be read).
 func ggufCard(m *Model) *card.GGUF {
-	f := m.GGUF
+	f := m.ggufFile()
 	if f == nil || !m.HeaderParsed {
 		return nil
 	}

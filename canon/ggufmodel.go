@@ -28,7 +28,7 @@ func readGGUF(in *Input) (*Model, error) {
 // modelOfGGUF is the Model of a GGUF header: ggml's verdict as RefErr (its rule as the kind), the
 // findings with their codes, the pairs as metadata and the tensor infos as tensors in canon's terms.
 func modelOfGGUF(f *gguf.File) *Model {
-	m := &Model{Name: f.Name, Format: FormatGGUF, FileSize: f.Size, GGUF: f, HeaderParsed: f.DataOffset >= 0}
+	m := &Model{Name: f.Name, Format: FormatGGUF, FileSize: f.Size, Detail: f, HeaderParsed: f.DataOffset >= 0}
 	if f.DataOffset >= 0 {
 		m.HeaderLen = uint64(f.DataOffset)
 	} else {

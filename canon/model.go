@@ -106,7 +106,13 @@ func isBigTorch(m *Model) bool {
 
 // TypedMetadata reports whether m's metadata values are typed (MetaEntry.Type, Len and Array: GGUF),
 // so that two models' values compare with their types.
-func (m *Model) TypedMetadata() bool { return m.GGUF != nil }
+func (m *Model) TypedMetadata() bool { return m.ggufFile() != nil }
+
+// ggufFile is m's GGUF header, nil for another format.
+func (m *Model) ggufFile() *gguf.File {
+	f, _ := m.Detail.(*gguf.File)
+	return f
+}
 
 // Model is what stdiff knows about one model file (safetensors or GGUF), or a shard set, from its
 // header.
@@ -150,11 +156,6 @@ type Model struct {
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	// It is nil for GGUF, whose header is read through a bounded buffer and never held whole.
 	RawHeader []byte
-	// GGUF is the GGUF header as package gguf reads it (typed key-value pairs, lazy arrays, tensor
-	// infos in ggml's terms), for format-specific work; nil for safetensors. For a split GGUF set it is
-	// the first file's (which holds the model's metadata). Its arrays read their elements through the
-	// source the model was read from, as long as that is open.
-	GGUF *gguf.File
 	// InSpace is true when the tensors' Begin and End are in the Space their format's reader gives
 	// (FormatReader.Open, from 0: ONNX's inline and external data, a checkpoint's storages gathered),
 	// not the file's bytes after its header.
@@ -167,7 +168,10 @@ type Model struct {
 	// adapter in canon, canon/source, canon/loadcode, diff/ggufsrc, diff/onnxsrc): an *onnx.File for ONNX
 	// (its tensors' Begin and End are in the space of its onnx.Data, from 0), a *torch.File for a
 	// PyTorch, pickle or NumPy file (in the space of its torch.Data), a *dduf.File for a DDUF
-	// file and the pipeline it holds; nil when its format keeps none. Commands import no format package
+	// file and the pipeline it holds, a *gguf.File for GGUF (typed key-value pairs, lazy arrays,
+	// tensor infos in ggml's terms; a split set's is its first file's, which holds the metadata; its
+	// arrays read their elements through the source the model was read from while that is open); nil
+	// when its format keeps none (safetensors). Commands import no format package
 	// (TestFormatImports): they read the Model's fields and methods instead.
 	Detail any
 	// ArchiveSize is, for what an archive holds (the pipeline in a DDUF file, whose Shards are members
@@ -191,11 +195,11 @@ func (m *Model) DataOffset() int64 {
 	switch {
 	case m.Shards != nil, m.InSpace:
 		return 0
-	case m.GGUF != nil:
-		if m.GGUF.DataOffset < 0 {
+	case m.ggufFile() != nil:
+		if m.ggufFile().DataOffset < 0 {
 			return m.FileSize
 		}
-		return m.GGUF.DataOffset
+		return m.ggufFile().DataOffset
 	}
 	return 8 + int64(m.HeaderLen)
 }
@@ -203,7 +207,7 @@ func (m *Model) DataOffset() int64 {
 // BigEndian reports whether m is a big-endian GGUF file: its tensor elements are stored big-endian,
 // and package values, which decodes little-endian elements, must not decode them.
 func (m *Model) BigEndian() bool {
-	return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian || isBigTorch(m)
+	return m.ggufFile() != nil && m.ggufFile().ByteOrder == binary.BigEndian || isBigTorch(m)
 }
 
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).

@@ -266,10 +266,11 @@ func openSnapshot(path string) (*Opened, error) {
 // noteLoneSplit notes that a GGUF file read on its own says it is one file of a split model: its name
 // is not one llama.cpp gives split files, so the others cannot be found.
 func noteLoneSplit(m *canon.Model) {
-	if m.GGUF == nil {
+	f, ok := m.Detail.(*gguf.File)
+	if !ok {
 		return
 	}
-	kv := m.GGUF.KV(gguf.SplitCountKey)
+	kv := f.KV(gguf.SplitCountKey)
 	if kv == nil {
 		return
 	}

@@ -61,12 +61,9 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 		}
 		return identWhole, nil
 	}
-	if m.GGUF == nil {
-		return string(m.Format), nil
-	}
-	sum, err := holds.GGUF(m.GGUF)
-	if err != nil {
-		return "", err
+	sum, ok, err := holds.GGUF(m)
+	if !ok || err != nil {
+		return string(m.Format), err
 	}
 	return "gguf/" + sum, nil
 }

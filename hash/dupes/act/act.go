@@ -604,7 +604,7 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 		}
 		added, _, changed := delta.Keys(delta.Metadata(ko.Model, mo.Model, func(string) bool { return false }))
 		lost := append(added, changed...)
-		if mo.Model.GGUF != nil && slices.ContainsFunc(lost, functionalKV) {
+		if mo.Model.Format == canon.FormatGGUF && slices.ContainsFunc(lost, functionalKV) {
 			return false, nil, nil, nil // a GGUF copy's tokenizer, chat template, hyperparameters are the model too
 		}
 		return true, append(files, m.Companions...), lost, errors.Join(ko.Unchanged(), mo.Unchanged())
