@@ -174,14 +174,28 @@ type Model struct {
 	// when its format keeps none (safetensors). Commands import no format package
 	// (TestFormatImports): they read the Model's fields and methods instead.
 	Detail any
-	// ArchiveSize is, for what an archive holds (the pipeline in a DDUF file, whose Shards are members
-	// of it, not files beside it), the archive's size in bytes; 0 otherwise.
-	ArchiveSize int64
+	// Archive is, for a model read in place from an archive's members (a DDUF file and the pipeline it
+	// holds, whose Shards are members of it, not files beside it), that archive; nil otherwise.
+	Archive *Archive
 
 	// kept counts Findings per code, for add.
 	kept map[string]int
 	// canonicalOrder memoizes CanonicalOrder (for the tensors as they were then).
 	canonicalOrder []int
+}
+
+// Archive is a file whose members a Model is read from in place.
+type Archive struct {
+	// Size is the archive's size in bytes.
+	Size int64
+	// Members are its files, in its directory's order.
+	Members []Member
+}
+
+// Member is a file in an Archive, readable in place: its data is Size bytes at Offset.
+type Member struct {
+	Name         string
+	Offset, Size int64
 }
 
 // Valid reports whether the reference reader accepts the file.

@@ -145,7 +145,7 @@ func openDDUF(ctx context.Context, src interface {
 	if m.RefErr != nil {
 		p.RefErr = m.RefErr
 	}
-	p.Detail, p.ArchiveSize = m.Detail, m.ArchiveSize
+	p.Detail, p.Archive = m.Detail, m.Archive
 	if !remote { // a DDUF file is a folder in one file: its members beside the tensors are the model's, as a folder's files are
 		o.Folder, o.Companions = src.Name(), r.companions()
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/holds"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 )
 
 // A model is more than its tensors where its format says so, and a content copy is only a model that
@@ -46,7 +46,7 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	if bytes == 0 {
 		return identBytes, nil
 	}
-	if m.ArchiveSize != 0 { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
+	if m.Archive != nil { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
 		return identWhole, nil
 	}
 	if m.Format == canon.FormatONNX || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them

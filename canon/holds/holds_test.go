@@ -43,7 +43,7 @@ func TestOnlyTensors(t *testing.T) {
 // Lightning-like checkpoint do not.
 func TestRealCheckpoints(t *testing.T) {
 	for name, want := range map[string]bool{"state_dict_plain.pt": true, "state_dict_metadata.pt": false, "lightning.ckpt": false} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "hash", "dupes", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,5 @@
-// Package holds says what a model holds besides its tensors, which dupes must not lose: for a GGUF
+// Package holds says what a model holds besides its tensors, which a copy must not lose (dupes asks it
+// without knowing the formats): for a GGUF
 // file the key-value pairs llama.cpp reads (GGUF); for a checkpoint package torch read, whether it
 // holds anything at all besides its tensors (OnlyTensors):
 // a value that is no tensor (an epoch, hyperparameters, optimizer settings), an attribute set by
