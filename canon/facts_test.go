@@ -87,4 +87,4 @@ func TestSkimRegistry(t *testing.T) {
 type countSink struct{ n int }
 
 func (c *countSink) Entry(_, _ []byte, _ []uint64, _, _ uint64) { c.n++ }
-func (c *countSink) Reset()                                   { c.n = 0 }
+func (c *countSink) Reset()                                     { c.n = 0 }
