@@ -86,7 +86,7 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 			return err
 		}
 	}
-	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read)
+	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read, f.summary)
 	f.hasSample = err == nil
 	return err
 }
