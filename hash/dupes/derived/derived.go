@@ -221,12 +221,24 @@ func byHash(a, b entry) int {
 
 // add counts one tensor.
 func (s *Sink) add(h uint64, dtype tensor.DType, begin, end uint64) {
+	if s.count(h, begin, end) {
+		s.keep(h, dtype, begin, end)
+	}
+}
+
+// count counts one tensor, and reports whether it may be one of the bottom (keep decides).
+func (s *Sink) count(h, begin, end uint64) bool {
 	if cap(s.hs) == 0 {
 		s.hs = make([]uint64, 0, firstHashes) // a LoRA has hundreds: not eleven doublings from one
 	}
 	s.hs = append(s.hs, h)
 	s.seq++
-	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[s.last].h) || !values.Supported(dtype) {
+	return end > begin && (len(s.bottom) < keptEntries || h < s.bottom[s.last].h)
+}
+
+// keep puts a tensor count let through among the bottom, unless its dtype's values cannot be read.
+func (s *Sink) keep(h uint64, dtype tensor.DType, begin, end uint64) {
+	if !values.Supported(dtype) {
 		return
 	}
 	e := entry{h: h, dtype: dtype, begin: begin, end: end, seq: s.seq}
@@ -261,7 +273,9 @@ func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end
 	for _, d := range shape {
 		h = mix(h ^ d)
 	}
-	s.add(mix(h), internDType(dtype), begin, end)
+	if h = mix(h); s.count(h, begin, end) { // most entries stop here: their dtype is not needed
+		s.keep(h, internDType(dtype), begin, end)
+	}
 }
 
 // internDType is dtype as a tensor.DType: a constant string for the dtypes the reference knows (no
@@ -955,8 +969,9 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 	return out, true
 }
 
-// sampleSpan is the most bytes sample reads at once for the start and the middle of a tensor.
-const sampleSpan = 64 << 10
+// sampleSpan is the most bytes sample reads at once for the start and the middle of a tensor: a
+// second read costs less than copying more (a LoRA's up-projection is tens of KiB).
+const sampleSpan = 8 << 10
 
 // narrowerAll reports whether each of from has to's dtype or a wider float one.
 func narrowerAll(to, from []tensor.DType) bool {
