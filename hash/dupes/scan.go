@@ -84,7 +84,7 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 			return err
 		}
 	}
-	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read)
+	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read, f.summary)
 	f.hasSample = err == nil
 	return err
 }
@@ -113,11 +113,11 @@ func (f *scanned) rescan(ctx context.Context) error {
 // reader's for a PyTorch, NumPy or ONNX model (virtual).
 func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 	if !f.set && !f.virtual {
-		file, _, err := canon.OpenRegular(f.path, os.O_RDONLY)
+		file, st, err := canon.OpenRegular(f.path, os.O_RDONLY)
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		if st, err := file.Stat(); err != nil || st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
+		if st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
 			file.Close()
 			return nil, 0, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 		}
