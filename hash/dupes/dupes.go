@@ -5,7 +5,7 @@
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
 // between sets) and never offers a model that other models need, or a file that is one part of a model
 // made of several, as a copy to delete; nor, as a content copy, a model that holds more than its
-// tensors (an ONNX graph, a checkpoint's other content: internal/holds). A model folder (config.json
+// tensors (an ONNX graph, a checkpoint's other content: canon/holds). A model folder (config.json
 // and tokenizer files beside the weights: internal/folder) is one model, a copy only of a folder whose
 // every other file is the same. Find returns a Report: plain data, each group naming the copy
 // to keep (a KeepRule chooses) and how the others differ from it as keys and codes; package render
