@@ -28,6 +28,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/snapshot"
@@ -265,10 +266,11 @@ func openSnapshot(path string) (*Opened, error) {
 // noteLoneSplit notes that a GGUF file read on its own says it is one file of a split model: its name
 // is not one llama.cpp gives split files, so the others cannot be found.
 func noteLoneSplit(m *canon.Model) {
-	if m.GGUF == nil {
+	f, ok := m.Detail.(*gguf.File)
+	if !ok {
 		return
 	}
-	kv := m.GGUF.KV(gguf.SplitCountKey)
+	kv := f.KV(gguf.SplitCountKey)
 	if kv == nil {
 		return
 	}
@@ -334,8 +336,8 @@ func openSingle(ctx context.Context, src interface {
 		src.Close()
 		return nil, err
 	}
-	if m.DDUF != nil {
-		return openDDUF(ctx, src, m, remote)
+	if f, ok := m.Detail.(*dduf.File); ok {
+		return openDDUF(ctx, src, m, f, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	where := canon.Where{Remote: remote}
