@@ -158,7 +158,6 @@ func TestFormatImports(t *testing.T) {
 		"diff/ggufsrc → canon/gguf":                 "compares a GGUF file with the model it was converted from, in ggml's terms",
 		"diff/onnxsrc → canon/onnx":                 "pairs an ONNX export's initializers with its source through the graph",
 		"hash/dupes/internal/dupetest → canon/gguf": "writes the GGUF files dupes' tests group",
-		"hash/dupes/derived → canon/safetensors":    "skims headers with safetensors.Skim: canon.Skim is the registry's way (left to the lead, #37)",
 	}
 	under := map[string]bool{}
 	for _, c := range commands {

@@ -39,7 +39,6 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pool"
-	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -72,7 +71,7 @@ type Model struct {
 	// Open opens the model's tensor bytes: a reader, the offset of its data section in it, and a
 	// function that closes it.
 	Open func(ctx context.Context) (io.ReaderAt, int64, func(), error)
-	// Safetensors says that Path is a local safetensors file: its header is skimmed (safetensors.Skim)
+	// Safetensors says that Path is a local safetensors file: its header is skimmed (canon.Skim)
 	// for names, shapes and offsets, without building its tensors (Header is the fallback).
 	Safetensors bool
 	// Summary, when not nil, holds the model's header entries, received as its header was skimmed.
@@ -143,7 +142,7 @@ func (e *entry) after(f *entry) bool { return e.h > f.h || (e.h == f.h && e.seq 
 // smallest unless the subset leaves out most of them.
 const keptEntries = 16
 
-// Sink receives a model's header entries (it is a safetensors.SkimSink) and keeps what Find needs of
+// Sink receives a model's header entries (it is a canon.SkimSink) and keeps what Find needs of
 // them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
 type Sink struct {
 	hs []uint64
@@ -393,7 +392,7 @@ func skimFile(path string) (info, bool) {
 	}
 	var s Sink
 	var spans [][2]uint64
-	if _, ok := safetensors.Skim(h, st.Size()-8-int64(hl), &spans, &s); !ok {
+	if _, ok := canon.Skim(canon.FormatSafetensors, h, st.Size()-8-int64(hl), &spans, &s, false); !ok {
 		return info{}, false
 	}
 	return s.info(), true
@@ -714,13 +713,13 @@ func skimMapped(h []byte, dataLen int64, c *collector) (ts []tensor.Tensor, sort
 			ts, sorted = nil, false
 		}
 	}()
-	if _, ok := safetensors.Skim(h, dataLen, &c.spans, c); !ok || len(c.ts) == 0 {
+	if _, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, &c.spans, c, false); !ok || len(c.ts) == 0 {
 		return nil, false
 	}
 	return c.ts, !c.unsorted
 }
 
-// collector is a safetensors.SkimSink that keeps the tensors: names are parts of the header, shapes
+// collector is a canon.SkimSink that keeps the tensors: names are parts of the header, shapes
 // parts of one slice, dtypes constant strings (internDType: dtypes outlive the mapping, roundTable
 // keeps them). A collector is reused (collectors) once the model it read is closed.
 type collector struct {
