@@ -114,8 +114,8 @@ func (m *Model) ggufFile() *gguf.File {
 	return f
 }
 
-// Model is what stdiff knows about one model file (safetensors or GGUF), or a shard set, from its
-// header.
+// Model is what stdiff knows about one model file (of any format the registry reads: safetensors,
+// GGUF, PyTorch, NumPy, ONNX, DDUF), or a shard set, from its header.
 //
 // Read fills it leniently: a file the reference rejects still yields every tensor and metadata entry
 // that could be read, with the defects in Findings. RefErr is the reference reader's strict verdict.

@@ -1,4 +1,4 @@
-// Package source opens models by name: a local file (safetensors or GGUF), a shard set (its index, the
+// Package source opens models by name: a local file (any format canon reads), a shard set (its index, the
 // folder holding it, or any of its shards; any file of a split GGUF model; a sharded PyTorch
 // checkpoint), a diffusers pipeline (one
 // model made of its components), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the
@@ -150,8 +150,8 @@ func IsRemote(spec string) bool {
 	return strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") || strings.HasPrefix(spec, "hf://")
 }
 
-// Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
-// bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
+// Open opens whatever names a model: a model file (its format told apart by its first bytes, by
+// its name only where they say nothing, as canon.Read does); a *.safetensors.index.json, a folder holding one, or any shard named
 // …-0000K-of-0000N.safetensors (the whole set, as one model; shards that are not there leave a model
 // known in part, see ReadSet); any file of a split GGUF model named …-0000K-of-0000N.gguf, as
 // llama.cpp's gguf-split names them (the whole set, as one model, known in part as a set is); a sharded
