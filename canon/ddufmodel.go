@@ -15,7 +15,11 @@ const FormatDDUF Format = "dduf"
 // component's weights in place.
 func readDDUF(in *Input) (*Model, error) {
 	f := dduf.Read(in.R, in.Size)
-	m := &Model{Name: in.Name, Format: FormatDDUF, FileSize: in.Size, DDUF: f, HeaderParsed: len(f.Members) > 0}
+	m := &Model{Name: in.Name, Format: FormatDDUF, FileSize: in.Size, Detail: f, HeaderParsed: len(f.Members) > 0,
+		Archive: &Archive{Size: f.Size, Members: make([]Member, 0, len(f.Members))}}
+	for _, x := range f.Members {
+		m.Archive.Members = append(m.Archive.Members, Member{Name: x.Name, Offset: x.Offset, Size: x.Size})
+	}
 	for _, fd := range f.Findings {
 		if fd.Severity == finding.SevError {
 			fd.RefKind = finding.RefKind(fd.Code)

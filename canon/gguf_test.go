@@ -52,11 +52,11 @@ func ggufFixture() ggufw.File {
 func TestReadGGUF(t *testing.T) {
 	b := ggufFixture().Build()
 	m := ReadBytes("m.safetensors", b) // the name says safetensors; the bytes decide
-	if m.Format != FormatGGUF || !m.Valid() || !m.HeaderParsed || m.GGUF == nil || len(m.Findings) != 0 || m.RawHeader != nil {
+	if m.Format != FormatGGUF || !m.Valid() || !m.HeaderParsed || m.ggufFile() == nil || len(m.Findings) != 0 || m.RawHeader != nil {
 		t.Fatalf("format %q, verdict %v, parsed %v, findings %+v", m.Format, m.RefErr, m.HeaderParsed, m.Findings)
 	}
-	if m.DataOffset() != m.GGUF.DataOffset || m.DataOffset()%32 != 0 || int64(m.HeaderLen) != m.DataOffset() || m.DataLen() != int64(len(b))-m.DataOffset() {
-		t.Errorf("data at %d (gguf %d), header %d, data %d bytes of %d", m.DataOffset(), m.GGUF.DataOffset, m.HeaderLen, m.DataLen(), len(b))
+	if m.DataOffset() != m.ggufFile().DataOffset || m.DataOffset()%32 != 0 || int64(m.HeaderLen) != m.DataOffset() || m.DataLen() != int64(len(b))-m.DataOffset() {
+		t.Errorf("data at %d (gguf %d), header %d, data %d bytes of %d", m.DataOffset(), m.ggufFile().DataOffset, m.HeaderLen, m.DataLen(), len(b))
 	}
 	want := []struct {
 		name  string
@@ -74,7 +74,7 @@ func TestReadGGUF(t *testing.T) {
 	}
 	for i, w := range want {
 		tn := &m.Tensors[i]
-		ti := &m.GGUF.Tensors[i]
+		ti := &m.ggufFile().Tensors[i]
 		if exp, ok := tn.ExpectedLen(); tn.Name != w.name || tn.DType != w.dtype || !slices.Equal(tn.Shape, w.shape) || tn.Len() != w.len || !ok || exp != w.len {
 			t.Errorf("tensor %d: %+v (expected length %d %v), want %+v", i, tn, exp, ok, w)
 		}
@@ -102,7 +102,7 @@ func TestReadGGUF(t *testing.T) {
 		}
 	}
 	toks := meta["tokenizer.ggml.tokens"]
-	digest := m.GGUF.KV("tokenizer.ggml.tokens").Value.Array.Digest
+	digest := m.ggufFile().KV("tokenizer.ggml.tokens").Value.Array.Digest
 	if toks != [2]string{"array", "[string × 100, blake3 " + hex.EncodeToString(digest[:8]) + "]"} {
 		t.Errorf("tokens: %q", toks)
 	}
@@ -219,7 +219,7 @@ func TestSafetensorsNotGGUF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := ReadBytes("base.gguf", b); m.Format != FormatSafetensors || !m.Valid() || m.GGUF != nil {
+	if m := ReadBytes("base.gguf", b); m.Format != FormatSafetensors || !m.Valid() || m.ggufFile() != nil {
 		t.Errorf("format %q, verdict %v", m.Format, m.RefErr)
 	}
 	if m := ReadBytes("x", []byte("GGU")); m.Format != FormatSafetensors || m.RefErr.Kind != finding.HeaderTooSmall {

@@ -28,7 +28,7 @@ func readGGUF(in *Input) (*Model, error) {
 // modelOfGGUF is the Model of a GGUF header: ggml's verdict as RefErr (its rule as the kind), the
 // findings with their codes, the pairs as metadata and the tensor infos as tensors in canon's terms.
 func modelOfGGUF(f *gguf.File) *Model {
-	m := &Model{Name: f.Name, Format: FormatGGUF, FileSize: f.Size, GGUF: f, HeaderParsed: f.DataOffset >= 0}
+	m := &Model{Name: f.Name, Format: FormatGGUF, FileSize: f.Size, Detail: f, HeaderParsed: f.DataOffset >= 0}
 	if f.DataOffset >= 0 {
 		m.HeaderLen = uint64(f.DataOffset)
 	} else {
@@ -51,7 +51,14 @@ func modelOfGGUF(f *gguf.File) *Model {
 			continue
 		}
 		seen[kv.Key] = true
-		m.Metadata = append(m.Metadata, MetaEntry{Key: kv.Key, Value: ggufValueText(kv.Value), Type: kv.Value.Type.String(), Offset: kv.Offset})
+		e := MetaEntry{Key: kv.Key, Value: ggufValueText(kv.Value), Type: kv.Value.Type.String(), Offset: kv.Offset, Len: kv.Value.Len()}
+		if a := kv.Value.Array; a != nil {
+			e.Array = ggufArray{a}
+		}
+		if kv.Value.Truncated() {
+			e.long = ggufString{f, &kv.Value}
+		}
+		m.Metadata = append(m.Metadata, e)
 	}
 	m.HasMetadata = len(m.Metadata) > 0
 
@@ -125,3 +132,37 @@ func ggufValueText(v gguf.Value) string {
 	}
 	return kind + ", blake3 " + hex.EncodeToString(a.Digest[:8]) + "]"
 }
+
+// ggufArray is a GGUF array as a MetaArray.
+type ggufArray struct{ a *gguf.Array }
+
+// Elem is the elements' type (see MetaArray).
+func (g ggufArray) Elem() string { return g.a.ElemType.String() }
+
+// Len is the number of elements.
+func (g ggufArray) Len() uint64 { return g.a.Len }
+
+// Size is the elements' bytes in the file.
+func (g ggufArray) Size() int64 { return g.a.Size }
+
+// Digest is the BLAKE3 of the elements' bytes.
+func (g ggufArray) Digest() [32]byte { return g.a.Digest }
+
+// Each reads every element as text (see MetaArray).
+func (g ggufArray) Each(fn func(i uint64, text string) error) error {
+	return g.a.Each(func(i uint64, v gguf.Value) error {
+		if s, ok := v.Str(); ok {
+			return fn(i, s)
+		}
+		return fn(i, v.String())
+	})
+}
+
+// ggufString is a GGUF string value longer than gguf.MaxInline.
+type ggufString struct {
+	f *gguf.File
+	v *gguf.Value
+}
+
+// full reads it whole.
+func (g ggufString) full() (string, error) { return g.f.FullString(*g.v) }

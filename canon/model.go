@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/onnx"
@@ -49,10 +48,74 @@ type MetaEntry struct {
 	// NotString is true when a safetensors file stored a non-string JSON value (which strict readers
 	// reject); Value then holds its JSON text. It is false for GGUF, whose values are typed (see Type).
 	NotString bool
+	// Len is a string value's length in bytes in the file, for a format that keeps the first bytes of a
+	// long one only (GGUF, past gguf.MaxInline): Value then holds fewer (Truncated) and Full reads it
+	// whole. It is 0 for other values and for safetensors.
+	Len uint64 `json:"-"`
+	// Array is an array value's elements, for a format whose arrays are typed (GGUF); nil otherwise.
+	Array MetaArray `json:"-"`
+
+	// long reads a truncated string whole (nil when Value holds it all).
+	long longString
 }
 
-// Model is what stdiff knows about one model file (safetensors or GGUF), or a shard set, from its
-// header.
+// longString is a string value longer than what its format's header read keeps, read whole on demand.
+type longString interface{ full() (string, error) }
+
+// Truncated reports whether Value holds only the first bytes of a longer string (see Len).
+func (e *MetaEntry) Truncated() bool { return e.long != nil }
+
+// Full is a string value whole, read from the file (which must still be open) when Value holds only
+// its first bytes (Truncated).
+func (e *MetaEntry) Full() (string, error) {
+	if e.long == nil {
+		return e.Value, nil
+	}
+	return e.long.full()
+}
+
+// MetaArray is an array metadata value (a GGUF array): its elements' type and number, their bytes in
+// the file and the BLAKE3 of those bytes, and the elements themselves, read from the file on demand.
+type MetaArray interface {
+	// Elem is the elements' type as the format names it ("string", "int32", …).
+	Elem() string
+	// Len is the number of elements.
+	Len() uint64
+	// Size is the number of bytes the elements take in the file.
+	Size() int64
+	// Digest is the BLAKE3 of the elements' bytes in the file.
+	Digest() [32]byte
+	// Each calls fn with every element in order as text (a string as it is, a number in decimal),
+	// reading them from the file, which must still be open; it stops at fn's first error.
+	Each(fn func(i uint64, text string) error) error
+}
+
+// Unreadable reports whether the bytes of tensor i (an index into Tensors) cannot be read although the
+// header lists them: an ONNX initializer whose external data is refused or missing (a finding says
+// why).
+func (m *Model) Unreadable(i int) bool {
+	f, ok := m.Detail.(*onnx.File)
+	return ok && i < len(f.Tensors) && f.Tensors[i].Unreadable
+}
+
+// isBigTorch reports whether m is a big-endian PyTorch or NumPy file.
+func isBigTorch(m *Model) bool {
+	f, ok := m.Detail.(*torch.File)
+	return ok && f.ByteOrder == "big"
+}
+
+// TypedMetadata reports whether m's metadata values are typed (MetaEntry.Type, Len and Array: GGUF),
+// so that two models' values compare with their types.
+func (m *Model) TypedMetadata() bool { return m.ggufFile() != nil }
+
+// ggufFile is m's GGUF header, nil for another format.
+func (m *Model) ggufFile() *gguf.File {
+	f, _ := m.Detail.(*gguf.File)
+	return f
+}
+
+// Model is what stdiff knows about one model file (of any format the registry reads: safetensors,
+// GGUF, PyTorch, NumPy, ONNX, DDUF), or a shard set, from its header.
 //
 // Read fills it leniently: a file the reference rejects still yields every tensor and metadata entry
 // that could be read, with the defects in Findings. RefErr is the reference reader's strict verdict.
@@ -93,18 +156,6 @@ type Model struct {
 	// RawHeader is the N header bytes as read (shared with the names and values above: do not modify).
 	// It is nil for GGUF, whose header is read through a bounded buffer and never held whole.
 	RawHeader []byte
-	// GGUF is the GGUF header as package gguf reads it (typed key-value pairs, lazy arrays, tensor
-	// infos in ggml's terms), for format-specific work; nil for safetensors. For a split GGUF set it is
-	// the first file's (which holds the model's metadata). Its arrays read their elements through the
-	// source the model was read from, as long as that is open.
-	GGUF *gguf.File
-	// ONNX is the ONNX model as package onnx reads it, for format-specific work; nil otherwise. Its
-	// tensors' bytes are not the file's: Begin and End are in the space of its onnx.Data (from 0).
-	ONNX *onnx.File
-	// Torch is the PyTorch, pickle or NumPy file as package torch reads it (pickles, storages, the
-	// weights-only verdict); nil otherwise. Its tensors' bytes are not the file's: Begin and End are
-	// in the space of its torch.Data (from 0).
-	Torch *torch.File
 	// InSpace is true when the tensors' Begin and End are in the Space their format's reader gives
 	// (FormatReader.Open, from 0: ONNX's inline and external data, a checkpoint's storages gathered),
 	// not the file's bytes after its header.
@@ -113,14 +164,38 @@ type Model struct {
 	// data), that file's location as the model names it (relative to the model's folder, slash-separated;
 	// "" when it names none), in tensor order; a location may repeat.
 	External []string
-	// DDUF is the DDUF file as package dduf reads it (its members, model_index.json's components);
-	// nil otherwise. package source reads it as the pipeline it holds.
-	DDUF *dduf.File
+	// Detail is the file as its format's package reads it, for code about that format (the format's
+	// adapter in canon, canon/source, canon/loadcode, diff/ggufsrc, diff/onnxsrc): an *onnx.File for ONNX
+	// (its tensors' Begin and End are in the space of its onnx.Data, from 0), a *torch.File for a
+	// PyTorch, pickle or NumPy file (in the space of its torch.Data), a *dduf.File for a DDUF
+	// file and the pipeline it holds, a *gguf.File for GGUF (typed key-value pairs, lazy arrays,
+	// tensor infos in ggml's terms; a split set's is its first file's, which holds the metadata; its
+	// arrays read their elements through the source the model was read from while that is open); nil
+	// when its format keeps none (safetensors). Commands import no format package
+	// (TestFormatImports): they read the Model's fields and methods instead.
+	Detail any
+	// Archive is, for a model read in place from an archive's members (a DDUF file and the pipeline it
+	// holds, whose Shards are members of it, not files beside it), that archive; nil otherwise.
+	Archive *Archive
 
 	// kept counts Findings per code, for add.
 	kept map[string]int
 	// canonicalOrder memoizes CanonicalOrder (for the tensors as they were then).
 	canonicalOrder []int
+}
+
+// Archive is a file whose members a Model is read from in place.
+type Archive struct {
+	// Size is the archive's size in bytes.
+	Size int64
+	// Members are its files, in its directory's order.
+	Members []Member
+}
+
+// Member is a file in an Archive, readable in place: its data is Size bytes at Offset.
+type Member struct {
+	Name         string
+	Offset, Size int64
 }
 
 // Valid reports whether the reference reader accepts the file.
@@ -134,11 +209,11 @@ func (m *Model) DataOffset() int64 {
 	switch {
 	case m.Shards != nil, m.InSpace:
 		return 0
-	case m.GGUF != nil:
-		if m.GGUF.DataOffset < 0 {
+	case m.ggufFile() != nil:
+		if m.ggufFile().DataOffset < 0 {
 			return m.FileSize
 		}
-		return m.GGUF.DataOffset
+		return m.ggufFile().DataOffset
 	}
 	return 8 + int64(m.HeaderLen)
 }
@@ -146,7 +221,7 @@ func (m *Model) DataOffset() int64 {
 // BigEndian reports whether m is a big-endian GGUF file: its tensor elements are stored big-endian,
 // and package values, which decodes little-endian elements, must not decode them.
 func (m *Model) BigEndian() bool {
-	return m.GGUF != nil && m.GGUF.ByteOrder == binary.BigEndian || m.Torch != nil && m.Torch.ByteOrder == "big"
+	return m.ggufFile() != nil && m.ggufFile().ByteOrder == binary.BigEndian || isBigTorch(m)
 }
 
 // DataLen is the number of bytes after the header (negative when the header claims more than the file has).

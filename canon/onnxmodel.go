@@ -23,12 +23,12 @@ func readONNX(in *Input) (*Model, error) {
 }
 
 // modelOfONNX is the Model of an ONNX file: its metadata_props as metadata (its facts, IR version,
-// producer, opsets, are in m.ONNX), its initializers
+// producer, opsets, are in m.Detail), its initializers
 // as tensors whose bytes are in the space of the file's onnx.Data (one after another, from 0), and its
 // findings. Its verdict is invalid when a finding is an error (the kind is the first error's code).
 // Findings about external data need the model's folder: openONNX adds them.
 func modelOfONNX(f *onnx.File) *Model {
-	m := &Model{Name: f.Name, Format: FormatONNX, FileSize: f.Size, ONNX: f, InSpace: true, HeaderParsed: true}
+	m := &Model{Name: f.Name, Format: FormatONNX, FileSize: f.Size, Detail: f, InSpace: true, HeaderParsed: true}
 	for _, kv := range f.Metadata {
 		m.Metadata = append(m.Metadata, MetaEntry{Key: kv.Key, Value: kv.Value, Offset: -1})
 	}
@@ -75,15 +75,16 @@ func (m *Model) addONNXFindings(fs []finding.Finding) {
 // a local model (a remote model's are not read). For a local model it first checks what the file alone
 // cannot say (external data beside it, typed fields; see onnx.File.Check) and adds the findings.
 func openONNX(m *Model, r io.ReaderAt, where Where) Space {
+	f := m.Detail.(*onnx.File)
 	open := onnx.Opener(nil) // external data beside a local model
 	if where.Remote {
 		open = func(string) (io.ReaderAt, func() error, error) {
 			return nil, nil, errors.New("the external data of a remote ONNX model is not read")
 		}
 	} else {
-		n := len(m.ONNX.Findings)
-		m.ONNX.Check(r, where.Dir)
-		m.addONNXFindings(m.ONNX.Findings[n:])
+		n := len(f.Findings)
+		f.Check(r, where.Dir)
+		m.addONNXFindings(f.Findings[n:])
 	}
-	return m.ONNX.Data(r, where.Dir, open)
+	return f.Data(r, where.Dir, open)
 }

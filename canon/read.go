@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
@@ -93,6 +94,13 @@ func matchIf(ok bool) Match {
 		return ByBytes
 	}
 	return NoMatch
+}
+
+// skimSafetensors is safetensors.Skim; with whole, the header must also be UTF-8 without a control
+// character, the two checks Skim leaves to its caller.
+func skimSafetensors(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink, whole bool) (int, bool) {
+	n, ok := safetensors.Skim(h, dataLen, scratch, sink)
+	return n, ok && (!whole || utf8.Valid(h) && !safetensors.HasControlOrTab(h))
 }
 
 // readSafetensors reads a safetensors header: the 8-byte length and the N header bytes, nothing else.

@@ -67,6 +67,36 @@ type FormatReader struct {
 	// format loses nothing of it (dupes may delete it as a content copy). Nil: it may hold more (a
 	// graph, code, training state), and only a byte-identical file is its copy.
 	TensorsOnly func(m *Model, r io.ReaderAt) bool
+	// Card, when not nil, is what a Model this reader made says besides its tensors and metadata, for
+	// inspect's card (Model.Card): a pointer to one of package card's sections, or nil. Nil: nothing.
+	Card func(m *Model) any
+	// Skim, when not nil, reads the tensor entries of a header h of the format (for safetensors the N
+	// bytes after its length) whose data section is dataLen bytes into sink without building a Model:
+	// what grouping files needs, several times faster than Read, for the plain headers writers make.
+	// ok false: read the file with Read, which says what is wrong. With whole, ok also means that Read
+	// finds the file valid with the same tensors (but for a name written twice). scratch is reused
+	// between calls.
+	Skim func(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink, whole bool) (metaKeys int, ok bool)
+}
+
+// SkimSink receives the tensor entries a format's Skim reads (FormatReader.Skim).
+type SkimSink interface {
+	// Entry is one tensor entry, in header order. name and dtype share the header's memory; shape is
+	// valid only during the call.
+	Entry(name, dtype []byte, shape []uint64, begin, end uint64)
+	// Reset forgets the entries received so far: Skim reads the header again, another way.
+	Reset()
+}
+
+// Skim reads the header h of a file of format f with its reader's Skim (see FormatReader.Skim); ok is
+// false when the format has none.
+func Skim(f Format, h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink, whole bool) (metaKeys int, ok bool) {
+	for i := range registry {
+		if registry[i].Format == f && registry[i].Skim != nil {
+			return registry[i].Skim(h, dataLen, scratch, sink, whole)
+		}
+	}
+	return 0, false
 }
 
 // fallback reads what no format recognised: as safetensors, whose reader names what is wrong.
@@ -77,18 +107,18 @@ var fallback = FormatReader{Format: FormatSafetensors, Sniff: sniffSafetensors, 
 var registry = []FormatReader{
 	// A GGUF magic read as the low half of a safetensors header length makes it at least 0x46554747
 	// bytes, far over the reference's limit: no safetensors file starts as a GGUF one.
-	{Format: FormatGGUF, Sniff: sniffGGUF, Read: readGGUF},
+	{Format: FormatGGUF, Sniff: sniffGGUF, Read: readGGUF, Card: func(m *Model) any { return orNil(ggufCard(m)) }},
 	// A zip archive named .dduf or with model_index.json at its root, before PyTorch's zips and
 	// before a safetensors file whose header length starts "PK\x03\x04".
-	{Format: FormatDDUF, Sniff: sniffDDUF, Read: readDDUF},
+	{Format: FormatDDUF, Sniff: sniffDDUF, Read: readDDUF, Card: func(m *Model) any { return orNil(ddufCard(m)) }},
 	// A safetensors file whose header length begins as a pickle, a zip, NumPy or ONNX does is
 	// safetensors: a length within the file, then '{'.
-	{Format: FormatSafetensors, Sniff: sniffSafetensors, Read: readSafetensors, TensorsOnly: safetensorsHoldsTensors},
+	{Format: FormatSafetensors, Sniff: sniffSafetensors, Read: readSafetensors, TensorsOnly: safetensorsHoldsTensors, Skim: skimSafetensors},
 	// PyTorch by its bytes (zip, tar, NumPy, legacy, a pickle), and by its name when nothing else
 	// recognised the bytes: torch.load and pickle.load read such a file as a pickle.
-	{Format: FormatPyTorch, Sniff: sniffTorch, Read: readTorch, Open: openTorch},
+	{Format: FormatPyTorch, Sniff: sniffTorch, Read: readTorch, Open: openTorch, Card: func(m *Model) any { return orNil(torchCard(m)) }},
 	// ONNX has no magic: a file that starts as a ModelProto does.
-	{Format: FormatONNX, Sniff: sniffONNX, Read: readONNX, Open: openONNX},
+	{Format: FormatONNX, Sniff: sniffONNX, Read: readONNX, Open: openONNX, Card: func(m *Model) any { return orNil(onnxCard(m)) }},
 }
 
 // Register adds a format to those Read reads. Its Sniff is asked after every format registered before

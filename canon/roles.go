@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/torch"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -51,7 +53,9 @@ var (
 // every tensor is a weight (safetensors, GGUF: every format but PyTorch and ONNX) both are nil, so
 // that a header of millions of tensors costs nothing more; RoleAt reads either.
 func (m *Model) Roles() (roles []Role, aliasOf []int) {
-	if m.ONNX == nil && m.Torch == nil {
+	of, _ := m.Detail.(*onnx.File)
+	tf, _ := m.Detail.(*torch.File)
+	if of == nil && tf == nil {
 		return nil, nil
 	}
 	roles, aliasOf = make([]Role, len(m.Tensors)), make([]int, len(m.Tensors))
@@ -59,14 +63,14 @@ func (m *Model) Roles() (roles []Role, aliasOf []int) {
 		roles[i], aliasOf[i] = RoleWeight, -1
 	}
 	switch {
-	case m.ONNX != nil && len(m.ONNX.Tensors) == len(m.Tensors):
-		for i, t := range m.ONNX.Tensors {
+	case of != nil && len(of.Tensors) == len(m.Tensors):
+		for i, t := range of.Tensors {
 			if t.Kind == "constant" || t.Kind == "attribute" {
 				roles[i] = RoleConstant
 			}
 		}
-	case m.Torch != nil && len(m.Torch.Tensors) == len(m.Tensors):
-		f := m.Torch
+	case tf != nil && len(tf.Tensors) == len(m.Tensors):
+		f := tf
 		top := func(name string) string { k, _, _ := strings.Cut(name, "."); return k }
 		checkpoint := false
 		for _, e := range f.Metadata {

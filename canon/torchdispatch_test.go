@@ -38,7 +38,7 @@ func TestPicklesNotReadAsSafetensors(t *testing.T) {
 		}
 		named := false
 		for _, f := range m.Findings {
-			named = named || (f.Code == torch.CodeUnsafeGlobal && f.Global == "os.system")
+			named = named || (f.Code == finding.CodeUnsafeGlobal && f.Global == "os.system")
 		}
 		if !named {
 			t.Errorf("%s: os.system not named: %+v", c.name, m.Findings)
@@ -51,13 +51,13 @@ func TestPicklesNotReadAsSafetensors(t *testing.T) {
 	tw.Write([]byte(evil))
 	tw.Close()
 	for _, name := range []string{"checkpoint.pth.tar", "model.pt"} {
-		if m := canon.ReadBytes(name, tb.Bytes()); m.Format != canon.FormatPyTorch || m.Torch.Format != torch.FormatTar || m.Valid() {
+		if m := canon.ReadBytes(name, tb.Bytes()); m.Format != canon.FormatPyTorch || m.Detail.(*torch.File).Format != torch.FormatTar || m.Valid() {
 			t.Errorf("%s: %s %+v", name, m.Format, m.Findings)
 		}
 	}
 	// not a pickle at all, named as one: not PyTorch, not a safetensors header
 	m := canon.ReadBytes("junk.pt", []byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09"))
-	if m.Format != canon.FormatPyTorch || m.Valid() || m.RefErr == nil || m.RefErr.Kind != finding.RefKind(torch.CodeNotPyTorch) {
+	if m.Format != canon.FormatPyTorch || m.Valid() || m.RefErr == nil || m.RefErr.Kind != finding.RefKind(finding.CodeNotPyTorch) {
 		t.Errorf("junk.pt: %s %+v", m.Format, m.RefErr)
 	}
 }

@@ -29,7 +29,7 @@ func readTorch(in *Input) (*Model, error) {
 
 // openTorch is a checkpoint's Space: its tensors in row-major order, strided views gathered and .npz
 // entries inflated.
-func openTorch(m *Model, r io.ReaderAt, _ Where) Space { return m.Torch.Data(r) }
+func openTorch(m *Model, r io.ReaderAt, _ Where) Space { return m.Detail.(*torch.File).Data(r) }
 
 // modelOfTorch is the Model of a file package torch read: its tensors with Begin and End in the
 // space of the file's torch.Data (row-major bytes, one tensor after another from 0: strided views
@@ -38,7 +38,7 @@ func openTorch(m *Model, r io.ReaderAt, _ Where) Space { return m.Torch.Data(r) 
 // True)'s (numpy.load(allow_pickle=False)'s for NumPy): invalid when a finding is an error, the kind
 // being the first error's code.
 func modelOfTorch(f *torch.File) *Model {
-	m := &Model{Name: f.Name, Format: FormatPyTorch, FileSize: f.Size, Torch: f, InSpace: true, HeaderParsed: len(f.Pickles) > 0 || len(f.Tensors) > 0}
+	m := &Model{Name: f.Name, Format: FormatPyTorch, FileSize: f.Size, Detail: f, InSpace: true, HeaderParsed: len(f.Pickles) > 0 || len(f.Tensors) > 0}
 	if f.Format == torch.FormatNPY || f.Format == torch.FormatNPZ {
 		m.Format = FormatNumPy
 	}

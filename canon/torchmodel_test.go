@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"github.com/stdiff/stdiff/canon/torch"
 	"strings"
 	"testing"
 
@@ -32,11 +33,11 @@ func TestReadTorch(t *testing.T) {
 		x("0") + x("cpu") + "K\x06tQK\x00K\x02K\x03\x86K\x03K\x01\x86\x89ccollections\nOrderedDict\n)RtR" + x("epoch") + "K\x02u."
 	data := torchZip(t, benign)
 	m := canon.ReadBytes("model.bin", data)
-	if !m.Valid() || m.Format != canon.FormatPyTorch || len(m.Tensors) != 1 || m.Torch == nil {
+	if !m.Valid() || m.Format != canon.FormatPyTorch || len(m.Tensors) != 1 || m.Detail == nil {
 		t.Fatalf("%+v", m)
 	}
 	tn := m.Tensors[0] // its bytes in the space of torch.Data, which reads them from the archive
-	if tn.Name != "w" || tn.DType != "F32" || tn.Begin != 0 || tn.End != 24 || m.Torch.Data(bytes.NewReader(data)).Size() != 24 {
+	if tn.Name != "w" || tn.DType != "F32" || tn.Begin != 0 || tn.End != 24 || m.Detail.(*torch.File).Data(bytes.NewReader(data)).Size() != 24 {
 		t.Errorf("%+v", tn)
 	}
 	if len(m.Metadata) != 1 || m.Metadata[0].Key != "epoch" || m.DataOffset() != 0 {

@@ -8,7 +8,7 @@ import "github.com/stdiff/stdiff/canon"
 func aliasDrops(a, b *canon.Model, matched [][2]int, removed, added []int) ([]int, []int, []Note) {
 	var notes []Note
 	untie := func(side int, m *canon.Model, list []int, code NoteCode) []int {
-		if m.Torch == nil || len(list) == 0 { // only PyTorch files alias
+		if len(list) == 0 { // only PyTorch files alias (m.Untie leaves others as they are)
 			return list
 		}
 		kept := make([]int, len(matched))

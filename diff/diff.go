@@ -790,7 +790,7 @@ func compareMetadata(r *Report, a, b *canon.Model, opt Options) {
 			r.Metadata.Added = append(r.Metadata.Added, entryOf(k.B))
 		case delta.Changed:
 			if delta.Typed(a, b) {
-				r.Metadata.Changed = append(r.Metadata.Changed, typedChange(k.KVA, k.KVB, k.A, k.B))
+				r.Metadata.Changed = append(r.Metadata.Changed, typedChange(k.A, k.B))
 			} else {
 				r.Metadata.Changed = append(r.Metadata.Changed, changeOf(k.Key, k.A.Value, k.B.Value))
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/delta"
-	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
@@ -90,50 +89,60 @@ const (
 
 // typedChange is how a GGUF metadata value changed: strings as changeOf shows them, arrays as
 // summaries (Models adds how their elements differ), and the types on both sides.
-func typedChange(kx, ky *gguf.KV, x, y *canon.MetaEntry) MetaChange {
+func typedChange(x, y *canon.MetaEntry) MetaChange {
 	c := changeOf(x.Key, x.Value, y.Value)
 	c.OldType, c.NewType = x.Type, y.Type
-	if kx != nil && ky != nil && kx.Value.Array != nil && ky.Value.Array != nil {
+	if x.Array != nil && y.Array != nil {
 		c.Kind, c.Lines = KindArray, nil
-		c.Array = &ArrayChange{Old: summaryOf(kx.Value.Array), New: summaryOf(ky.Value.Array), Examples: []ElementChange{}}
+		c.Array = &ArrayChange{Old: summaryOf(x.Array), New: summaryOf(y.Array), Examples: []ElementChange{}}
 	} else if x.Type != y.Type && x.Type != "string" && y.Type != "string" {
 		c.Kind, c.Lines = "value", nil // a number, bool or array summary of another type: one line
 	}
 	return c
 }
 
-func summaryOf(a *gguf.Array) ArraySummary {
-	return ArraySummary{Type: a.ElemType.String(), Length: a.Len, BLAKE3: hex.EncodeToString(a.Digest[:8])}
+func summaryOf(a canon.MetaArray) ArraySummary {
+	d := a.Digest()
+	return ArraySummary{Type: a.Elem(), Length: a.Len(), BLAKE3: hex.EncodeToString(d[:8])}
 }
 
 // ggufDetails completes a report of two GGUF models from their files, which must still be open: how
-// the elements of changed arrays differ, and the strings longer than gguf.MaxInline, of which Compare
-// saw the first MaxInline bytes only.
+// the elements of changed arrays differ, and the strings longer than the header read keeps (GGUF's
+// gguf.MaxInline), of which Compare saw the first bytes only.
 func ggufDetails(ctx context.Context, r *Report, a, b *canon.Model, opt Options) error {
 	if !delta.Typed(a, b) || !r.MetadataCompared {
 		return nil
 	}
-	kvsA, kvsB := delta.KVIndex(a), delta.KVIndex(b)
+	inA, inB := metaIndex(a), metaIndex(b)
 	for i := range r.Metadata.Changed {
 		c := &r.Metadata.Changed[i]
 		if c.Array == nil {
 			continue
 		}
-		if err := compareElements(ctx, c.Array, a, b, kvsA[c.Key].Value.Array, kvsB[c.Key].Value.Array); err != nil {
+		if err := compareElements(ctx, c.Array, a, b, inA[c.Key].Array, inB[c.Key].Array); err != nil {
 			return err
 		}
 	}
-	return longStrings(r, a, b, kvsA, kvsB, opt)
+	return longStrings(r, a, b, inA, inB, opt)
+}
+
+// metaIndex maps each metadata key of m to its entry.
+func metaIndex(m *canon.Model) map[string]*canon.MetaEntry {
+	idx := make(map[string]*canon.MetaEntry, len(m.Metadata))
+	for i := range m.Metadata {
+		idx[m.Metadata[i].Key] = &m.Metadata[i]
+	}
+	return idx
 }
 
 // compareElements counts how the elements of two arrays differ, index by index: x of model a, y of b.
-func compareElements(ctx context.Context, c *ArrayChange, a, b *canon.Model, x, y *gguf.Array) error {
-	if x.ElemType != y.ElemType || x.Size > MaxArrayCompare || y.Size > MaxArrayCompare {
+func compareElements(ctx context.Context, c *ArrayChange, a, b *canon.Model, x, y canon.MetaArray) error {
+	if x.Elem() != y.Elem() || x.Size() > MaxArrayCompare || y.Size() > MaxArrayCompare {
 		return nil
 	}
-	old := make([]string, 0, x.Len)
-	if err := x.Each(func(i uint64, v gguf.Value) error {
-		old = append(old, elementText(v))
+	old := make([]string, 0, x.Len())
+	if err := x.Each(func(i uint64, v string) error {
+		old = append(old, v)
 		return checkEvery(ctx, i)
 	}); err != nil {
 		return readErr(a, err)
@@ -146,8 +155,7 @@ func compareElements(ctx context.Context, c *ArrayChange, a, b *canon.Model, x, 
 		}
 	}
 	var changed []ElementChange // after added and removed, as Examples lists them
-	err := y.Each(func(i uint64, v gguf.Value) error {
-		nv := elementText(v)
+	err := y.Each(func(i uint64, nv string) error {
 		switch {
 		case i >= uint64(len(old)):
 			example(Added, &c.Added, ElementChange{Index: i, New: &nv})
@@ -162,7 +170,7 @@ func compareElements(ctx context.Context, c *ArrayChange, a, b *canon.Model, x, 
 	if err != nil {
 		return readErr(b, err)
 	}
-	for i := y.Len; i < uint64(len(old)); i++ {
+	for i := y.Len(); i < uint64(len(old)); i++ {
 		example(Removed, &c.Removed, ElementChange{Index: i, Old: &old[i]})
 	}
 	c.Examples, c.Compared = append(c.Examples, changed...), true
@@ -177,37 +185,28 @@ func checkEvery(ctx context.Context, i uint64) error {
 	return nil
 }
 
-// elementText is an array element as an ElementChange shows it.
-func elementText(v gguf.Value) string {
-	if s, ok := v.Str(); ok {
-		return s
-	}
-	return v.String()
-}
-
-// longStrings compares whole the string values longer than gguf.MaxInline that Compare took for equal
-// (their first MaxInline bytes and their lengths are), and shows changed ones whole.
-func longStrings(r *Report, a, b *canon.Model, kvsA, kvsB map[string]*gguf.KV, opt Options) error {
+// longStrings compares whole the string values longer than the header read keeps that Compare took for
+// equal (their first bytes and their lengths are), and shows changed ones whole.
+func longStrings(r *Report, a, b *canon.Model, inA, inB map[string]*canon.MetaEntry, opt Options) error {
 	changed := map[string]int{}
 	for i, c := range r.Metadata.Changed {
 		changed[c.Key] = i
 	}
 	flipped := false
-	for key, kx := range kvsA {
-		ky := kvsB[key]
-		if ky == nil || opt.skipsKey(key) || kx.Value.Type != gguf.ValString || ky.Value.Type != gguf.ValString ||
-			!kx.Value.Truncated() && !ky.Value.Truncated() {
+	for key, ex := range inA {
+		ey := inB[key]
+		if ey == nil || opt.skipsKey(key) || ex.Type != "string" || ey.Type != "string" || !ex.Truncated() && !ey.Truncated() {
 			continue
 		}
-		x, err := a.GGUF.FullString(kx.Value)
+		x, err := ex.Full()
 		if err != nil {
 			return readErr(a, err)
 		}
-		y, err := b.GGUF.FullString(ky.Value)
+		y, err := ey.Full()
 		if err != nil {
 			return readErr(b, err)
 		}
-		c := typedChange(kx, ky, &canon.MetaEntry{Key: key, Value: x, Type: "string"}, &canon.MetaEntry{Key: key, Value: y, Type: "string"})
+		c := typedChange(&canon.MetaEntry{Key: key, Value: x, Type: "string"}, &canon.MetaEntry{Key: key, Value: y, Type: "string"})
 		if k, ok := changed[key]; ok {
 			r.Metadata.Changed[k] = c
 		} else if x != y {

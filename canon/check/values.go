@@ -49,7 +49,7 @@ func ScanValues(opt values.Options) func(ctx context.Context, o *source.Opened) 
 			if !values.Supported(t.DType) || !m.InFile(t, size) {
 				continue
 			}
-			if m.ONNX != nil && m.ONNX.Tensors[i].Unreadable {
+			if m.Unreadable(i) {
 				continue // its external data is refused or missing: a finding says so, and it is not read
 			}
 			if _, err := values.Elements(t.DType, int64(t.Len())); err != nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/gguf"
 )
 
 // Status says how a metadata key differs between two models.
@@ -31,13 +30,11 @@ const (
 	Removed
 )
 
-// Key is one metadata key of a or b and how it differs: its entries on each side (nil where absent)
-// and, for two GGUF models, its typed pairs (nil where unknown).
+// Key is one metadata key of a or b and how it differs: its entries on each side (nil where absent).
 type Key struct {
-	Key      string
-	Status   Status
-	A, B     *canon.MetaEntry
-	KVA, KVB *gguf.KV
+	Key    string
+	Status Status
+	A, B   *canon.MetaEntry
 }
 
 // Metadata compares the metadata of a and b key by key, leaving out the keys skip names (nil: none):
@@ -45,10 +42,6 @@ type Key struct {
 // with their types (Typed); a JSON object or array reformatted is no change.
 func Metadata(a, b *canon.Model, skip func(key string) bool) []Key {
 	typed := Typed(a, b)
-	var kvsA, kvsB map[string]*gguf.KV
-	if typed {
-		kvsA, kvsB = KVIndex(a), KVIndex(b)
-	}
 	inB := make(map[string]*canon.MetaEntry, len(b.Metadata))
 	for i := range b.Metadata {
 		inB[b.Metadata[i].Key] = &b.Metadata[i]
@@ -62,13 +55,10 @@ func Metadata(a, b *canon.Model, skip func(key string) bool) []Key {
 			continue
 		}
 		k := Key{Key: e.Key, A: e, B: inB[e.Key]}
-		if typed {
-			k.KVA, k.KVB = kvsA[e.Key], kvsB[e.Key]
-		}
 		switch n := k.B; {
 		case n == nil:
 			k.Status = Removed
-		case typed && SameTyped(k.KVA, k.KVB, e, n):
+		case typed && SameTyped(e, n):
 			k.Status = Same
 		case typed:
 			k.Status = Changed
@@ -82,11 +72,7 @@ func Metadata(a, b *canon.Model, skip func(key string) bool) []Key {
 	for i := range b.Metadata {
 		e := &b.Metadata[i]
 		if !inA[e.Key] && (skip == nil || !skip(e.Key)) {
-			k := Key{Key: e.Key, Status: Added, B: e}
-			if typed {
-				k.KVB = kvsB[e.Key]
-			}
-			out = append(out, k)
+			out = append(out, Key{Key: e.Key, Status: Added, B: e})
 		}
 	}
 	return out
@@ -110,28 +96,16 @@ func Keys(ks []Key) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
-// Typed reports whether both models have typed metadata (GGUF): values then compare with their
-// types, and arrays by their elements.
-func Typed(a, b *canon.Model) bool { return a.GGUF != nil && b.GGUF != nil }
+// Typed reports whether both models have typed metadata (GGUF: canon.Model.TypedMetadata): values
+// then compare with their types, and arrays by their elements.
+func Typed(a, b *canon.Model) bool { return a.TypedMetadata() && b.TypedMetadata() }
 
-// KVIndex maps each metadata key of a GGUF model to its pair: the first with that key, as the model's
-// metadata keeps it.
-func KVIndex(m *canon.Model) map[string]*gguf.KV {
-	idx := make(map[string]*gguf.KV, len(m.GGUF.KVs))
-	for i := range m.GGUF.KVs {
-		if kv := &m.GGUF.KVs[i]; idx[kv.Key] == nil {
-			idx[kv.Key] = kv
-		}
-	}
-	return idx
-}
-
-// SameTyped reports whether two GGUF metadata entries (and their pairs, when known) hold the same value
-// as far as the header read tells: the same type and text (an array's text holds its element type,
-// length and digest), and for strings the same length (a string longer than gguf.MaxInline has only its
-// first bytes in the text).
-func SameTyped(kx, ky *gguf.KV, x, y *canon.MetaEntry) bool {
-	return x.Type == y.Type && x.Value == y.Value && (kx == nil || ky == nil || kx.Value.Len() == ky.Value.Len())
+// SameTyped reports whether two typed metadata entries hold the same value as far as the header read
+// tells: the same type and text (an array's text holds its element type, length and digest), and for
+// strings the same length (a string longer than what the format keeps in memory has only its first
+// bytes in the text).
+func SameTyped(x, y *canon.MetaEntry) bool {
+	return x.Type == y.Type && x.Value == y.Value && x.Len == y.Len
 }
 
 // SameJSON reports whether two values are JSON objects or arrays that differ only in formatting.

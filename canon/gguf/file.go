@@ -17,7 +17,7 @@
 // HeadLen elements and a BLAKE3 digest; their elements are read on demand through the io.ReaderAt.
 //
 // Most callers do not use this package directly: canon.Read calls Read for any file that starts with a
-// GGUF magic (or one of the formats before GGUF) and makes a canon.Model of the File (canon.Model.GGUF
+// GGUF magic (or one of the formats before GGUF) and makes a canon.Model of the File (canon.Model.Detail
 // keeps it for format-specific work); package canon also checks split models, the one rule (RuleSplit)
 // that spans files.
 package gguf

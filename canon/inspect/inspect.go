@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/card"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/finding"
@@ -98,15 +99,15 @@ type Card struct {
 	// general.* keys say: name, author, description, base model, kind and family).
 	Info Info `json:"info"`
 	// GGUF is what a GGUF file's header says in llama.cpp's terms (absent for safetensors).
-	GGUF *GGUF `json:"gguf,omitempty"`
+	GGUF *card.GGUF `json:"gguf,omitempty"`
 	// ONNX is what an ONNX model says besides its initializers (absent for other formats).
-	ONNX *ONNX `json:"onnx,omitempty"`
+	ONNX *card.ONNX `json:"onnx,omitempty"`
 	// PyTorch is what a PyTorch checkpoint or NumPy file says besides its tensors (absent for other
 	// formats).
-	PyTorch *PyTorch `json:"pytorch,omitempty"`
+	PyTorch *card.PyTorch `json:"pytorch,omitempty"`
 	// DDUF is what a DDUF file says besides its tensors: its pipeline and components (absent for
 	// other formats).
-	DDUF *DDUF `json:"dduf,omitempty"`
+	DDUF *card.DDUF `json:"dduf,omitempty"`
 	// Tensors lists the tensors in header order: all of them, or the first Options.MaxTensors.
 	Tensors []Tensor `json:"tensors"`
 	// Findings are the header's, the sidecars', those of deriving Info and, with Options.Verify, of
@@ -229,6 +230,8 @@ type read struct {
 	store *store.Blob
 	// companions are the files beside a folder model's tensors (source.Opened.Companions).
 	companions []companion.File
+	// card is what the model's format says besides its tensors (canon.Model.Card).
+	card any
 }
 
 // readModel reads a model's header and, for a local file, its sidecars (and with opt.Verify its
@@ -290,7 +293,9 @@ func readModel(ctx context.Context, spec string, opt Options) (*read, error) {
 	if o.Snapshot == nil {
 		r.snapshotOf = ""
 	}
-	ggufInfo(m, &r.info)
+	r.card = m.Card()
+	g, _ := r.card.(*card.GGUF)
+	ggufInfo(m, g, &r.info)
 	r.findings = append(append(append([]finding.Finding{}, m.Findings...), sidecarFindings...), r.info.Findings...)
 	if hashes != nil && len(r.info.EmbeddedHashes) > 0 {
 		r.findings = append(r.findings, lora.VerifyEmbedded(m, hashes["AutoV3"])...)
@@ -326,9 +331,19 @@ func Inspect(ctx context.Context, spec string, opt Options) (*Card, error) {
 	}
 	c := &Card{Schema: Schema, Path: m.Name, Valid: m.Valid(), ReferenceError: check.RefErrorOf(m.RefErr),
 		FileSize: m.FileSize, HeaderLen: m.HeaderLen, DataLen: max(m.DataLen(), 0), TensorCount: len(m.Tensors),
-		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info), GGUF: ggufCard(m), ONNX: onnxCard(m), PyTorch: torchCard(m), DDUF: ddufCard(m),
+		Params: per, ParamsTotal: total.Elements, ParamsApart: m.ParamsApart(), Metadata: m.Metadata, Info: infoOf(r.info),
 		Findings: r.findings, FindingCounts: canon.CountFindings(r.findings, m.Omitted),
 		HeaderParsed: m.HeaderParsed, HasMetadata: m.HasMetadata, Shards: len(m.Shards), Verified: r.verified, SnapshotOf: r.snapshotOf}
+	switch s := r.card.(type) {
+	case *card.GGUF:
+		c.GGUF = s
+	case *card.ONNX:
+		c.ONNX = s
+	case *card.PyTorch:
+		c.PyTorch = s
+	case *card.DDUF:
+		c.DDUF = s
+	}
 	if m.InSpace { // its tensors' bytes (inline and external, gathered), not the file's after a header
 		c.DataLen = 0
 		for i := range m.Tensors {

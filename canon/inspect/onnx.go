@@ -5,58 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
-	"github.com/stdiff/stdiff/canon/onnx"
+	"github.com/stdiff/stdiff/canon/card"
 )
 
-// ONNX is what an ONNX model says besides its initializers: the facts people compare exports by.
-type ONNX struct {
-	IRVersion       int64          `json:"ir_version"`
-	Producer        string         `json:"producer"`
-	ProducerVersion string         `json:"producer_version"`
-	Domain          string         `json:"domain,omitempty"`
-	ModelVersion    int64          `json:"model_version,omitempty"`
-	Opsets          []onnx.Opset   `json:"opsets"`
-	Inputs          []onnx.Value   `json:"inputs"`
-	Outputs         []onnx.Value   `json:"outputs"`
-	Nodes           int            `json:"nodes"`
-	Ops             []onnx.OpCount `json:"ops"`
-	// External names the external data files the initializers are in.
-	External []string `json:"external_data,omitempty"`
-}
-
-// onnxCard is the ONNX facts of a model, nil for other formats.
-func onnxCard(m *canon.Model) *ONNX {
-	f := m.ONNX
-	if f == nil {
-		return nil
-	}
-	o := &ONNX{IRVersion: f.IRVersion, Producer: f.ProducerName, ProducerVersion: f.ProducerVersion, Domain: f.Domain,
-		ModelVersion: f.ModelVersion, Opsets: f.Opsets, Inputs: f.Inputs, Outputs: f.Outputs, Nodes: f.Nodes, Ops: f.Ops}
-	seen := map[string]bool{}
-	for _, t := range f.Tensors {
-		if t.External != nil && !seen[t.External.Location] {
-			seen[t.External.Location] = true
-			o.External = append(o.External, t.External.Location)
-		}
-	}
-	if o.Opsets == nil {
-		o.Opsets = []onnx.Opset{}
-	}
-	if o.Inputs == nil {
-		o.Inputs = []onnx.Value{}
-	}
-	if o.Outputs == nil {
-		o.Outputs = []onnx.Value{}
-	}
-	if o.Ops == nil {
-		o.Ops = []onnx.OpCount{}
-	}
-	return o
-}
-
 // onnxRows are the rows of the card's ONNX facts: label and text (not yet escaped).
-func onnxRows(o *ONNX) [][2]string {
+func onnxRows(o *card.ONNX) [][2]string {
 	var opsets []string
 	for _, s := range o.Opsets {
 		d := s.Domain
@@ -65,7 +18,7 @@ func onnxRows(o *ONNX) [][2]string {
 		}
 		opsets = append(opsets, d+" "+strconv.FormatInt(s.Version, 10))
 	}
-	values := func(vs []onnx.Value) string {
+	values := func(vs []card.Value) string {
 		var out []string
 		for _, v := range vs {
 			s := v.Name + " " + v.Type

@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stdiff/stdiff/canon/card"
 	"github.com/stdiff/stdiff/canon/textfmt"
 )
 
 // ggufRows are the GGUF section's rows as (label, text) pairs, the same in text and Markdown; the text
 // is not escaped.
-func ggufRows(g *GGUF) [][2]string {
+func ggufRows(g *card.GGUF) [][2]string {
 	var rows [][2]string
 	add := func(label string, parts ...string) {
 		var kept []string
@@ -117,7 +118,7 @@ func specialOrder(ids map[string]uint64) []string {
 }
 
 // writeGGUFText writes the GGUF rows of the text card; with opt.Full the chat template follows whole.
-func writeGGUFText(b *bufio.Writer, g *GGUF, opt WriteOptions, row func(label, format string, args ...any)) {
+func writeGGUFText(b *bufio.Writer, g *card.GGUF, opt WriteOptions, row func(label, format string, args ...any)) {
 	for _, r := range ggufRows(g) {
 		aside := ""
 		switch {
@@ -145,7 +146,7 @@ func percent(share float64) string {
 }
 
 // countText is a Count as the card shows it: a number, or the per-layer range.
-func countText(c *Count) string {
+func countText(c *card.Count) string {
 	switch {
 	case c == nil:
 		return ""

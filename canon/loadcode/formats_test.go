@@ -41,7 +41,7 @@ func TestONNXDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := Model(&canon.Model{Format: canon.FormatONNX, ONNX: f})
+	fs := Model(&canon.Model{Format: canon.FormatONNX, Detail: f})
 	var got []string
 	for _, x := range fs {
 		got = append(got, string(x.Severity)+" "+x.Code+": "+x.Message)
@@ -55,7 +55,7 @@ func TestONNXDomains(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if fs := Model(&canon.Model{Format: canon.FormatONNX, ONNX: mustONNX(t, onnxw.Model())}); len(fs) != 0 {
+	if fs := Model(&canon.Model{Format: canon.FormatONNX, Detail: mustONNX(t, onnxw.Model())}); len(fs) != 0 {
 		t.Errorf("a standard model: %+v", fs)
 	}
 }
@@ -127,7 +127,7 @@ func TestONNXPythonFunc(t *testing.T) {
 		{"pyop.onnx", b, `error onnx-python-op: operator ai.onnx.contrib.PyOp runs the Python function "evil" when the model runs`},
 		{"onnxw", w, `error onnx-python-op: operator my.company.Innocent runs the Python function "run_me" when the model runs`},
 	} {
-		fs := Model(&canon.Model{Format: canon.FormatONNX, ONNX: mustONNX(t, c.b)})
+		fs := Model(&canon.Model{Format: canon.FormatONNX, Detail: mustONNX(t, c.b)})
 		var got []string
 		for _, x := range fs {
 			got = append(got, string(x.Severity)+" "+x.Code+": "+x.Message)
@@ -162,7 +162,7 @@ func TestONNXCodeAttributes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, x := range Model(&canon.Model{Format: canon.FormatONNX, ONNX: mustONNX(t, b)}) {
+		for _, x := range Model(&canon.Model{Format: canon.FormatONNX, Detail: mustONNX(t, b)}) {
 			got = append(got, string(x.Severity)+" "+x.Code+": "+x.Message)
 		}
 		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {

@@ -13,6 +13,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stdiff/stdiff/canon/gguf"
+	"github.com/stdiff/stdiff/canon/onnx"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,8 +107,8 @@ func Model(m *canon.Model) []finding.Finding {
 			fs = append(fs, targetsInText("metadata "+e.Key, e.Value, e.Offset)...)
 		}
 	}
-	if m.ONNX != nil {
-		fs = append(fs, onnxOps(m)...)
+	if f, ok := m.Detail.(*onnx.File); ok {
+		fs = append(fs, onnxOps(f)...)
 	}
 	return fs
 }
@@ -116,10 +118,11 @@ func Model(m *canon.Model) []finding.Finding {
 // cannot be read, the template is not analysed and the finding says so (a payload must not hide
 // behind a long prefix).
 func ggufTemplate(m *canon.Model, e canon.MetaEntry) (string, *finding.Finding) {
-	if m.GGUF == nil {
+	f, ok := m.Detail.(*gguf.File)
+	if !ok {
 		return e.Value, nil
 	}
-	kv := m.GGUF.KV(e.Key)
+	kv := f.KV(e.Key)
 	if kv == nil || !kv.Value.Truncated() {
 		return e.Value, nil
 	}
@@ -129,7 +132,7 @@ func ggufTemplate(m *canon.Model, e canon.MetaEntry) (string, *finding.Finding) 
 	if kv.Value.Len() > maxFile {
 		return "", unread
 	}
-	src, err := m.GGUF.FullString(kv.Value)
+	src, err := f.FullString(kv.Value)
 	if err != nil {
 		unread.Message = fmt.Sprintf("chat template %s: cannot be read whole: %v", e.Key, err)
 		return "", unread

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/onnx"
 )
@@ -28,27 +27,27 @@ var pythonOps = map[string]bool{"PythonOp": true, "PythonOpGrad": true, "PyOp": 
 // precompiled contexts of its EPContext nodes. metadata_props and string attributes of other names
 // are not searched: no runtime loads code or a library a model's metadata names (ONNX Runtime takes
 // custom operator libraries from the caller's session options only), and external data is Check's.
-func onnxOps(m *canon.Model) []finding.Finding {
+func onnxOps(of *onnx.File) []finding.Finding {
 	custom := map[string][]string{}
 	var fs []finding.Finding
 	named := map[string]bool{}
-	for _, pf := range m.ONNX.PythonFuncs {
+	for _, pf := range of.PythonFuncs {
 		named[pf.Op] = true
 		fs = append(fs, finding.Finding{Code: CodeONNXPythonOp, Severity: finding.SevError, Offset: -1,
 			Message: fmt.Sprintf("operator %s runs the Python function %q when the model runs", pf.Op, pf.Func),
 			Hint:    "do not run this model outside a sandbox: the Python function comes from whoever registers the operator"})
 	}
 	local := map[string]bool{}
-	for _, f := range m.ONNX.Functions {
+	for _, f := range of.Functions {
 		local[f] = true
 	}
 	seen := map[string]bool{}
-	for _, oc := range append(slices.Clone(m.ONNX.Ops), m.ONNX.FunctionOps...) {
+	for _, oc := range append(slices.Clone(of.Ops), of.FunctionOps...) {
 		if named[oc.Op] || seen[oc.Op] {
 			continue
 		}
 		seen[oc.Op] = true
-		domain, op := splitOp(m, oc.Op)
+		domain, op := splitOp(of, oc.Op)
 		if pythonOps[op] || domain == "ai.onnx.contrib" && strings.HasPrefix(op, "Py") {
 			fs = append(fs, finding.Finding{Code: CodeONNXPythonOp, Severity: finding.SevError, Offset: -1,
 				Message: fmt.Sprintf("operator %s (%d nodes) runs a Python function when the model runs", oc.Op, oc.Count),
@@ -59,7 +58,7 @@ func onnxOps(m *canon.Model) []finding.Finding {
 			custom[domain] = append(custom[domain], op)
 		}
 	}
-	fs = append(fs, epContexts(m)...)
+	fs = append(fs, epContexts(of)...)
 	domains := make([]string, 0, len(custom))
 	for d := range custom {
 		domains = append(domains, d)
@@ -75,9 +74,9 @@ func onnxOps(m *canon.Model) []finding.Finding {
 
 // splitOp splits a domain-qualified operator ("com.microsoft.FusedMatMul") into its domain and type,
 // using the model's declared opset domains (a domain may hold dots).
-func splitOp(m *canon.Model, op string) (string, string) {
+func splitOp(of *onnx.File, op string) (string, string) {
 	best := ""
-	for _, o := range m.ONNX.Opsets {
+	for _, o := range of.Opsets {
 		if o.Domain != "" && strings.HasPrefix(op, o.Domain+".") && len(o.Domain) > len(best) {
 			best = o.Domain
 		}
@@ -94,9 +93,9 @@ func splitOp(m *canon.Model, op string) (string, string) {
 // epContexts returns a finding for each EPContext node: a graph compiled ahead of time for one
 // execution provider, which the provider loads in place of ONNX nodes (embedded in the node, or from
 // the file it names, which must lie in the model's folder as external data must).
-func epContexts(m *canon.Model) []finding.Finding {
+func epContexts(of *onnx.File) []finding.Finding {
 	var fs []finding.Finding
-	for _, e := range m.ONNX.EPContexts {
+	for _, e := range of.EPContexts {
 		node := e.Node
 		if node == "" {
 			node = "an EPContext node"

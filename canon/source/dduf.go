@@ -105,7 +105,7 @@ func (e missingMember) Is(target error) bool { return target == ErrMissingShard 
 // local index file, no dangling links); openDDUF sets Opened.Remote from the archive itself.
 func (ddufRepo) remote() bool { return true }
 
-// openDDUF opens a DDUF file read by canon.Read (m.DDUF set) as the pipeline it holds, exactly as
+// openDDUF opens a DDUF file read by canon.Read (f, its Detail) as the pipeline it holds, exactly as
 // the same pipeline in a folder is opened (openPipeline): its components' tensors named after their
 // folders, their bytes ranges of src. The DDUF rules' findings come first and their verdict is the
 // model's. A DDUF file whose pipeline cannot be read (no model_index.json, no component with
@@ -115,9 +115,9 @@ func (ddufRepo) remote() bool { return true }
 func openDDUF(ctx context.Context, src interface {
 	canon.Source
 	io.Closer
-}, m *canon.Model, remote bool) (*Opened, error) {
+}, m *canon.Model, f *dduf.File, remote bool) (*Opened, error) {
 	bare := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
-	r := ddufRepo{src: src, f: m.DDUF}
+	r := ddufRepo{src: src, f: f}
 	o, err := openPipeline(ctx, src.Name(), r, 1)
 	var re *canon.ReadError
 	if err != nil && errors.As(err, &re) {
@@ -145,7 +145,7 @@ func openDDUF(ctx context.Context, src interface {
 	if m.RefErr != nil {
 		p.RefErr = m.RefErr
 	}
-	p.DDUF = m.DDUF
+	p.Detail, p.Archive = m.Detail, m.Archive
 	if !remote { // a DDUF file is a folder in one file: its members beside the tensors are the model's, as a folder's files are
 		o.Folder, o.Companions = src.Name(), r.companions()
 	}

@@ -55,8 +55,8 @@ func TestDDUFIsItsFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if a.Model.DDUF == nil || !a.Model.Valid() || a.Folder != p {
-		t.Fatalf("DDUF %v, valid %v (%v), folder %q", a.Model.DDUF != nil, a.Model.Valid(), a.Model.RefErr, a.Folder)
+	if a.Model.Archive == nil || !a.Model.Valid() || a.Folder != p {
+		t.Fatalf("DDUF %v, valid %v (%v), folder %q", a.Model.Archive != nil, a.Model.Valid(), a.Model.RefErr, a.Folder)
 	}
 	if len(a.Model.Tensors) != 10 || len(a.Model.Tensors) != len(b.Model.Tensors) {
 		t.Fatalf("%d tensors from the DDUF, %d from the folder", len(a.Model.Tensors), len(b.Model.Tensors))
@@ -161,8 +161,8 @@ func TestDDUFRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	if !o.Remote || o.Model.DDUF == nil || !o.Model.Valid() || len(o.Model.Tensors) != 8 {
-		t.Fatalf("remote %v, DDUF %v, valid %v, %d tensors", o.Remote, o.Model.DDUF != nil, o.Model.Valid(), len(o.Model.Tensors))
+	if !o.Remote || o.Model.Archive == nil || !o.Model.Valid() || len(o.Model.Tensors) != 8 {
+		t.Fatalf("remote %v, DDUF %v, valid %v, %d tensors", o.Remote, o.Model.Archive != nil, o.Model.Valid(), len(o.Model.Tensors))
 	}
 	n := served.Load()
 	t.Logf("read %d of the archive's %d bytes in %d requests", n, len(file), len(hub.Asked()))
@@ -177,8 +177,8 @@ func TestDDUFRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer whole.Close()
-	if whole.Model.DDUF == nil || len(whole.Model.Tensors) != 8 {
-		t.Errorf("hf://org/sd: DDUF %v, %d tensors", whole.Model.DDUF != nil, len(whole.Model.Tensors))
+	if whole.Model.Archive == nil || len(whole.Model.Tensors) != 8 {
+		t.Errorf("hf://org/sd: DDUF %v, %d tensors", whole.Model.Archive != nil, len(whole.Model.Tensors))
 	}
 	// The tensor bytes read on demand are the archive's.
 	got := tensorBytes(t, o)

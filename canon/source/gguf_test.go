@@ -117,7 +117,7 @@ func TestGGUFSplitSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := o.Model
-		if m.Format != canon.FormatGGUF || !m.Valid() || m.HasErrors() || len(m.Tensors) != 5 || len(m.Shards) != 3 || m.GGUF == nil || m.GGUF.KV("general.architecture") == nil {
+		if m.Format != canon.FormatGGUF || !m.Valid() || m.HasErrors() || len(m.Tensors) != 5 || len(m.Shards) != 3 || m.Detail.(*gguf.File) == nil || m.Detail.(*gguf.File).KV("general.architecture") == nil {
 			t.Errorf("%s: format %q, verdict %v, findings %+v, %d tensors, %d files", name, m.Format, m.RefErr, m.Findings, len(m.Tensors), len(m.Shards))
 		}
 		if !reflect.DeepEqual(metaOf(m), metaOf(wm)) {

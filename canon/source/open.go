@@ -1,4 +1,4 @@
-// Package source opens models by name: a local file (safetensors or GGUF), a shard set (its index, the
+// Package source opens models by name: a local file (any format canon reads), a shard set (its index, the
 // folder holding it, or any of its shards; any file of a split GGUF model; a sharded PyTorch
 // checkpoint), a diffusers pipeline (one
 // model made of its components), an http(s) URL, or an hf://ORG/REPO[@REVISION][/PATH] address on the
@@ -28,6 +28,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/gguf"
 	"github.com/stdiff/stdiff/canon/snapshot"
@@ -149,8 +150,8 @@ func IsRemote(spec string) bool {
 	return strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://") || strings.HasPrefix(spec, "hf://")
 }
 
-// Open opens whatever names a model: a model file (safetensors or GGUF, told apart by their first
-// bytes, never by the name); a *.safetensors.index.json, a folder holding one, or any shard named
+// Open opens whatever names a model: a model file (its format told apart by its first bytes, by
+// its name only where they say nothing, as canon.Read does); a *.safetensors.index.json, a folder holding one, or any shard named
 // …-0000K-of-0000N.safetensors (the whole set, as one model; shards that are not there leave a model
 // known in part, see ReadSet); any file of a split GGUF model named …-0000K-of-0000N.gguf, as
 // llama.cpp's gguf-split names them (the whole set, as one model, known in part as a set is); a sharded
@@ -265,10 +266,11 @@ func openSnapshot(path string) (*Opened, error) {
 // noteLoneSplit notes that a GGUF file read on its own says it is one file of a split model: its name
 // is not one llama.cpp gives split files, so the others cannot be found.
 func noteLoneSplit(m *canon.Model) {
-	if m.GGUF == nil {
+	f, ok := m.Detail.(*gguf.File)
+	if !ok {
 		return
 	}
-	kv := m.GGUF.KV(gguf.SplitCountKey)
+	kv := f.KV(gguf.SplitCountKey)
 	if kv == nil {
 		return
 	}
@@ -334,8 +336,8 @@ func openSingle(ctx context.Context, src interface {
 		src.Close()
 		return nil, err
 	}
-	if m.DDUF != nil {
-		return openDDUF(ctx, src, m, remote)
+	if f, ok := m.Detail.(*dduf.File); ok {
+		return openDDUF(ctx, src, m, f, remote)
 	}
 	o := &Opened{Model: m, Source: src, Remote: remote, closers: []io.Closer{src}}
 	where := canon.Where{Remote: remote}

@@ -281,12 +281,16 @@ func ReadSet(name string, idx *Index, shards []string, open ShardOpener) (*canon
 			continue
 		}
 		if first == "" {
-			first, m.Format, m.GGUF = sh, sm.Format, sm.GGUF
+			first, m.Format = sh, sm.Format
+			if g, ok := sm.Detail.(*gguf.File); ok { // the first file's, which holds the model's metadata
+				m.Detail = g
+			}
 		} else if sm.Format != m.Format {
 			m.AddFinding(finding.Finding{Code: canon.CodeShardFormat, Severity: finding.SevError, Offset: -1,
 				Message: fmt.Sprintf("%s is a %s file, but %s is %s: the shards of one model share a format", sh, sm.Format, first, m.Format)})
 		}
-		ggufFiles = append(ggufFiles, sm.GGUF)
+		g, _ := sm.Detail.(*gguf.File)
+		ggufFiles = append(ggufFiles, g)
 		m.Shards = append(m.Shards, canon.ShardInfo{Name: sh, FileSize: sm.FileSize, HeaderLen: sm.HeaderLen, Start: set.size, Valid: sm.Valid(), RawHeader: sm.RawHeader})
 		for _, f := range sm.Findings {
 			f.Message = sh + ": " + f.Message

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"github.com/stdiff/stdiff/canon/finding"
 	"hash/crc32"
 	"runtime"
 	"strings"
@@ -100,7 +101,7 @@ func TestBenignZip(t *testing.T) {
 	if f.Tensors[0].Offset != int64(off) {
 		t.Errorf("offset %d, want %d", f.Tensors[0].Offset, off)
 	}
-	if len(f.Tensors[0].Aliases) != 1 || f.Tensors[0].Aliases[0] != "tied" || codes(f)[torch.CodeSharedStorage] != 1 {
+	if len(f.Tensors[0].Aliases) != 1 || f.Tensors[0].Aliases[0] != "tied" || codes(f)[finding.CodeSharedStorage] != 1 {
 		t.Errorf("aliases %v", f.Tensors[0].Aliases)
 	}
 	if len(f.Metadata) != 1 || f.Metadata[0] != (torch.Meta{Key: "epoch", Value: "7"}) {
@@ -141,21 +142,21 @@ func TestHostile(t *testing.T) {
 		global string
 		entry  string
 	}{
-		{"zip data.pkl", zipFile(t, "data.pkl", evil), torch.CodeUnsafeGlobal, "os.system", "archive/data.pkl"},
+		{"zip data.pkl", zipFile(t, "data.pkl", evil), finding.CodeUnsafeGlobal, "os.system", "archive/data.pkl"},
 		{"zip second pickle", zipFile(t, "data.pkl", stateDict(), "data/0", strings.Repeat("\x00", 24), "extra.pkl", evil),
-			torch.CodeUnsafeGlobal, "os.system", "archive/extra.pkl"},
+			finding.CodeUnsafeGlobal, "os.system", "archive/extra.pkl"},
 		{"zip memo indirection", zipFile(t, "data.pkl", "\x80\x02cbuiltins\neval\nq\x010}h\x01"+uni("1")+"\x85R."),
-			torch.CodeUnsafeGlobal, "builtins.eval", "archive/data.pkl"},
-		{"legacy object", legacyFile(evil), torch.CodeUnsafeGlobal, "os.system", "object"},
+			finding.CodeUnsafeGlobal, "builtins.eval", "archive/data.pkl"},
+		{"legacy object", legacyFile(evil), finding.CodeUnsafeGlobal, "os.system", "object"},
 		{"legacy sys info", func() []byte {
 			b := legacyFile(stateDict())
 			return bytes.Replace(b, []byte("\x80\x02}("), []byte("\x80\x02csubprocess\nPopen\n("), 1)
-		}(), torch.CodeUnsafeGlobal, "subprocess.Popen", "system info"},
-		{"bare pickle", []byte(evil), torch.CodeUnsafeGlobal, "os.system", ""},
-		{"unknown class", zipFile(t, "data.pkl", "\x80\x02c__main__\nNet\n)\x81."), torch.CodeUnknownGlobal, "__main__.Net", "archive/data.pkl"},
+		}(), finding.CodeUnsafeGlobal, "subprocess.Popen", "system info"},
+		{"bare pickle", []byte(evil), finding.CodeUnsafeGlobal, "os.system", ""},
+		{"unknown class", zipFile(t, "data.pkl", "\x80\x02c__main__\nNet\n)\x81."), finding.CodeUnknownGlobal, "__main__.Net", "archive/data.pkl"},
 		{"npy object array", []byte("\x93NUMPY\x01\x00\x76\x00{'descr': '|O', 'fortran_order': False, 'shape': (1,), }" +
 			strings.Repeat(" ", 117-len("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }")) + "\n" + evil),
-			torch.CodeUnsafeGlobal, "os.system", ""},
+			finding.CodeUnsafeGlobal, "os.system", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -190,12 +191,12 @@ func TestZipDefects(t *testing.T) {
 	bad[cd+8] |= 1 << 4
 	f := read(bad)
 	c := codes(f)
-	if c[torch.CodeZipBadCRC] != 1 || c[zipdir.CodeFlags] != 1 || len(f.Tensors) != 2 || !f.Valid() {
+	if c[finding.CodeZipBadCRC] != 1 || c[zipdir.CodeFlags] != 1 || len(f.Tensors) != 2 || !f.Valid() {
 		t.Fatalf("%v %+v", c, f.Tensors)
 	}
 	// a missing storage and a truncated archive
 	f = read(zipFile(t, "data.pkl", stateDict()))
-	if codes(f)[torch.CodeStorageMissing] != 1 || f.Valid() {
+	if codes(f)[finding.CodeStorageMissing] != 1 || f.Valid() {
 		t.Errorf("%+v", f.Findings)
 	}
 	f = read(data[:len(data)-10])
@@ -213,7 +214,7 @@ func TestZipDefects(t *testing.T) {
 		w.Close()
 		return buf.Bytes()
 	}())
-	if codes(f)[torch.CodeZipPrefix] != 1 {
+	if codes(f)[finding.CodeZipPrefix] != 1 {
 		t.Errorf("%+v", f.Findings)
 	}
 }
@@ -225,14 +226,14 @@ func TestMalformedPickleOffset(t *testing.T) {
 	f := read(data)
 	start := bytes.Index(data, []byte("\x80\x02K\x01R."))
 	v := f.Verdict()
-	if v == nil || v.Code != torch.CodeMalformedPickle || v.Offset != int64(start+4) || v.Entry != "archive/data.pkl" {
+	if v == nil || v.Code != finding.CodeMalformedPickle || v.Offset != int64(start+4) || v.Entry != "archive/data.pkl" {
 		t.Fatalf("%+v (pickle at %d)", v, start)
 	}
 }
 
 func TestTorchScriptNamed(t *testing.T) {
 	f := read(zipFile(t, "data.pkl", "\x80\x02}.", "constants.pkl", "\x80\x02).", "code/__torch__.py", "x"))
-	if f.Format != torch.FormatTorchScript || codes(f)[torch.CodeTorchScript] != 1 {
+	if f.Format != torch.FormatTorchScript || codes(f)[finding.CodeTorchScript] != 1 {
 		t.Fatalf("%+v", f)
 	}
 }
@@ -242,12 +243,12 @@ func TestLegacyStorageBounds(t *testing.T) {
 	// claim 2^61 elements for the storage
 	bad := bytes.Clone(data)
 	copy(bad[len(bad)-32:], "\x00\x00\x00\x00\x00\x00\x00\x20")
-	if f := read(bad); codes(f)[torch.CodeTruncatedData] != 1 || f.Valid() {
+	if f := read(bad); codes(f)[finding.CodeTruncatedData] != 1 || f.Valid() {
 		t.Fatalf("%+v", f.Findings)
 	}
 	// a tensor reaching past its storage: the storage holds 6 elements, the view needs them at offset 1
 	bad = bytes.Replace(data, []byte("tQK\x00"), []byte("tQK\x01"), 1)
-	if f := read(bad); codes(f)[torch.CodeTensorBounds] != 1 {
+	if f := read(bad); codes(f)[finding.CodeTensorBounds] != 1 {
 		t.Fatalf("%+v", f.Findings)
 	}
 }
@@ -264,7 +265,7 @@ func TestNPY(t *testing.T) {
 	if tn.DType != "I16" || tn.Offset != 128 || tn.Size != 12 || tn.Contiguous || tn.Stride[0] != 1 || tn.Stride[1] != 2 {
 		t.Errorf("%+v", tn)
 	}
-	if f := read(data[:130]); codes(f)[torch.CodeTruncatedData] != 1 {
+	if f := read(data[:130]); codes(f)[finding.CodeTruncatedData] != 1 {
 		t.Errorf("%+v", f.Findings)
 	}
 }
@@ -340,7 +341,7 @@ func TestWalkBounded(t *testing.T) {
 	}
 	sb.WriteString("e.")
 	f := read([]byte(sb.String()))
-	if codes(f)[torch.CodeTreeTooLarge] != 1 {
+	if codes(f)[finding.CodeTreeTooLarge] != 1 {
 		t.Fatalf("%v", codes(f))
 	}
 }
@@ -349,7 +350,7 @@ func TestWalkBounded(t *testing.T) {
 func TestDeepNesting(t *testing.T) {
 	data := []byte("\x80\x02" + strings.Repeat("]", 10000) + strings.Repeat("a", 9999) + ".")
 	f := read(data)
-	if codes(f)[torch.CodeTooDeep] != 1 || codes(f)[torch.CodeMalformedPickle] != 0 {
+	if codes(f)[finding.CodeTooDeep] != 1 || codes(f)[finding.CodeMalformedPickle] != 0 {
 		t.Fatalf("%+v", f.Findings)
 	}
 }
@@ -424,10 +425,10 @@ func TestProtocol0(t *testing.T) {
 		}
 	}
 	// read, but refused: the weights-only unpickler has none of protocol 0's text opcodes
-	if f := read([]byte(legacy0)); f.Valid() || f.Format != torch.FormatLegacy || len(f.Metadata) != 1 || codes(f)[torch.CodeUnsupportedOpcode] == 0 {
+	if f := read([]byte(legacy0)); f.Valid() || f.Format != torch.FormatLegacy || len(f.Metadata) != 1 || codes(f)[finding.CodeUnsupportedOpcode] == 0 {
 		t.Errorf("%+v", f)
 	}
-	if f := read([]byte(evil0)); f.Valid() || codes(f)[torch.CodeUnsafeGlobal] != 1 {
+	if f := read([]byte(evil0)); f.Valid() || codes(f)[finding.CodeUnsafeGlobal] != 1 {
 		t.Errorf("%+v", f.Findings)
 	}
 }

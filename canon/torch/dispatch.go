@@ -133,7 +133,7 @@ var tarPickles = map[string]bool{"sys_info": true, "pickle": true, "tensors": tr
 // name is a finding too.
 func (f *File) readTar(r io.ReaderAt) {
 	f.Format = FormatTar
-	f.add(CodeTarFormat, finding.SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which torch.load(weights_only=True) refuses").Hint =
+	f.add(finding.CodeTarFormat, finding.SevError, 0, "", "this is torch.save's tar format (before PyTorch 0.4), which torch.load(weights_only=True) refuses").Hint =
 		"load it only if you trust it, with torch.load(weights_only=False) in a sandbox, and save it again"
 	off := int64(0)
 	for i := 0; i < 4096 && off+tarBlock <= f.Size; i++ {

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"github.com/stdiff/stdiff/canon/finding"
 	"io"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func globalsNamed(f *torch.File, code string) []string {
 // that could be read is scanned.
 func TestZipCaseVariantDataPkl(t *testing.T) {
 	f := read(zipFile(t, "data.pkl", stateDict(), "DATA.PKL", evil, "data/0", strings.Repeat("\x00", 24), "version", "3\n"))
-	if f.Valid() || codes(f)[torch.CodeZipDuplicate] != 1 || len(globalsNamed(f, torch.CodeUnsafeGlobal)) == 0 {
+	if f.Valid() || codes(f)[finding.CodeZipDuplicate] != 1 || len(globalsNamed(f, finding.CodeUnsafeGlobal)) == 0 {
 		t.Fatalf("%+v", f.Findings)
 	}
 	// miniz's heap sort puts the second of two names equal but for case first: torch reads DATA.PKL
@@ -36,7 +37,7 @@ func TestZipCaseVariantDataPkl(t *testing.T) {
 	}
 	// only DATA.PKL: torch finds it as data.pkl
 	f = read(zipFile(t, "DATA.PKL", evil, "version", "3\n"))
-	if f.Format != torch.FormatZip || len(globalsNamed(f, torch.CodeUnsafeGlobal)) != 1 {
+	if f.Format != torch.FormatZip || len(globalsNamed(f, finding.CodeUnsafeGlobal)) != 1 {
 		t.Fatalf("%s %+v", f.Format, f.Findings)
 	}
 	// a benign archive in upper case loads in torch: valid, tensors listed from DATA/0
@@ -46,7 +47,7 @@ func TestZipCaseVariantDataPkl(t *testing.T) {
 	}
 	// a pickle named in another case anywhere is scanned too
 	f = read(zipFile(t, "data.pkl", stateDict(), "data/0", strings.Repeat("\x00", 24), "extra.PKL", evil))
-	if f.Valid() || len(globalsNamed(f, torch.CodeUnsafeGlobal)) != 1 {
+	if f.Valid() || len(globalsNamed(f, finding.CodeUnsafeGlobal)) != 1 {
 		t.Fatalf("%+v", f.Findings)
 	}
 }
@@ -55,11 +56,11 @@ func TestZipCaseVariantDataPkl(t *testing.T) {
 func TestZipDuplicateNames(t *testing.T) {
 	for _, second := range []string{"data/0", "DATA/0", "Data/0"} {
 		f := read(zipFile(t, "data.pkl", stateDict(), "data/0", strings.Repeat("\x00", 24), second, strings.Repeat("\x01", 24)))
-		if f.Valid() || codes(f)[torch.CodeZipDuplicate] != 1 {
+		if f.Valid() || codes(f)[finding.CodeZipDuplicate] != 1 {
 			t.Errorf("%s: %+v", second, f.Findings)
 		}
 	}
-	if f := read(benignZip(t)); codes(f)[torch.CodeZipDuplicate] != 0 {
+	if f := read(benignZip(t)); codes(f)[finding.CodeZipDuplicate] != 0 {
 		t.Errorf("%+v", f.Findings)
 	}
 }
@@ -67,7 +68,7 @@ func TestZipDuplicateNames(t *testing.T) {
 // TestZipNoFolder: torch refuses an archive whose first entry is in no folder.
 func TestZipNoFolder(t *testing.T) {
 	f := read(zipFileRaw(t, "data.pkl", "\x80\x02}."))
-	if f.Valid() || codes(f)[torch.CodeZipPrefix] == 0 {
+	if f.Valid() || codes(f)[finding.CodeZipPrefix] == 0 {
 		t.Fatalf("%+v", f.Findings)
 	}
 }
@@ -89,14 +90,14 @@ func TestTorchScriptExactName(t *testing.T) {
 func TestStorageRecordSize(t *testing.T) {
 	for _, n := range []int{20, 28, 48} {
 		f := read(zipFile(t, "data.pkl", stateDict(), "data/0", strings.Repeat("\x00", n), "version", "3\n"))
-		if f.Valid() || codes(f)[torch.CodeStorageSize] != 1 {
+		if f.Valid() || codes(f)[finding.CodeStorageSize] != 1 {
 			t.Errorf("%d bytes: %+v", n, f.Findings)
 		}
 	}
 	data := legacyFile(stateDict())
 	bad := bytes.Clone(data)
 	bad = append(bad[:len(bad)-32], "\x07\x00\x00\x00\x00\x00\x00\x00"+strings.Repeat("\x00", 28)...)
-	if f := read(bad); f.Valid() || codes(f)[torch.CodeStorageSize] != 1 {
+	if f := read(bad); f.Valid() || codes(f)[finding.CodeStorageSize] != 1 {
 		t.Errorf("legacy: %+v", f.Findings)
 	}
 }
@@ -121,7 +122,7 @@ func tarOf(t testing.TB, format tar.Format, entries ...string) []byte {
 func TestTarBeforePickle(t *testing.T) {
 	data := tarOf(t, tar.FormatGNU, "\x80\x02}.", "", "pickle", evil, "storages", "\x80\x02K\x00.")
 	f := read(data)
-	if f.Format != torch.FormatTar || f.Valid() || codes(f)[torch.CodeTarFormat] != 1 || len(globalsNamed(f, torch.CodeUnsafeGlobal)) != 1 {
+	if f.Format != torch.FormatTar || f.Valid() || codes(f)[finding.CodeTarFormat] != 1 || len(globalsNamed(f, finding.CodeUnsafeGlobal)) != 1 {
 		t.Fatalf("%s %+v", f.Format, f.Findings)
 	}
 	if got, ok := torch.Sniff(data[:512]); !ok || got != torch.FormatTar {
@@ -146,7 +147,7 @@ func TestLegacyFirstPickleNotMagic(t *testing.T) {
 	for _, first := range []string{"N.", "I7\n.", "\x80\x02N."} {
 		data := []byte(first + "\x80\x02M\xe9\x03." + evil)
 		f := read(data)
-		if f.Valid() || len(globalsNamed(f, torch.CodeUnsafeGlobal)) != 1 {
+		if f.Valid() || len(globalsNamed(f, finding.CodeUnsafeGlobal)) != 1 {
 			t.Errorf("%q: %s %+v", first, f.Format, f.Findings)
 		}
 	}
@@ -158,7 +159,7 @@ func TestLongProtocol0Pickle(t *testing.T) {
 	if got, ok := torch.SniffReader(strings.NewReader(data), int64(len(data))); !ok || got != torch.FormatPickle {
 		t.Fatalf("%s %v", got, ok)
 	}
-	if f := read([]byte(data)); f.Valid() || len(globalsNamed(f, torch.CodeUnsafeGlobal)) != 1 {
+	if f := read([]byte(data)); f.Valid() || len(globalsNamed(f, finding.CodeUnsafeGlobal)) != 1 {
 		t.Fatalf("%+v", f.Findings)
 	}
 	for _, start := range []string{"Vos\nVsystem\n\x93(Vls\ntR.", "N.", "I7\n.", "K\x07."} {
@@ -225,7 +226,7 @@ func TestZipVersion(t *testing.T) {
 	for entries, valid := range map[[2]string]bool{{"version", "3\n"}: true, {"VERSION", "3\n"}: true, {".data/version", "3"}: true,
 		{"version", "x3"}: false, {"-version", ""}: false} {
 		f := read(zipFile(t, "data.pkl", "\x80\x02}.", entries[0], entries[1]))
-		if f.Valid() != valid || (!valid && codes(f)[torch.CodeZipVersion] != 1) {
+		if f.Valid() != valid || (!valid && codes(f)[finding.CodeZipVersion] != 1) {
 			t.Errorf("%q: %+v", entries, f.Findings)
 		}
 	}

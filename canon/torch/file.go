@@ -52,43 +52,6 @@ const (
 	FormatArchive     Format = "zip"         // another zip archive: named, not parsed
 )
 
-// Finding codes. They are part of stdiff's contract with scripts: add, never rename. The zip container's
-// own (zip-malformed, zip-encrypted, zip-unsupported-method, zip-unusual-flags, zip-local-header) are
-// package zipdir's, which this package shares with canon/dduf.
-const (
-	CodeUnsafeGlobal      = "pickle-unsafe-global"      // error: a global that runs code or reaches the system
-	CodeUnknownGlobal     = "pickle-unknown-global"     // error: a global outside the weights-only allowlist
-	CodeUnsupportedOpcode = "pickle-unsupported-opcode" // error: an opcode the weights-only unpickler lacks
-	CodeRefusedOperation  = "pickle-refused-operation"  // error: an operation the weights-only unpickler refuses
-	CodeMalformedPickle   = "pickle-malformed"          // error: the pickle cannot be read
-	CodeBarePickle        = "bare-pickle"               // info: not a torch.save container
-	CodeEmptyFile         = "empty-file"
-	CodeNotPyTorch        = "not-pytorch"             // error: not a format this package reads
-	CodeTorchScript       = "torchscript-archive"     // error: weights_only refuses TorchScript
-	CodeTarFormat         = "pytorch-tar-format"      // error: the oldest torch.save format, not read
-	CodeOtherArchive      = "not-pytorch-archive"     // error: a zip archive without data.pkl
-	CodeZipPrefix         = "zip-mixed-prefix"        // error: an entry outside the archive's folder
-	CodeZipDuplicate      = "zip-duplicate-name"      // error: two entries whose names are equal, or equal but for case
-	CodeZipVersion        = "zip-no-version"          // error: no version record PyTorch can read
-	CodeZipBadCRC         = "zip-bad-crc"             // warning: a pickle fails its CRC (PyTorch does not check)
-	CodeLegacyMagic       = "legacy-bad-magic"        // error
-	CodeLegacyProtocol    = "legacy-bad-protocol"     // error
-	CodeStorageMissing    = "storage-missing"         // error: a tensor's storage is not in the file
-	CodeStorageSize       = "storage-size-mismatch"   // error: the pickle and the storage disagree on its size (torch ≥ 2.10 refuses it)
-	CodeTensorBounds      = "tensor-out-of-storage"   // error: a tensor reaches past its storage
-	CodeTruncatedData     = "truncated-data"          // error
-	CodeNonContiguous     = "non-contiguous-tensor"   // info
-	CodeSharedStorage     = "shared-storage"          // info: tensors share one storage (tied weights)
-	CodeBigEndian         = "big-endian"              // info
-	CodeUnlistedTensor    = "tensor-not-listed"       // warning: a tensor kind (quantized, sparse…) not listed
-	CodeNumpyObject       = "numpy-object-array"      // error: numpy.load(allow_pickle=False) refuses it
-	CodeNumpyHeader       = "numpy-bad-header"        // error
-	CodeNumpyDType        = "numpy-unsupported-dtype" // warning: structured or string dtypes are not listed
-	CodeTooDeep           = "nesting-too-deep"        // warning: the object tree is deeper than MaxDepth
-	CodeTreeTooLarge      = "object-tree-too-large"   // warning: the object tree has too many values to list
-	CodeOverBudget        = "read-over-budget"        // error: the file claims more than stdiff reads within its memory budget
-)
-
 // Limits.
 const (
 	// MaxDepth is how deep the object tree is walked for tensors.
@@ -251,19 +214,19 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 	for _, g := range p.Globals {
 		switch g.Class {
 		case pickle.Unsafe:
-			x := f.add(CodeUnsafeGlobal, finding.SevError, fix(g.Offset), entry, "%s names %s, which runs code or reaches the system", where, g.FullName())
+			x := f.add(finding.CodeUnsafeGlobal, finding.SevError, fix(g.Offset), entry, "%s names %s, which runs code or reaches the system", where, g.FullName())
 			x.Global, x.Hint = g.FullName(), hintUnsafe
 		case pickle.Unknown:
-			x := f.add(CodeUnknownGlobal, finding.SevError, fix(g.Offset), entry, "%s names %s, which is outside PyTorch's weights-only allowlist", where, g.FullName())
+			x := f.add(finding.CodeUnknownGlobal, finding.SevError, fix(g.Offset), entry, "%s names %s, which is outside PyTorch's weights-only allowlist", where, g.FullName())
 			x.Global = g.FullName()
 			x.Hint = "torch.load(weights_only=True) refuses it; load it only if you trust the file"
 		}
 	}
 	for _, o := range p.Opcodes {
-		f.add(CodeUnsupportedOpcode, finding.SevError, fix(o.Offset), entry, "%s uses opcode %s, which the weights-only unpickler does not accept", where, pickle.OpName(o.Op))
+		f.add(finding.CodeUnsupportedOpcode, finding.SevError, fix(o.Offset), entry, "%s uses opcode %s, which the weights-only unpickler does not accept", where, pickle.OpName(o.Op))
 	}
 	for _, o := range p.Rejections {
-		f.add(CodeRefusedOperation, finding.SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s in %s", o.Msg, where)
+		f.add(finding.CodeRefusedOperation, finding.SevError, fix(o.Offset), entry, "the weights-only unpickler refuses %s in %s", o.Msg, where)
 	}
 	if err != nil {
 		off := int64(-1)
@@ -271,7 +234,7 @@ func (f *File) scanPickle(r io.ReaderAt, off, limit int64, entry string, compres
 		if fe, ok := err.(*pickle.FormatError); ok {
 			off, msg = fe.Offset, fe.Msg+" (opcode "+pickle.OpName(fe.Op)+")"
 		}
-		f.add(CodeMalformedPickle, finding.SevError, fix(off), entry, "%s is malformed: %s", where, msg)
+		f.add(finding.CodeMalformedPickle, finding.SevError, fix(off), entry, "%s is malformed: %s", where, msg)
 		return nil, err
 	}
 	return p, nil
@@ -351,7 +314,7 @@ func Read(r io.ReaderAt, size int64, name string) *File {
 	n, _ := r.ReadAt(head, 0)
 	head = head[:n]
 	if size == 0 {
-		f.add(CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
+		f.add(finding.CodeEmptyFile, finding.SevError, 0, "", "the file is empty")
 		return f
 	}
 	f.dispatch(r, head)
@@ -384,7 +347,7 @@ func (f *File) link() {
 		// list budget, so a storage that thousands of views share costs what the file allows.
 		for _, ti := range ts {
 			if !f.listBudget.Spend(16 * int64(len(ts))) {
-				f.add(CodeTreeTooLarge, finding.SevWarning, -1, "", "%d tensors share storage %s: stdiff lists their aliases only within its budget", len(ts), k)
+				f.add(finding.CodeTreeTooLarge, finding.SevWarning, -1, "", "%d tensors share storage %s: stdiff lists their aliases only within its budget", len(ts), k)
 				break
 			}
 			for _, tj := range ts {
@@ -398,6 +361,6 @@ func (f *File) link() {
 		if len(shown) > 8 {
 			shown, more = shown[:8], fmt.Sprintf(" and %d more", len(names)-8)
 		}
-		f.add(CodeSharedStorage, finding.SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s%s share storage %s (tied weights)", strings.Join(shown, ", "), more, k)
+		f.add(finding.CodeSharedStorage, finding.SevInfo, f.Tensors[ts[0]].Offset, "", "tensors %s%s share storage %s (tied weights)", strings.Join(shown, ", "), more, k)
 	}
 }

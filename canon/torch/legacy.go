@@ -20,7 +20,7 @@ func (f *File) readPickles(r io.ReaderAt) {
 	first, err := pickle.ReadBudget(r, 0, f.Size, &probe)
 	if err != nil && len(f.Findings) == 0 && (first == nil || len(first.Globals) == 0) {
 		if h := f.head(r); len(h) == 0 || strings.IndexByte(pickleStart, h[0]) < 0 {
-			f.add(CodeNotPyTorch, finding.SevError, 0, "", "not a PyTorch, NumPy or pickle file")
+			f.add(finding.CodeNotPyTorch, finding.SevError, 0, "", "not a PyTorch, NumPy or pickle file")
 			return
 		}
 	}
@@ -33,7 +33,7 @@ func (f *File) readPickles(r io.ReaderAt) {
 	if err != nil {
 		return
 	}
-	f.add(CodeBarePickle, finding.SevInfo, -1, "", "a bare pickle, not a torch.save file; the verdict is the weights-only unpickler's")
+	f.add(finding.CodeBarePickle, finding.SevInfo, -1, "", "a bare pickle, not a torch.save file; the verdict is the weights-only unpickler's")
 	w := newWalker(f, "")
 	w.root(p.Root)
 	f.scanFollowing(r, p.End)
@@ -79,14 +79,14 @@ func (f *File) readLegacy(r io.ReaderAt) {
 		ps[i], off = p, p.End
 	}
 	if v := ps[1].Root; v.Kind != pickle.Int || v.Int != 1001 {
-		f.add(CodeLegacyProtocol, finding.SevError, ps[1].Offset, "protocol version", "the protocol version is %s, not 1001", repr(v, 0))
+		f.add(finding.CodeLegacyProtocol, finding.SevError, ps[1].Offset, "protocol version", "the protocol version is %s, not 1001", repr(v, 0))
 		return
 	}
 	if si := ps[2].Root; dictLike(si) {
 		for i, k := range si.Keys {
 			if s, _ := k.Text(); s == "little_endian" && si.Vals[i].Kind == pickle.Bool && si.Vals[i].Int == 0 {
 				f.ByteOrder = "big"
-				f.add(CodeBigEndian, finding.SevInfo, si.Vals[i].Offset, "system info", "the tensors are stored big-endian")
+				f.add(finding.CodeBigEndian, finding.SevInfo, si.Vals[i].Offset, "system info", "the tensors are stored big-endian")
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func (f *File) readLegacy(r io.ReaderAt) {
 	w.root(ps[3].Root)
 	keys := ps[4].Root
 	if keys.Kind != pickle.List {
-		f.add(CodeMalformedPickle, finding.SevError, ps[4].Offset, "storage keys", "the storage keys are a %s, not a list", repr(keys, 0))
+		f.add(finding.CodeMalformedPickle, finding.SevError, ps[4].Offset, "storage keys", "the storage keys are a %s, not a list", repr(keys, 0))
 		return
 	}
 	for _, k := range keys.Items {
@@ -103,7 +103,7 @@ func (f *File) readLegacy(r io.ReaderAt) {
 			key, ok = strconv.FormatInt(k.Int, 10), true
 		}
 		if !ok {
-			f.add(CodeMalformedPickle, finding.SevError, k.Offset, "storage keys", "a storage key is a %s, not a string", repr(k, 0))
+			f.add(finding.CodeMalformedPickle, finding.SevError, k.Offset, "storage keys", "a storage key is a %s, not a string", repr(k, 0))
 			return
 		}
 		ref, known := w.refs[key]
@@ -114,19 +114,19 @@ func (f *File) readLegacy(r io.ReaderAt) {
 		}
 		b, ok := readAt(r, off, 8)
 		if !ok {
-			f.add(CodeTruncatedData, finding.SevError, off, "", "storage %s is cut off by the end of the file", key)
+			f.add(finding.CodeTruncatedData, finding.SevError, off, "", "storage %s is cut off by the end of the file", key)
 			break
 		}
 		n := int64(le64(b))
 		hi, size := bits.Mul64(uint64(n), uint64(es))
 		if n < 0 || hi != 0 || size > uint64(f.Size-off-8) {
-			f.add(CodeTruncatedData, finding.SevError, off, "", "storage %s claims %d elements of %d bytes; the file has %d bytes after it", key, n, es, f.Size-off-8)
+			f.add(finding.CodeTruncatedData, finding.SevError, off, "", "storage %s claims %d elements of %d bytes; the file has %d bytes after it", key, n, es, f.Size-off-8)
 			break
 		}
 		f.Storages = append(f.Storages, Storage{Key: key, DType: dt, Numel: n, Offset: off + 8, Size: int64(size)})
 		if known && !ref.untyped && ref.numel != n {
 			// torch's _set_from_file checks the count against the storage the pickle made
-			f.add(CodeStorageSize, finding.SevError, off, "", "storage %s holds %d elements; the pickle says %d, and torch.load refuses the difference", key, n, ref.numel)
+			f.add(finding.CodeStorageSize, finding.SevError, off, "", "storage %s holds %d elements; the pickle says %d, and torch.load refuses the difference", key, n, ref.numel)
 		}
 		off += 8 + int64(size)
 	}
@@ -136,7 +136,7 @@ func (f *File) readLegacy(r io.ReaderAt) {
 	}
 	for _, k := range w.refOrder {
 		if !have[k] {
-			f.add(CodeStorageMissing, finding.SevError, -1, "", "storage %s is not in the file", k)
+			f.add(finding.CodeStorageMissing, finding.SevError, -1, "", "storage %s is not in the file", k)
 		}
 	}
 	f.place("")

@@ -35,7 +35,7 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	}
 	pre, ok := readAt(r, off, 10)
 	if !ok || string(pre[:6]) != "\x93NUMPY" {
-		f.add(CodeNumpyHeader, finding.SevError, fo(off), entry, "not an .npy array: no \\x93NUMPY magic")
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(off), entry, "not an .npy array: no \\x93NUMPY magic")
 		return
 	}
 	major := pre[6]
@@ -46,38 +46,38 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	case 2, 3:
 		b, ok := readAt(r, off, 12)
 		if !ok {
-			f.add(CodeNumpyHeader, finding.SevError, fo(off), entry, "the .npy header is cut off")
+			f.add(finding.CodeNumpyHeader, finding.SevError, fo(off), entry, "the .npy header is cut off")
 			return
 		}
 		hlen, start = int64(le32(b[8:])), off+12
 	default:
-		f.add(CodeNumpyHeader, finding.SevError, fo(off+6), entry, "unknown .npy version %d.%d", major, pre[7])
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(off+6), entry, "unknown .npy version %d.%d", major, pre[7])
 		return
 	}
 	if hlen > end-start {
-		f.add(CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header claims %d bytes; %d remain", hlen, end-start)
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header claims %d bytes; %d remain", hlen, end-start)
 		return
 	}
 	// numpy.load(allow_pickle=False) refuses a header longer than max_header_size (10000) characters
 	// ("Header info length … is large and may not be safe to load securely"): bytes in versions 1 and
 	// 2 (latin-1), characters in version 3 (UTF-8).
 	if hlen > 4*maxNPYHeader {
-		f.add(CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header is %d bytes; numpy.load refuses headers over %d characters", hlen, maxNPYHeader)
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header is %d bytes; numpy.load refuses headers over %d characters", hlen, maxNPYHeader)
 		return
 	}
 	hb, _ := readAt(r, start, int(hlen))
 	if n := npyHeaderChars(hb, major); n > maxNPYHeader {
-		f.add(CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header is %d characters; numpy.load refuses headers over %d", n, maxNPYHeader)
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(off+8), entry, "the .npy header is %d characters; numpy.load refuses headers over %d", n, maxNPYHeader)
 		return
 	}
 	h, err := parseNPYHeader(string(hb))
 	if err != "" {
-		f.add(CodeNumpyHeader, finding.SevError, fo(start), entry, "the .npy header cannot be read: %s", err)
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(start), entry, "the .npy header cannot be read: %s", err)
 		return
 	}
 	data := start + hlen
 	if h.descr == "|O" || h.descr == "O" || strings.HasSuffix(h.descr, "O") && len(h.descr) == 2 {
-		f.add(CodeNumpyObject, finding.SevError, fo(data), entry, "an object array: its elements are a pickle, which numpy.load(allow_pickle=False) refuses").Hint =
+		f.add(finding.CodeNumpyObject, finding.SevError, fo(data), entry, "an object array: its elements are a pickle, which numpy.load(allow_pickle=False) refuses").Hint =
 			"load it only if you trust the file"
 		f.scanPickle(r, data, end, entry, compressed)
 		return
@@ -88,12 +88,12 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	}
 	dt, ok := numpyDTypes[code]
 	if !ok {
-		f.add(CodeNumpyDType, finding.SevWarning, fo(start), entry, "%s has dtype %q, which stdiff does not list", orRoot(name), h.descr)
+		f.add(finding.CodeNumpyDType, finding.SevWarning, fo(start), entry, "%s has dtype %q, which stdiff does not list", orRoot(name), h.descr)
 		return
 	}
 	if order == '>' {
 		f.ByteOrder = "big"
-		f.add(CodeBigEndian, finding.SevInfo, fo(start), entry, "%s is stored big-endian", name)
+		f.add(finding.CodeBigEndian, finding.SevInfo, fo(start), entry, "%s is stored big-endian", name)
 	} else if f.ByteOrder == "" {
 		f.ByteOrder = "little"
 	}
@@ -102,24 +102,24 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	for _, d := range h.shape {
 		hi, lo := bits.Mul64(n, uint64(d))
 		if d < 0 || hi != 0 || lo > 1<<62 {
-			f.add(CodeNumpyHeader, finding.SevError, fo(start), entry, "the shape %v overflows", h.shape)
+			f.add(finding.CodeNumpyHeader, finding.SevError, fo(start), entry, "the shape %v overflows", h.shape)
 			return
 		}
 		n = lo
 	}
 	hi, size := bits.Mul64(n, uint64(es))
 	if hi != 0 || size > 1<<62 {
-		f.add(CodeNumpyHeader, finding.SevError, fo(start), entry, "the shape %v overflows", h.shape)
+		f.add(finding.CodeNumpyHeader, finding.SevError, fo(start), entry, "the shape %v overflows", h.shape)
 		return
 	}
 	if !compressed && size > uint64(end-data) {
-		f.add(CodeTruncatedData, finding.SevError, data, entry, "%s needs %d bytes at %d; %d remain", orRoot(name), size, data, end-data)
+		f.add(finding.CodeTruncatedData, finding.SevError, data, entry, "%s needs %d bytes at %d; %d remain", orRoot(name), size, data, end-data)
 		return
 	}
 	// A deflated entry is read only as far as its header: what it holds is what its size says
 	// (numpy reads the array through zipfile, which stops there and checks the CRC).
 	if compressed && z != nil && size > z.Size-min(uint64(data-off), z.Size) {
-		f.add(CodeTruncatedData, finding.SevError, -1, entry, "%s needs %d bytes after its header; the entry holds %d", orRoot(name), size, z.Size-min(uint64(data-off), z.Size))
+		f.add(finding.CodeTruncatedData, finding.SevError, -1, entry, "%s needs %d bytes after its header; the entry holds %d", orRoot(name), size, z.Size-min(uint64(data-off), z.Size))
 		return
 	}
 	stride := make([]int64, len(h.shape))
@@ -133,7 +133,7 @@ func (f *File) readNPY(r io.ReaderAt, off, end int64, entry, name string, compre
 	}
 	t := Tensor{Name: name, DType: dt, Shape: h.shape, Stride: stride, Contiguous: contiguous(h.shape, stride), Storage: name, Offset: fo(data), Size: int64(size), BigEndian: order == '>'}
 	if !t.Contiguous {
-		f.add(CodeNonContiguous, finding.SevInfo, fo(start), entry, "%s is stored in Fortran (column-major) order", name)
+		f.add(finding.CodeNonContiguous, finding.SevInfo, fo(start), entry, "%s is stored in Fortran (column-major) order", name)
 	}
 	f.Tensors = append(f.Tensors, t)
 	s := Storage{Key: name, DType: dt, Numel: int64(n), Offset: fo(data), Size: int64(size), Entry: entry, Compressed: compressed, dataStart: -1}

@@ -171,7 +171,7 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 	if depth > MaxDepth {
 		if !w.deep {
 			w.deep = true
-			w.f.add(CodeTooDeep, finding.SevWarning, o.Offset, w.entry, "the object tree nests deeper than %d levels; what lies deeper is not listed", MaxDepth)
+			w.f.add(finding.CodeTooDeep, finding.SevWarning, o.Offset, w.entry, "the object tree nests deeper than %d levels; what lies deeper is not listed", MaxDepth)
 		}
 		return
 	}
@@ -196,7 +196,7 @@ func (w *walker) walk(path string, o *pickle.Object, depth int) {
 		inner := &pickle.Object{Kind: pickle.Call, Offset: o.Offset, Func: o.Args.Items[0], Args: o.Args.Items[2]}
 		w.walk(path, inner, depth+1)
 	case o.Kind == pickle.Call && strings.HasPrefix(o.Func.FullName(), "torch._utils._rebuild_"):
-		w.f.add(CodeUnlistedTensor, finding.SevWarning, o.Offset, w.entry, "%s is a tensor of a kind stdiff does not list (%s)", orRoot(path), o.Func.FullName())
+		w.f.add(finding.CodeUnlistedTensor, finding.SevWarning, o.Offset, w.entry, "%s is a tensor of a kind stdiff does not list (%s)", orRoot(path), o.Func.FullName())
 	case dictLike(o):
 		for i, k := range o.Keys {
 			w.walk(join(path, keyName(k, i)), o.Vals[i], depth+1)
@@ -222,7 +222,7 @@ func (w *walker) tooLarge(o *pickle.Object) {
 		return
 	}
 	w.full, w.budget = true, -1
-	w.f.add(CodeTreeTooLarge, finding.SevWarning, o.Offset, w.entry, "the object tree has more values (shared through the memo) or longer names than stdiff lists within its budget; what lies beyond is not listed")
+	w.f.add(finding.CodeTreeTooLarge, finding.SevWarning, o.Offset, w.entry, "the object tree has more values (shared through the memo) or longer names than stdiff lists within its budget; what lies beyond is not listed")
 }
 
 // keep spends n bytes of the file's budget on what the walk lists; false when it is spent.
@@ -339,7 +339,7 @@ func ints(o *pickle.Object) ([]int64, bool) {
 func (w *walker) tensor(path string, o *pickle.Object) {
 	a := o.Args
 	bad := func(what string) {
-		w.f.add(CodeUnlistedTensor, finding.SevWarning, o.Offset, w.entry, "%s: %s has %s", orRoot(path), o.Func.FullName(), what)
+		w.f.add(finding.CodeUnlistedTensor, finding.SevWarning, o.Offset, w.entry, "%s: %s has %s", orRoot(path), o.Func.FullName(), what)
 	}
 	if a == nil || a.Kind != pickle.Tuple || len(a.Items) < 4 {
 		bad("too few arguments")
@@ -370,7 +370,7 @@ func (w *walker) tensor(path string, o *pickle.Object) {
 		w.refs[ref.key] = storageRefWith(ref, dt)
 		w.refOrder = append(w.refOrder, ref.key)
 	} else if prev.dtype.name != dt.name {
-		w.f.add(CodeStorageSize, finding.SevWarning, o.Offset, w.entry, "%s views storage %s as %s, another tensor as %s", orRoot(path), ref.key, dt.name, prev.dtype.name)
+		w.f.add(finding.CodeStorageSize, finding.SevWarning, o.Offset, w.entry, "%s views storage %s as %s, another tensor as %s", orRoot(path), ref.key, dt.name, prev.dtype.name)
 	}
 	t := Tensor{Name: path, DType: dt.name, Shape: shape, Stride: stride, Storage: ref.key, StorageOffset: ref.offset + off.Int, Offset: -1,
 		BigEndian: w.f.ByteOrder == "big"}
@@ -390,7 +390,7 @@ func (w *walker) tensor(path string, o *pickle.Object) {
 		return
 	}
 	if !t.Contiguous {
-		w.f.add(CodeNonContiguous, finding.SevInfo, o.Offset, w.entry, "%s has strides %v, not row-major for shape %v", orRoot(path), stride, shape)
+		w.f.add(finding.CodeNonContiguous, finding.SevInfo, o.Offset, w.entry, "%s has strides %v, not row-major for shape %v", orRoot(path), stride, shape)
 	}
 	w.f.Tensors = append(w.f.Tensors, t)
 }
@@ -451,7 +451,7 @@ func (f *File) place(entry string) {
 		}
 		start := t.StorageOffset * es
 		if t.StorageOffset > s.Numel || start+t.Size > s.Size || start < 0 {
-			f.add(CodeTensorBounds, finding.SevError, s.Offset, entry, "%s reaches byte %d of storage %s, which has %d bytes", orRoot(t.Name), start+t.Size, s.Key, s.Size)
+			f.add(finding.CodeTensorBounds, finding.SevError, s.Offset, entry, "%s reaches byte %d of storage %s, which has %d bytes", orRoot(t.Name), start+t.Size, s.Key, s.Size)
 			continue
 		}
 		if s.Offset >= 0 {

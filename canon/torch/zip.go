@@ -37,7 +37,7 @@ func (f *File) open(r io.ReaderAt, z *zipdir.Entry, limit int64, check bool) (io
 		limit = int64(z.Size)
 	}
 	if limit > f.budget.Left {
-		f.add(CodeOverBudget, finding.SevError, z.Header, z.Name, "%s inflates to %d bytes, more than stdiff reads within its budget for this file (%d)", z.Name, limit, max(f.budget.Left, 0))
+		f.add(finding.CodeOverBudget, finding.SevError, z.Header, z.Name, "%s inflates to %d bytes, more than stdiff reads within its budget for this file (%d)", z.Name, limit, max(f.budget.Left, 0))
 		return nil, 0, 0, false
 	}
 	fr := flate.NewReader(sec)
@@ -59,7 +59,7 @@ func (f *File) open(r io.ReaderAt, z *zipdir.Entry, limit int64, check bool) (io
 }
 
 func (f *File) badCRC(z *zipdir.Entry, got uint32) {
-	f.add(CodeZipBadCRC, finding.SevWarning, z.Header, z.Name, "%s fails its CRC (0x%08x, the directory says 0x%08x); PyTorch does not check CRCs, other zip readers refuse it", z.Name, got, z.CRC).Hint =
+	f.add(finding.CodeZipBadCRC, finding.SevWarning, z.Header, z.Name, "%s fails its CRC (0x%08x, the directory says 0x%08x); PyTorch does not check CRCs, other zip readers refuse it", z.Name, got, z.CRC).Hint =
 		"the file may be damaged (an interrupted download?); fetch it again"
 }
 
@@ -109,7 +109,7 @@ func (f *File) readZip(r io.ReaderAt) {
 	prefix, _, slash := strings.Cut(entries[0].Name, "/")
 	f.Prefix = prefix
 	if !slash {
-		f.add(CodeZipPrefix, finding.SevError, entries[0].Central, entries[0].Name, "the first entry %q is in no folder; PyTorch refuses such an archive", entries[0].Name)
+		f.add(finding.CodeZipPrefix, finding.SevError, entries[0].Central, entries[0].Name, "the first entry %q is in no folder; PyTorch refuses such an archive", entries[0].Name)
 	}
 	locate := func(record string) *zipdir.Entry {
 		if i := dir.locate(prefix + "/" + record); i >= 0 {
@@ -124,15 +124,15 @@ func (f *File) readZip(r io.ReaderAt) {
 	switch {
 	case torchScript(entries, prefix):
 		f.Format = FormatTorchScript
-		f.add(CodeTorchScript, finding.SevError, -1, "", "this is a TorchScript archive (torch.jit.save); torch.load(weights_only=True) refuses it").Hint =
+		f.add(finding.CodeTorchScript, finding.SevError, -1, "", "this is a TorchScript archive (torch.jit.save); torch.load(weights_only=True) refuses it").Hint =
 			"load it with torch.jit.load if you trust it"
 	case data == nil:
 		f.Format = FormatArchive
-		f.add(CodeOtherArchive, finding.SevError, -1, "", "a zip archive without %s/data.pkl: not a torch.save checkpoint", prefix)
+		f.add(finding.CodeOtherArchive, finding.SevError, -1, "", "a zip archive without %s/data.pkl: not a torch.save checkpoint", prefix)
 	}
 	for i := range entries {
 		if !strings.HasPrefix(entries[i].Name, prefix+"/") {
-			f.add(CodeZipPrefix, finding.SevError, entries[i].Central, entries[i].Name, "%s is outside the archive's folder %s/", entries[i].Name, prefix)
+			f.add(finding.CodeZipPrefix, finding.SevError, entries[i].Central, entries[i].Name, "%s is outside the archive's folder %s/", entries[i].Name, prefix)
 			break
 		}
 	}
@@ -141,7 +141,7 @@ func (f *File) readZip(r io.ReaderAt) {
 			b, _ := readAt(rr, off, int(min(end-off, 16)))
 			f.ByteOrder = strings.TrimSpace(string(b))
 			if f.ByteOrder == "big" {
-				f.add(CodeBigEndian, finding.SevInfo, bo.DataOffset, bo.Name, "the tensors are stored big-endian")
+				f.add(finding.CodeBigEndian, finding.SevInfo, bo.DataOffset, bo.Name, "the tensors are stored big-endian")
 			}
 		}
 	}
@@ -174,7 +174,7 @@ func (f *File) readZip(r io.ReaderAt) {
 			s := Storage{Key: k, DType: ref.dtype.name, Numel: ref.numel, Offset: -1, Entry: prefix + "/data/" + k}
 			se := locate("data/" + k)
 			if se == nil || se.DataOffset < 0 {
-				f.add(CodeStorageMissing, finding.SevError, -1, s.Entry, "storage %s is not in the archive", s.Entry)
+				f.add(finding.CodeStorageMissing, finding.SevError, -1, s.Entry, "storage %s is not in the archive", s.Entry)
 				continue
 			}
 			s.Size, s.Entry = int64(se.Size), se.Name // the record torch reads (miniz's lookup)
@@ -221,7 +221,7 @@ func (f *File) checkRecordSize(se *zipdir.Entry, key string, ref storageRef) {
 	if ref.nbytes >= 0 {
 		declared = strconv.FormatInt(ref.nbytes, 10) + " bytes"
 	}
-	f.add(CodeStorageSize, finding.SevError, se.Header, se.Name, "storage %s is %d bytes; the pickle declares %s, and torch.load (2.10 and later) refuses the difference", key, se.Size, declared).Hint =
+	f.add(finding.CodeStorageSize, finding.SevError, se.Header, se.Name, "storage %s is %d bytes; the pickle declares %s, and torch.load (2.10 and later) refuses the difference", key, se.Size, declared).Hint =
 		"the file was altered or damaged; do not load it"
 }
 
@@ -234,7 +234,7 @@ func (f *File) checkVersion(r io.ReaderAt, locate func(string) *zipdir.Entry) {
 		v = locate("version")
 	}
 	if v == nil {
-		f.add(CodeZipVersion, finding.SevError, -1, "", "the archive has no %s/version record; PyTorch refuses it", f.Prefix)
+		f.add(finding.CodeZipVersion, finding.SevError, -1, "", "the archive has no %s/version record; PyTorch refuses it", f.Prefix)
 		return
 	}
 	rr, off, end, ok := f.open(r, v, 64, false)
@@ -245,7 +245,7 @@ func (f *File) checkVersion(r io.ReaderAt, locate func(string) *zipdir.Entry) {
 	t := strings.TrimLeft(string(b), " \t\n\v\f\r")
 	t = strings.TrimPrefix(strings.TrimPrefix(t, "+"), "-")
 	if t == "" || t[0] < '0' || t[0] > '9' {
-		f.add(CodeZipVersion, finding.SevError, v.DataOffset, v.Name, "the version record %q is no number; PyTorch refuses the archive", b)
+		f.add(finding.CodeZipVersion, finding.SevError, v.DataOffset, v.Name, "the version record %q is no number; PyTorch refuses the archive", b)
 	}
 }
 

@@ -129,7 +129,7 @@ func (f *File) collisions(entries []zipdir.Entry, d *zipDir) {
 					kind = "but for case"
 				}
 			}
-			x := f.add(CodeZipDuplicate, finding.SevError, entries[first].Central, read,
+			x := f.add(finding.CodeZipDuplicate, finding.SevError, entries[first].Central, read,
 				"%d entries are named alike (%s, equal %s); PyTorch reads %s, other zip readers another", j-i, strings.Join(quoteAll(group), ", "), kind, read)
 			x.Hint = "the archive means different things to different loaders; do not load it"
 		}

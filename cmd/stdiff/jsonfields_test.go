@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stdiff/stdiff/canon/card"
 	"github.com/stdiff/stdiff/canon/check"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/inspect"
@@ -77,8 +78,8 @@ func customSamples(t reflect.Type) []any {
 		v := hash.VerifyResult{}
 		fill(reflect.ValueOf(&v).Elem())
 		return []any{v, hash.VerifyResult{Path: "p"}, errorSample{hash.VerifyResult{Path: "p", Err: errors.New("e")}}}
-	case reflect.TypeOf(inspect.Count{}):
-		return []any{inspect.Count{N: 1}, inspect.Count{PerLayer: []uint64{1}}}
+	case reflect.TypeOf(card.Count{}):
+		return []any{card.Count{N: 1}, card.Count{PerLayer: []uint64{1}}}
 	case reflect.TypeOf(lora.CivitAI{}):
 		return []any{lora.CivitAI{ModelID: 1, VersionID: 2}, lora.CivitAI{}}
 	case reflect.TypeOf(hash.Hex("")):

@@ -109,17 +109,15 @@ func TestPackageSize(t *testing.T) {
 }
 
 // TestFormatImports: the packages that answer the commands (what diff, hash, dupes, inspect and check
-// say) reach formats through canon's Model, not by a format package's name (#34: adding a format is its
-// package plus one registration line). The imports they still have, listed below, are the ones the
-// format registry is to remove; the list may only shrink: a new one fails here.
+// say), and the packages under them, reach formats through canon's Model and the format registry, not
+// by a format package's name (#34: adding a format is its package plus one registration line). None of
+// the commands imports one; a package under them may only where it is about that one format by nature
+// (byNature, with why).
 func TestFormatImports(t *testing.T) {
 	const module = "github.com/stdiff/stdiff/"
 	commands := []string{"cmd/stdiff", "diff", "hash", "hash/dupes", "hash/dupes/act", "canon/inspect", "canon/check"}
 	formats := []string{"canon/gguf", "canon/onnx", "canon/torch", "canon/safetensors", "canon/pickle", "canon/dduf", "canon/zipdir"}
-	left := map[string]bool{ // package → format package, as of #34's start
-		"diff → canon/gguf":        true,
-		"hash/dupes → canon/torch": true, "hash/dupes → canon/safetensors": true, "canon/inspect → canon/gguf": true,
-		"canon/inspect → canon/onnx": true, "canon/inspect → canon/torch": true, "canon/inspect → canon/pickle": true,
+	left := map[string]bool{ // package → format package still allowed: none since #34 item 1
 	}
 	root := filepath.Join("..", "..")
 	seen := map[string]bool{}
@@ -154,6 +152,56 @@ func TestFormatImports(t *testing.T) {
 	for pair := range left {
 		if !seen[pair] {
 			t.Errorf("%s is gone: take it off the list", pair)
+		}
+	}
+	byNature := map[string]string{ // package under a command → format package: why
+		"diff/ggufsrc → canon/gguf":                 "compares a GGUF file with the model it was converted from, in ggml's terms",
+		"diff/onnxsrc → canon/onnx":                 "pairs an ONNX export's initializers with its source through the graph",
+		"hash/dupes/internal/dupetest → canon/gguf": "writes the GGUF files dupes' tests group",
+	}
+	under := map[string]bool{}
+	for _, c := range commands {
+		filepath.WalkDir(filepath.Join(root, c), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if rel, _ := filepath.Rel(root, path); !slices.Contains(commands, filepath.ToSlash(rel)) {
+				under[filepath.ToSlash(rel)] = true
+			}
+			return nil
+		})
+	}
+	for dir := range under {
+		files, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				rel, ok := strings.CutPrefix(p, module)
+				if !ok || !slices.Contains(formats, rel) {
+					continue
+				}
+				pair := dir + " → " + rel
+				seen[pair] = true
+				if _, ok := byNature[pair]; !ok {
+					file, _ := filepath.Rel(root, path)
+					t.Errorf("%s imports the format package %s: reach the format through canon's Model (see #34)", file, rel)
+				}
+			}
+		}
+	}
+	for pair := range byNature {
+		if !seen[pair] {
+			t.Errorf("%s is gone: take it off byNature", pair)
 		}
 	}
 }

@@ -348,11 +348,12 @@ func ropeParams(c hfConfig) map[string]any {
 }
 
 func tokenCount(g *canon.Model) (uint64, bool) {
-	if g.GGUF == nil {
+	f, ok := g.Detail.(*gguf.File)
+	if !ok {
 		return 0, false
 	}
-	for i := range g.GGUF.KVs {
-		if kv := &g.GGUF.KVs[i]; kv.Key == "tokenizer.ggml.tokens" && kv.Value.Array != nil {
+	for i := range f.KVs {
+		if kv := &f.KVs[i]; kv.Key == "tokenizer.ggml.tokens" && kv.Value.Array != nil {
 			return kv.Value.Array.Len, true
 		}
 	}

@@ -24,8 +24,8 @@ type graph struct {
 
 func newGraph(om, sm *canon.Model, keep func(string) bool) *graph {
 	g := &graph{om: om, sm: sm, keep: keep, index: canon.NewNameIndex(sm.Tensors), mixed: map[int]bool{}}
-	if om.ONNX != nil {
-		g.uses = om.ONNX.Uses
+	if f, ok := om.Detail.(*onnx.File); ok {
+		g.uses = f.Uses
 	}
 	g.roles, _ = sm.Roles()
 	return g

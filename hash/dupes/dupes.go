@@ -5,7 +5,7 @@
 // that have not changed since. It counts each real file once (hard and symbolic links, shards shared
 // between sets) and never offers a model that other models need, or a file that is one part of a model
 // made of several, as a copy to delete; nor, as a content copy, a model that holds more than its
-// tensors (an ONNX graph, a checkpoint's other content: internal/holds). A model folder (config.json
+// tensors (an ONNX graph, a checkpoint's other content: canon/holds). A model folder (config.json
 // and tokenizer files beside the weights: internal/folder) is one model, a copy only of a folder whose
 // every other file is the same. Find returns a Report: plain data, each group naming the copy
 // to keep (a KeepRule chooses) and how the others differ from it as keys and codes; package render
@@ -37,6 +37,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
+	"github.com/stdiff/stdiff/canon/holds"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
@@ -47,7 +48,6 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes/dupecache"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
-	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 	"github.com/zeebo/blake3"
 )
 
@@ -976,8 +976,8 @@ func scanHeader(ctx context.Context, path string, cache *dupecache.Cache, opt *s
 		return nil, err
 	}
 	torchSet := m.Shards != nil && (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy)
-	f.format, f.virtual, f.unsafe = m.Format, m.InSpace || m.DDUF != nil || torchSet, holds.UnsafePickle(m)
-	if m.DDUF != nil {
+	f.format, f.virtual, f.unsafe = m.Format, m.InSpace || m.Archive != nil || torchSet, holds.UnsafePickle(m)
+	if m.Archive != nil {
 		f.format, f.inner = canon.FormatDDUF, companion.ID(o.Companions)
 	}
 	for _, loc := range m.External { // tensor bytes in files beside the model file
@@ -1126,8 +1126,8 @@ func usable(m *canon.Model) error {
 // fileSizeOf is the size of the file m was read from: a DDUF file's archive, whose Model is the
 // pipeline it holds (FileSize its components' data).
 func fileSizeOf(m *canon.Model) int64 {
-	if m.DDUF != nil {
-		return m.DDUF.Size
+	if m.Archive != nil {
+		return m.Archive.Size
 	}
 	return m.FileSize
 }
@@ -1136,7 +1136,7 @@ func fileSizeOf(m *canon.Model) int64 {
 // whose bytes are read through its format's reader (InSpace: PyTorch, NumPy, ONNX) or from its members
 // (DDUF) the space they lie in, one tensor after another.
 func dataLenOf(m *canon.Model) int64 {
-	if !m.InSpace && m.DDUF == nil {
+	if !m.InSpace && m.Archive == nil {
 		return m.DataLen()
 	}
 	var n uint64

@@ -3,14 +3,14 @@ package dupes
 import (
 	"context"
 	"encoding/hex"
+	"github.com/stdiff/stdiff/canon/finding"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/holds"
 	"github.com/stdiff/stdiff/canon/source"
-	"github.com/stdiff/stdiff/canon/torch"
-	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 )
 
 // A model is more than its tensors where its format says so, and a content copy is only a model that
@@ -46,11 +46,11 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 	if bytes == 0 {
 		return identBytes, nil
 	}
-	if m.DDUF != nil { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
+	if m.Archive != nil { // a pipeline's files beside its tensors, any member a loader may read: only its bytes say it all
 		return identWhole, nil
 	}
-	if m.Torch != nil || m.ONNX != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
-		if unlisted(m) || m.ONNX != nil || !onlyTensors(m, r, path) {
+	if m.Format == canon.FormatONNX || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy { // their tensors (a sharded checkpoint's too), read as safetensors holds them
+		if unlisted(m) || m.Format == canon.FormatONNX || !onlyTensors(m, r, path) {
 			return identWhole, nil
 		}
 		return string(canon.FormatSafetensors), nil
@@ -61,12 +61,9 @@ func identOf(m *canon.Model, r io.ReaderAt, path string) (string, error) {
 		}
 		return identWhole, nil
 	}
-	if m.GGUF == nil {
-		return string(m.Format), nil
-	}
-	sum, err := holds.GGUF(m.GGUF)
-	if err != nil {
-		return "", err
+	sum, ok, err := holds.GGUF(m)
+	if !ok || err != nil {
+		return string(m.Format), err
 	}
 	return "gguf/" + sum, nil
 }
@@ -82,7 +79,7 @@ const identWhole = "whole"
 func unlisted(m *canon.Model) bool {
 	for i := range m.Findings {
 		switch m.Findings[i].Code {
-		case torch.CodeUnlistedTensor, torch.CodeNumpyDType, torch.CodeTooDeep, torch.CodeTreeTooLarge:
+		case finding.CodeUnlistedTensor, finding.CodeNumpyDType, finding.CodeTooDeep, finding.CodeTreeTooLarge:
 			return true
 		}
 	}
@@ -154,8 +151,8 @@ func fileOf(o *source.Opened) io.ReaderAt {
 // index or first file is path) holds nothing but its tensors (holds.OnlyTensors): a set when each of
 // its shards does.
 func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
-	if m.Torch != nil {
-		return holds.OnlyTensors(m.Torch, r)
+	if m.Shards == nil {
+		return holds.OnlyTensors(m, r)
 	}
 	if len(m.Shards) == 0 || source.IsRemote(path) {
 		return false
@@ -166,7 +163,8 @@ func onlyTensors(m *canon.Model, r io.ReaderAt, path string) bool {
 		if err != nil {
 			return false
 		}
-		ok := holds.OnlyTensors(torch.Read(src, src.Size(), p), src)
+		sm, err := canon.Read(src, src.Size(), p)
+		ok := err == nil && holds.OnlyTensors(sm, src)
 		src.Close()
 		if !ok {
 			return false

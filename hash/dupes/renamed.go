@@ -14,6 +14,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/pool"
+	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
 
 // Copies under other names (LevelRenamed): the same tensor bytes, dtypes and shapes under other
@@ -360,7 +361,7 @@ func (r *renamedSearch) takeSamples(ctx context.Context, workers int, read *atom
 	}
 	pool.Run(ctx, workers, len(jobs), func(ctx context.Context, i int) error {
 		f := jobs[i]
-		err := f.sampleRanges(ctx, rangesOf[f], &f.renamed.sample, read)
+		err := f.sampleRanges(ctx, rangesOf[f], &f.renamed.sample, read, nil)
 		if f.renamed.hasSample = err == nil; err != nil {
 			r.fail(f, err)
 		}
@@ -368,14 +369,17 @@ func (r *renamedSearch) takeSamples(ctx context.Context, workers int, read *atom
 	})
 }
 
-// sampleRanges hashes the model's bytes in ranges (relative to its data section) into h.
-func (f *scanned) sampleRanges(ctx context.Context, ranges [][2]uint64, h *uint64, read *atomic.Int64) error {
+// sampleRanges hashes the model's bytes in ranges (relative to its data section) into h, and has
+// also, when not nil, read its sample for package derived while the bytes are open.
+func (f *scanned) sampleRanges(ctx context.Context, ranges [][2]uint64, h *uint64, read *atomic.Int64, also *derived.Sink) error {
 	src, off, closer, err := f.dataSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer closer()
-	*h = sampleHash(src, off, ranges, f.path, read, &err)
+	if *h = sampleHash(src, off, ranges, f.path, read, &err); err == nil && also != nil {
+		also.Sample(src, off)
+	}
 	return err
 }
 

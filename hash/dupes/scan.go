@@ -12,12 +12,10 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
-	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
@@ -86,7 +84,7 @@ func (f *scanned) takeSample(ctx context.Context, read *atomic.Int64) error {
 			return err
 		}
 	}
-	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read)
+	err := f.sampleRanges(ctx, f.k.sample.ranges(), &f.sample, read, f.summary)
 	f.hasSample = err == nil
 	return err
 }
@@ -115,11 +113,11 @@ func (f *scanned) rescan(ctx context.Context) error {
 // reader's for a PyTorch, NumPy or ONNX model (virtual).
 func (f *scanned) dataSource(ctx context.Context) (io.ReaderAt, int64, func(), error) {
 	if !f.set && !f.virtual {
-		file, _, err := canon.OpenRegular(f.path, os.O_RDONLY)
+		file, st, err := canon.OpenRegular(f.path, os.O_RDONLY)
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		if st, err := file.Stat(); err != nil || st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
+		if st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
 			file.Close()
 			return nil, 0, nil, &canon.ReadError{Name: f.path, Op: "read", Err: canon.ErrChanged}
 		}
@@ -446,7 +444,7 @@ func (f *scanned) lightModel() (*canon.Model, *source.FileSource, error) {
 	}
 	ts := make([]tensor.Tensor, 0, len(h)/96+1)
 	var spans [][2]uint64
-	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts, nil); !ok || !utf8.Valid(h) || safetensors.HasControlOrTab(h) {
+	if _, ok := skim(h, f.size-8-int64(hl), &spans, &ts, nil); !ok {
 		src.Close()
 		return nil, nil, nil
 	}
@@ -772,12 +770,12 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 	return closed, false
 }
 
-// skim reads the keys of a safetensors header with safetensors.Skim (see it), or, when collect is not
-// nil, its tensors into collect (then the keys are not worked out: lightModel needs the tensors alone);
-// each entry also to also, when not nil (derivedGroups).
+// skim reads the keys of a safetensors header with its format's Skim (canon.Skim), or, when collect is
+// not nil, its tensors into collect, the header whole (then the keys are not worked out: lightModel
+// needs the tensors alone); each entry also to also, when not nil (derivedGroups).
 func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]tensor.Tensor, also *derived.Sink) (keys, bool) {
 	s := &keySink{k: keys{dataLen: dataLen, collect: collect}, also: also}
-	n, ok := safetensors.Skim(h, dataLen, scratch, s)
+	n, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, scratch, s, collect != nil)
 	if !ok {
 		if also != nil {
 			also.Reset()
@@ -790,7 +788,7 @@ func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]tensor.Tenso
 	return s.k, true
 }
 
-// keySink turns the entries safetensors.Skim reads into keys, or collects them as tensors.
+// keySink turns the entries canon.Skim reads into keys, or collects them as tensors.
 type keySink struct {
 	k    keys
 	also *derived.Sink

@@ -9,7 +9,7 @@ set -uo pipefail
 rounds=${1:-1}
 shift || true
 scripts=("$@")
-[ ${#scripts[@]} -gt 0 ] || scripts=(collection header gguf ggufsrc ggufsrc-f32 hash dupes values snapshot torch onnx xet)
+[ ${#scripts[@]} -gt 0 ] || scripts=(collection header gguf ggufsrc ggufsrc-f32 hash dupes derived values snapshot torch onnx xet)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export STDIFF_BENCH_MEDIANS="$tmp/medians"
 for ((r = 1; r <= rounds; r++)); do
@@ -40,6 +40,7 @@ hash all sha256sum+b3sum - #38(floor)
 hash content b3sum - #17
 dupes stdiff b3sum 0.25 #17
 dupes stdiff jdupes 2.00 #17
+derived derived dupes 2.00 #37
 values stdiff torch - #25
 values stdiff-same cmp - #25
 snapshot snapshot hash-content - #18

@@ -24,6 +24,7 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/companion"
 	"github.com/stdiff/stdiff/canon/delta"
+	"github.com/stdiff/stdiff/canon/holds"
 	"github.com/stdiff/stdiff/canon/lockfile"
 	"github.com/stdiff/stdiff/canon/lora"
 	"github.com/stdiff/stdiff/canon/source"
@@ -32,7 +33,6 @@ import (
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 	"github.com/stdiff/stdiff/hash/dupes/internal/diskfile"
 	"github.com/stdiff/stdiff/hash/dupes/internal/folder"
-	"github.com/stdiff/stdiff/hash/dupes/internal/holds"
 	"github.com/stdiff/stdiff/hash/dupes/internal/pipeline"
 )
 
@@ -582,12 +582,12 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 	if (m.Shards > 0) != (mo.Model.Shards != nil) {
 		return false, nil, nil, &canon.ReadError{Name: m.Path, Op: "read", Err: canon.ErrChanged}
 	}
-	if (ko.Model.DDUF != nil || mo.Model.DDUF != nil) && companion.ID(ko.Companions) != companion.ID(mo.Companions) {
+	if (ko.Model.Archive != nil || mo.Model.Archive != nil) && companion.ID(ko.Companions) != companion.ID(mo.Companions) {
 		return false, nil, nil, nil // a DDUF file's configs and tokenizer files are inside it: the same, or no copy
 	}
 	files := []string{m.Path}
 	for _, sh := range mo.Model.Shards { // a set named by its first file lists that file once
-		if mo.Model.DDUF != nil {
+		if mo.Model.Archive != nil {
 			break // a DDUF file's components are members of it, not files
 		}
 		if p := filepath.Join(filepath.Dir(m.Path), filepath.FromSlash(sh.Name)); filepath.Clean(p) != filepath.Clean(m.Path) {
@@ -604,7 +604,7 @@ func (a *actor) verify(g *dupes.Group, k, m *dupes.Member) (bool, []string, []st
 		}
 		added, _, changed := delta.Keys(delta.Metadata(ko.Model, mo.Model, func(string) bool { return false }))
 		lost := append(added, changed...)
-		if mo.Model.GGUF != nil && slices.ContainsFunc(lost, functionalKV) {
+		if mo.Model.Format == canon.FormatGGUF && slices.ContainsFunc(lost, functionalKV) {
 			return false, nil, nil, nil // a GGUF copy's tokenizer, chat template, hyperparameters are the model too
 		}
 		return true, append(files, m.Companions...), lost, errors.Join(ko.Unchanged(), mo.Unchanged())
@@ -632,7 +632,7 @@ func moreThanTensors(o *source.Opened) bool {
 	m := o.Model
 	switch m.Format {
 	case canon.FormatSafetensors, canon.FormatGGUF, canon.FormatPyTorch, canon.FormatNumPy, canon.FormatONNX, canon.FormatDDUF:
-		return m.ONNX != nil || m.DDUF != nil || (m.Torch != nil && (o.File == nil || !holds.OnlyTensors(m.Torch, o.File)))
+		return m.Format == canon.FormatONNX || m.Archive != nil || (holds.Checkpoint(m) && (o.File == nil || !holds.OnlyTensors(m, o.File)))
 	}
 	r := o.File
 	if r == nil {

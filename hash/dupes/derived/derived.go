@@ -39,7 +39,6 @@ import (
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/pool"
-	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -72,7 +71,7 @@ type Model struct {
 	// Open opens the model's tensor bytes: a reader, the offset of its data section in it, and a
 	// function that closes it.
 	Open func(ctx context.Context) (io.ReaderAt, int64, func(), error)
-	// Safetensors says that Path is a local safetensors file: its header is skimmed (safetensors.Skim)
+	// Safetensors says that Path is a local safetensors file: its header is skimmed (canon.Skim)
 	// for names, shapes and offsets, without building its tensors (Header is the fallback).
 	Safetensors bool
 	// Summary, when not nil, holds the model's header entries, received as its header was skimmed.
@@ -143,7 +142,7 @@ func (e *entry) after(f *entry) bool { return e.h > f.h || (e.h == f.h && e.seq 
 // smallest unless the subset leaves out most of them.
 const keptEntries = 16
 
-// Sink receives a model's header entries (it is a safetensors.SkimSink) and keeps what Find needs of
+// Sink receives a model's header entries (it is a canon.SkimSink) and keeps what Find needs of
 // them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
 type Sink struct {
 	hs []uint64
@@ -152,16 +151,93 @@ type Sink struct {
 	bottom []entry
 	last   int
 	seq    uint32
+	// sampled is what Sample read, nil when it read nothing.
+	sampled *presample
+}
+
+// presample is a model's sample at its own picks, read by Sink.Sample.
+type presample struct {
+	picks  []uint64
+	vals   [][]float64
+	dtypes []tensor.DType
+}
+
+// Sample reads the model's sample at its own picks (the tensors of the smallest hashes its header
+// holds: the picks Find samples it at unless a subset of it is a candidate too) from r, whose data
+// section starts at off, so that a caller that has the model's bytes open anyway (package dupes,
+// sampling its candidates for copies) spares Find opening it again. It reads nothing before the
+// header's entries are all received, nor where two picks share a hash.
+func (s *Sink) Sample(r io.ReaderAt, off int64) {
+	if len(s.hs) == 0 || len(s.bottom) == 0 {
+		return
+	}
+	es := slices.Clone(s.bottom)
+	slices.SortFunc(es, byHash)
+	es = es[:min(len(es), presampleTensors)]
+	p := &presample{picks: make([]uint64, len(es)), dtypes: make([]tensor.DType, len(es))}
+	for k, e := range es {
+		if k > 0 && e.h == es[k-1].h {
+			return
+		}
+		p.picks[k], p.dtypes[k] = e.h, e.dtype
+	}
+	var ok bool
+	if p.vals, ok = sample(r, off, es); ok {
+		s.sampled = p
+	}
+}
+
+// presampleTensors is how many tensors Sample reads: a structure's picks are its own smallest, or
+// those of a subset of it that is a candidate too, which leaves few of them out.
+const presampleTensors = 2 * sampleTensors
+
+// presampled is the part of the sample Sample read at picks; false when one of them was not read.
+func (s *Sink) presampled(picks []uint64) (vals [][]float64, dtypes []tensor.DType, ok bool) {
+	if s == nil || s.sampled == nil {
+		return nil, nil, false
+	}
+	p := s.sampled
+	for _, h := range picks {
+		k, found := slices.BinarySearch(p.picks, h)
+		if !found {
+			return nil, nil, false
+		}
+		vals, dtypes = append(vals, p.vals[k]), append(dtypes, p.dtypes[k])
+	}
+	return vals, dtypes, len(picks) > 0
+}
+
+// byHash orders a Sink's entries: the smallest hash first, of equal hashes the later in the header.
+func byHash(a, b entry) int {
+	if a.after(&b) {
+		return 1
+	}
+	if b.after(&a) {
+		return -1
+	}
+	return 0
 }
 
 // add counts one tensor.
 func (s *Sink) add(h uint64, dtype tensor.DType, begin, end uint64) {
+	if s.count(h, begin, end) {
+		s.keep(h, dtype, begin, end)
+	}
+}
+
+// count counts one tensor, and reports whether it may be one of the bottom (keep decides).
+func (s *Sink) count(h, begin, end uint64) bool {
 	if cap(s.hs) == 0 {
 		s.hs = make([]uint64, 0, firstHashes) // a LoRA has hundreds: not eleven doublings from one
 	}
 	s.hs = append(s.hs, h)
 	s.seq++
-	if end <= begin || (len(s.bottom) == keptEntries && h >= s.bottom[s.last].h) || !values.Supported(dtype) {
+	return end > begin && (len(s.bottom) < keptEntries || h < s.bottom[s.last].h)
+}
+
+// keep puts a tensor count let through among the bottom, unless its dtype's values cannot be read.
+func (s *Sink) keep(h uint64, dtype tensor.DType, begin, end uint64) {
+	if !values.Supported(dtype) {
 		return
 	}
 	e := entry{h: h, dtype: dtype, begin: begin, end: end, seq: s.seq}
@@ -196,7 +272,9 @@ func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end
 	for _, d := range shape {
 		h = mix(h ^ d)
 	}
-	s.add(mix(h), internDType(dtype), begin, end)
+	if h = mix(h); s.count(h, begin, end) { // most entries stop here: their dtype is not needed
+		s.keep(h, internDType(dtype), begin, end)
+	}
 }
 
 // internDType is dtype as a tensor.DType: a constant string for the dtypes the reference knows (no
@@ -252,7 +330,7 @@ func internDType(dtype []byte) tensor.DType {
 }
 
 // Reset forgets the entries.
-func (s *Sink) Reset() { s.hs, s.bottom, s.last, s.seq = s.hs[:0], s.bottom[:0], 0, 0 }
+func (s *Sink) Reset() { s.hs, s.bottom, s.last, s.seq, s.sampled = s.hs[:0], s.bottom[:0], 0, 0, nil }
 
 // info is the info of the tensors received.
 func (s *Sink) info() info {
@@ -263,15 +341,7 @@ func (s *Sink) info() info {
 	for _, h := range s.hs {
 		sum += mix(h ^ 0x2545f4914f6cdd1d)
 	}
-	slices.SortFunc(s.bottom, func(a, b entry) int { // the smallest hash first
-		if a.after(&b) {
-			return 1
-		}
-		if b.after(&a) {
-			return -1
-		}
-		return 0
-	})
+	slices.SortFunc(s.bottom, byHash)
 	s.last = len(s.bottom) - 1
 	return info{hashes: s.hs, key: mix(sum ^ uint64(len(s.hs))), bottom: s.bottom}
 }
@@ -322,7 +392,7 @@ func skimFile(path string) (info, bool) {
 	}
 	var s Sink
 	var spans [][2]uint64
-	if _, ok := safetensors.Skim(h, st.Size()-8-int64(hl), &spans, &s); !ok {
+	if _, ok := canon.Skim(canon.FormatSafetensors, h, st.Size()-8-int64(hl), &spans, &s, false); !ok {
 		return info{}, false
 	}
 	return s.info(), true
@@ -643,13 +713,13 @@ func skimMapped(h []byte, dataLen int64, c *collector) (ts []tensor.Tensor, sort
 			ts, sorted = nil, false
 		}
 	}()
-	if _, ok := safetensors.Skim(h, dataLen, &c.spans, c); !ok || len(c.ts) == 0 {
+	if _, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, &c.spans, c, false); !ok || len(c.ts) == 0 {
 		return nil, false
 	}
 	return c.ts, !c.unsorted
 }
 
-// collector is a safetensors.SkimSink that keeps the tensors: names are parts of the header, shapes
+// collector is a canon.SkimSink that keeps the tensors: names are parts of the header, shapes
 // parts of one slice, dtypes constant strings (internDType: dtypes outlive the mapping, roundTable
 // keeps them). A collector is reused (collectors) once the model it read is closed.
 type collector struct {
@@ -741,7 +811,13 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 			j.cache.m[[2]uint64{uint64(i), picked}] = c
 		}
 		j.cache.mu.Unlock()
-		c.once.Do(func() { c.vals, c.dtypes = j.sampleOf(ctx, models, infos, i, picks) })
+		c.once.Do(func() {
+			var ok bool
+			if c.vals, c.dtypes, ok = models[i].Summary.presampled(picks); ok {
+				return
+			}
+			c.vals, c.dtypes = j.sampleOf(ctx, models, infos, i, picks)
+		})
 		got[x] = c
 		return nil
 	})
@@ -892,8 +968,9 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 	return out, true
 }
 
-// sampleSpan is the most bytes sample reads at once for the start and the middle of a tensor.
-const sampleSpan = 64 << 10
+// sampleSpan is the most bytes sample reads at once for the start and the middle of a tensor: a
+// second read costs less than copying more (a LoRA's up-projection is tens of KiB).
+const sampleSpan = 8 << 10
 
 // narrowerAll reports whether each of from has to's dtype or a wider float one.
 func narrowerAll(to, from []tensor.DType) bool {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/safetensors"
 	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
@@ -118,4 +119,77 @@ func TestSampledOnce(t *testing.T) {
 	if n := opens.Load(); n != 7 {
 		t.Errorf("%d opens, want 7 (5 samples, 2 for the verification)", n)
 	}
+}
+
+// TestPresampled: models whose Sink was given their sample while their bytes were open (Sink.Sample,
+// as package dupes does when it samples its own candidates) are not opened again to be sampled,
+// whichever job's picks they are sampled at: TestSampledOnce's five models are opened twice in
+// all, for the one verification (they were seven), with the same group; a Sink whose sample was
+// not read leaves its model to be opened as before.
+func TestPresampled(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, seed int, names ...string) string {
+		var f stfile.File
+		for _, n := range names {
+			var data []byte
+			for i := range 64 {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(math.Sin(float64(i*seed+len(n))))))
+			}
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{8, 8}, Data: data})
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, f.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	all := []string{"a.weight", "bb.weight", "ccc.weight", "dddd.weight", "e.weight", "ff.weight"}
+	paths := []string{write("orig.safetensors", 3, all...), write("pruned.safetensors", 3, all[:5]...),
+		write("x.safetensors", 5, all...), write("y.safetensors", 7, all...), write("z.safetensors", 11, all...)}
+	for _, presample := range []bool{true, false} {
+		var opens atomic.Int64
+		models := make([]Model, len(paths))
+		for i, p := range paths {
+			m := mappedModel(t, p)
+			open := m.Open
+			m.Summary = skimmed(t, p)
+			if presample {
+				r, off, closer, err := open(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.Summary.Sample(r, off)
+				closer()
+			}
+			m.Open = func(ctx context.Context) (io.ReaderAt, int64, func(), error) { opens.Add(1); return open(ctx) }
+			models[i] = m
+		}
+		gs, err := Find(t.Context(), models, 2)
+		if err != nil || len(gs) != 1 || len(gs[0].Members) != 2 || gs[0].Members[0].Index != 0 ||
+			gs[0].Members[1].Index != 1 || gs[0].Members[1].Relation != Subset {
+			t.Fatalf("presampled %v: %v, %+v", presample, err, gs)
+		}
+		want := int64(7)
+		if presample {
+			want = 2
+		}
+		if n := opens.Load(); n != want {
+			t.Errorf("presampled %v: %d opens, want %d", presample, n, want)
+		}
+	}
+}
+
+// skimmed is a Sink given the entries of the safetensors file at path.
+func skimmed(t *testing.T, path string) *Sink {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	var s Sink
+	var spans [][2]uint64
+	if _, ok := safetensors.Skim(b[8:8+n], int64(len(b))-8-int64(n), &spans, &s); !ok {
+		t.Fatalf("%s: not skimmed", path)
+	}
+	return &s
 }

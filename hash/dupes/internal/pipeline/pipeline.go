@@ -113,7 +113,7 @@ func Open(path string) (*Archive, error) {
 		return nil, err
 	}
 	m, err := canon.Read(src, src.Size(), path)
-	if err == nil && (m.DDUF == nil || !m.Valid() || m.HasErrors() || len(m.DDUF.Members) == 0) {
+	if err == nil && (m.Archive == nil || !m.Valid() || m.HasErrors() || len(m.Archive.Members) == 0) {
 		err = &canon.ReadError{Name: path, Op: "read", Err: ErrNotValid}
 	}
 	if err != nil {
@@ -121,7 +121,7 @@ func Open(path string) (*Archive, error) {
 		return nil, err
 	}
 	a := &Archive{src: src, members: map[string]member{}}
-	for _, x := range m.DDUF.Members {
+	for _, x := range m.Archive.Members {
 		if _, dup := a.members[x.Name]; dup { // the rules say so already; never read one of two
 			src.Close()
 			return nil, &canon.ReadError{Name: path, Op: "read", Err: ErrNotValid}

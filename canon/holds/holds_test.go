@@ -2,6 +2,7 @@ package holds
 
 import (
 	"bytes"
+	"github.com/stdiff/stdiff/canon"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ var cases = map[string]struct {
 // OrderedDict's BUILD state, a second pickle naming a refused global, a root that is no dict do.
 func TestOnlyTensors(t *testing.T) {
 	for name, c := range cases {
-		if got := OnlyTensors(torch.Read(bytes.NewReader(c.b), int64(len(c.b)), name), bytes.NewReader(c.b)); got != c.only {
+		if got := OnlyTensors(&canon.Model{Detail: torch.Read(bytes.NewReader(c.b), int64(len(c.b)), name)}, bytes.NewReader(c.b)); got != c.only {
 			t.Errorf("%s: OnlyTensors %v, want %v", name, got, c.only)
 		}
 	}
@@ -42,11 +43,11 @@ func TestOnlyTensors(t *testing.T) {
 // Lightning-like checkpoint do not.
 func TestRealCheckpoints(t *testing.T) {
 	for name, want := range map[string]bool{"state_dict_plain.pt": true, "state_dict_metadata.pt": false, "lightning.ckpt": false} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "hash", "dupes", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := OnlyTensors(torch.Read(bytes.NewReader(b), int64(len(b)), name), bytes.NewReader(b)); got != want {
+		if got := OnlyTensors(&canon.Model{Detail: torch.Read(bytes.NewReader(b), int64(len(b)), name)}, bytes.NewReader(b)); got != want {
 			t.Errorf("%s: OnlyTensors %v, want %v", name, got, want)
 		}
 	}
@@ -58,6 +59,6 @@ func FuzzOnlyTensors(f *testing.F) {
 		f.Add(c.b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		OnlyTensors(torch.Read(bytes.NewReader(b), int64(len(b)), "f"), bytes.NewReader(b))
+		OnlyTensors(&canon.Model{Detail: torch.Read(bytes.NewReader(b), int64(len(b)), "f")}, bytes.NewReader(b))
 	})
 }

@@ -1,4 +1,5 @@
-// Package holds says what a model holds besides its tensors, which dupes must not lose: for a GGUF
+// Package holds says what a model holds besides its tensors, which a copy must not lose (dupes asks it
+// without knowing the formats): for a GGUF
 // file the key-value pairs llama.cpp reads (GGUF); for a checkpoint package torch read, whether it
 // holds anything at all besides its tensors (OnlyTensors):
 // a value that is no tensor (an epoch, hyperparameters, optimizer settings), an attribute set by
@@ -17,11 +18,23 @@ import (
 	"github.com/stdiff/stdiff/canon/torch"
 )
 
-// OnlyTensors reports whether the checkpoint f, whose bytes r holds, is a flat dict (or OrderedDict
-// with no state) from names to tensors and nothing else: a .npy or .npz array without pickles, or a
-// torch.save file (zip, legacy) or bare pickle whose one object pickle is such a dict. Anything it
-// cannot tell (a compressed pickle, a pickle it cannot read again) is "no".
-func OnlyTensors(f *torch.File, r io.ReaderAt) bool {
+// Checkpoint reports whether m is one PyTorch, pickle or NumPy file as canon.Read reads it (not a set):
+// what OnlyTensors looks into.
+func Checkpoint(m *canon.Model) bool {
+	_, ok := m.Detail.(*torch.File)
+	return ok
+}
+
+// OnlyTensors reports whether the checkpoint m (Checkpoint), whose bytes r holds, is a flat dict (or
+// OrderedDict with no state) from names to tensors and nothing else: a .npy or .npz array without
+// pickles, or a torch.save file (zip, legacy) or bare pickle whose one object pickle is such a dict.
+// Anything it cannot tell (a compressed pickle, a pickle it cannot read again, a Model that is no
+// checkpoint) is "no".
+func OnlyTensors(m *canon.Model, r io.ReaderAt) bool {
+	f, ok := m.Detail.(*torch.File)
+	if !ok {
+		return false
+	}
 	if len(f.Metadata) > 0 {
 		return false
 	}
@@ -108,7 +121,7 @@ func tensor(o *pickle.Object) bool {
 // torch's weights-only allowlist.
 func UnsafePickle(m *canon.Model) bool {
 	for i := range m.Findings {
-		if c := m.Findings[i].Code; (m.Torch != nil || m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == torch.CodeUnsafeGlobal || c == torch.CodeUnknownGlobal) {
+		if c := m.Findings[i].Code; (m.Format == canon.FormatPyTorch || m.Format == canon.FormatNumPy) && (c == finding.CodeUnsafeGlobal || c == finding.CodeUnknownGlobal) {
 			return true
 		}
 	}
@@ -118,7 +131,7 @@ func UnsafePickle(m *canon.Model) bool {
 // OnlyGlobals reports whether every error of m is about a pickle's globals.
 func OnlyGlobals(m *canon.Model) bool {
 	for i := range m.Findings {
-		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != torch.CodeUnsafeGlobal && fd.Code != torch.CodeUnknownGlobal {
+		if fd := &m.Findings[i]; fd.Severity == finding.SevError && fd.Code != finding.CodeUnsafeGlobal && fd.Code != finding.CodeUnknownGlobal {
 			return false
 		}
 	}

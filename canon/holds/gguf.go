@@ -3,6 +3,7 @@ package holds
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/stdiff/stdiff/canon"
 	"math"
 	"sort"
 	"strings"
@@ -38,10 +39,14 @@ func Descriptive(key string) bool {
 	return false
 }
 
-// GGUF is the hex of a hash of every key-value pair of g that llama.cpp reads (all but the
-// Descriptive ones), in key order: GGUF files that would run differently have other ones. Long
-// strings are read from g's source, which must be open.
-func GGUF(g *gguf.File) (string, error) {
+// GGUF is the hex of a hash of every key-value pair of the GGUF model m that llama.cpp reads (all but
+// the Descriptive ones), in key order: GGUF files that would run differently have other ones. Long
+// strings are read from m's source, which must be open. ok is false when m is not a GGUF model.
+func GGUF(m *canon.Model) (sum string, ok bool, err error) {
+	g, ok := m.Detail.(*gguf.File)
+	if !ok {
+		return "", false, nil
+	}
 	kvs := make([]*gguf.KV, 0, len(g.KVs))
 	for i := range g.KVs {
 		if !Descriptive(g.KVs[i].Key) {
@@ -60,7 +65,7 @@ func GGUF(g *gguf.File) (string, error) {
 		case gguf.ValString:
 			s, err := g.FullString(v)
 			if err != nil {
-				return "", err
+				return "", true, err
 			}
 			b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
 			b = append(b, s...)
@@ -87,5 +92,5 @@ func GGUF(g *gguf.File) (string, error) {
 		}
 		h.Write(b)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+	return hex.EncodeToString(h.Sum(nil)[:16]), true, nil
 }
