@@ -1,6 +1,7 @@
 package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sync"
 	"unicode/utf8"
@@ -22,16 +23,17 @@ import (
 // plainSink collects what Skim reads of a plain header, in buffers kept for the next header read into
 // the same buffer (reuse).
 type plainSink struct {
-	hb        []byte
-	tensors   []tensor.Tensor
-	shapes    []uint64 // the tensors' shapes, one after another (shapeAt: where each starts)
-	shapeAt   []int
-	meta      []Meta
-	metaSet   bool
-	text      []byte      // the values of meta's keys and values with escapes, one after another
-	decodedAt []decodedAt // where they are
-	spans     [][2]uint64 // Skim's scratch
-	keys      map[string]struct{}
+	hb          []byte
+	tensors     []tensor.Tensor
+	shapes      []uint64 // the tensors' shapes, one after another (shapeAt: where each starts)
+	shapeAt     []int
+	meta        []Meta
+	metaSet     bool
+	constDTypes bool        // every dtype of tensors is a constant, no part of the header
+	text        []byte      // the values of meta's keys and values with escapes, one after another
+	decodedAt   []decodedAt // where they are
+	spans       [][2]uint64 // Skim's scratch
+	keys        map[string]struct{}
 }
 
 // Entry adds a tensor entry: its name and dtype stay parts of the header, as the full parser's do.
@@ -44,7 +46,11 @@ func (s *plainSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 	}
 	s.shapeAt = append(s.shapeAt, len(s.shapes))
 	s.shapes = append(s.shapes, shape...)
-	s.tensors = append(s.tensors, tensor.Tensor{Name: s.part(name), DType: dtypeOf(s.part(dtype)), Begin: begin, End: end,
+	dt := dtypeOf(s.part(dtype))
+	if unsafe.StringData(string(dt)) == unsafe.SliceData(dtype) {
+		s.constDTypes = false // a part of the header
+	}
+	s.tensors = append(s.tensors, tensor.Tensor{Name: s.part(name), DType: dt, Begin: begin, End: end,
 		HeaderOffset: 8 + s.at(name) - 1}) // the key's opening quote, as a file offset
 }
 
@@ -52,7 +58,7 @@ func (s *plainSink) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 func (s *plainSink) Reset() {
 	s.tensors, s.shapes, s.shapeAt, s.meta = s.tensors[:0], s.shapes[:0], s.shapeAt[:0], s.meta[:0]
 	s.text, s.decodedAt = s.text[:0], s.decodedAt[:0]
-	s.metaSet = false
+	s.metaSet, s.constDTypes = false, true
 }
 
 func (s *plainSink) metaObject() { s.metaSet = true }
@@ -149,6 +155,55 @@ type reuse struct {
 	shapes  []uint64
 	meta    []Meta
 	text    []byte
+	// rest is a copy of what followed `__metadata__` in the last header but the spaces that pad it, when
+	// `__metadata__` came first and rest holds every tensor entry (their dtypes constants: no string of them is a part of the header):
+	// restAt is where rest started in it, dataLen the data section its tensors cover. A header whose
+	// rest is the same bytes has the same tensors (sameRest).
+	rest    []byte
+	restAt  int
+	dataLen int64
+}
+
+// metaFirst starts a header whose first key is `__metadata__`.
+const metaFirst = `{"__metadata__":`
+
+// sameRest reads hb the quick way when its `__metadata__` comes first and what follows it is the
+// rest of the last header read into the buffer (a collection's files of one layout differ in their
+// metadata alone): its metadata into s, its tensors the last header's (r.tensors, their names and
+// header offsets moved to where they are now). It reports false, with s to be read again, for
+// anything else. What Skim would check of the tensors it checked of the same bytes in the last header.
+func (r *reuse) sameRest(s *plainSink, hb []byte, dataLen int64) bool {
+	if r.rest == nil || dataLen != r.dataLen || !bytes.HasPrefix(hb, []byte(metaFirst)) {
+		return false
+	}
+	p := skimmer{b: hb, i: len(metaFirst)}
+	if _, ok := p.metadata(s); !ok || p.i >= len(hb) || hb[p.i] != ',' || !bytes.Equal(bytes.TrimRight(hb[p.i+1:], " "), r.rest) {
+		return false
+	}
+	delta := p.i + 1 - r.restAt
+	for i := range r.tensors {
+		t := &r.tensors[i]
+		at := int(t.HeaderOffset) - 8 + 1 + delta // the name, after the key's opening quote
+		t.Name = s.part(hb[at : at+len(t.Name)])
+		t.HeaderOffset += int64(delta)
+	}
+	r.restAt = p.i + 1
+	return textOnly(hb[:p.i+1])
+}
+
+// keepRest keeps what sameRest needs of hb, whose tensors s read, when its `__metadata__` came first.
+func (r *reuse) keepRest(s *plainSink, hb []byte, dataLen int64) {
+	r.rest = r.rest[:0]
+	if !s.constDTypes || !bytes.HasPrefix(hb, []byte(metaFirst)) || len(s.tensors) == 0 {
+		r.rest = nil
+		return
+	}
+	p := skimmer{b: hb, i: len(metaFirst)}
+	if !p.skipObject() || p.i >= len(hb) || hb[p.i] != ',' {
+		r.rest = nil
+		return
+	}
+	r.rest, r.restAt, r.dataLen = append(r.rest, bytes.TrimRight(hb[p.i+1:], " ")...), p.i+1, dataLen
 }
 
 // reused holds reuse by the address of the buffer (a buffer's address outlives the buffer only when
@@ -183,7 +238,7 @@ func takeReuse(key uintptr) *reuse {
 
 // keepReuse keeps r for the next header read into the buffer at key.
 func keepReuse(key uintptr, r *reuse) {
-	if key == 0 || cap(r.sink.tensors) > maxReusedTensors || cap(r.tensors) > maxReusedTensors || cap(r.text) > maxReusedText {
+	if key == 0 || cap(r.sink.tensors) > maxReusedTensors || cap(r.tensors) > maxReusedTensors || cap(r.text) > maxReusedText || cap(r.rest) > 4*maxReusedText {
 		return
 	}
 	reused.Lock()
@@ -230,6 +285,17 @@ func (m *Header) readPlain(hb []byte, key uintptr) bool {
 		s.hb = nil
 		keepReuse(key, r) // with the buffer, whose header its strings are parts of
 	}()
+	if key != 0 && r.sameRest(s, hb, m.DataLen()) {
+		if !s.uniqueKeys() {
+			return false
+		}
+		m.Tensors = r.tensors[:len(r.tensors):len(r.tensors)]
+		m.HeaderParsed, m.HasMetadata = true, true
+		m.metadataFrom(r, s)
+		return true
+	}
+	s.Reset()
+	r.rest = nil // r.tensors are given to this header or to none
 	if _, ok := Skim(hb, m.DataLen(), &s.spans, s); !ok || len(s.tensors) == 0 || !textOnly(hb) {
 		return false
 	}
@@ -250,18 +316,27 @@ func (m *Header) readPlain(hb []byte, key uintptr) bool {
 	}
 	r.tensors, r.shapes = ts, shapes
 	m.HeaderParsed, m.HasMetadata = true, s.metaSet
-	if len(s.meta) > 0 {
-		meta, text := into(r.meta, s.meta), into(r.text, s.text)
-		for _, d := range s.decodedAt {
-			v := unsafe.String(unsafe.SliceData(text[d.at:]), d.n)
-			if d.key {
-				meta[d.i].Key = v
-			} else {
-				meta[d.i].Value = v
-			}
-		}
-		m.Metadata, r.meta, r.text = meta[:len(meta):len(meta)], meta, text
-	}
+	m.metadataFrom(r, s)
 	m.Tensors = ts[:len(ts):len(ts)]
+	if key != 0 {
+		r.keepRest(s, hb, m.DataLen())
+	}
 	return true
+}
+
+// metadataFrom gives m the metadata s read, in r's memory.
+func (m *Header) metadataFrom(r *reuse, s *plainSink) {
+	if len(s.meta) == 0 {
+		return
+	}
+	meta, text := into(r.meta, s.meta), into(r.text, s.text)
+	for _, d := range s.decodedAt {
+		v := unsafe.String(unsafe.SliceData(text[d.at:]), d.n)
+		if d.key {
+			meta[d.i].Key = v
+		} else {
+			meta[d.i].Value = v
+		}
+	}
+	m.Metadata, r.meta, r.text = meta[:len(meta):len(meta)], meta, text
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -294,6 +296,7 @@ func TestPlainReusesBuffer(t *testing.T) {
 			t.Fatal(err, h.RefErr)
 		}
 	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection lets the memory kept for the buffer go
 	read()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -316,4 +319,84 @@ func TestTextOnly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlainSameRest: headers of one layout read one after another into one buffer (a collection's
+// LoRAs: the same tensor entries after different metadata, sameRest's quick way) are each the one
+// the full parser reads: metadata longer or shorter than the last (the entries moved), written twice,
+// more data after the tensors, a tensor entry changed, the metadata after the tensors.
+func TestPlainSameRest(t *testing.T) {
+	var files []stfile.File
+	for i := range 4 {
+		files = append(files, stfile.KohyaSDXL(i))
+	}
+	longer := stfile.KohyaSDXL(7)
+	longer.Metadata = append(longer.Metadata, stfile.KV{Key: "zz_note", Value: strings.Repeat("é\"\\x", 50)})
+	twice := stfile.KohyaSDXL(8)
+	twice.Metadata = append(twice.Metadata, twice.Metadata[0])
+	trailing := stfile.KohyaSDXL(9)
+	trailing.Trailing = []byte{0, 0, 0, 0}
+	changed := stfile.KohyaSDXL(10)
+	changed.Tensors = slices.Clone(changed.Tensors)
+	changed.Tensors[len(changed.Tensors)-1].Name += "x"
+	files = append(files, longer, stfile.KohyaSDXL(11), twice, stfile.KohyaSDXL(12), trailing, stfile.KohyaSDXL(13), changed, stfile.KohyaSDXL(14))
+	var seq [][]byte
+	for _, f := range files {
+		seq = append(seq, f.Build())
+	}
+	b := seq[0] // the metadata moved after the tensors: not the quick way
+	n := binary.LittleEndian.Uint64(b)
+	h := string(b[8 : 8+n])
+	meta := h[len(metaFirst) : strings.Index(h, `},"`)+1]
+	moved := "{" + h[strings.Index(h, `},"`)+3:strings.LastIndex(h, "}")] + `,"__metadata__":` + meta + "}"
+	seq = append(seq, withHeader(moved, len(b)-8-int(n)), seq[1])
+	buf := make([]byte, 0, 1<<20)
+	for i, b := range seq {
+		n := binary.LittleEndian.Uint64(b)
+		got, err := ReadHeadInto(bytes.NewReader(b), int64(len(b)), b[:8], buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Parse(bytes.Clone(b[8:8+n]), int64(len(b)))
+		got.kept, want.kept = nil, nil
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("file %d: read after the others differs from a fresh read (valid %v, %v)", i, got.Valid(), want.Valid())
+		}
+	}
+}
+
+// FuzzPlainSameRest: a header read into a buffer after another (a LoRA's, `__metadata__` first) is
+// the one the full parser reads, however it differs from the first (sameRest's quick way when only its
+// metadata does); it never panics.
+func FuzzPlainSameRest(f *testing.F) {
+	first := stfile.LoRA().Build()
+	n := binary.LittleEndian.Uint64(first)
+	h := string(first[8 : 8+n])
+	f.Add(h, uint16(len(first)-8-int(n)))
+	if i := strings.Index(h, `},"`); strings.HasPrefix(h, metaFirst) && i > 0 {
+		rest := h[i+1:]
+		for _, meta := range []string{`{}`, `{"a":"b"}`, `{"a":"\u00e9\"\\"}`, `{"a":"b","a":"c"}`, `{"a":"	"}`, `{"a":1}`, `{"a":"\ud800"}`} {
+			f.Add(metaFirst+meta+rest, uint16(len(first)-8-int(n)))
+			f.Add(metaFirst+meta+rest+"   ", uint16(len(first)-8-int(n)))
+			f.Add(metaFirst+meta+rest, uint16(len(first)-8-int(n)+1))
+		}
+	}
+	f.Fuzz(func(t *testing.T, header string, data uint16) {
+		if len(header) > 1<<16 || strings.Count(header, "[") > 1000 {
+			return
+		}
+		buf := make([]byte, 0, 1<<17)
+		for _, b := range [][]byte{first, withHeader(header, int(data))} {
+			n := binary.LittleEndian.Uint64(b)
+			got, err := ReadHeadInto(bytes.NewReader(b), int64(len(b)), b[:8], buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Parse(bytes.Clone(b[8:8+n]), int64(len(b)))
+			got.kept, want.kept = nil, nil
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("read after another differs from a fresh read (valid %v, %v): %.300q", got.Valid(), want.Valid(), b[8:8+n])
+			}
+		}
+	})
 }

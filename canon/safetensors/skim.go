@@ -596,6 +596,12 @@ func (p *skimmer) metadata(sink metaSink) (int, bool) {
 	}
 }
 
+// skipObject skips an object of strings, as metadata reads one.
+func (p *skimmer) skipObject() bool {
+	_, ok := p.metadata(nil)
+	return ok
+}
+
 // number reads a non-negative integer as JSON writes it.
 func (p *skimmer) number() (uint64, bool) {
 	p.ws()
