@@ -155,10 +155,10 @@ type reuse struct {
 	shapes  []uint64
 	meta    []Meta
 	text    []byte
-	// rest is a copy of what followed `__metadata__` in the last header but the spaces that pad it, when
-	// `__metadata__` came first and rest holds every tensor entry (their dtypes constants: no string of them is a part of the header):
-	// restAt is where rest started in it, dataLen the data section its tensors cover. A header whose
-	// rest is the same bytes has the same tensors (sameRest).
+	// rest is a copy of what followed `__metadata__` in the last header but the spaces that pad it,
+	// when `__metadata__` came first and rest holds every tensor entry (their dtypes constants: no
+	// string of them is a part of the header); restAt is where rest started in it, dataLen the data
+	// section its tensors cover. A header whose rest is the same bytes has the same tensors (sameRest).
 	rest    []byte
 	restAt  int
 	dataLen int64
