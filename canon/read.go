@@ -36,7 +36,8 @@ func Read(r io.ReaderAt, size int64, name string) (*Model, error) {
 // ReadInto is Read with buf as room for a safetensors header: a header that fits in buf's capacity is
 // read into buf, and the Model's RawHeader, names and values then share buf's memory. A caller that
 // reads many files one after another can so reuse one buffer for their headers, once it no longer uses
-// the last Model, nor any string taken from it without a copy.
+// the last Model (its Tensors and Metadata may be given to the next one read into buf), nor any string
+// taken from it without a copy.
 func ReadInto(r io.ReaderAt, size int64, name string, buf []byte) (*Model, error) {
 	if size < 0 {
 		return nil, &ReadError{Name: name, Op: "read", Err: fmt.Errorf("size %d is negative", size)}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -230,6 +231,69 @@ func TestShortSameNames(t *testing.T) {
 				t.Errorf("round %d, m%d: %s %s rank %d triggers %q; want %s %s rank %d triggers %q", round, i, row.Kind, row.Family, row.Rank, row.Triggers,
 					c.kind, c.family, c.rank, c.words)
 			}
+		}
+	}
+}
+
+// TestShortPlainRows: rows read one after another into one header buffer (Short with one worker: the
+// plain way, safetensors' readPlain, with the last header's memory) are the rows of each file read on
+// its own (the full parser), field for field, on the stfile writers' files every way they write them,
+// headers the plain way must decline (names and keys written twice, control characters, escapes of
+// every kind, NUL padding, invalid entries), and the real files beside the project.
+func TestShortPlainRows(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name+".safetensors"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := stfile.ManyTensors(2000) // first in path order, the largest header: every other one fits its buffer
+	big.Metadata = []stfile.KV{{Key: "ss_output_name", Value: "big"}}
+	write("000-big", big.Build())
+	n := 0
+	for _, f := range []stfile.File{stfile.LoRA(), stfile.Weights(), stfile.KohyaSDXL(1), stfile.KohyaSDXL(2), stfile.KohyaSDXL(5)} {
+		for _, v := range []func(*stfile.File){func(*stfile.File) {}, func(f *stfile.File) { f.Indent = true }, func(f *stfile.File) { f.NoPad = true },
+			func(f *stfile.File) { f.Metadata, f.NullMetadata = nil, true },
+			func(f *stfile.File) {
+				f.Metadata = append(f.Metadata, stfile.KV{Key: "ss_tag_frequency", Value: `{"10_caf\u00e9 x": {"caf\u00e9": 3, "\"q\"": 9, "b\\c": 2}}`})
+			},
+			func(f *stfile.File) {
+				f.Metadata = append(f.Metadata, stfile.KV{Key: "modelspec.title", Value: "tab\tin"})
+			},
+			func(f *stfile.File) { f.Metadata = append(f.Metadata, f.Metadata...) },
+			func(f *stfile.File) { f.Tensors = append(f.Tensors, f.Tensors[0]) },
+		} {
+			g := f
+			g.Metadata, g.Tensors = slices.Clone(f.Metadata), slices.Clone(f.Tensors)
+			v(&g)
+			write(fmt.Sprintf("m%03d", n), g.Build())
+			n++
+		}
+	}
+	for name, b := range stfile.Fixtures() {
+		write("fixture-"+strings.TrimSuffix(name, ".safetensors"), b)
+	}
+	real, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "real", "*.safetensors"))
+	if len(real) == 0 {
+		t.Fatal("the real corpus (../shared/corpus/real beside the repository) is not there")
+	}
+	for _, p := range real {
+		if st, err := os.Stat(p); err == nil && st.Size() < 4<<20 {
+			b, _ := os.ReadFile(p)
+			write("real-"+strings.TrimSuffix(filepath.Base(p), ".safetensors"), b)
+		}
+	}
+	all := inspect.Short(t.Context(), []string{dir}, inspect.Options{Workers: 1})
+	if len(all.Files) < 60 {
+		t.Fatalf("%d rows", len(all.Files))
+	}
+	for _, row := range all.Files {
+		alone := inspect.Short(t.Context(), []string{row.Path}, inspect.Options{Workers: 1})
+		if len(alone.Files) != 1 {
+			t.Fatalf("%s: %d rows alone", row.Path, len(alone.Files))
+		}
+		if want := alone.Files[0]; !reflect.DeepEqual(row, want) {
+			t.Errorf("%s:\nafter other headers %+v\nalone               %+v", filepath.Base(row.Path), row, want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/stdiff/stdiff/canon/finding"
 	"github.com/stdiff/stdiff/canon/tensor"
@@ -37,7 +38,9 @@ func ReadHead(r io.ReaderAt, size int64, head []byte) (*Header, error) {
 // ReadHeadInto is ReadHead with buf as room for the header: a header that fits in buf's capacity is
 // read into buf, and the Header's RawHeader, names and values then share buf's memory. A caller that
 // reads many files one after another can so reuse one buffer for their headers, once it no longer uses
-// the last Header, nor any string taken from it without a copy.
+// the last Header, nor any string taken from it without a copy: a header read into the buffer again
+// may then be given the last one's memory besides (its Tensors, their shapes, its Metadata), so that
+// such a caller allocates next to nothing per plain header.
 func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) {
 	m := &Header{FileSize: size}
 	if size < 8 {
@@ -70,8 +73,12 @@ func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) 
 		return m, nil
 	}
 	var hb []byte
+	var key uintptr // the buffer's address, when the header is read into it (see reuse)
 	if uint64(cap(buf)) >= n {
 		hb = buf[:n]
+		if cap(buf) > 0 {
+			key = uintptr(unsafe.Pointer(unsafe.SliceData(buf[:1])))
+		}
 	} else {
 		hb = make([]byte, n)
 	}
@@ -79,7 +86,11 @@ func ReadHeadInto(r io.ReaderAt, size int64, head, buf []byte) (*Header, error) 
 		return nil, err
 	}
 	m.RawHeader = hb
-	m.readHeader(hb)
+	// A header read into the caller's buffer is read the plain way when it can be (plain.go): what
+	// pays is the memory reused from the last header, which a one-off read has none of.
+	if key == 0 || !m.readPlain(hb, key) {
+		m.readHeader(hb)
+	}
 	return m, nil
 }
 

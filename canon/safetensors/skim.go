@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"unicode/utf8"
 )
 
 // SkimSink receives what Skim reads.
@@ -28,11 +29,12 @@ type SkimSink interface {
 // between calls.
 func Skim(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink) (metaKeys int, ok bool) {
 	k := skimState{sink: sink}
+	k.meta, _ = sink.(metaSink)
 	spans := (*scratch)[:0]
 	defer func() { *scratch = spans }()
 	sorted, compact := skimCompact(h, &k, &spans)
 	if !compact { // spaces, another order of fields: the general way, from the start
-		k, spans = skimState{sink: sink, shape: k.shape}, spans[:0]
+		k, spans = skimState{sink: sink, shape: k.shape, meta: k.meta}, spans[:0]
 		sink.Reset()
 		if sorted, ok = skimGeneral(h, &k, &spans); !ok {
 			return 0, false
@@ -59,6 +61,18 @@ type skimState struct {
 	sink     SkimSink
 	shape    []uint64 // the shape handed to sink, reused
 	metaKeys int
+	meta     metaSink // sink, when it takes the metadata too
+}
+
+// metaSink is a SkimSink that also takes the `__metadata__` object (ReadHeadInto's plain path).
+type metaSink interface {
+	// metaObject says that `__metadata__` is there (it may be empty).
+	metaObject()
+	// decoded is where the values of strings with escapes are appended (strTo).
+	decoded() *[]byte
+	// metaEntry is one entry: the bodies of its key and value strings, parts of the header; for a
+	// string with escapes, at is where its value is in *decoded() and n its length (at is -1 for none).
+	metaEntry(key, value []byte, kat, kn, vat, vn int)
 }
 
 // skimGeneral reads the tensor entries of a header into k and spans, however it is spaced and its
@@ -82,7 +96,7 @@ func skimGeneral(h []byte, k *skimState, spansp *[][2]uint64) (sorted, ok bool) 
 				return false, false
 			}
 			if string(name) == "__metadata__" {
-				n, ok := p.metadata()
+				n, ok := p.metadata(k.meta)
 				if !ok || metaSeen {
 					return false, false
 				}
@@ -163,7 +177,7 @@ func skimCompact(b []byte, k *skimState, spans *[][2]uint64) (sorted, compact bo
 			i += 2
 			if string(name) == "__metadata__" {
 				p := skimmer{b: b, i: i}
-				n, ok := p.metadata()
+				n, ok := p.metadata(k.meta)
 				if !ok || metaSeen {
 					return false, false
 				}
@@ -388,63 +402,165 @@ func HasControlOrTab(b []byte) bool {
 
 // skipString skips a string that may hold escapes.
 func (p *skimmer) skipString() bool {
+	_, _, ok := p.str()
+	return ok
+}
+
+// strTo is str that also reads the value of a string with escapes: it is appended to *dst, from at,
+// n bytes (at is -1 for a string without escapes, whose value is its body). On failure *dst is as
+// it was. Escapes are decoded as parseString decodes them, the plain runs between them copied eight
+// bytes at a time.
+func (p *skimmer) strTo(dst *[]byte) (body []byte, at, n int, ok bool) {
 	if !p.byte('"') {
-		return false
+		return nil, -1, 0, false
 	}
+	b, start := p.b, p.i
+	i := plainRun(b, start)
+	for i < len(b) && b[i] != '"' && b[i] != '\\' { // plainRun stops at control characters too
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return nil, -1, 0, false
+	case b[i] == '"':
+		p.i = i + 1
+		return b[start:i], -1, 0, true
+	}
+	out := *dst
+	at = len(out)
+	out = append(out, b[start:i]...)
 	for {
-		j := bytes.IndexByte(p.b[p.i:], '"')
-		if j < 0 {
-			return false
+		if b[i] == '"' {
+			p.i = i + 1
+			*dst = out
+			return b[start:i], at, len(out) - at, true
 		}
-		s := p.b[p.i : p.i+j]
-		p.i += j + 1
-		back := 0
-		for back < len(s) && s[len(s)-1-back] == '\\' {
-			back++
+		// a backslash
+		if i+1 >= len(b) {
+			return nil, -1, 0, false
 		}
-		if back%2 == 0 {
-			return validEscapes(s)
+		switch e := b[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+			i += 2
+		case 'b':
+			out = append(out, '\b')
+			i += 2
+		case 'f':
+			out = append(out, '\f')
+			i += 2
+		case 'n':
+			out = append(out, '\n')
+			i += 2
+		case 'r':
+			out = append(out, '\r')
+			i += 2
+		case 't':
+			out = append(out, '\t')
+			i += 2
+		case 'u':
+			if i+6 > len(b) || b[i+2] == 'd' || b[i+2] == 'D' { // a surrogate: Read says
+				return nil, -1, 0, false
+			}
+			var r rune
+			for _, c := range b[i+2 : i+6] {
+				switch {
+				case '0' <= c && c <= '9':
+					c -= '0'
+				case 'a' <= c && c <= 'f':
+					c -= 'a' - 10
+				case 'A' <= c && c <= 'F':
+					c -= 'A' - 10
+				default:
+					return nil, -1, 0, false
+				}
+				r = r<<4 | rune(c)
+			}
+			out = utf8.AppendRune(out, r)
+			i += 6
+		default:
+			return nil, -1, 0, false
+		}
+		// The plain run to the next quote or backslash, eight bytes at a time, each word copied whole
+		// (the value grows by its plain bytes only); control characters are copied as they are.
+		for {
+			for i+8 <= len(b) {
+				if cap(out)-len(out) < 8 {
+					out = slices.Grow(out, 8)
+				}
+				k, w := len(out), binary.LittleEndian.Uint64(b[i:])
+				binary.LittleEndian.PutUint64(out[k:k+8], w)
+				if m := hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+					c := bits.TrailingZeros64(m) >> 3
+					out, i = out[:k+c], i+c
+					break
+				}
+				out, i = out[:k+8], i+8
+			}
+			for i < len(b) && b[i] != '"' && b[i] != '\\' && i+8 > len(b) {
+				out = append(out, b[i])
+				i++
+			}
+			if i >= len(b) {
+				return nil, -1, 0, false
+			}
+			if b[i] == '"' || b[i] == '\\' {
+				break
+			}
 		}
 	}
 }
 
-// validEscapes reports whether every backslash of a string's body starts an escape JSON allows; a
-// \u escape of a lone surrogate is left to Read.
-func validEscapes(s []byte) bool {
-	for {
-		j := bytes.IndexByte(s, '\\')
-		if j < 0 {
-			return true
+// str reads a string that may hold escapes, each one JSON allows (a \u escape of a surrogate is left
+// to Read): body is its bytes between the quotes, escaped whether a backslash is among them. Control
+// characters are its caller's to check. Eight bytes at a time up to the next quote or backslash.
+func (p *skimmer) str() (body []byte, escaped, ok bool) {
+	if !p.byte('"') {
+		return nil, false, false
+	}
+	b, start := p.b, p.i
+	for i := start; ; {
+		i = plainRun(b, i)
+		for i < len(b) && b[i] != '"' && b[i] != '\\' { // plainRun stops at control characters too
+			i++
 		}
-		if j+1 >= len(s) {
-			return false
+		switch {
+		case i >= len(b):
+			return nil, false, false
+		case b[i] == '"':
+			p.i = i + 1
+			return b[start:i], escaped, true
+		case i+1 >= len(b):
+			return nil, false, false
 		}
-		switch s[j+1] {
+		escaped = true
+		switch b[i+1] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			s = s[j+2:]
+			i += 2
 		case 'u':
-			if j+6 > len(s) {
-				return false
+			if i+6 > len(b) || b[i+2] == 'd' || b[i+2] == 'D' { // a surrogate
+				return nil, false, false
 			}
-			for _, c := range s[j+2 : j+6] {
+			for _, c := range b[i+2 : i+6] {
 				if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-					return false
+					return nil, false, false
 				}
 			}
-			if s[j+2] == 'd' || s[j+2] == 'D' { // a surrogate
-				return false
-			}
-			s = s[j+6:]
+			i += 6
 		default:
-			return false
+			return nil, false, false
 		}
 	}
 }
 
-// metadata reads `__metadata__`'s object of strings and returns its number of entries.
-func (p *skimmer) metadata() (int, bool) {
+// metadata reads `__metadata__`'s object of strings and returns its number of entries; each to
+// sink, when not nil.
+func (p *skimmer) metadata(sink metaSink) (int, bool) {
 	if !p.byte('{') {
 		return 0, false
+	}
+	if sink != nil {
+		sink.metaObject()
 	}
 	if p.ws(); p.peek() == '}' {
 		p.i++
@@ -452,7 +568,18 @@ func (p *skimmer) metadata() (int, bool) {
 	}
 	n := 0
 	for {
-		if !p.skipString() || !p.byte(':') || !p.skipString() {
+		if sink != nil {
+			d := sink.decoded()
+			key, kat, kn, ok := p.strTo(d)
+			if !ok || !p.byte(':') {
+				return 0, false
+			}
+			value, vat, vn, ok := p.strTo(d)
+			if !ok {
+				return 0, false
+			}
+			sink.metaEntry(key, value, kat, kn, vat, vn)
+		} else if !p.skipString() || !p.byte(':') || !p.skipString() {
 			return 0, false
 		}
 		n++
@@ -467,6 +594,12 @@ func (p *skimmer) metadata() (int, bool) {
 			return 0, false
 		}
 	}
+}
+
+// skipObject skips an object of strings, as metadata reads one.
+func (p *skimmer) skipObject() bool {
+	_, ok := p.metadata(nil)
+	return ok
 }
 
 // number reads a non-negative integer as JSON writes it.
