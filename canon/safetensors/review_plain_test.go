@@ -28,7 +28,7 @@ func intoAgrees(t testing.TB, buf, prev, b []byte) []byte {
 	if n > uint64(len(b)-8) || n > 1<<20 {
 		return buf
 	}
-	if cap(buf) < int(n) {
+	if cap(buf) < int(n) || buf == nil { // (a nil buffer makes a nil RawHeader of an empty header, as on main)
 		buf = make([]byte, 0, n+64)
 	}
 	if len(prev) >= 8 {
@@ -307,4 +307,61 @@ func FuzzPlainInto(f *testing.F) {
 		}
 		intoAgrees(t, make([]byte, 0, len(header)+int(prev)), prevs[int(prev)%len(prevs)], withHeader(header, int(data)))
 	})
+}
+
+// TestPlainIntoEveryCut: plain headers cut at every byte, and with every byte changed to one of a few
+// that matter to a string scanner (a quote, a backslash, a control character, a byte that is not
+// UTF-8, a space, a digit), read into a reused buffer, are each Parse's Header.
+func TestPlainIntoEveryCut(t *testing.T) {
+	heads := []string{
+		`{"__metadata__":{"format":"pt","k\"ey\\":"v\\\"\/\b\f\n\r\t\u0041\u00e9\u20ac\uFFFF\u0000 end of a longer value"},` + reviewW + `,"v":{"dtype":"F16","shape":[2,3],"data_offsets":[4,16]}}`,
+		`{"__metadata__": {"a": "x\\y\\z 0123456789abcdef", "b": "é日本"}, "w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}   `,
+	}
+	var buf []byte
+	prev := withHeader(`{"__metadata__":{"p":"q\u00e9"},`+reviewW+`}`, 4)
+	for _, h := range heads {
+		data := 16
+		if !strings.Contains(h, `"v"`) {
+			data = 4
+		}
+		for cut := 0; cut <= len(h); cut++ {
+			buf = intoAgrees(t, buf, prev, withHeader(h[:cut], data))
+		}
+		for i := range len(h) {
+			for _, c := range []byte{'"', '\\', 0, '\n', 0xff, 0xc3, ' ', '7', 'u', '}'} {
+				b := []byte(h)
+				b[i] = c
+				buf = intoAgrees(t, buf, prev, withHeader(string(b), data))
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// TestPlainIntoConcurrent: readers on several goroutines, each with its own buffer (as inspect
+// --short's workers), share the table of kept memory; each Header is Parse's, and a buffer handed
+// from one goroutine to another (as the workers pass buffers along) is read into as well.
+func TestPlainIntoConcurrent(t *testing.T) {
+	files := plainSeeds(t)
+	bufs := make(chan []byte, 4)
+	for range 4 {
+		bufs <- make([]byte, 0, 1<<12)
+	}
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 400 {
+				buf := <-bufs
+				b := files[(g*131+i*17)%len(files)]
+				buf = intoAgrees(t, buf, nil, b)
+				bufs <- buf
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
 }
