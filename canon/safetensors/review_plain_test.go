@@ -110,7 +110,11 @@ func hostileHeader(r *rand.Rand) (string, int) {
 		default:
 			var kv []string
 			for range r.Intn(4) + 1 {
-				kv = append(kv, pick(hostileMetaK)+ws()+":"+ws()+pick(hostileMetaV))
+				k, v := pick(hostileMetaK), pick(hostileMetaV)
+				if r.Intn(4) != 0 { // mostly keys and values a plain header may hold, so that more headers are valid
+					k, v = pick([]string{`"a"`, `"\u0061"`, `"a/b"`, `"a\/b"`, `"b"`}), pick([]string{`"1"`, `"x\\"`, `"\u0000"`, `"é\u00e9"`})
+				}
+				kv = append(kv, k+ws()+":"+ws()+v)
 			}
 			parts = append(parts, `"__metadata__":`+ws()+`{`+ws()+strings.Join(kv, ","+ws())+ws()+`}`)
 		}
@@ -290,6 +294,9 @@ func FuzzPlainInto(f *testing.F) {
 		}
 	}
 	r := rand.New(rand.NewSource(1))
+	for _, h := range []string{`{"__metadata__":{"a":"1","\u0061":"2"},` + reviewW + `}`, `{"__metadata__":{"a\/b":"1","a/b":"2"},` + reviewW + `}`} {
+		f.Add(h, uint16(4), uint8(0))
+	}
 	for range 200 {
 		h, data := hostileHeader(r)
 		if len(h) < 1<<16 && data < 1<<16 {
