@@ -123,8 +123,15 @@ func textOnly(b []byte) bool {
 	return utf8.Valid(b[i:]) && !HasControlOrTab(b[i:])
 }
 
-// uniqueKeys reports whether no two metadata entries have the same key.
+// uniqueKeys reports whether no two metadata entries have the same key. A key written with an escape
+// counts as a duplicate: the keys compared here are the strings' bodies, and "\u0061" is "a" to the
+// reference (TestPlainEscapedDuplicateMetaKey); writers escape no key.
 func (s *plainSink) uniqueKeys() bool {
+	for _, d := range s.decodedAt {
+		if d.key {
+			return false
+		}
+	}
 	increasing := true
 	for i := 1; i < len(s.meta) && increasing; i++ {
 		increasing = s.meta[i-1].Key < s.meta[i].Key
