@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/stdiff/stdiff/canon/dduf"
 	"github.com/stdiff/stdiff/canon/finding"
@@ -100,7 +99,7 @@ func matchIf(ok bool) Match {
 // character, the two checks Skim leaves to its caller.
 func skimSafetensors(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink, whole bool) (int, bool) {
 	n, ok := safetensors.Skim(h, dataLen, scratch, sink)
-	return n, ok && (!whole || utf8.Valid(h) && !safetensors.HasControlOrTab(h))
+	return n, ok && (!whole || safetensors.TextOnly(h))
 }
 
 // readSafetensors reads a safetensors header: the 8-byte length and the N header bytes, nothing else.

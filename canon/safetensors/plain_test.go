@@ -309,13 +309,21 @@ func TestPlainReusesBuffer(t *testing.T) {
 	}
 }
 
-// TestTextOnly: textOnly is utf8.Valid && !HasControlOrTab, wherever the byte that decides is.
+// TestTextOnly: TextOnly is utf8.Valid && !HasControlOrTab, wherever the byte that decides is and
+// whatever its value (every byte, at every place of a few 32-byte steps and the tail).
 func TestTextOnly(t *testing.T) {
-	for n := 0; n < 40; n++ {
+	for n := 0; n < 100; n++ {
 		for _, c := range []string{"", "\x00", "\x1f", "\t", "\n", " ", "~", "\x7f", "é", "\xff", "\xc3", "日"} {
-			b := []byte(strings.Repeat("a", n) + c + strings.Repeat("b", 40-n))
-			if got, want := textOnly(b), utf8.Valid(b) && !HasControlOrTab(b); got != want {
+			b := []byte(strings.Repeat("a", n) + c + strings.Repeat("b", 100-n))
+			if got, want := TextOnly(b), utf8.Valid(b) && !HasControlOrTab(b); got != want {
 				t.Errorf("%q: %v, want %v", b, got, want)
+			}
+		}
+		for c := range 256 {
+			b := []byte(strings.Repeat(" ", 100))
+			b[n] = byte(c)
+			if got, want := TextOnly(b), utf8.Valid(b) && !HasControlOrTab(b); got != want {
+				t.Errorf("byte %#x at %d: %v, want %v", c, n, got, want)
 			}
 		}
 	}

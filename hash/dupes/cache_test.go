@@ -26,12 +26,12 @@ func TestCacheNotACache(t *testing.T) {
 		problem       dupecache.CacheProblem
 		reason        string
 	}{
-		{"null", "null", dupecache.CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
-		{"array", "[]", dupecache.CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
-		{"object", `{"x": 5}`, dupecache.CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
-		{"old map", `{"/a.safetensors": {"size": 1}}`, dupecache.CacheForeign, `no "stdiff.dupes-cache/v2" schema`},
-		{"schema", `{"schema": "stdiff.dupes-cache/v9", "entries": {}}`, dupecache.CacheForeign, `schema "stdiff.dupes-cache/v9", not "stdiff.dupes-cache/v2"`},
-		{"entries", `{"schema": "stdiff.dupes-cache/v2", "entries": {"x": 5}}`, dupecache.CacheForeign, "its entries are not stdiff's"},
+		{"null", "null", dupecache.CacheForeign, `no "stdiff.dupes-cache/v3" schema`},
+		{"array", "[]", dupecache.CacheForeign, `no "stdiff.dupes-cache/v3" schema`},
+		{"object", `{"x": 5}`, dupecache.CacheForeign, `no "stdiff.dupes-cache/v3" schema`},
+		{"old map", `{"/a.safetensors": {"size": 1}}`, dupecache.CacheForeign, `no "stdiff.dupes-cache/v3" schema`},
+		{"schema", `{"schema": "stdiff.dupes-cache/v9", "entries": {}}`, dupecache.CacheForeign, `schema "stdiff.dupes-cache/v9", not "stdiff.dupes-cache/v3"`},
+		{"entries", `{"schema": "stdiff.dupes-cache/v3", "entries": {"x": 5}}`, dupecache.CacheForeign, "its entries are not stdiff's"},
 		{"garbage", string(garbage), dupecache.CacheForeign, "not JSON"},
 		{"empty", "", dupecache.CacheForeign, "not JSON"},
 		{"folder", "", dupecache.CacheNotFile, "is a folder, not a file"},

@@ -844,7 +844,7 @@ func (s *finder) finish(ctx context.Context, live []*scanned) error {
 	}
 	if s.opt.Cache != nil {
 		for _, f := range live {
-			if !f.set && !f.virtual { // a virtual model's header is read again: the cache keeps no reader's state
+			if !f.set && !f.virtual && f.err == nil { // a virtual model's header is read again: the cache keeps no reader's state; a failed one is read again too
 				cachePut(s.opt.Cache, f)
 			}
 		}

@@ -771,11 +771,14 @@ func (c *comparer) lockstep(ss []*stream) (classes [][]*stream, again bool) {
 }
 
 // skim reads the keys of a safetensors header with its format's Skim (canon.Skim), or, when collect is
-// not nil, its tensors into collect, the header whole (then the keys are not worked out: lightModel
-// needs the tensors alone); each entry also to also, when not nil (derivedGroups).
+// not nil, its tensors into collect (then the keys are not worked out: lightModel needs the tensors
+// alone); each entry also to also, when not nil (derivedGroups). It skims the header whole (UTF-8,
+// no control character in a string): a header the reference rejects is read by canon.Read and
+// skipped, so that no file the reference rejects is grouped, whatever stage it would otherwise have
+// been found invalid at (a comparison a cached run does not redo).
 func skim(h []byte, dataLen int64, scratch *[][2]uint64, collect *[]tensor.Tensor, also *derived.Sink) (keys, bool) {
 	s := &keySink{k: keys{dataLen: dataLen, collect: collect}, also: also}
-	n, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, scratch, s, collect != nil)
+	n, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, scratch, s, true)
 	if !ok {
 		if also != nil {
 			also.Reset()

@@ -392,7 +392,7 @@ func skimFile(path string) (info, bool) {
 	}
 	var s Sink
 	var spans [][2]uint64
-	if _, ok := canon.Skim(canon.FormatSafetensors, h, st.Size()-8-int64(hl), &spans, &s, false); !ok {
+	if _, ok := canon.Skim(canon.FormatSafetensors, h, st.Size()-8-int64(hl), &spans, &s, true); !ok {
 		return info{}, false
 	}
 	return s.info(), true

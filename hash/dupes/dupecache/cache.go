@@ -30,7 +30,7 @@ import (
 // headers only of the models it reports in groups (to say how they differ).
 //
 // It lives where the caller says (the CLI: $STDIFF_CACHE_DIR, else the user cache folder, as CacheFile,
-// ~/.cache/stdiff/dupes-v2.json on Linux); deleting that file (or `stdiff dupes --clear-cache`) clears
+// ~/.cache/stdiff/dupes-v3.json on Linux); deleting that file (or `stdiff dupes --clear-cache`) clears
 // it. Save writes it
 // atomically, under a lock that concurrent runs share (merging what each learnt), keeps at most
 // MaxCacheEntries entries and MaxCacheBytes bytes (the most recently used), and drops entries of files
@@ -97,8 +97,9 @@ func (e Entry) equal(o Entry) bool {
 	return e == o && (r1 == r2 || (r1 != nil && r2 != nil && *r1 == *r2))
 }
 
-// CacheFile is the cache's file name inside the cache folder.
-const CacheFile = "dupes-v2.json"
+// CacheFile is the cache's file name inside the cache folder. (v3: a v2 cache may hold entries for
+// files the reference rejects, whose header only the key skim had read; v3 holds none.)
+const CacheFile = "dupes-v3.json"
 
 // CachePath is where the cache lives: CacheFile in dir when dir is not "" (the CLI passes
 // $STDIFF_CACHE_DIR), else in the user cache folder's stdiff folder (os.UserCacheDir).
@@ -122,7 +123,7 @@ func ClearCache(path string) error {
 }
 
 // cacheSchema is the first thing in a cache file: anything else is not a stdiff cache.
-const cacheSchema = "stdiff.dupes-cache/v2"
+const cacheSchema = "stdiff.dupes-cache/v3"
 
 // Bounds of the cache: beyond them the least recently used entries are dropped. An entry takes about
 // 500 bytes (BenchmarkCacheOpen), so the entry count binds first; each run loads the whole cache.
