@@ -85,22 +85,7 @@ func TestMappedHeadersOutlived(t *testing.T) {
 // structure, are opened seven times in all, five samples and the two of the one verification (each
 // sampled twice, eleven).
 func TestSampledOnce(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, seed int, names ...string) string {
-		var f stfile.File
-		for _, n := range names {
-			var data []byte
-			for i := range 64 {
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(math.Sin(float64(i*seed+len(n))))))
-			}
-			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{8, 8}, Data: data})
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, f.Build(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := f32Writer(t, t.TempDir())
 	all := []string{"a.weight", "bb.weight", "ccc.weight", "dddd.weight"}
 	paths := []string{write("orig.safetensors", 3, all...), write("pruned.safetensors", 3, all[:3]...),
 		write("x.safetensors", 5, all...), write("y.safetensors", 7, all...), write("z.safetensors", 11, all...)}
@@ -127,22 +112,7 @@ func TestSampledOnce(t *testing.T) {
 // all, for the one verification (they were seven), with the same group; a Sink whose sample was
 // not read leaves its model to be opened as before.
 func TestPresampled(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, seed int, names ...string) string {
-		var f stfile.File
-		for _, n := range names {
-			var data []byte
-			for i := range 64 {
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(math.Sin(float64(i*seed+len(n))))))
-			}
-			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{8, 8}, Data: data})
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, f.Build(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := f32Writer(t, t.TempDir())
 	all := []string{"a.weight", "bb.weight", "ccc.weight", "dddd.weight", "e.weight", "ff.weight"}
 	paths := []string{write("orig.safetensors", 3, all...), write("pruned.safetensors", 3, all[:5]...),
 		write("x.safetensors", 5, all...), write("y.safetensors", 7, all...), write("z.safetensors", 11, all...)}
@@ -192,4 +162,24 @@ func skimmed(t *testing.T, path string) *Sink {
 		t.Fatalf("%s: not skimmed", path)
 	}
 	return &s
+}
+
+// f32Writer writes, into dir, safetensors files of F32 8×8 tensors of the given names whose values
+// follow from seed (the same seed and name, the same values), returning each file's path.
+func f32Writer(t *testing.T, dir string) func(name string, seed int, names ...string) string {
+	return func(name string, seed int, names ...string) string {
+		var f stfile.File
+		for _, n := range names {
+			var data []byte
+			for i := range 64 {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(math.Sin(float64(i*seed+len(n))))))
+			}
+			f.Tensors = append(f.Tensors, stfile.Tensor{Name: n, DType: "F32", Shape: []uint64{8, 8}, Data: data})
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, f.Build(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 }
