@@ -844,7 +844,9 @@ func (s *finder) finish(ctx context.Context, live []*scanned) error {
 	}
 	if s.opt.Cache != nil {
 		for _, f := range live {
-			if !f.set && !f.virtual && f.err == nil { // a virtual model's header is read again: the cache keeps no reader's state; a failed one is read again too
+			// A virtual model's header is read again (the cache keeps no reader's state), and so is one
+			// that failed (the cache never says a file the reference rejects is fine).
+			if !f.set && !f.virtual && f.err == nil {
 				cachePut(s.opt.Cache, f)
 			}
 		}

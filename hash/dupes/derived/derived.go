@@ -235,7 +235,7 @@ func (s *Sink) count(h, begin, end uint64) bool {
 	return end > begin && (len(s.bottom) < keptEntries || h < s.bottom[s.last].h)
 }
 
-// keep puts a tensor count let through among the bottom, unless its dtype's values cannot be read.
+// keep puts a tensor that count let through among the bottom, unless its dtype's values cannot be read.
 func (s *Sink) keep(h uint64, dtype tensor.DType, begin, end uint64) {
 	if !values.Supported(dtype) {
 		return
