@@ -1053,19 +1053,11 @@ func (p *parser) parseString() (string, bool) {
 		}
 		e := b[i]
 		i++
+		if c, ok := unescaped(e); ok {
+			buf = append(buf, c)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
 		case 'u':
 			n, ok := p.hex4(&i)
 			if !ok {
@@ -1108,6 +1100,25 @@ func (p *parser) parseString() (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// unescaped is the byte a JSON escape \e stands for, for every escape but \u; false for others.
+func unescaped(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 // scratchPool keeps parsers' scratch buffers (as *[]byte: a pointer goes into the pool without an

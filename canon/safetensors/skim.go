@@ -439,26 +439,11 @@ func (p *skimmer) strTo(dst *[]byte) (body []byte, at, n int, ok bool) {
 		if i+1 >= len(b) {
 			return nil, -1, 0, false
 		}
-		switch e := b[i+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
+		switch c, ok := unescaped(b[i+1]); {
+		case ok:
+			out = append(out, c)
 			i += 2
-		case 'b':
-			out = append(out, '\b')
-			i += 2
-		case 'f':
-			out = append(out, '\f')
-			i += 2
-		case 'n':
-			out = append(out, '\n')
-			i += 2
-		case 'r':
-			out = append(out, '\r')
-			i += 2
-		case 't':
-			out = append(out, '\t')
-			i += 2
-		case 'u':
+		case b[i+1] == 'u':
 			if i+6 > len(b) || b[i+2] == 'd' || b[i+2] == 'D' { // a surrogate: Read says
 				return nil, -1, 0, false
 			}
