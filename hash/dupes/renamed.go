@@ -370,30 +370,59 @@ func (r *renamedSearch) takeSamples(ctx context.Context, workers int, read *atom
 }
 
 // sampleRanges hashes the model's bytes in ranges (relative to its data section) into h, and has
-// also, when not nil, read its sample for package derived while the bytes are open.
+// also, when not nil, take its sample for package derived from the bytes read (the tensors it
+// samples are among those the ranges read; what is not is read from the open file).
 func (f *scanned) sampleRanges(ctx context.Context, ranges [][2]uint64, h *uint64, read *atomic.Int64, also *derived.Sink) error {
 	src, off, closer, err := f.dataSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer closer()
-	if *h = sampleHash(src, off, ranges, f.path, read, &err); err == nil && also != nil {
-		also.Sample(src, off)
+	if also == nil {
+		*h = sampleHash(src, off, ranges, f.path, read, nil, &err)
+		return err
+	}
+	buf := sampleBufs.Get().(*[]byte)
+	defer sampleBufs.Put(buf)
+	if *h = sampleHash(src, off, ranges, f.path, read, buf, &err); err == nil {
+		also.Sample(src, off, ranges, *buf)
 	}
 	return err
 }
 
+// sampleBufs are buffers that hold the bytes of one sample's ranges.
+var sampleBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // sampleHash hashes the bytes of src in ranges (from off), adding what it reads to read; a read error
-// goes to *err.
-func sampleHash(src io.ReaderAt, off int64, ranges [][2]uint64, path string, read *atomic.Int64, err *error) uint64 {
+// goes to *err. keep, when not nil, receives the bytes of all the ranges, one after another.
+func sampleHash(src io.ReaderAt, off int64, ranges [][2]uint64, path string, read *atomic.Int64, keep *[]byte, err *error) uint64 {
 	h := uint64(0x51ed270b27a4e2d1)
-	buf := make([]byte, 2*sampleBytes)
+	var buf []byte
+	if keep != nil {
+		total := uint64(0)
+		for _, r := range ranges {
+			total += r[1]
+		}
+		if uint64(cap(*keep)) < total {
+			*keep = make([]byte, total)
+		}
+		*keep = (*keep)[:total]
+		buf = *keep
+	} else {
+		buf = make([]byte, 2*sampleBytes)
+	}
+	at := uint64(0)
 	for _, r := range ranges {
-		if _, e := src.ReadAt(buf[:r[1]], off+int64(r[0])); e != nil {
+		b := buf[:r[1]]
+		if keep != nil {
+			b = buf[at : at+r[1]]
+			at += r[1]
+		}
+		if _, e := src.ReadAt(b, off+int64(r[0])); e != nil {
 			*err = canon.PathError("read", path, e)
 			return 0
 		}
-		h = mix(h ^ uint64(crc32.Checksum(buf[:r[1]], crc32c())) ^ r[1]<<32)
+		h = mix(h ^ uint64(crc32.Checksum(b, crc32c())) ^ r[1]<<32)
 		read.Add(int64(r[1]))
 	}
 	return h

@@ -121,12 +121,13 @@ type info struct {
 	hashes []uint64 // sorted where the model stands for its structure (Find), else as read
 	key    uint64   // their multiset hash with the count
 	err    error
-	// bottom are the tensors with elements of the smallest hashes (up to keptEntries), where their
-	// bytes are: a sample needs no second reading of the header where the picks are among them.
+	// bottom are the tensors with elements of the smallest name hashes (up to keptEntries), where
+	// their bytes are: a sample needs no second reading of the header where the picks are among them.
 	bottom []entry
 }
 
-// entry is a tensor as a sample reads it: its (name, shape) hash, dtype and bytes.
+// entry is a tensor as a sample reads it: its name's hash (HashBytes: the tensors package dupes
+// samples are those of the smallest, so a sample reads what dupes read), dtype and bytes.
 type entry struct {
 	h          uint64
 	dtype      tensor.DType
@@ -162,12 +163,14 @@ type presample struct {
 	dtypes []tensor.DType
 }
 
-// Sample reads the model's sample at its own picks (the tensors of the smallest hashes its header
-// holds: the picks Find samples it at unless a subset of it is a candidate too) from r, whose data
-// section starts at off, so that a caller that has the model's bytes open anyway (package dupes,
-// sampling its candidates for copies) spares Find opening it again. It reads nothing before the
-// header's entries are all received, nor where two picks share a hash.
-func (s *Sink) Sample(r io.ReaderAt, off int64) {
+// Sample reads the model's sample at its own picks (the tensors of the smallest name hashes its
+// header holds: the picks Find samples it at unless a subset of it is a candidate too) from r, whose
+// data section starts at off, so that a caller that has the model's bytes open anyway (package
+// dupes, sampling its candidates for copies) spares Find opening it again. read holds the bytes the
+// caller read already, at ranges of the data section (offset, length), one after another: a sample
+// within them is taken from them. It reads nothing before the header's entries are all received, nor
+// where two picks share a hash.
+func (s *Sink) Sample(r io.ReaderAt, off int64, ranges [][2]uint64, read []byte) {
 	if len(s.hs) == 0 || len(s.bottom) == 0 {
 		return
 	}
@@ -182,9 +185,43 @@ func (s *Sink) Sample(r io.ReaderAt, off int64) {
 		p.picks[k], p.dtypes[k] = e.h, e.dtype
 	}
 	var ok bool
+	if len(ranges) > 0 {
+		r = &readRanges{src: r, off: off, ranges: ranges, data: read}
+	}
 	if p.vals, ok = sample(r, off, es); ok {
 		s.sampled = p
 	}
+}
+
+// readRanges reads what was read already (ranges, relative to the data section at off, their bytes
+// one after another in data) from memory, and anything else from src.
+type readRanges struct {
+	src    io.ReaderAt
+	off    int64
+	ranges [][2]uint64
+	data   []byte
+}
+
+// ReadAt reads len(p) bytes at at.
+func (r *readRanges) ReadAt(p []byte, at int64) (int, error) {
+	if rel := at - r.off; rel >= 0 {
+		k := uint64(0)
+		for _, rg := range r.ranges {
+			if uint64(rel) >= rg[0] && uint64(rel)+uint64(len(p)) <= rg[0]+rg[1] {
+				return copy(p, r.data[k+uint64(rel)-rg[0]:]), nil
+			}
+			k += rg[1]
+		}
+	}
+	return r.src.ReadAt(p, at)
+}
+
+// Sampled is how many tensors Sample read the sample of (0: none).
+func (s *Sink) Sampled() int {
+	if s.sampled == nil {
+		return 0
+	}
+	return len(s.sampled.vals)
 }
 
 // presampleTensors is how many tensors Sample reads: a structure's picks are its own smallest, or
@@ -218,29 +255,30 @@ func byHash(a, b entry) int {
 	return 0
 }
 
-// add counts one tensor.
-func (s *Sink) add(h uint64, dtype tensor.DType, begin, end uint64) {
-	if s.count(h, begin, end) {
-		s.keep(h, dtype, begin, end)
+// add counts one tensor of (name, shape) hash h and name hash name.
+func (s *Sink) add(h, name uint64, dtype tensor.DType, begin, end uint64) {
+	if s.count(h, name, begin, end) {
+		s.keep(name, dtype, begin, end)
 	}
 }
 
-// count counts one tensor, and reports whether it may be one of the bottom (keep decides).
-func (s *Sink) count(h, begin, end uint64) bool {
+// count counts one tensor of (name, shape) hash h, and reports whether its name hash may be one of
+// the bottom's (keep decides).
+func (s *Sink) count(h, name, begin, end uint64) bool {
 	if cap(s.hs) == 0 {
 		s.hs = make([]uint64, 0, firstHashes) // a LoRA has hundreds: not eleven doublings from one
 	}
 	s.hs = append(s.hs, h)
 	s.seq++
-	return end > begin && (len(s.bottom) < keptEntries || h < s.bottom[s.last].h)
+	return end > begin && (len(s.bottom) < keptEntries || name < s.bottom[s.last].h)
 }
 
 // keep puts a tensor that count let through among the bottom, unless its dtype's values cannot be read.
-func (s *Sink) keep(h uint64, dtype tensor.DType, begin, end uint64) {
+func (s *Sink) keep(name uint64, dtype tensor.DType, begin, end uint64) {
 	if !values.Supported(dtype) {
 		return
 	}
-	e := entry{h: h, dtype: dtype, begin: begin, end: end, seq: s.seq}
+	e := entry{h: name, dtype: dtype, begin: begin, end: end, seq: s.seq}
 	if len(s.bottom) < keptEntries {
 		if s.bottom == nil {
 			s.bottom = make([]entry, 0, keptEntries)
@@ -272,8 +310,8 @@ func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end
 	for _, d := range shape {
 		h = mix(h ^ d)
 	}
-	if h = mix(h); s.count(h, begin, end) { // most entries stop here: their dtype is not needed
-		s.keep(h, internDType(dtype), begin, end)
+	if s.count(mix(h), name, begin, end) { // most entries stop here: their dtype is not needed
+		s.keep(name, internDType(dtype), begin, end)
 	}
 }
 
@@ -362,7 +400,7 @@ func summarize(ctx context.Context, m Model) info {
 	}
 	var s Sink
 	for i := range ts {
-		s.add(tensorHash(&ts[i]), ts[i].DType, ts[i].Begin, ts[i].End)
+		s.add(tensorHash(&ts[i]), nameHash(&ts[i]), ts[i].DType, ts[i].Begin, ts[i].End)
 	}
 	return s.info()
 }
@@ -422,9 +460,14 @@ func HashBytes(b []byte) uint64 {
 	return mix(h ^ tail*0xc4ceb9fe1a85ec53)
 }
 
+// nameHash hashes a tensor's name.
+func nameHash(t *tensor.Tensor) uint64 {
+	return HashBytes(unsafe.Slice(unsafe.StringData(t.Name), len(t.Name)))
+}
+
 // tensorHash hashes a tensor's name and shape (not its dtype).
 func tensorHash(t *tensor.Tensor) uint64 {
-	h := HashBytes(unsafe.Slice(unsafe.StringData(t.Name), len(t.Name))) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
+	h := nameHash(t) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
 	for _, d := range t.Shape {
 		h = mix(h ^ d)
 	}
@@ -914,7 +957,10 @@ func joinDTypes(dts []tensor.DType) string {
 }
 
 // sample reads a few elements at the start and the middle of each tensor of es (in r, whose data
-// section starts at off), as float64 values: one read a tensor where the two are near.
+// section starts at off), as float64 values: one read for a small tensor, else two. Each read lies
+// within the bytes package dupes samples of the tensor (the whole of a small one; else the start
+// and from half its bytes on), so that a reader of what dupes read serves them all (Sink.Sample):
+// the middle elements start one past the middle element, which is never before half the bytes.
 func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 	out := make([][]float64, len(es))
 	var buf []byte
@@ -925,7 +971,7 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 		}
 		size := int64(bits / 8)
 		count := int64(e.end-e.begin) / size
-		starts := [2]int64{0, count / 2}
+		starts := [2]int64{0, count/2 + 1}
 		var ks [2]int64
 		for s, start := range starts {
 			ks[s] = max(0, min(int64(sampleElements), count-start))
@@ -935,7 +981,7 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 			out[i] = vals[:0:0]
 			continue
 		}
-		if span := (starts[1] + ks[1]) * size; span <= sampleSpan { // both in one read
+		if span := (starts[1] + ks[1]) * size; int64(e.end-e.begin) <= sampleSpan { // both in one read
 			buf = grow(&buf, int(span))
 			if _, err := r.ReadAt(buf, off+int64(e.begin)); err != nil {
 				return nil, false
@@ -968,8 +1014,8 @@ func sample(r io.ReaderAt, off int64, es []entry) ([][]float64, bool) {
 	return out, true
 }
 
-// sampleSpan is the most bytes sample reads at once for the start and the middle of a tensor: a
-// second read costs less than copying more (a LoRA's up-projection is tens of KiB).
+// sampleSpan is the largest tensor sample reads in one read (package dupes reads a tensor of up to
+// this many bytes whole).
 const sampleSpan = 8 << 10
 
 // narrowerAll reports whether each of from has to's dtype or a wider float one.
@@ -1445,7 +1491,7 @@ func (j job) sampleOf(ctx context.Context, models []Model, infos []info, i int, 
 		}
 		all := make([]entry, len(ts))
 		for k := range ts {
-			all[k] = entry{h: tensorHash(&ts[k]), dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
+			all[k] = entry{h: nameHash(&ts[k]), dtype: ts[k].DType, begin: ts[k].Begin, end: ts[k].End}
 		}
 		if es, ok = pickEntries(all, picks); !ok {
 			return nil, nil

@@ -128,7 +128,7 @@ func TestPresampled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.Summary.Sample(r, off)
+				m.Summary.Sample(r, off, nil, nil)
 				closer()
 			}
 			m.Open = func(ctx context.Context) (io.ReaderAt, int64, func(), error) { opens.Add(1); return open(ctx) }
