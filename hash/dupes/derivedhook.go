@@ -5,6 +5,7 @@ import (
 
 	"github.com/stdiff/stdiff/canon"
 	"github.com/stdiff/stdiff/canon/lora"
+	"github.com/stdiff/stdiff/canon/pool"
 	"github.com/stdiff/stdiff/canon/source"
 	"github.com/stdiff/stdiff/hash/dupes/derived"
 )
@@ -26,12 +27,24 @@ func (s *finder) derivedGroups(ctx context.Context, live []*scanned) error {
 	if err != nil {
 		return err
 	}
+	var local []*scanned // members whose sidecars are looked for, on all workers (a dozen names each)
+	seen := map[*scanned]bool{}
+	for _, g := range groups {
+		for _, m := range g.Members {
+			if f := fs[m.Index]; !f.set && !source.IsRemote(f.path) && !seen[f] {
+				seen[f] = true
+				local = append(local, f)
+			}
+		}
+	}
+	pool.Run(ctx, s.workers, len(local), func(ctx context.Context, i int) error {
+		local[i].sidecars = lora.SidecarFiles(local[i].path)
+		return nil
+	})
 	for _, g := range groups {
 		sc := make([]*scanned, len(g.Members))
 		for i, m := range g.Members {
-			if sc[i] = fs[m.Index]; !sc[i].set && !source.IsRemote(sc[i].path) {
-				sc[i].sidecars = lora.SidecarFiles(sc[i].path)
-			}
+			sc[i] = fs[m.Index]
 		}
 		grp := makeGroup(LevelDerived, sc, "")
 		grp.Reclaimable = 0 // a report: nothing is deleted
