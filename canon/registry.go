@@ -79,7 +79,9 @@ type FormatReader struct {
 	Skim func(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink, whole bool) (metaKeys int, ok bool)
 }
 
-// SkimSink receives the tensor entries a format's Skim reads (FormatReader.Skim).
+// SkimSink receives the tensor entries a format's Skim reads (FormatReader.Skim). A sink that also
+// has a method MetadataSpan(begin, end int) is told where the header's metadata lies in it, h[begin:end],
+// by a format whose Skim knows (safetensors: `__metadata__`'s value); not for a header without.
 type SkimSink interface {
 	// Entry is one tensor entry, in header order. name and dtype share the header's memory; shape is
 	// valid only during the call.

@@ -17,6 +17,13 @@ type SkimSink interface {
 	Reset()
 }
 
+// MetadataSpanSink is a SkimSink that is also told where `__metadata__`'s value lies in the header:
+// its bytes h[begin:end] (from the first byte after the key's colon). It is not called for a header
+// without metadata.
+type MetadataSpanSink interface {
+	MetadataSpan(begin, end int)
+}
+
 // Skim reads the tensor entries of a safetensors header h (the N bytes after the length) into sink,
 // without building a Header: what grouping files needs and nothing more, several times faster than
 // Read. It accepts only the plain form nearly every writer produces: an object of tensor entries
@@ -30,11 +37,12 @@ type SkimSink interface {
 func Skim(h []byte, dataLen int64, scratch *[][2]uint64, sink SkimSink) (metaKeys int, ok bool) {
 	k := skimState{sink: sink}
 	k.meta, _ = sink.(metaSink)
+	k.span, _ = sink.(MetadataSpanSink)
 	spans := (*scratch)[:0]
 	defer func() { *scratch = spans }()
 	sorted, compact := skimCompact(h, &k, &spans)
 	if !compact { // spaces, another order of fields: the general way, from the start
-		k, spans = skimState{sink: sink, shape: k.shape, meta: k.meta}, spans[:0]
+		k, spans = skimState{sink: sink, shape: k.shape, meta: k.meta, span: k.span}, spans[:0]
 		sink.Reset()
 		if sorted, ok = skimGeneral(h, &k, &spans); !ok {
 			return 0, false
@@ -61,7 +69,8 @@ type skimState struct {
 	sink     SkimSink
 	shape    []uint64 // the shape handed to sink, reused
 	metaKeys int
-	meta     metaSink // sink, when it takes the metadata too
+	meta     metaSink         // sink, when it takes the metadata too
+	span     MetadataSpanSink // sink, when it is told where the metadata is
 }
 
 // metaSink is a SkimSink that also takes the `__metadata__` object (ReadHeadInto's plain path).
@@ -96,11 +105,15 @@ func skimGeneral(h []byte, k *skimState, spansp *[][2]uint64) (sorted, ok bool) 
 				return false, false
 			}
 			if string(name) == "__metadata__" {
+				begin := p.i
 				n, ok := p.metadata(k.meta)
 				if !ok || metaSeen {
 					return false, false
 				}
 				k.metaKeys, metaSeen = n, true
+				if k.span != nil {
+					k.span.MetadataSpan(begin, p.i)
+				}
 			} else {
 				dtype, sb, begin, stop, ok := p.entry()
 				if !ok || !addEntry(k, &spans, name, dtype, sb.d[:sb.n], begin, stop, &end, &sorted) {
@@ -180,6 +193,9 @@ func skimCompact(b []byte, k *skimState, spans *[][2]uint64) (sorted, compact bo
 				n, ok := p.metadata(k.meta)
 				if !ok || metaSeen {
 					return false, false
+				}
+				if k.span != nil {
+					k.span.MetadataSpan(i, p.i)
 				}
 				i, k.metaKeys, metaSeen = p.i, n, true
 			} else {

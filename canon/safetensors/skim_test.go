@@ -3,6 +3,7 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,14 +16,20 @@ import (
 	"github.com/stdiff/stdiff/canon/tensor"
 )
 
-// collector keeps what Skim reads.
-type collector struct{ ts []tensor.Tensor }
+// collector keeps what Skim reads, and where it says the metadata is.
+type collector struct {
+	ts    []tensor.Tensor
+	span  [2]int
+	spans int
+}
+
+func (c *collector) MetadataSpan(begin, end int) { c.span, c.spans = [2]int{begin, end}, c.spans+1 }
 
 func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 	c.ts = append(c.ts, tensor.Tensor{Name: string(name), DType: tensor.DType(dtype), Shape: slices.Clone(shape), Begin: begin, End: end})
 }
 
-func (c *collector) Reset() { c.ts = c.ts[:0] }
+func (c *collector) Reset() { c.ts, c.spans = c.ts[:0], 0 }
 
 // skimAgrees checks Skim against Read on one file: whenever Skim reads the header (and it is UTF-8
 // without control characters, as its callers check), Read finds it valid, with the same tensors and
@@ -52,6 +59,25 @@ func skimAgrees(t *testing.T, b []byte) {
 	}
 	if !m.Valid() {
 		t.Fatalf("Skim read a header Read rejects (%v): %.300q", m.RefErr, h)
+	}
+	if c.spans != 0 != m.HasMetadata || c.spans > 1 {
+		t.Fatalf("metadata told %d times; Read finds metadata: %v: %.300q", c.spans, m.HasMetadata, h)
+	}
+	if c.spans == 1 { // the span holds the metadata object, and the rest of the header none of it
+		var meta map[string]string
+		if err := json.Unmarshal(h[c.span[0]:c.span[1]], &meta); err != nil || len(meta) != len(m.Metadata) {
+			t.Fatalf("metadata span %v is not the metadata (%v): %.300q", c.span, err, h)
+		}
+		for _, e := range m.Metadata {
+			if v, ok := meta[e.Key]; !ok || v != e.Value {
+				t.Fatalf("metadata span %v: %q is %q, Read %q", c.span, e.Key, v, e.Value)
+			}
+		}
+		rest := string(h[:c.span[0]]) + "0" + string(h[c.span[1]:])
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(rest), &top); err != nil || string(top["__metadata__"]) != "0" {
+			t.Fatalf("metadata span %v: without it the header is not the rest (%v): %.300q", c.span, err, h)
+		}
 	}
 	for i, tn := range c.ts {
 		w := m.Tensors[i]
@@ -84,6 +110,8 @@ func skimSeeds(t testing.TB) [][]byte {
 		`{"w":{"dtype":"F32","shape":[01],"data_offsets":[0,4]}}`,
 		`{"w":{"dtype":"F4","shape":[8],"data_offsets":[0,4]}}`,
 		`{"__metadata__":{"a":1},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
+		`{ "w" : { "dtype" : "F32" , "shape" : [ 1 ] , "data_offsets" : [ 0 , 4 ] } , "__metadata__" : { "a" : "b" , "c" : "" } }`,
+		`{"w":{"shape":[1],"dtype":"F32","data_offsets":[0,4]},"__metadata__":{}}`,
 		`{"w\u0041":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`,
 		`{}`,
 	} {

@@ -815,6 +815,13 @@ func (s *keySink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 		DType: tensor.DType(unsafe.String(unsafe.SliceData(dtype), len(dtype))), Shape: s.k.arena.clone(shape), Begin: begin, End: end})
 }
 
+// MetadataSpan passes where the header's metadata is on to also (canon.SkimSink).
+func (s *keySink) MetadataSpan(begin, end int) {
+	if s.also != nil {
+		s.also.MetadataSpan(begin, end)
+	}
+}
+
 // Reset starts the keys again: Skim reads the header another way.
 func (s *keySink) Reset() {
 	if s.also != nil {

@@ -124,6 +124,10 @@ type info struct {
 	// bottom are the tensors with elements of the smallest name hashes (up to keptEntries), where
 	// their bytes are: a sample needs no second reading of the header where the picks are among them.
 	bottom []entry
+	// meta is where the metadata is in the safetensors header skimmed ([0 0]: none), when skimmed
+	// says it was: load finds the header's layout by it (layouts).
+	meta    [2]int
+	skimmed bool
 }
 
 // entry is a tensor as a sample reads it: its name's hash (HashBytes: the tensors package dupes
@@ -147,13 +151,15 @@ const keptEntries = 16
 // them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
 type Sink struct {
 	hs []uint64
-	// bottom are the entries of the smallest hashes, in no order until info sorts them; last is the
+	// bottom are the entries of the smallest name hashes, in no order until info sorts them; last is the
 	// index of the one that comes last (the next to go when a smaller comes).
 	bottom []entry
 	last   int
 	seq    uint32
 	// sampled is what Sample read, nil when it read nothing.
 	sampled *presample
+	// meta is where the skim said the metadata is ([0 0]: nowhere).
+	meta [2]int
 }
 
 // presample is a model's sample at its own picks, read by Sink.Sample.
@@ -368,7 +374,12 @@ func internDType(dtype []byte) tensor.DType {
 }
 
 // Reset forgets the entries.
-func (s *Sink) Reset() { s.hs, s.bottom, s.last, s.seq, s.sampled = s.hs[:0], s.bottom[:0], 0, 0, nil }
+func (s *Sink) Reset() {
+	s.hs, s.bottom, s.last, s.seq, s.sampled, s.meta = s.hs[:0], s.bottom[:0], 0, 0, nil, [2]int{}
+}
+
+// MetadataSpan notes where the header's metadata is (canon.SkimSink).
+func (s *Sink) MetadataSpan(begin, end int) { s.meta = [2]int{begin, end} }
 
 // info is the info of the tensors received.
 func (s *Sink) info() info {
@@ -381,13 +392,15 @@ func (s *Sink) info() info {
 	}
 	slices.SortFunc(s.bottom, byHash)
 	s.last = len(s.bottom) - 1
-	return info{hashes: s.hs, key: mix(sum ^ uint64(len(s.hs))), bottom: s.bottom}
+	return info{hashes: s.hs, key: mix(sum ^ uint64(len(s.hs))), bottom: s.bottom, meta: s.meta}
 }
 
 // summarize is m's info: its header skimmed, for a safetensors file, else its tensors.
 func summarize(ctx context.Context, m Model) info {
 	if m.Summary != nil && len(m.Summary.hs) > 0 {
-		return m.Summary.info()
+		in := m.Summary.info()
+		in.skimmed = m.Safetensors // a safetensors file's Summary is its skim's
+		return in
 	}
 	if m.Safetensors {
 		if in, ok := skimFile(m.Path); ok {
@@ -433,7 +446,9 @@ func skimFile(path string) (info, bool) {
 	if _, ok := canon.Skim(canon.FormatSafetensors, h, st.Size()-8-int64(hl), &spans, &s, true); !ok {
 		return info{}, false
 	}
-	return s.info(), true
+	in := s.info()
+	in.skimmed = true
+	return in, true
 }
 
 // mix is SplitMix64's finaliser.
@@ -527,6 +542,7 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 	}
 	var jobs []job
 	cache := &sampleCache{m: map[[2]uint64]*cachedSample{}}
+	lays := &layouts{}
 	picksOf := map[uint64][]uint64{} // a structure → the picks of its job
 	bySize := slices.Clone(keys)     // subsets first: a superset samples at its subset's picks, the two jobs sharing its samples
 	slices.SortStableFunc(bySize, func(a, b uint64) int {
@@ -552,7 +568,7 @@ func Find(ctx context.Context, models []Model, workers int) ([]Group, error) {
 			}
 		}
 		if len(pool) > 1 {
-			jobs = append(jobs, job{targets: byKey[k], pool: pool, key: k, cache: cache})
+			jobs = append(jobs, job{targets: byKey[k], pool: pool, key: k, cache: cache, layouts: lays})
 		}
 	}
 	for i := range jobs {
@@ -630,11 +646,12 @@ func contains(big, sub []uint64) bool {
 type job struct {
 	targets, pool []int
 	key           uint64
-	// picks are the (name, shape) hashes of the tensors sampled: those of the smallest hashes of a
-	// subset's, where the structure has subsets that are candidates too (they hold them all), so
-	// that its models are sampled once for both; else its own.
-	picks []uint64
-	cache *sampleCache
+	// picks are the name hashes of the tensors sampled: the smallest of a subset's, where the
+	// structure has subsets that are candidates too (they hold them all), so that its models are
+	// sampled once for both; else its own.
+	picks   []uint64
+	cache   *sampleCache
+	layouts *layouts // the layouts of the headers loaded, for all jobs
 }
 
 // sampleCache keeps each model's sample at some picks, read once whichever job asks first.
@@ -695,8 +712,9 @@ func (l *loaded) tensor(name string, next *int) *tensor.Tensor {
 	return &l.ts[k]
 }
 
-// load opens m and reads its tensors; n, when not 0, is how many it has (its Sink saw them).
-func load(ctx context.Context, m Model, n int) (*loaded, error) {
+// load opens m and reads its tensors: those of a layout ls keeps when its header has one (in says
+// where its metadata is), else its header's; in's hashes say how many it has.
+func load(ctx context.Context, m Model, in *info, ls *layouts) (*loaded, error) {
 	r, off, closer, err := m.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -706,10 +724,20 @@ func load(ctx context.Context, m Model, n int) (*loaded, error) {
 	if f, ok := r.(*os.File); ok { // mapped: no copy of what is compared, no read per tensor
 		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
 			l.data, l.close = data[off:], func() { unmap(); closer() }
-			if m.Safetensors && off >= 8 { // the header from the mapping too, not read again
+			h, dataLen := data[8:off], int64(len(data))-off
+			if m.Safetensors && off >= 8 && in.skimmed && in.meta[0] <= in.meta[1] && in.meta[1] <= len(h) {
+				if lay := ls.find(h, in.meta, dataLen); lay != nil {
+					l.ts, sorted = lay.ts, lay.sorted
+				}
+			}
+			if m.Safetensors && off >= 8 && l.ts == nil { // the header from the mapping too, not read again
 				c := collectors.Get().(*collector)
-				c.reset(n)
-				if l.ts, sorted = skimMapped(data[8:off], int64(len(data))-off, c); l.ts != nil {
+				c.reset(len(in.hashes))
+				var keep func(ts []tensor.Tensor, sorted bool)
+				if in.skimmed && in.meta[1] <= len(h) {
+					keep = func(ts []tensor.Tensor, sorted bool) { ls.missedHeader(h, in.meta, dataLen, ts, sorted) }
+				}
+				if l.ts, sorted = skimMapped(h, dataLen, c, keep); l.ts != nil {
 					l.close = func() { unmap(); closer(); c.put() }
 				} else {
 					c.put()
@@ -745,8 +773,8 @@ func load(ctx context.Context, m Model, n int) (*loaded, error) {
 // skimMapped is the tensors of the safetensors header h, mapped, as c collects them, and whether
 // their names are in strictly increasing order; nil when Skim cannot read it or the mapping faults
 // (a file cut short). Their names are parts of the mapping, read only under verify's guard, and
-// copied where they outlive it (leftOut).
-func skimMapped(h []byte, dataLen int64, c *collector) (ts []tensor.Tensor, sorted bool) {
+// copied where they outlive it (leftOut). keep, when not nil, is given them under the same guard.
+func skimMapped(h []byte, dataLen int64, c *collector, keep func([]tensor.Tensor, bool)) (ts []tensor.Tensor, sorted bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -758,6 +786,9 @@ func skimMapped(h []byte, dataLen int64, c *collector) (ts []tensor.Tensor, sort
 	}()
 	if _, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, &c.spans, c, false); !ok || len(c.ts) == 0 {
 		return nil, false
+	}
+	if keep != nil {
+		keep(c.ts, !c.unsorted)
 	}
 	return c.ts, !c.unsorted
 }
@@ -908,11 +939,11 @@ func (j job) run(ctx context.Context, models []Model, infos []info, workers int)
 				continue
 			}
 			if ld == nil {
-				if ld, _ = load(ctx, models[d], len(infos[d].hashes)); ld == nil {
+				if ld, _ = load(ctx, models[d], &infos[d], j.layouts); ld == nil {
 					break
 				}
 			}
-			lo, err := load(ctx, models[o], len(infos[o].hashes))
+			lo, err := load(ctx, models[o], &infos[o], j.layouts)
 			if err != nil {
 				continue
 			}
