@@ -160,6 +160,9 @@ type Sink struct {
 	sampled *presample
 	// meta is where the skim said the metadata is ([0 0]: nowhere).
 	meta [2]int
+	// dtype is the last dtype keep saw, supported whether its values can be read.
+	dtype     tensor.DType
+	supported bool
 }
 
 // presample is a model's sample at its own picks, read by Sink.Sample.
@@ -281,7 +284,10 @@ func (s *Sink) count(h, name, begin, end uint64) bool {
 
 // keep puts a tensor that count let through among the bottom, unless its dtype's values cannot be read.
 func (s *Sink) keep(name uint64, dtype tensor.DType, begin, end uint64) {
-	if !values.Supported(dtype) {
+	if dtype != s.dtype { // most entries have the last one's
+		s.dtype, s.supported = dtype, values.Supported(dtype)
+	}
+	if !s.supported {
 		return
 	}
 	e := entry{h: name, dtype: dtype, begin: begin, end: end, seq: s.seq}
@@ -289,7 +295,9 @@ func (s *Sink) keep(name uint64, dtype tensor.DType, begin, end uint64) {
 		if s.bottom == nil {
 			s.bottom = make([]entry, 0, keptEntries)
 		}
-		s.bottom = append(s.bottom, e)
+		if s.bottom = append(s.bottom, e); len(s.bottom) < keptEntries {
+			return // last matters once the bottom is full
+		}
 	} else {
 		s.bottom[s.last] = e
 	}
@@ -312,11 +320,7 @@ func (s *Sink) Entry(name, dtype []byte, shape []uint64, begin, end uint64) {
 // EntryHashed adds one header entry whose name's HashBytes is name: a caller that hashes names
 // anyway (package dupes) hashes each once.
 func (s *Sink) EntryHashed(name uint64, dtype []byte, shape []uint64, begin, end uint64) {
-	h := name ^ uint64(len(shape))*0x9e3779b97f4a7c15
-	for _, d := range shape {
-		h = mix(h ^ d)
-	}
-	if s.count(mix(h), name, begin, end) { // most entries stop here: their dtype is not needed
+	if s.count(structHash(name, shape), name, begin, end) { // most entries stop here: their dtype is not needed
 		s.keep(name, internDType(dtype), begin, end)
 	}
 }
@@ -387,8 +391,8 @@ func (s *Sink) info() info {
 		return info{err: io.EOF}
 	}
 	var sum uint64
-	for _, h := range s.hs {
-		sum += mix(h ^ 0x2545f4914f6cdd1d)
+	for _, h := range s.hs { // a multiset hash: the hashes are mixed already
+		sum += h
 	}
 	slices.SortFunc(s.bottom, byHash)
 	s.last = len(s.bottom) - 1
@@ -481,10 +485,14 @@ func nameHash(t *tensor.Tensor) uint64 {
 }
 
 // tensorHash hashes a tensor's name and shape (not its dtype).
-func tensorHash(t *tensor.Tensor) uint64 {
-	h := nameHash(t) ^ uint64(len(t.Shape))*0x9e3779b97f4a7c15
-	for _, d := range t.Shape {
-		h = mix(h ^ d)
+func tensorHash(t *tensor.Tensor) uint64 { return structHash(nameHash(t), t.Shape) }
+
+// structHash hashes a tensor's name (its HashBytes) and shape: a multiply-rotate step a dimension,
+// then mix.
+func structHash(name uint64, shape []uint64) uint64 {
+	h := name ^ uint64(len(shape))*0x9e3779b97f4a7c15
+	for _, d := range shape {
+		h = bits.RotateLeft64((h^d)*0xff51afd7ed558ccd, 29)
 	}
 	return mix(h)
 }

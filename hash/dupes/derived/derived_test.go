@@ -2,10 +2,13 @@ package derived
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/stdiff/stdiff/canon"
+	"github.com/stdiff/stdiff/canon/stfile"
 	"github.com/stdiff/stdiff/canon/tensor"
 	"github.com/stdiff/stdiff/canon/values"
 )
@@ -97,5 +100,22 @@ func TestSinkBottom(t *testing.T) {
 				t.Fatalf("round %d: entry %d is %+v, want %+v", round, i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// BenchmarkSinkKohya: a kohya SDXL LoRA's header skimmed into a Sink, as dupes' scan does for
+// each file of a collection at --level derived.
+func BenchmarkSinkKohya(b *testing.B) {
+	f := stfile.KohyaSDXL(1).Build()
+	n := binary.LittleEndian.Uint64(f)
+	h, dataLen := f[8:8+n], int64(len(f))-8-int64(n)
+	var spans [][2]uint64
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		var s Sink
+		if _, ok := canon.Skim(canon.FormatSafetensors, h, dataLen, &spans, &s, false); !ok {
+			b.Fatal("skim")
+		}
+		s.info()
 	}
 }
