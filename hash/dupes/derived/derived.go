@@ -183,9 +183,9 @@ func (s *Sink) Sample(r io.ReaderAt, off int64, ranges [][2]uint64, read []byte)
 	if len(s.hs) == 0 || len(s.bottom) == 0 {
 		return
 	}
-	es := slices.Clone(s.bottom)
-	slices.SortFunc(es, byHash)
-	es = es[:min(len(es), presampleTensors)]
+	slices.SortFunc(s.bottom, byHash) // in place, as info sorts it: the last is the largest
+	s.last = len(s.bottom) - 1
+	es := s.bottom[:min(len(s.bottom), presampleTensors)]
 	p := &presample{picks: make([]uint64, len(es)), dtypes: make([]tensor.DType, len(es))}
 	for k, e := range es {
 		if k > 0 && e.h == es[k-1].h {
