@@ -378,13 +378,9 @@ func (f *scanned) sampleRanges(ctx context.Context, ranges [][2]uint64, h *uint6
 		return err
 	}
 	defer closer()
-	if also == nil {
-		*h = sampleHash(src, off, ranges, f.path, read, nil, &err)
-		return err
-	}
 	buf := sampleBufs.Get().(*[]byte)
 	defer sampleBufs.Put(buf)
-	if *h = sampleHash(src, off, ranges, f.path, read, buf, &err); err == nil {
+	if *h = sampleHash(src, off, ranges, f.path, read, buf, &err); err == nil && also != nil {
 		also.Sample(src, off, ranges, *buf)
 	}
 	return err
@@ -394,30 +390,20 @@ func (f *scanned) sampleRanges(ctx context.Context, ranges [][2]uint64, h *uint6
 var sampleBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // sampleHash hashes the bytes of src in ranges (from off), adding what it reads to read; a read error
-// goes to *err. keep, when not nil, receives the bytes of all the ranges, one after another.
-func sampleHash(src io.ReaderAt, off int64, ranges [][2]uint64, path string, read *atomic.Int64, keep *[]byte, err *error) uint64 {
-	h := uint64(0x51ed270b27a4e2d1)
-	var buf []byte
-	if keep != nil {
-		total := uint64(0)
-		for _, r := range ranges {
-			total += r[1]
-		}
-		if uint64(cap(*keep)) < total {
-			*keep = make([]byte, total)
-		}
-		*keep = (*keep)[:total]
-		buf = *keep
-	} else {
-		buf = make([]byte, 2*sampleBytes)
+// goes to *err. *buf is left holding the bytes of all the ranges, one after another.
+func sampleHash(src io.ReaderAt, off int64, ranges [][2]uint64, path string, read *atomic.Int64, buf *[]byte, err *error) uint64 {
+	h, total := uint64(0x51ed270b27a4e2d1), uint64(0)
+	for _, r := range ranges {
+		total += r[1]
 	}
+	if uint64(cap(*buf)) < total {
+		*buf = make([]byte, total)
+	}
+	*buf = (*buf)[:total]
 	at := uint64(0)
 	for _, r := range ranges {
-		b := buf[:r[1]]
-		if keep != nil {
-			b = buf[at : at+r[1]]
-			at += r[1]
-		}
+		b := (*buf)[at : at+r[1]]
+		at += r[1]
 		if _, e := src.ReadAt(b, off+int64(r[0])); e != nil {
 			*err = canon.PathError("read", path, e)
 			return 0

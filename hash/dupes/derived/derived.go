@@ -151,8 +151,8 @@ const keptEntries = 16
 // them: a caller that skims headers anyway gives them to it (Model.Summary), and Find reads none again.
 type Sink struct {
 	hs []uint64
-	// bottom are the entries of the smallest name hashes, in no order until info sorts them; last is the
-	// index of the one that comes last (the next to go when a smaller comes).
+	// bottom are the entries of the smallest name hashes, in no order until info or Sample sorts
+	// them; last is the index of the one that comes last (the next to go when a smaller comes).
 	bottom []entry
 	last   int
 	seq    uint32
@@ -732,8 +732,9 @@ func load(ctx context.Context, m Model, in *info, ls *layouts) (*loaded, error) 
 	if f, ok := r.(*os.File); ok { // mapped: no copy of what is compared, no read per tensor
 		if data, unmap := mapFile(f); data != nil && off >= 0 && off <= int64(len(data)) {
 			l.data, l.close = data[off:], func() { unmap(); closer() }
-			h, dataLen := data[8:off], int64(len(data))-off
-			if m.Safetensors && off >= 8 && in.skimmed && in.meta[0] <= in.meta[1] && in.meta[1] <= len(h) {
+			h, dataLen := data[min(8, off):off], int64(len(data))-off
+			split := m.Safetensors && off >= 8 && in.skimmed && in.meta[0] <= in.meta[1] && in.meta[1] <= len(h)
+			if split {
 				if lay := ls.find(h, in.meta, dataLen); lay != nil {
 					l.ts, sorted = lay.ts, lay.sorted
 				}
@@ -742,7 +743,7 @@ func load(ctx context.Context, m Model, in *info, ls *layouts) (*loaded, error) 
 				c := collectors.Get().(*collector)
 				c.reset(len(in.hashes))
 				var keep func(ts []tensor.Tensor, sorted bool)
-				if in.skimmed && in.meta[1] <= len(h) {
+				if split {
 					keep = func(ts []tensor.Tensor, sorted bool) { ls.missedHeader(h, in.meta, dataLen, ts, sorted) }
 				}
 				if l.ts, sorted = skimMapped(h, dataLen, c, keep); l.ts != nil {
