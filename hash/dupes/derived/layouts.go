@@ -14,7 +14,10 @@ import (
 // a header's tensors without skimming it again. A header is split at its metadata (the span the first
 // skim reported, info.meta): the bytes before and after it hold every entry, so two headers that
 // agree on both hold the same tensors, whatever their metadata (and the spaces that pad the header,
-// which follow the last entry).
+// which follow the last entry). The span is the first skim's of the same file, unchanged since (its
+// size and time, as dataSource checks); a file changed without either could be read by another
+// header's tensors, as every stage of a scan trusts them, and act proves a relation again, reading
+// every header in full, before it deletes.
 type layouts struct {
 	mu sync.Mutex
 	// missed counts the headers skimmed for want of a layout, by the lengths of their two parts and
@@ -39,18 +42,6 @@ const layoutBytes = 16 << 20
 // find is the kept layout of the header h (mapped: a file cut short faults, and finds none), split at
 // meta, with a data section of dataLen bytes; nil when none is kept.
 func (ls *layouts) find(h []byte, meta [2]int, dataLen int64) (found *layout) {
-	pre, post := split(h, meta)
-	ls.mu.Lock()
-	var cands []*layout
-	for _, l := range ls.list {
-		if len(l.pre) == len(pre) && len(l.post) == len(post) && l.dataLen == dataLen {
-			cands = append(cands, l)
-		}
-	}
-	ls.mu.Unlock()
-	if len(cands) == 0 {
-		return nil
-	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -60,6 +51,15 @@ func (ls *layouts) find(h []byte, meta [2]int, dataLen int64) (found *layout) {
 			found = nil
 		}
 	}()
+	pre, post := split(h, meta)
+	ls.mu.Lock()
+	var cands []*layout
+	for _, l := range ls.list {
+		if len(l.pre) == len(pre) && len(l.post) == len(post) && l.dataLen == dataLen {
+			cands = append(cands, l)
+		}
+	}
+	ls.mu.Unlock()
 	for _, l := range cands {
 		if bytes.Equal(l.post, post) && bytes.Equal(l.pre, pre) {
 			return l
