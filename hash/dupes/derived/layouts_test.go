@@ -118,3 +118,17 @@ func TestLayoutsAgreeWithSkim(t *testing.T) {
 		t.Errorf("%d of %d headers found their layout: layouts are not kept", hits, 2*len(hs))
 	}
 }
+
+// TestIsMetadata: isMetadata takes one metadata object as a skim reads `__metadata__`'s value, spaces
+// before it (as a span begins after the colon), and nothing more or less.
+func TestIsMetadata(t *testing.T) {
+	for m, want := range map[string]bool{
+		`{}`: true, ` {"a":"b"}`: true, `{ "a" : "b \"q\" \u00e9" , "c":"" }`: true, `{"a":"b","a":"c"}`: true,
+		`{"a":"b"} `: false, `{}}`: false, `{},"w":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}`: false,
+		`{"a":1}`: false, `{"a":"b"`: false, ``: false, `"x"`: false, `{"a":"b\"}`: false, `{"a":"b"},"c":{}`: false,
+	} {
+		if got := isMetadata([]byte(m)); got != want {
+			t.Errorf("isMetadata(%s) = %v, want %v", m, got, want)
+		}
+	}
+}
