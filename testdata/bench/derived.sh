@@ -7,7 +7,7 @@
 # goal is at most 2x. Then checks that every copy is found in its original's derived group with the
 # right relation. Usage: testdata/bench/derived.sh [RUNS] [FILES] [COPIES]    (from the repository root)
 set -euo pipefail
-runs=${1:-7}
+runs=${1:-11}
 files=${2:-1000}
 copies=${3:-100}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
