@@ -18,8 +18,9 @@ type SkimSink interface {
 }
 
 // MetadataSpanSink is a SkimSink that is also told where `__metadata__`'s value lies in the header:
-// its bytes h[begin:end] (from the first byte after the key's colon). It is not called for a header
-// without metadata.
+// its bytes h[begin:end] (from the first byte after the key's colon to its closing brace). It is not
+// called for a header without metadata; it may be called again after a Reset (the header read again,
+// another way).
 type MetadataSpanSink interface {
 	MetadataSpan(begin, end int)
 }

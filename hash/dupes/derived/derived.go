@@ -744,7 +744,7 @@ func load(ctx context.Context, m Model, in *info, ls *layouts) (*loaded, error) 
 				c.reset(len(in.hashes))
 				var keep func(ts []tensor.Tensor, sorted bool)
 				if split {
-					keep = func(ts []tensor.Tensor, sorted bool) { ls.missedHeader(h, in.meta, dataLen, ts, sorted) }
+					keep = func(ts []tensor.Tensor, sorted bool) { ls.missedHeader(h, c.meta, dataLen, ts, sorted) }
 				}
 				if l.ts, sorted = skimMapped(h, dataLen, c, keep); l.ts != nil {
 					l.close = func() { unmap(); closer(); c.put() }
@@ -812,6 +812,9 @@ type collector struct {
 	used   int         // shape dimensions since reset
 	// unsorted says that a name is not after the one before it.
 	unsorted bool
+	// meta is where the skim said the header's metadata is ([0 0]: nowhere): layouts split the header
+	// there, not at the span the scan had (the file may have been rewritten since).
+	meta [2]int
 }
 
 // collectors are collectors not in use.
@@ -826,7 +829,7 @@ func (c *collector) reset(n int) {
 	if cap(c.shapes) < c.used {
 		c.shapes = make([]uint64, 0, c.used)
 	}
-	c.ts, c.shapes, c.used, c.unsorted = c.ts[:0], c.shapes[:0], 0, false
+	c.ts, c.shapes, c.used, c.unsorted, c.meta = c.ts[:0], c.shapes[:0], 0, false, [2]int{}
 }
 
 // put gives c back to collectors, its tensors cleared (their names are parts of an unmapped header).
@@ -852,7 +855,10 @@ func (c *collector) Entry(name, dtype []byte, shape []uint64, begin, end uint64)
 }
 
 // Reset forgets the tensors.
-func (c *collector) Reset() { c.ts, c.unsorted = c.ts[:0], false }
+func (c *collector) Reset() { c.ts, c.unsorted, c.meta = c.ts[:0], false, [2]int{} }
+
+// MetadataSpan notes where the header's metadata is (canon.SkimSink).
+func (c *collector) MetadataSpan(begin, end int) { c.meta = [2]int{begin, end} }
 
 // wholeRead is the largest data section load reads at once (each verification holds two).
 const wholeRead = 32 << 20

@@ -1,8 +1,10 @@
 package derived
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -117,5 +119,63 @@ func BenchmarkSinkKohya(b *testing.B) {
 			b.Fatal("skim")
 		}
 		s.info()
+	}
+}
+
+// countingReaderAt counts the reads it serves.
+type countingReaderAt struct {
+	r     io.ReaderAt
+	reads int
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(p, off)
+}
+
+// TestReadRanges: readRanges serves a read within one of the ranges read already from their bytes,
+// and any other (across two ranges, one byte past one, before the data section) from the file, the
+// same bytes either way. (TestPresampleFromSampleBytes in package dupes counts the file's reads only:
+// a read served from the wrong bytes, or a byte past its range, it let pass.)
+func TestReadRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for round := range 200 {
+		file := make([]byte, 1+rng.IntN(4000))
+		for i := range file {
+			file[i] = byte(rng.Uint32())
+		}
+		off := int64(rng.IntN(min(len(file), 64)))
+		var ranges [][2]uint64
+		var data []byte
+		for at := uint64(rng.IntN(8)); at < uint64(len(file))-uint64(off); at += 1 + uint64(rng.IntN(300)) {
+			n := min(1+uint64(rng.IntN(300)), uint64(len(file))-uint64(off)-at)
+			ranges = append(ranges, [2]uint64{at, n})
+			data = append(data, file[off+int64(at):off+int64(at+n)]...)
+			at += n
+		}
+		src := &countingReaderAt{r: bytes.NewReader(file)}
+		r := &readRanges{src: src, off: off, ranges: ranges, data: data}
+		for range 50 {
+			at, n := int64(rng.IntN(len(file))), 1+rng.IntN(40)
+			if k := rng.IntN(3); k > 0 && len(ranges) > 0 { // at a range's edge
+				rg := ranges[rng.IntN(len(ranges))]
+				at = off + int64(rg[0]) + int64(rg[1]) - int64(n) + int64(k-1) // its last bytes, or one past
+			}
+			if at < 0 || at+int64(n) > int64(len(file)) {
+				continue
+			}
+			inside := false
+			for _, rg := range ranges {
+				inside = inside || (at-off >= int64(rg[0]) && at-off+int64(n) <= int64(rg[0]+rg[1]))
+			}
+			before := src.reads
+			p := make([]byte, n)
+			if got, err := r.ReadAt(p, at); err != nil || got != n || !bytes.Equal(p, file[at:at+int64(n)]) {
+				t.Fatalf("round %d: ReadAt(%d bytes at %d) = %d, %v, %x; want %x", round, n, at, got, err, p, file[at:at+int64(n)])
+			}
+			if fromFile := src.reads != before; fromFile == inside {
+				t.Fatalf("round %d: %d bytes at %d (data section at %d, ranges %v): read from the file: %v", round, n, at, off, ranges, fromFile)
+			}
+		}
 	}
 }

@@ -118,3 +118,58 @@ func TestLayoutsAgreeWithSkim(t *testing.T) {
 		t.Errorf("%d of %d headers found their layout: layouts are not kept", hits, 2*len(hs))
 	}
 }
+
+// TestIsMetadata: isMetadata takes one metadata object as a skim reads `__metadata__`'s value, spaces
+// before it (as a span begins after the colon), and nothing more or less.
+func TestIsMetadata(t *testing.T) {
+	for m, want := range map[string]bool{
+		`{}`: true, ` {"a":"b"}`: true, `{ "a" : "b \"q\" \u00e9" , "c":"" }`: true, `{"a":"b","a":"c"}`: true,
+		`{"a":"b"} `: false, `{}}`: false, `{},"w":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}`: false,
+		`{"a":1}`: false, `{"a":"b"`: false, ``: false, `"x"`: false, `{"a":"b\"}`: false, `{"a":"b"},"c":{}`: false,
+	} {
+		if got := isMetadata([]byte(m)); got != want {
+			t.Errorf("isMetadata(%s) = %v, want %v", m, got, want)
+		}
+	}
+}
+
+// FuzzLayouts: a header given a kept layout, split at any span (a scan's, of the file as it was),
+// is one a skim reads into that layout's tensors. The layout is kept from h1 as load keeps it (split
+// where its skim found the metadata); h2 is looked up split at [m0, m1).
+func FuzzLayouts(f *testing.F) {
+	ts := []tensor.Tensor{{Name: "a", DType: "F16", Shape: []uint64{4}, Begin: 0, End: 8},
+		{Name: "c", DType: "F32", Shape: []uint64{1}, Begin: 8, End: 12}}
+	for at := range 3 {
+		h1 := string(layoutHeader(ts, `{"k":"v"}`, at))
+		m0 := strings.Index(h1, `"__metadata__":`) + len(`"__metadata__":`)
+		for _, mid := range []string{`{"k":"w"}`, `{},"b":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}`, ` {"x":"y","z":""}`, `{"k":"v"},"a"`} {
+			h2 := h1[:m0] + mid + h1[m0+len(`{"k":"v"}`):]
+			f.Add(h1, h2, uint16(m0), uint16(m0+len(mid)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, h1, h2 string, m0, m1 uint16) {
+		const dataLen = 12
+		c := &collector{}
+		want, sorted := skimMapped([]byte(h1), dataLen, c, nil)
+		if want == nil {
+			return
+		}
+		var ls layouts
+		ls.missedHeader([]byte(h1), c.meta, dataLen, want, sorted)
+		ls.missedHeader([]byte(h1), c.meta, dataLen, want, sorted)
+		meta := [2]int{int(m0), int(m1)}
+		if meta[0] > meta[1] || meta[1] > len(h2) {
+			return
+		}
+		lay := ls.find([]byte(h2), meta, dataLen)
+		if lay == nil {
+			return
+		}
+		got, gotSorted := skimMapped([]byte(h2), dataLen, &collector{}, nil)
+		if got == nil || gotSorted != lay.sorted || !slices.EqualFunc(lay.ts, got, func(a, b tensor.Tensor) bool {
+			return a.Name == b.Name && a.DType == b.DType && slices.Equal(a.Shape, b.Shape) && a.Begin == b.Begin && a.End == b.End
+		}) {
+			t.Fatalf("%q split at %v takes the layout of %q: %v; a skim reads %v", h2, meta, h1, lay.ts, got)
+		}
+	})
+}
